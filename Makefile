@@ -1,0 +1,36 @@
+GO      ?= go
+PKGS    ?= ./...
+BIN     := bin/bridge
+
+.PHONY: all build run test test-short lint bench deps clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/bridge
+
+## run: the bridge on the embedded default (no Redis, no Slack), web inbox at http://127.0.0.1:8080/
+run:
+	$(GO) run ./cmd/bridge serve
+
+deps:
+	@./scripts/deps.sh
+
+## test: every test with the race detector; installs redis-server when missing
+test: deps
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 9m $(PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+## bench: benchmarks (needs redis-server); figures go to BENCHMARKS.md
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
+
+clean:
+	rm -rf bin

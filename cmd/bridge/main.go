@@ -1,0 +1,37 @@
+// Command bridge runs askbridge: the server (serve) and its command-line
+// clients (ask, questions, mcp, hook).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	fmt.Fprintf(stderr, "bridge: unknown command %q\n%s\n", args[0], usage)
+	return 2
+}
+
+const usage = `usage: bridge <command> [flags]
+
+commands:
+  serve                      run the bridge (HTTP API, web inbox, chat adapters)
+  ask                        ask a question and wait for the answer
+  questions list|show|answer|cancel
+  mcp                        stdio MCP server exposing ask_user
+  hook claude-code           Claude Code hook`

@@ -1,0 +1,125 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Error codes of the HTTP API (DESIGN §4). Each maps to one HTTP status in
+// HTTPStatus.
+const (
+	EInvalid            = "invalid"
+	EInvalidAnswer      = "invalid_answer"
+	ENotFound           = "not_found"
+	EUnauthorized       = "unauthorized"
+	EForbidden          = "forbidden"
+	ESubagentNotAllowed = "subagent_not_allowed"
+	EToolNotEnabled     = "tool_not_enabled"
+	ENotAllowed         = "not_allowed"
+	EAlreadyAnswered    = "already_answered"
+	EQuestionCancelled  = "question_cancelled"
+	EQuestionExpired    = "question_expired"
+	ERunNotPaused       = "run_not_paused"
+	EConflict           = "conflict"
+	EUnavailable        = "unavailable"
+	EInternal           = "internal"
+)
+
+var httpStatus = map[string]int{
+	EInvalid:            http.StatusBadRequest,
+	EInvalidAnswer:      http.StatusBadRequest,
+	ENotFound:           http.StatusNotFound,
+	EUnauthorized:       http.StatusUnauthorized,
+	EForbidden:          http.StatusForbidden,
+	ESubagentNotAllowed: http.StatusForbidden,
+	EToolNotEnabled:     http.StatusForbidden,
+	ENotAllowed:         http.StatusForbidden,
+	EAlreadyAnswered:    http.StatusConflict,
+	EQuestionCancelled:  http.StatusConflict,
+	EQuestionExpired:    http.StatusConflict,
+	ERunNotPaused:       http.StatusConflict,
+	EConflict:           http.StatusConflict,
+	EUnavailable:        http.StatusServiceUnavailable,
+	EInternal:           http.StatusInternalServerError,
+}
+
+// Detail names one problem with one field of a request.
+type Detail struct {
+	Field   string `json:"field"`
+	Problem string `json:"problem"`
+}
+
+// Error is askbridge's error: a code, a message for people, and for
+// validation errors every problem found.
+type Error struct {
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	Details []Detail `json:"details,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if len(e.Details) == 0 {
+		return e.Message
+	}
+	parts := make([]string, len(e.Details))
+	for i, d := range e.Details {
+		parts[i] = d.Field + ": " + d.Problem
+	}
+	return e.Message + " (" + strings.Join(parts, "; ") + ")"
+}
+
+// Errorf returns an *Error with the code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err, EInternal for errors that are not ours.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EInternal
+}
+
+// HTTPStatus maps an error code to its HTTP status.
+func HTTPStatus(code string) int {
+	if s, ok := httpStatus[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// StatusError is the error for an operation on a question that is no longer
+// pending.
+func StatusError(q *Question) *Error {
+	switch q.Status {
+	case StatusAnswered:
+		by := "someone"
+		if q.RespondedBy != nil {
+			by = q.RespondedBy.String()
+		}
+		return Errorf(EAlreadyAnswered, "question %s was already answered by %s", q.ID, by)
+	case StatusCancelled:
+		return Errorf(EQuestionCancelled, "question %s was cancelled (%s)", q.ID, q.CancelReason)
+	case StatusExpired:
+		return Errorf(EQuestionExpired, "question %s expired at %s", q.ID, q.ExpiresAt.Format("2006-01-02T15:04:05Z07:00"))
+	}
+	return Errorf(EConflict, "question %s is %s", q.ID, q.Status)
+}
+
+// problems collects validation details.
+type problems []Detail
+
+func (p *problems) add(field, format string, args ...any) {
+	*p = append(*p, Detail{Field: field, Problem: fmt.Sprintf(format, args...)})
+}
+
+func (p problems) err(code, msg string) error {
+	if len(p) == 0 {
+		return nil
+	}
+	return &Error{Code: code, Message: msg, Details: p}
+}

@@ -1,0 +1,125 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// Clock tells the time. Tests inject their own so expiry never sleeps.
+type Clock interface{ Now() time.Time }
+
+// SystemClock is the real clock, in UTC.
+type SystemClock struct{}
+
+// Now implements Clock.
+func (SystemClock) Now() time.Time { return time.Now().UTC() }
+
+// CreateResult is the outcome of Store.Create.
+type CreateResult struct {
+	Question *Question
+	// Reattached: an existing question (same idempotency key, or identical
+	// items in the same run, pending or answered within ReattachWindow) was
+	// returned instead of creating one. Nothing new was posted.
+	Reattached bool
+	// Superseded is the run's earlier pending question, cancelled with
+	// reason "superseded" in the same atomic step, if there was one.
+	Superseded *Question
+}
+
+// Transition moves a pending question to a final state.
+type Transition struct {
+	To           Status
+	Answer       *Answer
+	By           *Person
+	CancelReason string
+	At           time.Time
+	// RequirePausedRun refuses the transition with ERunNotPaused unless the
+	// question's run is paused (webhook-mode answers).
+	RequirePausedRun bool
+	// ContinuationRunID, when set, creates that continuation run if the
+	// question's run is paused, and marks the paused run resumed.
+	ContinuationRunID string
+	// DeliveryID, when set, enqueues a resume webhook delivery with that id
+	// in the same atomic step.
+	DeliveryID string
+	// Retention is how long the final record is kept.
+	Retention time.Duration
+}
+
+// Ref names a question in a project.
+type Ref struct{ ProjectID, ID string }
+
+// Delivery is one resume webhook to send.
+type Delivery struct {
+	ID         string    `json:"id"` // X-Askbridge-Delivery, the same on every retry
+	ProjectID  string    `json:"project_id"`
+	QuestionID string    `json:"question_id"`
+	Event      string    `json:"event"`
+	Attempts   int       `json:"attempts"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Store keeps questions, runs, events and the resume queue. Every state
+// change of a question is one atomic step, whatever the number of replicas.
+type Store interface {
+	// Create stores q (status pending) and indexes it. It returns an
+	// existing question instead when q re-asks (see CreateResult), and
+	// supersedes the run's earlier pending question in the same step.
+	Create(ctx context.Context, q *Question) (CreateResult, error)
+	// Locate returns the project of a question id (chat interactions carry
+	// only the id). ENotFound if unknown.
+	Locate(ctx context.Context, id string) (project string, err error)
+	// Get returns a question. ENotFound if it does not exist in project.
+	Get(ctx context.Context, project, id string) (*Question, error)
+	// List returns a project's questions oldest first, only those with
+	// status when status is not empty (at most limit, newest kept).
+	List(ctx context.Context, project string, status Status, limit int) ([]*Question, error)
+	// RunQuestions returns every question of a run in creation order.
+	RunQuestions(ctx context.Context, project, run string) ([]*Question, error)
+	// AttachCopy records a posted copy (or a failed post) on the question.
+	AttachCopy(ctx context.Context, project, id string, t Target) error
+	// Transition moves a pending question to a final state atomically:
+	// the first caller wins; later ones get the StatusError of the record.
+	Transition(ctx context.Context, project, id string, tr Transition) (*Question, error)
+	// MarkRead marks the question's notification read.
+	MarkRead(ctx context.Context, project, id string) (*Question, error)
+	// Due returns pending questions whose deadline is at or before now.
+	Due(ctx context.Context, now time.Time, limit int) ([]Ref, error)
+
+	// Run returns a run. ENotFound if unknown.
+	Run(ctx context.Context, project, id string) (*Run, error)
+	// PauseRun marks a running run paused (creating it if unknown).
+	PauseRun(ctx context.Context, project, id, agentID string, at time.Time) (*Run, error)
+
+	// Events returns up to limit events after the stream id after ("" =
+	// from the start, "$" = none), oldest first.
+	Events(ctx context.Context, project, after string, limit int) ([]Event, error)
+	// AppendEvent adds an event that is not part of a question transition.
+	AppendEvent(ctx context.Context, ev Event) error
+	// Watch wakes the returned channel (buffered, coalescing) whenever an
+	// event for the question id occurs, on any replica; id "" watches the
+	// whole project. Call stop to release it.
+	Watch(project, id string) (wake <-chan struct{}, stop func())
+
+	// ClaimDeliveries leases up to max due resume deliveries for lease.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, max int) ([]Delivery, error)
+	// FinishDelivery removes a delivery for good (sent or failed).
+	FinishDelivery(ctx context.Context, d Delivery) error
+	// RetryDelivery schedules the delivery's next attempt at at.
+	RetryDelivery(ctx context.Context, d Delivery, at time.Time) error
+
+	// Ping checks the store is reachable.
+	Ping(ctx context.Context) error
+}
+
+// Channel is one chat platform's adapter.
+type Channel interface {
+	// Platform is the name used in targets ("slack", "discord").
+	Platform() string
+	// Post posts a copy of q on t and returns t with its references
+	// (message ts or id, url) filled in.
+	Post(ctx context.Context, q *Question, t Target) (Target, error)
+	// Finish updates a posted copy to q's final state: controls removed or
+	// disabled, one line with the outcome.
+	Finish(ctx context.Context, q *Question, t Target) error
+}
