@@ -108,6 +108,17 @@ type Store interface {
 	// RetryDelivery schedules the delivery's next attempt at at.
 	RetryDelivery(ctx context.Context, d Delivery, at time.Time) error
 
+	// Projects lists every project that has asked a question.
+	Projects(ctx context.Context) ([]string, error)
+	// PutDraft keeps one person's partial selections on a question (chat
+	// platforms without form state) for ttl, readable from any replica.
+	PutDraft(ctx context.Context, project, id, person string, draft map[string][]string, ttl time.Duration) error
+	// GetDraft returns the draft, or an empty map.
+	GetDraft(ctx context.Context, project, id, person string) (map[string][]string, error)
+	// Once reports true the first time key is seen within ttl (dedupe of
+	// platform retries such as Slack's event_id).
+	Once(ctx context.Context, key string, ttl time.Duration) (bool, error)
+
 	// Ping checks the store is reachable.
 	Ping(ctx context.Context) error
 }
