@@ -7,4 +7,8 @@ require (
 	github.com/stretchr/testify v1.12.1
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/slack-go/slack v0.35.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
