@@ -70,7 +70,9 @@ func parseActionID(id string) (action, bool) {
 	return a, true
 }
 
-func plain(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.PlainTextType, s, true, false) }
+func plain(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, s, true, false)
+}
 func mrkdwn(s string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
 }
