@@ -331,7 +331,7 @@ func renderModal(q *core.Question, item int, meta string, draft bool) slack.Moda
 	}
 	input := slack.NewPlainTextInputBlockElement(plain(clip("Type your answer", maxPlaceholder)), modalAction)
 	input.Multiline = true
-	input.MaxLength = core.MaxAnswerLen
+	input.MaxLength = maxInputLength
 	input.FocusOnLoad = true
 	blocks := []slack.Block{
 		slack.NewSectionBlock(mrkdwn(itemText(&core.Question{Questions: []core.Item{it}}, 0)), nil, nil),

@@ -28,6 +28,9 @@ const (
 	maxConfirmText     = 300
 	maxConfirmButton   = 30
 	maxContextText     = 3000
+	// maxInputLength is plain_text_input's max_length ceiling (1–3000),
+	// below core.MaxAnswerLen.
+	maxInputLength = 3000
 )
 
 const ellipsis = "…"
