@@ -439,3 +439,33 @@ func (s *Server) handle(method string, p map[string]string, raw obj) resp {
 	}
 	return fail("unknown_method")
 }
+
+// Texts returns every text of the message's blocks, one per line, as a
+// person would read them (no JSON escaping).
+func (m Message) Texts() string {
+	var v any
+	_ = json.Unmarshal(m.Blocks, &v)
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if t, ok := x["text"].(string); ok {
+				out = append(out, t)
+			}
+			for k, c := range x {
+				if k != "text" || !isString(c) {
+					walk(c)
+				}
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	walk(v)
+	return strings.Join(out, "\n")
+}
+
+func isString(v any) bool { _, ok := v.(string); return ok }
