@@ -70,8 +70,8 @@ func (r *retrier) do(ctx context.Context, method, key string, o callOpts, fn fun
 	var last error
 	for attempt := 1; attempt <= r.attempts; attempt++ {
 		if wait := r.blocked(gate); wait > 0 {
-			if o.noWait {
-				return &Error{Method: method, Code: "ratelimited", Err: last}
+			if o.noWait || !fits(ctx, wait) {
+				return &Error{Method: method, Code: "ratelimited", Err: fmt.Errorf("rate limited for another %s", wait.Round(time.Second))}
 			}
 			if err := sleep(ctx, wait); err != nil {
 				return &Error{Method: method, Err: err}
@@ -92,7 +92,7 @@ func (r *retrier) do(ctx context.Context, method, key string, o callOpts, fn fun
 				wait = time.Second
 			}
 			r.block(gate, wait)
-			if o.noWait || wait > r.maxWait {
+			if o.noWait || wait > r.maxWait || !fits(ctx, wait) {
 				return &Error{Method: method, Code: "ratelimited", Err: err}
 			}
 			continue // waits at the gate above
@@ -130,6 +130,12 @@ func okFalse(err error) string {
 		}
 	}
 	return s
+}
+
+// fits reports whether waiting d leaves ctx time to make the call.
+func fits(ctx context.Context, d time.Duration) bool {
+	deadline, ok := ctx.Deadline()
+	return !ok || time.Until(deadline) > d
 }
 
 func isNetErr(err error) bool {
