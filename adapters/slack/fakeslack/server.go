@@ -85,6 +85,8 @@ func New(channels ...string) *Server {
 	for _, c := range channels {
 		s.channels[c] = true
 	}
+	// slack-go dials with Origin https://api.slack.com, as Slack expects.
+	s.upgrader.CheckOrigin = func(*http.Request) bool { return true }
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.api)
 	mux.HandleFunc("/socket", s.socket)
