@@ -47,6 +47,7 @@ type Adapter struct {
 	retry  *retrier
 	groups *groupCache
 
+	work     chan struct{} // bounds concurrent answer work
 	bg       sync.WaitGroup
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
@@ -104,6 +105,7 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 	}
 	a.api = slack.New(cfg.BotToken, opts...)
 	a.groups = newGroupCache(cfg.UserGroupTTL, cfg.Now, a.fetchGroup)
+	a.work = make(chan struct{}, maxWorkers)
 	a.bgCtx, a.bgCancel = context.WithCancel(context.Background())
 	return a, nil
 }
@@ -231,11 +233,29 @@ func (a *Adapter) Close(ctx context.Context) error {
 	}
 }
 
-// goBG runs fn as tracked background work with its own deadline.
+// maxWorkers bounds how many answers are processed at once, so a burst of
+// clicks cannot starve the acknowledgements (which must stay fast) and does
+// not hammer Slack's per-workspace rate limits.
+const maxWorkers = 16
+
+// goBG runs fn as tracked background work with its own deadline, at most
+// maxWorkers at a time (modals bypass the bound: their trigger dies in 3 s).
 func (a *Adapter) goBG(timeout time.Duration, fn func(ctx context.Context)) {
+	a.goTracked(timeout, true, fn)
+}
+
+func (a *Adapter) goTracked(timeout time.Duration, bounded bool, fn func(ctx context.Context)) {
 	a.bg.Add(1)
 	go func() {
 		defer a.bg.Done()
+		if bounded {
+			select {
+			case a.work <- struct{}{}:
+				defer func() { <-a.work }()
+			case <-a.bgCtx.Done():
+				return
+			}
+		}
 		ctx, cancel := context.WithTimeout(a.bgCtx, timeout)
 		defer cancel()
 		fn(ctx)

@@ -111,7 +111,7 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 			})
 		case actOther, actAnswer:
 			trigger := ic.TriggerID
-			a.goBG(3*time.Second, func(ctx context.Context) { a.openModal(ctx, w, qid, act.item, trigger) })
+			a.goTracked(3*time.Second, false, func(ctx context.Context) { a.openModal(ctx, w, qid, act.item, trigger) })
 		case actSubmit:
 			var state map[string]map[string]slack.BlockAction
 			if ic.BlockActionState != nil {
