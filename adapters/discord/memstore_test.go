@@ -176,7 +176,7 @@ func (m *memStore) Watch(_, id string) (<-chan struct{}, func()) {
 func (m *memStore) ClaimDeliveries(context.Context, time.Time, time.Duration, int) ([]core.Delivery, error) {
 	return nil, nil
 }
-func (m *memStore) FinishDelivery(context.Context, core.Delivery) error          { return nil }
+func (m *memStore) FinishDelivery(context.Context, core.Delivery) error           { return nil }
 func (m *memStore) RetryDelivery(context.Context, core.Delivery, time.Time) error { return nil }
 func (m *memStore) Projects(context.Context) ([]string, error)                    { return nil, nil }
 func (m *memStore) PutDraft(_ context.Context, project, id, person string, d map[string][]string, _ time.Duration) error {
