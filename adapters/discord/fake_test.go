@@ -44,6 +44,7 @@ type fakeDiscord struct {
 	calls      map[string]int      // op → count
 	faults     map[string][]int    // op → statuses to answer next
 	violations []string
+	retryAfter float64 // seconds in 429 answers
 }
 
 type fakeChannel struct{ ID, Guild, Parent string }
@@ -126,7 +127,7 @@ func newFakeDiscord(t testing.TB) *fakeDiscord {
 	f := &fakeDiscord{t: t, botToken: "fake-bot-token-SECRET", appID: "424242", pub: pub, priv: priv,
 		client: &http.Client{Timeout: 10 * time.Second}, now: time.Now, next: 1100000000000000000,
 		channels: map[string]fakeChannel{}, messages: map[string]*fakeMessage{}, tokens: map[string]*fakeToken{},
-		ephemerals: map[string][]string{}, calls: map[string]int{}, faults: map[string][]int{}}
+		ephemerals: map[string][]string{}, calls: map[string]int{}, faults: map[string][]int{}, retryAfter: 0.05}
 	f.addChannel("1000", "900")
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(func() {
@@ -197,11 +198,11 @@ func (f *fakeDiscord) fault(w http.ResponseWriter, op string) bool {
 	if status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")
 		w.Header().Set("X-RateLimit-Remaining", "0")
-		w.Header().Set("X-RateLimit-Reset-After", "0.05")
+		w.Header().Set("X-RateLimit-Reset-After", strconv.FormatFloat(f.retryAfter, 'f', 3, 64))
 		w.Header().Set("X-RateLimit-Scope", "user")
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		_, _ = io.WriteString(w, `{"message":"You are being rate limited.","retry_after":0.05,"global":false}`)
+		fmt.Fprintf(w, `{"message":"You are being rate limited.","retry_after":%.3f,"global":false}`, f.retryAfter)
 		return true
 	}
 	apiErr(w, status, 0, http.StatusText(status))
@@ -229,7 +230,7 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSONT(w, map[string]any{"id": ch.ID, "guild_id": ch.Guild, "type": 0})
 	case r.Method == "POST" && len(parts) == 3 && parts[0] == "channels" && parts[2] == "messages":
 		f.calls["post"]++
-		if f.fault(w, "post") {
+		if f.fault(w, "post:"+parts[1]) || f.fault(w, "post") {
 			return
 		}
 		ch, ok := f.channels[parts[1]]
