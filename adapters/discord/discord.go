@@ -71,7 +71,8 @@ type Adapter struct {
 	s      *discordgo.Session
 	pub    ed25519.PublicKey
 	retry  retryPolicy
-	guilds sync.Map // channel id → guild id, for jump links
+	guilds   sync.Map // channel id → guild id, for jump links
+	updating sync.Map // message id → *copyUpdate: an interaction answering on that copy
 
 	bg       sync.WaitGroup
 	bgCtx    context.Context
@@ -335,6 +336,19 @@ func (a *Adapter) guildOf(ctx context.Context, channel string) string {
 func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) error {
 	if t.MessageTS == "" {
 		return nil
+	}
+	if v, ok := a.updating.Load(t.MessageTS); ok {
+		// The click that ended the question is answered with the final
+		// state of this copy; editing it again would only cost a request.
+		u := v.(*copyUpdate)
+		select {
+		case <-u.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if u.final {
+			return nil
+		}
 	}
 	m := render(q, a.now())
 	if tok, app, ok := a.validToken(t); ok {

@@ -14,7 +14,7 @@ import (
 // env is one bridge replica with the Discord adapter, talking to a fake
 // Discord.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	fake   *fakeDiscord
 	store  core.Store
 	router *core.Router
@@ -24,7 +24,7 @@ type env struct {
 
 type envOption func(*core.RouterConfig, *Config)
 
-func newEnv(t *testing.T, fake *fakeDiscord, st core.Store, opts ...envOption) *env {
+func newEnv(t testing.TB, fake *fakeDiscord, st core.Store, opts ...envOption) *env {
 	t.Helper()
 	rc := core.RouterConfig{Store: st, Routes: []core.Route{
 		{Name: "threads", Targets: []core.Target{{Platform: "discord", Channel: "1000"}}, Thread: "per-run"},

@@ -160,11 +160,11 @@ func (a *Adapter) InteractionsHandler() http.Handler {
 			return
 		}
 		x := a.exchange(&in)
-		writeJSON(w, a.awaitFirst(x))
-		if f, ok := w.(http.Flusher); ok {
+		writeErr := writeJSON(w, a.awaitFirst(x))
+		if f, ok := w.(http.Flusher); ok && writeErr == nil {
 			f.Flush()
 		}
-		x.markSent()
+		x.markSent(writeErr == nil)
 	})
 }
 
@@ -188,7 +188,7 @@ func (a *Adapter) HandleGatewayInteraction(i *discordgo.Interaction) {
 		case err != nil:
 			a.log.Warn("answering an interaction failed", "interaction", in.ID, "err", err)
 		}
-		x.markSent()
+		x.markSent(err == nil)
 	})
 }
 
@@ -225,9 +225,9 @@ func fromDiscordgo(i *discordgo.Interaction) *inbound {
 	return in
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+func writeJSON(w http.ResponseWriter, v any) error {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
+	return json.NewEncoder(w).Encode(v)
 }
 
 // exchange is one interaction being answered. Discord takes exactly one
@@ -239,9 +239,32 @@ type exchange struct {
 	first chan *discordgo.InteractionResponse // the initial response, buffered 1
 	sent  chan struct{}                       // closed once the initial response is out
 
-	mu       sync.Mutex
-	acked    bool // the initial response is decided
+	mu         sync.Mutex
+	acked      bool // the initial response is decided
+	finalFirst bool // the initial response is a type 7 showing the final state
 	sentOnce sync.Once
+
+	// update is set while this interaction may finish its copy itself: the
+	// type 7 response shows the final state, so Finish need not edit it.
+	update *copyUpdate
+}
+
+// copyUpdate is an interaction that is answering a question on one copy.
+type copyUpdate struct {
+	done  chan struct{}
+	final bool // the initial response showed the final state
+}
+
+// expectUpdate tells Finish, for as long as this interaction is being
+// answered, that its copy may be updated by the response itself.
+func (x *exchange) expectUpdate() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.in.Message == nil || x.update != nil || x.acked {
+		return // only an interaction not yet answered can show the final state
+	}
+	x.update = &copyUpdate{done: make(chan struct{})}
+	x.a.updating.Store(x.in.Message.ID, x.update)
 }
 
 // exchange starts handling in in tracked background work.
@@ -280,7 +303,20 @@ func (a *Adapter) awaitFirst(x *exchange) *discordgo.InteractionResponse {
 	}
 }
 
-func (x *exchange) markSent() { x.sentOnce.Do(func() { close(x.sent) }) }
+// markSent records that the initial response went out (ok) or failed.
+func (x *exchange) markSent(ok bool) {
+	x.sentOnce.Do(func() {
+		close(x.sent)
+		x.mu.Lock()
+		u, final := x.update, x.finalFirst
+		x.mu.Unlock()
+		if u != nil {
+			u.final = ok && final
+			close(u.done)
+			x.a.updating.CompareAndDelete(x.in.Message.ID, u)
+		}
+	})
+}
 
 // ensureAck acknowledges an interaction the handler left unanswered.
 func (x *exchange) ensureAck() {
@@ -290,6 +326,16 @@ func (x *exchange) ensureAck() {
 		x.acked = true
 		x.first <- &discordgo.InteractionResponse{Type: responseDeferUpdate}
 	}
+}
+
+// replyFinal replies with the copy's final state.
+func (x *exchange) replyFinal(ctx context.Context, resp *discordgo.InteractionResponse) {
+	x.mu.Lock()
+	if !x.acked {
+		x.finalFirst = true
+	}
+	x.mu.Unlock()
+	x.reply(ctx, resp)
 }
 
 // reply answers the interaction: as the initial response when none went
@@ -396,6 +442,7 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 		}
 		a.answer(ctx, x, q, who, map[string]core.StringList{it.Question: {it.Options[act.Option].Label}})
 	case actDismiss:
+		x.expectUpdate()
 		final, err := a.router.Cancel(ctx, project, q.ID, core.CancelUser, &who)
 		a.outcome(ctx, x, final, err)
 	case actOther, actText:
@@ -576,6 +623,7 @@ func (a *Adapter) gate(ctx context.Context, x *exchange, q *core.Question, who c
 // mode) it acknowledges at once and retries for RunNotPausedWait.
 func (a *Adapter) answer(ctx context.Context, x *exchange, q *core.Question, who core.Person, answers map[string]core.StringList) {
 	req := core.RespondRequest{Answers: answers}
+	x.expectUpdate()
 	final, err := a.router.Answer(ctx, q.ProjectID, q.ID, req, who)
 	if core.ErrorCode(err) == core.ERunNotPaused {
 		x.reply(ctx, deferredUpdate)
@@ -599,7 +647,7 @@ func (a *Adapter) answer(ctx context.Context, x *exchange, q *core.Question, who
 // outcome replies to the result of an answer or dismissal.
 func (a *Adapter) outcome(ctx context.Context, x *exchange, q *core.Question, err error) {
 	if err == nil {
-		x.reply(ctx, update(render(q, a.now())))
+		x.replyFinal(ctx, update(render(q, a.now())))
 		return
 	}
 	switch core.ErrorCode(err) {
