@@ -65,12 +65,12 @@ type Config struct {
 
 // Adapter is the Discord core.Channel plus its interaction handlers.
 type Adapter struct {
-	cfg    Config
-	router *core.Router
-	log    *slog.Logger
-	s      *discordgo.Session
-	pub    ed25519.PublicKey
-	retry  retryPolicy
+	cfg      Config
+	router   *core.Router
+	log      *slog.Logger
+	s        *discordgo.Session
+	pub      ed25519.PublicKey
+	retry    retryPolicy
 	guilds   sync.Map // channel id → guild id, for jump links
 	updating sync.Map // message id → *copyUpdate: an interaction answering on that copy
 

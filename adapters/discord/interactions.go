@@ -242,7 +242,7 @@ type exchange struct {
 	mu         sync.Mutex
 	acked      bool // the initial response is decided
 	finalFirst bool // the initial response is a type 7 showing the final state
-	sentOnce sync.Once
+	sentOnce   sync.Once
 
 	// update is set while this interaction may finish its copy itself: the
 	// type 7 response shows the final state, so Finish need not edit it.
