@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
@@ -88,4 +89,38 @@ func BenchmarkInteractionResponse(b *testing.B) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1])/float64(time.Millisecond), "max-ms")
 	b.ReportMetric(float64(len(lat)), "interactions")
+}
+
+// BenchmarkHandleClick is the CPU cost of one answering click, in process:
+// signature check, parse, store, render, response.
+func BenchmarkHandleClick(b *testing.B) {
+	f := newFakeDiscord(b)
+	e := newEnv(b, f, sharedStore(b))
+	h := e.ad.InteractionsHandler()
+	type prepared struct {
+		body       []byte
+		sig, stamp string
+	}
+	reqs := make([]prepared, b.N)
+	for i := range b.N {
+		q := e.ask(&core.AskRequest{RunID: fmt.Sprintf("click-%d", i), Questions: []core.Item{authItem()}})
+		m := f.message(e.copyOf(q))
+		in, _, _ := f.interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
+		body, _ := json.Marshal(in)
+		sig, stamp := f.sign(body, time.Now())
+		reqs[i] = prepared{body, sig, stamp}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		req := httptest.NewRequest("POST", "/discord/interactions", bytes.NewReader(reqs[i].body))
+		req.Header.Set("X-Signature-Ed25519", reqs[i].sig)
+		req.Header.Set("X-Signature-Timestamp", reqs[i].stamp)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatal(rec.Code)
+		}
+	}
+	b.StopTimer()
+	e.settle()
 }
