@@ -348,7 +348,6 @@ func safeNext(next string) string {
 	return next
 }
 
-
 // origin is the scheme and host the page was requested at.
 func origin(r *http.Request) string {
 	scheme := "http"

@@ -303,4 +303,3 @@ func (i *Inbox) fail(w http.ResponseWriter, r *http.Request, err error) {
 			Message: "The inbox could not load its data. Try again in a moment; if it keeps failing, the bridge's log says why."},
 	})
 }
-
