@@ -125,6 +125,7 @@
   if (!window.EventSource) return;
   var es = new EventSource("/inbox/events");
   es.addEventListener("sync", function (e) {
+    body.dataset.live = "on";
     var ids = JSON.parse(e.data).ids || [];
     var want = {};
     ids.forEach(function (id) { want[id] = true; });
@@ -151,5 +152,6 @@
       else if (relevant(ev)) { refreshMain(); announce(ev.outcome || ""); }
     });
   });
+  es.addEventListener("error", function () { body.dataset.live = "reconnecting"; });
   es.addEventListener("signed-out", function () { es.close(); window.location.reload(); });
 })();
