@@ -168,16 +168,16 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 			func(id string) []chromedp.Action[chromedp.Void] {
 				return []chromedp.Action[chromedp.Void]{
 					chromedp.SendKeys(chromedp.CSS(card(id)+` input[name="t0"]`), "SAML via Okta"),
-					chromedp.Click(chromedp.CSS(card(id)+` button[name="a0"][value="other"]`))}
+					chromedp.Click(chromedp.CSS(card(id) + ` button[name="a0"][value="other"]`))}
 			},
 			map[string]string{"Which auth method?": "SAML via Okta"}, map[string][]string{"Which auth method?": {"SAML via Okta"}}, "SAML via Okta"},
 		{"multi select: checkboxes and Submit", core.AskRequest{Question: "Which features?", MultiSelect: true, Options: feats},
 			func(id string) []chromedp.Action[chromedp.Void] {
 				return []chromedp.Action[chromedp.Void]{
-					chromedp.Click(chromedp.CSS(card(id)+` input[name="a0"][value="o0"]`)),
-					chromedp.Click(chromedp.CSS(card(id)+` input[name="a0"][value="o2"]`)),
+					chromedp.Click(chromedp.CSS(card(id) + ` input[name="a0"][value="o0"]`)),
+					chromedp.Click(chromedp.CSS(card(id) + ` input[name="a0"][value="o2"]`)),
 					chromedp.SendKeys(chromedp.CSS(card(id)+` input[name="t0"]`), "Audit log"),
-					chromedp.Click(chromedp.CSS(card(id)+` button.primary`))}
+					chromedp.Click(chromedp.CSS(card(id) + ` button.primary`))}
 			},
 			map[string]string{"Which features?": "Login, Billing, Audit log"},
 			map[string][]string{"Which features?": {"Login", "Billing", "Audit log"}}, "Login, Billing, Audit log"},
@@ -185,7 +185,7 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 			func(id string) []chromedp.Action[chromedp.Void] {
 				return []chromedp.Action[chromedp.Void]{
 					chromedp.SendKeys(chromedp.CSS(card(id)+` textarea[name="t0"]`), "Tag it v2.1"),
-					chromedp.Click(chromedp.CSS(card(id)+` button.primary`))}
+					chromedp.Click(chromedp.CSS(card(id) + ` button.primary`))}
 			},
 			map[string]string{"Anything else before the release?": "Tag it v2.1"},
 			map[string][]string{"Anything else before the release?": {"Tag it v2.1"}}, "Tag it v2.1"},
@@ -196,8 +196,8 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 				return []chromedp.Action[chromedp.Void]{
 					// Typing into "Other" selects it (JS), no radio click.
 					chromedp.SendKeys(chromedp.CSS(card(id)+` input[name="t0"]`), "ap-south"),
-					chromedp.Click(chromedp.CSS(card(id)+` input[name="a1"][value="o1"]`)),
-					chromedp.Click(chromedp.CSS(card(id)+` button.primary`))}
+					chromedp.Click(chromedp.CSS(card(id) + ` input[name="a1"][value="o1"]`)),
+					chromedp.Click(chromedp.CSS(card(id) + ` button.primary`))}
 			},
 			map[string]string{"Which region?": "ap-south", "Which features?": "Dashboard"},
 			map[string][]string{"Which region?": {"ap-south"}, "Which features?": {"Dashboard"}}, "ap-south; Dashboard"},
