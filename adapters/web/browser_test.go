@@ -171,13 +171,14 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 					chromedp.Click(chromedp.CSS(card(id) + ` button[name="a0"][value="other"]`))}
 			},
 			map[string]string{"Which auth method?": "SAML via Okta"}, map[string][]string{"Which auth method?": {"SAML via Okta"}}, "SAML via Okta"},
-		{"multi select: checkboxes and Submit", core.AskRequest{Question: "Which features?", MultiSelect: true, Options: feats},
+		{"multi select: checkboxes, Other and Enter", core.AskRequest{Question: "Which features?", MultiSelect: true, Options: feats},
 			func(id string) []chromedp.Action[chromedp.Void] {
 				return []chromedp.Action[chromedp.Void]{
 					chromedp.Click(chromedp.CSS(card(id) + ` input[name="a0"][value="o0"]`)),
 					chromedp.Click(chromedp.CSS(card(id) + ` input[name="a0"][value="o2"]`)),
-					chromedp.SendKeys(chromedp.CSS(card(id)+` input[name="t0"]`), "Audit log"),
-					chromedp.Click(chromedp.CSS(card(id) + ` button.primary`))}
+					// Enter in the text box submits (keyboard use), and
+					// submits the answer, not Dismiss.
+					chromedp.SendKeys(chromedp.CSS(card(id)+` input[name="t0"]`), "Audit log\r")}
 			},
 			map[string]string{"Which features?": "Login, Billing, Audit log"},
 			map[string][]string{"Which features?": {"Login", "Billing", "Audit log"}}, "Login, Billing, Audit log"},

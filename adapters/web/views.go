@@ -249,8 +249,10 @@ func (i *Inbox) funcs() template.FuncMap {
 			return t.UTC().Format(time.RFC3339)
 		},
 		"short": func(id string) string {
-			if len(id) > 8 {
-				return id[:8]
+			// Generated ids (uuids) are shortened; names a runtime chose
+			// are shown whole.
+			if len(id) > 16 {
+				return id[:8] + "…"
 			}
 			return id
 		},
