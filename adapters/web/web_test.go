@@ -407,3 +407,28 @@ func TestRunPageLinksPausedAndContinuationRuns(t *testing.T) {
 		t.Errorf("continuation page does not link back: %s", cont.body)
 	}
 }
+
+// A link followed from another site (Slack, email) arrives without the
+// SameSite=Strict cookie: the page bounces once through a same-site refresh
+// instead of starting a new session or asking to sign in.
+func TestCrossSiteLinkBouncesOnceForTheStrictCookie(t *testing.T) {
+	e := newEnv(t, envOptions{requireLogin: true})
+	q := e.ask("ops", core.AskRequest{Question: "Ok?"})
+	req, _ := http.NewRequest("GET", e.srv.URL+"/questions/"+q.ID, nil)
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b := new(strings.Builder)
+	_, _ = bufio.NewReader(res.Body).WriteTo(b)
+	if res.StatusCode != 200 || !strings.Contains(b.String(), `http-equiv="refresh" content="0;url=/questions/`+q.ID) || res.Header.Get("Set-Cookie") != "" {
+		t.Fatalf("status %d cookie %q: %s", res.StatusCode, res.Header.Get("Set-Cookie"), b)
+	}
+	// The same-site refresh, still without a cookie, goes to sign-in.
+	p := e.client().getPage("/questions/" + q.ID)
+	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.location, "/login") {
+		t.Fatalf("status %d location %q", p.status, p.location)
+	}
+}
