@@ -59,6 +59,25 @@ type envOptions struct {
 	requireLogin bool
 	sessionKey   []byte
 	store        core.Store
+	clock        core.Clock
+}
+
+// testClock is a clock the test moves.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -67,7 +86,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if st == nil {
 		st = newTestStore(t)
 	}
-	router := core.NewRouter(core.RouterConfig{Store: st, HasWebhookSecret: func(string) bool { return true }})
+	router := core.NewRouter(core.RouterConfig{Store: st, Clock: o.clock, HasWebhookSecret: func(string) bool { return true }})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

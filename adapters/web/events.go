@@ -70,7 +70,7 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 	s := &stream{i: i, w: w, rc: rc, known: map[string]map[string]bool{}, stops: map[string]func(){},
 		kick: make(chan struct{}, 1), dirty: map[string]bool{}, done: make(chan struct{})}
 	defer s.close()
-	if err := s.send("", "retry: 2000\n"); err != nil {
+	if err := s.send("retry: 2000\n\n"); err != nil {
 		return
 	}
 	for _, p := range projects {
@@ -114,10 +114,7 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 			// The session may have ended, the operator may have lost
 			// access, or (all projects) a new project may have asked.
-			sess, ok := i.readSession(r)
-			if ok && sess.Expires <= time.Now().Unix() {
-				ok = false
-			}
+			sess, ok := i.readSession(r) // false once it expired
 			var nv *viewer
 			if ok {
 				nv = i.resolve(sess)
@@ -134,7 +131,7 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if time.Since(lastWrite) > 15*time.Second {
-				if s.send("", ": keep-alive\n\n") != nil {
+				if s.send(": keep-alive\n\n") != nil {
 					return
 				}
 				lastWrite = time.Now()
@@ -290,10 +287,10 @@ func (s *stream) event(typ string, data any) error {
 	if err != nil {
 		return err
 	}
-	return s.send(typ, fmt.Sprintf("event: %s\ndata: %s\n\n", typ, b))
+	return s.send(fmt.Sprintf("event: %s\ndata: %s\n\n", typ, b))
 }
 
-func (s *stream) send(_ string, raw string) error {
+func (s *stream) send(raw string) error {
 	if _, err := s.w.Write([]byte(raw)); err != nil {
 		return err
 	}

@@ -226,7 +226,7 @@ func (i *Inbox) funcs() template.FuncMap {
 	return template.FuncMap{
 		"final": finalLine,
 		"until": func(t time.Time) string {
-			d := time.Until(t)
+			d := t.Sub(i.router.Clock().Now())
 			if d <= 0 {
 				return "expired"
 			}
@@ -256,7 +256,7 @@ func (i *Inbox) funcs() template.FuncMap {
 			}
 			return id
 		},
-		"soon": func(t time.Time) bool { return time.Until(t) < 5*time.Minute },
+		"soon": func(t time.Time) bool { return t.Sub(i.router.Clock().Now()) < 5*time.Minute },
 		"plural": func(n int, one, many string) string {
 			if n == 1 {
 				return fmt.Sprintf("%d %s", n, one)

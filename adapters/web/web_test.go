@@ -432,3 +432,38 @@ func TestCrossSiteLinkBouncesOnceForTheStrictCookie(t *testing.T) {
 		t.Fatalf("status %d location %q", p.status, p.location)
 	}
 }
+
+func TestFinalStatesOnTheQuestionPage(t *testing.T) {
+	clock := &testClock{now: time.Now().UTC()}
+	e := newEnv(t, envOptions{clock: clock})
+	ctx := context.Background()
+	expiring := e.ask("ops", core.AskRequest{RunID: "r1", Question: "Expire me?", Timeout: dur(10 * time.Second)})
+	old := e.ask("ops", core.AskRequest{RunID: "r2", Question: "Old question?"})
+	newer := e.ask("ops", core.AskRequest{RunID: "r2", Question: "Newer question?"}) // supersedes old
+	withdrawn := e.ask("ops", core.AskRequest{RunID: "r3", Question: "Withdraw me?"})
+	if _, err := e.router.Cancel(ctx, "ops", withdrawn.ID, core.CancelAgent, nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.add(11 * time.Second)
+	if n, err := e.router.ExpireDue(ctx); err != nil || n != 1 {
+		t.Fatalf("expired %d: %v", n, err)
+	}
+	c := e.client()
+	for q, want := range map[*core.Question]string{
+		expiring:  "Expired without an answer",
+		old:       "Replaced by a newer question of the same run",
+		withdrawn: "Withdrawn by the agent",
+	} {
+		p := c.getPage("/questions/" + q.ID)
+		if p.status != 200 || !strings.Contains(p.body, want) || strings.Contains(p.body, `class="answer"`) {
+			t.Errorf("%s: status %d, want %q and no form", q.Questions[0].Question, p.status, want)
+		}
+	}
+	inbox := c.getPage("/")
+	if !strings.Contains(inbox.body, newer.ID) || strings.Contains(inbox.body, expiring.ID) || strings.Contains(inbox.body, old.ID) {
+		t.Error("the inbox should list only the newer question")
+	}
+	if p := c.getPage("/questions/not-a-question"); p.status != http.StatusNotFound {
+		t.Errorf("unknown id: status %d", p.status)
+	}
+}
