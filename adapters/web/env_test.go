@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store"
 )
 
 // fakeAuth is the operators[] of a configuration file.
@@ -113,9 +114,16 @@ func newEnv(t *testing.T, o envOptions) *env {
 	return &env{t: t, store: st, router: router, inbox: in, srv: srv, auth: auth}
 }
 
-// newTestStore is the store the tests run on.
+// newTestStore is the store the tests run on: the embedded default, the
+// same code as on Redis.
 func newTestStore(t *testing.T) core.Store {
-	return newMemStore()
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }
 
 func (e *env) ask(project string, req core.AskRequest) *core.Question {
