@@ -30,7 +30,7 @@ func toLive(q *core.Question) liveEvent {
 // handleEvents streams the changes to the pending questions the viewer may
 // see, as Server-Sent Events:
 //
-//	sync                  {"ids": [...]}: the pending set, first and after a reconnect
+//	sync                  {"questions": [{id, project_id, run_id}]}: the pending set, first and after a reconnect
 //	question.created      a new pending question (the page fetches its card)
 //	question.answered|cancelled|expired   a question left the inbox, with its outcome
 //	question.removed      it left the inbox and is no longer kept (or no longer visible)
@@ -78,22 +78,21 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	// Watches are registered before the first listing: nothing that happens
 	// after the sync is missed.
-	var ids []string
+	pending := []syncEntry{}
 	for _, p := range projects {
-		cur, err := s.list(ctx, p)
+		qs, err := i.store.List(ctx, p, core.StatusPending, maxPending)
 		if err != nil {
 			i.log.Error("live inbox: listing questions failed", "project", p, "err", err)
 			return
 		}
-		for id := range cur {
-			ids = append(ids, id)
+		cur := make(map[string]bool, len(qs))
+		for _, q := range qs {
+			cur[q.ID] = true
+			pending = append(pending, syncEntry{ID: q.ID, ProjectID: q.ProjectID, RunID: q.RunID})
 		}
 		s.known[p] = cur
 	}
-	if ids == nil {
-		ids = []string{}
-	}
-	if s.event("sync", map[string]any{"ids": ids}) != nil {
+	if s.event("sync", map[string]any{"questions": pending}) != nil {
 		return
 	}
 
@@ -138,6 +137,13 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// syncEntry is one pending question in the sync event.
+type syncEntry struct {
+	ID        string `json:"id"`
+	ProjectID string `json:"project_id"`
+	RunID     string `json:"run_id"`
 }
 
 type stream struct {
@@ -233,18 +239,6 @@ func (s *stream) reconcile(ctx context.Context, projects []string, full bool) er
 		delete(s.known, p)
 	}
 	return nil
-}
-
-func (s *stream) list(ctx context.Context, p string) (map[string]bool, error) {
-	qs, err := s.i.store.List(ctx, p, core.StatusPending, maxPending)
-	if err != nil {
-		return nil, err
-	}
-	cur := make(map[string]bool, len(qs))
-	for _, q := range qs {
-		cur[q.ID] = true
-	}
-	return cur, nil
 }
 
 // diff sends what changed in project p since the last look. Only a failed

@@ -356,7 +356,7 @@ func TestLiveStreamFollowsAnswersElsewhere(t *testing.T) {
 		return "", nil
 	}
 	typ, data := next()
-	if ids, _ := data["ids"].([]any); typ != "sync" || len(ids) != 1 || ids[0] != first.ID {
+	if qs, _ := data["questions"].([]any); typ != "sync" || len(qs) != 1 || qs[0].(map[string]any)["id"] != first.ID || qs[0].(map[string]any)["run_id"] != "r1" {
 		t.Fatalf("first event %s %v", typ, data)
 	}
 	second := e.ask("web", core.AskRequest{RunID: "r2", Question: "Second?"}) // a new project appears too

@@ -126,16 +126,26 @@
   var es = new EventSource("/inbox/events");
   es.addEventListener("sync", function (e) {
     body.dataset.live = "on";
-    var ids = JSON.parse(e.data).ids || [];
+    var qs = JSON.parse(e.data).questions || [];
     var want = {};
-    ids.forEach(function (id) { want[id] = true; });
-    if (page === "run") { refreshMain(); return; }
+    qs.forEach(function (q) { want[q.id] = q; });
+    if (page === "run") {
+      // Refresh only when the run's pending questions differ from the page.
+      var shown = {}, differ = false;
+      document.querySelectorAll("li.tl.status-pending").forEach(function (li) { shown[li.id.slice(3)] = true; });
+      qs.forEach(function (q) {
+        if (q.run_id === body.dataset.run && q.project_id === body.dataset.project && !shown[q.id]) differ = true;
+      });
+      Object.keys(shown).forEach(function (id) { if (!want[id]) differ = true; });
+      if (differ) refreshMain();
+      return;
+    }
     if (page === "question") {
       // Only when the question was settled while the page was away.
       if (!want[body.dataset.question] && document.querySelector("form.answer")) refreshMain();
       return;
     }
-    ids.forEach(function (id) { addCard(id, true); });
+    qs.forEach(function (q) { addCard(q.id, true); });
     cards.querySelectorAll("article.card").forEach(function (c) {
       if (!want[c.dataset.id]) removeCard(c.dataset.id);
     });
