@@ -14,12 +14,12 @@ import (
 
 // Route is a named set of targets, responders and defaults.
 type Route struct {
-	Name       string        `yaml:"name"`
-	Default    bool          `yaml:"default"`
-	Targets    []Target      `yaml:"targets"`
-	Responders Responders    `yaml:"responders"`
-	Thread     string        `yaml:"thread"` // "" or "per-run"
-	Timeout    time.Duration `yaml:"timeout"`
+	Name       string
+	Default    bool
+	Targets    []Target
+	Responders Responders
+	Thread     string // "" or "per-run"
+	Timeout    time.Duration
 }
 
 // RouterConfig configures a Router.

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -42,7 +43,14 @@ type API struct {
 	log    *slog.Logger
 	m      *Metrics
 	ready  func(ctx context.Context) error
+
+	drainOnce sync.Once
+	draining  chan struct{}
 }
+
+// Drain makes every long-poll return the current record at once (graceful
+// shutdown): callers poll again and reach another replica.
+func (a *API) Drain() { a.drainOnce.Do(func() { close(a.draining) }) }
 
 // New builds the API.
 func New(cfg Config) *API {
@@ -53,7 +61,7 @@ func New(cfg Config) *API {
 		cfg.Auth = NewAuth(nil, nil)
 	}
 	return &API{router: cfg.Router, store: cfg.Router.Store(), auth: cfg.Auth, log: cfg.Logger,
-		m: cfg.Metrics, ready: cfg.Ready}
+		m: cfg.Metrics, ready: cfg.Ready, draining: make(chan struct{})}
 }
 
 // Register adds the API's routes to mux.
@@ -288,7 +296,19 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
 		}
 		timeout = min(d, MaxWait)
 	}
-	q, err := a.router.Wait(r.Context(), r.PathValue("p"), r.PathValue("id"), timeout)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-a.draining:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	q, err := a.router.Wait(ctx, r.PathValue("p"), r.PathValue("id"), timeout)
+	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
+		q, err = a.store.Get(r.Context(), r.PathValue("p"), r.PathValue("id"))
+	}
 	if err != nil {
 		return err
 	}
