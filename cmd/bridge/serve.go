@@ -29,7 +29,9 @@ type serveOptions struct {
 }
 
 // closer is an adapter's shutdown.
-type closer interface{ Close(ctx context.Context) error }
+type closer interface {
+	Close(ctx context.Context) error
+}
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
