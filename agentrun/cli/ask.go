@@ -80,7 +80,11 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	}
 
 	c := a.env.Client()
-	asked, err := c.Ask(ctx, req)
+	// The create is not cut by an interrupt: a question the bridge created
+	// must come back to be withdrawn.
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	asked, err := c.Ask(actx, req)
+	acancel()
 	if err != nil {
 		return a.apiFailure("ask", err)
 	}
@@ -88,7 +92,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	q := &asked.Question
 	if !q.Status.Final() {
 		q, err = a.waitShowing(ctx, c.Wait, q)
-		if err != nil && ctx.Err() != nil {
+		if ctx.Err() != nil {
 			// Interrupted: nobody waits for this answer any more (DESIGN §5).
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()

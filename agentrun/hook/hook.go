@@ -384,7 +384,11 @@ func (h *hook) askAndWait(ctx context.Context, req *core.AskRequest) (q *core.Qu
 	// not the bridge's expiry, decides and withdraws it.
 	d := core.Duration(h.cfg.timeout + time.Minute)
 	req.Timeout = &d
-	asked, err := h.c.Ask(ctx, req)
+	// The create is not cut by Claude Code stopping the hook: a question
+	// the bridge created must come back to be withdrawn.
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	asked, err := h.c.Ask(actx, req)
+	acancel()
 	if err != nil {
 		return nil, false, err
 	}
