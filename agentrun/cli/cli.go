@@ -103,6 +103,7 @@ func (a *app) run(ctx context.Context, args []string) (int, bool) {
 
 func (a *app) mcp(ctx context.Context, args []string) int {
 	fs := newFlags("mcp", a.stderr, "usage: bridge mcp\n\nA stdio MCP server exposing the ask_user tool. Configured by BRIDGE_URL, BRIDGE_TOKEN,\nBRIDGE_PROJECT, BRIDGE_ROUTE, BRIDGE_AGENT_ID and BRIDGE_RUN_ID.")
+	every := fs.Duration("progress-every", mcpserver.DefaultProgressEvery, "interval of progress notifications while ask_user waits")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -113,7 +114,7 @@ func (a *app) mcp(ctx context.Context, args []string) int {
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	srv := mcpserver.New(mcpserver.Config{
 		Client: a.env.Client(client.WithUserAgent("askbridge-mcp")), Route: a.env.Route,
-		AgentID: a.env.AgentID, RunID: a.env.RunID, Logger: logger,
+		AgentID: a.env.AgentID, RunID: a.env.RunID, Logger: logger, ProgressEvery: *every,
 	})
 	if err := srv.Serve(ctx, a.stdin, a.stdout); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(a.stderr, "bridge mcp: %v\n", err)
