@@ -14,12 +14,12 @@ import (
 
 // Route is a named set of targets, responders and defaults.
 type Route struct {
-	Name       string        `yaml:"name"`
-	Default    bool          `yaml:"default"`
-	Targets    []Target      `yaml:"targets"`
-	Responders Responders    `yaml:"responders"`
-	Thread     string        `yaml:"thread"` // "" or "per-run"
-	Timeout    time.Duration `yaml:"timeout"`
+	Name       string
+	Default    bool
+	Targets    []Target
+	Responders Responders
+	Thread     string // "" or "per-run"
+	Timeout    time.Duration
 }
 
 // RouterConfig configures a Router.
@@ -327,7 +327,9 @@ func HumanDuration(d time.Duration) string {
 }
 
 // Locate returns the project of a question id.
-func (r *Router) Locate(ctx context.Context, id string) (string, error) { return r.store.Locate(ctx, id) }
+func (r *Router) Locate(ctx context.Context, id string) (string, error) {
+	return r.store.Locate(ctx, id)
+}
 
 // Answer records who's answer to a question, exactly once. It returns the
 // final record. Errors: ENotFound, ENotAllowed, EInvalidAnswer, the
@@ -482,12 +484,21 @@ func (r *Router) Wait(ctx context.Context, project, id string, timeout time.Dura
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	// Wake-ups travel over pub/sub, which can drop messages while a
+	// connection is re-established; a slow re-read bounds that loss.
+	recheck := time.NewTicker(10 * time.Second)
+	defer recheck.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return q, ctx.Err()
 		case <-timer.C:
 			return r.store.Get(context.WithoutCancel(ctx), project, id)
+		case <-recheck.C:
+			q, err = r.store.Get(ctx, project, id)
+			if err != nil || q.Status.Final() {
+				return q, err
+			}
 		case <-wake:
 			q, err = r.store.Get(ctx, project, id)
 			if err != nil || q.Status.Final() {

@@ -21,7 +21,9 @@ const (
 )
 
 // Final reports whether s is a terminal state.
-func (s Status) Final() bool { return s == StatusAnswered || s == StatusCancelled || s == StatusExpired }
+func (s Status) Final() bool {
+	return s == StatusAnswered || s == StatusCancelled || s == StatusExpired
+}
 
 // Cancel reasons.
 const (

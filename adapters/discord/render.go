@@ -1,0 +1,370 @@
+package discord
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/bwmarrin/discordgo"
+)
+
+// Discord limits for classic components and embeds.
+// https://discord.com/developers/docs/components/reference
+// https://discord.com/developers/docs/resources/message#embed-object-embed-limits
+const (
+	maxRows            = 5
+	maxButtonsPerRow   = 5
+	maxCustomID        = 100
+	maxButtonLabel     = 80
+	maxSelectOptions   = 25
+	maxSelectText      = 100 // option label, value, description; placeholder 150
+	maxPlaceholder     = 150
+	maxContent         = 2000
+	maxEmbedTitle      = 256
+	maxEmbedDesc       = 4096
+	maxEmbedFields     = 25
+	maxFieldName       = 256
+	maxFieldValue      = 1024
+	maxEmbedFooter     = 2048
+	maxEmbedTotal      = 6000
+	maxModalTitle      = 45
+	maxTextInputLabel  = 45
+	maxTextInputLength = 4000
+	maxThreadName      = 100
+)
+
+// Embed colours: pending, answered, closed without an answer.
+const (
+	colourPending  = 0x5865F2
+	colourAnswered = 0x57F287
+	colourClosed   = 0x99AAB5
+)
+
+// Actions carried in custom_id: "ab:<action>:<question id>[:<item>[:<option>]]".
+const (
+	idPrefix    = "ab"
+	actOption   = "o" // button of a single-select option: answers (one item) or drafts
+	actSelect   = "s" // string select of an item: drafts
+	actOther    = "x" // "Other…": opens a modal
+	actText     = "a" // "Answer…" of an open-ended item: opens a modal
+	actSubmit   = "u" // Submit of a question with drafts
+	actDismiss  = "d" // Dismiss
+	actModal    = "m" // modal submit
+	otherValue  = "other"
+	textInputID = "text"
+)
+
+// action is a parsed custom_id.
+type action struct {
+	Kind       string
+	QuestionID string
+	Item       int // -1 when absent
+	Option     int // -1 when absent
+}
+
+func customID(kind, qid string, nums ...int) string {
+	var b strings.Builder
+	b.WriteString(idPrefix + ":" + kind + ":" + qid)
+	for _, n := range nums {
+		b.WriteString(":" + strconv.Itoa(n))
+	}
+	return b.String()
+}
+
+// parseCustomID reads a custom_id this adapter wrote. ok is false for
+// anything else (another bot's components, garbage).
+func parseCustomID(s string) (action, bool) {
+	if len(s) > maxCustomID {
+		return action{}, false
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) < 3 || len(parts) > 5 || parts[0] != idPrefix || parts[2] == "" {
+		return action{}, false
+	}
+	a := action{Kind: parts[1], QuestionID: parts[2], Item: -1, Option: -1}
+	nums := []*int{&a.Item, &a.Option}
+	for i, p := range parts[3:] {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n >= 100 {
+			return action{}, false
+		}
+		*nums[i] = n
+	}
+	switch a.Kind {
+	case actOption:
+		return a, a.Item >= 0 && a.Option >= 0
+	case actSelect, actOther, actText, actModal:
+		return a, a.Item >= 0 && a.Option < 0
+	case actSubmit, actDismiss:
+		return a, a.Item < 0
+	}
+	return action{}, false
+}
+
+// shape tells how a question is rendered.
+type shape int
+
+const (
+	shapeSingleButtons shape = iota // one single-select item: a button per option
+	shapeSingleMulti                // one multi-select item: a string select + Submit
+	shapeSingleText                 // one open-ended item: "Answer…"
+	shapeItems                      // 2–4 items: one control per item + Submit
+)
+
+func shapeOf(q *core.Question) shape {
+	if len(q.Questions) != 1 {
+		return shapeItems
+	}
+	it := q.Questions[0]
+	switch {
+	case it.OpenEnded():
+		return shapeSingleText
+	case it.MultiSelect:
+		return shapeSingleMulti
+	}
+	return shapeSingleButtons
+}
+
+// usesDrafts reports whether selections wait for Submit.
+func usesDrafts(q *core.Question) bool {
+	s := shapeOf(q)
+	return s == shapeSingleMulti || s == shapeItems
+}
+
+// message is what a copy shows: the same for Post, Finish and the type 7
+// update of the clicked copy.
+type message struct {
+	Content    string
+	Embeds     []*discordgo.MessageEmbed
+	Components []discordgo.MessageComponent
+}
+
+// noMentions allows no mention at all: agent text may contain @everyone.
+func noMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
+}
+
+// render draws q as it should look now: pending with live controls, or
+// final with the outcome line and disabled controls.
+func render(q *core.Question, now time.Time) message {
+	final := q.Status.Final()
+	m := message{Embeds: []*discordgo.MessageEmbed{renderEmbed(q, now)}}
+	if final {
+		icon := "⏹️"
+		if q.Status == core.StatusAnswered {
+			icon = "✅"
+		}
+		m.Content = core.Shorten(icon+" "+core.OutcomeLine(q), maxContent)
+	}
+	m.Components = renderComponents(q, final)
+	return m
+}
+
+func agentName(q *core.Question) string {
+	if q.AgentName != "" {
+		return q.AgentName
+	}
+	if q.AgentID != "" {
+		return q.AgentID
+	}
+	return "An agent"
+}
+
+func renderEmbed(q *core.Question, now time.Time) *discordgo.MessageEmbed {
+	e := &discordgo.MessageEmbed{Type: discordgo.EmbedTypeRich, Color: colourPending}
+	switch q.Status {
+	case core.StatusAnswered:
+		e.Color = colourAnswered
+	case core.StatusCancelled, core.StatusExpired:
+		e.Color = colourClosed
+	}
+	title := "Question from " + agentName(q)
+	if q.Kind == core.KindApproval {
+		title = "Approval requested by " + agentName(q)
+	}
+	if len(q.Questions) == 1 && q.Questions[0].Header != "" {
+		title = q.Questions[0].Header + " · " + title
+	}
+	e.Title = core.Shorten(title, maxEmbedTitle)
+
+	var foot []string
+	if q.AgentID != "" {
+		foot = append(foot, "Agent "+q.AgentID)
+	}
+	if q.RunID != "" {
+		foot = append(foot, "run "+q.RunID)
+	}
+	if q.Status == core.StatusPending {
+		foot = append(foot, core.ExpiresPhrase(q, now))
+		e.Timestamp = q.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	e.Footer = &discordgo.MessageEmbedFooter{Text: core.Shorten(strings.Join(foot, " · "), maxEmbedFooter)}
+
+	var body string
+	if len(q.Questions) == 1 {
+		body = itemText(q.Questions[0], 2000, 200)
+	} else {
+		for i, it := range q.Questions {
+			name := it.Header
+			if name == "" {
+				name = fmt.Sprintf("Question %d", i+1)
+			}
+			e.Fields = append(e.Fields, &discordgo.MessageEmbedField{
+				Name:  core.Shorten(fmt.Sprintf("%d. %s", i+1, name), maxFieldName),
+				Value: core.Shorten(itemText(it, 500, 90), maxFieldValue),
+			})
+		}
+	}
+	// The context gets whatever room the rest leaves, within the limits.
+	used := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Footer.Text)
+	for _, f := range e.Fields {
+		used += utf8.RuneCountInString(f.Name) + utf8.RuneCountInString(f.Value)
+	}
+	room := min(maxEmbedDesc, maxEmbedTotal-used)
+	if body != "" {
+		body = core.Shorten(body, room)
+		room -= utf8.RuneCountInString(body) + 2
+	}
+	desc := body
+	if c := strings.TrimSpace(q.Context); c != "" && room > 20 {
+		desc = core.Shorten(c, room)
+		if body != "" {
+			desc += "\n\n" + body
+		}
+	}
+	e.Description = desc
+	return e
+}
+
+// itemText is an item's question and its options with their descriptions.
+func itemText(it core.Item, maxQuestion, maxDesc int) string {
+	var b strings.Builder
+	b.WriteString("**" + core.Shorten(it.Question, maxQuestion) + "**")
+	if it.MultiSelect {
+		b.WriteString("\n*Choose one or more, then Submit.*")
+	}
+	for j, o := range it.Options {
+		fmt.Fprintf(&b, "\n%d. %s", j+1, core.Shorten(o.Label, maxSelectText))
+		if o.Recommended {
+			b.WriteString(" ⭐ *recommended*")
+		}
+		if o.Description != "" {
+			b.WriteString(" — " + core.Shorten(o.Description, maxDesc))
+		}
+	}
+	return b.String()
+}
+
+func renderComponents(q *core.Question, final bool) []discordgo.MessageComponent {
+	var chosen map[string]bool
+	if q.Status == core.StatusAnswered {
+		chosen = map[string]bool{}
+		for item, labels := range q.Selections {
+			for _, l := range labels {
+				chosen[item+"\x00"+l] = true
+			}
+		}
+	}
+	id := q.ID
+	var rows []discordgo.MessageComponent
+	row := func(cs ...discordgo.MessageComponent) {
+		rows = append(rows, discordgo.ActionsRow{Components: cs})
+	}
+	dismiss := discordgo.Button{Label: "Dismiss", Style: discordgo.DangerButton, CustomID: customID(actDismiss, id), Disabled: final}
+	switch shapeOf(q) {
+	case shapeSingleButtons:
+		it := q.Questions[0]
+		var bs []discordgo.MessageComponent
+		for j, o := range it.Options {
+			style := discordgo.SecondaryButton
+			if o.Recommended {
+				style = discordgo.PrimaryButton
+			}
+			if chosen[it.Question+"\x00"+o.Label] {
+				style = discordgo.SuccessButton
+			}
+			bs = append(bs, discordgo.Button{Label: core.Shorten(o.Label, maxButtonLabel), Style: style,
+				CustomID: customID(actOption, id, 0, j), Disabled: final})
+		}
+		row(bs...)
+		row(discordgo.Button{Label: "Other…", Style: discordgo.SecondaryButton, CustomID: customID(actOther, id, 0), Disabled: final}, dismiss)
+	case shapeSingleMulti:
+		row(selectFor(q, 0, final, chosen))
+		row(discordgo.Button{Label: "Submit", Style: discordgo.SuccessButton, CustomID: customID(actSubmit, id), Disabled: final}, dismiss)
+	case shapeSingleText:
+		row(discordgo.Button{Label: "Answer…", Style: discordgo.PrimaryButton, CustomID: customID(actText, id, 0), Disabled: final}, dismiss)
+	case shapeItems:
+		for i, it := range q.Questions {
+			if it.OpenEnded() {
+				row(discordgo.Button{Label: core.Shorten("Answer "+itemName(it, i)+"…", maxButtonLabel), Style: discordgo.PrimaryButton,
+					CustomID: customID(actText, id, i), Disabled: final})
+				continue
+			}
+			row(selectFor(q, i, final, chosen))
+		}
+		row(discordgo.Button{Label: "Submit", Style: discordgo.SuccessButton, CustomID: customID(actSubmit, id), Disabled: final}, dismiss)
+	}
+	return rows
+}
+
+func itemName(it core.Item, i int) string {
+	if it.Header != "" {
+		return it.Header
+	}
+	return fmt.Sprintf("question %d", i+1)
+}
+
+// selectFor renders item i as a string select; option values are option
+// indexes (labels may exceed 100 characters) plus "other".
+func selectFor(q *core.Question, i int, final bool, chosen map[string]bool) discordgo.SelectMenu {
+	it := q.Questions[i]
+	minV := 1
+	var opts []discordgo.SelectMenuOption
+	for j, o := range it.Options {
+		desc := o.Description
+		if o.Recommended {
+			desc = strings.TrimSpace("Recommended. " + desc)
+		}
+		opts = append(opts, discordgo.SelectMenuOption{
+			Label: core.Shorten(o.Label, maxSelectText), Value: strconv.Itoa(j),
+			Description: core.Shorten(desc, maxSelectText), Default: chosen[it.Question+"\x00"+o.Label],
+		})
+	}
+	opts = append(opts, discordgo.SelectMenuOption{Label: "Other…", Value: otherValue, Description: "Type your own answer"})
+	maxV := 1
+	ph := "Choose one"
+	if it.MultiSelect {
+		maxV = len(it.Options) + 1 // the options and "Other…"
+		ph = "Choose one or more"
+	}
+	if len(q.Questions) > 1 {
+		ph = core.Shorten(itemName(it, i)+": "+strings.ToLower(ph[:1])+ph[1:], maxPlaceholder)
+	}
+	return discordgo.SelectMenu{MenuType: discordgo.StringSelectMenu, CustomID: customID(actSelect, q.ID, i),
+		Placeholder: ph, MinValues: &minV, MaxValues: maxV, Options: opts, Disabled: final}
+}
+
+// modalFor is the modal of "Other…" and "Answer…" for item i.
+func modalFor(q *core.Question, i int, prefill string) *discordgo.InteractionResponse {
+	it := q.Questions[i]
+	title := "Your answer"
+	if it.Header != "" {
+		title = "Answer: " + it.Header
+	}
+	ph := core.Shorten(it.Question, maxSelectText)
+	return &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseModal,
+		Data: &discordgo.InteractionResponseData{
+			CustomID: customID(actModal, q.ID, i),
+			Title:    core.Shorten(title, maxModalTitle),
+			Components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+				discordgo.TextInput{CustomID: textInputID, Label: core.Shorten(it.Question, maxTextInputLabel),
+					Style: discordgo.TextInputParagraph, Placeholder: ph, Value: prefill, Required: true,
+					MinLength: 1, MaxLength: min(core.MaxAnswerLen, maxTextInputLength)},
+			}}},
+		},
+	}
+}

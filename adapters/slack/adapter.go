@@ -1,0 +1,263 @@
+// Package slack is askbridge's Slack adapter: it posts questions as Block Kit
+// messages, takes answers from button clicks, modals and thread replies (over
+// HTTP or Socket Mode), and updates every copy when a question ends.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/slack-go/slack"
+)
+
+// DefaultAPIURL is Slack's Web API base.
+const DefaultAPIURL = "https://slack.com/api/"
+
+// Config configures the adapter (DESIGN §6).
+type Config struct {
+	BotToken      string // SLACK_BOT_TOKEN, xoxb-…
+	SigningSecret string // SLACK_SIGNING_SECRET; required unless AppToken is set
+	AppToken      string // SLACK_APP_TOKEN, xapp-…; Socket Mode instead of HTTP endpoints
+	APIURL        string // SLACK_API_URL, default DefaultAPIURL
+	// UserGroupTTL is how long user group members are cached (default 5 min).
+	UserGroupTTL time.Duration
+	// RunNotPausedRetry is how long a click on a webhook-mode question whose
+	// run has not paused yet is retried before the person is asked to retry
+	// (default 10 s, DESIGN §5).
+	RunNotPausedRetry time.Duration
+	// HTTPClient calls the Web API (default: a client with a 15 s timeout).
+	HTTPClient *http.Client
+	// Now is the clock of signature checks (default time.Now).
+	Now func() time.Time
+}
+
+// Adapter is the Slack core.Channel with its interaction endpoints.
+type Adapter struct {
+	cfg    Config
+	router *core.Router
+	log    *slog.Logger
+	api    *slack.Client
+	retry  *retrier
+	groups *groupCache
+
+	work     chan struct{} // bounds concurrent answer work
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+}
+
+var _ core.Channel = (*Adapter)(nil)
+
+// New checks cfg and builds the adapter. Errors name the missing or malformed
+// setting and never contain a secret.
+func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
+	var problems []string
+	switch {
+	case cfg.BotToken == "":
+		problems = append(problems, "SLACK_BOT_TOKEN is required")
+	case !strings.HasPrefix(cfg.BotToken, "xoxb-"):
+		problems = append(problems, "SLACK_BOT_TOKEN must be a bot token (xoxb-…)")
+	}
+	if cfg.AppToken != "" && !strings.HasPrefix(cfg.AppToken, "xapp-") {
+		problems = append(problems, "SLACK_APP_TOKEN must be an app-level token (xapp-…) with connections:write")
+	}
+	if cfg.AppToken == "" && cfg.SigningSecret == "" {
+		problems = append(problems, "SLACK_SIGNING_SECRET is required for POST /slack/interactions and /slack/events (or set SLACK_APP_TOKEN for Socket Mode)")
+	}
+	if router == nil {
+		problems = append(problems, "a router is required")
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("slack adapter: %s", strings.Join(problems, "; "))
+	}
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	if !strings.HasSuffix(cfg.APIURL, "/") {
+		cfg.APIURL += "/"
+	}
+	if cfg.UserGroupTTL <= 0 {
+		cfg.UserGroupTTL = 5 * time.Minute
+	}
+	if cfg.RunNotPausedRetry <= 0 {
+		cfg.RunNotPausedRetry = 10 * time.Second
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 15 * time.Second}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a := &Adapter{cfg: cfg, router: router, log: log.With("adapter", "slack"), retry: newRetrier()}
+	opts := []slack.Option{slack.OptionAPIURL(cfg.APIURL), slack.OptionHTTPClient(cfg.HTTPClient)}
+	if cfg.AppToken != "" {
+		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
+	}
+	a.api = slack.New(cfg.BotToken, opts...)
+	a.groups = newGroupCache(cfg.UserGroupTTL, cfg.Now, a.fetchGroup)
+	a.work = make(chan struct{}, maxWorkers)
+	a.bgCtx, a.bgCancel = context.WithCancel(context.Background())
+	return a, nil
+}
+
+// Platform implements core.Channel.
+func (a *Adapter) Platform() string { return "slack" }
+
+// SocketMode reports whether interactions arrive over Socket Mode.
+func (a *Adapter) SocketMode() bool { return a.cfg.AppToken != "" }
+
+// call runs one Web API call through the retrier and logs a final failure
+// with Slack's error code.
+func (a *Adapter) call(ctx context.Context, method, key string, o callOpts, fn func(context.Context) error) error {
+	err := a.retry.do(ctx, method, key, o, fn)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		a.log.Warn("slack call failed", "method", method, "key", key, "code", ErrorCode(err), "err", err)
+	}
+	return err
+}
+
+// Post implements core.Channel: it posts q on t (in the run's thread when
+// its route says `thread: per-run`) and returns t with the message ts set.
+func (a *Adapter) Post(ctx context.Context, q *core.Question, t core.Target) (core.Target, error) {
+	thread := t.ThreadTS
+	if thread == "" {
+		thread = a.runThread(ctx, q, t.Channel)
+	}
+	blocks, text := renderQuestion(q, a.router.Clock().Now())
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...),
+		slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl()}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	var ts string
+	err := a.call(ctx, "chat.postMessage", t.Channel, callOpts{}, func(ctx context.Context) error {
+		var err error
+		_, ts, err = a.api.PostMessageContext(ctx, t.Channel, opts...)
+		return err
+	})
+	if err != nil {
+		return t, err
+	}
+	t.MessageTS = ts
+	if thread != "" && thread != t.ThreadTS {
+		if t.Refs == nil {
+			t.Refs = map[string]string{}
+		}
+		t.Refs["thread_ts"] = thread
+	}
+	return t, nil
+}
+
+// Finish implements core.Channel: it edits the copy to q's final state.
+func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) error {
+	if t.MessageTS == "" {
+		return nil
+	}
+	blocks, text := renderFinal(q)
+	return a.call(ctx, "chat.update", t.Channel, callOpts{}, func(ctx context.Context) error {
+		_, _, _, err := a.api.UpdateMessageContext(ctx, t.Channel, t.MessageTS,
+			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+		return err
+	})
+}
+
+// runThread returns the thread a question joins under `thread: per-run`:
+// the one of the run's earliest copy on the same channel.
+func (a *Adapter) runThread(ctx context.Context, q *core.Question, channel string) string {
+	if q.Route == "" || q.RunID == "" {
+		return ""
+	}
+	rt, ok := a.router.Route(q.Route)
+	if !ok || rt.Thread != "per-run" {
+		return ""
+	}
+	qs, err := a.router.Store().RunQuestions(ctx, q.ProjectID, q.RunID)
+	if err != nil {
+		a.log.Warn("finding the run's thread failed; posting a new message", "question", q.ID, "err", err)
+		return ""
+	}
+	for _, prev := range qs {
+		if prev.ID == q.ID {
+			continue
+		}
+		for _, t := range prev.Targets {
+			if t.Platform != "slack" || t.Channel != channel || t.MessageTS == "" || t.Error != "" {
+				continue
+			}
+			switch {
+			case t.Refs["thread_ts"] != "":
+				return t.Refs["thread_ts"]
+			case t.ThreadTS != "":
+				return t.ThreadTS
+			default:
+				return t.MessageTS
+			}
+		}
+	}
+	return ""
+}
+
+// Register adds POST /slack/interactions and POST /slack/events to mux,
+// unless the adapter runs in Socket Mode.
+func (a *Adapter) Register(mux *http.ServeMux) {
+	if a.SocketMode() {
+		return
+	}
+	mux.Handle("POST /slack/interactions", http.HandlerFunc(a.serveInteraction))
+	mux.Handle("POST /slack/events", http.HandlerFunc(a.serveEvent))
+}
+
+// Close waits for background work (answers, modals, messages to people) to
+// end, or for ctx, whichever comes first; then it cancels what is left.
+func (a *Adapter) Close(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { a.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+		a.bgCancel()
+		return nil
+	case <-ctx.Done():
+		a.bgCancel()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// maxWorkers bounds how many answers are processed at once, so a burst of
+// clicks cannot starve the acknowledgements (which must stay fast) and does
+// not hammer Slack's per-workspace rate limits.
+const maxWorkers = 16
+
+// goBG runs fn as tracked background work with its own deadline, at most
+// maxWorkers at a time (modals bypass the bound: their trigger dies in 3 s).
+func (a *Adapter) goBG(timeout time.Duration, fn func(ctx context.Context)) {
+	a.goTracked(timeout, true, fn)
+}
+
+func (a *Adapter) goTracked(timeout time.Duration, bounded bool, fn func(ctx context.Context)) {
+	a.bg.Add(1)
+	go func() {
+		defer a.bg.Done()
+		if bounded {
+			select {
+			case a.work <- struct{}{}:
+				defer func() { <-a.work }()
+			case <-a.bgCtx.Done():
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(a.bgCtx, timeout)
+		defer cancel()
+		fn(ctx)
+	}()
+}

@@ -1,0 +1,292 @@
+package fakeslack
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Limits Slack enforces on Block Kit (PLATFORMS.md). A violation makes the
+// whole call fail with "invalid_blocks", as Slack does.
+const (
+	maxBlocksMessage = 50
+	maxBlocksModal   = 100
+	maxID            = 255
+	maxActions       = 25
+	maxButtonText    = 75
+	maxButtonValue   = 2000
+	maxOptionText    = 75
+	maxOptionDesc    = 75
+	maxOptionValue   = 150
+	maxChoiceOptions = 10
+	maxSelectOptions = 100
+	maxPlaceholder   = 150
+	maxSectionText   = 3000
+	maxFields        = 10
+	maxFieldText     = 2000
+	maxHeaderText    = 150
+	maxContextElems  = 10
+	maxInputLabel    = 2000
+	maxInputLength   = 3000
+	maxConfirmTitle  = 100
+	maxConfirmText   = 300
+	maxConfirmButton = 30
+	maxModalTitle    = 24
+	maxModalButton   = 24
+	maxPrivateMeta   = 3000
+	maxCallbackID    = 255
+	maxMessageText   = 40000
+)
+
+type obj = map[string]any
+
+type checker struct {
+	problems []string
+}
+
+func (c *checker) bad(path, format string, args ...any) {
+	c.problems = append(c.problems, fmt.Sprintf("[ERROR] "+format+" [json-pointer:%s]", append(args, path)...))
+}
+
+func str(o obj, k string) (string, bool) {
+	v, ok := o[k]
+	if !ok {
+		return "", false
+	}
+	s, ok := v.(string)
+	return s, ok
+}
+
+func n(s string) int { return utf8.RuneCountInString(s) }
+
+// text checks a text object: its type, non-empty text and length.
+func (c *checker) text(path string, v any, max int, plainOnly bool) {
+	o, ok := v.(obj)
+	if !ok {
+		c.bad(path, "must be a text object")
+		return
+	}
+	typ, _ := str(o, "type")
+	if typ != "plain_text" && typ != "mrkdwn" {
+		c.bad(path+"/type", "must be plain_text or mrkdwn")
+	}
+	if plainOnly && typ != "plain_text" {
+		c.bad(path+"/type", "must be plain_text")
+	}
+	t, _ := str(o, "text")
+	switch {
+	case n(t) == 0:
+		c.bad(path+"/text", "must be more than 0 characters")
+	case n(t) > max:
+		c.bad(path+"/text", "must be less than %d characters", max+1)
+	}
+}
+
+func (c *checker) maxLen(path string, o obj, k string, max int) {
+	if s, ok := str(o, k); ok && n(s) > max {
+		c.bad(path+"/"+k, "must be less than %d characters", max+1)
+	}
+}
+
+func (c *checker) confirm(path string, v any) {
+	o, ok := v.(obj)
+	if !ok {
+		c.bad(path, "must be a confirm object")
+		return
+	}
+	c.text(path+"/title", o["title"], maxConfirmTitle, true)
+	c.text(path+"/text", o["text"], maxConfirmText, false)
+	c.text(path+"/confirm", o["confirm"], maxConfirmButton, true)
+	c.text(path+"/deny", o["deny"], maxConfirmButton, true)
+}
+
+func (c *checker) options(path string, v any, max int) {
+	opts, _ := v.([]any)
+	if len(opts) == 0 {
+		c.bad(path, "must provide at least 1 option")
+	}
+	if len(opts) > max {
+		c.bad(path, "must provide at most %d items", max)
+	}
+	for i, ov := range opts {
+		p := fmt.Sprintf("%s/%d", path, i)
+		o, ok := ov.(obj)
+		if !ok {
+			c.bad(p, "must be an option object")
+			continue
+		}
+		c.text(p+"/text", o["text"], maxOptionText, false)
+		if d, ok := o["description"]; ok {
+			c.text(p+"/description", d, maxOptionDesc, false)
+		}
+		val, _ := str(o, "value")
+		if n(val) == 0 || n(val) > maxOptionValue {
+			c.bad(p+"/value", "must be 1 to %d characters", maxOptionValue)
+		}
+	}
+}
+
+// element checks one interactive element; where is the block type.
+func (c *checker) element(path string, v any, where string, actionIDs map[string]bool) {
+	o, ok := v.(obj)
+	if !ok {
+		c.bad(path, "must be an element object")
+		return
+	}
+	typ, _ := str(o, "type")
+	if id, ok := str(o, "action_id"); ok {
+		if n(id) > maxID {
+			c.bad(path+"/action_id", "must be less than %d characters", maxID+1)
+		}
+		if actionIDs[id] {
+			c.bad(path+"/action_id", "action_id %q is already used in this block", id)
+		}
+		actionIDs[id] = true
+	}
+	if cf, ok := o["confirm"]; ok {
+		c.confirm(path+"/confirm", cf)
+	}
+	switch typ {
+	case "button":
+		c.text(path+"/text", o["text"], maxButtonText, true)
+		c.maxLen(path, o, "value", maxButtonValue)
+		if s, ok := str(o, "style"); ok && s != "primary" && s != "danger" {
+			c.bad(path+"/style", "must be primary or danger")
+		}
+	case "checkboxes", "radio_buttons":
+		c.options(path+"/options", o["options"], maxChoiceOptions)
+	case "static_select":
+		c.options(path+"/options", o["options"], maxSelectOptions)
+		c.text(path+"/placeholder", o["placeholder"], maxPlaceholder, true)
+	case "multi_static_select":
+		if where == "actions" {
+			c.bad(path+"/type", "multi_static_select is not allowed in actions blocks")
+		}
+		c.options(path+"/options", o["options"], maxSelectOptions)
+		c.text(path+"/placeholder", o["placeholder"], maxPlaceholder, true)
+	case "plain_text_input":
+		if where != "input" {
+			c.bad(path+"/type", "plain_text_input only works in input blocks")
+		}
+		if p, ok := o["placeholder"]; ok {
+			c.text(path+"/placeholder", p, maxPlaceholder, true)
+		}
+		if ml, ok := o["max_length"].(float64); ok && (ml < 1 || ml > maxInputLength) {
+			c.bad(path+"/max_length", "must be between 1 and %d", maxInputLength)
+		}
+	case "overflow", "datepicker", "timepicker", "users_select", "conversations_select", "channels_select":
+	default:
+		c.bad(path+"/type", "unknown or unsupported element type %q", typ)
+	}
+}
+
+// blocks checks a message's or modal's blocks; surface is "message" or "modal".
+func (c *checker) blocks(path string, v any, surface string) {
+	blocks, ok := v.([]any)
+	if !ok {
+		c.bad(path, "must be an array")
+		return
+	}
+	max := maxBlocksMessage
+	if surface == "modal" {
+		max = maxBlocksModal
+	}
+	if len(blocks) > max {
+		c.bad(path, "must provide at most %d items", max)
+	}
+	ids := map[string]bool{}
+	for i, bv := range blocks {
+		p := fmt.Sprintf("%s/%d", path, i)
+		b, ok := bv.(obj)
+		if !ok {
+			c.bad(p, "must be a block object")
+			continue
+		}
+		if id, ok := str(b, "block_id"); ok {
+			if n(id) > maxID {
+				c.bad(p+"/block_id", "must be less than %d characters", maxID+1)
+			}
+			if ids[id] {
+				c.bad(p+"/block_id", "duplicate block_id %q", id)
+			}
+			ids[id] = true
+		}
+		typ, _ := str(b, "type")
+		actionIDs := map[string]bool{}
+		switch typ {
+		case "header":
+			c.text(p+"/text", b["text"], maxHeaderText, true)
+		case "section":
+			_, hasText := b["text"]
+			fields, _ := b["fields"].([]any)
+			if !hasText && len(fields) == 0 {
+				c.bad(p, "must have text or fields")
+			}
+			if hasText {
+				c.text(p+"/text", b["text"], maxSectionText, false)
+			}
+			if len(fields) > maxFields {
+				c.bad(p+"/fields", "must provide at most %d items", maxFields)
+			}
+			for j, f := range fields {
+				c.text(fmt.Sprintf("%s/fields/%d", p, j), f, maxFieldText, false)
+			}
+			if acc, ok := b["accessory"]; ok {
+				c.element(p+"/accessory", acc, "section", actionIDs)
+			}
+		case "context":
+			els, _ := b["elements"].([]any)
+			if len(els) == 0 || len(els) > maxContextElems {
+				c.bad(p+"/elements", "must provide 1 to %d items", maxContextElems)
+			}
+			for j, e := range els {
+				c.text(fmt.Sprintf("%s/elements/%d", p, j), e, maxSectionText, false)
+			}
+		case "actions":
+			els, _ := b["elements"].([]any)
+			if len(els) == 0 || len(els) > maxActions {
+				c.bad(p+"/elements", "must provide 1 to %d items", maxActions)
+			}
+			for j, e := range els {
+				c.element(fmt.Sprintf("%s/elements/%d", p, j), e, "actions", actionIDs)
+			}
+		case "input":
+			c.text(p+"/label", b["label"], maxInputLabel, true)
+			c.element(p+"/element", b["element"], "input", actionIDs)
+		case "divider":
+		default:
+			c.bad(p+"/type", "unknown or unsupported block type %q", typ)
+		}
+	}
+}
+
+// view checks a modal view.
+func (c *checker) view(v any) {
+	o, ok := v.(obj)
+	if !ok {
+		c.bad("/view", "must be a view object")
+		return
+	}
+	if t, _ := str(o, "type"); t != "modal" {
+		c.bad("/view/type", "must be modal")
+	}
+	c.text("/view/title", o["title"], maxModalTitle, true)
+	hasInput := false
+	if bs, ok := o["blocks"].([]any); ok {
+		for _, b := range bs {
+			if bo, ok := b.(obj); ok && bo["type"] == "input" {
+				hasInput = true
+			}
+		}
+	}
+	if s, ok := o["submit"]; ok {
+		c.text("/view/submit", s, maxModalButton, true)
+	} else if hasInput {
+		c.bad("/view/submit", "is required when the view has input blocks")
+	}
+	if cl, ok := o["close"]; ok {
+		c.text("/view/close", cl, maxModalButton, true)
+	}
+	c.maxLen("/view", o, "private_metadata", maxPrivateMeta)
+	c.maxLen("/view", o, "callback_id", maxCallbackID)
+	c.blocks("/view/blocks", o["blocks"], "modal")
+}

@@ -1,0 +1,102 @@
+package slack
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// groupCache keeps Slack user group members for a TTL, so a burst of clicks
+// costs one usergroups.users.list call per group (Tier 2, ~20/min).
+type groupCache struct {
+	ttl   time.Duration
+	now   func() time.Time
+	fetch func(ctx context.Context, group string) ([]string, error)
+	mu    sync.Mutex
+	m     map[string]*groupEntry
+}
+
+type groupEntry struct {
+	ready   chan struct{} // closed once members/err are set
+	members map[string]bool
+	err     error
+	at      time.Time
+}
+
+func newGroupCache(ttl time.Duration, now func() time.Time, fetch func(context.Context, string) ([]string, error)) *groupCache {
+	return &groupCache{ttl: ttl, now: now, fetch: fetch, m: map[string]*groupEntry{}}
+}
+
+// has reports whether user is a member of group.
+func (c *groupCache) has(ctx context.Context, group, user string) (bool, error) {
+	c.mu.Lock()
+	e, ok := c.m[group]
+	if ok {
+		select {
+		case <-e.ready:
+			ttl := c.ttl
+			if e.err != nil {
+				ttl = min(ttl, 10*time.Second) // retry a failed fetch soon
+			}
+			if c.now().Sub(e.at) > ttl {
+				ok = false
+			}
+		default: // in flight: wait below
+		}
+	}
+	if !ok {
+		e = &groupEntry{ready: make(chan struct{})}
+		c.m[group] = e
+		c.mu.Unlock()
+		members, err := c.fetch(context.WithoutCancel(ctx), group)
+		e.members = map[string]bool{}
+		for _, m := range members {
+			e.members[m] = true
+		}
+		e.err, e.at = err, c.now()
+		close(e.ready)
+	} else {
+		c.mu.Unlock()
+	}
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	return e.members[user], e.err
+}
+
+func (a *Adapter) fetchGroup(ctx context.Context, group string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var members []string
+	err := a.call(ctx, "usergroups.users.list", group, callOpts{}, func(ctx context.Context) error {
+		var err error
+		members, err = a.api.GetUserGroupMembersContext(ctx, group)
+		return err
+	})
+	return members, err
+}
+
+// person describes a Slack user for the Router, with the user groups of q's
+// responders that the user belongs to.
+func (a *Adapter) person(ctx context.Context, q *core.Question, userID, name string) core.Person {
+	p := core.Person{Platform: "slack", ID: userID, Name: name}
+	r := q.Responders
+	if r.Empty() || slices.Contains(r.Users, "slack:"+userID) {
+		return p
+	}
+	for _, g := range r.SlackUsergroups {
+		ok, err := a.groups.has(ctx, g, userID)
+		if err != nil {
+			a.log.Warn("reading user group members failed", "group", g, "code", ErrorCode(err), "err", err)
+		}
+		if ok {
+			p.Groups = append(p.Groups, g)
+		}
+	}
+	return p
+}

@@ -1,0 +1,435 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/slack-go/slack"
+)
+
+const maxBody = 1 << 20
+
+// place is where a person acted: where to answer them privately.
+type place struct {
+	channel, thread string
+	user, name      string
+}
+
+// readSigned reads the body and verifies Slack's signature before anything
+// is parsed. It writes the 401 itself.
+func (a *Adapter) readSigned(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		http.Error(w, "request body too large or unreadable", http.StatusBadRequest)
+		return nil, false
+	}
+	if err := verify(r.Header, body, a.cfg.SigningSecret, a.cfg.Now()); err != nil {
+		a.log.Warn("refused a request without a valid Slack signature", "path", r.URL.Path, "reason", err.Error())
+		http.Error(w, "invalid Slack signature", http.StatusUnauthorized)
+		return nil, false
+	}
+	return body, true
+}
+
+// serveInteraction is POST /slack/interactions.
+func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
+	body, ok := a.readSigned(w, r)
+	if !ok {
+		return
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil || form.Get("payload") == "" {
+		http.Error(w, "missing payload", http.StatusBadRequest)
+		return
+	}
+	ic, err := parseInteraction([]byte(form.Get("payload")))
+	if err != nil {
+		http.Error(w, "malformed payload", http.StatusBadRequest)
+		return
+	}
+	resp := a.interact(ic)
+	if resp == nil {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// interact handles one interaction, whichever transport brought it, and
+// returns the acknowledgement's body (nil: empty). It never blocks on Slack
+// or the store except to validate a modal: slow work runs in the background.
+func (a *Adapter) interact(ic *slack.InteractionCallback) any {
+	switch ic.Type {
+	case slack.InteractionTypeBlockActions:
+		a.blockActions(ic)
+	case slack.InteractionTypeViewSubmission:
+		return a.viewSubmission(ic)
+	}
+	return nil
+}
+
+func userName(u slack.User) string {
+	if u.Name != "" {
+		return u.Name
+	}
+	return u.Profile.DisplayName
+}
+
+func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
+	w := place{channel: ic.Container.ChannelID, thread: ic.Container.ThreadTs, user: ic.User.ID, name: userName(ic.User)}
+	if w.channel == "" {
+		w.channel = ic.Channel.ID
+	}
+	for _, ba := range ic.ActionCallback.BlockActions {
+		qid, _, ok := parseBlockID(ba.BlockID)
+		if !ok {
+			continue
+		}
+		act, ok := parseActionID(ba.ActionID)
+		if !ok {
+			continue
+		}
+		switch act.verb {
+		case actOption:
+			a.goBG(a.answerTimeout(), func(ctx context.Context) {
+				a.respond(ctx, w, qid, func(_ context.Context, _ string, q *core.Question) (core.RespondRequest, string) {
+					if act.item >= len(q.Questions) || act.option >= len(q.Questions[act.item].Options) {
+						return core.RespondRequest{}, "That button no longer matches the question."
+					}
+					it := q.Questions[act.item]
+					return core.RespondRequest{Answers: map[string]core.StringList{it.Question: {it.Options[act.option].Label}}}, ""
+				})
+			})
+		case actOther, actAnswer:
+			trigger := ic.TriggerID
+			a.goTracked(3*time.Second, false, func(ctx context.Context) { a.openModal(ctx, w, qid, act.item, trigger) })
+		case actSubmit:
+			var state map[string]map[string]slack.BlockAction
+			if ic.BlockActionState != nil {
+				state = ic.BlockActionState.Values
+			}
+			a.goBG(a.answerTimeout(), func(ctx context.Context) {
+				a.respond(ctx, w, qid, func(ctx context.Context, project string, q *core.Question) (core.RespondRequest, string) {
+					draft, err := a.router.Store().GetDraft(ctx, project, q.ID, "slack:"+w.user)
+					if err != nil {
+						a.log.Warn("reading a draft failed", "question", q.ID, "err", err)
+					}
+					return collect(q, state, draft)
+				})
+			})
+		case actDismiss:
+			a.goBG(a.answerTimeout(), func(ctx context.Context) { a.dismiss(ctx, w, qid) })
+		}
+	}
+}
+
+func (a *Adapter) answerTimeout() time.Duration { return a.cfg.RunNotPausedRetry + 30*time.Second }
+
+// collect reads a Submit: the ticked boxes and radio buttons of the message,
+// plus free text the person saved from "Other…" or "Write answer…". Every
+// item must be answered; the hint names the ones that are not.
+func collect(q *core.Question, state map[string]map[string]slack.BlockAction, draft map[string][]string) (core.RespondRequest, string) {
+	answers := map[string]core.StringList{}
+	var missing []string
+	for i, it := range q.Questions {
+		var picked []string
+		label := func(v string) {
+			if j, err := strconv.Atoi(v); err == nil && j >= 0 && j < len(it.Options) {
+				picked = append(picked, it.Options[j].Label)
+			}
+		}
+		if act, ok := state[blockID(q.ID, strconv.Itoa(i))][fmt.Sprintf("%s:%d", actPick, i)]; ok {
+			if it.MultiSelect {
+				for _, o := range act.SelectedOptions {
+					label(o.Value)
+				}
+			} else if act.SelectedOption.Value != "" {
+				label(act.SelectedOption.Value)
+			}
+		}
+		if text := draft[it.Question]; len(text) > 0 {
+			if it.MultiSelect {
+				picked = append(picked, text...)
+			} else {
+				picked = text[:1] // "Other…" replaces a radio choice (radios cannot be cleared)
+			}
+		}
+		if len(picked) == 0 {
+			missing = append(missing, "“"+clip(oneLine(itemName(it)), 80)+"”")
+		}
+		answers[it.Question] = picked
+	}
+	if len(missing) > 0 {
+		return core.RespondRequest{}, "Nothing was sent yet: please answer " + strings.Join(missing, " and ") +
+			", then press Submit. Answers go to the agent all together."
+	}
+	return core.RespondRequest{Answers: answers}, ""
+}
+
+// load finds a question from the id a click carries.
+func (a *Adapter) load(ctx context.Context, qid string) (string, *core.Question, error) {
+	project, err := a.router.Locate(ctx, qid)
+	if err != nil {
+		return "", nil, err
+	}
+	q, err := a.router.Store().Get(ctx, project, qid)
+	return project, q, err
+}
+
+// respond records a person's answer to question qid. build turns the
+// interaction into an answer, or returns a hint for the person instead.
+// It reports whether the answer was recorded.
+func (a *Adapter) respond(ctx context.Context, w place, qid string,
+	build func(ctx context.Context, project string, q *core.Question) (core.RespondRequest, string)) bool {
+	project, q, err := a.load(ctx, qid)
+	if err != nil {
+		a.tell(ctx, w, a.explain(err, nil))
+		return false
+	}
+	if q.Status != core.StatusPending {
+		a.tell(ctx, w, a.explain(core.StatusError(q), q))
+		return false
+	}
+	who := a.person(ctx, q, w.user, w.name)
+	if !core.Allowed(q.Responders, who) {
+		a.tell(ctx, w, a.explain(core.Errorf(core.ENotAllowed, "not allowed"), q))
+		return false
+	}
+	req, hint := build(ctx, project, q)
+	if hint != "" {
+		a.tell(ctx, w, hint)
+		return false
+	}
+	return a.record(ctx, w, project, q, who, req)
+}
+
+// record calls Router.Answer, retrying while a webhook-mode run has not
+// paused yet (DESIGN §5), and tells the person when it fails.
+func (a *Adapter) record(ctx context.Context, w place, project string, q *core.Question, who core.Person, req core.RespondRequest) bool {
+	deadline := time.Now().Add(a.cfg.RunNotPausedRetry)
+	for {
+		final, err := a.router.Answer(ctx, project, q.ID, req, who)
+		if err == nil {
+			a.log.Info("question answered", "question", q.ID, "project", project, "user", who.ID)
+			return true
+		}
+		if core.ErrorCode(err) == core.ERunNotPaused && time.Now().Before(deadline) {
+			if sleep(ctx, 250*time.Millisecond) == nil {
+				continue
+			}
+		}
+		if final == nil {
+			final = q
+		}
+		a.tell(ctx, w, a.explain(err, final))
+		return false
+	}
+}
+
+func (a *Adapter) dismiss(ctx context.Context, w place, qid string) {
+	project, q, err := a.load(ctx, qid)
+	if err != nil {
+		a.tell(ctx, w, a.explain(err, nil))
+		return
+	}
+	who := a.person(ctx, q, w.user, w.name)
+	final, err := a.router.Cancel(ctx, project, qid, core.CancelUser, &who)
+	if err != nil {
+		if final == nil {
+			final = q
+		}
+		a.tell(ctx, w, a.explain(err, final))
+	}
+}
+
+// explain turns an error of the Router into a sentence for the person.
+func (a *Adapter) explain(err error, q *core.Question) string {
+	switch core.ErrorCode(err) {
+	case core.ENotAllowed:
+		return "Only " + describe(q.Responders) + " may answer this question. Your click changed nothing."
+	case core.EAlreadyAnswered:
+		return ":information_source: " + strings.TrimPrefix(outcome(q), ":white_check_mark: ")
+	case core.EQuestionCancelled, core.EQuestionExpired:
+		return ":information_source: This question is closed. " + outcome(q)
+	case core.ERunNotPaused:
+		return "The agent's run has not paused yet, so your answer could not be delivered. Nothing was recorded; please try again in a moment."
+	case core.EInvalidAnswer:
+		return "That answer is not valid: " + escape(err.Error())
+	case core.ENotFound:
+		return "This question no longer exists."
+	}
+	a.log.Error("recording a Slack answer failed", "err", err)
+	return "Something went wrong while recording your answer; nothing was recorded. Please try again."
+}
+
+// describe names who may answer, with Slack mentions for Slack users and
+// user groups (an ephemeral message notifies nobody).
+func describe(r core.Responders) string {
+	if r.Empty() {
+		return core.DescribeResponders(r)
+	}
+	var parts []string
+	for _, u := range r.Users {
+		if id, ok := strings.CutPrefix(u, "slack:"); ok && slackID(id) {
+			parts = append(parts, "<@"+id+">")
+		} else {
+			parts = append(parts, escape(u))
+		}
+	}
+	for _, g := range r.SlackUsergroups {
+		if slackID(g) {
+			parts = append(parts, "<!subteam^"+g+">")
+		}
+	}
+	for _, g := range r.DiscordRoles {
+		parts = append(parts, "Discord role "+escape(g))
+	}
+	return strings.Join(parts, ", ") + " (" + escape(core.DescribeResponders(r)) + ")"
+}
+
+func slackID(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// tell sends a private message to the person where they acted.
+func (a *Adapter) tell(ctx context.Context, w place, text string) {
+	if w.channel == "" || w.user == "" {
+		return
+	}
+	opts := []slack.MsgOption{slack.MsgOptionText(clip(text, maxFallbackText), false)}
+	if w.thread != "" {
+		opts = append(opts, slack.MsgOptionTS(w.thread))
+	}
+	_ = a.call(ctx, "chat.postEphemeral", w.channel, callOpts{}, func(ctx context.Context) error {
+		_, err := a.api.PostEphemeralContext(ctx, w.channel, w.user, opts...)
+		return err
+	})
+}
+
+// openModal opens the free-text modal of an item within the trigger window.
+func (a *Adapter) openModal(ctx context.Context, w place, qid string, item int, trigger string) {
+	_, q, err := a.load(ctx, qid)
+	if err != nil {
+		a.tell(ctx, w, a.explain(err, nil))
+		return
+	}
+	if q.Status != core.StatusPending {
+		a.tell(ctx, w, a.explain(core.StatusError(q), q))
+		return
+	}
+	if item < 0 || item >= len(q.Questions) {
+		return
+	}
+	if who := a.person(ctx, q, w.user, w.name); !core.Allowed(q.Responders, who) {
+		a.tell(ctx, w, a.explain(core.Errorf(core.ENotAllowed, "not allowed"), q))
+		return
+	}
+	meta, _ := json.Marshal(modalMeta{QuestionID: qid, Item: item, Channel: w.channel, ThreadTS: w.thread, Draft: hasSubmit(q)})
+	view := renderModal(q, item, string(meta), hasSubmit(q))
+	err = a.call(ctx, "views.open", w.user, callOpts{noWait: true}, func(ctx context.Context) error {
+		_, err := a.api.OpenViewContext(ctx, trigger, view)
+		return err
+	})
+	if err != nil {
+		a.tell(ctx, w, "The answer form could not be opened (Slack said: "+escape(errText(err))+"). Please click again.")
+	}
+}
+
+func errText(err error) string {
+	if c := ErrorCode(err); c != "" {
+		return c
+	}
+	return "no answer in time"
+}
+
+// viewSubmission validates a modal synchronously (inline errors must be in
+// the acknowledgement) and records the answer in the background.
+func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
+	if ic.View.CallbackID != modalCallback {
+		return nil
+	}
+	var meta modalMeta
+	if err := json.Unmarshal([]byte(ic.View.PrivateMetadata), &meta); err != nil || meta.QuestionID == "" {
+		return nil
+	}
+	var text string
+	if ic.View.State != nil {
+		text = strings.TrimSpace(ic.View.State.Values[modalBlock][modalAction].Value)
+	}
+	switch {
+	case text == "":
+		return slack.NewErrorsViewSubmissionResponse(map[string]string{modalBlock: "Write an answer, or press Cancel."})
+	case textLen(text) > core.MaxAnswerLen:
+		return slack.NewErrorsViewSubmissionResponse(map[string]string{modalBlock: fmt.Sprintf("At most %d characters, please.", core.MaxAnswerLen)})
+	}
+	w := place{channel: meta.Channel, thread: meta.ThreadTS, user: ic.User.ID, name: userName(ic.User)}
+	a.goBG(a.answerTimeout(), func(ctx context.Context) {
+		if meta.Draft {
+			a.saveDraft(ctx, w, meta, text)
+			return
+		}
+		a.respond(ctx, w, meta.QuestionID, func(_ context.Context, _ string, q *core.Question) (core.RespondRequest, string) {
+			if meta.Item < 0 || meta.Item >= len(q.Questions) {
+				return core.RespondRequest{}, "That form no longer matches the question."
+			}
+			return core.RespondRequest{Answers: map[string]core.StringList{q.Questions[meta.Item].Question: {text}}}, ""
+		})
+	})
+	return nil
+}
+
+// saveDraft keeps one item's free text until the person presses Submit.
+func (a *Adapter) saveDraft(ctx context.Context, w place, meta modalMeta, text string) {
+	project, q, err := a.load(ctx, meta.QuestionID)
+	if err != nil {
+		a.tell(ctx, w, a.explain(err, nil))
+		return
+	}
+	if q.Status != core.StatusPending {
+		a.tell(ctx, w, a.explain(core.StatusError(q), q))
+		return
+	}
+	if meta.Item < 0 || meta.Item >= len(q.Questions) {
+		return
+	}
+	st := a.router.Store()
+	person := "slack:" + w.user
+	draft, err := st.GetDraft(ctx, project, q.ID, person)
+	if err != nil || draft == nil {
+		draft = map[string][]string{}
+	}
+	it := q.Questions[meta.Item]
+	draft[it.Question] = []string{text}
+	ttl := time.Until(q.ExpiresAt) + time.Minute
+	if err := st.PutDraft(ctx, project, q.ID, person, draft, max(ttl, time.Minute)); err != nil {
+		a.log.Error("saving a draft failed", "question", q.ID, "err", err)
+		a.tell(ctx, w, "Your answer could not be saved; please try again.")
+		return
+	}
+	a.tell(ctx, w, "Saved your answer to “"+escClip(oneLine(itemName(it)), 80)+"”. Press *Submit* on the question when every part is answered.")
+}
+
+func parseInteraction(payload []byte) (*slack.InteractionCallback, error) {
+	var ic slack.InteractionCallback
+	if err := json.Unmarshal(payload, &ic); err != nil {
+		return nil, err
+	}
+	return &ic, nil
+}

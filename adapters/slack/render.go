@@ -1,0 +1,357 @@
+package slack
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/slack-go/slack"
+)
+
+// Ids carried by interactive blocks. A block id is "ab|<question id>|<part>"
+// and the action id names the control, so a click alone finds its question
+// on any replica.
+const (
+	blockPrefix = "ab|"
+	partSubmit  = "x"
+
+	actOption  = "opt"    // opt:<item>:<option>  a single-select button
+	actPick    = "pick"   // pick:<item>          radio buttons or checkboxes
+	actOther   = "other"  // other:<item>         opens the free-text modal
+	actAnswer  = "answer" // answer:<item>        opens the free-text modal (open-ended)
+	actSubmit  = "submit"
+	actDismiss = "dismiss"
+
+	modalCallback = "askbridge_answer"
+	modalBlock    = "ab_text"
+	modalAction   = "text"
+)
+
+func blockID(qid, part string) string { return blockPrefix + qid + "|" + part }
+
+// parseBlockID returns the question id of one of our block ids.
+func parseBlockID(id string) (qid, part string, ok bool) {
+	rest, found := strings.CutPrefix(id, blockPrefix)
+	if !found {
+		return "", "", false
+	}
+	qid, part, found = strings.Cut(rest, "|")
+	return qid, part, found && qid != ""
+}
+
+// action is a parsed action id.
+type action struct {
+	verb         string
+	item, option int
+}
+
+func parseActionID(id string) (action, bool) {
+	parts := strings.Split(id, ":")
+	a := action{verb: parts[0], item: -1, option: -1}
+	nums := make([]int, 0, 2)
+	for _, p := range parts[1:] {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return action{}, false
+		}
+		nums = append(nums, n)
+	}
+	switch {
+	case a.verb == actOption && len(nums) == 2:
+		a.item, a.option = nums[0], nums[1]
+	case (a.verb == actPick || a.verb == actOther || a.verb == actAnswer) && len(nums) == 1:
+		a.item = nums[0]
+	case (a.verb == actSubmit || a.verb == actDismiss) && len(nums) == 0:
+	default:
+		return action{}, false
+	}
+	return a, true
+}
+
+func plain(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, s, true, false)
+}
+func mrkdwn(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+}
+
+// hasSubmit reports whether answers are collected and sent with a Submit
+// button (several items, or one multi-select item) rather than by one click.
+func hasSubmit(q *core.Question) bool {
+	return len(q.Questions) > 1 || (len(q.Questions) == 1 && q.Questions[0].MultiSelect)
+}
+
+func agentName(q *core.Question) string {
+	if q.AgentName != "" {
+		return q.AgentName
+	}
+	if q.AgentID != "" {
+		return q.AgentID
+	}
+	return "An agent"
+}
+
+func itemName(it core.Item) string {
+	if it.Header != "" {
+		return it.Header
+	}
+	return it.Question
+}
+
+func title(q *core.Question) string {
+	if q.Kind == core.KindApproval {
+		return "Approval needed"
+	}
+	if len(q.Questions) == 1 && q.Questions[0].Header != "" {
+		return q.Questions[0].Header
+	}
+	return "Question from " + agentName(q)
+}
+
+// fallback is the message's top-level text: notifications and clients that
+// cannot show blocks.
+func fallback(q *core.Question) string {
+	var b strings.Builder
+	b.WriteString(agentName(q) + " asks: ")
+	for i, it := range q.Questions {
+		if i > 0 {
+			b.WriteString(" / ")
+		}
+		b.WriteString(it.Question)
+	}
+	return escClip(oneLine(b.String()), maxFallbackText)
+}
+
+// heading is the header block and the line naming agent, run and deadline.
+func heading(q *core.Question, now time.Time, pending bool) []slack.Block {
+	blocks := []slack.Block{slack.NewHeaderBlock(plain(clip(oneLine(title(q)), maxHeaderText)))}
+	meta := "*" + escClip(oneLine(agentName(q)), 200) + "*"
+	if q.RunID != "" {
+		meta += " · run `" + escClip(strings.ReplaceAll(q.RunID, "`", "'"), 200) + "`"
+	}
+	if pending && !q.ExpiresAt.IsZero() {
+		meta += fmt.Sprintf(" · expires in %s (<!date^%d^{date_short_pretty} {time}|%s>)",
+			core.HumanDuration(q.ExpiresAt.Sub(now)), q.ExpiresAt.Unix(), q.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	blocks = append(blocks, slack.NewContextBlock("", mrkdwn(clip(meta, maxContextText))))
+	if strings.TrimSpace(q.Context) != "" {
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(markdown(q.Context, maxSectionText)), nil, nil))
+	}
+	return blocks
+}
+
+// itemText is the item's question, numbered when there are several.
+func itemText(q *core.Question, i int) string {
+	it := q.Questions[i]
+	var b strings.Builder
+	if len(q.Questions) > 1 {
+		fmt.Fprintf(&b, "*%d. ", i+1)
+		if it.Header != "" {
+			b.WriteString(escClip(oneLine(it.Header), 100) + "* — ")
+		} else {
+			b.WriteString("* ")
+		}
+		b.WriteString(escClip(it.Question, maxSectionText-200))
+		return b.String()
+	}
+	return "*" + escClip(it.Question, maxSectionText-200) + "*"
+}
+
+// optionList shows every option with its number, description and whether
+// the agent recommends it; the controls can only show 75 characters.
+func optionList(it core.Item) string {
+	var lines []string
+	budget := (maxSectionText - 100) / max(len(it.Options), 1)
+	for j, o := range it.Options {
+		line := fmt.Sprintf("*%d.* %s", j+1, escClip(oneLine(o.Label), budget/3))
+		if o.Recommended {
+			line += " _(recommended)_"
+		}
+		if o.Description != "" {
+			line += " — " + escClip(oneLine(o.Description), budget*2/3-30)
+		}
+		lines = append(lines, line)
+	}
+	return clip(strings.Join(lines, "\n"), maxSectionText)
+}
+
+func dismissButton() *slack.ButtonBlockElement {
+	b := slack.NewButtonBlockElement(actDismiss, "dismiss", plain("Dismiss"))
+	b.Style = slack.StyleDanger
+	b.Confirm = slack.NewConfirmationBlockObject(
+		plain("Dismiss this question?"),
+		plain("The agent gets no answer and carries on without one. This cannot be undone."),
+		plain("Dismiss"), plain("Keep it"))
+	b.Confirm.Style = slack.StyleDanger
+	return b
+}
+
+func optionObjects(it core.Item) []*slack.OptionBlockObject {
+	opts := make([]*slack.OptionBlockObject, len(it.Options))
+	for j, o := range it.Options {
+		var desc *slack.TextBlockObject
+		if o.Description != "" {
+			desc = plain(clip(oneLine(o.Description), maxOptionDesc))
+		}
+		label := oneLine(o.Label)
+		if o.Recommended {
+			label = clip(label, maxOptionText-2) + " ★"
+		}
+		opts[j] = slack.NewOptionBlockObject(strconv.Itoa(j), plain(clip(label, maxOptionText)), desc)
+	}
+	return opts
+}
+
+// renderQuestion builds the blocks and fallback text of a pending question.
+func renderQuestion(q *core.Question, now time.Time) ([]slack.Block, string) {
+	blocks := heading(q, now, true)
+	single := len(q.Questions) == 1
+	for i, it := range q.Questions {
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(itemText(q, i)), nil, nil))
+		if len(it.Options) > 0 {
+			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(optionList(it))))
+		}
+		part := strconv.Itoa(i)
+		var elems []slack.BlockElement
+		switch {
+		case it.OpenEnded():
+			label := "Answer…"
+			if !single {
+				label = "Write answer…"
+			}
+			b := slack.NewButtonBlockElement(fmt.Sprintf("%s:%d", actAnswer, i), "answer", plain(label))
+			b.Style = slack.StylePrimary
+			elems = append(elems, b)
+		case single && !it.MultiSelect:
+			for j, o := range it.Options {
+				b := slack.NewButtonBlockElement(fmt.Sprintf("%s:%d:%d", actOption, i, j), strconv.Itoa(j),
+					plain(clip(oneLine(o.Label), maxButtonText)))
+				if o.Recommended {
+					b.Style = slack.StylePrimary
+				}
+				elems = append(elems, b)
+			}
+		case it.MultiSelect:
+			elems = append(elems, slack.NewCheckboxGroupsBlockElement(fmt.Sprintf("%s:%d", actPick, i), optionObjects(it)...))
+		default:
+			elems = append(elems, slack.NewRadioButtonsBlockElement(fmt.Sprintf("%s:%d", actPick, i), optionObjects(it)...))
+		}
+		if !it.OpenEnded() {
+			elems = append(elems, slack.NewButtonBlockElement(fmt.Sprintf("%s:%d", actOther, i), "other", plain("Other…")))
+		}
+		if single && !hasSubmit(q) {
+			elems = append(elems, dismissButton())
+		}
+		blocks = append(blocks, slack.NewActionBlock(blockID(q.ID, part), elems...))
+	}
+	if hasSubmit(q) {
+		submit := slack.NewButtonBlockElement(actSubmit, "submit", plain("Submit"))
+		submit.Style = slack.StylePrimary
+		blocks = append(blocks, slack.NewActionBlock(blockID(q.ID, partSubmit), submit, dismissButton()))
+	}
+	return blocks, fallback(q)
+}
+
+// outcome is the one line a finished copy shows.
+func outcome(q *core.Question) string {
+	switch q.Status {
+	case core.StatusAnswered:
+		var parts []string
+		for _, it := range q.Questions {
+			ans := q.Answers[it.Question]
+			if len(q.Questions) > 1 {
+				ans = itemName(it) + ": " + ans
+			}
+			parts = append(parts, ans)
+		}
+		return ":white_check_mark: Answered by " + personRef(q.RespondedBy) + ": " +
+			escClip(strings.Join(parts, "; "), maxSectionText-300)
+	case core.StatusExpired:
+		return ":hourglass: Expired without an answer; the agent carries on without one."
+	case core.StatusCancelled:
+		switch q.CancelReason {
+		case core.CancelUser:
+			return ":no_entry_sign: Dismissed by " + personRef(q.RespondedBy) + "."
+		case core.CancelSuperseded:
+			return ":arrows_counterclockwise: Replaced by a newer question from this run."
+		default:
+			return ":no_entry_sign: Withdrawn by the agent."
+		}
+	}
+	return "Status: " + string(q.Status)
+}
+
+// personRef names who acted: a Slack user as a mention (an edited message
+// notifies nobody), anyone else by name.
+func personRef(p *core.Person) string {
+	switch {
+	case p == nil:
+		return "someone"
+	case p.Platform == "slack" && slackID(p.ID):
+		return "<@" + p.ID + ">"
+	}
+	return "*" + escClip(oneLine(p.String()), 200) + "*"
+}
+
+// renderFinal builds the blocks of a finished copy: the question without
+// controls, and the outcome.
+func renderFinal(q *core.Question) ([]slack.Block, string) {
+	blocks := heading(q, time.Time{}, false)
+	for i, it := range q.Questions {
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(itemText(q, i)), nil, nil))
+		if len(it.Options) > 0 {
+			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(optionList(it))))
+		}
+	}
+	line := outcome(q)
+	blocks = append(blocks, slack.NewSectionBlock(mrkdwn(clip(line, maxSectionText)), nil, nil))
+	return blocks, clip(title(q)+" — "+line, maxFallbackText)
+}
+
+// modalMeta travels in a modal's private_metadata: a modal has no channel.
+type modalMeta struct {
+	QuestionID string `json:"q"`
+	Item       int    `json:"i"`
+	Channel    string `json:"c,omitempty"`
+	ThreadTS   string `json:"t,omitempty"`
+	Draft      bool   `json:"d,omitempty"` // keep the text until Submit
+}
+
+// renderModal builds the free-text modal of an item.
+func renderModal(q *core.Question, item int, meta string, draft bool) slack.ModalViewRequest {
+	it := q.Questions[item]
+	label := "Your answer"
+	if !it.OpenEnded() {
+		label = "Your own answer (instead of the options)"
+		if it.MultiSelect {
+			label = "Your own answer (added to the ticked options)"
+		}
+	}
+	input := slack.NewPlainTextInputBlockElement(plain(clip("Type your answer", maxPlaceholder)), modalAction)
+	input.Multiline = true
+	input.MaxLength = maxInputLength
+	input.FocusOnLoad = true
+	blocks := []slack.Block{
+		slack.NewSectionBlock(mrkdwn(itemText(&core.Question{Questions: []core.Item{it}}, 0)), nil, nil),
+		slack.NewInputBlock(modalBlock, plain(clip(label, maxInputLabel)), nil, input),
+	}
+	submit := "Send"
+	if draft {
+		submit = "Save"
+	}
+	modalTitle := "Answer"
+	if it.Header != "" {
+		modalTitle = it.Header
+	}
+	return slack.ModalViewRequest{
+		Type:            slack.VTModal,
+		Title:           plain(clip(oneLine(modalTitle), maxModalTitle)),
+		Submit:          plain(submit),
+		Close:           plain("Cancel"),
+		Blocks:          slack.Blocks{BlockSet: blocks},
+		PrivateMetadata: meta,
+		CallbackID:      modalCallback,
+	}
+}

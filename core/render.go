@@ -1,0 +1,72 @@
+package core
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Ellipsis marks text shortened to fit a platform limit.
+const Ellipsis = "…"
+
+// Shorten returns s cut to at most max runes, ending with "…" when it was
+// cut. Chat adapters use it so long labels are shortened, never rejected.
+func Shorten(s string, max int) string {
+	if max <= 0 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	if max == 1 {
+		return Ellipsis
+	}
+	n := 0
+	for i := range s {
+		if n == max-1 {
+			return strings.TrimRight(s[:i], " \t\n") + Ellipsis
+		}
+		n++
+	}
+	return s
+}
+
+// OutcomeLine is the one line every copy shows once a question is final:
+// "Answered by alice: OAuth 2.0", "Expired", "Cancelled (superseded)",
+// "Dismissed by bob". Empty while the question is pending.
+func OutcomeLine(q *Question) string {
+	switch q.Status {
+	case StatusAnswered:
+		by := "Answered by " + personName(q.RespondedBy)
+		if len(q.Questions) == 1 {
+			return by + ": " + q.Answers[q.Questions[0].Question]
+		}
+		parts := make([]string, 0, len(q.Questions))
+		for _, it := range q.Questions {
+			name := it.Header
+			if name == "" {
+				name = it.Question
+			}
+			parts = append(parts, name+": "+q.Answers[it.Question])
+		}
+		return by + ": " + strings.Join(parts, "; ")
+	case StatusExpired:
+		return "Expired"
+	case StatusCancelled:
+		switch q.CancelReason {
+		case CancelUser:
+			return "Dismissed by " + personName(q.RespondedBy)
+		case CancelAgent:
+			return "Cancelled (withdrawn by the agent)"
+		case "":
+			return "Cancelled"
+		}
+		return "Cancelled (" + q.CancelReason + ")"
+	}
+	return ""
+}
+
+// ExpiresPhrase renders the deadline of q relative to now: "expires in 30 min".
+func ExpiresPhrase(q *Question, now time.Time) string {
+	return "expires in " + HumanDuration(q.ExpiresAt.Sub(now))
+}

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+)
+
+// hub fans one Redis subscription out to every in-process watcher, so a
+// replica holds a fixed number of Redis connections however many callers wait.
+type hub struct {
+	mu       sync.Mutex
+	watchers map[string]map[chan struct{}]struct{} // "project\x1fid" or "project\x1f"
+}
+
+func newHub() *hub { return &hub{watchers: map[string]map[chan struct{}]struct{}{}} }
+
+func (h *hub) add(key string) (chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	set := h.watchers[key]
+	if set == nil {
+		set = map[chan struct{}]struct{}{}
+		h.watchers[key] = set
+	}
+	set[ch] = struct{}{}
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		delete(set, ch)
+		if len(set) == 0 && h.watchers[key] != nil && len(h.watchers[key]) == 0 {
+			delete(h.watchers, key)
+		}
+		h.mu.Unlock()
+	}
+}
+
+func (h *hub) wake(key string) {
+	h.mu.Lock()
+	for ch := range h.watchers[key] {
+		select {
+		case ch <- struct{}{}:
+		default: // already woken; the watcher re-reads state anyway
+		}
+	}
+	h.mu.Unlock()
+}
+
+// wakeAll wakes every watcher (after a lost subscription, anything may have
+// changed).
+func (h *hub) wakeAll() {
+	h.mu.Lock()
+	keys := make([]string, 0, len(h.watchers))
+	for k := range h.watchers {
+		keys = append(keys, k)
+	}
+	h.mu.Unlock()
+	for _, k := range keys {
+		h.wake(k)
+	}
+}
+
+// Watch implements core.Store.
+func (s *Store) Watch(project, id string) (<-chan struct{}, func()) {
+	return s.hub.add(project + "\x1f" + id)
+}
+
+// subscribe is the replica's single subscriber loop. It reconnects on
+// failure and then wakes everyone, since messages may have been missed.
+func (s *Store) subscribe(ctx context.Context, ready chan struct{}) {
+	defer close(s.done)
+	once := sync.Once{}
+	for ctx.Err() == nil {
+		ps := s.rdb.Subscribe(ctx, s.channel)
+		if _, err := ps.Receive(ctx); err != nil {
+			ps.Close()
+			if ctx.Err() == nil {
+				s.log.Warn("event subscription failed; retrying", "err", err)
+				select {
+				case <-time.After(500 * time.Millisecond):
+				case <-ctx.Done():
+				}
+			}
+			continue
+		}
+		once.Do(func() { close(ready) })
+		s.hub.wakeAll()
+		ch := ps.Channel(redisChannelSize())
+	recv:
+		for {
+			select {
+			case <-ctx.Done():
+				break recv
+			case msg, ok := <-ch:
+				if !ok {
+					break recv
+				}
+				project, id, _ := strings.Cut(msg.Payload, "\x1f")
+				s.hub.wake(project + "\x1f" + id)
+				if id != "" {
+					s.hub.wake(project + "\x1f")
+				}
+			}
+		}
+		ps.Close()
+	}
+	once.Do(func() { close(ready) })
+}

@@ -1,0 +1,751 @@
+// Package store implements core.Store on Redis through go-redis's
+// UniversalClient (standalone, Sentinel, Cluster), and the embedded default:
+// the same code against an in-process Redis-compatible server (miniredis).
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configures a Store.
+type Options struct {
+	// URL of Redis: redis://, rediss://, unix://; Sentinel with
+	// redis+sentinel://host:26379?master_name=mymaster&addr=host2:26379;
+	// Cluster with redis+cluster://host:7000?addr=host:7001. Empty: the
+	// embedded in-process store (lost on restart).
+	URL string
+	// Prefix of every key (default "askbridge").
+	Prefix string
+	// EventsMaxLen bounds each project's event stream (default 10000).
+	EventsMaxLen int
+	// PoolSize bounds Redis connections per replica (default 32), whatever
+	// the number of waiters.
+	PoolSize int
+	Logger   *slog.Logger
+}
+
+// Store is core.Store on Redis.
+type Store struct {
+	rdb      redis.UniversalClient
+	prefix   string
+	maxLen   int
+	log      *slog.Logger
+	embedded *embedded
+	hub      *hub
+	channel  string
+
+	projMu sync.Mutex
+	known  map[string]bool
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+var _ core.Store = (*Store)(nil)
+
+// Open connects to Redis (or starts the embedded store when opts.URL is
+// empty) and starts the replica's single subscriber loop.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.Prefix == "" {
+		opts.Prefix = "askbridge"
+	}
+	if strings.ContainsAny(opts.Prefix, "{}") {
+		return nil, fmt.Errorf("store: prefix %q must not contain { or }", opts.Prefix)
+	}
+	if opts.EventsMaxLen <= 0 {
+		opts.EventsMaxLen = 10000
+	}
+	if opts.PoolSize <= 0 {
+		opts.PoolSize = 32
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{prefix: opts.Prefix, maxLen: opts.EventsMaxLen, log: opts.Logger,
+		channel: opts.Prefix + ":notify", known: map[string]bool{}, done: make(chan struct{})}
+	url := opts.URL
+	if url == "" {
+		e, err := startEmbedded()
+		if err != nil {
+			return nil, err
+		}
+		s.embedded = e
+		url = "redis://" + e.addr()
+	}
+	uo, err := ParseURL(url)
+	if err != nil {
+		s.closeEmbedded()
+		return nil, err
+	}
+	uo.PoolSize = opts.PoolSize
+	s.rdb = redis.NewUniversalClient(uo)
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		s.rdb.Close()
+		s.closeEmbedded()
+		return nil, fmt.Errorf("store: cannot reach Redis at %s: %w", RedactURL(url), err)
+	}
+	s.hub = newHub()
+	lctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	ready := make(chan struct{})
+	go s.subscribe(lctx, ready)
+	select {
+	case <-ready:
+	case <-time.After(5 * time.Second):
+	}
+	return s, nil
+}
+
+// EmbeddedURL is the address of the embedded server, so further replicas
+// in the same process (tests) can share it; "" for a real Redis.
+func (s *Store) EmbeddedURL() string {
+	if s.embedded == nil {
+		return ""
+	}
+	return "redis://" + s.embedded.addr()
+}
+
+// Embedded reports whether this is the in-process store.
+func (s *Store) Embedded() bool { return s.embedded != nil }
+
+// Client exposes the Redis client (for readiness checks and tools).
+func (s *Store) Client() redis.UniversalClient { return s.rdb }
+
+// Close stops the subscriber loop and closes connections.
+func (s *Store) Close() error {
+	s.cancel()
+	<-s.done
+	err := s.rdb.Close()
+	s.closeEmbedded()
+	return err
+}
+
+func (s *Store) closeEmbedded() {
+	if s.embedded != nil {
+		s.embedded.close()
+	}
+}
+
+// ParseURL turns a Redis URL into UniversalOptions; see Options.URL.
+func ParseURL(raw string) (*redis.UniversalOptions, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("store: invalid Redis URL %s", RedactURL(raw))
+	}
+	switch u.Scheme {
+	case "redis+sentinel", "rediss+sentinel":
+		u.Scheme = strings.TrimSuffix(u.Scheme, "+sentinel")
+		fo, err := redis.ParseFailoverURL(u.String())
+		if err != nil {
+			return nil, fmt.Errorf("store: invalid Sentinel URL %s: %v", RedactURL(raw), redactErr(err, u))
+		}
+		if fo.MasterName == "" {
+			return nil, fmt.Errorf("store: Sentinel URL %s needs ?master_name=", RedactURL(raw))
+		}
+		return &redis.UniversalOptions{Addrs: fo.SentinelAddrs, MasterName: fo.MasterName, Username: fo.Username,
+			Password: fo.Password, SentinelUsername: fo.SentinelUsername, SentinelPassword: fo.SentinelPassword,
+			DB: fo.DB, TLSConfig: fo.TLSConfig}, nil
+	case "redis+cluster", "rediss+cluster":
+		u.Scheme = strings.TrimSuffix(u.Scheme, "+cluster")
+		co, err := redis.ParseClusterURL(u.String())
+		if err != nil {
+			return nil, fmt.Errorf("store: invalid Cluster URL %s: %v", RedactURL(raw), redactErr(err, u))
+		}
+		return &redis.UniversalOptions{Addrs: co.Addrs, Username: co.Username, Password: co.Password,
+			TLSConfig: co.TLSConfig, IsClusterMode: true}, nil
+	case "redis", "rediss", "unix":
+		o, err := redis.ParseURL(raw)
+		if err != nil {
+			return nil, fmt.Errorf("store: invalid Redis URL %s: %v", RedactURL(raw), redactErr(err, u))
+		}
+		uo := &redis.UniversalOptions{Addrs: []string{o.Addr}, Username: o.Username, Password: o.Password,
+			DB: o.DB, TLSConfig: o.TLSConfig}
+		if o.Network == "unix" {
+			uo.Dialer = func(ctx context.Context, _, addr string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "unix", addr)
+			}
+		}
+		return uo, nil
+	}
+	return nil, fmt.Errorf("store: unsupported Redis URL scheme %q (use redis://, rediss://, unix://, redis+sentinel:// or redis+cluster://)", u.Scheme)
+}
+
+// RedactURL hides the password of a Redis URL for logs and errors.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+func redactErr(err error, u *url.URL) string {
+	msg := err.Error()
+	if p, ok := u.User.Password(); ok && p != "" {
+		msg = strings.ReplaceAll(msg, p, "xxxxx")
+	}
+	return msg
+}
+
+// base is the key prefix of a project; the hash tag keeps a project's keys
+// in one Cluster slot.
+func (s *Store) base(project string) string { return s.prefix + ":{" + project + "}:" }
+
+func (s *Store) qkey(project, id string) string { return s.base(project) + "q:" + id }
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// doc is the immutable part of a question record, stored as JSON.
+type doc struct {
+	ID             string          `json:"id"`
+	ProjectID      string          `json:"project_id"`
+	RunID          string          `json:"run_id"`
+	AgentID        string          `json:"agent_id"`
+	AgentName      string          `json:"agent_name,omitempty"`
+	Kind           string          `json:"kind"`
+	Questions      []core.Item     `json:"questions"`
+	Context        string          `json:"context,omitempty"`
+	Targets        []core.Target   `json:"targets"`
+	Responders     core.Responders `json:"responders"`
+	CreatedAt      time.Time       `json:"created_at"`
+	ExpiresAt      time.Time       `json:"expires_at"`
+	Resume         *core.Resume    `json:"resume,omitempty"`
+	Route          string          `json:"route,omitempty"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+}
+
+// result is what a transition adds to the record.
+type result struct {
+	Answers      map[string]string   `json:"answers,omitempty"`
+	Selections   map[string][]string `json:"selections,omitempty"`
+	Response     string              `json:"response,omitempty"`
+	RespondedBy  *core.Person        `json:"responded_by,omitempty"`
+	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
+	CancelReason string              `json:"cancel_reason,omitempty"`
+}
+
+func (s *Store) register(ctx context.Context, project string) error {
+	s.projMu.Lock()
+	ok := s.known[project]
+	s.projMu.Unlock()
+	if ok {
+		return nil
+	}
+	if err := s.rdb.SAdd(ctx, s.prefix+":projects", project).Err(); err != nil {
+		return err
+	}
+	s.projMu.Lock()
+	s.known[project] = true
+	s.projMu.Unlock()
+	return nil
+}
+
+// Create implements core.Store.
+func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult, error) {
+	if err := s.register(ctx, q.ProjectID); err != nil {
+		return core.CreateResult{}, s.wrap(err)
+	}
+	d := doc{ID: q.ID, ProjectID: q.ProjectID, RunID: q.RunID, AgentID: q.AgentID, AgentName: q.AgentName,
+		Kind: q.Kind, Questions: q.Questions, Context: q.Context, Targets: q.Targets, Responders: q.Responders,
+		CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt, Resume: q.Resume, Route: q.Route, IdempotencyKey: q.IdempotencyKey}
+	if d.Targets == nil {
+		d.Targets = []core.Target{}
+	}
+	docJSON, _ := json.Marshal(d)
+	supJSON, _ := json.Marshal(result{CancelReason: core.CancelSuperseded})
+	now := q.CreatedAt
+	// Keys live while the question may be pending, plus retention.
+	ttl := q.ExpiresAt.Sub(now) + 8*24*time.Hour
+	base := s.base(q.ProjectID)
+	// The id→project index is written first: a question is never findable
+	// by id without it, and a leftover entry for a failed create is harmless.
+	if err := s.rdb.Set(ctx, s.prefix+":loc:"+q.ID, q.ProjectID, ttl).Err(); err != nil {
+		return core.CreateResult{}, s.wrap(err)
+	}
+	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)},
+		base, q.ID, q.RunID, q.AgentID, docJSON, ms(now), stamp(now), ms(q.ExpiresAt), q.Fingerprint,
+		q.IdempotencyKey, core.ReattachWindow.Milliseconds(), s.maxLen, s.channel, q.ProjectID,
+		(7 * 24 * time.Hour).Milliseconds(), supJSON, ttl.Milliseconds()).StringSlice()
+	if err != nil {
+		return core.CreateResult{}, s.wrap(err)
+	}
+	out := core.CreateResult{}
+	var id string
+	switch res[0] {
+	case "reattach":
+		out.Reattached = true
+		id = res[1]
+		s.rdb.Del(ctx, s.prefix+":loc:"+q.ID)
+	default:
+		id = res[1]
+		if len(res) > 2 && res[2] != "" {
+			if sup, err := s.Get(ctx, q.ProjectID, res[2]); err == nil {
+				out.Superseded = sup
+			}
+		}
+	}
+	out.Question, err = s.Get(ctx, q.ProjectID, id)
+	return out, err
+}
+
+// Locate implements core.Store.
+func (s *Store) Locate(ctx context.Context, id string) (string, error) {
+	p, err := s.rdb.Get(ctx, s.prefix+":loc:"+id).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", core.Errorf(core.ENotFound, "no question %s", id)
+	}
+	return p, s.wrap(err)
+}
+
+// Get implements core.Store.
+func (s *Store) Get(ctx context.Context, project, id string) (*core.Question, error) {
+	h, err := s.rdb.HGetAll(ctx, s.qkey(project, id)).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	if len(h) == 0 {
+		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
+	}
+	return decode(h)
+}
+
+func decode(h map[string]string) (*core.Question, error) {
+	var d doc
+	if err := json.Unmarshal([]byte(h["doc"]), &d); err != nil {
+		return nil, fmt.Errorf("store: corrupt question record: %w", err)
+	}
+	q := &core.Question{ID: d.ID, ProjectID: d.ProjectID, RunID: d.RunID, AgentID: d.AgentID, AgentName: d.AgentName,
+		Kind: d.Kind, Status: core.Status(h["status"]), Questions: d.Questions, Context: d.Context,
+		Targets: d.Targets, Responders: d.Responders, CreatedAt: d.CreatedAt, ExpiresAt: d.ExpiresAt,
+		Resume: d.Resume, Route: d.Route, IdempotencyKey: d.IdempotencyKey, Fingerprint: h["fp"],
+		Read: h["read"] == "1", ResumedRunID: h["resumed_run_id"]}
+	q.UpdatedAt, _ = time.Parse(time.RFC3339Nano, h["updated_at"])
+	if r := h["result"]; r != "" {
+		var res result
+		if err := json.Unmarshal([]byte(r), &res); err == nil {
+			q.Answers, q.Selections, q.Response = res.Answers, res.Selections, res.Response
+			q.RespondedBy, q.RespondedAt, q.CancelReason = res.RespondedBy, res.RespondedAt, res.CancelReason
+		}
+	}
+	// Posted copies replace their target; copies on new targets are added.
+	var extra []string
+	for k := range h {
+		if strings.HasPrefix(k, "copy:") {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		var t core.Target
+		if json.Unmarshal([]byte(h[k]), &t) != nil {
+			continue
+		}
+		replaced := false
+		for i := range q.Targets {
+			if q.Targets[i].Key() == t.Key() {
+				q.Targets[i] = t
+				replaced = true
+			}
+		}
+		if !replaced {
+			q.Targets = append(q.Targets, t)
+		}
+	}
+	if q.Targets == nil {
+		q.Targets = []core.Target{}
+	}
+	return q, nil
+}
+
+// List implements core.Store.
+func (s *Store) List(ctx context.Context, project string, status core.Status, limit int) ([]*core.Question, error) {
+	if limit <= 0 {
+		limit = 500
+	}
+	index := "all"
+	if status == core.StatusPending {
+		index = "pending"
+	}
+	// Non-pending filters scan more of the index to fill the page.
+	scan := limit
+	if status != "" && status != core.StatusPending {
+		scan = limit * 4
+	}
+	ids, err := s.rdb.ZRevRange(ctx, s.base(project)+index, 0, int64(scan-1)).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	qs, err := s.getMany(ctx, project, index, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*core.Question, 0, len(qs))
+	for i := len(qs) - 1; i >= 0; i-- { // oldest first
+		if status == "" || qs[i].Status == status {
+			out = append(out, qs[i])
+		}
+	}
+	if len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out, nil
+}
+
+// getMany reads questions in one round trip and drops index entries whose
+// record has expired.
+func (s *Store) getMany(ctx context.Context, project, index string, ids []string) ([]*core.Question, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HGetAll(ctx, s.qkey(project, id))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, s.wrap(err)
+	}
+	out := make([]*core.Question, 0, len(ids))
+	var gone []any
+	for i, c := range cmds {
+		h := c.Val()
+		if len(h) == 0 {
+			gone = append(gone, ids[i])
+			continue
+		}
+		q, err := decode(h)
+		if err != nil {
+			s.log.Warn("skipping corrupt question record", "project", project, "question", ids[i], "err", err)
+			continue
+		}
+		out = append(out, q)
+	}
+	if len(gone) > 0 && index != "" {
+		s.rdb.ZRem(ctx, s.base(project)+index, gone...)
+	}
+	return out, nil
+}
+
+// RunQuestions implements core.Store.
+func (s *Store) RunQuestions(ctx context.Context, project, run string) ([]*core.Question, error) {
+	ids, err := s.rdb.ZRange(ctx, s.base(project)+"runq:"+run, 0, -1).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	qs, err := s.getMany(ctx, project, "runq:"+run, ids)
+	if qs == nil && err == nil {
+		qs = []*core.Question{}
+	}
+	return qs, err
+}
+
+// AttachCopy implements core.Store.
+func (s *Store) AttachCopy(ctx context.Context, project, id string, t core.Target) error {
+	b, _ := json.Marshal(t)
+	n, err := attachScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, "copy:"+t.Key(), b).Int()
+	if err != nil {
+		return s.wrap(err)
+	}
+	if n == 0 {
+		return core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
+	}
+	return nil
+}
+
+// Transition implements core.Store.
+func (s *Store) Transition(ctx context.Context, project, id string, tr core.Transition) (*core.Question, error) {
+	if !tr.To.Final() {
+		return nil, core.Errorf(core.EInvalid, "cannot move a question to %q", tr.To)
+	}
+	at := tr.At
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	res := result{RespondedBy: tr.By, CancelReason: tr.CancelReason}
+	if tr.Answer != nil {
+		res.Answers, res.Selections, res.Response = tr.Answer.Answers, tr.Answer.Selections, tr.Answer.Response
+	}
+	if tr.To == core.StatusAnswered || (tr.To == core.StatusCancelled && tr.By != nil) {
+		res.RespondedAt = &at
+	}
+	resJSON, _ := json.Marshal(res)
+	retention := tr.Retention
+	if retention <= 0 {
+		retention = 7 * 24 * time.Hour
+	}
+	requirePaused := "0"
+	if tr.RequirePausedRun {
+		requirePaused = "1"
+	}
+	out, err := transitionScript.Run(ctx, s.rdb, []string{s.qkey(project, id)},
+		s.base(project), id, string(tr.To), resJSON, ms(at), stamp(at), retention.Milliseconds(),
+		core.ReattachWindow.Milliseconds(), s.maxLen, s.channel, project, core.EventForStatus(tr.To),
+		requirePaused, tr.ContinuationRunID, tr.DeliveryID).StringSlice()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	switch out[0] {
+	case "notfound":
+		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
+	case "run_not_paused":
+		q, _ := s.Get(ctx, project, id)
+		state := out[1]
+		if state == "" {
+			state = "unknown"
+		}
+		return q, core.Errorf(core.ERunNotPaused, "run is %s: report the pause (POST .../agent-runs/{run}/pause) before answering a webhook-mode question", state)
+	case "final":
+		q, err := s.Get(ctx, project, id)
+		if err != nil {
+			return nil, err
+		}
+		return q, core.StatusError(q)
+	}
+	return s.Get(ctx, project, id)
+}
+
+// MarkRead implements core.Store.
+func (s *Store) MarkRead(ctx context.Context, project, id string) (*core.Question, error) {
+	n, err := markReadScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}).Int()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	if n == 0 {
+		return nil, core.Errorf(core.ENotFound, "no notification %s in project %s", id, project)
+	}
+	return s.Get(ctx, project, id)
+}
+
+// Due implements core.Store.
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]core.Ref, error) {
+	projects, err := s.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.StringSliceCmd, len(projects))
+	for i, p := range projects {
+		cmds[i] = pipe.ZRangeByScore(ctx, s.base(p)+"deadlines", &redis.ZRangeBy{Min: "-inf",
+			Max: strconv.FormatInt(ms(now), 10), Count: int64(limit)})
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, s.wrap(err)
+	}
+	var refs []core.Ref
+	for i, c := range cmds {
+		for _, id := range c.Val() {
+			refs = append(refs, core.Ref{ProjectID: projects[i], ID: id})
+		}
+	}
+	return refs, nil
+}
+
+// Projects implements core.Store.
+func (s *Store) Projects(ctx context.Context) ([]string, error) {
+	ps, err := s.rdb.SMembers(ctx, s.prefix+":projects").Result()
+	sort.Strings(ps)
+	return ps, s.wrap(err)
+}
+
+// Run implements core.Store.
+func (s *Store) Run(ctx context.Context, project, id string) (*core.Run, error) {
+	h, err := s.rdb.HGetAll(ctx, s.base(project)+"run:"+id).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	if len(h) == 0 || h["status"] == "" {
+		return nil, core.Errorf(core.ENotFound, "no run %s in project %s", id, project)
+	}
+	r := &core.Run{ID: h["id"], ProjectID: project, AgentID: h["agent_id"], Status: core.RunStatus(h["status"]),
+		ResumedFrom: h["resumed_from"], ResumedBy: h["resumed_by"]}
+	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, h["created_at"])
+	r.UpdatedAt, _ = time.Parse(time.RFC3339Nano, h["updated_at"])
+	return r, nil
+}
+
+// PauseRun implements core.Store.
+func (s *Store) PauseRun(ctx context.Context, project, id, agentID string, at time.Time) (*core.Run, error) {
+	if err := s.register(ctx, project); err != nil {
+		return nil, s.wrap(err)
+	}
+	out, err := pauseScript.Run(ctx, s.rdb, []string{s.base(project) + "run:" + id},
+		id, agentID, stamp(at), (38 * 24 * time.Hour).Milliseconds(), s.base(project)+"events",
+		s.maxLen, s.channel, project).StringSlice()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	if out[0] == "resumed" {
+		r, _ := s.Run(ctx, project, id)
+		return r, core.Errorf(core.EConflict, "run %s was already resumed as run %s", id, out[1])
+	}
+	return s.Run(ctx, project, id)
+}
+
+// Events implements core.Store.
+func (s *Store) Events(ctx context.Context, project, after string, limit int) ([]core.Event, error) {
+	if after == "$" {
+		return nil, nil
+	}
+	if after == "" {
+		after = "0-0"
+	}
+	if limit <= 0 {
+		limit = 100
+	}
+	res, err := s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{s.base(project) + "events", after},
+		Count: int64(limit), Block: -1}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		if strings.Contains(err.Error(), "Invalid stream ID") || strings.Contains(err.Error(), "invalid stream ID") {
+			return nil, core.Errorf(core.EInvalid, "Last-Event-ID %q is not an event id", after)
+		}
+		return nil, s.wrap(err)
+	}
+	var out []core.Event
+	for _, st := range res {
+		for _, m := range st.Messages {
+			ev := core.Event{ID: m.ID, ProjectID: project, Type: str(m.Values["type"]),
+				QuestionID: str(m.Values["question"]), RunID: str(m.Values["run"])}
+			ev.At, _ = time.Parse(time.RFC3339Nano, str(m.Values["at"]))
+			if d := str(m.Values["data"]); d != "" {
+				ev.Data = json.RawMessage(d)
+			}
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// LastEventID returns the id of the newest event of a project ("0-0" when none).
+func (s *Store) LastEventID(ctx context.Context, project string) (string, error) {
+	res, err := s.rdb.XRevRangeN(ctx, s.base(project)+"events", "+", "-", 1).Result()
+	if err != nil || len(res) == 0 {
+		return "0-0", s.wrap(err)
+	}
+	return res[0].ID, nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// AppendEvent implements core.Store.
+func (s *Store) AppendEvent(ctx context.Context, ev core.Event) error {
+	if ev.At.IsZero() {
+		ev.At = time.Now().UTC()
+	}
+	vals := []any{"type", ev.Type, "question", ev.QuestionID, "run", ev.RunID, "at", stamp(ev.At)}
+	if len(ev.Data) > 0 {
+		vals = append(vals, "data", string(ev.Data))
+	}
+	pipe := s.rdb.Pipeline()
+	pipe.XAdd(ctx, &redis.XAddArgs{Stream: s.base(ev.ProjectID) + "events", MaxLen: int64(s.maxLen), Approx: true, Values: vals})
+	pipe.Publish(ctx, s.channel, ev.ProjectID+"\x1f"+ev.QuestionID)
+	_, err := pipe.Exec(ctx)
+	return s.wrap(err)
+}
+
+// ClaimDeliveries implements core.Store.
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, max int) ([]core.Delivery, error) {
+	projects, err := s.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []core.Delivery
+	for _, p := range projects {
+		if len(out) >= max {
+			break
+		}
+		vals, err := claimScript.Run(ctx, s.rdb, []string{s.base(p) + "outbox"}, s.base(p), ms(now),
+			lease.Milliseconds(), max-len(out)).StringSlice()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return out, s.wrap(err)
+		}
+		for i := 0; i+4 < len(vals); i += 5 {
+			n, _ := strconv.Atoi(vals[i+3])
+			d := core.Delivery{ID: vals[i], ProjectID: p, QuestionID: vals[i+1], Event: vals[i+2], Attempts: n}
+			d.CreatedAt, _ = time.Parse(time.RFC3339Nano, vals[i+4])
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// FinishDelivery implements core.Store.
+func (s *Store) FinishDelivery(ctx context.Context, d core.Delivery) error {
+	pipe := s.rdb.TxPipeline()
+	pipe.ZRem(ctx, s.base(d.ProjectID)+"outbox", d.ID)
+	pipe.Del(ctx, s.base(d.ProjectID)+"dlv:"+d.ID)
+	_, err := pipe.Exec(ctx)
+	return s.wrap(err)
+}
+
+// RetryDelivery implements core.Store.
+func (s *Store) RetryDelivery(ctx context.Context, d core.Delivery, at time.Time) error {
+	return s.wrap(s.rdb.ZAddXX(ctx, s.base(d.ProjectID)+"outbox", redis.Z{Score: float64(ms(at)), Member: d.ID}).Err())
+}
+
+// PutDraft implements core.Store.
+func (s *Store) PutDraft(ctx context.Context, project, id, person string, draft map[string][]string, ttl time.Duration) error {
+	b, _ := json.Marshal(draft)
+	return s.wrap(s.rdb.Set(ctx, s.base(project)+"draft:"+id+":"+person, b, ttl).Err())
+}
+
+// GetDraft implements core.Store.
+func (s *Store) GetDraft(ctx context.Context, project, id, person string) (map[string][]string, error) {
+	b, err := s.rdb.Get(ctx, s.base(project)+"draft:"+id+":"+person).Bytes()
+	out := map[string][]string{}
+	if errors.Is(err, redis.Nil) {
+		return out, nil
+	}
+	if err != nil {
+		return out, s.wrap(err)
+	}
+	_ = json.Unmarshal(b, &out)
+	return out, nil
+}
+
+// Once implements core.Store.
+func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	ok, err := s.rdb.SetNX(ctx, s.prefix+":once:"+key, 1, ttl).Result()
+	return ok, s.wrap(err)
+}
+
+// Ping implements core.Store.
+func (s *Store) Ping(ctx context.Context) error { return s.wrap(s.rdb.Ping(ctx).Err()) }
+
+// wrap turns Redis failures into an unavailable error that carries no
+// connection details.
+func (s *Store) wrap(err error) error {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return nil
+	}
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &core.Error{Code: core.EUnavailable, Message: "the store is unavailable: " + err.Error()}
+}

@@ -1,0 +1,66 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/store/storetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func open(t *testing.T, url string) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), store.Options{URL: url})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformanceRealRedis(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) func() core.Store {
+		srv := storetest.Redis(t)
+		return func() core.Store { return open(t, srv.URL) }
+	})
+}
+
+func TestConformanceEmbedded(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) func() core.Store {
+		var first *store.Store
+		return func() core.Store {
+			if first == nil {
+				first = open(t, "")
+				return first
+			}
+			return open(t, first.EmbeddedURL())
+		}
+	})
+}
+
+func TestParseURL(t *testing.T) {
+	o, err := store.ParseURL("redis://:pw@127.0.0.1:6379/2")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"127.0.0.1:6379"}, o.Addrs)
+	assert.Equal(t, 2, o.DB)
+	o, err = store.ParseURL("redis+sentinel://s1:26379?master_name=mymaster&addr=s2:26379")
+	require.NoError(t, err)
+	assert.Equal(t, "mymaster", o.MasterName)
+	assert.ElementsMatch(t, []string{"s1:26379", "s2:26379"}, o.Addrs)
+	o, err = store.ParseURL("redis+cluster://n1:7000?addr=n2:7001")
+	require.NoError(t, err)
+	assert.True(t, o.IsClusterMode)
+	assert.Len(t, o.Addrs, 2)
+	_, err = store.ParseURL("redis+sentinel://s1:26379")
+	assert.ErrorContains(t, err, "master_name")
+	_, err = store.ParseURL("memcache://x")
+	assert.ErrorContains(t, err, "unsupported")
+}
+
+func TestUnreachableRedisErrorHidesPassword(t *testing.T) {
+	_, err := store.Open(context.Background(), store.Options{URL: "redis://:hunter2@127.0.0.1:1"})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "hunter2")
+	assert.Contains(t, err.Error(), "cannot reach Redis")
+}

@@ -1,0 +1,433 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Replicas returns a function that opens a new replica (a new client with
+// its own subscriber loop) on one shared backend.
+type Replicas func(t *testing.T) func() core.Store
+
+// Run is the conformance suite for core.Store.
+func Run(t *testing.T, replicas Replicas) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, open func() core.Store)
+	}{
+		{"CreateGetLocate", testCreateGetLocate},
+		{"ListOrderAndFilter", testList},
+		{"SupersedeInSameStep", testSupersede},
+		{"ReattachIdenticalReask", testReattach},
+		{"IdempotencyKey", testIdempotency},
+		{"FirstTransitionWins100Times", testFirstWins},
+		{"WebhookRunPauseAndContinuation", testContinuation},
+		{"DeliveriesLeaseRetryFinish", testDeliveries},
+		{"DueDeadlines", testDue},
+		{"EventsAfterID", testEvents},
+		{"WatchAcrossReplicas", testWatch},
+		{"RetentionDropsFinalRecords", testRetention},
+		{"CopiesDraftsOnceRead", testMisc},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, replicas(t)) })
+	}
+}
+
+var ctx = context.Background()
+
+func newQ(project, run string, items ...core.Item) *core.Question {
+	if len(items) == 0 {
+		items = []core.Item{{Question: "Deploy " + uuid.NewString()[:8] + "?", Options: []core.Option{{Label: "Yes", Value: "yes"}, {Label: "No", Value: "no"}}}}
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	return &core.Question{ID: uuid.NewString(), ProjectID: project, RunID: run, AgentID: "bot", Kind: core.KindQuestion,
+		Status: core.StatusPending, Questions: items, Targets: []core.Target{}, CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Fingerprint: core.Fingerprint(items)}
+}
+
+func project() string { return "p" + uuid.NewString()[:8] }
+
+func create(t *testing.T, s core.Store, q *core.Question) core.CreateResult {
+	t.Helper()
+	res, err := s.Create(ctx, q)
+	require.NoError(t, err)
+	return res
+}
+
+func answer(by string) core.Transition {
+	a := core.Resolve([]core.Item{{Question: "x"}}, [][]string{{"yes"}})
+	return core.Transition{To: core.StatusAnswered, Answer: &a, By: &core.Person{Platform: "api", ID: by}, At: time.Now().UTC()}
+}
+
+func testCreateGetLocate(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.Context = "some *markdown*"
+	q.Responders = core.Responders{Users: []string{"slack:U1"}}
+	res := create(t, s, q)
+	assert.False(t, res.Reattached)
+	got, err := s.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	assert.Equal(t, core.StatusPending, got.Status)
+	assert.Equal(t, q.Questions, got.Questions)
+	assert.Equal(t, "some *markdown*", got.Context)
+	assert.Equal(t, []string{"slack:U1"}, got.Responders.Users)
+	assert.True(t, q.ExpiresAt.Equal(got.ExpiresAt))
+	loc, err := s.Locate(ctx, q.ID)
+	require.NoError(t, err)
+	assert.Equal(t, p, loc)
+	_, err = s.Get(ctx, "other", q.ID)
+	assert.Equal(t, core.ENotFound, core.ErrorCode(err), "another project's question is not found")
+	_, err = s.Locate(ctx, uuid.NewString())
+	assert.Equal(t, core.ENotFound, core.ErrorCode(err))
+	run, err := s.Run(ctx, p, "run-1")
+	require.NoError(t, err)
+	assert.Equal(t, core.RunRunning, run.Status)
+	ps, err := s.Projects(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, ps, p)
+}
+
+func testList(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	var ids []string
+	for i := 0; i < 3; i++ {
+		q := newQ(p, fmt.Sprintf("run-%d", i))
+		create(t, s, q)
+		ids = append(ids, q.ID)
+	}
+	list, err := s.List(ctx, p, core.StatusPending, 0)
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	for i := range ids {
+		assert.Equal(t, ids[i], list[i].ID, "oldest first")
+	}
+	_, err = s.Transition(ctx, p, ids[1], answer("a"))
+	require.NoError(t, err)
+	list, _ = s.List(ctx, p, core.StatusPending, 0)
+	assert.Len(t, list, 2)
+	list, _ = s.List(ctx, p, core.StatusAnswered, 0)
+	require.Len(t, list, 1)
+	assert.Equal(t, ids[1], list[0].ID)
+	all, _ := s.List(ctx, p, "", 0)
+	assert.Len(t, all, 3)
+	other, _ := s.List(ctx, project(), "", 0)
+	assert.Empty(t, other, "projects are isolated")
+}
+
+func testSupersede(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	first := newQ(p, "run-1")
+	create(t, s, first)
+	second := newQ(p, "run-1")
+	res := create(t, s, second)
+	require.NotNil(t, res.Superseded)
+	assert.Equal(t, first.ID, res.Superseded.ID)
+	assert.Equal(t, core.StatusCancelled, res.Superseded.Status)
+	assert.Equal(t, core.CancelSuperseded, res.Superseded.CancelReason)
+	got, _ := s.Get(ctx, p, first.ID)
+	assert.Equal(t, core.StatusCancelled, got.Status)
+	pending, _ := s.List(ctx, p, core.StatusPending, 0)
+	require.Len(t, pending, 1)
+	assert.Equal(t, second.ID, pending[0].ID)
+	runQs, _ := s.RunQuestions(ctx, p, "run-1")
+	require.Len(t, runQs, 2)
+	assert.Equal(t, first.ID, runQs[0].ID, "creation order")
+	// A superseded question cannot be answered any more.
+	_, err := s.Transition(ctx, p, first.ID, answer("a"))
+	assert.Equal(t, core.EQuestionCancelled, core.ErrorCode(err))
+}
+
+func testReattach(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	create(t, s, q)
+	again := newQ(p, "run-1", q.Questions...)
+	res := create(t, s, again)
+	assert.True(t, res.Reattached)
+	assert.Equal(t, q.ID, res.Question.ID)
+	assert.Nil(t, res.Superseded)
+	_, err := s.Locate(ctx, again.ID)
+	assert.Equal(t, core.ENotFound, core.ErrorCode(err), "the re-ask's id is not left behind")
+	// Answered: a retry still gets the answer.
+	_, err = s.Transition(ctx, p, q.ID, answer("alice"))
+	require.NoError(t, err)
+	res = create(t, s, newQ(p, "run-1", q.Questions...))
+	assert.True(t, res.Reattached)
+	assert.Equal(t, core.StatusAnswered, res.Question.Status)
+	assert.Equal(t, "alice", res.Question.RespondedBy.ID)
+	// A different run asks anew.
+	res = create(t, s, newQ(p, "run-2", q.Questions...))
+	assert.False(t, res.Reattached)
+	// Cancelled: asking again creates a new question.
+	_, err = s.Transition(ctx, p, res.Question.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelAgent})
+	require.NoError(t, err)
+	res2 := create(t, s, newQ(p, "run-2", q.Questions...))
+	assert.False(t, res2.Reattached)
+	assert.NotEqual(t, res.Question.ID, res2.Question.ID)
+}
+
+func testIdempotency(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.IdempotencyKey = "toolu_01"
+	create(t, s, q)
+	other := newQ(p, "run-9")
+	other.IdempotencyKey = "toolu_01"
+	res := create(t, s, other)
+	assert.True(t, res.Reattached)
+	assert.Equal(t, q.ID, res.Question.ID)
+}
+
+// testFirstWins: two replicas answer the same question at once, 100 times:
+// exactly one wins, the other gets already_answered.
+func testFirstWins(t *testing.T, open func() core.Store) {
+	a, b := open(), open()
+	p := project()
+	for i := 0; i < 100; i++ {
+		q := newQ(p, fmt.Sprintf("run-%d", i))
+		create(t, a, q)
+		var wins, conflicts atomic.Int32
+		var wg sync.WaitGroup
+		for j, s := range []core.Store{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := s.Transition(ctx, p, q.ID, answer(fmt.Sprint("person-", j)))
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case core.ErrorCode(err) == core.EAlreadyAnswered:
+					conflicts.Add(1)
+				default:
+					t.Errorf("unexpected error: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, int32(1), wins.Load(), "round %d", i)
+		require.Equal(t, int32(1), conflicts.Load(), "round %d", i)
+	}
+}
+
+func testContinuation(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.Resume = &core.Resume{URL: "https://runtime.example/resume"}
+	create(t, s, q)
+	tr := answer("alice")
+	tr.RequirePausedRun = true
+	tr.ContinuationRunID = "run-2"
+	tr.DeliveryID = uuid.NewString()
+	_, err := s.Transition(ctx, p, q.ID, tr)
+	assert.Equal(t, core.ERunNotPaused, core.ErrorCode(err))
+	got, _ := s.Get(ctx, p, q.ID)
+	assert.Equal(t, core.StatusPending, got.Status, "a refused answer changes nothing")
+
+	run, err := s.PauseRun(ctx, p, "run-1", "bot", time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, core.RunPaused, run.Status)
+	run, err = s.PauseRun(ctx, p, "run-1", "bot", time.Now())
+	require.NoError(t, err, "pausing twice is fine")
+	assert.Equal(t, core.RunPaused, run.Status)
+
+	final, err := s.Transition(ctx, p, q.ID, tr)
+	require.NoError(t, err)
+	assert.Equal(t, "run-2", final.ResumedRunID)
+	old, _ := s.Run(ctx, p, "run-1")
+	assert.Equal(t, core.RunResumed, old.Status)
+	assert.Equal(t, "run-2", old.ResumedBy)
+	cont, err := s.Run(ctx, p, "run-2")
+	require.NoError(t, err)
+	assert.Equal(t, core.RunRunning, cont.Status)
+	assert.Equal(t, "run-1", cont.ResumedFrom)
+	assert.Equal(t, "bot", cont.AgentID)
+	_, err = s.PauseRun(ctx, p, "run-1", "bot", time.Now())
+	assert.Equal(t, core.EConflict, core.ErrorCode(err), "a resumed run cannot pause again")
+
+	ds, err := s.ClaimDeliveries(ctx, time.Now(), time.Minute, 10)
+	require.NoError(t, err)
+	var found bool
+	for _, d := range ds {
+		if d.ID == tr.DeliveryID {
+			found = true
+			assert.Equal(t, q.ID, d.QuestionID)
+			assert.Equal(t, core.EventAnswered, d.Event)
+			require.NoError(t, s.FinishDelivery(ctx, d))
+		}
+	}
+	assert.True(t, found, "the answer enqueued its resume delivery in the same step")
+}
+
+func testDeliveries(t *testing.T, open func() core.Store) {
+	a, b := open(), open()
+	p := project()
+	q := newQ(p, "run-1")
+	create(t, a, q)
+	tr := answer("x")
+	tr.DeliveryID = uuid.NewString()
+	_, err := a.Transition(ctx, p, q.ID, tr)
+	require.NoError(t, err)
+	mine := func(ds []core.Delivery) *core.Delivery {
+		for i := range ds {
+			if ds[i].ID == tr.DeliveryID {
+				return &ds[i]
+			}
+		}
+		return nil
+	}
+	now := time.Now()
+	ds, err := a.ClaimDeliveries(ctx, now, 30*time.Second, 10)
+	require.NoError(t, err)
+	d := mine(ds)
+	require.NotNil(t, d)
+	assert.Equal(t, 1, d.Attempts)
+	ds, _ = b.ClaimDeliveries(ctx, now, 30*time.Second, 10)
+	assert.Nil(t, mine(ds), "a leased delivery is not handed to another replica")
+	ds, _ = b.ClaimDeliveries(ctx, now.Add(31*time.Second), 30*time.Second, 10)
+	d = mine(ds)
+	require.NotNil(t, d, "a lease that ran out (replica died) is reclaimed")
+	assert.Equal(t, 2, d.Attempts)
+	require.NoError(t, b.RetryDelivery(ctx, *d, now.Add(2*time.Minute)))
+	ds, _ = a.ClaimDeliveries(ctx, now.Add(time.Minute), 30*time.Second, 10)
+	assert.Nil(t, mine(ds), "not before its retry time")
+	ds, _ = a.ClaimDeliveries(ctx, now.Add(2*time.Minute), 30*time.Second, 10)
+	d = mine(ds)
+	require.NotNil(t, d)
+	require.NoError(t, a.FinishDelivery(ctx, *d))
+	ds, _ = a.ClaimDeliveries(ctx, now.Add(time.Hour), 30*time.Second, 10)
+	assert.Nil(t, mine(ds), "finished deliveries are gone")
+}
+
+func testDue(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.ExpiresAt = time.Now().Add(-time.Second)
+	later := newQ(p, "run-2")
+	create(t, s, q)
+	create(t, s, later)
+	refs, err := s.Due(ctx, time.Now(), 100)
+	require.NoError(t, err)
+	assert.Contains(t, refs, core.Ref{ProjectID: p, ID: q.ID})
+	assert.NotContains(t, refs, core.Ref{ProjectID: p, ID: later.ID})
+	_, err = s.Transition(ctx, p, q.ID, core.Transition{To: core.StatusExpired})
+	require.NoError(t, err)
+	refs, _ = s.Due(ctx, time.Now(), 100)
+	assert.NotContains(t, refs, core.Ref{ProjectID: p, ID: q.ID})
+}
+
+func testEvents(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	create(t, s, q)
+	_, err := s.Transition(ctx, p, q.ID, answer("a"))
+	require.NoError(t, err)
+	evs, err := s.Events(ctx, p, "", 10)
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	assert.Equal(t, core.EventCreated, evs[0].Type)
+	assert.Equal(t, core.EventAnswered, evs[1].Type)
+	assert.Equal(t, q.ID, evs[1].QuestionID)
+	assert.Equal(t, "run-1", evs[1].RunID)
+	rest, err := s.Events(ctx, p, evs[0].ID, 10)
+	require.NoError(t, err)
+	require.Len(t, rest, 1)
+	assert.Equal(t, evs[1].ID, rest[0].ID)
+	none, err := s.Events(ctx, p, evs[1].ID, 10)
+	require.NoError(t, err)
+	assert.Empty(t, none)
+	_, err = s.Events(ctx, p, "not-an-id", 10)
+	assert.Equal(t, core.EInvalid, core.ErrorCode(err))
+}
+
+func testWatch(t *testing.T, open func() core.Store) {
+	a, b := open(), open()
+	p := project()
+	q := newQ(p, "run-1")
+	create(t, a, q)
+	wake, stop := b.Watch(p, q.ID)
+	defer stop()
+	projWake, stopP := b.Watch(p, "")
+	defer stopP()
+	_, err := a.Transition(ctx, p, q.ID, answer("a"))
+	require.NoError(t, err)
+	for _, ch := range []<-chan struct{}{wake, projWake} {
+		select {
+		case <-ch:
+		case <-time.After(3 * time.Second):
+			t.Fatal("a watcher on another replica was not woken")
+		}
+	}
+}
+
+func testRetention(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	create(t, s, q)
+	tr := answer("a")
+	tr.Retention = 1200 * time.Millisecond
+	_, err := s.Transition(ctx, p, q.ID, tr)
+	require.NoError(t, err)
+	_, err = s.Get(ctx, p, q.ID)
+	require.NoError(t, err, "kept during retention")
+	gone := WaitFor(ctx, 5*time.Second, func() bool {
+		_, err := s.Get(ctx, p, q.ID)
+		return core.ErrorCode(err) == core.ENotFound
+	})
+	assert.True(t, gone, "dropped after retention")
+	all, err := s.List(ctx, p, "", 0)
+	require.NoError(t, err)
+	assert.Empty(t, all)
+}
+
+func testMisc(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.Targets = []core.Target{{Platform: "slack", Channel: "C1"}}
+	create(t, s, q)
+	require.NoError(t, s.AttachCopy(ctx, p, q.ID, core.Target{Platform: "slack", Channel: "C1", MessageTS: "171.1", URL: "https://x"}))
+	got, _ := s.Get(ctx, p, q.ID)
+	require.Len(t, got.Targets, 1)
+	assert.Equal(t, "171.1", got.Targets[0].MessageTS)
+	assert.Equal(t, core.ENotFound, core.ErrorCode(s.AttachCopy(ctx, p, uuid.NewString(), core.Target{Platform: "slack", Channel: "C1"})))
+
+	assert.False(t, got.Read)
+	got, err := s.MarkRead(ctx, p, q.ID)
+	require.NoError(t, err)
+	assert.True(t, got.Read)
+
+	require.NoError(t, s.PutDraft(ctx, p, q.ID, "discord:1", map[string][]string{"0": {"Yes"}}, time.Minute))
+	d, err := s.GetDraft(ctx, p, q.ID, "discord:1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Yes"}, d["0"])
+	d, _ = s.GetDraft(ctx, p, q.ID, "discord:2")
+	assert.Empty(t, d)
+
+	key := uuid.NewString()
+	first, err := s.Once(ctx, key, time.Minute)
+	require.NoError(t, err)
+	again, _ := s.Once(ctx, key, time.Minute)
+	assert.True(t, first)
+	assert.False(t, again)
+	require.NoError(t, s.Ping(ctx))
+}
