@@ -150,8 +150,8 @@ func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, s
 		fmt.Fprintf(stderr, "bridge hook claude-code: --on-timeout must be fallback or deny, got %q\n", cfg.onTimeout)
 		return ExitUsage
 	}
-	if cfg.timeout < 10*time.Second {
-		fmt.Fprintf(stderr, "bridge hook claude-code: --timeout must be at least 10s, got %s\n", cfg.timeout)
+	if cfg.timeout <= 0 {
+		fmt.Fprintf(stderr, "bridge hook claude-code: --timeout must be positive, got %s\n", cfg.timeout)
 		return ExitUsage
 	}
 	for _, p := range approve {
