@@ -1,0 +1,157 @@
+// Package bridgetest builds the real bridge binary and runs `bridge serve`
+// on the embedded default for end-to-end tests of the client side.
+package bridgetest
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+	buildOut  []byte
+)
+
+// repoRoot is the module root, found from this file's location.
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+// Binary builds ./cmd/bridge once per test process and returns its path.
+// Long on a cold cache: callers skip under -short.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "askbridge-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "bridge")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/bridge")
+		cmd.Dir = repoRoot()
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("building bridge: %v\n%s", buildErr, buildOut)
+	}
+	return binPath
+}
+
+// HandlesClientCommands reports whether the built binary dispatches the
+// client-side commands (cmd/bridge's run calls clientCommand).
+func HandlesClientCommands(t testing.TB) bool {
+	out, _ := exec.Command(Binary(t), "questions", "--help").CombinedOutput()
+	return strings.Contains(string(out), "bridge questions <command>")
+}
+
+// Server is a running `bridge serve`.
+type Server struct {
+	URL string
+	cmd *exec.Cmd
+}
+
+var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+
+// Serve starts `bridge serve --addr 127.0.0.1:0` with env added to the
+// environment (e.g. "BRIDGE_WEBHOOK_SECRET=..."), waits until it listens
+// and stops it at the end of the test.
+func Serve(t testing.TB, env ...string) *Server {
+	t.Helper()
+	cmd := exec.Command(Binary(t), "serve", "--addr", "127.0.0.1:0")
+	cmd.Env = append(cleanEnv(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logWriter{t: t}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urlCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case urlCh <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	s := &Server{cmd: cmd}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		logs.stop()
+	})
+	select {
+	case s.URL = <-urlCh:
+	case <-time.After(30 * time.Second):
+		t.Fatal("bridge serve did not start listening within 30s")
+	}
+	return s
+}
+
+// cleanEnv is the environment without BRIDGE_*, REDIS_URL and chat
+// platform settings, so a developer's shell does not leak into tests.
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "BRIDGE_") || strings.HasPrefix(k, "SLACK_") || strings.HasPrefix(k, "DISCORD_") || k == "REDIS_URL" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// CleanEnv is the environment without askbridge settings.
+func CleanEnv() []string { return cleanEnv() }
+
+type logWriter struct {
+	t       testing.TB
+	mu      sync.Mutex
+	stopped bool
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.t.Logf("bridge serve: %s", strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *logWriter) stop() { w.mu.Lock(); w.stopped = true; w.mu.Unlock() }
+
+// Context returns a context that ends with the test or after d.
+func Context(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
