@@ -27,7 +27,7 @@ var (
 // repoRoot is the module root, found from this file's location.
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 // Binary builds ./cmd/bridge once per test process and returns its path.
