@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/client"
 	"github.com/askbridge/askbridge/agentrun/bridgetest"
+	"github.com/askbridge/askbridge/agentrun/client"
 	"github.com/askbridge/askbridge/agentrun/webhook"
 	"github.com/askbridge/askbridge/core"
 	"github.com/stretchr/testify/assert"
