@@ -10,7 +10,6 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-
 // sseEvent is the data of one Server-Sent Event.
 type sseEvent struct {
 	Type       string         `json:"type"`

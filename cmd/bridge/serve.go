@@ -29,7 +29,9 @@ type serveOptions struct {
 }
 
 // closer is an adapter's shutdown.
-type closer interface{ Close(ctx context.Context) error }
+type closer interface {
+	Close(ctx context.Context) error
+}
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -174,8 +176,11 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 		})
 	}
 	spawn(func() { router.Sweep(bg, o.sweep) })
+	// BRIDGE_WEBHOOK_LEASE: how long a replica holds a delivery before
+	// another may take it over (default 60s; tests shorten it).
+	lease, _ := core.ParseDuration(getenv("BRIDGE_WEBHOOK_LEASE"))
 	deliverer := resume.New(resume.Config{Store: st, Secret: cfg.webhookSecret, Logger: log.With("component", "resume"),
-		Observe: metrics.Delivery})
+		Observe: metrics.Delivery, Lease: lease})
 	spawn(func() { deliverer.Run(bg) })
 
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
