@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/agentrun/cli"
 )
 
 var (
@@ -154,4 +157,42 @@ func Context(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// envAsBridge makes a test binary act as the bridge's client side.
+const envAsBridge = "ASKBRIDGE_TEST_AS_BRIDGE"
+
+// RunAsBridge must be called first in the TestMain of a package that uses
+// ClientCommand: in the child process it runs the client command (the same
+// cli.Run that cmd/bridge calls) and exits.
+func RunAsBridge() {
+	if os.Getenv(envAsBridge) != "1" {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code, handled := cli.Run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if !handled {
+		code = 2
+	}
+	os.Exit(code)
+}
+
+// ClientCommand returns a command running `bridge <args>` against srv: the
+// built binary once cmd/bridge dispatches the client commands, until then
+// the test binary acting as it (see RunAsBridge). env is added to a clean
+// environment with BRIDGE_URL set.
+func ClientCommand(t testing.TB, srv *Server, args []string, env ...string) *exec.Cmd {
+	t.Helper()
+	var cmd *exec.Cmd
+	if HandlesClientCommands(t) {
+		cmd = exec.Command(Binary(t), args...)
+		cmd.Env = cleanEnv()
+	} else {
+		cmd = exec.Command(os.Args[0], args...)
+		cmd.Env = append(cleanEnv(), envAsBridge+"=1")
+	}
+	cmd.Env = append(cmd.Env, "BRIDGE_URL="+srv.URL)
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/cli"
+	"github.com/askbridge/askbridge/agentrun/bridgetest"
 	"github.com/askbridge/askbridge/agentrun/internal/fakeapi"
 	"github.com/askbridge/askbridge/core"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,13 +23,7 @@ import (
 // (cli.Run, the same entry point cmd/bridge calls), so the MCP server runs
 // in its own process behind a real stdio pipe.
 func TestMain(m *testing.M) {
-	if os.Getenv("ASKBRIDGE_TEST_AS_BRIDGE") == "1" {
-		code, handled := cli.Run(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
-		if !handled {
-			code = 2
-		}
-		os.Exit(code)
-	}
+	bridgetest.RunAsBridge()
 	os.Exit(m.Run())
 }
 
@@ -49,9 +43,14 @@ func (p *progressLog) all() []string {
 func connect(t *testing.T, api *fakeapi.Server, extraEnv ...string) (*mcp.ClientSession, *progressLog) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "mcp", "--progress-every", "200ms")
-	cmd.Env = append(os.Environ(), "ASKBRIDGE_TEST_AS_BRIDGE=1", "BRIDGE_URL="+api.URL,
+	cmd.Env = append(bridgetest.CleanEnv(), "ASKBRIDGE_TEST_AS_BRIDGE=1", "BRIDGE_URL="+api.URL,
 		"BRIDGE_TOKEN="+api.Token, "BRIDGE_PROJECT=ops")
 	cmd.Env = append(cmd.Env, extraEnv...)
+	return connectCmd(t, cmd)
+}
+
+func connectCmd(t *testing.T, cmd *exec.Cmd) (*mcp.ClientSession, *progressLog) {
+	t.Helper()
 	cmd.Stderr = &testWriter{t: t}
 	prog := &progressLog{}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
