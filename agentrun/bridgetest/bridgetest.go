@@ -196,3 +196,15 @@ func ClientCommand(t testing.TB, srv *Server, args []string, env ...string) *exe
 	cmd.Env = append(cmd.Env, env...)
 	return cmd
 }
+
+// Main runs the tests of a package that uses this package: call it from
+// TestMain as os.Exit(bridgetest.Main(m)). It acts as the bridge in child
+// processes (RunAsBridge) and removes the built binary at the end.
+func Main(m *testing.M) int {
+	RunAsBridge()
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	return code
+}

@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"os"
 	"sync"
 	"testing"
 
@@ -75,3 +76,5 @@ func TestAskerPauseProtocol(t *testing.T) {
 	assert.Equal(t, "run-9", cont.ResumedFrom)
 	assert.Equal(t, core.RunRunning, cont.Status)
 }
+
+func TestMain(m *testing.M) { os.Exit(bridgetest.Main(m)) }

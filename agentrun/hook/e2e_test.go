@@ -16,8 +16,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	bridgetest.RunAsBridge()
-	os.Exit(m.Run())
+	os.Exit(bridgetest.Main(m))
 }
 
 type hookRun struct {

@@ -23,8 +23,7 @@ import (
 // (cli.Run, the same entry point cmd/bridge calls), so the MCP server runs
 // in its own process behind a real stdio pipe.
 func TestMain(m *testing.M) {
-	bridgetest.RunAsBridge()
-	os.Exit(m.Run())
+	os.Exit(bridgetest.Main(m))
 }
 
 type progressLog struct {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -93,3 +94,5 @@ func TestAgentLoopEndToEnd(t *testing.T) {
 	})
 	assert.Equal(t, 1, n)
 }
+
+func TestMain(m *testing.M) { os.Exit(bridgetest.Main(m)) }
