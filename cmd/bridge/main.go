@@ -30,6 +30,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintln(stdout, usage)
 		return 0
 	}
+	if code, ok := clientCommand(ctx, args, getenv, stdin, stdout, stderr); ok {
+		return code
+	}
 	fmt.Fprintf(stderr, "bridge: unknown command %q\n%s\n", args[0], usage)
 	return 2
 }

@@ -320,3 +320,90 @@ func TestUnknownCommand(t *testing.T) {
 	assert.Equal(t, 2, run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, nil, &out, &errb))
 	assert.Contains(t, errb.String(), `unknown command "frobnicate"`)
 }
+
+// cli runs the built binary as a client of p.
+func (p *proc) cli(args ...string) (int, string, string) {
+	p.t.Helper()
+	cmd := exec.Command(bridgeBin, args...)
+	cmd.Env = append(os.Environ(), "BRIDGE_URL="+p.URL, "BRIDGE_PROJECT=demo")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		p.t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// TestWholeFlowThroughTheBinary: the embedded default, each shape asked
+// over HTTP, waited on, answered with the CLI; the waiter gets the exact
+// answer forms of DESIGN §4.
+func TestWholeFlowThroughTheBinary(t *testing.T) {
+	b := startBridge(t)
+	opt := func(labels ...string) []map[string]any {
+		var out []map[string]any
+		for _, l := range labels {
+			out = append(out, map[string]any{"label": l, "description": "about " + l, "value": strings.ToLower(l)})
+		}
+		return out
+	}
+	cases := []struct {
+		name       string
+		questions  []map[string]any
+		answer     []string
+		answers    map[string]any
+		selections map[string]any
+		response   string
+	}{
+		{"single-select", []map[string]any{{"question": "Which auth method?", "header": "Auth", "options": opt("OAuth", "API key")}},
+			[]string{"2"}, map[string]any{"Which auth method?": "API key"},
+			map[string]any{"Which auth method?": []any{"API key"}}, "api key"},
+		{"multi-select", []map[string]any{{"question": "Which features?", "header": "Features", "multiSelect": true, "options": opt("Login", "Dashboard", "Reports")}},
+			[]string{"1,3"}, map[string]any{"Which features?": "Login, Reports"},
+			map[string]any{"Which features?": []any{"Login", "Reports"}}, "login, reports"},
+		{"open-ended", []map[string]any{{"question": "Anything else?"}},
+			[]string{"-m", "ship it friday"}, map[string]any{"Anything else?": "ship it friday"},
+			map[string]any{"Anything else?": []any{"ship it friday"}}, "ship it friday"},
+		{"four items", []map[string]any{
+			{"question": "Q1?", "header": "One", "options": opt("A", "B")},
+			{"question": "Q2?", "header": "Two", "multiSelect": true, "options": opt("C", "D", "E")},
+			{"question": "Q3?", "header": "Three", "options": opt("F", "G")},
+			{"question": "Q4?", "header": "Four", "options": opt("H", "I")}},
+			[]string{"1", "2,3", "2", "1"},
+			map[string]any{"Q1?": "A", "Q2?": "D, E", "Q3?": "G", "Q4?": "H"},
+			map[string]any{"Q1?": []any{"A"}, "Q2?": []any{"D", "E"}, "Q3?": []any{"G"}, "Q4?": []any{"H"}}, "a; d, e; g; h"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, q := b.call("POST", "/api/projects/demo/agent-questions", map[string]any{
+				"run_id": fmt.Sprint("run-", i), "agent_id": "e2e", "questions": c.questions, "timeout": "5m"})
+			require.Equal(t, 201, code, "%v", q)
+			id := q["id"].(string)
+			waited := make(chan map[string]any, 1)
+			go func() {
+				_, rec := b.call("GET", "/api/projects/demo/agent-questions/"+id+"/wait?timeout=60s", nil)
+				waited <- rec
+			}()
+			code, out, errs := b.cli("questions", "show", id)
+			require.Equal(t, 0, code, errs)
+			assert.Contains(t, out, c.questions[0]["question"])
+			code, _, errs = b.cli(append([]string{"questions", "answer", id}, c.answer...)...)
+			require.Equal(t, 0, code, errs)
+			select {
+			case rec := <-waited:
+				assert.Equal(t, "answered", rec["status"])
+				assert.Equal(t, c.answers, rec["answers"])
+				assert.Equal(t, c.selections, rec["selections"])
+				assert.Equal(t, c.response, rec["response"])
+			case <-time.After(20 * time.Second):
+				t.Fatal("the waiter did not get the answer")
+			}
+			code, _, errs = b.cli(append([]string{"questions", "answer", id}, c.answer...)...)
+			assert.Equal(t, 1, code, "a second answer is refused")
+			assert.Contains(t, errs, "already answered")
+		})
+	}
+}
