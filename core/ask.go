@@ -106,6 +106,10 @@ type AskRequest struct {
 	Timeout        *Duration      `json:"timeout,omitempty"`
 	Resume         *ResumeRequest `json:"resume,omitempty"`
 	IdempotencyKey string         `json:"idempotency_key,omitempty"`
+	// On-call approvals (issue: who may answer, N-of-M, default on timeout).
+	RequestedBy       string     `json:"requested_by,omitempty"`
+	ApprovalsRequired *int       `json:"approvals_required,omitempty"`
+	OnTimeout         *OnTimeout `json:"on_timeout,omitempty"`
 }
 
 // ResumeRequest is the resume block of an ask.
@@ -214,10 +218,16 @@ func Fingerprint(items []Item) string {
 // AskDefaults are the values an ask falls back on, resolved from its agent
 // and route by the Router.
 type AskDefaults struct {
-	Targets    []Target
-	Responders Responders
-	Timeout    time.Duration
+	Targets           []Target
+	Responders        Responders
+	Timeout           time.Duration
+	ApprovalsRequired int
+	OnTimeout         *OnTimeout
+	Escalation        []EscalationStep
 }
+
+// MaxApprovals bounds approvals_required.
+const MaxApprovals = 20
 
 // BuildQuestion validates an ask and turns it into a new pending question.
 // It reports every problem at once. The caller sets ID, times and project.
@@ -295,6 +305,39 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 		}
 	}
 
+	approvals := def.ApprovalsRequired
+	if req.ApprovalsRequired != nil {
+		approvals = *req.ApprovalsRequired
+	}
+	if approvals < 0 || approvals > MaxApprovals {
+		p.add("approvals_required", "from 1 to %d", MaxApprovals)
+	}
+	if approvals > 1 && (len(items) != 1 || items[0].OpenEnded() || items[0].MultiSelect) {
+		p.add("approvals_required", "several approvals need exactly one single-select question with options")
+	}
+	if approvals < 2 {
+		approvals = 0
+	}
+	onTimeout := def.OnTimeout
+	if req.OnTimeout != nil {
+		onTimeout = req.OnTimeout
+	}
+	if onTimeout != nil {
+		switch {
+		case len(items) != 1:
+			p.add("on_timeout.answer", "a default answer needs exactly one question")
+		case strings.TrimSpace(onTimeout.Answer) == "":
+			p.add("on_timeout.answer", "required")
+		case !items[0].OpenEnded():
+			if _, ok := matchOption(items[0], onTimeout.Answer); !ok {
+				p.add("on_timeout.answer", "%q is not one of the options", onTimeout.Answer)
+			}
+		}
+	}
+	if req.RequestedBy != "" && !strings.Contains(req.RequestedBy, ":") {
+		p.add("requested_by", "must be <platform>:<id>, e.g. slack:U0123")
+	}
+
 	var resume *Resume
 	if req.Resume != nil && req.Resume.URL != "" {
 		u, err := url.Parse(req.Resume.URL)
@@ -314,6 +357,7 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 		Kind: kind, Status: StatusPending, Questions: items, Context: req.Context,
 		Targets: clean, Responders: responders, Resume: resume, Route: req.Route,
 		IdempotencyKey: req.IdempotencyKey, Fingerprint: Fingerprint(items),
+		RequestedBy: req.RequestedBy, ApprovalsRequired: approvals, OnTimeout: onTimeout, Escalation: def.Escalation,
 	}
 	return q, timeout, nil
 }

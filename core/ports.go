@@ -44,6 +44,8 @@ type Transition struct {
 	DeliveryID string
 	// Retention is how long the final record is kept.
 	Retention time.Duration
+	// Defaulted marks an answer given by on_timeout.
+	Defaulted bool
 }
 
 // Ref names a question in a project.
@@ -85,6 +87,23 @@ type Store interface {
 	MarkRead(ctx context.Context, project, id string) (*Question, error)
 	// Due returns pending questions whose deadline is at or before now.
 	Due(ctx context.Context, now time.Time, limit int) ([]Ref, error)
+	// Vote records v on an approval that needs required votes for one
+	// option; a person's later vote replaces their earlier one. When the
+	// vote makes required (or is a veto), the question is answered with tr
+	// in the same atomic step and resolved is true. Errors as Transition.
+	Vote(ctx context.Context, project, id string, v Vote, required int, veto bool, tr Transition) (q *Question, resolved bool, err error)
+	// DueEscalations returns pending questions whose next escalation step
+	// is at or before now.
+	DueEscalations(ctx context.Context, now time.Time, limit int) ([]Ref, error)
+	// Escalate moves a pending question from escalation level to level+1
+	// exactly once across replicas (next: when the following step is due,
+	// zero if none). It reports whether this caller did it.
+	Escalate(ctx context.Context, project, id string, level int, next time.Time, detail string, at time.Time) (bool, error)
+	// AppendAudit adds an entry to the project's audit trail.
+	AppendAudit(ctx context.Context, e AuditEntry) error
+	// Audit returns a project's audit trail oldest first, only entries of
+	// question when it is not empty.
+	Audit(ctx context.Context, project, question string, limit int) ([]AuditEntry, error)
 
 	// Run returns a run. ENotFound if unknown.
 	Run(ctx context.Context, project, id string) (*Run, error)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -38,6 +39,11 @@ func OutcomeLine(q *Question) string {
 	switch q.Status {
 	case StatusAnswered:
 		by := "Answered by " + personName(q.RespondedBy)
+		if q.Defaulted {
+			by = "No answer in time; answered by default"
+		} else if q.ApprovalsRequired > 1 {
+			by = "Approved by " + voters(q, q.Answers[q.Questions[0].Question])
+		}
 		if len(q.Questions) == 1 {
 			return by + ": " + q.Answers[q.Questions[0].Question]
 		}
@@ -67,6 +73,41 @@ func OutcomeLine(q *Question) string {
 }
 
 // ExpiresPhrase renders the deadline of q relative to now: "expires in 30 min".
+// TallyLine describes the votes of a pending approval that needs several:
+// "Approve: 1 of 2 approvals — alice". Empty when nobody voted yet.
+func TallyLine(q *Question) string {
+	if q.ApprovalsRequired < 2 || len(q.Votes) == 0 {
+		return ""
+	}
+	var order []string
+	count := map[string]int{}
+	for _, v := range q.Votes {
+		if count[v.Label] == 0 {
+			order = append(order, v.Label)
+		}
+		count[v.Label]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, l := range order {
+		parts = append(parts, fmt.Sprintf("%s: %d of %d approvals — %s", l, count[l], q.ApprovalsRequired, voters(q, l)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// voters names who voted for label, in voting order.
+func voters(q *Question, label string) string {
+	var names []string
+	for _, v := range q.Votes {
+		if v.Label == label {
+			names = append(names, v.By.String())
+		}
+	}
+	if len(names) == 0 {
+		return personName(q.RespondedBy)
+	}
+	return strings.Join(names, ", ")
+}
+
 func ExpiresPhrase(q *Question, now time.Time) string {
 	return "expires in " + HumanDuration(q.ExpiresAt.Sub(now))
 }

@@ -30,6 +30,38 @@ func Allowed(r Responders, who Person) bool {
 	return false
 }
 
+// Permit applies the one responders policy of every surface (chat, web,
+// API, thread replies) to q: the requester is refused when the route
+// excludes them, then the responders of q (including those added by
+// escalation) decide. It returns an ENotAllowed error naming who may answer.
+func Permit(q *Question, who Person) error {
+	if q.Responders.ExcludeRequester && q.RequestedBy != "" && q.RequestedBy == who.Platform+":"+who.ID {
+		return Errorf(ENotAllowed, "%s asked for this and may not answer it themselves; who may answer: %s", who.String(), DescribeResponders(q.Responders))
+	}
+	if !Allowed(q.Responders, who) {
+		return Errorf(ENotAllowed, "%s may not answer this question; who may answer: %s", who.String(), DescribeResponders(q.Responders))
+	}
+	return nil
+}
+
+// Merge returns r with the people of o added.
+func (r Responders) Merge(o Responders) Responders {
+	add := func(a, b []string) []string {
+		out := slices.Clone(a)
+		for _, x := range b {
+			if !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	r.Users = add(r.Users, o.Users)
+	r.SlackUsergroups = add(r.SlackUsergroups, o.SlackUsergroups)
+	r.DiscordRoles = add(r.DiscordRoles, o.DiscordRoles)
+	r.ExcludeRequester = r.ExcludeRequester || o.ExcludeRequester
+	return r
+}
+
 // DescribeResponders names who may answer, for the message a refused person
 // gets.
 func DescribeResponders(r Responders) string {

@@ -20,6 +20,13 @@ type Route struct {
 	Responders Responders
 	Thread     string // "" or "per-run"
 	Timeout    time.Duration
+	// ApprovalsRequired > 1 makes answers votes; the question resolves when
+	// that many people chose the same option (or at a veto option's vote).
+	ApprovalsRequired int
+	// OnTimeout answers the question at its deadline instead of expiring it.
+	OnTimeout *OnTimeout
+	// Escalation runs in order, each step After the question was created.
+	Escalation []EscalationStep
 }
 
 // RouterConfig configures a Router.
@@ -50,7 +57,11 @@ type Router struct {
 	def      *Route
 	clock    Clock
 	log      *slog.Logger
+	// bg counts work that must end before Close returns: transitions in
+	// progress and the copy updates they start. closing refuses new work.
 	bg       sync.WaitGroup
+	bgMu     sync.Mutex
+	closing  bool
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 }
@@ -115,6 +126,9 @@ func (r *Router) AddChannel(c Channel) { r.channels[c.Platform()] = c }
 
 // Close waits for background work (finishing copies) to end, or ctx.
 func (r *Router) Close(ctx context.Context) error {
+	r.bgMu.Lock()
+	r.closing = true
+	r.bgMu.Unlock()
 	done := make(chan struct{})
 	go func() { r.bg.Wait(); close(done) }()
 	select {
@@ -158,6 +172,7 @@ func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agent
 		if route.Timeout > 0 {
 			def.Timeout = route.Timeout
 		}
+		def.ApprovalsRequired, def.OnTimeout, def.Escalation = route.ApprovalsRequired, route.OnTimeout, route.Escalation
 		req.Route = route.Name
 	}
 	q, timeout, err := BuildQuestion(req, def, r.cfg.HasWebhookSecret(req.AgentID))
@@ -173,6 +188,10 @@ func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agent
 	if err := p.err(EInvalid, "the question is not valid"); err != nil {
 		return AskResult{}, err
 	}
+	if !r.track() {
+		return AskResult{}, errClosing
+	}
+	defer r.bg.Done()
 	now := r.clock.Now().UTC()
 	q.ID = uuid.NewString()
 	q.ProjectID = project
@@ -191,7 +210,7 @@ func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agent
 		return AskResult{Question: res.Question, Message: r.message(res.Question, true)}, nil
 	}
 	q = res.Question
-	r.post(ctx, q)
+	r.post(ctx, q, q.Targets)
 	if fresh, err := r.store.Get(ctx, project, q.ID); err == nil {
 		q = fresh
 	}
@@ -209,15 +228,21 @@ func (r *Router) platforms() string {
 	return strings.Join(names, ", ")
 }
 
-// post posts every copy in parallel and records each on the question. A
-// question that cannot be posted anywhere is reported loudly.
-func (r *Router) post(ctx context.Context, q *Question) {
-	if len(q.Targets) == 0 {
+// post posts a copy on each target in parallel and records each on the
+// question and in the audit trail. A question that cannot be posted
+// anywhere is reported loudly.
+func (r *Router) post(ctx context.Context, q *Question, targets []Target) {
+	if len(targets) == 0 {
 		return
 	}
 	var wg sync.WaitGroup
-	results := make([]Target, len(q.Targets))
-	for i, t := range q.Targets {
+	results := make([]Target, len(targets))
+	for i, t := range targets {
+		if _, ok := r.channels[t.Platform]; !ok {
+			results[i] = t
+			results[i].Error = t.Platform + " is not configured on this bridge"
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -242,6 +267,11 @@ func (r *Router) post(ctx context.Context, q *Question) {
 		if err := r.store.AttachCopy(context.WithoutCancel(ctx), q.ProjectID, q.ID, t); err != nil {
 			r.log.Error("recording posted copy failed", "question", q.ID, "err", err)
 		}
+		entry := AuditEntry{Type: "posted", Detail: targetName(t)}
+		if t.Error != "" {
+			entry = AuditEntry{Type: "post_failed", Detail: targetName(t) + ": " + t.Error}
+		}
+		r.audit(context.WithoutCancel(ctx), q, entry)
 	}
 	if failed == len(results) {
 		r.log.Error("question could not be posted to any target", "question", q.ID, "project", q.ProjectID)
@@ -320,6 +350,19 @@ func HumanDuration(d time.Duration) string {
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
+// track registers work Close must wait for; false once Close has begun.
+func (r *Router) track() bool {
+	r.bgMu.Lock()
+	defer r.bgMu.Unlock()
+	if r.closing {
+		return false
+	}
+	r.bg.Add(1)
+	return true
+}
+
+var errClosing = Errorf(EUnavailable, "the bridge is shutting down; try again on another replica")
+
 // Locate returns the project of a question id.
 func (r *Router) Locate(ctx context.Context, id string) (string, error) {
 	return r.store.Locate(ctx, id)
@@ -336,8 +379,9 @@ func (r *Router) Answer(ctx context.Context, project, id string, req RespondRequ
 	if q.Status != StatusPending {
 		return q, StatusError(q)
 	}
-	if !Allowed(q.Responders, who) {
-		return q, Errorf(ENotAllowed, "%s may not answer this question; who may answer: %s", who.String(), DescribeResponders(q.Responders))
+	if err := Permit(q, who); err != nil {
+		r.audit(ctx, q, AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
+		return q, err
 	}
 	ans, err := ParseAnswer(q, req)
 	if err != nil {
@@ -347,7 +391,35 @@ func (r *Router) Answer(ctx context.Context, project, id string, req RespondRequ
 	if q.WebhookMode() {
 		tr.RequirePausedRun = true
 	}
+	if q.ApprovalsRequired > 1 {
+		return r.vote(ctx, q, tr)
+	}
 	return r.transition(ctx, q, tr)
+}
+
+// vote counts who's choice on an approval that needs several. The question
+// resolves when ApprovalsRequired people chose the same option, or at the
+// first vote for a veto option; until then every copy shows the tally.
+func (r *Router) vote(ctx context.Context, q *Question, tr Transition) (*Question, error) {
+	if !r.track() {
+		return q, errClosing
+	}
+	defer r.bg.Done()
+	it := q.Questions[0]
+	label := tr.Answer.Selections[it.Question][0]
+	o, _ := matchOption(it, label)
+	r.prepare(q, &tr)
+	v := Vote{By: *tr.By, Label: label, At: tr.At}
+	final, resolved, err := r.store.Vote(ctx, q.ProjectID, q.ID, v, q.ApprovalsRequired, o.Veto, tr)
+	if err != nil {
+		return final, err
+	}
+	if resolved {
+		r.afterTransition(final)
+	} else {
+		r.updateCopies(final)
+	}
+	return final, nil
 }
 
 // Cancel withdraws (reason agent) or dismisses (reason user) a question.
@@ -359,8 +431,11 @@ func (r *Router) Cancel(ctx context.Context, project, id, reason string, who *Pe
 	if q.Status != StatusPending {
 		return q, StatusError(q)
 	}
-	if who != nil && reason == CancelUser && !Allowed(q.Responders, *who) {
-		return q, Errorf(ENotAllowed, "%s may not dismiss this question; who may answer: %s", who.String(), DescribeResponders(q.Responders))
+	if who != nil && reason == CancelUser {
+		if err := Permit(q, *who); err != nil {
+			r.audit(ctx, q, AuditEntry{Type: "refused", By: who, Detail: "dismiss: " + err.Error()})
+			return q, err
+		}
 	}
 	return r.transition(ctx, q, Transition{To: StatusCancelled, CancelReason: reason, By: who})
 }
@@ -368,18 +443,39 @@ func (r *Router) Cancel(ctx context.Context, project, id, reason string, who *Pe
 // transition applies tr to q, adding the continuation run and the resume
 // delivery webhook mode needs, then finishes every copy in the background.
 func (r *Router) transition(ctx context.Context, q *Question, tr Transition) (*Question, error) {
-	tr.At = r.clock.Now().UTC()
-	tr.Retention = r.cfg.Retention
-	if q.WebhookMode() && (tr.To == StatusAnswered || tr.To == StatusExpired || (tr.To == StatusCancelled && tr.CancelReason == CancelUser)) {
-		tr.ContinuationRunID = uuid.NewString()
-		tr.DeliveryID = uuid.NewString()
+	if !r.track() {
+		return q, errClosing
 	}
+	defer r.bg.Done()
+	r.prepare(q, &tr)
 	final, err := r.store.Transition(ctx, q.ProjectID, q.ID, tr)
 	if err != nil {
 		return final, err
 	}
 	r.afterTransition(final)
 	return final, nil
+}
+
+// prepare stamps a transition and adds what webhook mode needs: the
+// continuation run and the resume delivery, created in the same step.
+func (r *Router) prepare(q *Question, tr *Transition) {
+	tr.At = r.clock.Now().UTC()
+	tr.Retention = r.cfg.Retention
+	if q.WebhookMode() && (tr.To == StatusAnswered || tr.To == StatusExpired || (tr.To == StatusCancelled && tr.CancelReason == CancelUser)) {
+		tr.ContinuationRunID = uuid.NewString()
+		tr.DeliveryID = uuid.NewString()
+	}
+}
+
+// audit appends to the audit trail; a failure is logged, never fatal.
+func (r *Router) audit(ctx context.Context, q *Question, e AuditEntry) {
+	e.ProjectID, e.QuestionID, e.RunID = q.ProjectID, q.ID, q.RunID
+	if e.At.IsZero() {
+		e.At = r.clock.Now().UTC()
+	}
+	if err := r.store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
+		r.log.Warn("writing the audit trail failed", "question", q.ID, "type", e.Type, "err", err)
+	}
 }
 
 func (r *Router) afterTransition(q *Question) {
@@ -392,6 +488,14 @@ func (r *Router) afterTransition(q *Question) {
 // finishCopies updates every posted copy to the final state, in tracked
 // background work with retries.
 func (r *Router) finishCopies(q *Question) {
+	r.eachCopy(q, "updating a copy to its final state", func(ctx context.Context, ch Channel, t Target) error {
+		return ch.Finish(ctx, q, t)
+	})
+}
+
+// eachCopy runs f on every posted copy in tracked background work, with
+// retries and backoff; what still fails is logged.
+func (r *Router) eachCopy(q *Question, what string, f func(ctx context.Context, ch Channel, t Target) error) {
 	for _, t := range q.Targets {
 		if t.MessageTS == "" || t.Error != "" {
 			continue
@@ -406,14 +510,13 @@ func (r *Router) finishCopies(q *Question) {
 			backoff := 500 * time.Millisecond
 			for attempt := 1; ; attempt++ {
 				ctx, cancel := context.WithTimeout(r.bgCtx, r.cfg.PostTimeout)
-				err := ch.Finish(ctx, q, t)
+				err := f(ctx, ch, t)
 				cancel()
 				if err == nil {
 					return
 				}
 				if attempt >= 5 || r.bgCtx.Err() != nil {
-					r.log.Error("updating a copy to its final state failed", "question", q.ID,
-						"platform", t.Platform, "channel", t.Channel, "err", err)
+					r.log.Error(what+" failed", "question", q.ID, "platform", t.Platform, "channel", t.Channel, "err", err)
 					return
 				}
 				select {
@@ -442,13 +545,140 @@ func (r *Router) ExpireDue(ctx context.Context) (int, error) {
 		if q.Status != StatusPending {
 			continue
 		}
-		if _, err := r.transition(ctx, q, Transition{To: StatusExpired}); err == nil {
+		tr := Transition{To: StatusExpired}
+		if q.OnTimeout != nil {
+			if ans, err := ParseAnswer(q, RespondRequest{Response: &q.OnTimeout.Answer}); err == nil {
+				tr = Transition{To: StatusAnswered, Answer: &ans, Defaulted: true,
+					By: &Person{Platform: "system", ID: "timeout", Name: "system:timeout"}}
+			}
+		}
+		if _, err := r.transition(ctx, q, tr); err == nil {
 			n++
 		} else if ErrorCode(err) == EInternal {
 			r.log.Error("expiring question failed", "question", ref.ID, "err", err)
 		}
 	}
 	return n, nil
+}
+
+// EscalateDue runs every escalation step that has come due: a reminder on
+// every copy, and/or a copy on further targets with further responders.
+// Safe on every replica: each step runs once.
+func (r *Router) EscalateDue(ctx context.Context) (int, error) {
+	now := r.clock.Now().UTC()
+	refs, err := r.store.DueEscalations(ctx, now, 500)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, ref := range refs {
+		q, err := r.store.Get(ctx, ref.ProjectID, ref.ID)
+		if err != nil || q.Status != StatusPending || q.EscalationLevel >= len(q.Escalation) {
+			continue
+		}
+		level := q.EscalationLevel
+		step := q.Escalation[level]
+		var next time.Time
+		if level+1 < len(q.Escalation) {
+			next = q.CreatedAt.Add(time.Duration(q.Escalation[level+1].After))
+		}
+		ran, err := r.runStep(ctx, q, level, step, next, now)
+		if err != nil {
+			return n, err
+		}
+		if ran {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// runStep runs escalation step level of q unless another replica already
+// did.
+func (r *Router) runStep(ctx context.Context, q *Question, level int, step EscalationStep, next, now time.Time) (bool, error) {
+	if !r.track() {
+		return false, errClosing
+	}
+	defer r.bg.Done()
+	ok, err := r.store.Escalate(ctx, q.ProjectID, q.ID, level, next, describeStep(step), now)
+	if err != nil || !ok {
+		return false, nil // another replica ran this step, or the store failed (retried next sweep)
+	}
+	if fresh, err := r.store.Get(ctx, q.ProjectID, q.ID); err == nil {
+		q = fresh
+	}
+	if step.Remind {
+		r.remind(ctx, q)
+	}
+	if len(step.Targets) > 0 {
+		r.post(ctx, q, step.Targets)
+		if fresh, err := r.store.Get(ctx, q.ProjectID, q.ID); err == nil {
+			q = fresh
+		}
+	}
+	if step.Responders != nil {
+		r.updateCopies(q) // copies name who may answer now
+	}
+	return true, nil
+}
+
+func describeStep(s EscalationStep) string {
+	var parts []string
+	if s.Remind {
+		parts = append(parts, "reminder")
+	}
+	for _, t := range s.Targets {
+		parts = append(parts, "copy to "+targetName(t))
+	}
+	if s.Responders != nil {
+		parts = append(parts, "responders added: "+DescribeResponders(*s.Responders))
+	}
+	return fmt.Sprintf("after %s: %s", HumanDuration(time.Duration(s.After)), strings.Join(parts, ", "))
+}
+
+// Updater is implemented by adapters that can re-render a pending copy
+// (vote tallies, responders added by escalation).
+type Updater interface {
+	Update(ctx context.Context, q *Question, t Target) error
+}
+
+// Reminder is implemented by adapters that can remind the responders on a
+// copy (in its thread, mentioning them).
+type Reminder interface {
+	Remind(ctx context.Context, q *Question, t Target) error
+}
+
+// updateCopies re-renders every posted copy of a pending question.
+func (r *Router) updateCopies(q *Question) {
+	r.eachCopy(q, "updating a copy", func(ctx context.Context, ch Channel, t Target) error {
+		if u, ok := ch.(Updater); ok {
+			return u.Update(ctx, q, t)
+		}
+		return nil
+	})
+}
+
+// remind reminds the responders on every posted copy.
+func (r *Router) remind(ctx context.Context, q *Question) {
+	reminded := 0
+	for _, t := range q.Targets {
+		if ch, ok := r.channels[t.Platform]; ok && t.MessageTS != "" && t.Error == "" {
+			if rm, ok := ch.(Reminder); ok {
+				pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.PostTimeout)
+				err := rm.Remind(pctx, q, t)
+				cancel()
+				if err != nil {
+					r.log.Warn("reminder failed", "question", q.ID, "platform", t.Platform, "channel", t.Channel, "err", err)
+					continue
+				}
+				reminded++
+				r.audit(ctx, q, AuditEntry{Type: "reminded", Detail: targetName(t) + ", asking " + DescribeResponders(q.Responders)})
+			}
+		}
+	}
+	if reminded == 0 {
+		r.audit(ctx, q, AuditEntry{Type: "reminded", Detail: "no chat copy to remind on; asking " + DescribeResponders(q.Responders)})
+	}
 }
 
 // Sweep runs ExpireDue every interval until ctx ends.
@@ -462,6 +692,9 @@ func (r *Router) Sweep(ctx context.Context, interval time.Duration) {
 		case <-t.C:
 			if _, err := r.ExpireDue(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				r.log.Warn("deadline sweep failed", "err", err)
+			}
+			if _, err := r.EscalateDue(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				r.log.Warn("escalation sweep failed", "err", err)
 			}
 		}
 	}

@@ -55,6 +55,8 @@ type Option struct {
 	Description string `json:"description,omitempty"`
 	Value       string `json:"value"`
 	Recommended bool   `json:"recommended,omitempty"`
+	// Veto resolves an approval (approvals_required ≥ 2) at its first vote.
+	Veto bool `json:"veto,omitempty"`
 }
 
 // Item is one question asked inside an agent question. No options means
@@ -98,6 +100,28 @@ type Responders struct {
 // Empty reports whether no restriction is configured.
 func (r Responders) Empty() bool {
 	return len(r.Users) == 0 && len(r.SlackUsergroups) == 0 && len(r.DiscordRoles) == 0
+}
+
+// OnTimeout answers a question that reaches its deadline unanswered.
+type OnTimeout struct {
+	Answer string `json:"answer"` // an option's label or value (free text for open-ended)
+}
+
+// EscalationStep is one step of a route's escalation: after a delay from
+// the question's creation, remind the responders, and/or post a copy on
+// further targets and let further people answer.
+type EscalationStep struct {
+	After      Duration    `json:"after"`
+	Remind     bool        `json:"remind,omitempty"`
+	Targets    []Target    `json:"targets,omitempty"`
+	Responders *Responders `json:"responders,omitempty"`
+}
+
+// Vote is one person's choice on an approval that needs several.
+type Vote struct {
+	By    Person    `json:"by"`
+	Label string    `json:"label"`
+	At    time.Time `json:"at"`
 }
 
 // Person identifies who answered or tried to.
@@ -152,6 +176,14 @@ type Question struct {
 	Resume       *Resume             `json:"resume,omitempty"`
 	Route        string              `json:"route,omitempty"`
 	Read         bool                `json:"-"` // notification read flag
+	// On-call approvals.
+	RequestedBy       string           `json:"requested_by,omitempty"` // "<platform>:<id>" of the person the agent acts for
+	ApprovalsRequired int              `json:"approvals_required,omitempty"`
+	Votes             []Vote           `json:"votes,omitempty"`
+	OnTimeout         *OnTimeout       `json:"on_timeout,omitempty"`
+	Defaulted         bool             `json:"defaulted,omitempty"` // answered by on_timeout
+	Escalation        []EscalationStep `json:"escalation,omitempty"`
+	EscalationLevel   int              `json:"escalation_level,omitempty"` // steps done
 	// IdempotencyKey and Fingerprint support re-attaching repeated asks.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	Fingerprint    string `json:"-"`
@@ -213,6 +245,20 @@ func EventForStatus(s Status) string {
 		return EventExpired
 	}
 	return EventCreated
+}
+
+// AuditEntry is one line of a project's audit trail. Types: asked, posted,
+// post_failed, refused, voted, answered, expired, cancelled, resumed,
+// reminded, escalated, webhook.delivered, webhook.failed.
+type AuditEntry struct {
+	ID         string    `json:"id"`
+	Type       string    `json:"type"`
+	ProjectID  string    `json:"project_id"`
+	QuestionID string    `json:"question_id,omitempty"`
+	RunID      string    `json:"run_id,omitempty"`
+	By         *Person   `json:"by,omitempty"`
+	Detail     string    `json:"detail,omitempty"`
+	At         time.Time `json:"at"`
 }
 
 // Notification is the inbox entry of a question (DESIGN §4).

@@ -9,51 +9,106 @@ import "github.com/redis/go-redis/v9"
 //
 // Keys under base = "<prefix>:{<project>}:":
 //   q:<id>          hash  doc, status, result, run, fp, seq, read, updated_at,
-//                         resumed_run_id, copy:<target key> (JSON per posted copy)
+//                         resumed_run_id, esc_level, copy:<target key> (JSON per
+//                         posted copy), vote:<person> (JSON), vlabel:<person>
 //   pending         zset  seq -> id of pending questions
 //   all             zset  seq -> id of every question (trimmed when records expire)
 //   deadlines       zset  expires_at ms -> id of pending questions
+//   escal           zset  next escalation step ms -> id of pending questions
 //   run:<run>       hash  id, agent_id, status, resumed_from, resumed_by, pending, created_at, updated_at
 //   runq:<run>      zset  seq -> id, a run's questions in creation order
 //   idem:<key>      string question id for an idempotency key
 //   fp:<run>:<fp>   string question id for identical items re-asked in a run
-//   events          stream the project's events
+//   events          stream the project's events (SSE)
+//   audit           stream the project's audit trail, trimmed by age (retention)
 //   outbox          zset  due ms -> delivery id (resume webhooks)
 //   dlv:<id>        hash  question, event, attempts, created_at
 //   draft:<id>:<p>  string a person's partial selections (JSON), with TTL
+//
+// Every script takes the same first nine arguments (see Store.common):
+// base, nowms, nowstr, retention ms, re-attach window ms, events maxlen,
+// pub/sub channel, project, audit min id.
 
-// finalizeLua closes a pending question: status, result, indexes, TTLs,
-// event and wake-up. Shared by the create (supersede) and transition scripts.
-const finalizeLua = `
-local function finalize(base, id, status, result, nowms, nowstr, retention, window, maxlen, chan, project, evtype)
-  local qk = base .. 'q:' .. id
+const preludeLua = `
+local C = {base = ARGV[1], nowms = ARGV[2], nowstr = ARGV[3], retention = ARGV[4], window = ARGV[5],
+  maxlen = ARGV[6], chan = ARGV[7], project = ARGV[8], auditmin = ARGV[9]}
+
+local function event(evtype, id, run)
+  redis.call('XADD', C.base .. 'events', 'MAXLEN', '~', C.maxlen, '*', 'type', evtype, 'question', id, 'run', run, 'at', C.nowstr)
+end
+
+local function audit(atype, id, run, by, detail)
+  redis.call('XADD', C.base .. 'audit', 'MINID', '~', C.auditmin, '*', 'type', atype, 'question', id, 'run', run,
+    'by', by or '', 'detail', detail or '', 'at', C.nowstr)
+end
+
+local function wake(id)
+  redis.call('PUBLISH', C.chan, C.project .. '\31' .. id)
+end
+
+-- finalize closes a pending question: status, result, indexes, TTLs, event,
+-- audit entry and wake-up.
+local function finalize(id, status, result, evtype, by, detail)
+  local qk = C.base .. 'q:' .. id
   local run = redis.call('HGET', qk, 'run')
   local fp = redis.call('HGET', qk, 'fp')
-  redis.call('HSET', qk, 'status', status, 'result', result, 'updated_at', nowstr)
-  redis.call('ZREM', base .. 'pending', id)
-  redis.call('ZREM', base .. 'deadlines', id)
-  redis.call('PEXPIRE', qk, retention)
-  local rk = base .. 'run:' .. run
+  redis.call('HSET', qk, 'status', status, 'result', result, 'updated_at', C.nowstr)
+  redis.call('ZREM', C.base .. 'pending', id)
+  redis.call('ZREM', C.base .. 'deadlines', id)
+  redis.call('ZREM', C.base .. 'escal', id)
+  redis.call('PEXPIRE', qk, C.retention)
+  local rk = C.base .. 'run:' .. run
   if redis.call('HGET', rk, 'pending') == id then redis.call('HDEL', rk, 'pending') end
-  local fk = base .. 'fp:' .. run .. ':' .. fp
+  local fk = C.base .. 'fp:' .. run .. ':' .. fp
   if redis.call('GET', fk) == id then
-    if status == 'answered' then redis.call('PEXPIRE', fk, window) else redis.call('DEL', fk) end
+    if status == 'answered' then redis.call('PEXPIRE', fk, C.window) else redis.call('DEL', fk) end
   end
-  local eid = redis.call('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', 'type', evtype, 'question', id, 'run', run, 'at', nowstr)
-  redis.call('PUBLISH', chan, project .. '\31' .. id)
-  return eid
+  event(evtype, id, run)
+  audit(status, id, run, by, detail)
+  wake(id)
+end
+
+-- close is a transition of a pending question whose run state has been
+-- checked: it creates the continuation run (webhook mode, run paused),
+-- finalizes, and enqueues the resume delivery. Returns the continuation id.
+local function close(qk, id, status, result, evtype, by, detail, cont, dlv)
+  local run = redis.call('HGET', qk, 'run')
+  local rk = C.base .. 'run:' .. run
+  local made = ''
+  if cont ~= '' and redis.call('HGET', rk, 'status') == 'paused' then
+    local ck = C.base .. 'run:' .. cont
+    redis.call('HSET', ck, 'id', cont, 'agent_id', redis.call('HGET', rk, 'agent_id') or '', 'status', 'running',
+      'resumed_from', run, 'created_at', C.nowstr, 'updated_at', C.nowstr)
+    redis.call('PEXPIRE', ck, C.retention)
+    redis.call('HSET', rk, 'status', 'resumed', 'resumed_by', cont, 'updated_at', C.nowstr)
+    redis.call('HSET', qk, 'resumed_run_id', cont)
+    event('run.resumed', id, run)
+    audit('resumed', id, run, '', cont)
+    made = cont
+  end
+  finalize(id, status, result, evtype, by, detail)
+  if dlv ~= '' then
+    local dk = C.base .. 'dlv:' .. dlv
+    redis.call('HSET', dk, 'question', id, 'event', evtype, 'attempts', 0, 'created_at', C.nowstr)
+    redis.call('PEXPIRE', dk, C.retention)
+    redis.call('ZADD', C.base .. 'outbox', C.nowms, dlv)
+  end
+  return made
+end
+
+local function runStatus(qk)
+  return redis.call('HGET', C.base .. 'run:' .. redis.call('HGET', qk, 'run'), 'status') or ''
 end
 `
 
 // createScript: KEYS[1] = the new question's hash.
-// ARGV: base, id, run, agent, doc, nowms, nowstr, expiresms, fp, idemkey,
-// window, maxlen, chan, project, retention, supersededResult, ttlms
+// ARGV 10..: id, run, agent, doc, expiresms, fp, idemkey, supersededResult,
+// ttlms, escalationms (0: none), askedDetail
 // Returns {"created", id, supersededID} or {"reattach", existingID}.
-var createScript = redis.NewScript(finalizeLua + `
-local base, id, run, agent, doc = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local nowms, nowstr, expires, fp, idem = ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
-local window, maxlen, chan, project, retention = ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15]
-local supres, ttl = ARGV[16], ARGV[17]
+var createScript = redis.NewScript(preludeLua + `
+local id, run, agent, doc, expires = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
+local fp, idem, supres, ttl, esc, asked = ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], ARGV[20]
+local base = C.base
 if idem ~= '' then
   local ex = redis.call('GET', base .. 'idem:' .. idem)
   if ex and redis.call('EXISTS', base .. 'q:' .. ex) == 1 then return {'reattach', ex} end
@@ -71,63 +126,95 @@ local rk = base .. 'run:' .. run
 local sup = ''
 local prev = redis.call('HGET', rk, 'pending')
 if prev and redis.call('HGET', base .. 'q:' .. prev, 'status') == 'pending' then
-  finalize(base, prev, 'cancelled', supres, nowms, nowstr, retention, window, maxlen, chan, project, 'question.cancelled')
+  finalize(prev, 'cancelled', supres, 'question.cancelled', '', 'superseded by ' .. id)
   sup = prev
 end
 if redis.call('EXISTS', rk) == 0 then
-  redis.call('HSET', rk, 'id', run, 'agent_id', agent, 'status', 'running', 'created_at', nowstr, 'updated_at', nowstr)
+  redis.call('HSET', rk, 'id', run, 'agent_id', agent, 'status', 'running', 'created_at', C.nowstr, 'updated_at', C.nowstr)
 end
 redis.call('HSET', rk, 'pending', id)
 redis.call('PEXPIRE', rk, ttl)
 local seq = redis.call('INCR', base .. 'seq')
-redis.call('HSET', KEYS[1], 'doc', doc, 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq, 'updated_at', nowstr)
+redis.call('HSET', KEYS[1], 'doc', doc, 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq, 'updated_at', C.nowstr, 'esc_level', 0)
 redis.call('ZADD', base .. 'pending', seq, id)
 redis.call('ZADD', base .. 'all', seq, id)
 redis.call('ZADD', base .. 'runq:' .. run, seq, id)
 redis.call('PEXPIRE', base .. 'runq:' .. run, ttl)
 redis.call('ZADD', base .. 'deadlines', expires, id)
+if esc ~= '0' then redis.call('ZADD', base .. 'escal', esc, id) end
 redis.call('SET', fk, id)
 if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, id, 'PX', ttl) end
-redis.call('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', 'type', 'question.created', 'question', id, 'run', run, 'at', nowstr)
-redis.call('PUBLISH', chan, project .. '\31' .. id)
+event('question.created', id, run)
+audit('asked', id, run, '', asked)
+wake(id)
 return {'created', id, sup}
 `)
 
 // transitionScript: KEYS[1] = the question's hash.
-// ARGV: base, id, status, result, nowms, nowstr, retention, window, maxlen,
-// chan, project, evtype, requirePaused, contRun, deliveryID
+// ARGV 10..: id, status, result, evtype, requirePaused, contRun, deliveryID, by, detail
 // Returns {"ok", contRunID}, {"final", status}, {"notfound"} or
 // {"run_not_paused", runStatus}.
-var transitionScript = redis.NewScript(finalizeLua + `
-local base, id, status, result, nowms, nowstr = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-local retention, window, maxlen, chan, project, evtype = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]
-local requirePaused, cont, dlv = ARGV[13], ARGV[14], ARGV[15]
+var transitionScript = redis.NewScript(preludeLua + `
+local id, status, result, evtype = ARGV[10], ARGV[11], ARGV[12], ARGV[13]
+local requirePaused, cont, dlv, by, detail = ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18]
 local st = redis.call('HGET', KEYS[1], 'status')
 if not st then return {'notfound'} end
 if st ~= 'pending' then return {'final', st} end
-local run = redis.call('HGET', KEYS[1], 'run')
-local rk = base .. 'run:' .. run
-local runst = redis.call('HGET', rk, 'status') or ''
+local runst = runStatus(KEYS[1])
 if requirePaused == '1' and runst ~= 'paused' then return {'run_not_paused', runst} end
-local made = ''
-if cont ~= '' and runst == 'paused' then
-  local ck = base .. 'run:' .. cont
-  redis.call('HSET', ck, 'id', cont, 'agent_id', redis.call('HGET', rk, 'agent_id') or '', 'status', 'running',
-    'resumed_from', run, 'created_at', nowstr, 'updated_at', nowstr)
-  redis.call('PEXPIRE', ck, retention)
-  redis.call('HSET', rk, 'status', 'resumed', 'resumed_by', cont, 'updated_at', nowstr)
-  redis.call('HSET', KEYS[1], 'resumed_run_id', cont)
-  redis.call('XADD', base .. 'events', 'MAXLEN', '~', maxlen, '*', 'type', 'run.resumed', 'question', id, 'run', run, 'at', nowstr)
-  made = cont
+return {'ok', close(KEYS[1], id, status, result, evtype, by, detail, cont, dlv)}
+`)
+
+// voteScript records one person's vote on an approval needing several, and
+// resolves it when enough people chose the same option, or at a veto.
+// KEYS[1] = the question's hash.
+// ARGV 10..: id, person, voteJSON, label, required, veto, winResult,
+// requirePaused, contRun, deliveryID, by
+// Returns {"voted", count}, {"resolved", contRunID}, {"final", status},
+// {"notfound"} or {"run_not_paused", runStatus}.
+var voteScript = redis.NewScript(preludeLua + `
+local id, person, vote, label, required, veto = ARGV[10], ARGV[11], ARGV[12], ARGV[13], tonumber(ARGV[14]), ARGV[15]
+local win, requirePaused, cont, dlv, by = ARGV[16], ARGV[17], ARGV[18], ARGV[19], ARGV[20]
+local qk = KEYS[1]
+local st = redis.call('HGET', qk, 'status')
+if not st then return {'notfound'} end
+if st ~= 'pending' then return {'final', st} end
+local n = 1
+local fields = redis.call('HGETALL', qk)
+for i = 1, #fields, 2 do
+  local f = fields[i]
+  if string.sub(f, 1, 7) == 'vlabel:' and f ~= 'vlabel:' .. person and fields[i + 1] == label then n = n + 1 end
 end
-finalize(base, id, status, result, nowms, nowstr, retention, window, maxlen, chan, project, evtype)
-if dlv ~= '' then
-  local dk = base .. 'dlv:' .. dlv
-  redis.call('HSET', dk, 'question', id, 'event', evtype, 'attempts', 0, 'created_at', nowstr)
-  redis.call('PEXPIRE', dk, retention)
-  redis.call('ZADD', base .. 'outbox', nowms, dlv)
+local resolves = veto == '1' or n >= required
+if resolves and requirePaused == '1' and runStatus(qk) ~= 'paused' then
+  return {'run_not_paused', runStatus(qk)}
 end
-return {'ok', made}
+redis.call('HSET', qk, 'vote:' .. person, vote, 'vlabel:' .. person, label, 'updated_at', C.nowstr)
+local run = redis.call('HGET', qk, 'run')
+audit('voted', id, run, by, label .. ' (' .. n .. ' of ' .. required .. ')')
+if resolves then
+  return {'resolved', close(qk, id, 'answered', win, 'question.answered', by, label, cont, dlv)}
+end
+wake(id)
+return {'voted', tostring(n)}
+`)
+
+// escalateScript advances a pending question's escalation from level to
+// level+1 exactly once across replicas. KEYS[1] = the question's hash.
+// ARGV 10..: id, level, nextms (0: no further step), detail
+// Returns 1 when this caller advanced it, else 0.
+var escalateScript = redis.NewScript(preludeLua + `
+local id, level, nextms, detail = ARGV[10], ARGV[11], ARGV[12], ARGV[13]
+if redis.call('HGET', KEYS[1], 'status') ~= 'pending' then
+  redis.call('ZREM', C.base .. 'escal', id)
+  return 0
+end
+if (redis.call('HGET', KEYS[1], 'esc_level') or '0') ~= level then return 0 end
+redis.call('HSET', KEYS[1], 'esc_level', tonumber(level) + 1, 'updated_at', C.nowstr)
+if nextms == '0' then redis.call('ZREM', C.base .. 'escal', id) else redis.call('ZADD', C.base .. 'escal', nextms, id) end
+audit('escalated', id, redis.call('HGET', KEYS[1], 'run'), '', detail)
+wake(id)
+return 1
 `)
 
 // attachScript records a posted copy if the question still exists.
@@ -145,19 +232,20 @@ redis.call('HSET', KEYS[1], 'read', '1')
 return 1
 `)
 
-// pauseScript: KEYS[1] = run hash. ARGV: run, agent, nowstr, ttl, events,
-// maxlen, chan, project. Returns {"paused"|"already"|"resumed", resumedBy}.
-var pauseScript = redis.NewScript(`
+// pauseScript: KEYS[1] = run hash. ARGV 10..: run, agent, ttl.
+// Returns {"paused"|"already"|"resumed", resumedBy}.
+var pauseScript = redis.NewScript(preludeLua + `
+local run, agent, ttl = ARGV[10], ARGV[11], ARGV[12]
 local st = redis.call('HGET', KEYS[1], 'status')
 if st == 'resumed' then return {'resumed', redis.call('HGET', KEYS[1], 'resumed_by') or ''} end
 if st == 'paused' then return {'already', ''} end
 if not st then
-  redis.call('HSET', KEYS[1], 'id', ARGV[1], 'agent_id', ARGV[2], 'created_at', ARGV[3])
+  redis.call('HSET', KEYS[1], 'id', run, 'agent_id', agent, 'created_at', C.nowstr)
 end
-redis.call('HSET', KEYS[1], 'status', 'paused', 'updated_at', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('XADD', ARGV[5], 'MAXLEN', '~', ARGV[6], '*', 'type', 'run.paused', 'question', '', 'run', ARGV[1], 'at', ARGV[3])
-redis.call('PUBLISH', ARGV[7], ARGV[8] .. '\31')
+redis.call('HSET', KEYS[1], 'status', 'paused', 'updated_at', C.nowstr)
+redis.call('PEXPIRE', KEYS[1], ttl)
+event('run.paused', '', run)
+redis.call('PUBLISH', C.chan, C.project .. '\31')
 return {'paused', ''}
 `)
 

@@ -35,6 +35,8 @@ type Options struct {
 	// PoolSize bounds Redis connections per replica (default 32), whatever
 	// the number of waiters.
 	PoolSize int
+	// AuditRetention keeps audit entries this long (default 7 days).
+	AuditRetention time.Duration
 	Logger   *slog.Logger
 }
 
@@ -44,8 +46,9 @@ type Store struct {
 	prefix   string
 	maxLen   int
 	log      *slog.Logger
-	embedded *embedded
-	hub      *hub
+	embedded  *embedded
+	hub       *hub
+	retention time.Duration
 	channel  string
 
 	projMu sync.Mutex
@@ -75,7 +78,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{prefix: opts.Prefix, maxLen: opts.EventsMaxLen, log: opts.Logger,
+	if opts.AuditRetention <= 0 {
+		opts.AuditRetention = defaultRetention
+	}
+	s := &Store{prefix: opts.Prefix, maxLen: opts.EventsMaxLen, log: opts.Logger, retention: opts.AuditRetention,
 		channel: opts.Prefix + ":notify", known: map[string]bool{}, done: make(chan struct{})}
 	url := opts.URL
 	if url == "" {
@@ -229,6 +235,10 @@ type doc struct {
 	Resume         *core.Resume    `json:"resume,omitempty"`
 	Route          string          `json:"route,omitempty"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	RequestedBy       string                `json:"requested_by,omitempty"`
+	ApprovalsRequired int                   `json:"approvals_required,omitempty"`
+	OnTimeout         *core.OnTimeout       `json:"on_timeout,omitempty"`
+	Escalation        []core.EscalationStep `json:"escalation,omitempty"`
 }
 
 // result is what a transition adds to the record.
@@ -239,6 +249,26 @@ type result struct {
 	RespondedBy  *core.Person        `json:"responded_by,omitempty"`
 	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
 	CancelReason string              `json:"cancel_reason,omitempty"`
+	Defaulted    bool                `json:"defaulted,omitempty"`
+}
+
+// common are the first nine arguments of every question script.
+func (s *Store) common(project string, now time.Time, retention time.Duration) []any {
+	if retention <= 0 {
+		retention = defaultRetention
+	}
+	return []any{s.base(project), ms(now), stamp(now), retention.Milliseconds(), core.ReattachWindow.Milliseconds(),
+		s.maxLen, s.channel, project, fmt.Sprintf("%d-0", ms(now.Add(-retention)))}
+}
+
+const defaultRetention = 7 * 24 * time.Hour
+
+func personJSON(p *core.Person) string {
+	if p == nil {
+		return ""
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
 }
 
 func (s *Store) register(ctx context.Context, project string) error {
@@ -264,7 +294,8 @@ func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult
 	}
 	d := doc{ID: q.ID, ProjectID: q.ProjectID, RunID: q.RunID, AgentID: q.AgentID, AgentName: q.AgentName,
 		Kind: q.Kind, Questions: q.Questions, Context: q.Context, Targets: q.Targets, Responders: q.Responders,
-		CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt, Resume: q.Resume, Route: q.Route, IdempotencyKey: q.IdempotencyKey}
+		CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt, Resume: q.Resume, Route: q.Route, IdempotencyKey: q.IdempotencyKey,
+		RequestedBy: q.RequestedBy, ApprovalsRequired: q.ApprovalsRequired, OnTimeout: q.OnTimeout, Escalation: q.Escalation}
 	if d.Targets == nil {
 		d.Targets = []core.Target{}
 	}
@@ -273,16 +304,19 @@ func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult
 	now := q.CreatedAt
 	// Keys live while the question may be pending, plus retention.
 	ttl := q.ExpiresAt.Sub(now) + 8*24*time.Hour
-	base := s.base(q.ProjectID)
 	// The id→project index is written first: a question is never findable
 	// by id without it, and a leftover entry for a failed create is harmless.
 	if err := s.rdb.Set(ctx, s.prefix+":loc:"+q.ID, q.ProjectID, ttl).Err(); err != nil {
 		return core.CreateResult{}, s.wrap(err)
 	}
-	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)},
-		base, q.ID, q.RunID, q.AgentID, docJSON, ms(now), stamp(now), ms(q.ExpiresAt), q.Fingerprint,
-		q.IdempotencyKey, core.ReattachWindow.Milliseconds(), s.maxLen, s.channel, q.ProjectID,
-		(7 * 24 * time.Hour).Milliseconds(), supJSON, ttl.Milliseconds()).StringSlice()
+	esc := int64(0)
+	if len(q.Escalation) > 0 {
+		esc = ms(q.CreatedAt.Add(time.Duration(q.Escalation[0].After)))
+	}
+	asked := fmt.Sprintf("%d question(s) by %s", len(q.Questions), q.AgentID)
+	args := append(s.common(q.ProjectID, now, defaultRetention), q.ID, q.RunID, q.AgentID, docJSON,
+		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked)
+	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)}, args...).StringSlice()
 	if err != nil {
 		return core.CreateResult{}, s.wrap(err)
 	}
@@ -335,15 +369,33 @@ func decode(h map[string]string) (*core.Question, error) {
 		Kind: d.Kind, Status: core.Status(h["status"]), Questions: d.Questions, Context: d.Context,
 		Targets: d.Targets, Responders: d.Responders, CreatedAt: d.CreatedAt, ExpiresAt: d.ExpiresAt,
 		Resume: d.Resume, Route: d.Route, IdempotencyKey: d.IdempotencyKey, Fingerprint: h["fp"],
-		Read: h["read"] == "1", ResumedRunID: h["resumed_run_id"]}
+		Read: h["read"] == "1", ResumedRunID: h["resumed_run_id"],
+		RequestedBy: d.RequestedBy, ApprovalsRequired: d.ApprovalsRequired, OnTimeout: d.OnTimeout, Escalation: d.Escalation}
+	q.EscalationLevel, _ = strconv.Atoi(h["esc_level"])
+	for i := 0; i < q.EscalationLevel && i < len(q.Escalation); i++ {
+		if r := q.Escalation[i].Responders; r != nil {
+			q.Responders = q.Responders.Merge(*r)
+		}
+	}
 	q.UpdatedAt, _ = time.Parse(time.RFC3339Nano, h["updated_at"])
 	if r := h["result"]; r != "" {
 		var res result
 		if err := json.Unmarshal([]byte(r), &res); err == nil {
 			q.Answers, q.Selections, q.Response = res.Answers, res.Selections, res.Response
 			q.RespondedBy, q.RespondedAt, q.CancelReason = res.RespondedBy, res.RespondedAt, res.CancelReason
+			q.Defaulted = res.Defaulted
 		}
 	}
+	// Votes, in voting order.
+	for k, v := range h {
+		if strings.HasPrefix(k, "vote:") {
+			var vt core.Vote
+			if json.Unmarshal([]byte(v), &vt) == nil {
+				q.Votes = append(q.Votes, vt)
+			}
+		}
+	}
+	sort.SliceStable(q.Votes, func(i, j int) bool { return q.Votes[i].At.Before(q.Votes[j].At) })
 	// Posted copies replace their target; copies on new targets are added.
 	var extra []string
 	for k := range h {
@@ -478,26 +530,14 @@ func (s *Store) Transition(ctx context.Context, project, id string, tr core.Tran
 	if at.IsZero() {
 		at = time.Now().UTC()
 	}
-	res := result{RespondedBy: tr.By, CancelReason: tr.CancelReason}
-	if tr.Answer != nil {
-		res.Answers, res.Selections, res.Response = tr.Answer.Answers, tr.Answer.Selections, tr.Answer.Response
-	}
-	if tr.To == core.StatusAnswered || (tr.To == core.StatusCancelled && tr.By != nil) {
-		res.RespondedAt = &at
-	}
-	resJSON, _ := json.Marshal(res)
-	retention := tr.Retention
-	if retention <= 0 {
-		retention = 7 * 24 * time.Hour
-	}
+	resJSON := resultJSON(tr, at)
 	requirePaused := "0"
 	if tr.RequirePausedRun {
 		requirePaused = "1"
 	}
-	out, err := transitionScript.Run(ctx, s.rdb, []string{s.qkey(project, id)},
-		s.base(project), id, string(tr.To), resJSON, ms(at), stamp(at), retention.Milliseconds(),
-		core.ReattachWindow.Milliseconds(), s.maxLen, s.channel, project, core.EventForStatus(tr.To),
-		requirePaused, tr.ContinuationRunID, tr.DeliveryID).StringSlice()
+	args := append(s.common(project, at, tr.Retention), id, string(tr.To), resJSON, core.EventForStatus(tr.To),
+		requirePaused, tr.ContinuationRunID, tr.DeliveryID, personJSON(tr.By), transitionDetail(tr))
+	out, err := transitionScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, args...).StringSlice()
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -521,6 +561,31 @@ func (s *Store) Transition(ctx context.Context, project, id string, tr core.Tran
 	return s.Get(ctx, project, id)
 }
 
+func resultJSON(tr core.Transition, at time.Time) string {
+	res := result{RespondedBy: tr.By, CancelReason: tr.CancelReason, Defaulted: tr.Defaulted}
+	if tr.Answer != nil {
+		res.Answers, res.Selections, res.Response = tr.Answer.Answers, tr.Answer.Selections, tr.Answer.Response
+	}
+	if tr.To == core.StatusAnswered || (tr.To == core.StatusCancelled && tr.By != nil) {
+		res.RespondedAt = &at
+	}
+	b, _ := json.Marshal(res)
+	return string(b)
+}
+
+// transitionDetail is the audit trail's one-line account of a transition.
+func transitionDetail(tr core.Transition) string {
+	switch {
+	case tr.Answer != nil && tr.Defaulted:
+		return "default on timeout: " + tr.Answer.Response
+	case tr.Answer != nil:
+		return tr.Answer.Response
+	case tr.CancelReason != "":
+		return tr.CancelReason
+	}
+	return ""
+}
+
 // MarkRead implements core.Store.
 func (s *Store) MarkRead(ctx context.Context, project, id string) (*core.Question, error) {
 	n, err := markReadScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}).Int()
@@ -535,6 +600,12 @@ func (s *Store) MarkRead(ctx context.Context, project, id string) (*core.Questio
 
 // Due implements core.Store.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]core.Ref, error) {
+	return s.dueIn(ctx, "deadlines", now, limit)
+}
+
+// dueIn lists, across projects, the members of a per-project time index
+// whose time has come.
+func (s *Store) dueIn(ctx context.Context, index string, now time.Time, limit int) ([]core.Ref, error) {
 	projects, err := s.Projects(ctx)
 	if err != nil {
 		return nil, err
@@ -542,7 +613,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]core.Ref, 
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.StringSliceCmd, len(projects))
 	for i, p := range projects {
-		cmds[i] = pipe.ZRangeByScore(ctx, s.base(p)+"deadlines", &redis.ZRangeBy{Min: "-inf",
+		cmds[i] = pipe.ZRangeByScore(ctx, s.base(p)+index, &redis.ZRangeBy{Min: "-inf",
 			Max: strconv.FormatInt(ms(now), 10), Count: int64(limit)})
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -585,9 +656,8 @@ func (s *Store) PauseRun(ctx context.Context, project, id, agentID string, at ti
 	if err := s.register(ctx, project); err != nil {
 		return nil, s.wrap(err)
 	}
-	out, err := pauseScript.Run(ctx, s.rdb, []string{s.base(project) + "run:" + id},
-		id, agentID, stamp(at), (38 * 24 * time.Hour).Milliseconds(), s.base(project)+"events",
-		s.maxLen, s.channel, project).StringSlice()
+	args := append(s.common(project, at, defaultRetention), id, agentID, (38 * 24 * time.Hour).Milliseconds())
+	out, err := pauseScript.Run(ctx, s.rdb, []string{s.base(project) + "run:" + id}, args...).StringSlice()
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -748,4 +818,109 @@ func (s *Store) wrap(err error) error {
 		return err
 	}
 	return &core.Error{Code: core.EUnavailable, Message: "the store is unavailable: " + err.Error()}
+}
+
+// Vote implements core.Store.
+func (s *Store) Vote(ctx context.Context, project, id string, v core.Vote, required int, veto bool, tr core.Transition) (*core.Question, bool, error) {
+	if v.At.IsZero() {
+		v.At = time.Now().UTC()
+	}
+	at := v.At
+	if tr.At.IsZero() {
+		tr.At = at
+	}
+	vote, _ := json.Marshal(v)
+	vetoArg, requirePaused := "0", "0"
+	if veto {
+		vetoArg = "1"
+	}
+	if tr.RequirePausedRun {
+		requirePaused = "1"
+	}
+	args := append(s.common(project, at, tr.Retention), id, v.By.Platform+":"+v.By.ID, vote, v.Label, required, vetoArg,
+		resultJSON(tr, tr.At), requirePaused, tr.ContinuationRunID, tr.DeliveryID, personJSON(&v.By))
+	out, err := voteScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, args...).StringSlice()
+	if err != nil {
+		return nil, false, s.wrap(err)
+	}
+	switch out[0] {
+	case "notfound":
+		return nil, false, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
+	case "run_not_paused":
+		q, _ := s.Get(ctx, project, id)
+		return q, false, core.Errorf(core.ERunNotPaused, "run is %s: report the pause (POST .../agent-runs/{run}/pause) before answering a webhook-mode question", out[1])
+	case "final":
+		q, err := s.Get(ctx, project, id)
+		if err != nil {
+			return nil, false, err
+		}
+		return q, false, core.StatusError(q)
+	}
+	q, err := s.Get(ctx, project, id)
+	return q, out[0] == "resolved", err
+}
+
+// DueEscalations implements core.Store.
+func (s *Store) DueEscalations(ctx context.Context, now time.Time, limit int) ([]core.Ref, error) {
+	return s.dueIn(ctx, "escal", now, limit)
+}
+
+// Escalate implements core.Store.
+func (s *Store) Escalate(ctx context.Context, project, id string, level int, next time.Time, detail string, at time.Time) (bool, error) {
+	nextMS := int64(0)
+	if !next.IsZero() {
+		nextMS = ms(next)
+	}
+	args := append(s.common(project, at, defaultRetention), id, level, nextMS, detail)
+	n, err := escalateScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, args...).Int()
+	return n == 1, s.wrap(err)
+}
+
+// AppendAudit implements core.Store.
+func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
+	if e.At.IsZero() {
+		e.At = time.Now().UTC()
+	}
+	cutoff := fmt.Sprintf("%d-0", ms(e.At.Add(-s.retention)))
+	return s.wrap(s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.base(e.ProjectID) + "audit", MinID: cutoff, Approx: true,
+		Values: []any{"type", e.Type, "question", e.QuestionID, "run", e.RunID, "by", personJSON(e.By),
+			"detail", e.Detail, "at", stamp(e.At)}}).Err())
+}
+
+// Audit implements core.Store.
+func (s *Store) Audit(ctx context.Context, project, question string, limit int) ([]core.AuditEntry, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	out := []core.AuditEntry{}
+	start := "-"
+	for len(out) < limit {
+		msgs, err := s.rdb.XRangeN(ctx, s.base(project)+"audit", start, "+", 1000).Result()
+		if err != nil {
+			return out, s.wrap(err)
+		}
+		for _, m := range msgs {
+			if question != "" && str(m.Values["question"]) != question {
+				continue
+			}
+			e := core.AuditEntry{ID: m.ID, Type: str(m.Values["type"]), ProjectID: project,
+				QuestionID: str(m.Values["question"]), RunID: str(m.Values["run"]), Detail: str(m.Values["detail"])}
+			if b := str(m.Values["by"]); b != "" {
+				var p core.Person
+				if json.Unmarshal([]byte(b), &p) == nil {
+					e.By = &p
+				}
+			}
+			e.At, _ = time.Parse(time.RFC3339Nano, str(m.Values["at"]))
+			out = append(out, e)
+			if len(out) >= limit {
+				break
+			}
+		}
+		if len(msgs) < 1000 {
+			break
+		}
+		start = "(" + msgs[len(msgs)-1].ID
+	}
+	return out, nil
 }

@@ -80,6 +80,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET "+p+"/events", a.handle(a.events))
 	mux.Handle("GET "+p+"/notifications", a.handle(a.notifications))
 	mux.Handle("POST "+p+"/notifications/{id}/read", a.handle(a.markRead))
+	mux.Handle("GET "+p+"/audit", a.handle(a.audit))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -477,6 +478,29 @@ func (a *API) markRead(w http.ResponseWriter, r *http.Request, p Principal) erro
 		return err
 	}
 	writeJSON(w, http.StatusOK, core.NotificationFor(q))
+	return nil
+}
+
+// audit returns the project's audit trail, oldest first: ?question=ID
+// filters, ?format=jsonl (or Accept: application/x-ndjson) streams JSON lines.
+func (a *API) audit(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if p.Agent != nil {
+		return core.Errorf(core.EForbidden, "the audit trail is for operators; use an operator token")
+	}
+	entries, err := a.store.Audit(r.Context(), r.PathValue("p"), r.URL.Query().Get("question"), 100000)
+	if err != nil {
+		return err
+	}
+	if r.URL.Query().Get("format") == "jsonl" || strings.Contains(r.Header.Get("Accept"), "application/x-ndjson") {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for _, e := range entries {
+			enc.Encode(e)
+		}
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": entries})
 	return nil
 }
 

@@ -25,6 +25,7 @@ commands:
   answer ID 2 1,3 "text"               a question with several items: one argument per item
   answer ID <options+1>                the last choice shown, "Cancel": dismiss the question
   cancel ID [--reason user|agent]      dismiss (user, default) or withdraw (agent)
+  audit [ID] [--jsonl]                 the audit trail of one question (or the project), oldest first
 
 Configured by BRIDGE_URL, BRIDGE_TOKEN, BRIDGE_PROJECT.`
 
@@ -42,6 +43,8 @@ func (a *app) questions(ctx context.Context, args []string) int {
 		return a.qAnswer(ctx, args[1:])
 	case "cancel", "dismiss":
 		return a.qCancel(ctx, args[1:])
+	case "audit":
+		return a.qAudit(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprintln(a.stdout, questionsUsage)
 		return ExitOK
@@ -391,4 +394,50 @@ func shorten(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// qAudit prints the audit trail: a line per entry, or JSON lines (--jsonl)
+// for export.
+func (a *app) qAudit(ctx context.Context, args []string) int {
+	const usage = "usage: bridge questions audit [ID] [--jsonl]"
+	fs := newFlags("questions audit", a.stderr, usage)
+	jsonl := fs.Bool("jsonl", false, "print one JSON object per line (for export)")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintln(a.stderr, usage)
+		return ExitUsage
+	}
+	entries, err := a.env.Client().Audit(ctx, fs.Arg(0))
+	if err != nil {
+		return a.apiFailure("questions audit", err)
+	}
+	if *jsonl {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetEscapeHTML(false)
+		for _, e := range entries {
+			enc.Encode(e)
+		}
+		return ExitOK
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(a.stdout, "no audit entries")
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tEVENT\tBY\tQUESTION\tDETAIL")
+	for _, e := range entries {
+		by := "-"
+		if e.By != nil {
+			by = e.By.Platform + ":" + e.By.ID
+		}
+		q := e.QuestionID
+		if len(q) > 8 {
+			q = q[:8]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.At.Local().Format("2006-01-02 15:04:05"), e.Type, by, q, e.Detail)
+	}
+	tw.Flush()
+	return ExitOK
 }

@@ -293,6 +293,22 @@ func (c *Client) Notifications(ctx context.Context, unreadOnly bool) ([]core.Not
 }
 
 // MarkRead marks a notification read.
+// Audit returns the project's audit trail, oldest first; question filters
+// to one question when not empty.
+func (c *Client) Audit(ctx context.Context, question string) ([]core.AuditEntry, error) {
+	p := c.projectPath("audit")
+	if question != "" {
+		p += "?question=" + url.QueryEscape(question)
+	}
+	var out struct {
+		Entries []core.AuditEntry `json:"entries"`
+	}
+	if _, err := c.do(ctx, http.MethodGet, p, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Entries, nil
+}
+
 func (c *Client) MarkRead(ctx context.Context, id string) (*core.Notification, error) {
 	var n core.Notification
 	if _, err := c.do(ctx, http.MethodPost, c.projectPath("notifications", id, "read"), struct{}{}, &n); err != nil {

@@ -182,6 +182,7 @@ func (d *Deliverer) deliver(ctx context.Context, dl core.Delivery) {
 			log.Warn("delivered, but clearing the queue entry failed; it may be sent again", "err", err)
 		}
 		d.cfg.Observe("delivered")
+		d.audit(ctx, q, "webhook.delivered", fmt.Sprintf("%s to %s: %d (attempt %d, delivery %s)", dl.Event, q.Resume.URL, resp.StatusCode, dl.Attempts, dl.ID))
 		log.Info("resume webhook delivered", "status", resp.StatusCode)
 	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != 408 && resp.StatusCode != 429:
 		d.fail(ctx, dl, log, fmt.Sprintf("receiver answered %d", resp.StatusCode))
@@ -222,5 +223,11 @@ func (d *Deliverer) fail(ctx context.Context, dl core.Delivery, log *slog.Logger
 	_ = d.cfg.Store.AppendEvent(ctx, core.Event{Type: core.EventResumeFailed, ProjectID: dl.ProjectID,
 		QuestionID: dl.QuestionID, At: d.cfg.Clock.Now().UTC(), Data: data})
 	d.cfg.Observe("failed")
+	d.audit(ctx, &core.Question{ProjectID: dl.ProjectID, ID: dl.QuestionID}, "webhook.failed", why+" (delivery "+dl.ID+")")
 	log.Error("resume webhook failed for good", "reason", why)
+}
+
+func (d *Deliverer) audit(ctx context.Context, q *core.Question, typ, detail string) {
+	_ = d.cfg.Store.AppendAudit(ctx, core.AuditEntry{Type: typ, ProjectID: q.ProjectID, QuestionID: q.ID, RunID: q.RunID,
+		Detail: detail, At: d.cfg.Clock.Now().UTC()})
 }

@@ -76,17 +76,34 @@ type operatorConfig struct {
 }
 
 type routeConfig struct {
-	Name       string         `yaml:"name"`
-	Default    bool           `yaml:"default"`
-	Targets    []targetConfig `yaml:"targets"`
-	Responders struct {
-		Users            []string `yaml:"users"`
-		SlackUsergroups  []string `yaml:"slack_usergroups"`
-		DiscordRoles     []string `yaml:"discord_roles"`
-		ExcludeRequester bool     `yaml:"exclude_requester"`
-	} `yaml:"responders"`
-	Thread  string   `yaml:"thread"`
-	Timeout duration `yaml:"timeout"`
+	Name              string           `yaml:"name"`
+	Default           bool             `yaml:"default"`
+	Targets           []targetConfig   `yaml:"targets"`
+	Responders        respondersConfig `yaml:"responders"`
+	Thread            string           `yaml:"thread"`
+	Timeout           duration         `yaml:"timeout"`
+	ApprovalsRequired int              `yaml:"approvals_required"`
+	OnTimeout         *struct {
+		Answer string `yaml:"answer"`
+	} `yaml:"on_timeout"`
+	Escalation []struct {
+		After      duration          `yaml:"after"`
+		Remind     bool              `yaml:"remind"`
+		Targets    []targetConfig    `yaml:"targets"`
+		Responders *respondersConfig `yaml:"responders"`
+	} `yaml:"escalation"`
+}
+
+type respondersConfig struct {
+	Users            []string `yaml:"users"`
+	SlackUsergroups  []string `yaml:"slack_usergroups"`
+	DiscordRoles     []string `yaml:"discord_roles"`
+	ExcludeRequester bool     `yaml:"exclude_requester"`
+}
+
+func (r respondersConfig) core() core.Responders {
+	return core.Responders{Users: r.Users, SlackUsergroups: r.SlackUsergroups, DiscordRoles: r.DiscordRoles,
+		ExcludeRequester: r.ExcludeRequester}
 }
 
 type targetConfig struct {
@@ -190,16 +207,46 @@ func loadConfig(path string, getenv func(string) string) (*settings, error) {
 			fail("%s.timeout: must be between 10s and 720h", f)
 		}
 		r := core.Route{Name: rc.Name, Default: rc.Default, Thread: rc.Thread, Timeout: time.Duration(rc.Timeout),
-			Responders: core.Responders{Users: rc.Responders.Users, SlackUsergroups: rc.Responders.SlackUsergroups,
-				DiscordRoles: rc.Responders.DiscordRoles, ExcludeRequester: rc.Responders.ExcludeRequester}}
-		for j, t := range rc.Targets {
-			if t.Platform != "slack" && t.Platform != "discord" {
-				fail("%s.targets[%d].platform: %q is not a chat platform (slack or discord)", f, j, t.Platform)
+			Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired}
+		targets := func(field string, ts []targetConfig) []core.Target {
+			var out []core.Target
+			for j, t := range ts {
+				if t.Platform != "slack" && t.Platform != "discord" {
+					fail("%s[%d].platform: %q is not a chat platform (slack or discord)", field, j, t.Platform)
+				}
+				if t.Channel == "" {
+					fail("%s[%d].channel: required", field, j)
+				}
+				out = append(out, core.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS})
 			}
-			if t.Channel == "" {
-				fail("%s.targets[%d].channel: required", f, j)
+			return out
+		}
+		r.Targets = targets(f+".targets", rc.Targets)
+		if rc.ApprovalsRequired < 0 || rc.ApprovalsRequired > core.MaxApprovals {
+			fail("%s.approvals_required: from 1 to %d", f, core.MaxApprovals)
+		}
+		if rc.OnTimeout != nil {
+			if strings.TrimSpace(rc.OnTimeout.Answer) == "" {
+				fail("%s.on_timeout.answer: required", f)
 			}
-			r.Targets = append(r.Targets, core.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS})
+			r.OnTimeout = &core.OnTimeout{Answer: rc.OnTimeout.Answer}
+		}
+		var last time.Duration
+		for j, e := range rc.Escalation {
+			ef := fmt.Sprintf("%s.escalation[%d]", f, j)
+			if time.Duration(e.After) <= last {
+				fail("%s.after: must be later than the step before (and above 0)", ef)
+			}
+			last = time.Duration(e.After)
+			if !e.Remind && len(e.Targets) == 0 && e.Responders == nil {
+				fail("%s: does nothing; set remind: true, targets or responders", ef)
+			}
+			step := core.EscalationStep{After: core.Duration(e.After), Remind: e.Remind, Targets: targets(ef+".targets", e.Targets)}
+			if e.Responders != nil {
+				rs := e.Responders.core()
+				step.Responders = &rs
+			}
+			r.Escalation = append(r.Escalation, step)
 		}
 		for j, u := range rc.Responders.Users {
 			if !strings.Contains(u, ":") {
@@ -280,7 +327,11 @@ func loadConfig(path string, getenv func(string) string) (*settings, error) {
 	env("BRIDGE_WEB_SESSION_KEY", &s.SessionKey)
 
 	for i, r := range s.Routes {
-		for j, t := range r.Targets {
+		all := r.Targets
+		for _, e := range r.Escalation {
+			all = append(all, e.Targets...)
+		}
+		for j, t := range all {
 			if t.Platform == "slack" && s.Slack.BotToken == "" {
 				fail("routes[%d].targets[%d]: route %q posts to Slack but no Slack bot token is set (SLACK_BOT_TOKEN or slack.bot_token)", i, j, r.Name)
 			}

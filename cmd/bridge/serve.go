@@ -211,12 +211,15 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 			log.Warn("adapter shutdown", "err", err)
 		}
 	}
-	if err := router.Close(sctx); err != nil {
-		log.Warn("finishing copies did not complete in time", "err", err)
-	}
+	// Stop the sweeper and the deliverer (an in-flight webhook finishes, or
+	// is retried by another replica after its lease), then let the router
+	// finish the copies of every transition already made.
 	stopBG()
 	for range workers {
 		<-done
+	}
+	if err := router.Close(sctx); err != nil {
+		log.Warn("finishing copies did not complete in time", "err", err)
 	}
 	log.Info("stopped")
 	return nil

@@ -1,0 +1,416 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/agentrun/resume"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/store/storetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var ctx = context.Background()
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// recorder is a chat channel that records what the Router asks of it.
+type recorder struct {
+	platform string
+	mu       sync.Mutex
+	posted   []core.Target
+	finished []string
+	updated  []string
+	reminded []string
+	clock    *clock
+	n        int
+}
+
+func (r *recorder) Platform() string { return r.platform }
+func (r *recorder) Post(_ context.Context, q *core.Question, t core.Target) (core.Target, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	t.MessageTS = fmt.Sprintf("%s-%d", t.Channel, r.n)
+	r.posted = append(r.posted, t)
+	return t, nil
+}
+func (r *recorder) Finish(_ context.Context, q *core.Question, t core.Target) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.finished = append(r.finished, t.Channel+": "+core.OutcomeLine(q))
+	return nil
+}
+func (r *recorder) Update(_ context.Context, q *core.Question, t core.Target) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.updated = append(r.updated, t.Channel+": "+core.TallyLine(q))
+	return nil
+}
+func (r *recorder) Remind(_ context.Context, q *core.Question, t core.Target) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reminded = append(r.reminded, fmt.Sprintf("%s at +%s", t.Channel, r.clock.Now().Sub(q.CreatedAt)))
+	return nil
+}
+func (r *recorder) get(f func() []string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), f()...)
+}
+
+type fixture struct {
+	router  *core.Router
+	store   *store.Store
+	clock   *clock
+	slack   *recorder
+	discord *recorder
+}
+
+func newFixture(t *testing.T, url string, routes ...core.Route) *fixture {
+	st, err := store.Open(ctx, store.Options{URL: url})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	c := &clock{now: time.Now().UTC().Truncate(time.Second)}
+	f := &fixture{store: st, clock: c, slack: &recorder{platform: "slack", clock: c}, discord: &recorder{platform: "discord", clock: c}}
+	f.router = core.NewRouter(core.RouterConfig{Store: st, Clock: c, Routes: routes,
+		Channels: []core.Channel{f.slack, f.discord}, HasWebhookSecret: func(string) bool { return true }})
+	t.Cleanup(func() { f.router.Close(ctx) })
+	return f
+}
+
+func approval(run string) *core.AskRequest {
+	return &core.AskRequest{RunID: run, Kind: core.KindApproval, Question: "Deploy api v2 to production?",
+		Options: []core.Option{{Label: "Approve"}, {Label: "Reject"}, {Label: "Block", Veto: true}}}
+}
+
+func pick(label string) core.RespondRequest { return core.RespondRequest{Response: &label} }
+
+func slackP(id string, groups ...string) core.Person {
+	return core.Person{Platform: "slack", ID: id, Name: id, Groups: groups}
+}
+
+// TestPolicyMatrix: one responders policy on every surface. Chat adapters
+// (clicks, modals, thread replies) fill the person's platform groups; the
+// web inbox and the API pass their people; all go through Router.Answer.
+func TestPolicyMatrix(t *testing.T) {
+	f := newFixture(t, "")
+	responders := &core.Responders{Users: []string{"slack:U1", "discord:D1", "web:alice", "api:deploy-ci"},
+		SlackUsergroups: []string{"S-oncall"}, DiscordRoles: []string{"R-oncall"}, ExcludeRequester: true}
+	cases := []struct {
+		surface string
+		who     core.Person
+		allowed bool
+	}{
+		{"slack user listed", slackP("U1"), true},
+		{"slack user in group", slackP("U2", "S-oncall"), true},
+		{"slack user outside", slackP("U3", "S-other"), false},
+		{"slack requester in group", slackP("U9", "S-oncall"), false},
+		{"slack id on discord", core.Person{Platform: "discord", ID: "U1"}, false},
+		{"discord user listed", core.Person{Platform: "discord", ID: "D1"}, true},
+		{"discord role", core.Person{Platform: "discord", ID: "D2", Groups: []string{"R-oncall"}}, true},
+		{"discord slack-group id as role", core.Person{Platform: "discord", ID: "D3", Groups: []string{"S-oncall"}}, false},
+		{"web operator listed", core.Person{Platform: "web", ID: "alice"}, true},
+		{"web operator not listed", core.Person{Platform: "web", ID: "mallory"}, false},
+		{"api named person", core.Person{Platform: "api", ID: "deploy-ci"}, true},
+		{"api anonymous", core.Person{Platform: "api", ID: "local"}, false},
+	}
+	for i, c := range cases {
+		t.Run(c.surface, func(t *testing.T) {
+			req := approval(fmt.Sprint("run-", i))
+			req.Responders, req.RequestedBy = responders, "slack:U9"
+			res, err := f.router.Ask(ctx, "ops", req, "")
+			require.NoError(t, err)
+			q, err := f.router.Answer(ctx, "ops", res.Question.ID, pick("Approve"), c.who)
+			if c.allowed {
+				require.NoError(t, err)
+				assert.Equal(t, core.StatusAnswered, q.Status)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, core.ENotAllowed, core.ErrorCode(err))
+			assert.Contains(t, err.Error(), "who may answer: slack:U1")
+			got, _ := f.store.Get(ctx, "ops", res.Question.ID)
+			assert.Equal(t, core.StatusPending, got.Status, "a refused attempt changes nothing")
+			// Dismissing is refused the same way.
+			_, err = f.router.Cancel(ctx, "ops", res.Question.ID, core.CancelUser, &c.who)
+			assert.Equal(t, core.ENotAllowed, core.ErrorCode(err))
+			trail, _ := f.store.Audit(ctx, "ops", res.Question.ID, 0)
+			var refused int
+			for _, e := range trail {
+				if e.Type == "refused" && e.By != nil && e.By.ID == c.who.ID {
+					refused++
+				}
+			}
+			assert.Equal(t, 2, refused, "refused answer and dismissal are recorded")
+		})
+	}
+}
+
+func TestVetoAndChangedVote(t *testing.T) {
+	f := newFixture(t, "")
+	req := approval("r1")
+	two := 2
+	req.ApprovalsRequired = &two
+	req.Targets = []core.Target{{Platform: "slack", Channel: "C1"}}
+	res, err := f.router.Ask(ctx, "ops", req, "")
+	require.NoError(t, err)
+	id := res.Question.ID
+
+	q, err := f.router.Answer(ctx, "ops", id, pick("Approve"), slackP("alice"))
+	require.NoError(t, err)
+	assert.Equal(t, core.StatusPending, q.Status)
+	assert.Equal(t, "Approve: 1 of 2 approvals — alice", core.TallyLine(q))
+	q, err = f.router.Answer(ctx, "ops", id, pick("Reject"), slackP("alice"))
+	require.NoError(t, err, "a second click changes the vote")
+	assert.Equal(t, "Reject: 1 of 2 approvals — alice", core.TallyLine(q))
+	q, err = f.router.Answer(ctx, "ops", id, pick("Approve"), slackP("bob"))
+	require.NoError(t, err)
+	assert.Equal(t, core.StatusPending, q.Status, "one Approve and one Reject: not yet")
+	assert.Equal(t, "Reject: 1 of 2 approvals — alice; Approve: 1 of 2 approvals — bob", core.TallyLine(q))
+	require.Eventually(t, func() bool { return len(f.slack.get(func() []string { return f.slack.updated })) == 3 },
+		2*time.Second, 10*time.Millisecond, "every vote re-renders the copy with the tally")
+	q, err = f.router.Answer(ctx, "ops", id, pick("Approve"), slackP("carol"))
+	require.NoError(t, err)
+	assert.Equal(t, core.StatusAnswered, q.Status)
+	assert.Equal(t, "Approve", q.Answers["Deploy api v2 to production?"])
+	assert.Equal(t, "carol", q.RespondedBy.ID)
+	assert.Len(t, q.Votes, 3)
+	assert.Equal(t, "Approved by bob, carol: Approve", core.OutcomeLine(q))
+	_, err = f.router.Answer(ctx, "ops", id, pick("Approve"), slackP("dave"))
+	assert.Equal(t, core.EAlreadyAnswered, core.ErrorCode(err))
+
+	// A veto option resolves at its first vote.
+	res, err = f.router.Ask(ctx, "ops", func() *core.AskRequest { r := approval("r2"); r.ApprovalsRequired = &two; return r }(), "")
+	require.NoError(t, err)
+	q, err = f.router.Answer(ctx, "ops", res.Question.ID, pick("Block"), slackP("erin"))
+	require.NoError(t, err)
+	assert.Equal(t, core.StatusAnswered, q.Status)
+	assert.Equal(t, "Block", q.Answers["Deploy api v2 to production?"])
+}
+
+// TestConcurrentVotesOnTwoReplicas: 2-of-3 on real Redis, three people
+// voting at once on two replicas, 30 rounds: exactly two votes count, the
+// question resolves once, the third person is told it is already answered.
+func TestConcurrentVotesOnTwoReplicas(t *testing.T) {
+	srv := storetest.Redis(t)
+	a, b := newFixture(t, srv.URL), newFixture(t, srv.URL)
+	two := 2
+	for round := 0; round < 30; round++ {
+		req := approval(fmt.Sprint("run-", round))
+		req.ApprovalsRequired = &two
+		res, err := a.router.Ask(ctx, "ops", req, "")
+		require.NoError(t, err)
+		var counted, late atomic.Int32
+		var wg sync.WaitGroup
+		for i, who := range []string{"alice", "bob", "carol"} {
+			r := []*core.Router{a.router, b.router}[i%2]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := r.Answer(ctx, "ops", res.Question.ID, pick("Approve"), slackP(who))
+				switch {
+				case err == nil:
+					counted.Add(1)
+				case core.ErrorCode(err) == core.EAlreadyAnswered:
+					late.Add(1)
+				default:
+					t.Errorf("unexpected: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, int32(2), counted.Load(), "round %d: two votes counted", round)
+		require.Equal(t, int32(1), late.Load(), "round %d: the third is told it is already answered", round)
+		q, _ := a.store.Get(ctx, "ops", res.Question.ID)
+		require.Equal(t, core.StatusAnswered, q.Status)
+		require.Len(t, q.Votes, 2, "round %d", round)
+		trail, _ := a.store.Audit(ctx, "ops", res.Question.ID, 0)
+		resolutions := 0
+		for _, e := range trail {
+			if e.Type == "answered" {
+				resolutions++
+			}
+		}
+		require.Equal(t, 1, resolutions, "round %d: resolved exactly once", round)
+	}
+}
+
+func TestEscalationAndRemindersOnTheClock(t *testing.T) {
+	role := core.Responders{DiscordRoles: []string{"R-managers"}}
+	route := core.Route{Name: "oncall", Targets: []core.Target{{Platform: "slack", Channel: "C-ops"}},
+		Responders: core.Responders{SlackUsergroups: []string{"S-oncall"}}, Timeout: time.Hour,
+		Escalation: []core.EscalationStep{
+			{After: core.Duration(10 * time.Minute), Remind: true},
+			{After: core.Duration(20 * time.Minute), Targets: []core.Target{{Platform: "discord", Channel: "D-mgmt"}}, Responders: &role},
+		}}
+	f := newFixture(t, "", route)
+	res, err := f.router.Ask(ctx, "ops", &core.AskRequest{RunID: "r1", Question: "Roll back?", Route: "oncall",
+		Options: []core.Option{{Label: "Yes"}, {Label: "No"}}}, "")
+	require.NoError(t, err)
+	id := res.Question.ID
+	manager := core.Person{Platform: "discord", ID: "M1", Groups: []string{"R-managers"}}
+	_, err = f.router.Answer(ctx, "ops", id, pick("Yes"), manager)
+	assert.Equal(t, core.ENotAllowed, core.ErrorCode(err), "managers may not answer before the escalation")
+
+	step := func(d time.Duration) int {
+		f.clock.add(d)
+		n, err := f.router.EscalateDue(ctx)
+		require.NoError(t, err)
+		return n
+	}
+	assert.Equal(t, 0, step(9*time.Minute+59*time.Second), "nothing before 10 min")
+	assert.Equal(t, 1, step(time.Second))
+	assert.Equal(t, []string{"C-ops at +10m0s"}, f.slack.get(func() []string { return f.slack.reminded }))
+	assert.Equal(t, 0, step(time.Minute), "a step runs once")
+	assert.Empty(t, f.discord.get(func() []string { return f.discord.posted2() }))
+	assert.Equal(t, 1, step(9*time.Minute))
+	posted := f.discord.get(func() []string { return f.discord.posted2() })
+	assert.Equal(t, []string{"D-mgmt"}, posted, "a copy on the next targets at 20 min")
+	q, _ := f.store.Get(ctx, "ops", id)
+	assert.Equal(t, 2, q.EscalationLevel)
+	assert.Contains(t, q.Responders.DiscordRoles, "R-managers", "their responders added")
+	require.Len(t, q.Targets, 2)
+	assert.Equal(t, 0, step(time.Hour), "no step after the last")
+
+	q, err = f.router.Answer(ctx, "ops", id, pick("Yes"), manager)
+	require.NoError(t, err, "the first answer anywhere wins")
+	require.Eventually(t, func() bool {
+		return len(f.slack.get(func() []string { return f.slack.finished })) == 1 &&
+			len(f.discord.get(func() []string { return f.discord.finished })) == 1
+	}, 2*time.Second, 10*time.Millisecond, "both copies finished")
+	assert.Equal(t, []string{"C-ops: Answered by discord:M1: Yes"}, f.slack.get(func() []string { return f.slack.finished }))
+
+	trail, _ := f.store.Audit(ctx, "ops", id, 0)
+	var types []string
+	for _, e := range trail {
+		types = append(types, e.Type)
+	}
+	assert.Equal(t, []string{"asked", "posted", "refused", "escalated", "reminded", "escalated", "posted", "answered"}, types)
+}
+
+func (r *recorder) posted2() []string {
+	var out []string
+	for _, t := range r.posted {
+		out = append(out, t.Channel)
+	}
+	return out
+}
+
+// TestDefaultOnTimeout reaches a waiter and a resume webhook as answered,
+// by system:timeout, flagged defaulted.
+func TestDefaultOnTimeout(t *testing.T) {
+	f := newFixture(t, "")
+	var body []byte
+	got := make(chan struct{}, 1)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		got <- struct{}{}
+	}))
+	defer receiver.Close()
+	req := approval("r1")
+	req.OnTimeout = &core.OnTimeout{Answer: "Reject"}
+	req.Timeout = func() *core.Duration { d := core.Duration(time.Minute); return &d }()
+	req.Resume = &core.ResumeRequest{URL: receiver.URL}
+	res, err := f.router.Ask(ctx, "ops", req, "")
+	require.NoError(t, err)
+	_, err = f.store.PauseRun(ctx, "ops", "r1", "", f.clock.Now())
+	require.NoError(t, err)
+
+	waited := make(chan *core.Question, 1)
+	go func() {
+		q, _ := f.router.Wait(ctx, "ops", res.Question.ID, 10*time.Second)
+		waited <- q
+	}()
+	f.clock.add(59 * time.Second)
+	n, _ := f.router.ExpireDue(ctx)
+	assert.Equal(t, 0, n)
+	f.clock.add(time.Second)
+	n, _ = f.router.ExpireDue(ctx)
+	assert.Equal(t, 1, n)
+	q := <-waited
+	assert.Equal(t, core.StatusAnswered, q.Status)
+	assert.True(t, q.Defaulted)
+	assert.Equal(t, "system:timeout", q.RespondedBy.Platform+":"+q.RespondedBy.ID)
+	assert.Equal(t, map[string]string{"Deploy api v2 to production?": "Reject"}, q.Answers)
+	assert.Equal(t, "Reject", q.Response)
+
+	d := resume.New(resume.Config{Store: f.store, Clock: f.clock, Secret: func(string) []byte { return []byte("s") }})
+	d.Once(ctx)
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resume webhook")
+	}
+	var p struct {
+		Event    string         `json:"event"`
+		Question map[string]any `json:"question"`
+		Run      map[string]any `json:"run"`
+	}
+	require.NoError(t, json.Unmarshal(body, &p))
+	assert.Equal(t, "question.answered", p.Event)
+	assert.Equal(t, true, p.Question["defaulted"])
+	assert.Equal(t, "Reject", p.Question["response"])
+	assert.Equal(t, "r1", p.Run["resumed_from"])
+}
+
+// TestAuditTrailOfACompleteFlow: asked, posted, refused click, votes,
+// answered, resumed, webhook delivered — in order.
+func TestAuditTrailOfACompleteFlow(t *testing.T) {
+	f := newFixture(t, "")
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer receiver.Close()
+	req := approval("r1")
+	two := 2
+	req.ApprovalsRequired = &two
+	req.Targets = []core.Target{{Platform: "slack", Channel: "C1"}}
+	req.Responders = &core.Responders{SlackUsergroups: []string{"S1"}}
+	req.Resume = &core.ResumeRequest{URL: receiver.URL}
+	res, err := f.router.Ask(ctx, "ops", req, "")
+	require.NoError(t, err)
+	id := res.Question.ID
+	_, err = f.router.Answer(ctx, "ops", id, pick("Approve"), slackP("intruder"))
+	require.Error(t, err)
+	_, err = f.store.PauseRun(ctx, "ops", "r1", "", f.clock.Now())
+	require.NoError(t, err)
+	_, err = f.router.Answer(ctx, "ops", id, pick("Approve"), slackP("alice", "S1"))
+	require.NoError(t, err)
+	_, err = f.router.Answer(ctx, "ops", id, pick("Approve"), slackP("bob", "S1"))
+	require.NoError(t, err)
+	resume.New(resume.Config{Store: f.store, Secret: func(string) []byte { return []byte("s") }}).Once(ctx)
+
+	trail, err := f.store.Audit(ctx, "ops", id, 0)
+	require.NoError(t, err)
+	var lines []string
+	for _, e := range trail {
+		by := ""
+		if e.By != nil {
+			by = " by " + e.By.ID
+		}
+		lines = append(lines, e.Type+by)
+	}
+	assert.Equal(t, []string{"asked", "posted", "refused by intruder", "voted by alice", "voted by bob", "resumed",
+		"answered by bob", "webhook.delivered"}, lines)
+	assert.Contains(t, trail[1].Detail, "C1")
+	assert.Contains(t, trail[3].Detail, "Approve (1 of 2)")
+}
