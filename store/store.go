@@ -37,19 +37,19 @@ type Options struct {
 	PoolSize int
 	// AuditRetention keeps audit entries this long (default 7 days).
 	AuditRetention time.Duration
-	Logger   *slog.Logger
+	Logger         *slog.Logger
 }
 
 // Store is core.Store on Redis.
 type Store struct {
-	rdb      redis.UniversalClient
-	prefix   string
-	maxLen   int
-	log      *slog.Logger
+	rdb       redis.UniversalClient
+	prefix    string
+	maxLen    int
+	log       *slog.Logger
 	embedded  *embedded
 	hub       *hub
 	retention time.Duration
-	channel  string
+	channel   string
 
 	projMu sync.Mutex
 	known  map[string]bool
@@ -220,21 +220,21 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // doc is the immutable part of a question record, stored as JSON.
 type doc struct {
-	ID             string          `json:"id"`
-	ProjectID      string          `json:"project_id"`
-	RunID          string          `json:"run_id"`
-	AgentID        string          `json:"agent_id"`
-	AgentName      string          `json:"agent_name,omitempty"`
-	Kind           string          `json:"kind"`
-	Questions      []core.Item     `json:"questions"`
-	Context        string          `json:"context,omitempty"`
-	Targets        []core.Target   `json:"targets"`
-	Responders     core.Responders `json:"responders"`
-	CreatedAt      time.Time       `json:"created_at"`
-	ExpiresAt      time.Time       `json:"expires_at"`
-	Resume         *core.Resume    `json:"resume,omitempty"`
-	Route          string          `json:"route,omitempty"`
-	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	ID                string                `json:"id"`
+	ProjectID         string                `json:"project_id"`
+	RunID             string                `json:"run_id"`
+	AgentID           string                `json:"agent_id"`
+	AgentName         string                `json:"agent_name,omitempty"`
+	Kind              string                `json:"kind"`
+	Questions         []core.Item           `json:"questions"`
+	Context           string                `json:"context,omitempty"`
+	Targets           []core.Target         `json:"targets"`
+	Responders        core.Responders       `json:"responders"`
+	CreatedAt         time.Time             `json:"created_at"`
+	ExpiresAt         time.Time             `json:"expires_at"`
+	Resume            *core.Resume          `json:"resume,omitempty"`
+	Route             string                `json:"route,omitempty"`
+	IdempotencyKey    string                `json:"idempotency_key,omitempty"`
 	RequestedBy       string                `json:"requested_by,omitempty"`
 	ApprovalsRequired int                   `json:"approvals_required,omitempty"`
 	OnTimeout         *core.OnTimeout       `json:"on_timeout,omitempty"`
