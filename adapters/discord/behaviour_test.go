@@ -42,7 +42,7 @@ func withClock(c *testClock) envOption {
 
 func TestRespondersByUserAndRole(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()},
 		Responders: &core.Responders{Users: []string{"discord:1234"}, DiscordRoles: []string{"667788"}}})
 	msg := e.copyOf(q)
@@ -74,7 +74,7 @@ func TestRespondersByUserAndRole(t *testing.T) {
 
 func TestSignaturesAreCheckedBeforeAnything(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	msg := e.copyOf(q)
 	m := f.message(msg)
@@ -152,7 +152,7 @@ func TestSignaturesAreCheckedBeforeAnything(t *testing.T) {
 
 func TestThreadPerRunKeepsRunTogether(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	first := e.ask(&core.AskRequest{RunID: "run-7", Route: "threads", Questions: []core.Item{authItem()}})
 	m1 := f.message(e.copyOf(first))
 	if m1.ChannelID != "1000" || m1.Thread == "" {
@@ -188,7 +188,7 @@ func TestThreadPerRunKeepsRunTogether(t *testing.T) {
 
 func TestRetriesOn429And5xx(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	f.fail("post", http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusTooManyRequests)
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	e.copyOf(q)
@@ -206,7 +206,7 @@ func TestRetriesOn429And5xx(t *testing.T) {
 func TestRateLimitDoesNotBlockOtherChannels(t *testing.T) {
 	f := newFakeDiscord(t)
 	f.addChannel("2000", "900")
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	f.retryAfter = 1.0
 	f.fail("post:2000", http.StatusTooManyRequests)
 
@@ -238,7 +238,7 @@ func TestRateLimitDoesNotBlockOtherChannels(t *testing.T) {
 
 func TestPostFailureIsReportedWithoutSecrets(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	res, err := e.router.Ask(context.Background(), "ops", &core.AskRequest{AgentID: "a", Questions: []core.Item{authItem()},
 		Targets: []core.Target{{Platform: "discord", Channel: "31337"}}}, "")
 	if err != nil {
@@ -260,7 +260,7 @@ func TestPostFailureIsReportedWithoutSecrets(t *testing.T) {
 }
 
 func TestNewNamesMissingSettingsWithoutSecrets(t *testing.T) {
-	r := core.NewRouter(core.RouterConfig{Store: newMemStore()})
+	r := core.NewRouter(core.RouterConfig{Store: newTestStore(t)})
 	for _, c := range []struct {
 		cfg  Config
 		want string
@@ -287,7 +287,7 @@ func TestFinishUsesInteractionTokenThenBotToken(t *testing.T) {
 		wantToken bool
 	}{{"within 15 minutes", 5 * time.Minute, true}, {"after 15 minutes", 16 * time.Minute, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, f, newMemStore(), withClock(clock))
+			e := newEnv(t, f, newTestStore(t), withClock(clock))
 			q := e.ask(&core.AskRequest{RunID: strings.ReplaceAll(c.name, " ", "-"), Questions: []core.Item{featuresItem()}, Timeout: durationPtr(time.Hour)})
 			msg := e.copyOf(q)
 			f.choose(alice, msg, 0, "Login") // leaves its token on the copy
@@ -316,7 +316,7 @@ func durationPtr(d time.Duration) *core.Duration { v := core.Duration(d); return
 
 func TestRunNotPausedRetriesThenAnswers(t *testing.T) {
 	f := newFakeDiscord(t)
-	st := newMemStore()
+	st := newTestStore(t)
 	e := newEnv(t, f, st)
 	q := e.ask(&core.AskRequest{RunID: "run-w", Questions: []core.Item{authItem()}, Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
 	msg := e.copyOf(q)
@@ -342,7 +342,7 @@ func TestRunNotPausedRetriesThenAnswers(t *testing.T) {
 
 func TestRunNotPausedGivesUpAndSaysSo(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore(), func(_ *core.RouterConfig, c *Config) { c.RunNotPausedWait = 300 * time.Millisecond })
+	e := newEnv(t, f, newTestStore(t), func(_ *core.RouterConfig, c *Config) { c.RunNotPausedWait = 300 * time.Millisecond })
 	q := e.ask(&core.AskRequest{RunID: "run-x", Questions: []core.Item{authItem()}, Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
 	msg := e.copyOf(q)
 	if resp := f.click(alice, msg, "OAuth 2.0"); resp.Type != 6 {
@@ -371,7 +371,7 @@ func (s slowStore) Get(ctx context.Context, p, id string) (*core.Question, error
 
 func TestSlowHandlingIsDeferredThenEdited(t *testing.T) {
 	f := newFakeDiscord(t)
-	mem := newMemStore()
+	mem := newTestStore(t)
 	e := newEnv(t, f, slowStore{Store: mem, delay: 150 * time.Millisecond}, func(_ *core.RouterConfig, c *Config) { c.AckAfter = 100 * time.Millisecond })
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	msg := e.copyOf(q)
@@ -400,7 +400,7 @@ func TestSlowHandlingIsDeferredThenEdited(t *testing.T) {
 
 func TestGatewayUsesTheSameHandlers(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore(), func(_ *core.RouterConfig, c *Config) { c.PublicKey = "" })
+	e := newEnv(t, f, newTestStore(t), func(_ *core.RouterConfig, c *Config) { c.PublicKey = "" })
 	q := e.ask(&core.AskRequest{Questions: []core.Item{featuresItem()}})
 	msg := e.copyOf(q)
 	gateway := func(u fakeUser, typ int, data map[string]any) {

@@ -21,9 +21,9 @@ import (
 func BenchmarkInteractionResponse(b *testing.B) {
 	const concurrent = 200
 	f := newFakeDiscord(b)
-	st := sharedStore(b)
-	r1 := newEnv(b, f, st)
-	r2 := newEnv(b, f, sharedStoreAgain(b, st))
+	st := redisReplicas(b, 2)
+	r1 := newEnv(b, f, st[0])
+	r2 := newEnv(b, f, st[1])
 	targets := []string{r1.srv.URL + "/discord/interactions", r2.srv.URL + "/discord/interactions"}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrent, MaxConnsPerHost: concurrent}}
 	var lat []time.Duration
@@ -95,7 +95,7 @@ func BenchmarkInteractionResponse(b *testing.B) {
 // signature check, parse, store, render, response.
 func BenchmarkHandleClick(b *testing.B) {
 	f := newFakeDiscord(b)
-	e := newEnv(b, f, sharedStore(b))
+	e := newEnv(b, f, redisReplicas(b, 1)[0])
 	h := e.ad.InteractionsHandler()
 	type prepared struct {
 		body       []byte

@@ -37,7 +37,7 @@ func (c *recordingChannel) Finish(_ context.Context, q *core.Question, t core.Ta
 func TestFannedOutToSlackAndDiscordAnsweredOnDiscord(t *testing.T) {
 	f := newFakeDiscord(t)
 	slack := &recordingChannel{}
-	e := newEnv(t, f, sharedStore(t), func(rc *core.RouterConfig, _ *Config) { rc.Channels = []core.Channel{slack} })
+	e := newEnv(t, f, newTestStore(t), func(rc *core.RouterConfig, _ *Config) { rc.Channels = []core.Channel{slack} })
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}, Targets: []core.Target{
 		{Platform: "slack", Channel: "C0123"}, {Platform: "discord", Channel: "1000"}}})
 	msg := e.copyOf(q)
@@ -60,10 +60,10 @@ func TestFannedOutToSlackAndDiscordAnsweredOnDiscord(t *testing.T) {
 
 func TestSubmitTakenByAnotherReplica(t *testing.T) {
 	f := newFakeDiscord(t)
-	st := sharedStore(t)
-	r1 := newEnv(t, f, st)
+	st := redisReplicas(t, 2)
+	r1 := newEnv(t, f, st[0])
 	r1URL := f.target
-	r2 := newEnv(t, f, sharedStoreAgain(t, st))
+	r2 := newEnv(t, f, st[1])
 	r2URL := f.target
 
 	q := r1.ask(&core.AskRequest{Questions: []core.Item{authItem(), featuresItem()}})

@@ -12,7 +12,7 @@ import (
 
 func TestSingleSelectButtonsAnswered(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{RunID: "run-42", Questions: []core.Item{authItem()}, Context: "Deploying **api** to prod"})
 	msg := e.copyOf(q)
 	if want := "https://discord.com/channels/900/1000/" + msg; q.Targets[0].URL != want {
@@ -59,7 +59,7 @@ func TestSingleSelectButtonsAnswered(t *testing.T) {
 
 func TestOtherOpensModalAndAnswersWithFreeText(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	msg := e.copyOf(q)
 	modal := f.click(alice, msg, "Other…")
@@ -80,7 +80,7 @@ func TestOtherOpensModalAndAnswersWithFreeText(t *testing.T) {
 
 func TestMultiSelectThenSubmit(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{featuresItem()}})
 	msg := e.copyOf(q)
 	m := f.message(msg)
@@ -108,7 +108,7 @@ func TestMultiSelectThenSubmit(t *testing.T) {
 
 func TestOpenEndedAnswerModal(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Question: "What should the release be called?", Header: "Name"})
 	msg := e.copyOf(q)
 	modal := f.click(alice, msg, "Answer…")
@@ -126,7 +126,7 @@ func TestOpenEndedAnswerModal(t *testing.T) {
 
 func TestSeveralItemsKeepDraftsUntilSubmit(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	notes := core.Item{Question: "Anything else?", Header: "Notes"}
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem(), featuresItem(), notes}})
 	msg := e.copyOf(q)
@@ -165,7 +165,7 @@ func TestSeveralItemsKeepDraftsUntilSubmit(t *testing.T) {
 
 func TestOtherInsideSelectKeepsChoicesAndAddsText(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{featuresItem()}})
 	msg := e.copyOf(q)
 	modal := f.choose(alice, msg, 0, "Login", "Other…")
@@ -182,7 +182,7 @@ func TestOtherInsideSelectKeepsChoicesAndAddsText(t *testing.T) {
 
 func TestDismiss(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	msg := e.copyOf(q)
 	f.click(alice, msg, "Dismiss")
@@ -206,7 +206,7 @@ func TestFinishShowsEveryOutcome(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFakeDiscord(t)
-			e := newEnv(t, f, newMemStore())
+			e := newEnv(t, f, newTestStore(t))
 			q := e.ask(&core.AskRequest{Questions: []core.Item{authItem(), featuresItem()}})
 			msg := e.copyOf(q)
 			c.mutate(q)
@@ -220,7 +220,7 @@ func TestFinishShowsEveryOutcome(t *testing.T) {
 
 func TestAgentCancelFinishesCopy(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	msg := e.copyOf(q)
 	if _, err := e.router.Cancel(context.Background(), "ops", q.ID, core.CancelAgent, nil); err != nil {
@@ -236,7 +236,7 @@ func TestAgentCancelFinishesCopy(t *testing.T) {
 
 func TestLongTextsAreShortenedNeverRejected(t *testing.T) {
 	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	e := newEnv(t, f, newTestStore(t))
 	long := func(c string, n int) string { return strings.Repeat(c, n) }
 	var items []core.Item
 	for i := range 4 {

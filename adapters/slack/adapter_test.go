@@ -278,7 +278,7 @@ func TestFinishOnEveryOutcome(t *testing.T) {
 }
 
 func TestNewNamesMissingSettingsWithoutSecrets(t *testing.T) {
-	r := core.NewRouter(core.RouterConfig{Store: newMemStore()})
+	r := core.NewRouter(core.RouterConfig{Store: newTestStore(t)})
 	_, err := New(Config{SigningSecret: "s3cr3t-value"}, r, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "SLACK_BOT_TOKEN")

@@ -1,9 +1,27 @@
 package slack
 
 import (
+	"context"
 	"testing"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/store/storetest"
 )
 
-func newTestStore(t testing.TB) core.Store { return newMemStore() }
+// newTestStore opens the embedded in-process store, the bridge's default.
+func newTestStore(t testing.TB) *store.Store { return openStore(t, "") }
+
+// newRedisStore opens a store on a real redis-server started for the test.
+func newRedisStore(t testing.TB) *store.Store { return openStore(t, storetest.Redis(t).URL) }
+
+// openStore opens a store on url ("" = embedded) and closes it when the
+// test ends, after everything registered later (routers, adapters).
+func openStore(t testing.TB, url string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{URL: url})
+	if err != nil {
+		t.Fatalf("opening the store: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
