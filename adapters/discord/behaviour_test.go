@@ -430,3 +430,39 @@ func TestGatewayUsesTheSameHandlers(t *testing.T) {
 	e.settle()
 	e.assertFinished(msg, "Answered by alice: Login, Billing")
 }
+
+func TestClicksDuringABurstAreAcknowledgedFirstThenEdited(t *testing.T) {
+	f := newFakeDiscord(t)
+	e := newEnv(t, f, slowStore{Store: newTestStore(t), delay: 200 * time.Millisecond})
+	q1 := e.ask(&core.AskRequest{RunID: "r1", Questions: []core.Item{authItem()}})
+	q2 := e.ask(&core.AskRequest{RunID: "r2", Questions: []core.Item{authItem()}})
+	m1, m2 := e.copyOf(q1), e.copyOf(q2)
+
+	// Alice's click is being handled (the store is slow) when carol's
+	// arrives: carol's is acknowledged at once, not after alice's.
+	first := make(chan *fResponse, 1)
+	go func() { first <- f.click(alice, m1, "OAuth 2.0") }()
+	for deadline := time.Now().Add(2 * time.Second); e.ad.undecided.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the first click was never handled")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	resp := f.click(carol, m2, "API key")
+	if took := time.Since(start); resp.Type != 6 || took > 150*time.Millisecond {
+		t.Fatalf("click during a burst answered with type %d after %s; want a deferred update at once", resp.Type, took)
+	}
+	if r := <-first; r.Type != 7 {
+		t.Errorf("a click with nothing else in flight got type %d, want the final state at once (7)", r.Type)
+	}
+	if final := e.wait(q2); final.Response != "API key" || final.RespondedBy.Name != "carol" {
+		t.Fatalf("deferred click recorded %q by %+v", final.Response, final.RespondedBy)
+	}
+	e.settle()
+	e.assertFinished(m1, "Answered by alice: OAuth 2.0")
+	e.assertFinished(m2, "Answered by carol: API key")
+	if n := f.message(m2).Edits; n != 1 || f.count("edit") != 0 {
+		t.Errorf("carol's copy edited %d times, %d bot edits, %d token edits, alice copy %d edits; want one edit through her interaction token", n, f.count("edit"), f.count("token-edit"), f.message(m1).Edits)
+	}
+}

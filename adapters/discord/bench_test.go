@@ -2,10 +2,12 @@ package discord
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"slices"
 	"sync"
 	"testing"
@@ -15,9 +17,16 @@ import (
 )
 
 // BenchmarkInteractionResponse measures how long the bridge takes to
-// answer an interaction (HTTP endpoint, signature check, Redis read and
-// atomic answer, type 7 update) with 200 interactions in flight at once,
-// spread over two replicas sharing one store. Reported: p50/p99/max in ms.
+// acknowledge an interaction with 200 answering clicks in flight at once,
+// spread over two replicas that share one real redis-server. Like Discord,
+// the client keeps its connections alive: round 0 opens and warms them and
+// is not counted. Each latency runs from the request being written on the
+// connection to the response headers arriving (call-p99 adds the in-process
+// client's own queueing, from calling http.Client.Do). After every round the
+// benchmark checks that each question was answered and each copy shows the
+// outcome. Reported: p50/p99/max in ms, and how many clicks were answered
+// with the final state in the response (type 7) rather than acknowledged
+// first (type 6) and edited afterwards.
 func BenchmarkInteractionResponse(b *testing.B) {
 	const concurrent = 200
 	f := newFakeDiscord(b)
@@ -26,36 +35,39 @@ func BenchmarkInteractionResponse(b *testing.B) {
 	r2 := newEnv(b, f, st[1])
 	targets := []string{r1.srv.URL + "/discord/interactions", r2.srv.URL + "/discord/interactions"}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrent, MaxConnsPerHost: concurrent}}
-	var lat []time.Duration
-	b.ResetTimer()
+	var lat, calls []time.Duration
+	inline := 0
+	b.StopTimer()
 	for n := range b.N + 1 { // round 0 warms up connections and is not counted
-		b.StopTimer()
-		reqs := make([][]byte, concurrent)
-		heads := make([][2]string, concurrent)
+		qs := make([]*core.Question, concurrent)
+		reqs := make([]*http.Request, concurrent)
+		wrote := make([]time.Time, concurrent)
 		for i := range concurrent {
 			env := []*env{r1, r2}[i%2]
 			q := env.ask(&core.AskRequest{RunID: fmt.Sprintf("bench-%d-%d", n, i), Questions: []core.Item{authItem()}})
+			qs[i] = q
 			m := f.message(env.copyOf(q))
 			in, _, _ := f.interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
-			reqs[i], _ = json.Marshal(in)
-			sig, stamp := f.sign(reqs[i], time.Now())
-			heads[i] = [2]string{sig, stamp}
+			body, _ := json.Marshal(in)
+			sig, stamp := f.sign(body, time.Now())
+			req, _ := http.NewRequest("POST", targets[i%2], bytes.NewReader(body))
+			req.Header.Set("X-Signature-Ed25519", sig)
+			req.Header.Set("X-Signature-Timestamp", stamp)
+			reqs[i] = req.WithContext(httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+				WroteRequest: func(httptrace.WroteRequestInfo) { wrote[i] = time.Now() }}))
 		}
-		b.StartTimer()
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		start := make(chan struct{})
+		if n > 0 {
+			b.StartTimer()
+		}
 		for i := range concurrent {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				req, _ := http.NewRequest("POST", targets[i%2], bytes.NewReader(reqs[i]))
-				req.Header.Set("X-Signature-Ed25519", heads[i][0])
-				req.Header.Set("X-Signature-Timestamp", heads[i][1])
+			wg.Go(func() {
 				<-start
 				t0 := time.Now()
-				res, err := client.Do(req)
-				d := time.Since(t0)
+				res, err := client.Do(reqs[i])
+				now := time.Now()
 				if err != nil {
 					b.Error(err)
 					return
@@ -63,32 +75,48 @@ func BenchmarkInteractionResponse(b *testing.B) {
 				var resp fResponse
 				_ = json.NewDecoder(res.Body).Decode(&resp)
 				res.Body.Close()
-				if res.StatusCode != 200 || resp.Type != 7 {
+				if res.StatusCode != 200 || (resp.Type != 7 && resp.Type != 6) {
 					b.Errorf("interaction: HTTP %d type %d", res.StatusCode, resp.Type)
 				}
 				if n > 0 {
 					mu.Lock()
-					lat = append(lat, d)
+					lat = append(lat, now.Sub(wrote[i]))
+					calls = append(calls, now.Sub(t0))
+					if resp.Type == 7 {
+						inline++
+					}
 					mu.Unlock()
 				}
-			}()
+			})
 		}
 		close(start)
 		wg.Wait()
-		b.StopTimer()
+		if n > 0 {
+			b.StopTimer()
+		}
+		for i, q := range qs {
+			env := []*env{r1, r2}[i%2]
+			if final := env.wait(q); final.Response != "oauth" {
+				b.Fatalf("question %d: response %q", i, final.Response)
+			}
+		}
 		r1.settle()
 		r2.settle()
-		b.StartTimer()
+		for i, q := range qs {
+			r1.assertFinished(r1.copyOf(q), "Answered by alice: OAuth 2.0")
+			_ = i
+		}
 	}
-	b.StopTimer()
 	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(float64(len(lat))*p))]) / float64(time.Millisecond)
+	slices.Sort(calls)
+	pct := func(ds []time.Duration, p float64) float64 {
+		return float64(ds[min(len(ds)-1, int(float64(len(ds))*p))]) / float64(time.Millisecond)
 	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(pct(lat, 0.50), "p50-ms")
+	b.ReportMetric(pct(lat, 0.99), "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1])/float64(time.Millisecond), "max-ms")
-	b.ReportMetric(float64(len(lat)), "interactions")
+	b.ReportMetric(pct(calls, 0.99), "call-p99-ms")
+	b.ReportMetric(float64(inline)/float64(b.N), "type7/round")
 }
 
 // BenchmarkHandleClick is the CPU cost of one answering click, in process:

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -65,14 +66,17 @@ type Config struct {
 
 // Adapter is the Discord core.Channel plus its interaction handlers.
 type Adapter struct {
-	cfg      Config
-	router   *core.Router
-	log      *slog.Logger
-	s        *discordgo.Session
-	pub      ed25519.PublicKey
-	retry    retryPolicy
-	guilds   sync.Map // channel id → guild id, for jump links
-	updating sync.Map // message id → *copyUpdate: an interaction answering on that copy
+	cfg       Config
+	router    *core.Router
+	log       *slog.Logger
+	s         *discordgo.Session
+	pub       ed25519.PublicKey
+	retry     retryPolicy
+	guilds    sync.Map      // channel id → guild id, for jump links
+	updating  sync.Map      // message id → *copyUpdate: an interaction answering on that copy
+	work      chan struct{} // bounds concurrent handling of interactions
+	undecided atomic.Int64  // interactions handled inline whose initial response is not decided yet
+	lastIn    atomic.Int64  // unix nanoseconds of the last interaction received
 
 	bg       sync.WaitGroup
 	bgCtx    context.Context
@@ -148,6 +152,7 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 	s.Identify.Intents = discordgo.IntentsNone // INTERACTION_CREATE needs no intent
 	a := &Adapter{cfg: cfg, router: router, log: log.With("adapter", "discord"), s: s, pub: pub,
 		retry: retryPolicy{Attempts: cfg.RetryAttempts, BaseBackoff: cfg.RetryBackoff, MaxWait: cfg.MaxRetryAfter}}
+	a.work = make(chan struct{}, maxWorkers)
 	a.bgCtx, a.bgCancel = context.WithCancel(context.Background())
 	return a, nil
 }
@@ -347,6 +352,7 @@ func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) e
 			return ctx.Err()
 		}
 		if u.final {
+			a.updating.CompareAndDelete(t.MessageTS, u)
 			return nil
 		}
 	}

@@ -98,15 +98,17 @@ func (e *env) wait(q *core.Question) *core.Question {
 	return final
 }
 
-// settle waits for background finishing of copies.
+// settle waits for the adapter's background work (handling interactions,
+// which may still be answering), then for the finishing of copies: the
+// order of a shutdown, since answers start the finishing.
 func (e *env) settle() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := e.router.Close(ctx); err != nil {
-		e.t.Fatalf("finishing copies: %v", err)
-	}
 	if err := e.ad.Close(ctx); err != nil {
 		e.t.Fatalf("adapter background work: %v", err)
+	}
+	if err := e.router.Close(ctx); err != nil {
+		e.t.Fatalf("finishing copies: %v", err)
 	}
 }
 

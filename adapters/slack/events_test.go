@@ -185,3 +185,30 @@ func TestRunNotPausedRetriedThenExplained(t *testing.T) {
 	assert.NotEmpty(t, got.ResumedRunID)
 	assert.Len(t, e.ephemeralsTo(alice), 1)
 }
+
+func TestClicksWaitingForARunDoNotHoldUpOtherAnswers(t *testing.T) {
+	e := newEnv(t) // runs are waited for 2 s
+	// More webhook-mode clicks than there are workers, on runs that never pause.
+	var waiting []*core.Question
+	for i := range maxWorkers + 4 {
+		req := authQuestion()
+		req.RunID = fmt.Sprintf("run-webhook-%d", i)
+		req.Targets = req.Targets[:1]
+		req.Resume = &core.ResumeRequest{URL: "https://runtime.example/resume"}
+		q := e.ask(req)
+		e.click(alice, "C1", e.copyOn(q, "C1").MessageTS, "API key", nil)
+		waiting = append(waiting, q)
+	}
+	// Meanwhile a click on an ordinary question is recorded at once.
+	req := authQuestion()
+	req.RunID = "run-wait-mode"
+	req.Targets = req.Targets[:1]
+	q := e.ask(req)
+	start := time.Now()
+	e.click(bob, "C1", e.copyOn(q, "C1").MessageTS, "OAuth 2.0", nil)
+	assert.Equal(t, "oauth", e.final(q).Response)
+	assert.Less(t, time.Since(start), time.Second, "the answer waited behind clicks retrying for their runs")
+	for _, w := range waiting {
+		assert.Equal(t, core.StatusPending, e.get(w).Status)
+	}
+}
