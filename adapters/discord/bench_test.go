@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -29,7 +30,7 @@ import (
 // first (type 6) and edited afterwards.
 func BenchmarkInteractionResponse(b *testing.B) {
 	const concurrent = 200
-	f := newFakeDiscord(b)
+	f := fakediscord.New(b)
 	st := redisReplicas(b, 2)
 	r1 := newEnv(b, f, st[0])
 	r2 := newEnv(b, f, st[1])
@@ -46,10 +47,10 @@ func BenchmarkInteractionResponse(b *testing.B) {
 			env := []*env{r1, r2}[i%2]
 			q := env.ask(&core.AskRequest{RunID: fmt.Sprintf("bench-%d-%d", n, i), Questions: []core.Item{authItem()}})
 			qs[i] = q
-			m := f.message(env.copyOf(q))
-			in, _, _ := f.interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
+			m := f.Message(env.copyOf(q))
+			in, _, _ := f.Interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
 			body, _ := json.Marshal(in)
-			sig, stamp := f.sign(body, time.Now())
+			sig, stamp := f.Sign(body, time.Now())
 			req, _ := http.NewRequest("POST", targets[i%2], bytes.NewReader(body))
 			req.Header.Set("X-Signature-Ed25519", sig)
 			req.Header.Set("X-Signature-Timestamp", stamp)
@@ -72,7 +73,7 @@ func BenchmarkInteractionResponse(b *testing.B) {
 					b.Error(err)
 					return
 				}
-				var resp fResponse
+				var resp fakediscord.Response
 				_ = json.NewDecoder(res.Body).Decode(&resp)
 				res.Body.Close()
 				if res.StatusCode != 200 || (resp.Type != 7 && resp.Type != 6) {
@@ -122,7 +123,7 @@ func BenchmarkInteractionResponse(b *testing.B) {
 // BenchmarkHandleClick is the CPU cost of one answering click, in process:
 // signature check, parse, store, render, response.
 func BenchmarkHandleClick(b *testing.B) {
-	f := newFakeDiscord(b)
+	f := fakediscord.New(b)
 	e := newEnv(b, f, redisReplicas(b, 1)[0])
 	h := e.ad.InteractionsHandler()
 	type prepared struct {
@@ -132,10 +133,10 @@ func BenchmarkHandleClick(b *testing.B) {
 	reqs := make([]prepared, b.N)
 	for i := range b.N {
 		q := e.ask(&core.AskRequest{RunID: fmt.Sprintf("click-%d", i), Questions: []core.Item{authItem()}})
-		m := f.message(e.copyOf(q))
-		in, _, _ := f.interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
+		m := f.Message(e.copyOf(q))
+		in, _, _ := f.Interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
 		body, _ := json.Marshal(in)
-		sig, stamp := f.sign(body, time.Now())
+		sig, stamp := f.Sign(body, time.Now())
 		reqs[i] = prepared{body, sig, stamp}
 	}
 	b.ResetTimer()

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // Discord.
 type env struct {
 	t      testing.TB
-	fake   *fakeDiscord
+	fake   *fakediscord.Server
 	store  core.Store
 	router *core.Router
 	ad     *Adapter
@@ -24,12 +25,12 @@ type env struct {
 
 type envOption func(*core.RouterConfig, *Config)
 
-func newEnv(t testing.TB, fake *fakeDiscord, st core.Store, opts ...envOption) *env {
+func newEnv(t testing.TB, fake *fakediscord.Server, st core.Store, opts ...envOption) *env {
 	t.Helper()
 	rc := core.RouterConfig{Store: st, Routes: []core.Route{
 		{Name: "threads", Targets: []core.Target{{Platform: "discord", Channel: "1000"}}, Thread: "per-run"},
 	}, HasWebhookSecret: func(string) bool { return true }, PostTimeout: 5 * time.Second}
-	cfg := Config{BotToken: fake.botToken, ApplicationID: fake.appID, PublicKey: fake.publicKey(), APIURL: fake.apiURL(),
+	cfg := Config{BotToken: fake.BotToken, ApplicationID: fake.AppID, PublicKey: fake.PublicKey(), APIURL: fake.APIURL(),
 		RetryBackoff: 10 * time.Millisecond, RunNotPausedWait: 2 * time.Second}
 	for _, o := range opts {
 		o(&rc, &cfg)
@@ -43,7 +44,7 @@ func newEnv(t testing.TB, fake *fakeDiscord, st core.Store, opts ...envOption) *
 	mux := http.NewServeMux()
 	ad.Register(mux)
 	srv := httptest.NewServer(mux)
-	fake.target = srv.URL + "/discord/interactions"
+	fake.Target = srv.URL + "/discord/interactions"
 	e := &env{t: t, fake: fake, store: st, router: router, ad: ad, srv: srv}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -115,7 +116,7 @@ func (e *env) settle() {
 // assertFinished checks a copy shows the outcome line and no live control.
 func (e *env) assertFinished(msgID, outcome string) {
 	e.t.Helper()
-	m := e.fake.message(msgID)
+	m := e.fake.Message(msgID)
 	if !strings.Contains(m.Content, outcome) {
 		e.t.Errorf("finished copy says %q, want it to contain %q", m.Content, outcome)
 	}
@@ -129,9 +130,9 @@ func (e *env) assertFinished(msgID, outcome string) {
 }
 
 var (
-	alice = fakeUser{ID: "4455", Name: "alice", Roles: []string{"667788"}}
-	bob   = fakeUser{ID: "9999", Name: "bob"}
-	carol = fakeUser{ID: "7777", Name: "carol", Roles: []string{"667788"}}
+	alice = fakediscord.User{ID: "4455", Name: "alice", Roles: []string{"667788"}}
+	bob   = fakediscord.User{ID: "9999", Name: "bob"}
+	carol = fakediscord.User{ID: "7777", Name: "carol", Roles: []string{"667788"}}
 )
 
 func authItem() core.Item {
