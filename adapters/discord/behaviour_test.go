@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"io"
 	"net/http"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/core"
 	"github.com/bwmarrin/discordgo"
 )

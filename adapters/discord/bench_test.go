@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/core"
 )
 

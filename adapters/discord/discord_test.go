@@ -2,13 +2,13 @@ package discord
 
 import (
 	"context"
-	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/core"
 )
 

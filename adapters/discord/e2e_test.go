@@ -1,63 +1,12 @@
 package discord
 
 import (
-	"context"
-	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/core"
 )
-
-// recordingChannel stands in for the Slack adapter, written in parallel:
-// a core.Channel with Platform() "slack" that records posts and finishes.
-type recordingChannel struct {
-	mu       sync.Mutex
-	posted   []core.Target
-	finished []*core.Question
-}
-
-func (c *recordingChannel) Platform() string { return "slack" }
-
-func (c *recordingChannel) Post(_ context.Context, q *core.Question, t core.Target) (core.Target, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t.MessageTS = "1700000000.000100"
-	c.posted = append(c.posted, t)
-	return t, nil
-}
-
-func (c *recordingChannel) Finish(_ context.Context, q *core.Question, t core.Target) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.finished = append(c.finished, q)
-	return nil
-}
-
-func TestFannedOutToSlackAndDiscordAnsweredOnDiscord(t *testing.T) {
-	f := fakediscord.New(t)
-	slack := &recordingChannel{}
-	e := newEnv(t, f, newTestStore(t), func(rc *core.RouterConfig, _ *Config) { rc.Channels = []core.Channel{slack} })
-	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}, Targets: []core.Target{
-		{Platform: "slack", Channel: "C0123"}, {Platform: "discord", Channel: "1000"}}})
-	msg := e.copyOf(q)
-	if len(slack.posted) != 1 {
-		t.Fatalf("slack copies posted: %d", len(slack.posted))
-	}
-	f.Click(alice, msg, "OAuth 2.0")
-	final := e.wait(q)
-	if final.Response != "oauth" {
-		t.Fatalf("response %q", final.Response)
-	}
-	e.settle()
-	e.assertFinished(msg, "Answered by alice: OAuth 2.0")
-	slack.mu.Lock()
-	defer slack.mu.Unlock()
-	if len(slack.finished) != 1 || slack.finished[0].Status != core.StatusAnswered || slack.finished[0].RespondedBy.Name != "alice" {
-		t.Fatalf("slack copy not finished with the Discord answer: %+v", slack.finished)
-	}
-}
 
 func TestSubmitTakenByAnotherReplica(t *testing.T) {
 	f := fakediscord.New(t)

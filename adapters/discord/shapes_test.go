@@ -2,12 +2,12 @@ package discord
 
 import (
 	"context"
-	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/core"
 )
 
