@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -276,6 +277,13 @@ func TestNewNamesMissingSettingsWithoutSecrets(t *testing.T) {
 			t.Errorf("New(%+v) = %v; want an error naming %s without the secret", c.cfg, err, c.want)
 		}
 	}
+	a, err := New(Config{BotToken: "t", ApplicationID: "1"}, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.cfg.RunNotPausedWait != 10*time.Second {
+		t.Errorf("clicks wait %s for a webhook-mode run to pause; DESIGN §5 says 10 s", a.cfg.RunNotPausedWait)
+	}
 }
 
 func TestFinishUsesInteractionTokenThenBotToken(t *testing.T) {
@@ -465,5 +473,35 @@ func TestClicksDuringABurstAreAcknowledgedFirstThenEdited(t *testing.T) {
 	e.assertFinished(m2, "Answered by carol: API key")
 	if n := f.Message(m2).Edits; n != 1 || f.Count("edit") != 0 {
 		t.Errorf("carol's copy edited %d times, %d bot edits, %d token edits, alice copy %d edits; want one edit through her interaction token", n, f.Count("edit"), f.Count("token-edit"), f.Message(m1).Edits)
+	}
+}
+
+func TestClicksWaitingForARunDoNotHoldUpOtherAnswers(t *testing.T) {
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t)) // runs are waited for 2 s
+	// More webhook-mode clicks than there are workers, on runs that never pause.
+	var waiting []*core.Question
+	for i := range maxWorkers + 2 {
+		q := e.ask(&core.AskRequest{RunID: fmt.Sprintf("run-webhook-%d", i), Questions: []core.Item{authItem()},
+			Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
+		if resp := f.Click(alice, e.copyOf(q), "OAuth 2.0"); resp.Type != 6 {
+			t.Fatalf("click on a running run got type %d, want a deferred update (6)", resp.Type)
+		}
+		waiting = append(waiting, q)
+	}
+	// Meanwhile a click on an ordinary question is answered at once.
+	q := e.ask(&core.AskRequest{RunID: "run-wait-mode", Questions: []core.Item{authItem()}})
+	start := time.Now()
+	f.Click(carol, e.copyOf(q), "API key")
+	if final := e.wait(q); final.Response != "API key" {
+		t.Fatalf("response %q", final.Response)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the answer took %s: it waited behind clicks retrying for their runs", took)
+	}
+	for _, w := range waiting {
+		if e.pending(w) != core.StatusPending {
+			t.Errorf("question %s changed although its run never paused", w.ID)
+		}
 	}
 }

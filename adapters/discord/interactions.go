@@ -354,7 +354,7 @@ func (a *Adapter) exchange(in *inbound) *exchange {
 			x.decided = func() { a.undecided.Add(-1) }
 			a.goTrack(func(ctx context.Context) {
 				defer func() { <-a.work }()
-				run(ctx)
+				run(context.WithValue(ctx, slotKey{}, true))
 			})
 			return x
 		default:
@@ -369,9 +369,27 @@ func (a *Adapter) exchange(in *inbound) *exchange {
 			return
 		}
 		a.yieldToAcks(ctx)
-		run(ctx)
+		run(context.WithValue(ctx, slotKey{}, true))
 	})
 	return x
+}
+
+// slotKey marks a context whose work holds a worker slot.
+type slotKey struct{}
+
+// idle waits for d without holding a worker slot, so an answer waiting for
+// its run to pause does not hold up other interactions.
+func (a *Adapter) idle(ctx context.Context, d time.Duration) error {
+	if ctx.Value(slotKey{}) != nil {
+		<-a.work
+		defer func() { a.work <- struct{}{} }() // the worker's deferred release expects it held
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
 }
 
 // opensModal reports whether the interaction may have to be answered with
@@ -782,10 +800,8 @@ func (a *Adapter) answer(ctx context.Context, x *exchange, q *core.Question, who
 		x.reply(ctx, deferredUpdate)
 		deadline := time.Now().Add(a.cfg.RunNotPausedWait)
 		for core.ErrorCode(err) == core.ERunNotPaused && time.Now().Before(deadline) {
-			select {
-			case <-ctx.Done():
+			if a.idle(ctx, min(500*time.Millisecond, time.Until(deadline))) != nil {
 				return
-			case <-time.After(min(500*time.Millisecond, time.Until(deadline))):
 			}
 			final, err = a.router.Answer(ctx, q.ProjectID, q.ID, req, who)
 		}
