@@ -661,13 +661,20 @@ func (f *Server) Send(in map[string]any, tok *Token) *Response {
 	if err := json.NewDecoder(res.Body).Decode(&resp); err != nil {
 		f.t.Fatalf("interaction response is not JSON: %v", err)
 	}
+	f.Apply(tok, &resp)
+	return &resp
+}
+
+// Apply applies the response to an interaction (its token) as Discord
+// does, for interactions sent by other means than Send. A response that
+// breaks a rule is reported when the test ends.
+func (f *Server) Apply(tok *Token, resp *Response) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	rec := httptest.NewRecorder()
-	if f.applyResponse(rec, tok, &resp) {
+	if f.applyResponse(rec, tok, resp) {
 		tok.Acked = true
 	}
-	return &resp
 }
 
 // message returns a copy of a posted message.
