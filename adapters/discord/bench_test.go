@@ -33,8 +33,9 @@ func BenchmarkInteractionResponse(b *testing.B) {
 	const concurrent = 200
 	f := fakediscord.New(b)
 	st := redisReplicas(b, 2)
-	r1 := newEnv(b, f, st[0])
-	r2 := newEnv(b, f, st[1])
+	defaults := func(_ *core.RouterConfig, c *Config) { c.AckAfter = 0 } // as configured in production
+	r1 := newEnv(b, f, st[0], defaults)
+	r2 := newEnv(b, f, st[1], defaults)
 	// Each replica's endpoint, timed inside the handler.
 	var mu sync.Mutex
 	var handled []time.Duration

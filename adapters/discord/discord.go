@@ -51,9 +51,14 @@ type Config struct {
 	Transport http.RoundTripper
 	// MaxClockSkew refuses interactions signed longer ago (default 5 min).
 	MaxClockSkew time.Duration
-	// AckAfter is how long an interaction may take before it is answered
-	// with a deferred update instead (default 2 s; Discord allows 3 s).
+	// AckAfter is how long a click waits for its outcome to show it in the
+	// response; later, it is acknowledged with a deferred update and the
+	// message is edited afterwards (default 20 ms, the acknowledgement
+	// target). Clicks that open a modal wait up to ModalAckAfter.
 	AckAfter time.Duration
+	// ModalAckAfter is how long a click that opens a modal may take: a
+	// modal cannot follow a deferred update (default 2 s; Discord allows 3 s).
+	ModalAckAfter time.Duration
 	// RunNotPausedWait is how long a click retries while the question's run
 	// has not paused yet (default 10 s, DESIGN §5).
 	RunNotPausedWait time.Duration
@@ -119,7 +124,10 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 		cfg.MaxClockSkew = 5 * time.Minute
 	}
 	if cfg.AckAfter <= 0 {
-		cfg.AckAfter = 2 * time.Second
+		cfg.AckAfter = 20 * time.Millisecond
+	}
+	if cfg.ModalAckAfter <= 0 {
+		cfg.ModalAckAfter = 2 * time.Second
 	}
 	if cfg.RunNotPausedWait <= 0 {
 		cfg.RunNotPausedWait = 10 * time.Second

@@ -138,7 +138,7 @@ func (a *Adapter) verify(h http.Header, body []byte) bool {
 
 // InteractionsHandler serves POST /discord/interactions: signature checked
 // first (401 otherwise), PING answered with PONG, every other interaction
-// answered in the response body within AckAfter.
+// answered in the response body within its budget (see Config.AckAfter).
 func (a *Adapter) InteractionsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInteractionBody))
@@ -240,10 +240,11 @@ type exchange struct {
 	sent  chan struct{}                       // closed once the initial response is out
 
 	mu         sync.Mutex
-	acked      bool   // the initial response is decided
-	finalFirst bool   // the initial response is a type 7 showing the final state
-	finalLater bool   // the final state goes out as an edit after the acknowledgement
-	decided    func() // called once the initial response is decided
+	acked      bool          // the initial response is decided
+	finalFirst bool          // the initial response is a type 7 showing the final state
+	finalLater bool          // the final state goes out as an edit after the acknowledgement
+	decided    func()        // called once the initial response is decided
+	budget     time.Duration // how long the initial response may wait for the handler
 	sentOnce   sync.Once
 
 	// update is set while this interaction may finish its copy itself (in
@@ -329,7 +330,8 @@ const (
 // Clicks that open a modal cannot be deferred (the modal must be the
 // initial response) and are handled at once.
 func (a *Adapter) exchange(in *inbound) *exchange {
-	x := &exchange{a: a, in: in, first: make(chan *discordgo.InteractionResponse, 1), sent: make(chan struct{})}
+	x := &exchange{a: a, in: in, first: make(chan *discordgo.InteractionResponse, 1), sent: make(chan struct{}),
+		budget: a.cfg.AckAfter}
 	a.lastIn.Store(time.Now().UnixNano())
 	run := func(ctx context.Context) {
 		defer x.handled()
@@ -342,6 +344,7 @@ func (a *Adapter) exchange(in *inbound) *exchange {
 		a.handle(ctx, x)
 	}
 	if opensModal(in) {
+		x.budget = max(a.cfg.AckAfter, a.cfg.ModalAckAfter)
 		a.goTrack(run)
 		return x
 	}
@@ -448,9 +451,9 @@ func (a *Adapter) yieldToAcks(ctx context.Context) {
 }
 
 // awaitFirst returns the initial response, or a deferred update when the
-// handler has not decided within AckAfter (Discord's deadline is 3 s).
+// handler has not decided within its budget (Discord's deadline is 3 s).
 func (a *Adapter) awaitFirst(x *exchange) *discordgo.InteractionResponse {
-	t := time.NewTimer(a.cfg.AckAfter)
+	t := time.NewTimer(x.budget)
 	defer t.Stop()
 	select {
 	case r := <-x.first:
