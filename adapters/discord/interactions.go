@@ -427,13 +427,6 @@ func (x *exchange) setAcked() {
 	}
 }
 
-// deferred reports whether the initial response is already decided.
-func (x *exchange) deferred() bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.acked
-}
-
 // yieldToAcks waits while interactions are arriving (see ackQuiet).
 func (a *Adapter) yieldToAcks(ctx context.Context) {
 	deadline := time.Now().Add(maxAckYield)

@@ -279,17 +279,19 @@ func (a *Adapter) goTracked(timeout time.Duration, bounded bool, fn func(ctx con
 	a.bg.Add(1)
 	go func() {
 		defer a.bg.Done()
-		ctx, cancel := context.WithTimeout(a.bgCtx, timeout)
-		defer cancel()
 		if bounded {
 			select {
 			case a.work <- struct{}{}:
 				defer func() { <-a.work }()
-			case <-ctx.Done():
+			case <-a.bgCtx.Done():
 				return
 			}
+			a.yieldToAcks(a.bgCtx)
+		}
+		ctx, cancel := context.WithTimeout(a.bgCtx, timeout)
+		defer cancel()
+		if bounded {
 			ctx = context.WithValue(ctx, slotKey{}, true)
-			a.yieldToAcks(ctx)
 		}
 		fn(ctx)
 	}()
