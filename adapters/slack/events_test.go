@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/askbridge/askbridge/core"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -211,4 +212,37 @@ func TestClicksWaitingForARunDoNotHoldUpOtherAnswers(t *testing.T) {
 	for _, w := range waiting {
 		assert.Equal(t, core.StatusPending, e.get(w).Status)
 	}
+}
+
+func TestTwoReplicasOnRedis(t *testing.T) {
+	stores := redisReplicas(t, 2)
+	fake := fakeslack.New("C1", "C2")
+	t.Cleanup(fake.Close)
+	on := func(i int) envOpt { return func(_ *Config, rc *core.RouterConfig) { rc.Store = stores[i] } }
+	r1, r2 := newReplica(t, fake, on(0)), newReplica(t, fake, on(1))
+
+	// Posted by replica 1, clicked through replica 2, the waiter on replica 1 wakes.
+	q := r1.ask(authQuestion())
+	ts := r1.copyOn(q, "C2").MessageTS
+	r2.click(alice, "C2", ts, "API key", nil)
+	assert.Equal(t, "apikey", r1.final(q).Response)
+	assert.Len(t, r1.edited(q), 2, "both copies updated")
+
+	// Slack delivers a thread reply to one replica and retries it on the
+	// other: it counts once.
+	req := authQuestion()
+	req.RunID = "run-2"
+	req.Targets = req.Targets[:1]
+	q2 := r1.ask(req)
+	root := r1.copyOn(q2, "C1").MessageTS
+	body, _ := json.Marshal(map[string]any{"type": "event_callback", "event_id": "EvR", "event": map[string]any{
+		"type": "message", "user": alice.id, "text": "1", "ts": fake.Seed("C1", root, alice.id, "1"),
+		"thread_ts": root, "channel": "C1"}})
+	require.Equal(t, http.StatusOK, r1.post("/slack/events", body, nil).Code)
+	require.Equal(t, http.StatusOK, r2.post("/slack/events", body, nil).Code)
+	assert.Equal(t, "oauth", r2.final(q2).Response)
+	require.NoError(t, r1.a.Close(t.Context()))
+	require.NoError(t, r2.a.Close(t.Context()))
+	assert.Len(t, fake.Calls("reactions.add"), 1, "one confirmation for one answer")
+	assert.Empty(t, fake.Ephemerals(alice.id), "no \"already answered\" notice from the retry")
 }

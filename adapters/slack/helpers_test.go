@@ -46,6 +46,13 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	t.Helper()
 	fake := fakeslack.New("C1", "C2")
 	t.Cleanup(fake.Close)
+	return newReplica(t, fake, opts...)
+}
+
+// newReplica is one bridge replica talking to fake; replicas given the
+// same store URL share their data.
+func newReplica(t testing.TB, fake *fakeslack.Server, opts ...envOpt) *env {
+	t.Helper()
 	clock := &testClock{t: time.Now().UTC()}
 	rc := core.RouterConfig{Clock: clock,
 		Routes: []core.Route{

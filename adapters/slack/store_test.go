@@ -14,6 +14,17 @@ func newTestStore(t testing.TB) *store.Store { return openStore(t, "") }
 // newRedisStore opens a store on a real redis-server started for the test.
 func newRedisStore(t testing.TB) *store.Store { return openStore(t, storetest.Redis(t).URL) }
 
+// redisReplicas starts a real redis-server for the test and opens n
+// stores on it: n bridge replicas sharing one Redis.
+func redisReplicas(t testing.TB, n int) []*store.Store {
+	srv := storetest.Redis(t)
+	out := make([]*store.Store, n)
+	for i := range out {
+		out[i] = openStore(t, srv.URL)
+	}
+	return out
+}
+
 // openStore opens a store on url ("" = embedded) and closes it when the
 // test ends, after everything registered later (routers, adapters).
 func openStore(t testing.TB, url string) *store.Store {
