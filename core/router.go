@@ -14,12 +14,12 @@ import (
 
 // Route is a named set of targets, responders and defaults.
 type Route struct {
-	Name       string        `yaml:"name"`
-	Default    bool          `yaml:"default"`
-	Targets    []Target      `yaml:"targets"`
-	Responders Responders    `yaml:"responders"`
-	Thread     string        `yaml:"thread"` // "" or "per-run"
-	Timeout    time.Duration `yaml:"timeout"`
+	Name       string
+	Default    bool
+	Targets    []Target
+	Responders Responders
+	Thread     string // "" or "per-run"
+	Timeout    time.Duration
 }
 
 // RouterConfig configures a Router.
@@ -255,15 +255,9 @@ func (r *Router) message(q *Question, reattached bool) string {
 	if len(short) > 8 {
 		short = short[:8] + "…"
 	}
-	var where []string
-	for _, t := range q.Targets {
-		if t.Error == "" {
-			where = append(where, targetName(t))
-		}
-	}
-	place := "the web inbox"
-	if len(where) > 0 {
-		place = strings.Join(where, ", ") + " and the web inbox"
+	place := q.Places()
+	if place != "the web inbox" {
+		place += " and the web inbox"
 	}
 	if reattached {
 		switch q.Status {

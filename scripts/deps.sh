@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs when it is missing: redis-server (store
-# conformance, replica tests). Uses apt-get (as root, or through sudo).
+# conformance, replica tests) and chromium (the web inbox's browser tests,
+# driven headless from Go). Uses apt-get (as root, or through sudo).
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 \
+  && ! command -v google-chrome >/dev/null 2>&1; then
+  need+=(chromium)
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}" >&2
 SUDO=""

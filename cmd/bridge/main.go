@@ -23,6 +23,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintln(stderr, usage)
 		return 2
 	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
+		return 0
+	}
+	if code, ok := clientCommand(ctx, args, getenv, stdin, stdout, stderr); ok {
+		return code
+	}
 	fmt.Fprintf(stderr, "bridge: unknown command %q\n%s\n", args[0], usage)
 	return 2
 }

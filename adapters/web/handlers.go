@@ -1,0 +1,358 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// maxPending bounds the questions listed per project.
+const maxPending = 500
+
+// pending returns the pending questions of every project the viewer may
+// see, nearest deadline first.
+func (i *Inbox) pending(ctx context.Context, v *viewer) ([]*core.Question, []string, error) {
+	projects, err := i.projects(ctx, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	var all []*core.Question
+	for _, p := range projects {
+		qs, err := i.store.List(ctx, p, core.StatusPending, maxPending)
+		if err != nil {
+			return nil, nil, err
+		}
+		all = append(all, qs...)
+	}
+	sort.SliceStable(all, func(a, b int) bool {
+		if !all[a].ExpiresAt.Equal(all[b].ExpiresAt) {
+			return all[a].ExpiresAt.Before(all[b].ExpiresAt)
+		}
+		return all[a].CreatedAt.Before(all[b].CreatedAt)
+	})
+	return all, projects, nil
+}
+
+func (i *Inbox) handleInbox(rq *request) error {
+	ctx := rq.r.Context()
+	qs, projects, err := i.pending(ctx, rq.viewer)
+	if err != nil {
+		return err
+	}
+	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r)}
+	for _, q := range qs {
+		c := i.card(q, nil, rq.viewer.CSRF, "inbox")
+		d.Cards = append(d.Cards, c)
+	}
+	d.Flash = i.flash(ctx, rq)
+	if len(d.Cards) > 0 {
+		d.Title = "Inbox (" + strconv.Itoa(len(d.Cards)) + ")"
+	}
+	i.render(rq.w, rq.r, "inbox", d)
+	return nil
+}
+
+// flash describes the outcome of the form the viewer just sent.
+func (i *Inbox) flash(ctx context.Context, rq *request) string {
+	id := rq.r.URL.Query().Get("done")
+	if id == "" {
+		return ""
+	}
+	q, err := i.locate(ctx, rq.viewer, id)
+	if err != nil || q == nil {
+		return ""
+	}
+	what := "Question"
+	if len(q.Questions) > 0 {
+		what = "“" + q.Questions[0].Question + "”"
+	}
+	switch q.Status {
+	case core.StatusAnswered:
+		var parts []string
+		for _, it := range q.Questions {
+			parts = append(parts, q.Answers[it.Question])
+		}
+		return "Answered " + what + ": " + strings.Join(parts, "; ")
+	case core.StatusCancelled:
+		return "Dismissed " + what + "."
+	}
+	return ""
+}
+
+// locate finds a question the viewer may see; nil, nil when it does not
+// exist or belongs to a project the viewer may not see (the same answer,
+// so ids of other projects are not confirmed).
+func (i *Inbox) locate(ctx context.Context, v *viewer, id string) (*core.Question, error) {
+	project, err := i.router.Locate(ctx, id)
+	if core.ErrorCode(err) == core.ENotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !v.may(project) {
+		return nil, nil
+	}
+	q, err := i.store.Get(ctx, project, id)
+	if core.ErrorCode(err) == core.ENotFound {
+		return nil, nil
+	}
+	return q, err
+}
+
+func (i *Inbox) notFound(rq *request, what string) {
+	i.renderStatus(rq.w, rq.r, http.StatusNotFound, "refused", pageData{Title: "Not found", Viewer: rq.viewer, CSRF: rq.viewer.CSRF,
+		Error: &pageError{Title: what + " not found",
+			Message: "It does not exist, is no longer kept, or belongs to a project you cannot see."}})
+}
+
+func (i *Inbox) handleQuestion(rq *request) error {
+	ctx := rq.r.Context()
+	id := rq.r.PathValue("id")
+	q, err := i.locate(ctx, rq.viewer, id)
+	if err != nil {
+		return err
+	}
+	if q == nil {
+		if rq.r.URL.Query().Get("fragment") != "" {
+			http.Error(rq.w, "not found", http.StatusNotFound)
+			return nil
+		}
+		i.notFound(rq, "Question")
+		return nil
+	}
+	if rq.r.URL.Query().Get("fragment") == "card" {
+		// Live updates insert the card; it stays unread until opened.
+		i.renderCard(rq.w, i.card(q, nil, rq.viewer.CSRF, "inbox"))
+		return nil
+	}
+	c := i.card(q, nil, rq.viewer.CSRF, "question")
+	if q.Status == core.StatusPending && !q.Read {
+		// Opening the notification's page reads it.
+		if _, err := i.store.MarkRead(ctx, q.ProjectID, q.ID); err != nil {
+			i.log.Warn("marking notification read failed", "question", q.ID, "err", err)
+		}
+	}
+	d := pageData{Title: title(q), Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Card: c}
+	d.Flash = i.flash(ctx, rq)
+	i.render(rq.w, rq.r, "question", d)
+	return nil
+}
+
+func title(q *core.Question) string {
+	if len(q.Questions) == 0 {
+		return "Question"
+	}
+	if h := q.Questions[0].Header; h != "" {
+		return h
+	}
+	t := q.Questions[0].Question
+	if r := []rune(t); len(r) > 60 {
+		t = string(r[:59]) + "…"
+	}
+	return t
+}
+
+func (i *Inbox) handleAnswer(rq *request) error {
+	return i.act(rq, func(ctx context.Context, q *core.Question, who core.Person) (*core.Question, error) {
+		return i.router.Answer(ctx, q.ProjectID, q.ID, answerFromForm(q, rq.r.PostForm), who)
+	})
+}
+
+func (i *Inbox) handleDismiss(rq *request) error {
+	return i.act(rq, func(ctx context.Context, q *core.Question, who core.Person) (*core.Question, error) {
+		return i.router.Cancel(ctx, q.ProjectID, q.ID, core.CancelUser, &who)
+	})
+}
+
+// act runs an answer or a dismissal and shows its outcome: a redirect to
+// the page the form came from, or that page again with the problem on it.
+func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.Person) (*core.Question, error)) error {
+	ctx := rq.r.Context()
+	q, err := i.locate(ctx, rq.viewer, rq.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if q == nil {
+		i.notFound(rq, "Question")
+		return nil
+	}
+	final, err := do(ctx, q, rq.viewer.Person())
+	// Webhook mode: the run may not have reported its pause yet. Retry
+	// for a while instead of losing the click (DESIGN §5).
+	deadline := time.Now().Add(i.runNotPausedWait)
+	for core.ErrorCode(err) == core.ERunNotPaused && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		final, err = do(ctx, q, rq.viewer.Person())
+	}
+	back := "/"
+	if rq.r.PostForm.Get("return") == "question" {
+		back = "/questions/" + url.PathEscape(q.ID)
+	}
+	if err == nil {
+		if _, err := i.store.MarkRead(ctx, final.ProjectID, final.ID); err != nil {
+			i.log.Warn("marking notification read failed", "question", final.ID, "err", err)
+		}
+		http.Redirect(rq.w, rq.r, back+"?done="+url.QueryEscape(q.ID), http.StatusSeeOther)
+		return nil
+	}
+	code := core.ErrorCode(err)
+	if code == core.EInternal || code == core.EUnavailable {
+		return err
+	}
+	var ce *core.Error
+	errors.As(err, &ce)
+	pe := &pageError{Title: problemTitle(code), Message: ce.Message, Details: ce.Details}
+	if code == core.ERunNotPaused {
+		pe.Message = "The agent's run has not paused yet, so the answer cannot resume it. Try again in a few seconds."
+	}
+	shown := q
+	if final != nil {
+		shown = final
+	}
+	ret := "inbox"
+	if rq.r.PostForm.Get("return") == "question" {
+		ret = "question"
+	}
+	c := i.card(shown, rq.r.PostForm, rq.viewer.CSRF, ret)
+	c.Error = pe
+	for n := range c.Items {
+		for _, d := range pe.Details {
+			if d.Field == "answers["+c.Items[n].Item.Question+"]" {
+				c.Items[n].Problem = d.Problem
+			}
+		}
+	}
+	d := pageData{Title: title(shown), Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Card: c}
+	i.renderStatus(rq.w, rq.r, core.HTTPStatus(code), "question", d)
+	return nil
+}
+
+func problemTitle(code string) string {
+	switch code {
+	case core.ENotAllowed:
+		return "You may not answer this question"
+	case core.EInvalidAnswer:
+		return "The answer is incomplete"
+	case core.EAlreadyAnswered:
+		return "Already answered"
+	case core.EQuestionCancelled:
+		return "This question was cancelled"
+	case core.EQuestionExpired:
+		return "This question expired"
+	case core.ERunNotPaused:
+		return "Not yet: the run is still running"
+	}
+	return "The answer was not recorded"
+}
+
+func (i *Inbox) handleRun(rq *request) error {
+	ctx := rq.r.Context()
+	project, runID := rq.r.PathValue("p"), rq.r.PathValue("run")
+	if !rq.viewer.may(project) {
+		i.notFound(rq, "Run")
+		return nil
+	}
+	run, err := i.store.Run(ctx, project, runID)
+	if err != nil && core.ErrorCode(err) != core.ENotFound {
+		return err
+	}
+	qs, err := i.store.RunQuestions(ctx, project, runID)
+	if err != nil && core.ErrorCode(err) != core.ENotFound {
+		return err
+	}
+	if run == nil && len(qs) == 0 {
+		i.notFound(rq, "Run")
+		return nil
+	}
+	rv := &runView{Project: project, ID: runID, Run: run}
+	for _, q := range qs {
+		c := i.card(q, nil, rq.viewer.CSRF, "question")
+		rv.Questions = append(rv.Questions, c)
+	}
+	i.render(rq.w, rq.r, "run", pageData{Title: "Run " + runID, Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Run: rv})
+	return nil
+}
+
+func (i *Inbox) handleLoginPage(rq *request) error {
+	next := safeNext(rq.r.URL.Query().Get("next"))
+	if rq.viewer != nil && (rq.viewer.Operator || i.cfg.Auth == nil) {
+		http.Redirect(rq.w, rq.r, next, http.StatusSeeOther)
+		return nil
+	}
+	i.render(rq.w, rq.r, "login", pageData{Title: "Sign in", CSRF: i.seal.csrf(rq.sess), Next: next})
+	return nil
+}
+
+func (i *Inbox) handleLogin(rq *request) error {
+	next := safeNext(rq.r.PostForm.Get("next"))
+	token := strings.TrimSpace(rq.r.PostForm.Get("token"))
+	if i.cfg.Auth == nil {
+		http.Redirect(rq.w, rq.r, next, http.StatusSeeOther)
+		return nil
+	}
+	id, _, ok := i.cfg.Auth.Operator(token)
+	if token == "" || !ok {
+		i.log.Info("web sign-in refused", "remote", rq.r.RemoteAddr)
+		i.renderStatus(rq.w, rq.r, http.StatusUnauthorized, "login", pageData{Title: "Sign in", CSRF: i.seal.csrf(rq.sess), Next: next,
+			Error: &pageError{Title: "That token was not accepted", Message: "Check the operator token from the bridge's configuration (operators[].token) and try again."}})
+		return nil
+	}
+	// A new nonce on sign-in: a session (and its CSRF token) from before
+	// is not carried over.
+	sess, err := newSession(token, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := i.setSession(rq.w, sess); err != nil {
+		return err
+	}
+	i.log.Info("operator signed in to the web inbox", "operator", id)
+	http.Redirect(rq.w, rq.r, next, http.StatusSeeOther)
+	return nil
+}
+
+func (i *Inbox) handleLogout(rq *request) error {
+	sess, err := newSession("", time.Now())
+	if err != nil {
+		return err
+	}
+	if err := i.setSession(rq.w, sess); err != nil {
+		return err
+	}
+	to := "/login"
+	if !i.cfg.RequireLogin {
+		to = "/"
+	}
+	http.Redirect(rq.w, rq.r, to, http.StatusSeeOther)
+	return nil
+}
+
+// safeNext keeps redirects after sign-in on this site.
+func safeNext(next string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
+		strings.ContainsAny(next, "\r\n") {
+		return "/"
+	}
+	return next
+}
+
+// origin is the scheme and host the page was requested at.
+func origin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}

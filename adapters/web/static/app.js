@@ -1,0 +1,167 @@
+// askbridge web inbox: live updates over Server-Sent Events. The pages work
+// without this file; it only keeps them current and updates countdowns.
+(function () {
+  "use strict";
+  var body = document.body;
+  var page = body.dataset.page;
+  if (page === "login" || page === "refused") return;
+
+  var live = document.getElementById("live");
+  function announce(text) {
+    if (!live) return;
+    live.textContent = "";
+    window.setTimeout(function () { live.textContent = text; }, 50);
+  }
+
+  // Countdowns: "expires in 4 min", refreshed every 15 s.
+  function human(ms) {
+    var s = Math.round(ms / 1000);
+    if (s < 60) return s + " s";
+    if (s < 3600) return Math.round(s / 60) + " min";
+    if (s < 48 * 3600) {
+      var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+      return m ? h + " h " + m + " min" : h + " h";
+    }
+    return Math.floor(s / 86400) + " days";
+  }
+  function tick() {
+    var now = Date.now();
+    document.querySelectorAll("time[data-countdown]").forEach(function (t) {
+      var left = Date.parse(t.getAttribute("datetime")) - now;
+      t.textContent = left > 0 ? "expires in " + human(left) : "expired";
+      t.classList.toggle("soon", left < 5 * 60 * 1000);
+    });
+  }
+  window.setInterval(tick, 15000);
+
+  // Single-select with "Other": typing picks "Other".
+  document.addEventListener("input", function (e) {
+    var el = e.target;
+    if (!el.id) return;
+    var radio = document.querySelector('input[type=radio][data-other="' + CSS.escape(el.id) + '"]');
+    if (radio && el.value.trim() !== "") radio.checked = true;
+  });
+
+  var cards = document.getElementById("cards");
+  var empty = document.getElementById("empty");
+  var count = document.getElementById("count");
+
+  function updateCount() {
+    if (!cards) return;
+    var n = cards.querySelectorAll("article.card:not(.leaving)").length;
+    if (count) {
+      count.dataset.count = n;
+      count.textContent = n === 0 ? "All caught up"
+        : n + (n === 1 ? " question is" : " questions are") + " waiting, nearest deadline first";
+    }
+    if (empty) empty.hidden = n !== 0;
+    document.title = (n ? "Inbox (" + n + ")" : "Inbox") + " · askbridge";
+  }
+
+  function removeCard(id, text) {
+    var card = document.getElementById("q-" + id);
+    if (!card || card.classList.contains("leaving")) return;
+    var hadFocus = card.contains(document.activeElement);
+    card.classList.add("leaving");
+    updateCount();
+    window.setTimeout(function () {
+      if (card.parentNode) card.parentNode.removeChild(card);
+      if (hadFocus) document.getElementById("main").focus();
+    }, 250);
+    if (text) announce(text);
+  }
+
+  var fetching = {};
+  function addCard(id, quiet) {
+    if (!cards || document.getElementById("q-" + id) || fetching[id]) return;
+    fetching[id] = true;
+    fetch("/questions/" + encodeURIComponent(id) + "?fragment=card", { credentials: "same-origin" })
+      .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
+      .then(function (html) {
+        if (document.getElementById("q-" + id)) return;
+        var tpl = document.createElement("template");
+        tpl.innerHTML = html.trim();
+        var card = tpl.content.firstElementChild;
+        if (!card) return;
+        var exp = Date.parse(card.dataset.expires);
+        var before = null;
+        cards.querySelectorAll("article.card").forEach(function (c) {
+          if (!before && Date.parse(c.dataset.expires) > exp) before = c;
+        });
+        card.classList.add("arriving");
+        cards.insertBefore(card, before);
+        updateCount();
+        if (!quiet) {
+          var t = card.querySelector(".card-title");
+          announce("New question: " + (t ? t.textContent : ""));
+        }
+      })
+      .catch(function () {})
+      .then(function () { delete fetching[id]; });
+  }
+
+  // Question and run pages: reload the main content in place.
+  var refreshing = false;
+  function refreshMain() {
+    if (refreshing) return;
+    refreshing = true;
+    fetch(window.location.pathname, { credentials: "same-origin" })
+      .then(function (r) { return r.text(); })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var fresh = doc.getElementById("main");
+        if (fresh) document.getElementById("main").innerHTML = fresh.innerHTML;
+      })
+      .catch(function () {})
+      .then(function () { refreshing = false; });
+  }
+
+  function relevant(ev) {
+    if (page === "question") return ev.id === body.dataset.question;
+    if (page === "run") return ev.run_id === body.dataset.run && ev.project_id === body.dataset.project;
+    return false;
+  }
+
+  if (!window.EventSource) return;
+  var es = new EventSource("/inbox/events");
+  es.addEventListener("sync", function (e) {
+    body.dataset.live = "on";
+    var qs = JSON.parse(e.data).questions || [];
+    var want = {};
+    qs.forEach(function (q) { want[q.id] = q; });
+    if (page === "run") {
+      // Refresh only when the run's pending questions differ from the page.
+      var shown = {}, differ = false;
+      document.querySelectorAll("li.tl.status-pending").forEach(function (li) { shown[li.id.slice(3)] = true; });
+      qs.forEach(function (q) {
+        if (q.run_id === body.dataset.run && q.project_id === body.dataset.project && !shown[q.id]) differ = true;
+      });
+      Object.keys(shown).forEach(function (id) { if (!want[id]) differ = true; });
+      if (differ) refreshMain();
+      return;
+    }
+    if (page === "question") {
+      // Only when the question was settled while the page was away.
+      if (!want[body.dataset.question] && document.querySelector("form.answer")) refreshMain();
+      return;
+    }
+    qs.forEach(function (q) { addCard(q.id, true); });
+    cards.querySelectorAll("article.card").forEach(function (c) {
+      if (!want[c.dataset.id]) removeCard(c.dataset.id);
+    });
+  });
+  es.addEventListener("question.created", function (e) {
+    var ev = JSON.parse(e.data);
+    if (page === "inbox") addCard(ev.id, false);
+    else if (relevant(ev)) refreshMain();
+  });
+  ["question.answered", "question.cancelled", "question.expired", "question.removed"].forEach(function (type) {
+    es.addEventListener(type, function (e) {
+      var ev = JSON.parse(e.data);
+      if (page === "inbox") removeCard(ev.id, ev.title ? "“" + ev.title + "”: " + ev.outcome : "");
+      else if (relevant(ev)) { refreshMain(); announce(ev.outcome || ""); }
+    });
+  });
+  es.addEventListener("error", function () { body.dataset.live = "reconnecting"; });
+  es.addEventListener("signed-out", function () { es.close(); window.location.reload(); });
+})();

@@ -1,0 +1,326 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// pageData is what every page template receives.
+type pageData struct {
+	Title        string
+	Page         string // inbox, question, run, login, refused
+	Viewer       *viewer
+	CSRF         string
+	Flash        string
+	Error        *pageError
+	Cards        []*cardView
+	Card         *cardView
+	Run          *runView
+	Projects     []string
+	LocalMode    bool
+	Next         string
+	AssetVersion string
+	Now          time.Time
+	Origin       string // scheme://host of this page, for the local quick start
+}
+
+// pageError is a problem shown on the page instead of an error status page.
+type pageError struct {
+	Title   string
+	Message string
+	Details []core.Detail
+}
+
+// cardView is one question as the templates show it.
+type cardView struct {
+	Q          *core.Question
+	Items      []itemView
+	Unread     bool
+	Context    template.HTML
+	Responders string
+	Agent      string
+	Error      *pageError
+	// Buttons: one single-select item, answered with one click per option.
+	Buttons bool
+	Return  string // where the form returns: "inbox" or "question"
+	CSRF    string
+}
+
+type itemView struct {
+	Index    int
+	Field    string // form field name of the item's choices
+	Text     string // form field name of the item's free text
+	Item     core.Item
+	Options  []optionView
+	Open     bool
+	Multi    bool
+	Answer   string   // final: what was answered
+	Chosen   []string // final: the selections
+	PrevText string   // after an invalid submit: the text typed
+	Other    bool     // after an invalid submit: "Other" was picked
+	Problem  string   // after an invalid submit: what is wrong with it
+}
+
+type optionView struct {
+	Index   int
+	Value   string // form value: "o<index>"
+	Opt     core.Option
+	Checked bool
+	Chosen  bool // final: this option was selected
+}
+
+// runView is the run detail page.
+type runView struct {
+	Project   string
+	ID        string
+	Run       *core.Run // nil in wait mode (no run record)
+	Questions []*cardView
+}
+
+func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardView {
+	c := &cardView{Q: q, CSRF: csrf, Return: ret, Unread: !core.NotificationFor(q).Read, Context: renderContext(q.Context), Agent: q.AgentName}
+	if c.Agent == "" {
+		c.Agent = q.AgentID
+	}
+	if c.Agent == "" {
+		c.Agent = "An agent"
+	}
+	if !q.Responders.Empty() {
+		c.Responders = core.DescribeResponders(q.Responders)
+	}
+	c.Buttons = len(q.Questions) == 1 && !q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
+	for n, it := range q.Questions {
+		iv := itemView{Index: n, Field: "a" + strconv.Itoa(n), Text: "t" + strconv.Itoa(n), Item: it,
+			Open: it.OpenEnded(), Multi: it.MultiSelect}
+		if prev != nil {
+			iv.PrevText = prev.Get(iv.Text)
+		}
+		chosen := q.Selections[it.Question]
+		for j, o := range it.Options {
+			ov := optionView{Index: j, Value: "o" + strconv.Itoa(j), Opt: o}
+			for _, s := range chosen {
+				if s == o.Label {
+					ov.Chosen = true
+				}
+			}
+			if prev != nil {
+				for _, v := range prev[iv.Field] {
+					if v == ov.Value {
+						ov.Checked = true
+					}
+				}
+			}
+			iv.Options = append(iv.Options, ov)
+		}
+		if prev != nil {
+			for _, v := range prev[iv.Field] {
+				if v == "other" {
+					iv.Other = true
+				}
+			}
+		}
+		iv.Answer = q.Answers[it.Question]
+		iv.Chosen = chosen
+		c.Items = append(c.Items, iv)
+	}
+	return c
+}
+
+// answerFromForm turns a submitted card into a respond request: option
+// fields carry "o<index>" (never the label, so labels of any length or
+// content round-trip exactly) or "other"; free text is in t<index>.
+func answerFromForm(q *core.Question, form url.Values) core.RespondRequest {
+	req := core.RespondRequest{Answers: map[string]core.StringList{}}
+	for n, it := range q.Questions {
+		picks := form["a"+strconv.Itoa(n)]
+		text := strings.TrimSpace(form.Get("t" + strconv.Itoa(n)))
+		var out []string
+		other := false
+		for _, v := range picks {
+			if v == "other" {
+				other = true
+				continue
+			}
+			if j, err := strconv.Atoi(strings.TrimPrefix(v, "o")); err == nil && strings.HasPrefix(v, "o") && j >= 0 && j < len(it.Options) {
+				out = append(out, it.Options[j].Label)
+			}
+		}
+		switch {
+		case it.OpenEnded():
+			out = nil
+			if text != "" {
+				out = []string{text}
+			}
+		case it.MultiSelect:
+			// Typed text is one more selection ("Other").
+			if text != "" {
+				out = append(out, text)
+			}
+		case other || (len(out) == 0 && text != ""):
+			// Single-select: a chosen option wins over text typed into
+			// "Other" unless "Other" itself was chosen.
+			out = nil
+			if text != "" {
+				out = []string{text}
+			}
+		}
+		req.Answers[it.Question] = core.StringList(out)
+	}
+	return req
+}
+
+// finalLine says how a question ended, in one sentence.
+func finalLine(q *core.Question) string {
+	switch q.Status {
+	case core.StatusAnswered:
+		by := "someone"
+		if q.RespondedBy != nil {
+			by = q.RespondedBy.String()
+			if q.RespondedBy.Platform != "" && q.RespondedBy.Platform != "web" {
+				by += " (" + platformName(q.RespondedBy.Platform) + ")"
+			}
+		}
+		return "Answered by " + by
+	case core.StatusExpired:
+		return "Expired without an answer"
+	case core.StatusCancelled:
+		switch q.CancelReason {
+		case core.CancelUser:
+			if q.RespondedBy != nil {
+				return "Dismissed by " + q.RespondedBy.String()
+			}
+			return "Dismissed"
+		case core.CancelAgent:
+			return "Withdrawn by the agent"
+		case core.CancelSuperseded:
+			return "Replaced by a newer question of the same run"
+		}
+		return "Cancelled"
+	}
+	return "Waiting for an answer"
+}
+
+func platformName(p string) string {
+	switch p {
+	case "slack":
+		return "Slack"
+	case "discord":
+		return "Discord"
+	case "api":
+		return "API"
+	case "cli":
+		return "CLI"
+	}
+	return p
+}
+
+func (i *Inbox) funcs() template.FuncMap {
+	return template.FuncMap{
+		"final": finalLine,
+		"until": func(t time.Time) string {
+			d := t.Sub(i.router.Clock().Now())
+			if d <= 0 {
+				return "expired"
+			}
+			return "expires in " + core.HumanDuration(d)
+		},
+		"ts": func(t time.Time) string { return t.UTC().Format("Jan 2, 15:04 UTC") },
+		"iso": func(t time.Time) string {
+			return t.UTC().Format(time.RFC3339)
+		},
+		"tsp": func(t *time.Time) string {
+			if t == nil {
+				return ""
+			}
+			return t.UTC().Format("Jan 2, 15:04:05 UTC")
+		},
+		"isop": func(t *time.Time) string {
+			if t == nil {
+				return ""
+			}
+			return t.UTC().Format(time.RFC3339)
+		},
+		"short": func(id string) string {
+			// Generated ids (uuids) are shortened; names a runtime chose
+			// are shown whole.
+			if len(id) > 16 {
+				return id[:8] + "…"
+			}
+			return id
+		},
+		"soon": func(t time.Time) bool { return t.Sub(i.router.Clock().Now()) < 5*time.Minute },
+		"plural": func(n int, one, many string) string {
+			if n == 1 {
+				return fmt.Sprintf("%d %s", n, one)
+			}
+			return fmt.Sprintf("%d %s", n, many)
+		},
+		"pathEscape": url.PathEscape,
+		"asset": func(name string) string {
+			return "/static/" + name + "?v=" + i.assetVersion
+		},
+	}
+}
+
+func parseTemplates(funcs template.FuncMap) (map[string]*template.Template, error) {
+	pages := []string{"inbox", "question", "run", "login", "refused"}
+	out := map[string]*template.Template{}
+	for _, p := range pages {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS,
+			"templates/layout.html", "templates/card.html", "templates/"+p+".html")
+		if err != nil {
+			return nil, err
+		}
+		out[p] = t
+	}
+	// The bare card, for live updates.
+	t, err := template.New("card.html").Funcs(funcs).ParseFS(templateFS, "templates/card.html")
+	if err != nil {
+		return nil, err
+	}
+	out["card"] = t
+	return out, nil
+}
+
+func (i *Inbox) render(w http.ResponseWriter, r *http.Request, page string, d pageData) {
+	i.renderStatus(w, r, http.StatusOK, page, d)
+}
+
+func (i *Inbox) renderStatus(w http.ResponseWriter, r *http.Request, status int, page string, d pageData) {
+	d.Page = page
+	d.AssetVersion = i.assetVersion
+	d.LocalMode = !i.cfg.RequireLogin
+	if d.Now.IsZero() {
+		d.Now = time.Now()
+	}
+	var buf bytes.Buffer
+	if err := i.tmpl[page].ExecuteTemplate(&buf, "layout.html", d); err != nil {
+		i.log.Error("rendering page failed", "page", page, "err", err)
+		http.Error(w, "The page could not be rendered.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func (i *Inbox) renderCard(w http.ResponseWriter, c *cardView) {
+	var buf bytes.Buffer
+	if err := i.tmpl["card"].ExecuteTemplate(&buf, "card", c); err != nil {
+		i.log.Error("rendering card failed", "err", err)
+		http.Error(w, "The card could not be rendered.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(buf.Bytes())
+}

@@ -1,0 +1,504 @@
+// Package api is askbridge's HTTP API for agent runtimes and operators
+// (DESIGN §4): ask, list, wait, respond, cancel, runs, tools, events,
+// notifications, health and metrics.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// MaxBody bounds request bodies.
+const MaxBody = 1 << 20
+
+// MaxWait bounds one long-poll.
+const MaxWait = 120 * time.Second
+
+// Config configures the API.
+type Config struct {
+	Router  *core.Router
+	Auth    *Auth
+	Logger  *slog.Logger
+	Metrics *Metrics
+	// Ready reports whether the adapters are ready (nil = always).
+	Ready func(ctx context.Context) error
+}
+
+// API serves the HTTP API.
+type API struct {
+	router *core.Router
+	store  core.Store
+	auth   *Auth
+	log    *slog.Logger
+	m      *Metrics
+	ready  func(ctx context.Context) error
+
+	drainOnce sync.Once
+	draining  chan struct{}
+}
+
+// Drain makes every long-poll return the current record at once (graceful
+// shutdown): callers poll again and reach another replica.
+func (a *API) Drain() { a.drainOnce.Do(func() { close(a.draining) }) }
+
+// New builds the API.
+func New(cfg Config) *API {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Auth == nil {
+		cfg.Auth = NewAuth(nil, nil)
+	}
+	return &API{router: cfg.Router, store: cfg.Router.Store(), auth: cfg.Auth, log: cfg.Logger,
+		m: cfg.Metrics, ready: cfg.Ready, draining: make(chan struct{})}
+}
+
+// Register adds the API's routes to mux.
+func (a *API) Register(mux *http.ServeMux) {
+	p := "/api/projects/{p}"
+	mux.Handle("POST "+p+"/agent-questions", a.handle(a.ask))
+	mux.Handle("GET "+p+"/agent-questions", a.handle(a.list))
+	mux.Handle("GET "+p+"/agent-questions/{id}", a.handle(a.get))
+	mux.Handle("GET "+p+"/agent-questions/{id}/wait", a.handle(a.wait))
+	mux.Handle("POST "+p+"/agent-questions/{id}/respond", a.handle(a.respond))
+	mux.Handle("POST "+p+"/agent-questions/{id}/cancel", a.handle(a.cancel))
+	mux.Handle("GET "+p+"/agent-runs/{run}", a.handle(a.run))
+	mux.Handle("POST "+p+"/agent-runs/{run}/pause", a.handle(a.pause))
+	mux.Handle("GET "+p+"/agent-runs/{run}/questions", a.handle(a.runQuestions))
+	mux.Handle("GET "+p+"/agents/{agent}/tools", a.handle(a.tools))
+	mux.Handle("GET "+p+"/events", a.handle(a.events))
+	mux.Handle("GET "+p+"/notifications", a.handle(a.notifications))
+	mux.Handle("POST "+p+"/notifications/{id}/read", a.handle(a.markRead))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", a.readyz)
+	if a.m != nil {
+		mux.Handle("GET /metrics", a.m.Handler())
+	}
+	mux.Handle("/api/", a.handle(func(w http.ResponseWriter, r *http.Request, _ Principal) error {
+		return core.Errorf(core.ENotFound, "no API endpoint %s %s", r.Method, r.URL.Path)
+	}))
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request, p Principal) error
+
+var projectRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// handle authenticates, checks the project, and writes errors in the one
+// format of DESIGN §4. Only internal errors are logged.
+func (a *API) handle(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.auth.Authenticate(r)
+		if err == nil {
+			if proj := r.PathValue("p"); proj != "" {
+				switch {
+				case !projectRe.MatchString(proj):
+					err = &core.Error{Code: core.EInvalid, Message: "invalid project id",
+						Details: []core.Detail{{Field: "project", Problem: "1-64 letters, digits, '.', '_' or '-'"}}}
+				case !p.inProject(proj):
+					err = core.Errorf(core.EForbidden, "this token may not act in project %s", proj)
+				}
+			}
+		}
+		if err == nil {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+			err = h(w, r, p)
+		}
+		if err != nil {
+			a.writeError(w, r, err)
+		}
+	})
+}
+
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *core.Error
+	if !errors.As(err, &e) {
+		if errors.Is(err, context.Canceled) {
+			return // the client went away
+		}
+		a.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		e = &core.Error{Code: core.EInternal, Message: "internal error"}
+	} else if e.Code == core.EInternal || e.Code == core.EUnavailable {
+		a.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, core.HTTPStatus(e.Code), map[string]any{"error": e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// decode reads a JSON body strictly, naming the problem.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.EOF):
+			return core.Errorf(core.EInvalid, "request body is empty: send a JSON object")
+		case errors.As(err, &mbe):
+			return core.Errorf(core.EInvalid, "request body larger than %d bytes", MaxBody)
+		case errors.As(err, &se):
+			return core.Errorf(core.EInvalid, "request body is not valid JSON (at byte %d)", se.Offset)
+		case errors.As(err, &te):
+			return &core.Error{Code: core.EInvalid, Message: "the request is not valid",
+				Details: []core.Detail{{Field: te.Field, Problem: "must be " + te.Type.String()}}}
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return &core.Error{Code: core.EInvalid, Message: "the request is not valid",
+				Details: []core.Detail{{Field: f, Problem: "unknown field"}}}
+		}
+		return &core.Error{Code: core.EInvalid, Message: "the request is not valid: " + err.Error()}
+	}
+	return nil
+}
+
+// visible keeps the questions p may see, as the API shows them.
+func visible(qs []*core.Question, p Principal) []*core.Question {
+	out := []*core.Question{}
+	for _, q := range qs {
+		if p.owns(q) {
+			out = append(out, public(q))
+		}
+	}
+	return out
+}
+
+// public is a question as the API shows it: platform secrets never leave
+// the bridge.
+func public(q *core.Question) *core.Question { return q.Public() }
+
+// question loads a question p may see; another project's or agent's is not
+// found (its existence is not revealed).
+func (a *API) question(r *http.Request, p Principal) (*core.Question, error) {
+	q, err := a.store.Get(r.Context(), r.PathValue("p"), r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	if !p.owns(q) {
+		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", r.PathValue("id"), r.PathValue("p"))
+	}
+	return q, nil
+}
+
+func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
+	var req core.AskRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	project := r.PathValue("p")
+	agentRoute := ""
+	switch {
+	case p.Agent != nil:
+		if req.AgentID != "" && req.AgentID != p.Agent.ID {
+			return &core.Error{Code: core.EForbidden, Message: "this token belongs to another agent",
+				Details: []core.Detail{{Field: "agent_id", Problem: fmt.Sprintf("must be %q or empty", p.Agent.ID)}}}
+		}
+		req.AgentID = p.Agent.ID
+		if !p.Agent.HasTool("ask_user") {
+			return core.Errorf(core.EToolNotEnabled, "agent %s does not have the ask_user tool: add ask_user to its tools in the configuration", p.Agent.ID)
+		}
+		agentRoute = p.Agent.Route
+	default:
+		if req.AgentID == "" {
+			req.AgentID = "agent"
+		}
+		if ag, ok := a.auth.AgentByID(req.AgentID); ok {
+			if !ag.HasTool("ask_user") {
+				return core.Errorf(core.EToolNotEnabled, "agent %s does not have the ask_user tool: add ask_user to its tools in the configuration", ag.ID)
+			}
+			agentRoute = ag.Route
+		}
+	}
+	res, err := a.router.Ask(r.Context(), project, &req, agentRoute)
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if !res.Created {
+		status = http.StatusOK
+	}
+	if res.Created && a.m != nil {
+		a.m.Asked(project)
+	}
+	writeJSON(w, status, struct {
+		*core.Question
+		Message string `json:"message"`
+	}{public(res.Question), res.Message})
+	return nil
+}
+
+func (a *API) list(w http.ResponseWriter, r *http.Request, p Principal) error {
+	status := core.Status(r.URL.Query().Get("status"))
+	switch status {
+	case "", core.StatusPending, core.StatusAnswered, core.StatusCancelled, core.StatusExpired:
+	default:
+		return &core.Error{Code: core.EInvalid, Message: "invalid status filter",
+			Details: []core.Detail{{Field: "status", Problem: "one of pending, answered, cancelled, expired"}}}
+	}
+	qs, err := a.store.List(r.Context(), r.PathValue("p"), status, 500)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"questions": visible(qs, p)})
+	return nil
+}
+
+func (a *API) get(w http.ResponseWriter, r *http.Request, p Principal) error {
+	q, err := a.question(r, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, public(q))
+	return nil
+}
+
+func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if _, err := a.question(r, p); err != nil {
+		return err
+	}
+	timeout := 25 * time.Second
+	if s := r.URL.Query().Get("timeout"); s != "" {
+		d, err := core.ParseDuration(s)
+		if err != nil || d < 0 {
+			return &core.Error{Code: core.EInvalid, Message: "invalid timeout",
+				Details: []core.Detail{{Field: "timeout", Problem: "a duration such as 25s, at most 120s"}}}
+		}
+		timeout = min(d, MaxWait)
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-a.draining:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	q, err := a.router.Wait(ctx, r.PathValue("p"), r.PathValue("id"), timeout)
+	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
+		q, err = a.store.Get(r.Context(), r.PathValue("p"), r.PathValue("id"))
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, public(q))
+	return nil
+}
+
+func (a *API) respond(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if p.Agent != nil {
+		return core.Errorf(core.EForbidden, "agent tokens may not answer questions; use an operator token")
+	}
+	if _, err := a.question(r, p); err != nil {
+		return err
+	}
+	var req core.RespondRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	who := core.Person{Platform: "api", ID: "local"}
+	if p.Operator != nil {
+		who = core.Person{Platform: "api", ID: p.Operator.ID, Name: p.Operator.ID}
+	}
+	if req.RespondedBy != nil {
+		if req.RespondedBy.Platform == "" || req.RespondedBy.ID == "" {
+			return &core.Error{Code: core.EInvalidAnswer, Message: "the answer is not valid",
+				Details: []core.Detail{{Field: "responded_by", Problem: "needs platform and id"}}}
+		}
+		who = *req.RespondedBy
+	}
+	q, err := a.router.Answer(r.Context(), r.PathValue("p"), r.PathValue("id"), req, who)
+	if err != nil {
+		return err
+	}
+	run := q.RunID
+	if q.ResumedRunID != "" {
+		run = q.ResumedRunID
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": q.ID, "status": string(q.Status), "run_id": run})
+	return nil
+}
+
+func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error {
+	q, err := a.question(r, p)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	if r.ContentLength != 0 {
+		if err := decode(r, &body); err != nil {
+			return err
+		}
+	}
+	reason := body.Reason
+	if reason == "" {
+		reason = core.CancelUser
+		if p.Agent != nil {
+			reason = core.CancelAgent
+		}
+	}
+	if reason != core.CancelUser && reason != core.CancelAgent {
+		return &core.Error{Code: core.EInvalid, Message: "invalid cancel reason",
+			Details: []core.Detail{{Field: "reason", Problem: "user (a person dismissed it) or agent (the runtime withdrew it)"}}}
+	}
+	var who *core.Person
+	switch {
+	case p.Operator != nil:
+		who = &core.Person{Platform: "api", ID: p.Operator.ID, Name: p.Operator.ID}
+	case p.Agent != nil:
+		who = &core.Person{Platform: "agent", ID: p.Agent.ID}
+	}
+	if reason == core.CancelAgent {
+		who = nil
+	}
+	final, err := a.router.Cancel(r.Context(), q.ProjectID, q.ID, reason, who)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, public(final))
+	return nil
+}
+
+func (a *API) runFor(r *http.Request, p Principal) (*core.Run, error) {
+	run, err := a.store.Run(r.Context(), r.PathValue("p"), r.PathValue("run"))
+	if err != nil {
+		return nil, err
+	}
+	if p.Agent != nil && run.AgentID != p.Agent.ID {
+		return nil, core.Errorf(core.ENotFound, "no run %s in project %s", r.PathValue("run"), r.PathValue("p"))
+	}
+	return run, nil
+}
+
+func (a *API) run(w http.ResponseWriter, r *http.Request, p Principal) error {
+	run, err := a.runFor(r, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, run)
+	return nil
+}
+
+func (a *API) pause(w http.ResponseWriter, r *http.Request, p Principal) error {
+	agentID := ""
+	if p.Agent != nil {
+		agentID = p.Agent.ID
+		if run, err := a.store.Run(r.Context(), r.PathValue("p"), r.PathValue("run")); err == nil && run.AgentID != agentID {
+			return core.Errorf(core.ENotFound, "no run %s in project %s", r.PathValue("run"), r.PathValue("p"))
+		}
+	}
+	run, err := a.store.PauseRun(r.Context(), r.PathValue("p"), r.PathValue("run"), agentID, a.router.Clock().Now().UTC())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, run)
+	return nil
+}
+
+func (a *API) runQuestions(w http.ResponseWriter, r *http.Request, p Principal) error {
+	qs, err := a.store.RunQuestions(r.Context(), r.PathValue("p"), r.PathValue("run"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"questions": visible(qs, p)})
+	return nil
+}
+
+func (a *API) tools(w http.ResponseWriter, r *http.Request, p Principal) error {
+	id := r.PathValue("agent")
+	if p.Agent != nil && p.Agent.ID != id {
+		return core.Errorf(core.EForbidden, "this token belongs to agent %s", p.Agent.ID)
+	}
+	tools := []Tool{}
+	if !a.auth.AgentsConfigured() {
+		tools = append(tools, askUserTool) // the embedded default: any agent gets the tool
+	} else {
+		ag, ok := a.auth.AgentByID(id)
+		if !ok || ag.Project != r.PathValue("p") {
+			return core.Errorf(core.ENotFound, "no agent %s in project %s", id, r.PathValue("p"))
+		}
+		if ag.HasTool("ask_user") {
+			tools = append(tools, askUserTool)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": tools})
+	return nil
+}
+
+func (a *API) notifications(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if p.Agent != nil {
+		return core.Errorf(core.EForbidden, "notifications are for operators; use an operator token")
+	}
+	unread := r.URL.Query().Get("unread") == "true"
+	qs, err := a.store.List(r.Context(), r.PathValue("p"), "", 200)
+	if err != nil {
+		return err
+	}
+	out := []core.Notification{}
+	for i := len(qs) - 1; i >= 0; i-- { // newest first
+		n := core.NotificationFor(qs[i])
+		if unread && n.Read {
+			continue
+		}
+		out = append(out, n)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"notifications": out})
+	return nil
+}
+
+func (a *API) markRead(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if p.Agent != nil {
+		return core.Errorf(core.EForbidden, "notifications are for operators; use an operator token")
+	}
+	q, err := a.store.MarkRead(r.Context(), r.PathValue("p"), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, core.NotificationFor(q))
+	return nil
+}
+
+func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	checks := map[string]string{"store": "ok"}
+	code := http.StatusOK
+	if err := a.store.Ping(ctx); err != nil {
+		checks["store"] = "unavailable"
+		code = http.StatusServiceUnavailable
+	}
+	if a.ready != nil {
+		checks["adapters"] = "ok"
+		if err := a.ready(ctx); err != nil {
+			checks["adapters"] = err.Error()
+			code = http.StatusServiceUnavailable
+		}
+	}
+	status := "ready"
+	if code != http.StatusOK {
+		status = "not ready"
+	}
+	writeJSON(w, code, map[string]any{"status": status, "checks": checks})
+}

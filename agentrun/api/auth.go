@@ -1,0 +1,144 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Agent is an agent allowed to ask (config agents[]).
+type Agent struct {
+	ID      string
+	Project string
+	Token   string
+	Tools   []string
+	Route   string
+	// WebhookSecret overrides the bridge's resume webhook secret.
+	WebhookSecret string
+}
+
+// HasTool reports whether the agent may use a tool.
+func (a *Agent) HasTool(name string) bool { return slices.Contains(a.Tools, name) }
+
+// Operator may list, respond and cancel in its projects (config operators[]).
+type Operator struct {
+	ID       string
+	Projects []string // "*" = every project
+	Token    string
+}
+
+// Principal is who a request acts for.
+type Principal struct {
+	Agent    *Agent
+	Operator *Operator
+	Open     bool // no tokens configured: the embedded default on loopback
+}
+
+// Auth resolves bearer tokens to principals, comparing in constant time.
+type Auth struct {
+	agents    []*Agent
+	operators []*Operator
+	agentByID map[string]*Agent
+}
+
+// NewAuth builds an Auth. With no agents and no operators, every request is
+// open.
+func NewAuth(agents []Agent, operators []Operator) *Auth {
+	a := &Auth{agentByID: map[string]*Agent{}}
+	for i := range agents {
+		ag := agents[i]
+		a.agents = append(a.agents, &ag)
+		a.agentByID[ag.ID] = &ag
+	}
+	for i := range operators {
+		op := operators[i]
+		a.operators = append(a.operators, &op)
+	}
+	return a
+}
+
+// Open reports whether no tokens are configured.
+func (a *Auth) Open() bool { return len(a.agents) == 0 && len(a.operators) == 0 }
+
+// AgentsConfigured reports whether agents[] is set (then only they may ask).
+func (a *Auth) AgentsConfigured() bool { return len(a.agents) > 0 }
+
+// AgentByID finds a configured agent.
+func (a *Auth) AgentByID(id string) (*Agent, bool) {
+	ag, ok := a.agentByID[id]
+	return ag, ok
+}
+
+// Operator implements the web inbox's Authenticator.
+func (a *Auth) Operator(token string) (string, []string, bool) {
+	for _, op := range a.operators {
+		if tokenEqual(op.Token, token) {
+			return op.ID, op.Projects, true
+		}
+	}
+	return "", nil, false
+}
+
+// tokenEqual compares in constant time (hashing first so the length of the
+// secret does not leak either).
+func tokenEqual(want, got string) bool {
+	if want == "" || got == "" {
+		return false
+	}
+	w, g := sha256.Sum256([]byte(want)), sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(w[:], g[:]) == 1
+}
+
+// Authenticate reads the bearer token of r.
+func (a *Auth) Authenticate(r *http.Request) (Principal, error) {
+	if a.Open() {
+		return Principal{Open: true}, nil
+	}
+	h := r.Header.Get("Authorization")
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || token == "" {
+		return Principal{}, core.Errorf(core.EUnauthorized, "missing bearer token: send Authorization: Bearer <token>")
+	}
+	// Check every token so timing does not tell which kind matched.
+	var p Principal
+	for _, ag := range a.agents {
+		if tokenEqual(ag.Token, token) {
+			p.Agent = ag
+		}
+	}
+	for _, op := range a.operators {
+		if tokenEqual(op.Token, token) && p.Agent == nil {
+			p.Operator = op
+		}
+	}
+	if p.Agent == nil && p.Operator == nil {
+		return Principal{}, core.Errorf(core.EUnauthorized, "invalid token")
+	}
+	return p, nil
+}
+
+// inProject reports whether p may act in project.
+func (p Principal) inProject(project string) bool {
+	switch {
+	case p.Open:
+		return true
+	case p.Agent != nil:
+		return p.Agent.Project == project
+	case p.Operator != nil:
+		return slices.Contains(p.Operator.Projects, "*") || slices.Contains(p.Operator.Projects, project)
+	}
+	return false
+}
+
+// owns reports whether p may see and withdraw question q: operators see
+// their projects' questions, agents only their own.
+func (p Principal) owns(q *core.Question) bool {
+	if !p.inProject(q.ProjectID) {
+		return false
+	}
+	return p.Agent == nil || p.Agent.ID == q.AgentID
+}

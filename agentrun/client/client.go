@@ -1,0 +1,429 @@
+// Package client is the Go client of askbridge's HTTP API for agent runtimes
+// and operators (DESIGN §4).
+//
+// Errors the API reports (`{"error": {"code", "message", "details"}}`) come
+// back as *core.Error, so callers use errors.As or core.ErrorCode on them.
+// Network failures are returned wrapped, as they came from net/http. The
+// token never appears in an error.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// DefaultPollTimeout is how long one long-poll of Wait lasts on the server.
+const DefaultPollTimeout = 25 * time.Second
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+// Client talks to one askbridge server for one project. It is safe for
+// concurrent use.
+type Client struct {
+	base        string // without trailing slash
+	token       string
+	project     string
+	hc          *http.Client
+	pollTimeout time.Duration
+	userAgent   string
+	retryWait   time.Duration
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient makes the client send its requests through hc. The client
+// relies on contexts for deadlines; an hc.Timeout shorter than the poll
+// timeout would cut long-polls.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithPollTimeout sets how long each long-poll of Wait lasts on the server
+// (default 25s, at most 120s).
+func WithPollTimeout(d time.Duration) Option { return func(c *Client) { c.pollTimeout = d } }
+
+// WithUserAgent sets the User-Agent header.
+func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
+
+// WithRetryWait sets the first pause before Wait retries after a network
+// error or an unavailable server (default 500ms, doubling up to 10s).
+func WithRetryWait(d time.Duration) Option { return func(c *Client) { c.retryWait = d } }
+
+// New returns a client for the server at baseURL (e.g.
+// "http://127.0.0.1:8080"), authenticating with token (may be empty on an
+// embedded bridge without tokens) and acting in project.
+func New(baseURL, token, project string, opts ...Option) *Client {
+	c := &Client{
+		base:        strings.TrimRight(baseURL, "/"),
+		token:       token,
+		project:     project,
+		hc:          &http.Client{},
+		pollTimeout: DefaultPollTimeout,
+		userAgent:   "askbridge-client",
+		retryWait:   500 * time.Millisecond,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.project == "" {
+		c.project = "default"
+	}
+	return c
+}
+
+// Project returns the project the client acts in.
+func (c *Client) Project() string { return c.project }
+
+// Asked is the create response: the record plus a sentence for the agent's
+// tool result.
+type Asked struct {
+	core.Question
+	Message string `json:"message"`
+	// Replayed is true when the server returned an existing question (HTTP
+	// 200: idempotent replay or re-attach) instead of creating one.
+	Replayed bool `json:"-"`
+}
+
+// Responded is the respond response.
+type Responded struct {
+	ID     string      `json:"id"`
+	Status core.Status `json:"status"`
+	// RunID is the run that continues: in webhook mode the new continuation
+	// run, else the question's run.
+	RunID string `json:"run_id"`
+}
+
+// Tool is a tool definition an agent may inject into its model's tools.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Ask creates a question (the ask_user call). An identical re-ask or a
+// repeated idempotency key returns the existing question with Replayed set.
+func (c *Client) Ask(ctx context.Context, req *core.AskRequest) (*Asked, error) {
+	var out Asked
+	status, err := c.do(ctx, http.MethodPost, c.projectPath("agent-questions"), req, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.Replayed = status == http.StatusOK
+	return &out, nil
+}
+
+// Get returns one question.
+func (c *Client) Get(ctx context.Context, id string) (*core.Question, error) {
+	var q core.Question
+	if _, err := c.do(ctx, http.MethodGet, c.projectPath("agent-questions", id), nil, &q); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+// WaitOnce long-polls the question once: it returns when the question is no
+// longer pending or after timeout (the server caps it at 120s), with the
+// latest record either way.
+func (c *Client) WaitOnce(ctx context.Context, id string, timeout time.Duration) (*core.Question, error) {
+	var q core.Question
+	p := c.projectPath("agent-questions", id, "wait") + "?timeout=" + url.QueryEscape(formatDuration(timeout))
+	if _, err := c.do(ctx, http.MethodGet, p, nil, &q); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+// Wait blocks until the question is final or ctx ends, long-polling the
+// server repeatedly. Network errors and an unavailable server are retried
+// with backoff; API errors (not_found, unauthorized…) end the wait. When ctx
+// ends it returns the last record seen (nil if none) with ctx's error; the
+// question stays pending.
+func (c *Client) Wait(ctx context.Context, id string) (*core.Question, error) {
+	var last *core.Question
+	backoff := c.retryWait
+	for {
+		q, err := c.WaitOnce(ctx, id, c.pollTimeout)
+		if err == nil {
+			last = q
+			if q.Status.Final() {
+				return q, nil
+			}
+			backoff = c.retryWait
+			continue
+		}
+		if ctx.Err() != nil {
+			return last, fmt.Errorf("askbridge: waiting for question %s: %w", id, ctx.Err())
+		}
+		if !retryable(err) {
+			return last, err
+		}
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("askbridge: waiting for question %s: %w", id, ctx.Err())
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
+}
+
+// AskAndWait asks and waits for the final record. When ctx ends first, the
+// question stays pending (an identical re-ask re-attaches to it) and the
+// last record seen is returned with ctx's error.
+func (c *Client) AskAndWait(ctx context.Context, req *core.AskRequest) (*core.Question, error) {
+	a, err := c.Ask(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if a.Status.Final() {
+		return &a.Question, nil
+	}
+	q, err := c.Wait(ctx, a.ID)
+	if q == nil {
+		q = &a.Question
+	}
+	return q, err
+}
+
+// Respond answers a question.
+func (c *Client) Respond(ctx context.Context, id string, req core.RespondRequest) (*Responded, error) {
+	var out Responded
+	if _, err := c.do(ctx, http.MethodPost, c.projectPath("agent-questions", id, "respond"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RespondText answers a single-item question with one value, label or free
+// text.
+func (c *Client) RespondText(ctx context.Context, id, response string) (*Responded, error) {
+	return c.Respond(ctx, id, core.RespondRequest{Response: &response})
+}
+
+// Cancel withdraws (reason "agent") or dismisses (reason "user") a question
+// and returns the final record.
+func (c *Client) Cancel(ctx context.Context, id, reason string) (*core.Question, error) {
+	var q core.Question
+	body := map[string]string{"reason": reason}
+	if _, err := c.do(ctx, http.MethodPost, c.projectPath("agent-questions", id, "cancel"), body, &q); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+// List returns the project's questions oldest first; status "" lists every
+// state.
+func (c *Client) List(ctx context.Context, status core.Status) ([]*core.Question, error) {
+	p := c.projectPath("agent-questions")
+	if status != "" {
+		p += "?status=" + url.QueryEscape(string(status))
+	}
+	var out struct {
+		Questions []*core.Question `json:"questions"`
+	}
+	if _, err := c.do(ctx, http.MethodGet, p, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Questions, nil
+}
+
+// Run returns a run record.
+func (c *Client) Run(ctx context.Context, runID string) (*core.Run, error) {
+	var r core.Run
+	if _, err := c.do(ctx, http.MethodGet, c.projectPath("agent-runs", runID), nil, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// PauseRun reports that the run's loop has stopped; in webhook mode answers
+// are accepted only from then on.
+func (c *Client) PauseRun(ctx context.Context, runID string) (*core.Run, error) {
+	var r core.Run
+	if _, err := c.do(ctx, http.MethodPost, c.projectPath("agent-runs", runID, "pause"), struct{}{}, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// RunQuestions returns every question of a run in creation order.
+func (c *Client) RunQuestions(ctx context.Context, runID string) ([]*core.Question, error) {
+	var out struct {
+		Questions []*core.Question `json:"questions"`
+	}
+	if _, err := c.do(ctx, http.MethodGet, c.projectPath("agent-runs", runID, "questions"), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Questions, nil
+}
+
+// Tools returns the tool definitions agent may inject.
+func (c *Client) Tools(ctx context.Context, agent string) ([]Tool, error) {
+	var out struct {
+		Tools []Tool `json:"tools"`
+	}
+	if _, err := c.do(ctx, http.MethodGet, c.projectPath("agents", agent, "tools"), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Tools, nil
+}
+
+// Notifications returns the project's inbox; unreadOnly keeps unread ones.
+func (c *Client) Notifications(ctx context.Context, unreadOnly bool) ([]core.Notification, error) {
+	p := c.projectPath("notifications")
+	if unreadOnly {
+		p += "?unread=true"
+	}
+	var out struct {
+		Notifications []core.Notification `json:"notifications"`
+	}
+	if _, err := c.do(ctx, http.MethodGet, p, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Notifications, nil
+}
+
+// MarkRead marks a notification read.
+func (c *Client) MarkRead(ctx context.Context, id string) (*core.Notification, error) {
+	var n core.Notification
+	if _, err := c.do(ctx, http.MethodPost, c.projectPath("notifications", id, "read"), struct{}{}, &n); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+func (c *Client) projectPath(parts ...string) string {
+	var b strings.Builder
+	b.WriteString("/api/projects/")
+	b.WriteString(url.PathEscape(c.project))
+	for _, p := range parts {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(p))
+	}
+	return b.String()
+}
+
+// do sends one request and decodes a 2xx body into out. It returns the
+// HTTP status.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) (int, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return 0, fmt.Errorf("askbridge: encoding %s %s: %w", method, pathOnly(path), err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return 0, fmt.Errorf("askbridge: %s %s: %w", method, pathOnly(path), err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.userAgent != "" {
+		req.Header.Set("User-Agent", c.userAgent)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("askbridge: %s %s: %w", method, pathOnly(path), c.scrub(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, apiError(method, path, resp)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return resp.StatusCode, fmt.Errorf("askbridge: %s %s: decoding the response: %w", method, pathOnly(path), err)
+	}
+	return resp.StatusCode, nil
+}
+
+// scrub makes sure no error text carries the token, whatever the transport
+// put in it.
+func (c *Client) scrub(err error) error {
+	if c.token == "" || !strings.Contains(err.Error(), c.token) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), c.token, "[token]"))
+}
+
+// apiError turns a non-2xx response into a *core.Error: the API's own when
+// the body carries one, else one named after the HTTP status (a proxy's
+// page, an empty body).
+func apiError(method, path string, resp *http.Response) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	var env struct {
+		Error *core.Error `json:"error"`
+	}
+	if json.Unmarshal(raw, &env) == nil && env.Error != nil && env.Error.Code != "" {
+		return env.Error
+	}
+	return &core.Error{
+		Code:    codeForStatus(resp.StatusCode),
+		Message: fmt.Sprintf("%s %s: HTTP %s", method, pathOnly(path), resp.Status),
+	}
+}
+
+func codeForStatus(status int) string {
+	switch {
+	case status == http.StatusBadRequest:
+		return core.EInvalid
+	case status == http.StatusUnauthorized:
+		return core.EUnauthorized
+	case status == http.StatusForbidden:
+		return core.EForbidden
+	case status == http.StatusNotFound:
+		return core.ENotFound
+	case status == http.StatusConflict:
+		return core.EConflict
+	case status == http.StatusBadGateway, status == http.StatusServiceUnavailable, status == http.StatusGatewayTimeout,
+		status == http.StatusTooManyRequests:
+		return core.EUnavailable
+	}
+	return core.EInternal
+}
+
+// retryable reports whether Wait should try again after err: network
+// failures and an unavailable or overloaded server.
+func retryable(err error) bool {
+	var e *core.Error
+	if errors.As(err, &e) {
+		return e.Code == core.EUnavailable
+	}
+	var ue *url.Error
+	return errors.As(err, &ue)
+}
+
+func pathOnly(p string) string {
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		return p[:i]
+	}
+	return p
+}
+
+func formatDuration(d time.Duration) string {
+	if d <= 0 {
+		d = DefaultPollTimeout
+	}
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	}
+	return d.String()
+}

@@ -1,0 +1,444 @@
+// Package fakeapi is an in-memory stand-in for askbridge's HTTP API
+// (DESIGN §4) for the unit tests of the client side (client, CLI, MCP
+// server, hook). It validates with core like the real server, keeps the
+// state machine (one transition out of pending), long-polls, re-attaches
+// repeated asks and records the requests it got. End-to-end tests run
+// against the real server instead.
+package fakeapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/google/uuid"
+)
+
+// Request is one request the fake received.
+type Request struct {
+	Method, Path, Query, Auth string
+	Body                      []byte
+}
+
+// Server is the fake API.
+type Server struct {
+	URL   string
+	Token string // required bearer token; "" accepts any
+
+	mu        sync.Mutex
+	questions map[string]*core.Question
+	order     []string
+	runs      map[string]*core.Run
+	changed   chan struct{} // closed and replaced on every change
+	requests  []Request
+	// Hooks a test may set before requests arrive.
+	OnCreate func(q *core.Question)
+}
+
+// New starts a fake on an httptest server closed at the end of the test.
+func New(t testing.TB, token string) *Server {
+	s := &Server{Token: token, questions: map[string]*core.Question{}, runs: map[string]*core.Run{},
+		changed: make(chan struct{})}
+	ts := httptest.NewServer(s.handler())
+	t.Cleanup(ts.Close)
+	s.URL = ts.URL
+	return s
+}
+
+// Requests returns a copy of the requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Question returns a copy of a question.
+func (s *Server) Question(id string) *core.Question {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q, ok := s.questions[id]
+	if !ok {
+		return nil
+	}
+	c := *q
+	return &c
+}
+
+// Questions returns copies of every question, oldest first.
+func (s *Server) Questions() []*core.Question {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*core.Question, 0, len(s.order))
+	for _, id := range s.order {
+		c := *s.questions[id]
+		out = append(out, &c)
+	}
+	return out
+}
+
+// WaitPending blocks until n questions exist and the newest is pending, and
+// returns the newest, or fails the test after 10s.
+func (s *Server) WaitPending(t testing.TB, n int) *core.Question {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		ch := s.changed
+		if len(s.order) >= n {
+			q := *s.questions[s.order[n-1]]
+			s.mu.Unlock()
+			return &q
+		}
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatalf("fakeapi: no question #%d within 10s", n)
+	return nil
+}
+
+// Answer answers a question as person "test:op" with the given choices per
+// item (labels or free text). Safe to call from any goroutine.
+func (s *Server) Answer(t testing.TB, id string, choices ...[]string) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.questions[id]
+	if q == nil || q.Status != core.StatusPending {
+		t.Errorf("fakeapi: question %s is not pending", id)
+		return
+	}
+	a := core.Resolve(q.Questions, choices)
+	now := time.Now().UTC()
+	q.Status, q.Answers, q.Selections, q.Response = core.StatusAnswered, a.Answers, a.Selections, a.Response
+	q.RespondedBy, q.RespondedAt, q.UpdatedAt = &core.Person{Platform: "test", ID: "op", Name: "op"}, &now, now
+	s.notifyLocked()
+}
+
+// Expire expires a pending question now.
+func (s *Server) Expire(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.questions[id]; q != nil && q.Status == core.StatusPending {
+		q.Status, q.UpdatedAt = core.StatusExpired, time.Now().UTC()
+		s.notifyLocked()
+	}
+}
+
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// expireLocked applies deadlines.
+func (s *Server) expireLocked() {
+	now := time.Now()
+	for _, q := range s.questions {
+		if q.Status == core.StatusPending && !q.ExpiresAt.After(now) {
+			q.Status, q.UpdatedAt = core.StatusExpired, now.UTC()
+			s.notifyLocked()
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, err error) {
+	e, ok := err.(*core.Error)
+	if !ok {
+		e = &core.Error{Code: core.EInternal, Message: err.Error()}
+	}
+	writeJSON(w, core.HTTPStatus(e.Code), map[string]any{"error": e})
+}
+
+func (s *Server) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/projects/{p}/agent-questions", s.create)
+	mux.HandleFunc("GET /api/projects/{p}/agent-questions", s.list)
+	mux.HandleFunc("GET /api/projects/{p}/agent-questions/{id}", s.get)
+	mux.HandleFunc("GET /api/projects/{p}/agent-questions/{id}/wait", s.wait)
+	mux.HandleFunc("POST /api/projects/{p}/agent-questions/{id}/respond", s.respond)
+	mux.HandleFunc("POST /api/projects/{p}/agent-questions/{id}/cancel", s.cancel)
+	mux.HandleFunc("GET /api/projects/{p}/agent-runs/{run}", s.run)
+	mux.HandleFunc("POST /api/projects/{p}/agent-runs/{run}/pause", s.pause)
+	mux.HandleFunc("GET /api/projects/{p}/agent-runs/{run}/questions", s.runQuestions)
+	mux.HandleFunc("GET /api/projects/{p}/notifications", s.notifications)
+	mux.HandleFunc("POST /api/projects/{p}/notifications/{id}/read", s.read)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		s.mu.Lock()
+		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+			Auth: r.Header.Get("Authorization"), Body: body})
+		s.mu.Unlock()
+		if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token {
+			writeErr(w, core.Errorf(core.EUnauthorized, "missing or unknown token"))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) *core.Question {
+	q := s.questions[r.PathValue("id")]
+	if q == nil || q.ProjectID != r.PathValue("p") {
+		writeErr(w, core.Errorf(core.ENotFound, "no question %s in project %s", r.PathValue("id"), r.PathValue("p")))
+		return nil
+	}
+	return q
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request) {
+	var req core.AskRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeErr(w, core.Errorf(core.EInvalid, "body is not valid JSON: %v", err))
+		return
+	}
+	q, timeout, err := core.BuildQuestion(&req, core.AskDefaults{Timeout: core.DefaultTimeout}, true)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expireLocked()
+	project := r.PathValue("p")
+	if q.RunID == "" {
+		q.RunID = "run-" + uuid.NewString()
+	}
+	now := time.Now()
+	for _, id := range s.order {
+		old := s.questions[id]
+		if old.ProjectID != project {
+			continue
+		}
+		same := (q.IdempotencyKey != "" && old.IdempotencyKey == q.IdempotencyKey) ||
+			(old.RunID == q.RunID && old.Fingerprint == q.Fingerprint &&
+				(old.Status == core.StatusPending || (old.Status == core.StatusAnswered && now.Sub(old.UpdatedAt) < core.ReattachWindow)))
+		if same {
+			writeJSON(w, http.StatusOK, map[string]any{"message": "Question re-attached.", "id": old.ID,
+				"status": old.Status, "run_id": old.RunID, "project_id": old.ProjectID, "kind": old.Kind,
+				"questions": old.Questions, "answers": old.Answers, "selections": old.Selections,
+				"response": old.Response, "expires_at": old.ExpiresAt, "created_at": old.CreatedAt,
+				"agent_id": old.AgentID, "targets": old.Targets})
+			return
+		}
+	}
+	for _, id := range s.order {
+		old := s.questions[id]
+		if old.ProjectID == project && old.RunID == q.RunID && old.Status == core.StatusPending {
+			old.Status, old.CancelReason, old.UpdatedAt = core.StatusCancelled, core.CancelSuperseded, now.UTC()
+		}
+	}
+	q.ID = uuid.NewString()
+	q.ProjectID = project
+	q.CreatedAt, q.UpdatedAt, q.ExpiresAt = now.UTC(), now.UTC(), now.Add(timeout).UTC()
+	if q.Targets == nil {
+		q.Targets = []core.Target{}
+	}
+	s.questions[q.ID] = q
+	s.order = append(s.order, q.ID)
+	if _, ok := s.runs[q.RunID]; !ok {
+		s.runs[q.RunID] = &core.Run{ID: q.RunID, ProjectID: project, AgentID: q.AgentID, Status: core.RunRunning,
+			CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
+	}
+	if s.OnCreate != nil {
+		s.OnCreate(q)
+	}
+	s.notifyLocked()
+	out := struct {
+		core.Question
+		Message string `json:"message"`
+	}{*q, "Question " + q.ID[:8] + "… sent to the web inbox; this run will pause until someone answers (expires in " + core.HumanDuration(timeout) + ")."}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expireLocked()
+	status := core.Status(r.URL.Query().Get("status"))
+	out := []*core.Question{}
+	for _, id := range s.order {
+		q := s.questions[id]
+		if q.ProjectID == r.PathValue("p") && (status == "" || q.Status == status) {
+			out = append(out, q)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"questions": out})
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expireLocked()
+	if q := s.lookup(w, r); q != nil {
+		writeJSON(w, http.StatusOK, q)
+	}
+}
+
+func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
+	timeout, err := core.ParseDuration(r.URL.Query().Get("timeout"))
+	if err != nil || timeout > 120*time.Second {
+		writeErr(w, core.Errorf(core.EInvalid, "bad timeout"))
+		return
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		s.mu.Lock()
+		s.expireLocked()
+		q := s.lookup(w, r)
+		if q == nil {
+			s.mu.Unlock()
+			return
+		}
+		if q.Status.Final() || !time.Now().Before(deadline) {
+			writeJSON(w, http.StatusOK, q)
+			s.mu.Unlock()
+			return
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(min(time.Until(deadline), 50*time.Millisecond)):
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
+	var req core.RespondRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeErr(w, core.Errorf(core.EInvalidAnswer, "body is not valid JSON"))
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expireLocked()
+	q := s.lookup(w, r)
+	if q == nil {
+		return
+	}
+	if q.Status != core.StatusPending {
+		writeErr(w, core.StatusError(q))
+		return
+	}
+	a, err := core.ParseAnswer(q, req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	who := core.Person{Platform: "api", ID: "operator"}
+	if req.RespondedBy != nil {
+		who = *req.RespondedBy
+	}
+	now := time.Now().UTC()
+	q.Status, q.Answers, q.Selections, q.Response = core.StatusAnswered, a.Answers, a.Selections, a.Response
+	q.RespondedBy, q.RespondedAt, q.UpdatedAt, q.Read = &who, &now, now, true
+	s.notifyLocked()
+	writeJSON(w, http.StatusAccepted, map[string]any{"id": q.ID, "status": q.Status, "run_id": q.RunID})
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expireLocked()
+	q := s.lookup(w, r)
+	if q == nil {
+		return
+	}
+	if q.Status != core.StatusPending {
+		writeErr(w, core.StatusError(q))
+		return
+	}
+	if body.Reason == "" {
+		body.Reason = core.CancelUser
+	}
+	q.Status, q.CancelReason, q.UpdatedAt = core.StatusCancelled, body.Reason, time.Now().UTC()
+	s.notifyLocked()
+	writeJSON(w, http.StatusOK, q)
+}
+
+func (s *Server) run(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run := s.runs[r.PathValue("run")]
+	if run == nil || run.ProjectID != r.PathValue("p") {
+		writeErr(w, core.Errorf(core.ENotFound, "no run %s", r.PathValue("run")))
+		return
+	}
+	writeJSON(w, http.StatusOK, run)
+}
+
+func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().UTC()
+	run := s.runs[r.PathValue("run")]
+	if run == nil {
+		run = &core.Run{ID: r.PathValue("run"), ProjectID: r.PathValue("p"), CreatedAt: now}
+		s.runs[run.ID] = run
+	}
+	run.Status, run.UpdatedAt = core.RunPaused, now
+	writeJSON(w, http.StatusOK, run)
+}
+
+func (s *Server) runQuestions(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []*core.Question{}
+	for _, id := range s.order {
+		if q := s.questions[id]; q.ProjectID == r.PathValue("p") && q.RunID == r.PathValue("run") {
+			out = append(out, q)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"questions": out})
+}
+
+func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	unread := r.URL.Query().Get("unread") == "true"
+	out := []core.Notification{}
+	for _, id := range s.order {
+		q := s.questions[id]
+		if q.ProjectID != r.PathValue("p") {
+			continue
+		}
+		n := core.NotificationFor(q)
+		if unread && n.Read {
+			continue
+		}
+		out = append(out, n)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"notifications": out})
+}
+
+func (s *Server) read(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.lookup(w, r)
+	if q == nil {
+		return
+	}
+	q.Read = true
+	writeJSON(w, http.StatusOK, core.NotificationFor(q))
+}

@@ -1,0 +1,139 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const body = `{"event":"question.answered","question":{"id":"q1","status":"answered","questions":[{"question":"Which?","multiSelect":false,"options":[]}],"answers":{"Which?":"A"}},"run":{"id":"run-2","resumed_from":"run-1","agent_id":"bot","project_id":"ops"},"user_message":"Previously you asked: \"Which?\"\nThe user responded: \"A\"\n\nContinue from where you left off."}`
+
+func deliver(t *testing.T, h http.Handler, secret []byte, at time.Time, delivery, b string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/resume", strings.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(HeaderEvent, "question.answered")
+	if delivery != "" {
+		req.Header.Set(HeaderDelivery, delivery)
+	}
+	req.Header.Set(HeaderSignature, Sign(secret, at, []byte(b)))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestReceiverHandlesOnceAndDropsDuplicates(t *testing.T) {
+	secret := []byte("s3cret")
+	var got []Resume
+	var mu sync.Mutex
+	rv := &Receiver{Secret: secret, Handle: func(_ context.Context, r Resume) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, r)
+		return nil
+	}}
+	now := time.Now()
+	rec := deliver(t, rv, secret, now, "d-1", body)
+	assert.Equal(t, http.StatusOK, rec.Code)
+	rec = deliver(t, rv, secret, now.Add(time.Second), "d-1", body) // a retry of the same delivery
+	assert.Equal(t, http.StatusOK, rec.Code, "a duplicate is acknowledged so the bridge stops retrying")
+	assert.Contains(t, rec.Body.String(), "duplicate")
+	require.Len(t, got, 1, "the handler runs once per delivery")
+	r := got[0]
+	assert.Equal(t, "d-1", r.DeliveryID)
+	assert.Equal(t, "question.answered", r.Event)
+	assert.Equal(t, "run-2", r.Run.ID)
+	assert.Equal(t, "run-1", r.Run.ResumedFrom)
+	assert.Equal(t, "A", r.Question.Answers["Which?"])
+	assert.Contains(t, r.UserMessage, "The user responded")
+
+	rec = deliver(t, rv, secret, now, "d-2", body)
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Len(t, got, 2, "another delivery id is handled")
+}
+
+func TestReceiverRefusesBadSignatures(t *testing.T) {
+	secret := []byte("s3cret")
+	var calls atomic.Int32
+	rv := &Receiver{Secret: secret, Handle: func(context.Context, Resume) error { calls.Add(1); return nil }}
+	now := time.Now()
+	assert.Equal(t, http.StatusUnauthorized, deliver(t, rv, []byte("other"), now, "d", body).Code)
+	assert.Equal(t, http.StatusUnauthorized, deliver(t, rv, secret, now.Add(-10*time.Minute), "d", body).Code, "stale")
+	assert.Equal(t, http.StatusUnauthorized, deliver(t, rv, secret, now.Add(10*time.Minute), "d", body).Code, "from the future")
+	// Tampered body: signed one thing, sent another.
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Replace(body, `"A"`, `"B"`, 1)))
+	req.Header.Set(HeaderDelivery, "d")
+	req.Header.Set(HeaderSignature, Sign(secret, now, []byte(body)))
+	rec := httptest.NewRecorder()
+	rv.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code)
+	assert.NotContains(t, rec.Body.String(), "s3cret")
+	// A wider tolerance accepts the older timestamp.
+	wide := &Receiver{Secret: secret, Tolerance: time.Hour, Handle: func(context.Context, Resume) error { calls.Add(1); return nil }}
+	assert.Equal(t, http.StatusOK, deliver(t, wide, secret, now.Add(-10*time.Minute), "d", body).Code)
+	// Signed but not a resume webhook, or no delivery id.
+	assert.Equal(t, http.StatusBadRequest, deliver(t, rv, secret, now, "d", `{"hello":1}`).Code)
+	assert.Equal(t, http.StatusBadRequest, deliver(t, rv, secret, now, "", body).Code)
+	assert.Equal(t, int32(1), calls.Load(), "only the verified, well-formed delivery reached a handler")
+}
+
+func TestReceiverHandlerFailureIsRetried(t *testing.T) {
+	secret := []byte("s3cret")
+	var calls atomic.Int32
+	rv := &Receiver{Secret: secret, Handle: func(context.Context, Resume) error {
+		if calls.Add(1) == 1 {
+			return errors.New("disk full")
+		}
+		return nil
+	}}
+	rec := deliver(t, rv, secret, time.Now(), "d-1", body)
+	assert.Equal(t, http.StatusServiceUnavailable, rec.Code, "5xx: the bridge retries")
+	assert.Equal(t, "5", rec.Header().Get("Retry-After"))
+	rec = deliver(t, rv, secret, time.Now(), "d-1", body)
+	assert.Equal(t, http.StatusOK, rec.Code, "the retry is handled, not dropped as a duplicate")
+	assert.Equal(t, int32(2), calls.Load())
+}
+
+func TestReceiverConcurrentDuplicate(t *testing.T) {
+	secret := []byte("s3cret")
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	rv := &Receiver{Secret: secret, Handle: func(context.Context, Resume) error {
+		close(entered)
+		<-release
+		return nil
+	}}
+	done := make(chan int)
+	go func() { done <- deliver(t, rv, secret, time.Now(), "d-1", body).Code }()
+	<-entered
+	rec := deliver(t, rv, secret, time.Now(), "d-1", body)
+	assert.Equal(t, http.StatusServiceUnavailable, rec.Code,
+		"while the first copy is handled, a second gets a retryable answer, never a 200 that could lose the delivery")
+	close(release)
+	assert.Equal(t, http.StatusOK, <-done)
+}
+
+func TestMemoryDeduperForgets(t *testing.T) {
+	d := NewMemoryDeduper(time.Hour)
+	now := time.Now()
+	d.now = func() time.Time { return now }
+	ctx := context.Background()
+	s, _ := d.Begin(ctx, "a")
+	assert.Equal(t, DeliveryNew, s)
+	require.NoError(t, d.Finish(ctx, "a", true))
+	s, _ = d.Begin(ctx, "a")
+	assert.Equal(t, DeliveryDone, s)
+	now = now.Add(2 * time.Hour)
+	s, _ = d.Begin(ctx, "a")
+	assert.Equal(t, DeliveryNew, s, "forgotten after the ttl")
+	assert.Len(t, d.seen, 1, "old entries are swept")
+}

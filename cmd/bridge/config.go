@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/agentrun/api"
+	"github.com/askbridge/askbridge/core"
+	"gopkg.in/yaml.v3"
+)
+
+// fileConfig is the YAML configuration file (DESIGN §7). Unknown keys are
+// errors; every secret also has a <key>_file form.
+type fileConfig struct {
+	Defaults struct {
+		Timeout   duration `yaml:"timeout"`
+		Retention duration `yaml:"retention"`
+	} `yaml:"defaults"`
+	Webhooks struct {
+		Secret     string `yaml:"secret"`
+		SecretFile string `yaml:"secret_file"`
+	} `yaml:"webhooks"`
+	Redis struct {
+		URL     string `yaml:"url"`
+		URLFile string `yaml:"url_file"`
+		Prefix  string `yaml:"prefix"`
+	} `yaml:"redis"`
+	Agents    []agentConfig    `yaml:"agents"`
+	Operators []operatorConfig `yaml:"operators"`
+	Routes    []routeConfig    `yaml:"routes"`
+	Slack     struct {
+		BotToken          string `yaml:"bot_token"`
+		BotTokenFile      string `yaml:"bot_token_file"`
+		SigningSecret     string `yaml:"signing_secret"`
+		SigningSecretFile string `yaml:"signing_secret_file"`
+		AppToken          string `yaml:"app_token"`
+		AppTokenFile      string `yaml:"app_token_file"`
+		APIURL            string `yaml:"api_url"`
+	} `yaml:"slack"`
+	Discord struct {
+		BotToken      string `yaml:"bot_token"`
+		BotTokenFile  string `yaml:"bot_token_file"`
+		ApplicationID string `yaml:"application_id"`
+		PublicKey     string `yaml:"public_key"`
+		APIURL        string `yaml:"api_url"`
+	} `yaml:"discord"`
+	Web struct {
+		SessionKey     string `yaml:"session_key"`
+		SessionKeyFile string `yaml:"session_key_file"`
+		Secure         bool   `yaml:"secure_cookies"`
+	} `yaml:"web"`
+}
+
+type agentConfig struct {
+	ID                string   `yaml:"id"`
+	Project           string   `yaml:"project"`
+	Token             string   `yaml:"token"`
+	TokenFile         string   `yaml:"token_file"`
+	Tools             []string `yaml:"tools"`
+	Route             string   `yaml:"route"`
+	WebhookSecret     string   `yaml:"webhook_secret"`
+	WebhookSecretFile string   `yaml:"webhook_secret_file"`
+}
+
+type operatorConfig struct {
+	ID        string   `yaml:"id"`
+	Projects  []string `yaml:"projects"`
+	Token     string   `yaml:"token"`
+	TokenFile string   `yaml:"token_file"`
+}
+
+type routeConfig struct {
+	Name       string         `yaml:"name"`
+	Default    bool           `yaml:"default"`
+	Targets    []targetConfig `yaml:"targets"`
+	Responders struct {
+		Users            []string `yaml:"users"`
+		SlackUsergroups  []string `yaml:"slack_usergroups"`
+		DiscordRoles     []string `yaml:"discord_roles"`
+		ExcludeRequester bool     `yaml:"exclude_requester"`
+	} `yaml:"responders"`
+	Thread  string   `yaml:"thread"`
+	Timeout duration `yaml:"timeout"`
+}
+
+type targetConfig struct {
+	Platform string `yaml:"platform"`
+	Channel  string `yaml:"channel"`
+	ThreadTS string `yaml:"thread_ts"`
+}
+
+// duration reads "30m", "168h", "7d" or seconds.
+type duration time.Duration
+
+func (d *duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := core.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	*d = duration(v)
+	return nil
+}
+
+// settings is the resolved configuration: file, then environment.
+type settings struct {
+	Addr          string
+	RedisURL      string
+	RedisPrefix   string
+	Timeout       time.Duration
+	Retention     time.Duration
+	WebhookSecret string
+	Agents        []api.Agent
+	Operators     []api.Operator
+	Routes        []core.Route
+	Slack         struct{ BotToken, SigningSecret, AppToken, APIURL string }
+	Discord       struct{ BotToken, ApplicationID, PublicKey, APIURL string }
+	SessionKey    string
+	SecureCookies bool
+}
+
+// loadConfig reads the file at path (may be empty) and applies the
+// environment. Errors name the file, line and key, never a secret's value.
+func loadConfig(path string, getenv func(string) string) (*settings, error) {
+	var fc fileConfig
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: %v", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
+			return nil, fmt.Errorf("config %s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+	}
+	s := &settings{Timeout: time.Duration(fc.Defaults.Timeout), Retention: time.Duration(fc.Defaults.Retention),
+		RedisPrefix: fc.Redis.Prefix, SecureCookies: fc.Web.Secure}
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	secret := func(key, val, file string) string {
+		if val != "" && file != "" {
+			fail("%s and %s_file are both set; keep one", key, key)
+		}
+		if file == "" {
+			return val
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			fail("%s_file: %v", key, err)
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	s.WebhookSecret = secret("webhooks.secret", fc.Webhooks.Secret, fc.Webhooks.SecretFile)
+	s.RedisURL = secret("redis.url", fc.Redis.URL, fc.Redis.URLFile)
+	s.Slack.BotToken = secret("slack.bot_token", fc.Slack.BotToken, fc.Slack.BotTokenFile)
+	s.Slack.SigningSecret = secret("slack.signing_secret", fc.Slack.SigningSecret, fc.Slack.SigningSecretFile)
+	s.Slack.AppToken = secret("slack.app_token", fc.Slack.AppToken, fc.Slack.AppTokenFile)
+	s.Slack.APIURL = fc.Slack.APIURL
+	s.Discord.BotToken = secret("discord.bot_token", fc.Discord.BotToken, fc.Discord.BotTokenFile)
+	s.Discord.ApplicationID, s.Discord.PublicKey, s.Discord.APIURL = fc.Discord.ApplicationID, fc.Discord.PublicKey, fc.Discord.APIURL
+	s.SessionKey = secret("web.session_key", fc.Web.SessionKey, fc.Web.SessionKeyFile)
+
+	if s.Timeout != 0 && (s.Timeout < core.MinTimeout || s.Timeout > core.MaxTimeout) {
+		fail("defaults.timeout: must be between 10s and 720h")
+	}
+	routeNames := map[string]bool{}
+	defaults := 0
+	for i, rc := range fc.Routes {
+		f := fmt.Sprintf("routes[%d]", i)
+		if rc.Name == "" {
+			fail("%s.name: required", f)
+		} else if routeNames[rc.Name] {
+			fail("%s.name: route %q is defined twice", f, rc.Name)
+		}
+		routeNames[rc.Name] = true
+		if rc.Default {
+			defaults++
+		}
+		if rc.Thread != "" && rc.Thread != "per-run" {
+			fail("%s.thread: %q is not a thread mode (use per-run or leave it out)", f, rc.Thread)
+		}
+		if t := time.Duration(rc.Timeout); t != 0 && (t < core.MinTimeout || t > core.MaxTimeout) {
+			fail("%s.timeout: must be between 10s and 720h", f)
+		}
+		r := core.Route{Name: rc.Name, Default: rc.Default, Thread: rc.Thread, Timeout: time.Duration(rc.Timeout),
+			Responders: core.Responders{Users: rc.Responders.Users, SlackUsergroups: rc.Responders.SlackUsergroups,
+				DiscordRoles: rc.Responders.DiscordRoles, ExcludeRequester: rc.Responders.ExcludeRequester}}
+		for j, t := range rc.Targets {
+			if t.Platform != "slack" && t.Platform != "discord" {
+				fail("%s.targets[%d].platform: %q is not a chat platform (slack or discord)", f, j, t.Platform)
+			}
+			if t.Channel == "" {
+				fail("%s.targets[%d].channel: required", f, j)
+			}
+			r.Targets = append(r.Targets, core.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS})
+		}
+		for j, u := range rc.Responders.Users {
+			if !strings.Contains(u, ":") {
+				fail("%s.responders.users[%d]: %q must be <platform>:<id>, e.g. slack:U0123", f, j, u)
+			}
+		}
+		s.Routes = append(s.Routes, r)
+	}
+	if defaults > 1 {
+		fail("routes: %d routes are marked default; mark at most one", defaults)
+	}
+	seen := map[string]bool{}
+	for i, ac := range fc.Agents {
+		f := fmt.Sprintf("agents[%d]", i)
+		if ac.ID == "" {
+			fail("%s.id: required", f)
+		} else if seen[ac.ID] {
+			fail("%s.id: agent %q is defined twice", f, ac.ID)
+		}
+		seen[ac.ID] = true
+		if ac.Project == "" {
+			fail("%s.project: required", f)
+		}
+		tok := secret(f+".token", ac.Token, ac.TokenFile)
+		if tok == "" {
+			fail("%s.token: required (or token_file)", f)
+		}
+		for _, t := range ac.Tools {
+			if t != "ask_user" {
+				fail("%s.tools: unknown tool %q (known: ask_user)", f, t)
+			}
+		}
+		if ac.Route != "" && !routeNames[ac.Route] {
+			fail("%s.route: no route named %q", f, ac.Route)
+		}
+		s.Agents = append(s.Agents, api.Agent{ID: ac.ID, Project: ac.Project, Token: tok, Tools: ac.Tools,
+			Route: ac.Route, WebhookSecret: secret(f+".webhook_secret", ac.WebhookSecret, ac.WebhookSecretFile)})
+	}
+	for i, oc := range fc.Operators {
+		f := fmt.Sprintf("operators[%d]", i)
+		if oc.ID == "" {
+			fail("%s.id: required", f)
+		}
+		if len(oc.Projects) == 0 {
+			fail("%s.projects: list the projects (or \"*\" for all)", f)
+		}
+		tok := secret(f+".token", oc.Token, oc.TokenFile)
+		if tok == "" {
+			fail("%s.token: required (or token_file)", f)
+		}
+		s.Operators = append(s.Operators, api.Operator{ID: oc.ID, Projects: oc.Projects, Token: tok})
+	}
+
+	// The environment overrides the file.
+	env := func(name string, dst *string) {
+		if v := getenv(name); v != "" {
+			*dst = v
+		}
+		if file := getenv(name + "_FILE"); file != "" {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				fail("%s_FILE: %v", name, err)
+				return
+			}
+			*dst = strings.TrimSpace(string(b))
+		}
+	}
+	env("REDIS_URL", &s.RedisURL)
+	env("BRIDGE_WEBHOOK_SECRET", &s.WebhookSecret)
+	env("SLACK_BOT_TOKEN", &s.Slack.BotToken)
+	env("SLACK_SIGNING_SECRET", &s.Slack.SigningSecret)
+	env("SLACK_APP_TOKEN", &s.Slack.AppToken)
+	env("SLACK_API_URL", &s.Slack.APIURL)
+	env("DISCORD_BOT_TOKEN", &s.Discord.BotToken)
+	env("DISCORD_APPLICATION_ID", &s.Discord.ApplicationID)
+	env("DISCORD_PUBLIC_KEY", &s.Discord.PublicKey)
+	env("DISCORD_API_URL", &s.Discord.APIURL)
+	env("BRIDGE_WEB_SESSION_KEY", &s.SessionKey)
+
+	for i, r := range s.Routes {
+		for j, t := range r.Targets {
+			if t.Platform == "slack" && s.Slack.BotToken == "" {
+				fail("routes[%d].targets[%d]: route %q posts to Slack but no Slack bot token is set (SLACK_BOT_TOKEN or slack.bot_token)", i, j, r.Name)
+			}
+			if t.Platform == "discord" && s.Discord.BotToken == "" {
+				fail("routes[%d].targets[%d]: route %q posts to Discord but no Discord bot token is set (DISCORD_BOT_TOKEN or discord.bot_token)", i, j, r.Name)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		where := "configuration"
+		if path != "" {
+			where = "config " + path
+		}
+		return nil, fmt.Errorf("%s:\n  %s", where, strings.Join(errs, "\n  "))
+	}
+	return s, nil
+}
+
+// webhookSecret returns the signing secret for an agent: its own, else the
+// bridge's.
+func (s *settings) webhookSecret(agentID string) []byte {
+	i := slices.IndexFunc(s.Agents, func(a api.Agent) bool { return a.ID == agentID })
+	if i >= 0 && s.Agents[i].WebhookSecret != "" {
+		return []byte(s.Agents[i].WebhookSecret)
+	}
+	return []byte(s.WebhookSecret)
+}
