@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/core"
 	"github.com/bwmarrin/discordgo"
 )
@@ -41,49 +43,49 @@ func withClock(c *testClock) envOption {
 }
 
 func TestRespondersByUserAndRole(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()},
 		Responders: &core.Responders{Users: []string{"discord:1234"}, DiscordRoles: []string{"667788"}}})
 	msg := e.copyOf(q)
 
 	for _, label := range []string{"OAuth 2.0", "Dismiss", "Other…"} {
-		resp := f.click(bob, msg, label)
+		resp := f.Click(bob, msg, label)
 		if resp.Type != 4 || resp.Data.Flags&64 == 0 {
 			t.Fatalf("outsider clicking %s got type %d, want an ephemeral message", label, resp.Type)
 		}
-		if got := deref(resp.Data.Content); !strings.Contains(got, "discord:1234") || !strings.Contains(got, "Discord role 667788") {
+		if got := fakediscord.Deref(resp.Data.Content); !strings.Contains(got, "discord:1234") || !strings.Contains(got, "Discord role 667788") {
 			t.Errorf("outsider told %q; it should name who may answer", got)
 		}
 	}
-	if e.pending(q) != core.StatusPending || f.message(msg).Edits != 0 {
+	if e.pending(q) != core.StatusPending || f.Message(msg).Edits != 0 {
 		t.Fatal("an outsider's click changed something")
 	}
 
-	f.click(carol, msg, "API key") // carol has role 667788
+	f.Click(carol, msg, "API key") // carol has role 667788
 	final := e.wait(q)
 	if final.RespondedBy.ID != carol.ID || final.Response != "API key" {
 		t.Fatalf("answered by %+v: %q", final.RespondedBy, final.Response)
 	}
 	e.settle()
-	late := f.clickDisabledAnyway(alice, msg, q, "ab:o:"+q.ID+":0:0")
-	if late.Type != 4 || deref(late.Data.Content) != "Already answered by carol: API key." {
-		t.Errorf("late click: type %d %q", late.Type, deref(late.Data.Content))
+	late := f.ClickDisabledAnyway(alice, msg, "ab:o:"+q.ID+":0:0")
+	if late.Type != 4 || fakediscord.Deref(late.Data.Content) != "Already answered by carol: API key." {
+		t.Errorf("late click: type %d %q", late.Type, fakediscord.Deref(late.Data.Content))
 	}
 }
 
 func TestSignaturesAreCheckedBeforeAnything(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	msg := e.copyOf(q)
-	m := f.message(msg)
-	in, _, _ := f.interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
+	m := f.Message(msg)
+	in, _, _ := f.Interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
 	body, _ := json.Marshal(in)
 	_, otherKey, _ := ed25519.GenerateKey(rand.Reader)
 
 	post := func(body []byte, sig, stamp string) int {
-		req, _ := http.NewRequest("POST", f.target, bytes.NewReader(body))
+		req, _ := http.NewRequest("POST", f.Target, bytes.NewReader(body))
 		if sig != "" {
 			req.Header.Set("X-Signature-Ed25519", sig)
 		}
@@ -98,9 +100,9 @@ func TestSignaturesAreCheckedBeforeAnything(t *testing.T) {
 		return res.StatusCode
 	}
 	now := time.Now()
-	goodSig, goodStamp := f.sign(body, now)
-	staleSig, staleStamp := f.sign(body, now.Add(-10*time.Minute))
-	futureSig, futureStamp := f.sign(body, now.Add(10*time.Minute))
+	goodSig, goodStamp := f.Sign(body, now)
+	staleSig, staleStamp := f.Sign(body, now.Add(-10*time.Minute))
+	futureSig, futureStamp := f.Sign(body, now.Add(10*time.Minute))
 	forgedStamp := strconv.FormatInt(now.Unix(), 10)
 	forged := hex.EncodeToString(ed25519.Sign(otherKey, append([]byte(forgedStamp), body...)))
 	tampered := bytes.Replace(body, []byte(`"alice"`), []byte(`"mallory"`), 1)
@@ -122,13 +124,13 @@ func TestSignaturesAreCheckedBeforeAnything(t *testing.T) {
 			t.Errorf("%s interaction: HTTP %d, want 401", name, code)
 		}
 	}
-	if e.pending(q) != core.StatusPending || f.message(msg).Edits != 0 {
+	if e.pending(q) != core.StatusPending || f.Message(msg).Edits != 0 {
 		t.Fatal("a refused interaction changed something")
 	}
 
 	ping := []byte(`{"id":"1","application_id":"424242","type":1,"token":"t","version":1}`)
-	sig, stamp := f.sign(ping, time.Now())
-	req, _ := http.NewRequest("POST", f.target, bytes.NewReader(ping))
+	sig, stamp := f.Sign(ping, time.Now())
+	req, _ := http.NewRequest("POST", f.Target, bytes.NewReader(ping))
 	req.Header.Set("X-Signature-Ed25519", sig)
 	req.Header.Set("X-Signature-Timestamp", stamp)
 	res, err := http.DefaultClient.Do(req)
@@ -151,21 +153,21 @@ func TestSignaturesAreCheckedBeforeAnything(t *testing.T) {
 }
 
 func TestThreadPerRunKeepsRunTogether(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	first := e.ask(&core.AskRequest{RunID: "run-7", Route: "threads", Questions: []core.Item{authItem()}})
-	m1 := f.message(e.copyOf(first))
+	m1 := f.Message(e.copyOf(first))
 	if m1.ChannelID != "1000" || m1.Thread == "" {
 		t.Fatalf("first question of the run: channel %s thread %q; want it in the channel, starting a thread", m1.ChannelID, m1.Thread)
 	}
 	if first.Targets[0].Refs[refThread] != m1.Thread {
 		t.Fatalf("thread id not stored on the copy: %v", first.Targets[0].Refs)
 	}
-	f.click(alice, m1.ID, "OAuth 2.0")
+	f.Click(alice, m1.ID, "OAuth 2.0")
 	e.wait(first)
 
 	second := e.ask(&core.AskRequest{RunID: "run-7", Route: "threads", Questions: []core.Item{featuresItem()}})
-	m2 := f.message(e.copyOf(second))
+	m2 := f.Message(e.copyOf(second))
 	if m2.ChannelID != m1.Thread {
 		t.Fatalf("second question posted in %s, want the run's thread %s", m2.ChannelID, m1.Thread)
 	}
@@ -173,12 +175,12 @@ func TestThreadPerRunKeepsRunTogether(t *testing.T) {
 		t.Errorf("jump link %q, want %q", second.Targets[0].URL, want)
 	}
 	other := e.ask(&core.AskRequest{RunID: "run-8", Route: "threads", Questions: []core.Item{featuresItem()}})
-	if m3 := f.message(e.copyOf(other)); m3.ChannelID != "1000" || m3.Thread == m1.Thread {
+	if m3 := f.Message(e.copyOf(other)); m3.ChannelID != "1000" || m3.Thread == m1.Thread {
 		t.Errorf("another run's question went into run-7's thread")
 	}
 	// Clicks in the thread answer as anywhere else.
-	f.choose(alice, m2.ID, 0, "Login")
-	f.click(alice, m2.ID, "Submit")
+	f.Choose(alice, m2.ID, 0, "Login")
+	f.Click(alice, m2.ID, "Submit")
 	if e.wait(second).Answers["Which features?"] != "Login" {
 		t.Error("answer in the thread not recorded")
 	}
@@ -187,15 +189,15 @@ func TestThreadPerRunKeepsRunTogether(t *testing.T) {
 }
 
 func TestRetriesOn429And5xx(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
-	f.fail("post", http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusTooManyRequests)
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
+	f.Fail("post", http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusTooManyRequests)
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	e.copyOf(q)
-	if n := f.count("post"); n != 5 {
+	if n := f.Count("post"); n != 5 {
 		t.Errorf("%d post attempts, want 5 (4 failures then success)", n)
 	}
-	f.fail("edit", http.StatusServiceUnavailable, http.StatusTooManyRequests)
+	f.Fail("edit", http.StatusServiceUnavailable, http.StatusTooManyRequests)
 	q.Status = core.StatusExpired
 	if err := e.ad.Finish(context.Background(), q, q.Targets[0]); err != nil {
 		t.Fatalf("finish after transient failures: %v", err)
@@ -204,11 +206,11 @@ func TestRetriesOn429And5xx(t *testing.T) {
 }
 
 func TestRateLimitDoesNotBlockOtherChannels(t *testing.T) {
-	f := newFakeDiscord(t)
-	f.addChannel("2000", "900")
-	e := newEnv(t, f, newMemStore())
-	f.retryAfter = 1.0
-	f.fail("post:2000", http.StatusTooManyRequests)
+	f := fakediscord.New(t)
+	f.AddChannel("2000", "900")
+	e := newEnv(t, f, newTestStore(t))
+	f.RetryAfter = 1.0
+	f.Fail("post:2000", http.StatusTooManyRequests)
 
 	var wg sync.WaitGroup
 	var slow, fast time.Duration
@@ -237,8 +239,8 @@ func TestRateLimitDoesNotBlockOtherChannels(t *testing.T) {
 }
 
 func TestPostFailureIsReportedWithoutSecrets(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	res, err := e.router.Ask(context.Background(), "ops", &core.AskRequest{AgentID: "a", Questions: []core.Item{authItem()},
 		Targets: []core.Target{{Platform: "discord", Channel: "31337"}}}, "")
 	if err != nil {
@@ -248,10 +250,10 @@ func TestPostFailureIsReportedWithoutSecrets(t *testing.T) {
 	if tg.Error == "" || !strings.Contains(tg.Error, "Unknown Channel") || !strings.Contains(res.Message, "Posting to Discord channel 31337 failed") {
 		t.Errorf("failure not reported: target error %q, message %q", tg.Error, res.Message)
 	}
-	if strings.Contains(tg.Error, f.botToken) || strings.Contains(res.Message, f.botToken) {
+	if strings.Contains(tg.Error, f.BotToken) || strings.Contains(res.Message, f.BotToken) {
 		t.Error("the bot token leaked into an error")
 	}
-	f.fail("post", 500, 500, 500, 500, 500)
+	f.Fail("post", 500, 500, 500, 500, 500)
 	res, _ = e.router.Ask(context.Background(), "ops", &core.AskRequest{AgentID: "a", RunID: "r2", Questions: []core.Item{authItem()},
 		Targets: []core.Target{{Platform: "discord", Channel: "1000"}}}, "")
 	if e := res.Question.Targets[0].Error; !strings.Contains(e, "HTTP 500") {
@@ -260,7 +262,7 @@ func TestPostFailureIsReportedWithoutSecrets(t *testing.T) {
 }
 
 func TestNewNamesMissingSettingsWithoutSecrets(t *testing.T) {
-	r := core.NewRouter(core.RouterConfig{Store: newMemStore()})
+	r := core.NewRouter(core.RouterConfig{Store: newTestStore(t)})
 	for _, c := range []struct {
 		cfg  Config
 		want string
@@ -275,35 +277,42 @@ func TestNewNamesMissingSettingsWithoutSecrets(t *testing.T) {
 			t.Errorf("New(%+v) = %v; want an error naming %s without the secret", c.cfg, err, c.want)
 		}
 	}
+	a, err := New(Config{BotToken: "t", ApplicationID: "1"}, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.cfg.RunNotPausedWait != 10*time.Second {
+		t.Errorf("clicks wait %s for a webhook-mode run to pause; DESIGN §5 says 10 s", a.cfg.RunNotPausedWait)
+	}
 }
 
 func TestFinishUsesInteractionTokenThenBotToken(t *testing.T) {
 	clock := &testClock{t: time.Now().UTC()}
-	f := newFakeDiscord(t)
-	f.now = clock.Now
+	f := fakediscord.New(t)
+	f.Now = clock.Now
 	for _, c := range []struct {
 		name      string
 		advance   time.Duration
 		wantToken bool
 	}{{"within 15 minutes", 5 * time.Minute, true}, {"after 15 minutes", 16 * time.Minute, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, f, newMemStore(), withClock(clock))
+			e := newEnv(t, f, newTestStore(t), withClock(clock))
 			q := e.ask(&core.AskRequest{RunID: strings.ReplaceAll(c.name, " ", "-"), Questions: []core.Item{featuresItem()}, Timeout: durationPtr(time.Hour)})
 			msg := e.copyOf(q)
-			f.choose(alice, msg, 0, "Login") // leaves its token on the copy
+			f.Choose(alice, msg, 0, "Login") // leaves its token on the copy
 			e.settle()
 			stored, _ := e.store.Get(context.Background(), "ops", q.ID)
-			if stored.Targets[0].Refs[refToken] == "" || stored.Targets[0].Refs[refAppID] != f.appID {
+			if stored.Targets[0].Refs[refToken] == "" || stored.Targets[0].Refs[refAppID] != f.AppID {
 				t.Fatalf("interaction token not stored on the copy: %v", stored.Targets[0].Refs)
 			}
 			clock.Add(c.advance)
-			tokenEdits, botEdits := f.count("token-edit"), f.count("edit")
+			tokenEdits, botEdits := f.Count("token-edit"), f.Count("edit")
 			if _, err := e.router.Cancel(context.Background(), "ops", q.ID, core.CancelAgent, nil); err != nil {
 				t.Fatal(err)
 			}
 			e.settle()
-			usedToken := f.count("token-edit") > tokenEdits
-			usedBot := f.count("edit") > botEdits
+			usedToken := f.Count("token-edit") > tokenEdits
+			usedBot := f.Count("edit") > botEdits
 			if usedToken != c.wantToken || usedBot == c.wantToken {
 				t.Errorf("token edits %v, bot edits %v; want token %v", usedToken, usedBot, c.wantToken)
 			}
@@ -315,8 +324,8 @@ func TestFinishUsesInteractionTokenThenBotToken(t *testing.T) {
 func durationPtr(d time.Duration) *core.Duration { v := core.Duration(d); return &v }
 
 func TestRunNotPausedRetriesThenAnswers(t *testing.T) {
-	f := newFakeDiscord(t)
-	st := newMemStore()
+	f := fakediscord.New(t)
+	st := newTestStore(t)
 	e := newEnv(t, f, st)
 	q := e.ask(&core.AskRequest{RunID: "run-w", Questions: []core.Item{authItem()}, Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
 	msg := e.copyOf(q)
@@ -325,7 +334,7 @@ func TestRunNotPausedRetriesThenAnswers(t *testing.T) {
 		_, _ = st.PauseRun(context.Background(), "ops", "run-w", "deploy-bot", time.Now())
 	}()
 	start := time.Now()
-	resp := f.click(alice, msg, "OAuth 2.0")
+	resp := f.Click(alice, msg, "OAuth 2.0")
 	if resp.Type != 6 {
 		t.Fatalf("click on a running run got type %d, want a deferred update (6)", resp.Type)
 	}
@@ -341,15 +350,15 @@ func TestRunNotPausedRetriesThenAnswers(t *testing.T) {
 }
 
 func TestRunNotPausedGivesUpAndSaysSo(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore(), func(_ *core.RouterConfig, c *Config) { c.RunNotPausedWait = 300 * time.Millisecond })
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t), func(_ *core.RouterConfig, c *Config) { c.RunNotPausedWait = 300 * time.Millisecond })
 	q := e.ask(&core.AskRequest{RunID: "run-x", Questions: []core.Item{authItem()}, Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
 	msg := e.copyOf(q)
-	if resp := f.click(alice, msg, "OAuth 2.0"); resp.Type != 6 {
+	if resp := f.Click(alice, msg, "OAuth 2.0"); resp.Type != 6 {
 		t.Fatalf("got type %d, want 6", resp.Type)
 	}
 	e.settle()
-	got := f.private(alice.ID)
+	got := f.Private(alice.ID)
 	if len(got) != 1 || !strings.Contains(got[0], "has not paused yet") {
 		t.Fatalf("private follow-ups %q; want one telling alice to retry", got)
 	}
@@ -370,13 +379,13 @@ func (s slowStore) Get(ctx context.Context, p, id string) (*core.Question, error
 }
 
 func TestSlowHandlingIsDeferredThenEdited(t *testing.T) {
-	f := newFakeDiscord(t)
-	mem := newMemStore()
+	f := fakediscord.New(t)
+	mem := newTestStore(t)
 	e := newEnv(t, f, slowStore{Store: mem, delay: 150 * time.Millisecond}, func(_ *core.RouterConfig, c *Config) { c.AckAfter = 100 * time.Millisecond })
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	msg := e.copyOf(q)
 	start := time.Now()
-	resp := f.click(alice, msg, "API key")
+	resp := f.Click(alice, msg, "API key")
 	if resp.Type != 6 || time.Since(start) > 250*time.Millisecond {
 		t.Fatalf("slow click answered with type %d after %s; want a deferred update at AckAfter", resp.Type, time.Since(start))
 	}
@@ -385,26 +394,26 @@ func TestSlowHandlingIsDeferredThenEdited(t *testing.T) {
 		t.Fatalf("response %q", final.Response)
 	}
 	e.settle()
-	if f.count("token-edit") == 0 {
+	if f.Count("token-edit") == 0 {
 		t.Error("the clicked message was not edited through the interaction token after the deferred ack")
 	}
 	e.assertFinished(msg, "Answered by alice: API key")
 	// A slow outsider still hears why nothing happened, as a follow-up.
 	q2 := e.ask(&core.AskRequest{RunID: "r2", Questions: []core.Item{authItem()}, Responders: &core.Responders{Users: []string{"discord:1"}}})
-	f.click(bob, e.copyOf(q2), "API key")
+	f.Click(bob, e.copyOf(q2), "API key")
 	e.settle()
-	if got := f.private(bob.ID); len(got) != 1 || !strings.Contains(got[0], "discord:1") {
+	if got := f.Private(bob.ID); len(got) != 1 || !strings.Contains(got[0], "discord:1") {
 		t.Errorf("bob's follow-ups: %q", got)
 	}
 }
 
 func TestGatewayUsesTheSameHandlers(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore(), func(_ *core.RouterConfig, c *Config) { c.PublicKey = "" })
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t), func(_ *core.RouterConfig, c *Config) { c.PublicKey = "" })
 	q := e.ask(&core.AskRequest{Questions: []core.Item{featuresItem()}})
 	msg := e.copyOf(q)
-	gateway := func(u fakeUser, typ int, data map[string]any) {
-		in, _, _ := f.interaction(u, f.message(msg), typ, data)
+	gateway := func(u fakediscord.User, typ int, data map[string]any) {
+		in, _, _ := f.Interaction(u, f.Message(msg), typ, data)
 		b, _ := json.Marshal(in)
 		var i discordgo.Interaction
 		if err := json.Unmarshal(b, &i); err != nil {
@@ -413,7 +422,7 @@ func TestGatewayUsesTheSameHandlers(t *testing.T) {
 		e.ad.HandleGatewayInteraction(&i)
 		e.ad.Close(context.Background())
 	}
-	m := f.message(msg)
+	m := f.Message(msg)
 	gateway(alice, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 3, "values": []string{"0", "2"}})
 	gateway(bob, 3, map[string]any{"custom_id": m.Components[1].Components[0].CustomID, "component_type": 2})
 	gateway(alice, 3, map[string]any{"custom_id": m.Components[1].Components[0].CustomID, "component_type": 2})
@@ -421,12 +430,78 @@ func TestGatewayUsesTheSameHandlers(t *testing.T) {
 	if final.Answers["Which features?"] != "Login, Billing" || final.RespondedBy.Name != "alice" {
 		t.Fatalf("gateway answer: %v by %+v", final.Answers, final.RespondedBy)
 	}
-	if n := f.count("callback"); n != 3 {
+	if n := f.Count("callback"); n != 3 {
 		t.Errorf("%d interaction callbacks, want exactly one per interaction (3)", n)
 	}
-	if got := f.private(bob.ID); len(got) != 1 || !strings.Contains(got[0], "Still to answer") {
+	if got := f.Private(bob.ID); len(got) != 1 || !strings.Contains(got[0], "Still to answer") {
 		t.Errorf("bob's Submit without choices: %q", got)
 	}
 	e.settle()
 	e.assertFinished(msg, "Answered by alice: Login, Billing")
+}
+
+func TestClicksDuringABurstAreAcknowledgedFirstThenEdited(t *testing.T) {
+	f := fakediscord.New(t)
+	e := newEnv(t, f, slowStore{Store: newTestStore(t), delay: 200 * time.Millisecond})
+	q1 := e.ask(&core.AskRequest{RunID: "r1", Questions: []core.Item{authItem()}})
+	q2 := e.ask(&core.AskRequest{RunID: "r2", Questions: []core.Item{authItem()}})
+	m1, m2 := e.copyOf(q1), e.copyOf(q2)
+
+	// Alice's click is being handled (the store is slow) when carol's
+	// arrives: carol's is acknowledged at once, not after alice's.
+	first := make(chan *fakediscord.Response, 1)
+	go func() { first <- f.Click(alice, m1, "OAuth 2.0") }()
+	for deadline := time.Now().Add(2 * time.Second); e.ad.undecided.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the first click was never handled")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	resp := f.Click(carol, m2, "API key")
+	if took := time.Since(start); resp.Type != 6 || took > 150*time.Millisecond {
+		t.Fatalf("click during a burst answered with type %d after %s; want a deferred update at once", resp.Type, took)
+	}
+	if r := <-first; r.Type != 7 {
+		t.Errorf("a click with nothing else in flight got type %d, want the final state at once (7)", r.Type)
+	}
+	if final := e.wait(q2); final.Response != "API key" || final.RespondedBy.Name != "carol" {
+		t.Fatalf("deferred click recorded %q by %+v", final.Response, final.RespondedBy)
+	}
+	e.settle()
+	e.assertFinished(m1, "Answered by alice: OAuth 2.0")
+	e.assertFinished(m2, "Answered by carol: API key")
+	if n := f.Message(m2).Edits; n != 1 || f.Count("edit") != 0 {
+		t.Errorf("carol's copy edited %d times, %d bot edits, %d token edits, alice copy %d edits; want one edit through her interaction token", n, f.Count("edit"), f.Count("token-edit"), f.Message(m1).Edits)
+	}
+}
+
+func TestClicksWaitingForARunDoNotHoldUpOtherAnswers(t *testing.T) {
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t)) // runs are waited for 2 s
+	// More webhook-mode clicks than there are workers, on runs that never pause.
+	var waiting []*core.Question
+	for i := range maxWorkers + 2 {
+		q := e.ask(&core.AskRequest{RunID: fmt.Sprintf("run-webhook-%d", i), Questions: []core.Item{authItem()},
+			Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
+		if resp := f.Click(alice, e.copyOf(q), "OAuth 2.0"); resp.Type != 6 {
+			t.Fatalf("click on a running run got type %d, want a deferred update (6)", resp.Type)
+		}
+		waiting = append(waiting, q)
+	}
+	// Meanwhile a click on an ordinary question is answered at once.
+	q := e.ask(&core.AskRequest{RunID: "run-wait-mode", Questions: []core.Item{authItem()}})
+	start := time.Now()
+	f.Click(carol, e.copyOf(q), "API key")
+	if final := e.wait(q); final.Response != "API key" {
+		t.Fatalf("response %q", final.Response)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the answer took %s: it waited behind clicks retrying for their runs", took)
+	}
+	for _, w := range waiting {
+		if e.pending(w) != core.StatusPending {
+			t.Errorf("question %s changed although its run never paused", w.ID)
+		}
+	}
 }

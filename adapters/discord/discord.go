@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -50,9 +51,14 @@ type Config struct {
 	Transport http.RoundTripper
 	// MaxClockSkew refuses interactions signed longer ago (default 5 min).
 	MaxClockSkew time.Duration
-	// AckAfter is how long an interaction may take before it is answered
-	// with a deferred update instead (default 2 s; Discord allows 3 s).
+	// AckAfter is how long a click waits for its outcome to show it in the
+	// response; later, it is acknowledged with a deferred update and the
+	// message is edited afterwards (default 20 ms, the acknowledgement
+	// target). Clicks that open a modal wait up to ModalAckAfter.
 	AckAfter time.Duration
+	// ModalAckAfter is how long a click that opens a modal may take: a
+	// modal cannot follow a deferred update (default 2 s; Discord allows 3 s).
+	ModalAckAfter time.Duration
 	// RunNotPausedWait is how long a click retries while the question's run
 	// has not paused yet (default 10 s, DESIGN §5).
 	RunNotPausedWait time.Duration
@@ -65,14 +71,17 @@ type Config struct {
 
 // Adapter is the Discord core.Channel plus its interaction handlers.
 type Adapter struct {
-	cfg      Config
-	router   *core.Router
-	log      *slog.Logger
-	s        *discordgo.Session
-	pub      ed25519.PublicKey
-	retry    retryPolicy
-	guilds   sync.Map // channel id → guild id, for jump links
-	updating sync.Map // message id → *copyUpdate: an interaction answering on that copy
+	cfg       Config
+	router    *core.Router
+	log       *slog.Logger
+	s         *discordgo.Session
+	pub       ed25519.PublicKey
+	retry     retryPolicy
+	guilds    sync.Map      // channel id → guild id, for jump links
+	updating  sync.Map      // message id → *copyUpdate: an interaction answering on that copy
+	work      chan struct{} // bounds concurrent handling of interactions
+	undecided atomic.Int64  // interactions handled inline whose initial response is not decided yet
+	lastIn    atomic.Int64  // unix nanoseconds of the last interaction received
 
 	bg       sync.WaitGroup
 	bgCtx    context.Context
@@ -115,7 +124,10 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 		cfg.MaxClockSkew = 5 * time.Minute
 	}
 	if cfg.AckAfter <= 0 {
-		cfg.AckAfter = 2 * time.Second
+		cfg.AckAfter = 20 * time.Millisecond
+	}
+	if cfg.ModalAckAfter <= 0 {
+		cfg.ModalAckAfter = 2 * time.Second
 	}
 	if cfg.RunNotPausedWait <= 0 {
 		cfg.RunNotPausedWait = 10 * time.Second
@@ -148,6 +160,7 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 	s.Identify.Intents = discordgo.IntentsNone // INTERACTION_CREATE needs no intent
 	a := &Adapter{cfg: cfg, router: router, log: log.With("adapter", "discord"), s: s, pub: pub,
 		retry: retryPolicy{Attempts: cfg.RetryAttempts, BaseBackoff: cfg.RetryBackoff, MaxWait: cfg.MaxRetryAfter}}
+	a.work = make(chan struct{}, maxWorkers)
 	a.bgCtx, a.bgCancel = context.WithCancel(context.Background())
 	return a, nil
 }
@@ -347,6 +360,7 @@ func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) e
 			return ctx.Err()
 		}
 		if u.final {
+			a.updating.CompareAndDelete(t.MessageTS, u)
 			return nil
 		}
 	}

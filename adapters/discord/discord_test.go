@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -15,7 +16,7 @@ import (
 // Discord.
 type env struct {
 	t      testing.TB
-	fake   *fakeDiscord
+	fake   *fakediscord.Server
 	store  core.Store
 	router *core.Router
 	ad     *Adapter
@@ -24,13 +25,16 @@ type env struct {
 
 type envOption func(*core.RouterConfig, *Config)
 
-func newEnv(t testing.TB, fake *fakeDiscord, st core.Store, opts ...envOption) *env {
+func newEnv(t testing.TB, fake *fakediscord.Server, st core.Store, opts ...envOption) *env {
 	t.Helper()
 	rc := core.RouterConfig{Store: st, Routes: []core.Route{
 		{Name: "threads", Targets: []core.Target{{Platform: "discord", Channel: "1000"}}, Thread: "per-run"},
 	}, HasWebhookSecret: func(string) bool { return true }, PostTimeout: 5 * time.Second}
-	cfg := Config{BotToken: fake.botToken, ApplicationID: fake.appID, PublicKey: fake.publicKey(), APIURL: fake.apiURL(),
-		RetryBackoff: 10 * time.Millisecond, RunNotPausedWait: 2 * time.Second}
+	cfg := Config{BotToken: fake.BotToken, ApplicationID: fake.AppID, PublicKey: fake.PublicKey(), APIURL: fake.APIURL(),
+		RetryBackoff: 10 * time.Millisecond, RunNotPausedWait: 2 * time.Second,
+		// Under the race detector a click can take longer than the 20 ms
+		// default; the tests' clicks get their outcome in the response.
+		AckAfter: time.Second}
 	for _, o := range opts {
 		o(&rc, &cfg)
 	}
@@ -43,7 +47,7 @@ func newEnv(t testing.TB, fake *fakeDiscord, st core.Store, opts ...envOption) *
 	mux := http.NewServeMux()
 	ad.Register(mux)
 	srv := httptest.NewServer(mux)
-	fake.target = srv.URL + "/discord/interactions"
+	fake.Target = srv.URL + "/discord/interactions"
 	e := &env{t: t, fake: fake, store: st, router: router, ad: ad, srv: srv}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -98,22 +102,24 @@ func (e *env) wait(q *core.Question) *core.Question {
 	return final
 }
 
-// settle waits for background finishing of copies.
+// settle waits for the adapter's background work (handling interactions,
+// which may still be answering), then for the finishing of copies: the
+// order of a shutdown, since answers start the finishing.
 func (e *env) settle() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := e.router.Close(ctx); err != nil {
-		e.t.Fatalf("finishing copies: %v", err)
-	}
 	if err := e.ad.Close(ctx); err != nil {
 		e.t.Fatalf("adapter background work: %v", err)
+	}
+	if err := e.router.Close(ctx); err != nil {
+		e.t.Fatalf("finishing copies: %v", err)
 	}
 }
 
 // assertFinished checks a copy shows the outcome line and no live control.
 func (e *env) assertFinished(msgID, outcome string) {
 	e.t.Helper()
-	m := e.fake.message(msgID)
+	m := e.fake.Message(msgID)
 	if !strings.Contains(m.Content, outcome) {
 		e.t.Errorf("finished copy says %q, want it to contain %q", m.Content, outcome)
 	}
@@ -127,9 +133,9 @@ func (e *env) assertFinished(msgID, outcome string) {
 }
 
 var (
-	alice = fakeUser{ID: "4455", Name: "alice", Roles: []string{"667788"}}
-	bob   = fakeUser{ID: "9999", Name: "bob"}
-	carol = fakeUser{ID: "7777", Name: "carol", Roles: []string{"667788"}}
+	alice = fakediscord.User{ID: "4455", Name: "alice", Roles: []string{"667788"}}
+	bob   = fakediscord.User{ID: "9999", Name: "bob"}
+	carol = fakediscord.User{ID: "7777", Name: "carol", Roles: []string{"667788"}}
 )
 
 func authItem() core.Item {

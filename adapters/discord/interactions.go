@@ -138,7 +138,7 @@ func (a *Adapter) verify(h http.Header, body []byte) bool {
 
 // InteractionsHandler serves POST /discord/interactions: signature checked
 // first (401 otherwise), PING answered with PONG, every other interaction
-// answered in the response body within AckAfter.
+// answered in the response body within its budget (see Config.AckAfter).
 func (a *Adapter) InteractionsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInteractionBody))
@@ -240,37 +240,101 @@ type exchange struct {
 	sent  chan struct{}                       // closed once the initial response is out
 
 	mu         sync.Mutex
-	acked      bool // the initial response is decided
-	finalFirst bool // the initial response is a type 7 showing the final state
+	acked      bool          // the initial response is decided
+	finalFirst bool          // the initial response is a type 7 showing the final state
+	finalLater bool          // the final state goes out as an edit after the acknowledgement
+	decided    func()        // called once the initial response is decided
+	budget     time.Duration // how long the initial response may wait for the handler
 	sentOnce   sync.Once
 
-	// update is set while this interaction may finish its copy itself: the
-	// type 7 response shows the final state, so Finish need not edit it.
+	// update is set while this interaction may finish its copy itself (in
+	// its type 7 response, or by editing it through its token after a
+	// deferred acknowledgement), so Finish need not edit it too.
 	update *copyUpdate
 }
 
 // copyUpdate is an interaction that is answering a question on one copy.
 type copyUpdate struct {
 	done  chan struct{}
-	final bool // the initial response showed the final state
+	once  sync.Once
+	final bool // the interaction showed the final state on the copy
 }
 
 // expectUpdate tells Finish, for as long as this interaction is being
-// answered, that its copy may be updated by the response itself.
+// answered, that its copy may be updated by the interaction itself.
 func (x *exchange) expectUpdate() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.in.Message == nil || x.update != nil || x.acked {
-		return // only an interaction not yet answered can show the final state
+	if x.in.Message == nil || x.update != nil {
+		return
 	}
 	x.update = &copyUpdate{done: make(chan struct{})}
 	x.a.updating.Store(x.in.Message.ID, x.update)
 }
 
-// exchange starts handling in in tracked background work.
+// settle releases a Finish waiting on this interaction's copy; final
+// reports whether the interaction showed the final state there.
+func (x *exchange) settle(final bool) {
+	x.mu.Lock()
+	u := x.update
+	x.mu.Unlock()
+	if u == nil {
+		return
+	}
+	u.once.Do(func() {
+		u.final = final
+		close(u.done)
+		id := x.in.Message.ID
+		if !final {
+			x.a.updating.CompareAndDelete(id, u)
+			return
+		}
+		// Finish may run after this (it starts in the background once the
+		// answer is stored): it takes the entry; else it goes in a while.
+		time.AfterFunc(updateMemory, func() { x.a.updating.CompareAndDelete(id, u) })
+	})
+}
+
+// handled releases a Finish waiting on the copy once the handler is over,
+// unless the final state is in the initial response (markSent settles then).
+func (x *exchange) handled() {
+	x.mu.Lock()
+	first := x.finalFirst
+	x.mu.Unlock()
+	if !first {
+		x.settle(false)
+	}
+}
+
+// updateMemory is how long a copy whose final state an interaction showed
+// is remembered, so Finish skips editing it again.
+const updateMemory = time.Minute
+
+// maxWorkers bounds how many interactions are handled at once (store
+// reads, the atomic answer, renders).
+const maxWorkers = 8
+
+// Interactions queued behind a burst give way to acknowledgements: they
+// start once no interaction has arrived for ackQuiet, or after maxAckYield.
+const (
+	ackQuiet    = time.Millisecond
+	maxAckYield = 100 * time.Millisecond
+)
+
+// exchange starts handling in in tracked background work. An interaction
+// that arrives while none is being handled is answered in its initial
+// response (type 7 with the final state: one round trip). During a burst,
+// the acknowledgement must not wait for the store: the interaction is
+// acknowledged at once with a deferred update and handled by a bounded pool
+// of workers; its outcome becomes an edit of the message or a follow-up.
+// Clicks that open a modal cannot be deferred (the modal must be the
+// initial response) and are handled at once.
 func (a *Adapter) exchange(in *inbound) *exchange {
-	x := &exchange{a: a, in: in, first: make(chan *discordgo.InteractionResponse, 1), sent: make(chan struct{})}
-	a.goTrack(func(ctx context.Context) {
+	x := &exchange{a: a, in: in, first: make(chan *discordgo.InteractionResponse, 1), sent: make(chan struct{}),
+		budget: a.cfg.AckAfter}
+	a.lastIn.Store(time.Now().UnixNano())
+	run := func(ctx context.Context) {
+		defer x.handled()
 		defer x.ensureAck()
 		defer func() {
 			if p := recover(); p != nil {
@@ -278,14 +342,111 @@ func (a *Adapter) exchange(in *inbound) *exchange {
 			}
 		}()
 		a.handle(ctx, x)
+	}
+	if opensModal(in) {
+		x.budget = max(a.cfg.AckAfter, a.cfg.ModalAckAfter)
+		a.goTrack(run)
+		return x
+	}
+	// Inline only when no other interaction waits for its initial response
+	// and a worker is free: during a burst the acknowledgements go first.
+	if a.undecided.Load() == 0 {
+		select {
+		case a.work <- struct{}{}:
+			a.undecided.Add(1)
+			x.decided = func() { a.undecided.Add(-1) }
+			a.goTrack(func(ctx context.Context) {
+				defer func() { <-a.work }()
+				run(context.WithValue(ctx, slotKey{}, true))
+			})
+			return x
+		default:
+		}
+	}
+	x.reply(context.Background(), deferredUpdate) // acknowledged now; the outcome follows
+	a.goTrack(func(ctx context.Context) {
+		select {
+		case a.work <- struct{}{}:
+			defer func() { <-a.work }()
+		case <-ctx.Done():
+			return
+		}
+		a.yieldToAcks(ctx)
+		run(context.WithValue(ctx, slotKey{}, true))
 	})
 	return x
 }
 
+// slotKey marks a context whose work holds a worker slot.
+type slotKey struct{}
+
+// idle waits for d without holding a worker slot, so an answer waiting for
+// its run to pause does not hold up other interactions.
+func (a *Adapter) idle(ctx context.Context, d time.Duration) error {
+	if ctx.Value(slotKey{}) != nil {
+		<-a.work
+		defer func() { a.work <- struct{}{} }() // the worker's deferred release expects it held
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// opensModal reports whether the interaction may have to be answered with
+// a modal: "Other…", "Answer…", or "Other…" chosen in a select.
+func opensModal(in *inbound) bool {
+	if in.Type != typeComponent {
+		return false
+	}
+	act, ok := parseCustomID(in.Data.CustomID)
+	if !ok {
+		return false
+	}
+	switch act.Kind {
+	case actOther, actText:
+		return true
+	case actSelect:
+		for _, v := range in.Data.Values {
+			if v == otherValue {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setAcked marks the initial response decided. Call with x.mu held.
+func (x *exchange) setAcked() {
+	x.acked = true
+	if x.decided != nil {
+		x.decided()
+		x.decided = nil
+	}
+}
+
+// yieldToAcks waits while interactions are arriving (see ackQuiet).
+func (a *Adapter) yieldToAcks(ctx context.Context) {
+	deadline := time.Now().Add(maxAckYield)
+	for {
+		wait := ackQuiet - time.Since(time.Unix(0, a.lastIn.Load()))
+		if wait <= 0 || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
 // awaitFirst returns the initial response, or a deferred update when the
-// handler has not decided within AckAfter (Discord's deadline is 3 s).
+// handler has not decided within its budget (Discord's deadline is 3 s).
 func (a *Adapter) awaitFirst(x *exchange) *discordgo.InteractionResponse {
-	t := time.NewTimer(a.cfg.AckAfter)
+	t := time.NewTimer(x.budget)
 	defer t.Stop()
 	select {
 	case r := <-x.first:
@@ -293,7 +454,7 @@ func (a *Adapter) awaitFirst(x *exchange) *discordgo.InteractionResponse {
 	case <-t.C:
 		x.mu.Lock()
 		took := !x.acked
-		x.acked = true
+		x.setAcked()
 		x.mu.Unlock()
 		if took {
 			a.log.Info("interaction slow to handle; acknowledged with a deferred update", "interaction", x.in.ID)
@@ -308,12 +469,10 @@ func (x *exchange) markSent(ok bool) {
 	x.sentOnce.Do(func() {
 		close(x.sent)
 		x.mu.Lock()
-		u, final := x.update, x.finalFirst
+		final := x.finalFirst
 		x.mu.Unlock()
-		if u != nil {
-			u.final = ok && final
-			close(u.done)
-			x.a.updating.CompareAndDelete(x.in.Message.ID, u)
+		if final {
+			x.settle(ok)
 		}
 	})
 }
@@ -323,7 +482,7 @@ func (x *exchange) ensureAck() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !x.acked {
-		x.acked = true
+		x.setAcked()
 		x.first <- &discordgo.InteractionResponse{Type: responseDeferUpdate}
 	}
 }
@@ -333,6 +492,8 @@ func (x *exchange) replyFinal(ctx context.Context, resp *discordgo.InteractionRe
 	x.mu.Lock()
 	if !x.acked {
 		x.finalFirst = true
+	} else {
+		x.finalLater = true
 	}
 	x.mu.Unlock()
 	x.reply(ctx, resp)
@@ -344,7 +505,7 @@ func (x *exchange) replyFinal(ctx context.Context, resp *discordgo.InteractionRe
 func (x *exchange) reply(ctx context.Context, resp *discordgo.InteractionResponse) {
 	x.mu.Lock()
 	if !x.acked {
-		x.acked = true
+		x.setAcked()
 		x.first <- resp
 		x.mu.Unlock()
 		return
@@ -374,6 +535,12 @@ func (x *exchange) reply(ctx context.Context, resp *discordgo.InteractionRespons
 			}, opts...)
 			return err
 		})
+		x.mu.Lock()
+		final := x.finalLater
+		x.mu.Unlock()
+		if final {
+			x.settle(err == nil)
+		}
 	default:
 		content := "That took too long; please click again."
 		if resp.Type == responseMessage && resp.Data != nil {
@@ -629,10 +796,8 @@ func (a *Adapter) answer(ctx context.Context, x *exchange, q *core.Question, who
 		x.reply(ctx, deferredUpdate)
 		deadline := time.Now().Add(a.cfg.RunNotPausedWait)
 		for core.ErrorCode(err) == core.ERunNotPaused && time.Now().Before(deadline) {
-			select {
-			case <-ctx.Done():
+			if a.idle(ctx, min(500*time.Millisecond, time.Until(deadline))) != nil {
 				return
-			case <-time.After(min(500*time.Millisecond, time.Until(deadline))):
 			}
 			final, err = a.router.Answer(ctx, q.ProjectID, q.ID, req, who)
 		}

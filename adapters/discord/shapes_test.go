@@ -7,19 +7,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/core"
 )
 
 func TestSingleSelectButtonsAnswered(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{RunID: "run-42", Questions: []core.Item{authItem()}, Context: "Deploying **api** to prod"})
 	msg := e.copyOf(q)
 	if want := "https://discord.com/channels/900/1000/" + msg; q.Targets[0].URL != want {
 		t.Errorf("jump link %q, want %q", q.Targets[0].URL, want)
 	}
 
-	m := f.message(msg)
+	m := f.Message(msg)
 	emb := m.Embeds[0]
 	for _, want := range []string{"Auth", "Deploy bot"} {
 		if !strings.Contains(emb.Title, want) {
@@ -37,10 +38,10 @@ func TestSingleSelectButtonsAnswered(t *testing.T) {
 		}
 	}
 	for _, label := range []string{"OAuth 2.0", "API key", "Other…", "Dismiss"} {
-		f.button(m, label)
+		f.Button(m, label)
 	}
 
-	resp := f.click(alice, msg, "OAuth 2.0")
+	resp := f.Click(alice, msg, "OAuth 2.0")
 	if resp.Type != 7 {
 		t.Fatalf("click answered with type %d, want 7 (update the message)", resp.Type)
 	}
@@ -58,15 +59,15 @@ func TestSingleSelectButtonsAnswered(t *testing.T) {
 }
 
 func TestOtherOpensModalAndAnswersWithFreeText(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	msg := e.copyOf(q)
-	modal := f.click(alice, msg, "Other…")
+	modal := f.Click(alice, msg, "Other…")
 	if modal.Type != 9 {
 		t.Fatalf("Other… answered with type %d, want a modal", modal.Type)
 	}
-	if resp := f.submitModal(alice, msg, modal, "SAML via Okta"); resp.Type != 7 {
+	if resp := f.SubmitModal(alice, msg, modal, "SAML via Okta"); resp.Type != 7 {
 		t.Fatalf("modal submit answered with type %d, want 7", resp.Type)
 	}
 	final := e.wait(q)
@@ -79,22 +80,22 @@ func TestOtherOpensModalAndAnswersWithFreeText(t *testing.T) {
 }
 
 func TestMultiSelectThenSubmit(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{featuresItem()}})
 	msg := e.copyOf(q)
-	m := f.message(msg)
+	m := f.Message(msg)
 	sel := m.Components[0].Components[0]
 	if sel.Type != 3 || sel.MaxValues != 4 {
 		t.Fatalf("multi-select renders as type %d with max_values %d, want a string select with max_values 4 (3 options + Other…)", sel.Type, sel.MaxValues)
 	}
-	if resp := f.choose(alice, msg, 0, "Login", "Billing"); resp.Type != 6 {
+	if resp := f.Choose(alice, msg, 0, "Login", "Billing"); resp.Type != 6 {
 		t.Fatalf("select answered with type %d, want 6", resp.Type)
 	}
 	if got := e.pending(q); got != core.StatusPending {
 		t.Fatalf("a selection alone must not answer; status %s", got)
 	}
-	if resp := f.click(alice, msg, "Submit"); resp.Type != 7 {
+	if resp := f.Click(alice, msg, "Submit"); resp.Type != 7 {
 		t.Fatalf("Submit answered with type %d", resp.Type)
 	}
 	final := e.wait(q)
@@ -107,15 +108,15 @@ func TestMultiSelectThenSubmit(t *testing.T) {
 }
 
 func TestOpenEndedAnswerModal(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Question: "What should the release be called?", Header: "Name"})
 	msg := e.copyOf(q)
-	modal := f.click(alice, msg, "Answer…")
+	modal := f.Click(alice, msg, "Answer…")
 	if modal.Type != 9 {
 		t.Fatalf("Answer… gave type %d, want a modal", modal.Type)
 	}
-	f.submitModal(alice, msg, modal, "Aurora")
+	f.SubmitModal(alice, msg, modal, "Aurora")
 	final := e.wait(q)
 	if final.Response != "Aurora" || final.Answers["What should the release be called?"] != "Aurora" {
 		t.Errorf("answer forms: %v %q", final.Answers, final.Response)
@@ -125,32 +126,32 @@ func TestOpenEndedAnswerModal(t *testing.T) {
 }
 
 func TestSeveralItemsKeepDraftsUntilSubmit(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	notes := core.Item{Question: "Anything else?", Header: "Notes"}
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem(), featuresItem(), notes}})
 	msg := e.copyOf(q)
-	m := f.message(msg)
+	m := f.Message(msg)
 	if len(m.Components) != 4 {
 		t.Fatalf("%d rows, want one per item and one for Submit/Dismiss", len(m.Components))
 	}
-	f.choose(alice, msg, 0, "API key")
-	f.choose(alice, msg, 1, "Login", "Dashboard")
+	f.Choose(alice, msg, 0, "API key")
+	f.Choose(alice, msg, 1, "Login", "Dashboard")
 	// Bob's choices are his own and do not complete Alice's answer.
-	f.choose(bob, msg, 0, "OAuth 2.0")
+	f.Choose(bob, msg, 0, "OAuth 2.0")
 
-	resp := f.click(alice, msg, "Submit")
-	if resp.Type != 4 || !strings.Contains(deref(resp.Data.Content), "Still to answer: Notes") {
-		t.Fatalf("early Submit: type %d %q", resp.Type, deref(resp.Data.Content))
+	resp := f.Click(alice, msg, "Submit")
+	if resp.Type != 4 || !strings.Contains(fakediscord.Deref(resp.Data.Content), "Still to answer: Notes") {
+		t.Fatalf("early Submit: type %d %q", resp.Type, fakediscord.Deref(resp.Data.Content))
 	}
 	if e.pending(q) != core.StatusPending {
 		t.Fatal("a partial answer reached the agent")
 	}
-	modal := f.click(alice, msg, "Answer Notes…")
-	if r := f.submitModal(alice, msg, modal, "Ship on Friday"); r.Type != 4 {
+	modal := f.Click(alice, msg, "Answer Notes…")
+	if r := f.SubmitModal(alice, msg, modal, "Ship on Friday"); r.Type != 4 {
 		t.Fatalf("modal submit for a draft gave type %d, want an ephemeral confirmation", r.Type)
 	}
-	f.click(alice, msg, "Submit")
+	f.Click(alice, msg, "Submit")
 	final := e.wait(q)
 	want := map[string]string{"Which auth method?": "API key", "Which features?": "Login, Dashboard", "Anything else?": "Ship on Friday"}
 	if !reflect.DeepEqual(final.Answers, want) {
@@ -164,16 +165,16 @@ func TestSeveralItemsKeepDraftsUntilSubmit(t *testing.T) {
 }
 
 func TestOtherInsideSelectKeepsChoicesAndAddsText(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{featuresItem()}})
 	msg := e.copyOf(q)
-	modal := f.choose(alice, msg, 0, "Login", "Other…")
+	modal := f.Choose(alice, msg, 0, "Login", "Other…")
 	if modal.Type != 9 {
 		t.Fatalf("choosing Other… gave type %d, want a modal", modal.Type)
 	}
-	f.submitModal(alice, msg, modal, "Audit log")
-	f.click(alice, msg, "Submit")
+	f.SubmitModal(alice, msg, modal, "Audit log")
+	f.Click(alice, msg, "Submit")
 	final := e.wait(q)
 	if !reflect.DeepEqual(final.Selections["Which features?"], []string{"Login", "Audit log"}) {
 		t.Errorf("selections %v", final.Selections)
@@ -181,11 +182,11 @@ func TestOtherInsideSelectKeepsChoicesAndAddsText(t *testing.T) {
 }
 
 func TestDismiss(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	msg := e.copyOf(q)
-	f.click(alice, msg, "Dismiss")
+	f.Click(alice, msg, "Dismiss")
 	final := e.wait(q)
 	if final.Status != core.StatusCancelled || final.CancelReason != core.CancelUser {
 		t.Fatalf("dismiss: %s %s", final.Status, final.CancelReason)
@@ -205,8 +206,8 @@ func TestFinishShowsEveryOutcome(t *testing.T) {
 		{"superseded", func(q *core.Question) { q.Status, q.CancelReason = core.StatusCancelled, core.CancelSuperseded }, "Cancelled (superseded)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFakeDiscord(t)
-			e := newEnv(t, f, newMemStore())
+			f := fakediscord.New(t)
+			e := newEnv(t, f, newTestStore(t))
 			q := e.ask(&core.AskRequest{Questions: []core.Item{authItem(), featuresItem()}})
 			msg := e.copyOf(q)
 			c.mutate(q)
@@ -219,8 +220,8 @@ func TestFinishShowsEveryOutcome(t *testing.T) {
 }
 
 func TestAgentCancelFinishesCopy(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
 	msg := e.copyOf(q)
 	if _, err := e.router.Cancel(context.Background(), "ops", q.ID, core.CancelAgent, nil); err != nil {
@@ -228,15 +229,15 @@ func TestAgentCancelFinishesCopy(t *testing.T) {
 	}
 	e.settle()
 	e.assertFinished(msg, "Cancelled (withdrawn by the agent)")
-	resp := f.clickDisabledAnyway(alice, msg, q, "ab:o:"+q.ID+":0:0")
-	if resp.Type != 4 || !strings.Contains(deref(resp.Data.Content), "withdrawn by the agent") {
-		t.Errorf("late click on a cancelled question: type %d %q", resp.Type, deref(resp.Data.Content))
+	resp := f.ClickDisabledAnyway(alice, msg, "ab:o:"+q.ID+":0:0")
+	if resp.Type != 4 || !strings.Contains(fakediscord.Deref(resp.Data.Content), "withdrawn by the agent") {
+		t.Errorf("late click on a cancelled question: type %d %q", resp.Type, fakediscord.Deref(resp.Data.Content))
 	}
 }
 
 func TestLongTextsAreShortenedNeverRejected(t *testing.T) {
-	f := newFakeDiscord(t)
-	e := newEnv(t, f, newMemStore())
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
 	long := func(c string, n int) string { return strings.Repeat(c, n) }
 	var items []core.Item
 	for i := range 4 {
@@ -253,12 +254,12 @@ func TestLongTextsAreShortenedNeverRejected(t *testing.T) {
 	single := e.ask(&core.AskRequest{RunID: "other-run", Question: long("q", 2000), Header: "Long", Options: []core.Option{
 		{Label: long("x", 200), Description: long("d", 1000)}, {Label: long("y", 200)}}, Context: long("c", 8000)})
 	smsg := e.copyOf(single)
-	m := f.message(smsg)
+	m := f.Message(smsg)
 	label := m.Components[0].Components[0].Label
 	if !strings.HasSuffix(label, "…") || len([]rune(label)) != 80 {
 		t.Fatalf("long label rendered as %q", label)
 	}
-	f.click(alice, smsg, label)
+	f.Click(alice, smsg, label)
 	final := e.wait(single)
 	if final.Answers[single.Questions[0].Question] != long("x", 200) {
 		t.Errorf("the agent must get the original label, got %q", final.Answers[single.Questions[0].Question])
@@ -274,14 +275,6 @@ func (e *env) pending(q *core.Question) core.Status {
 		e.t.Fatal(err)
 	}
 	return cur.Status
-}
-
-// clickDisabledAnyway sends a click on a control the client no longer
-// shows (a stale client, a copy whose edit failed).
-func (f *fakeDiscord) clickDisabledAnyway(u fakeUser, msgID string, _ *core.Question, customID string) *fResponse {
-	m := f.message(msgID)
-	in, tok, _ := f.interaction(u, m, 3, map[string]any{"custom_id": customID, "component_type": 2})
-	return f.send(in, tok)
 }
 
 var _ = time.Second

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -48,6 +49,7 @@ type Adapter struct {
 	groups *groupCache
 
 	work     chan struct{} // bounds concurrent answer work
+	lastAck  atomic.Int64  // unix nanoseconds of the last request to acknowledge
 	bg       sync.WaitGroup
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
@@ -238,6 +240,35 @@ func (a *Adapter) Close(ctx context.Context) error {
 // not hammer Slack's per-workspace rate limits.
 const maxWorkers = 16
 
+// Answer work gives way to acknowledgements: it starts once no request has
+// arrived for ackQuiet, or after maxAckYield at the latest. Acknowledgements
+// have Slack's 3 s deadline and cost little; answers have no deadline, and
+// on two cores a burst of both makes the acknowledgements wait for the CPU.
+const (
+	ackQuiet    = time.Millisecond
+	maxAckYield = 100 * time.Millisecond
+)
+
+// arrived notes that a request to acknowledge has come in.
+func (a *Adapter) arrived() { a.lastAck.Store(time.Now().UnixNano()) }
+
+// yieldToAcks waits while requests are arriving (see ackQuiet).
+func (a *Adapter) yieldToAcks(ctx context.Context) {
+	deadline := time.Now().Add(maxAckYield)
+	for {
+		wait := ackQuiet - time.Since(time.Unix(0, a.lastAck.Load()))
+		if wait <= 0 || time.Now().After(deadline) {
+			return
+		}
+		if sleep(ctx, wait) != nil {
+			return
+		}
+	}
+}
+
+// slotKey marks a context whose work holds a worker slot.
+type slotKey struct{}
+
 // goBG runs fn as tracked background work with its own deadline, at most
 // maxWorkers at a time (modals bypass the bound: their trigger dies in 3 s).
 func (a *Adapter) goBG(timeout time.Duration, fn func(ctx context.Context)) {
@@ -255,9 +286,31 @@ func (a *Adapter) goTracked(timeout time.Duration, bounded bool, fn func(ctx con
 			case <-a.bgCtx.Done():
 				return
 			}
+			a.yieldToAcks(a.bgCtx)
 		}
 		ctx, cancel := context.WithTimeout(a.bgCtx, timeout)
 		defer cancel()
+		if bounded {
+			ctx = context.WithValue(ctx, slotKey{}, true)
+		}
 		fn(ctx)
 	}()
+}
+
+// idle sleeps for d without holding a worker slot, so work that waits (a
+// run that has not paused yet) does not hold up other answers.
+func (a *Adapter) idle(ctx context.Context, d time.Duration) error {
+	if ctx.Value(slotKey{}) == nil {
+		return sleep(ctx, d)
+	}
+	<-a.work
+	err := sleep(ctx, d)
+	select {
+	case a.work <- struct{}{}:
+		return err
+	case <-ctx.Done():
+		// Keep the deferred release balanced: take the slot back once free.
+		a.work <- struct{}{}
+		return ctx.Err()
+	}
 }

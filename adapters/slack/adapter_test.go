@@ -188,13 +188,16 @@ func TestRespondersUsersAndGroups(t *testing.T) {
 	assert.Contains(t, msg, "<!subteam^S1>")
 	assert.Equal(t, core.StatusPending, e.get(q).Status)
 
+	// Alice's click is built from the message as she sees it before carol
+	// answers: it arrives late, whenever the copy gets updated.
+	late := e.clickPayload(alice, "C1", ts, "API key", nil)
 	e.click(carol, "C1", ts, "OAuth 2.0", nil)
 	got := e.final(q)
 	assert.Equal(t, "U3", got.RespondedBy.ID)
 	assert.Len(t, e.fake.Calls("usergroups.users.list"), 1, "members are cached")
 
 	// A late click from an allowed person: already answered by carol.
-	e.click(alice, "C1", ts, "API key", nil)
+	e.interact(late)
 	e.wait("late notice", func() bool { return len(e.ephemeralsTo(alice)) == 1 })
 	assert.Contains(t, e.ephemeralsTo(alice)[0], "Answered by <@U3>: OAuth 2.0")
 	assert.Equal(t, "OAuth 2.0", e.get(q).Answers["Which auth method?"])
@@ -278,7 +281,7 @@ func TestFinishOnEveryOutcome(t *testing.T) {
 }
 
 func TestNewNamesMissingSettingsWithoutSecrets(t *testing.T) {
-	r := core.NewRouter(core.RouterConfig{Store: newMemStore()})
+	r := core.NewRouter(core.RouterConfig{Store: newTestStore(t)})
 	_, err := New(Config{SigningSecret: "s3cr3t-value"}, r, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "SLACK_BOT_TOKEN")
@@ -296,6 +299,7 @@ func TestNewNamesMissingSettingsWithoutSecrets(t *testing.T) {
 
 	a, err := New(Config{BotToken: "xoxb-x", AppToken: "xapp-y"}, r, nil)
 	require.NoError(t, err, "Socket Mode needs no signing secret")
+	assert.Equal(t, 10*time.Second, a.cfg.RunNotPausedRetry, "clicks wait 10 s for a webhook-mode run to pause (DESIGN §5)")
 	mux := http.NewServeMux()
 	a.Register(mux)
 	_, pattern := mux.Handler(&http.Request{Method: "POST", URL: mustURL("/slack/interactions")})

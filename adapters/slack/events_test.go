@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/askbridge/askbridge/core"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -184,4 +185,64 @@ func TestRunNotPausedRetriedThenExplained(t *testing.T) {
 	assert.Equal(t, "apikey", got.Response)
 	assert.NotEmpty(t, got.ResumedRunID)
 	assert.Len(t, e.ephemeralsTo(alice), 1)
+}
+
+func TestClicksWaitingForARunDoNotHoldUpOtherAnswers(t *testing.T) {
+	e := newEnv(t) // runs are waited for 2 s
+	// More webhook-mode clicks than there are workers, on runs that never pause.
+	var waiting []*core.Question
+	for i := range maxWorkers + 4 {
+		req := authQuestion()
+		req.RunID = fmt.Sprintf("run-webhook-%d", i)
+		req.Targets = req.Targets[:1]
+		req.Resume = &core.ResumeRequest{URL: "https://runtime.example/resume"}
+		q := e.ask(req)
+		e.click(alice, "C1", e.copyOn(q, "C1").MessageTS, "API key", nil)
+		waiting = append(waiting, q)
+	}
+	// Meanwhile a click on an ordinary question is recorded at once.
+	req := authQuestion()
+	req.RunID = "run-wait-mode"
+	req.Targets = req.Targets[:1]
+	q := e.ask(req)
+	start := time.Now()
+	e.click(bob, "C1", e.copyOn(q, "C1").MessageTS, "OAuth 2.0", nil)
+	assert.Equal(t, "oauth", e.final(q).Response)
+	assert.Less(t, time.Since(start), time.Second, "the answer waited behind clicks retrying for their runs")
+	for _, w := range waiting {
+		assert.Equal(t, core.StatusPending, e.get(w).Status)
+	}
+}
+
+func TestTwoReplicasOnRedis(t *testing.T) {
+	stores := redisReplicas(t, 2)
+	fake := fakeslack.New("C1", "C2")
+	t.Cleanup(fake.Close)
+	on := func(i int) envOpt { return func(_ *Config, rc *core.RouterConfig) { rc.Store = stores[i] } }
+	r1, r2 := newReplica(t, fake, on(0)), newReplica(t, fake, on(1))
+
+	// Posted by replica 1, clicked through replica 2, the waiter on replica 1 wakes.
+	q := r1.ask(authQuestion())
+	ts := r1.copyOn(q, "C2").MessageTS
+	r2.click(alice, "C2", ts, "API key", nil)
+	assert.Equal(t, "apikey", r1.final(q).Response)
+	assert.Len(t, r1.edited(q), 2, "both copies updated")
+
+	// Slack delivers a thread reply to one replica and retries it on the
+	// other: it counts once.
+	req := authQuestion()
+	req.RunID = "run-2"
+	req.Targets = req.Targets[:1]
+	q2 := r1.ask(req)
+	root := r1.copyOn(q2, "C1").MessageTS
+	body, _ := json.Marshal(map[string]any{"type": "event_callback", "event_id": "EvR", "event": map[string]any{
+		"type": "message", "user": alice.id, "text": "1", "ts": fake.Seed("C1", root, alice.id, "1"),
+		"thread_ts": root, "channel": "C1"}})
+	require.Equal(t, http.StatusOK, r1.post("/slack/events", body, nil).Code)
+	require.Equal(t, http.StatusOK, r2.post("/slack/events", body, nil).Code)
+	assert.Equal(t, "oauth", r2.final(q2).Response)
+	require.NoError(t, r1.a.Close(t.Context()))
+	require.NoError(t, r2.a.Close(t.Context()))
+	assert.Len(t, fake.Calls("reactions.add"), 1, "one confirmation for one answer")
+	assert.Empty(t, fake.Ephemerals(alice.id), "no \"already answered\" notice from the retry")
 }

@@ -46,9 +46,15 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	t.Helper()
 	fake := fakeslack.New("C1", "C2")
 	t.Cleanup(fake.Close)
+	return newReplica(t, fake, opts...)
+}
+
+// newReplica is one bridge replica talking to fake; replicas given the
+// same store URL share their data.
+func newReplica(t testing.TB, fake *fakeslack.Server, opts ...envOpt) *env {
+	t.Helper()
 	clock := &testClock{t: time.Now().UTC()}
-	st := newTestStore(t)
-	rc := core.RouterConfig{Store: st, Clock: clock,
+	rc := core.RouterConfig{Clock: clock,
 		Routes: []core.Route{
 			{Name: "oncall", Targets: []core.Target{{Platform: "slack", Channel: "C1"}}, Thread: "per-run"},
 			{Name: "two", Targets: []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"}}},
@@ -59,6 +65,10 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	for _, o := range opts {
 		o(&cfg, &rc)
 	}
+	if rc.Store == nil {
+		rc.Store = newTestStore(t)
+	}
+	st := rc.Store
 	router := core.NewRouter(rc)
 	a, err := New(cfg, router, nil)
 	if err != nil {

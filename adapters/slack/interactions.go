@@ -26,6 +26,7 @@ type place struct {
 // readSigned reads the body and verifies Slack's signature before anything
 // is parsed. It writes the 401 itself.
 func (a *Adapter) readSigned(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	a.arrived()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		http.Error(w, "request body too large or unreadable", http.StatusBadRequest)
@@ -223,7 +224,7 @@ func (a *Adapter) record(ctx context.Context, w place, project string, q *core.Q
 			return true
 		}
 		if core.ErrorCode(err) == core.ERunNotPaused && time.Now().Before(deadline) {
-			if sleep(ctx, 250*time.Millisecond) == nil {
+			if a.idle(ctx, 250*time.Millisecond) == nil {
 				continue
 			}
 		}

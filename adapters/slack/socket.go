@@ -48,6 +48,7 @@ func (a *Adapter) socketEvent(sm *socketmode.Client, evt socketmode.Event) {
 		if evt.Request == nil {
 			return
 		}
+		a.arrived()
 		var resp any
 		if ic, err := parseInteraction(evt.Request.Payload); err == nil {
 			resp = a.interact(ic)
@@ -59,6 +60,7 @@ func (a *Adapter) socketEvent(sm *socketmode.Client, evt socketmode.Event) {
 		if evt.Request == nil {
 			return
 		}
+		a.arrived()
 		_ = sm.Ack(*evt.Request)
 		var ev outerEvent
 		if err := json.Unmarshal(evt.Request.Payload, &ev); err == nil {

@@ -1,9 +1,38 @@
 package slack
 
 import (
+	"context"
 	"testing"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/store/storetest"
 )
 
-func newTestStore(t testing.TB) core.Store { return newMemStore() }
+// newTestStore opens the embedded in-process store, the bridge's default.
+func newTestStore(t testing.TB) *store.Store { return openStore(t, "") }
+
+// newRedisStore opens a store on a real redis-server started for the test.
+func newRedisStore(t testing.TB) *store.Store { return openStore(t, storetest.Redis(t).URL) }
+
+// redisReplicas starts a real redis-server for the test and opens n
+// stores on it: n bridge replicas sharing one Redis.
+func redisReplicas(t testing.TB, n int) []*store.Store {
+	srv := storetest.Redis(t)
+	out := make([]*store.Store, n)
+	for i := range out {
+		out[i] = openStore(t, srv.URL)
+	}
+	return out
+}
+
+// openStore opens a store on url ("" = embedded) and closes it when the
+// test ends, after everything registered later (routers, adapters).
+func openStore(t testing.TB, url string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{URL: url})
+	if err != nil {
+		t.Fatalf("opening the store: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}

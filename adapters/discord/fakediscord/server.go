@@ -1,4 +1,10 @@
-package discord
+// Package fakediscord is an httptest Discord for tests: it enforces the
+// message, component and modal limits (400 Invalid Form Body), bot
+// authorization, interaction token lifetimes and single acknowledgement,
+// answers 429 with Retry-After or 5xx on demand, and plays the Discord
+// client: it signs interactions (Ed25519) for components that exist on its
+// messages and applies the responses.
+package fakediscord
 
 import (
 	"bytes"
@@ -18,54 +24,63 @@ import (
 	"unicode/utf8"
 )
 
-// fakeDiscord behaves like Discord's API for what the adapter uses: it
+// Server behaves like Discord's API for what the adapter uses: it
 // enforces the message, component and modal limits (400 Invalid Form Body),
 // bot authorization, interaction token lifetimes and single acknowledgement,
 // and can answer 429 with Retry-After or 5xx on demand. It also plays the
 // Discord client: it signs interactions for components that exist on its
 // messages and applies the responses.
-type fakeDiscord struct {
-	t        testing.TB
-	srv      *httptest.Server
-	botToken string
-	appID    string
-	pub      ed25519.PublicKey
-	priv     ed25519.PrivateKey
-	target   string // the adapter's interactions endpoint (HTTP mode)
-	client   *http.Client
-	now      func() time.Time
+type Server struct {
+	BotToken string // the bot token the fake accepts
+	AppID    string // the application id
+	// Target is the adapter's interactions endpoint (HTTP mode): where
+	// Click, Choose and SubmitModal send interactions.
+	Target string
+	// Now is the fake's clock for signatures and token lifetimes.
+	Now func() time.Time
+	// RetryAfter is the wait, in seconds, of 429 answers.
+	RetryAfter float64
+
+	t      testing.TB
+	srv    *httptest.Server
+	pub    ed25519.PublicKey
+	priv   ed25519.PrivateKey
+	client *http.Client
 
 	mu         sync.Mutex
 	next       int64
-	channels   map[string]fakeChannel
-	messages   map[string]*fakeMessage
-	tokens     map[string]*fakeToken
+	channels   map[string]Channel
+	messages   map[string]*Message
+	tokens     map[string]*Token
 	ephemerals map[string][]string // user id → private messages received
 	calls      map[string]int      // op → count
 	faults     map[string][]int    // op → statuses to answer next
 	violations []string
-	retryAfter float64 // seconds in 429 answers
 }
 
-type fakeChannel struct{ ID, Guild, Parent string }
+// Channel is a guild channel (or a thread, with its Parent).
+type Channel struct{ ID, Guild, Parent string }
 
-type fakeMessage struct {
+// Message is a posted message as the fake keeps it; Edits counts its edits.
+type Message struct {
 	ID, ChannelID string
 	Content       string
-	Embeds        []fEmbed
-	Components    []fComponent
+	Embeds        []Embed
+	Components    []Component
 	Edits         int
 	Thread        string
 }
 
-type fakeToken struct {
+// Token is an interaction token: the message and person it was issued for.
+type Token struct {
 	MessageID string
 	User      string
 	Issued    time.Time
 	Acked     bool
 }
 
-type fEmbed struct {
+// Embed is a message embed.
+type Embed struct {
 	Title       string `json:"title"`
 	Description string `json:"description"`
 	Fields      []struct {
@@ -78,34 +93,37 @@ type fEmbed struct {
 	Timestamp string `json:"timestamp"`
 }
 
-type fOption struct {
+// Option is an option of a string select.
+type Option struct {
 	Label       string `json:"label"`
 	Value       string `json:"value"`
 	Description string `json:"description"`
 	Default     bool   `json:"default"`
 }
 
-type fComponent struct {
-	Type        int          `json:"type"`
-	CustomID    string       `json:"custom_id,omitempty"`
-	Label       string       `json:"label,omitempty"`
-	Style       int          `json:"style,omitempty"`
-	Disabled    bool         `json:"disabled,omitempty"`
-	Options     []fOption    `json:"options,omitempty"`
-	MinValues   *int         `json:"min_values,omitempty"`
-	MaxValues   int          `json:"max_values,omitempty"`
-	Placeholder string       `json:"placeholder,omitempty"`
-	Value       string       `json:"value,omitempty"`
-	MinLength   int          `json:"min_length,omitempty"`
-	MaxLength   int          `json:"max_length,omitempty"`
-	Components  []fComponent `json:"components,omitempty"`
+// Component is a message or modal component (rows hold Components).
+type Component struct {
+	Type        int         `json:"type"`
+	CustomID    string      `json:"custom_id,omitempty"`
+	Label       string      `json:"label,omitempty"`
+	Style       int         `json:"style,omitempty"`
+	Disabled    bool        `json:"disabled,omitempty"`
+	Options     []Option    `json:"options,omitempty"`
+	MinValues   *int        `json:"min_values,omitempty"`
+	MaxValues   int         `json:"max_values,omitempty"`
+	Placeholder string      `json:"placeholder,omitempty"`
+	Value       string      `json:"value,omitempty"`
+	MinLength   int         `json:"min_length,omitempty"`
+	MaxLength   int         `json:"max_length,omitempty"`
+	Components  []Component `json:"components,omitempty"`
 }
 
-type fPayload struct {
-	Content         *string       `json:"content"`
-	Embeds          *[]fEmbed     `json:"embeds"`
-	Components      *[]fComponent `json:"components"`
-	Flags           int           `json:"flags"`
+// Payload is a message body, an interaction response's data, or a modal.
+type Payload struct {
+	Content         *string      `json:"content"`
+	Embeds          *[]Embed     `json:"embeds"`
+	Components      *[]Component `json:"components"`
+	Flags           int          `json:"flags"`
 	AllowedMentions *struct {
 		Parse []string `json:"parse"`
 	} `json:"allowed_mentions"`
@@ -114,21 +132,24 @@ type fPayload struct {
 	Title    string `json:"title"`
 }
 
-type fResponse struct {
-	Type int       `json:"type"`
-	Data *fPayload `json:"data"`
+// Response is an interaction response.
+type Response struct {
+	Type int      `json:"type"`
+	Data *Payload `json:"data"`
 }
 
-func newFakeDiscord(t testing.TB) *fakeDiscord {
+// New starts a fake Discord with guild 900 and channel 1000; it is closed,
+// and every rule a request broke is reported, when the test ends.
+func New(t testing.TB) *Server {
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeDiscord{t: t, botToken: "fake-bot-token-SECRET", appID: "424242", pub: pub, priv: priv,
-		client: &http.Client{Timeout: 10 * time.Second}, now: time.Now, next: 1100000000000000000,
-		channels: map[string]fakeChannel{}, messages: map[string]*fakeMessage{}, tokens: map[string]*fakeToken{},
-		ephemerals: map[string][]string{}, calls: map[string]int{}, faults: map[string][]int{}, retryAfter: 0.05}
-	f.addChannel("1000", "900")
+	f := &Server{t: t, BotToken: "fake-bot-token-SECRET", AppID: "424242", pub: pub, priv: priv,
+		client: &http.Client{Timeout: 10 * time.Second}, Now: time.Now, next: 1100000000000000000,
+		channels: map[string]Channel{}, messages: map[string]*Message{}, tokens: map[string]*Token{},
+		ephemerals: map[string][]string{}, calls: map[string]int{}, faults: map[string][]int{}, RetryAfter: 0.05}
+	f.AddChannel("1000", "900")
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(func() {
 		f.srv.Close()
@@ -141,34 +162,40 @@ func newFakeDiscord(t testing.TB) *fakeDiscord {
 	return f
 }
 
-func (f *fakeDiscord) apiURL() string    { return f.srv.URL + "/api/v10" }
-func (f *fakeDiscord) publicKey() string { return hex.EncodeToString(f.pub) }
+// APIURL is the fake's API base (DISCORD_API_URL).
+func (f *Server) APIURL() string { return f.srv.URL + "/api/v10" }
 
-func (f *fakeDiscord) addChannel(id, guild string) {
+// PublicKey is the application's hex public key (DISCORD_PUBLIC_KEY).
+func (f *Server) PublicKey() string { return hex.EncodeToString(f.pub) }
+
+// AddChannel adds a channel of guild.
+func (f *Server) AddChannel(id, guild string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.channels[id] = fakeChannel{ID: id, Guild: guild}
+	f.channels[id] = Channel{ID: id, Guild: guild}
 }
 
 // fail makes the next calls of op answer with these statuses.
-func (f *fakeDiscord) fail(op string, statuses ...int) {
+func (f *Server) Fail(op string, statuses ...int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.faults[op] = append(f.faults[op], statuses...)
 }
 
-func (f *fakeDiscord) count(op string) int {
+// Count is how many calls of op ("post", "edit", "token-edit", "callback",
+// "followup", "thread", "channel") the fake received.
+func (f *Server) Count(op string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[op]
 }
 
-func (f *fakeDiscord) id() string {
+func (f *Server) id() string {
 	f.next++
 	return strconv.FormatInt(f.next, 10)
 }
 
-func (f *fakeDiscord) violation(w http.ResponseWriter, format string, args ...any) {
+func (f *Server) violation(w http.ResponseWriter, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	f.violations = append(f.violations, msg)
 	w.Header().Set("Content-Type", "application/json")
@@ -188,7 +215,7 @@ func writeJSONT(w http.ResponseWriter, v any) {
 }
 
 // fault answers a queued failure for op, if any.
-func (f *fakeDiscord) fault(w http.ResponseWriter, op string) bool {
+func (f *Server) fault(w http.ResponseWriter, op string) bool {
 	q := f.faults[op]
 	if len(q) == 0 {
 		return false
@@ -198,24 +225,24 @@ func (f *fakeDiscord) fault(w http.ResponseWriter, op string) bool {
 	if status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")
 		w.Header().Set("X-RateLimit-Remaining", "0")
-		w.Header().Set("X-RateLimit-Reset-After", strconv.FormatFloat(f.retryAfter, 'f', 3, 64))
+		w.Header().Set("X-RateLimit-Reset-After", strconv.FormatFloat(f.RetryAfter, 'f', 3, 64))
 		w.Header().Set("X-RateLimit-Scope", "user")
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		fmt.Fprintf(w, `{"message":"You are being rate limited.","retry_after":%.3f,"global":false}`, f.retryAfter)
+		fmt.Fprintf(w, `{"message":"You are being rate limited.","retry_after":%.3f,"global":false}`, f.RetryAfter)
 		return true
 	}
 	apiErr(w, status, 0, http.StatusText(status))
 	return true
 }
 
-func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
+func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	path := strings.TrimPrefix(r.URL.Path, "/api/v10")
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if parts[0] == "channels" && r.Header.Get("Authorization") != "Bot "+f.botToken {
+	if parts[0] == "channels" && r.Header.Get("Authorization") != "Bot "+f.BotToken {
 		apiErr(w, http.StatusUnauthorized, 0, "401: Unauthorized")
 		return
 	}
@@ -238,7 +265,7 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 			apiErr(w, 404, 10003, "Unknown Channel")
 			return
 		}
-		var p fPayload
+		var p Payload
 		if err := json.Unmarshal(body, &p); err != nil {
 			f.violation(w, "post: body is not JSON: %v", err)
 			return
@@ -246,7 +273,7 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 		if !f.checkMessage(w, "post", &p) {
 			return
 		}
-		m := &fakeMessage{ID: f.id(), ChannelID: ch.ID}
+		m := &Message{ID: f.id(), ChannelID: ch.ID}
 		applyPayload(m, &p)
 		f.messages[m.ID] = m
 		writeJSONT(w, map[string]any{"id": m.ID, "channel_id": m.ChannelID, "content": m.Content})
@@ -260,7 +287,7 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 			apiErr(w, 404, 10008, "Unknown Message")
 			return
 		}
-		var p fPayload
+		var p Payload
 		if err := json.Unmarshal(body, &p); err != nil || !f.checkMessage(w, "edit", &p) {
 			if err != nil {
 				f.violation(w, "edit: body is not JSON")
@@ -292,14 +319,14 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 			f.violation(w, "thread name must be 1-100 characters, got %d", n)
 			return
 		}
-		th := fakeChannel{ID: f.id(), Guild: f.channels[parts[1]].Guild, Parent: parts[1]}
+		th := Channel{ID: f.id(), Guild: f.channels[parts[1]].Guild, Parent: parts[1]}
 		f.channels[th.ID] = th
 		m.Thread = th.ID
 		writeJSONT(w, map[string]any{"id": th.ID, "guild_id": th.Guild, "parent_id": th.Parent, "type": 11, "name": p.Name})
 	case r.Method == "POST" && len(parts) == 4 && parts[0] == "interactions" && parts[3] == "callback":
 		f.calls["callback"]++
 		tok, ok := f.tokens[parts[2]]
-		if !ok || f.now().Sub(tok.Issued) > 3*time.Second {
+		if !ok || f.Now().Sub(tok.Issued) > 3*time.Second {
 			apiErr(w, 404, 10062, "Unknown interaction")
 			return
 		}
@@ -307,7 +334,7 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 			apiErr(w, 400, 40060, "Interaction has already been acknowledged.")
 			return
 		}
-		var resp fResponse
+		var resp Response
 		_ = json.Unmarshal(body, &resp)
 		if !f.applyResponse(w, tok, &resp) {
 			return
@@ -320,7 +347,7 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		tok, ok := f.tokens[parts[2]]
-		if !ok || parts[1] != f.appID || f.now().Sub(tok.Issued) > 15*time.Minute {
+		if !ok || parts[1] != f.AppID || f.Now().Sub(tok.Issued) > 15*time.Minute {
 			apiErr(w, 401, 50027, "Invalid Webhook Token")
 			return
 		}
@@ -328,7 +355,7 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 			apiErr(w, 404, 10015, "Unknown Webhook")
 			return
 		}
-		var p fPayload
+		var p Payload
 		_ = json.Unmarshal(body, &p)
 		if !f.checkMessage(w, "token-edit", &p) {
 			return
@@ -340,11 +367,11 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "POST" && len(parts) == 3 && parts[0] == "webhooks":
 		f.calls["followup"]++
 		tok, ok := f.tokens[parts[2]]
-		if !ok || parts[1] != f.appID || f.now().Sub(tok.Issued) > 15*time.Minute {
+		if !ok || parts[1] != f.AppID || f.Now().Sub(tok.Issued) > 15*time.Minute {
 			apiErr(w, 401, 50027, "Invalid Webhook Token")
 			return
 		}
-		var p fPayload
+		var p Payload
 		_ = json.Unmarshal(body, &p)
 		if !f.checkMessage(w, "followup", &p) {
 			return
@@ -353,7 +380,7 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 			f.violation(w, "follow-up to one person must be ephemeral")
 			return
 		}
-		f.ephemerals[tok.User] = append(f.ephemerals[tok.User], deref(p.Content))
+		f.ephemerals[tok.User] = append(f.ephemerals[tok.User], Deref(p.Content))
 		writeJSONT(w, map[string]any{"id": f.id()})
 	default:
 		f.violations = append(f.violations, "unexpected request "+r.Method+" "+path)
@@ -361,14 +388,15 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func deref(s *string) string {
+// Deref returns *s, or "" for nil.
+func Deref(s *string) string {
 	if s == nil {
 		return ""
 	}
 	return *s
 }
 
-func applyPayload(m *fakeMessage, p *fPayload) {
+func applyPayload(m *Message, p *Payload) {
 	if p.Content != nil {
 		m.Content = *p.Content
 	}
@@ -381,7 +409,7 @@ func applyPayload(m *fakeMessage, p *fPayload) {
 }
 
 // checkMessage enforces Discord's limits on a message body.
-func (f *fakeDiscord) checkMessage(w http.ResponseWriter, op string, p *fPayload) bool {
+func (f *Server) checkMessage(w http.ResponseWriter, op string, p *Payload) bool {
 	var probs []string
 	bad := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 	if p.AllowedMentions == nil || len(p.AllowedMentions.Parse) != 0 {
@@ -433,7 +461,7 @@ func (f *fakeDiscord) checkMessage(w http.ResponseWriter, op string, p *fPayload
 	return true
 }
 
-func checkComponents(rows []fComponent) []string {
+func checkComponents(rows []Component) []string {
 	var probs []string
 	bad := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 	if len(rows) > 5 {
@@ -503,7 +531,7 @@ func checkComponents(rows []fComponent) []string {
 	return probs
 }
 
-func checkModal(p *fPayload) []string {
+func checkModal(p *Payload) []string {
 	var probs []string
 	bad := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 	if n := utf8.RuneCountInString(p.Title); n < 1 || n > 45 {
@@ -539,7 +567,7 @@ func checkModal(p *fPayload) []string {
 }
 
 // applyResponse applies an interaction response as Discord would.
-func (f *fakeDiscord) applyResponse(w http.ResponseWriter, tok *fakeToken, resp *fResponse) bool {
+func (f *Server) applyResponse(w http.ResponseWriter, tok *Token, resp *Response) bool {
 	switch resp.Type {
 	case 4:
 		if resp.Data == nil || resp.Data.Flags&64 == 0 {
@@ -549,7 +577,7 @@ func (f *fakeDiscord) applyResponse(w http.ResponseWriter, tok *fakeToken, resp 
 		if !f.checkMessage(w, "reply", resp.Data) {
 			return false
 		}
-		f.ephemerals[tok.User] = append(f.ephemerals[tok.User], deref(resp.Data.Content))
+		f.ephemerals[tok.User] = append(f.ephemerals[tok.User], Deref(resp.Data.Content))
 	case 6:
 	case 7:
 		if resp.Data == nil || !f.checkMessage(w, "update", resp.Data) {
@@ -577,22 +605,22 @@ func (f *fakeDiscord) applyResponse(w http.ResponseWriter, tok *fakeToken, resp 
 	return true
 }
 
-// fakeUser is a person clicking in the Discord client.
-type fakeUser struct {
+// User is a person clicking in the Discord client.
+type User struct {
 	ID, Name string
 	Roles    []string
 }
 
 // interaction is what Discord sends for a click or a modal submit.
-func (f *fakeDiscord) interaction(u fakeUser, m *fakeMessage, typ int, data map[string]any) (map[string]any, *fakeToken, string) {
+func (f *Server) Interaction(u User, m *Message, typ int, data map[string]any) (map[string]any, *Token, string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	token := "itoken-" + f.id()
-	tok := &fakeToken{MessageID: m.ID, User: u.ID, Issued: f.now()}
+	tok := &Token{MessageID: m.ID, User: u.ID, Issued: f.Now()}
 	f.tokens[token] = tok
 	ch := f.channels[m.ChannelID]
 	in := map[string]any{
-		"id": f.id(), "application_id": f.appID, "type": typ, "token": token, "version": 1,
+		"id": f.id(), "application_id": f.AppID, "type": typ, "token": token, "version": 1,
 		"guild_id": ch.Guild, "channel_id": m.ChannelID, "data": data,
 		"message": map[string]any{"id": m.ID, "channel_id": m.ChannelID, "content": m.Content, "components": m.Components},
 		"member":  map[string]any{"user": map[string]any{"id": u.ID, "username": u.Name}, "roles": u.Roles, "nick": nil},
@@ -601,18 +629,18 @@ func (f *fakeDiscord) interaction(u fakeUser, m *fakeMessage, typ int, data map[
 }
 
 // sign returns the signature headers for body at time ts.
-func (f *fakeDiscord) sign(body []byte, ts time.Time) (sig, stamp string) {
+func (f *Server) Sign(body []byte, ts time.Time) (sig, stamp string) {
 	stamp = strconv.FormatInt(ts.Unix(), 10)
 	return hex.EncodeToString(ed25519.Sign(f.priv, append([]byte(stamp), body...))), stamp
 }
 
 // send POSTs a signed interaction to the adapter and applies its response.
 // It fails the test if the response breaks a rule or comes after 3 s.
-func (f *fakeDiscord) send(in map[string]any, tok *fakeToken) *fResponse {
+func (f *Server) Send(in map[string]any, tok *Token) *Response {
 	f.t.Helper()
 	body, _ := json.Marshal(in)
-	sig, stamp := f.sign(body, f.now())
-	req, _ := http.NewRequest("POST", f.target, bytes.NewReader(body))
+	sig, stamp := f.Sign(body, f.Now())
+	req, _ := http.NewRequest("POST", f.Target, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Signature-Ed25519", sig)
 	req.Header.Set("X-Signature-Timestamp", stamp)
@@ -629,21 +657,28 @@ func (f *fakeDiscord) send(in map[string]any, tok *fakeToken) *fResponse {
 		b, _ := io.ReadAll(res.Body)
 		f.t.Fatalf("interaction: HTTP %d: %s", res.StatusCode, b)
 	}
-	var resp fResponse
+	var resp Response
 	if err := json.NewDecoder(res.Body).Decode(&resp); err != nil {
 		f.t.Fatalf("interaction response is not JSON: %v", err)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	rec := httptest.NewRecorder()
-	if f.applyResponse(rec, tok, &resp) {
-		tok.Acked = true
-	}
+	f.Apply(tok, &resp)
 	return &resp
 }
 
+// Apply applies the response to an interaction (its token) as Discord
+// does, for interactions sent by other means than Send. A response that
+// breaks a rule is reported when the test ends.
+func (f *Server) Apply(tok *Token, resp *Response) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rec := httptest.NewRecorder()
+	if f.applyResponse(rec, tok, resp) {
+		tok.Acked = true
+	}
+}
+
 // message returns a copy of a posted message.
-func (f *fakeDiscord) message(id string) *fakeMessage {
+func (f *Server) Message(id string) *Message {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m, ok := f.messages[id]
@@ -656,7 +691,8 @@ func (f *fakeDiscord) message(id string) *fakeMessage {
 	return &c
 }
 
-func (f *fakeDiscord) private(user string) []string {
+// Private returns the ephemeral messages user received.
+func (f *Server) Private(user string) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.ephemerals[user]...)
@@ -664,7 +700,7 @@ func (f *fakeDiscord) private(user string) []string {
 
 // find returns the enabled component with this label (button) or the
 // select at row index, failing the test when there is none.
-func (f *fakeDiscord) button(m *fakeMessage, label string) fComponent {
+func (f *Server) Button(m *Message, label string) Component {
 	f.t.Helper()
 	for _, row := range m.Components {
 		for _, c := range row.Components {
@@ -677,22 +713,22 @@ func (f *fakeDiscord) button(m *fakeMessage, label string) fComponent {
 		}
 	}
 	f.t.Fatalf("no button %q on message %s", label, m.ID)
-	return fComponent{}
+	return Component{}
 }
 
 // click presses a button as u.
-func (f *fakeDiscord) click(u fakeUser, msgID, label string) *fResponse {
+func (f *Server) Click(u User, msgID, label string) *Response {
 	f.t.Helper()
-	m := f.message(msgID)
-	c := f.button(m, label)
-	in, tok, _ := f.interaction(u, m, 3, map[string]any{"custom_id": c.CustomID, "component_type": 2})
-	return f.send(in, tok)
+	m := f.Message(msgID)
+	c := f.Button(m, label)
+	in, tok, _ := f.Interaction(u, m, 3, map[string]any{"custom_id": c.CustomID, "component_type": 2})
+	return f.Send(in, tok)
 }
 
 // choose picks options by label in the select of row (0-based) as u.
-func (f *fakeDiscord) choose(u fakeUser, msgID string, row int, labels ...string) *fResponse {
+func (f *Server) Choose(u User, msgID string, row int, labels ...string) *Response {
 	f.t.Helper()
-	m := f.message(msgID)
+	m := f.Message(msgID)
 	if row >= len(m.Components) || len(m.Components[row].Components) != 1 || m.Components[row].Components[0].Type != 3 {
 		f.t.Fatalf("row %d of message %s is not a select", row, msgID)
 	}
@@ -715,20 +751,28 @@ func (f *fakeDiscord) choose(u fakeUser, msgID string, row int, labels ...string
 	if len(values) > max(s.MaxValues, 1) {
 		f.t.Fatalf("select allows %d values, chose %d", s.MaxValues, len(values))
 	}
-	in, tok, _ := f.interaction(u, m, 3, map[string]any{"custom_id": s.CustomID, "component_type": 3, "values": values})
-	return f.send(in, tok)
+	in, tok, _ := f.Interaction(u, m, 3, map[string]any{"custom_id": s.CustomID, "component_type": 3, "values": values})
+	return f.Send(in, tok)
 }
 
 // submitModal fills the modal's text input with text and submits it as u.
-func (f *fakeDiscord) submitModal(u fakeUser, msgID string, modal *fResponse, text string) *fResponse {
+func (f *Server) SubmitModal(u User, msgID string, modal *Response, text string) *Response {
 	f.t.Helper()
 	if modal.Type != 9 {
 		f.t.Fatalf("expected a modal (type 9), got type %d", modal.Type)
 	}
 	ti := (*modal.Data.Components)[0].Components[0]
-	m := f.message(msgID)
-	in, tok, _ := f.interaction(u, m, 5, map[string]any{"custom_id": modal.Data.CustomID, "components": []any{
+	m := f.Message(msgID)
+	in, tok, _ := f.Interaction(u, m, 5, map[string]any{"custom_id": modal.Data.CustomID, "components": []any{
 		map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": ti.CustomID, "value": text}}},
 	}})
-	return f.send(in, tok)
+	return f.Send(in, tok)
+}
+
+// ClickDisabledAnyway sends a click on a control the client no longer
+// shows (a stale client, a copy whose edit failed).
+func (f *Server) ClickDisabledAnyway(u User, msgID, customID string) *Response {
+	m := f.Message(msgID)
+	in, tok, _ := f.Interaction(u, m, 3, map[string]any{"custom_id": customID, "component_type": 2})
+	return f.Send(in, tok)
 }

@@ -1,0 +1,235 @@
+// Package crosstest runs the real Slack and Discord adapters together,
+// against their fake platforms, with one core.Router and the real store:
+// what a person on one platform does must show on the other.
+package crosstest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/discord"
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
+	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const slackSecret = "cross-test-signing-secret"
+
+// bridge is one replica with both adapters behind one HTTP server, as
+// cmd/bridge wires them.
+type bridge struct {
+	t       *testing.T
+	store   *store.Store
+	router  *core.Router
+	slack   *fakeslack.Server
+	discord *fakediscord.Server
+	srv     *httptest.Server
+}
+
+func newBridge(t *testing.T) *bridge {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+
+	fs := fakeslack.New("C1")
+	t.Cleanup(fs.Close)
+	fd := fakediscord.New(t)
+
+	router := core.NewRouter(core.RouterConfig{Store: st})
+	sa, err := slack.New(slack.Config{BotToken: fs.BotToken, SigningSecret: slackSecret, APIURL: fs.APIURL()}, router, nil)
+	require.NoError(t, err)
+	da, err := discord.New(discord.Config{BotToken: fd.BotToken, ApplicationID: fd.AppID,
+		PublicKey: fd.PublicKey(), APIURL: fd.APIURL()}, router, nil)
+	require.NoError(t, err)
+	router.AddChannel(sa)
+	router.AddChannel(da)
+
+	mux := http.NewServeMux()
+	sa.Register(mux)
+	da.Register(mux)
+	srv := httptest.NewServer(mux)
+	fd.Target = srv.URL + "/discord/interactions"
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = sa.Close(ctx)
+		_ = da.Close(ctx)
+		_ = router.Close(ctx)
+		srv.Close()
+	})
+	return &bridge{t: t, store: st, router: router, slack: fs, discord: fd, srv: srv}
+}
+
+// ask fans one question out to Slack channel C1 and Discord channel 1000.
+func (b *bridge) ask() (q *core.Question, slackTS, discordID string) {
+	b.t.Helper()
+	res, err := b.router.Ask(context.Background(), "ops", &core.AskRequest{RunID: "run-1", AgentID: "deploy-bot",
+		AgentName: "Deploy bot", Questions: []core.Item{{Question: "Which auth method?", Header: "Auth",
+			Options: []core.Option{{Label: "OAuth 2.0", Value: "oauth"}, {Label: "API key", Value: "apikey"}}}},
+		Targets: []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "1000"}}}, "")
+	require.NoError(b.t, err)
+	q = res.Question
+	for _, t := range q.Targets {
+		require.Empty(b.t, t.Error, "posting to %s", t.Platform)
+		switch t.Platform {
+		case "slack":
+			slackTS = t.MessageTS
+		case "discord":
+			discordID = t.MessageTS
+		}
+	}
+	require.NotEmpty(b.t, slackTS)
+	require.NotEmpty(b.t, discordID)
+	return q, slackTS, discordID
+}
+
+// final is the agent's waiter.
+func (b *bridge) final(q *core.Question) *core.Question {
+	b.t.Helper()
+	got, err := b.router.Wait(context.Background(), q.ProjectID, q.ID, 5*time.Second)
+	require.NoError(b.t, err)
+	require.True(b.t, got.Status.Final(), "question still %s", got.Status)
+	return got
+}
+
+// slackClick clicks the button labelled label on the Slack copy.
+func (b *bridge) slackClick(userID, userName, ts, label string) {
+	b.t.Helper()
+	b.sendSlack(b.slackClickBody(userID, userName, ts, label))
+}
+
+// slackClickBody is the signed-to-be body Slack sends for a click on the
+// button labelled label, as the copy shows it now.
+func (b *bridge) slackClickBody(userID, userName, ts, label string) string {
+	b.t.Helper()
+	m, ok := b.slack.Message("C1", ts)
+	require.True(b.t, ok)
+	var blocks []struct {
+		BlockID  string           `json:"block_id"`
+		Elements []map[string]any `json:"elements"`
+	}
+	require.NoError(b.t, json.Unmarshal(m.Blocks, &blocks))
+	var action map[string]any
+	for _, bl := range blocks {
+		for _, el := range bl.Elements {
+			if tx, ok := el["text"].(map[string]any); ok && tx["text"] == label {
+				action = map[string]any{"action_id": el["action_id"], "block_id": bl.BlockID, "type": el["type"],
+					"value": el["value"], "action_ts": "1.1"}
+			}
+		}
+	}
+	require.NotNil(b.t, action, "no button %q on the Slack copy", label)
+	payload, _ := json.Marshal(map[string]any{"type": "block_actions", "trigger_id": b.slack.Trigger(),
+		"user":      map[string]any{"id": userID, "username": userName, "name": userName},
+		"container": map[string]any{"type": "message", "channel_id": "C1", "message_ts": ts},
+		"channel":   map[string]any{"id": "C1"}, "actions": []any{action}})
+	return url.Values{"payload": {string(payload)}}.Encode()
+}
+
+// sendSlack posts an interaction body to the bridge, signed as Slack does.
+func (b *bridge) sendSlack(body string) {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/slack/interactions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	stamp, sig := slack.Sign(slackSecret, time.Now(), []byte(body))
+	req.Header.Set("X-Slack-Request-Timestamp", stamp)
+	req.Header.Set("X-Slack-Signature", sig)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(b.t, err)
+	res.Body.Close()
+	require.Equal(b.t, http.StatusOK, res.StatusCode)
+}
+
+// slackUpdated waits until the Slack copy was edited and returns it.
+func (b *bridge) slackUpdated(ts string) fakeslack.Message {
+	b.t.Helper()
+	var m fakeslack.Message
+	require.Eventually(b.t, func() bool {
+		m, _ = b.slack.Message("C1", ts)
+		return m.Edits > 0
+	}, 5*time.Second, 5*time.Millisecond, "the Slack copy was never updated")
+	return m
+}
+
+// discordFinished waits until the Discord copy shows outcome with every
+// control disabled.
+func (b *bridge) discordFinished(id, outcome string) {
+	b.t.Helper()
+	var m *fakediscord.Message
+	ok := assert.Eventually(b.t, func() bool {
+		m = b.discord.Message(id)
+		if !strings.Contains(m.Content, outcome) {
+			return false
+		}
+		for _, row := range m.Components {
+			for _, c := range row.Components {
+				if !c.Disabled {
+					return false
+				}
+			}
+		}
+		return true
+	}, 5*time.Second, 5*time.Millisecond)
+	if !ok {
+		b.t.Fatalf("the Discord copy does not show %q with its controls disabled: %q %+v", outcome, m.Content, m.Components)
+	}
+}
+
+func TestAnsweredOnDiscordUpdatesTheSlackCopy(t *testing.T) {
+	b := newBridge(t)
+	q, ts, msg := b.ask()
+	late := b.slackClickBody("U2", "erin", ts, "API key") // erin's Slack client still shows the buttons
+
+	resp := b.discord.Click(fakediscord.User{ID: "4455", Name: "dana"}, msg, "OAuth 2.0")
+	require.Contains(t, []int{6, 7}, resp.Type)
+	got := b.final(q)
+	assert.Equal(t, core.StatusAnswered, got.Status)
+	assert.Equal(t, "oauth", got.Response)
+	assert.Equal(t, core.Person{Platform: "discord", ID: "4455", Name: "dana"}, *got.RespondedBy)
+
+	b.discordFinished(msg, "Answered by dana: OAuth 2.0")
+	m := b.slackUpdated(ts)
+	assert.Contains(t, m.Texts(), "Answered by *dana*: OAuth 2.0")
+	assert.NotContains(t, string(m.Blocks), `"actions"`, "the Slack copy keeps no buttons")
+	assert.Len(t, b.slack.Calls("chat.update"), 1)
+
+	// A late click on Slack changes nothing and is told who answered.
+	b.sendSlack(late)
+	require.Eventually(t, func() bool { return len(b.slack.Ephemerals("U2")) == 1 }, 5*time.Second, 5*time.Millisecond)
+	assert.Contains(t, b.slack.Ephemerals("U2")[0].Text, "Answered by *dana*: OAuth 2.0")
+	assert.Equal(t, "oauth", b.final(q).Response)
+}
+
+func TestAnsweredOnSlackUpdatesTheDiscordCopy(t *testing.T) {
+	b := newBridge(t)
+	q, ts, msg := b.ask()
+	oauth := b.discord.Button(b.discord.Message(msg), "OAuth 2.0").CustomID // as dana's client shows it
+
+	b.slackClick("U1", "alice", ts, "API key")
+	got := b.final(q)
+	assert.Equal(t, "apikey", got.Response)
+	assert.Equal(t, "slack", got.RespondedBy.Platform)
+	assert.Equal(t, "U1", got.RespondedBy.ID)
+
+	m := b.slackUpdated(ts)
+	assert.Contains(t, m.Texts(), "Answered by <@U1>: API key")
+	b.discordFinished(msg, "Answered by alice: API key")
+	assert.Equal(t, 1, b.discord.Message(msg).Edits, "the Discord copy is edited once")
+
+	// A late click on Discord is told who answered, privately.
+	late := b.discord.ClickDisabledAnyway(fakediscord.User{ID: "4455", Name: "dana"}, msg, oauth)
+	assert.Equal(t, 4, late.Type)
+	assert.Contains(t, fakediscord.Deref(late.Data.Content), "Already answered by alice")
+	assert.Equal(t, "apikey", b.final(q).Response)
+}
