@@ -95,7 +95,7 @@ func TestReceiverDownForAnHourGetsEveryDeliveryAfterItReturns(t *testing.T) {
 	outcomes := map[string]int{}
 	var omu sync.Mutex
 	d := resume.New(resume.Config{Store: st, Clock: clock, Secret: func(string) []byte { return secret },
-		Client: &http.Client{Timeout: 5 * time.Second},
+		Client:  &http.Client{Timeout: 5 * time.Second},
 		Observe: func(o string) { omu.Lock(); outcomes[o]++; omu.Unlock() }})
 
 	start := clock.Now()
