@@ -119,7 +119,9 @@ func run() error {
 	return nil
 }
 
-func numCPU() int { return int(must(strconv.Atoi(strings.TrimSpace(envOr("GOMAXPROCS", fmt.Sprint(runtimeCPU())))))) }
+func numCPU() int {
+	return int(must(strconv.Atoi(strings.TrimSpace(envOr("GOMAXPROCS", fmt.Sprint(runtimeCPU()))))))
+}
 
 func must[T any](v T, _ error) T { return v }
 
@@ -610,7 +612,7 @@ func createPending(ctx context.Context, st *store.Store, project string, from, n
 					{Label: "Hold", Description: "Keep the current version", Value: "hold"}}}}
 			q := &core.Question{ID: uuid.NewString(), ProjectID: project, RunID: fmt.Sprint("run-", i), AgentID: "deploy-bot",
 				AgentName: "Deploy bot", Kind: core.KindQuestion, Status: core.StatusPending, Questions: items,
-				Context: "CI passed on main (commit 3f2a9c1). Canary error rate 0.02%.",
+				Context:   "CI passed on main (commit 3f2a9c1). Canary error rate 0.02%.",
 				Targets:   []core.Target{{Platform: "slack", Channel: "C0123ABCD"}},
 				CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(30 * time.Minute), Fingerprint: core.Fingerprint(items)}
 			if _, err := st.Create(ctx, q); err != nil {
