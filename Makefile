@@ -31,6 +31,7 @@ lint:
 ## bench: benchmarks (needs redis-server); figures go to BENCHMARKS.md
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
+	$(GO) run ./bench
 
 ## fuzz: every fuzz target for FUZZTIME each (the seed corpora also run in make test)
 FUZZTIME ?= 10s
