@@ -255,15 +255,9 @@ func (r *Router) message(q *Question, reattached bool) string {
 	if len(short) > 8 {
 		short = short[:8] + "…"
 	}
-	var where []string
-	for _, t := range q.Targets {
-		if t.Error == "" {
-			where = append(where, targetName(t))
-		}
-	}
-	place := "the web inbox"
-	if len(where) > 0 {
-		place = strings.Join(where, ", ") + " and the web inbox"
+	place := q.Places()
+	if place != "the web inbox" {
+		place += " and the web inbox"
 	}
 	if reattached {
 		switch q.Status {

@@ -6,6 +6,7 @@ package core
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -271,4 +272,32 @@ func NotificationFor(q *Question) Notification {
 		n.ActionStatus = "pending"
 	}
 	return n
+}
+
+// Public returns a copy of q safe to show outside the bridge: platform
+// secrets kept in copies' refs (interaction tokens) are dropped.
+func (q *Question) Public() *Question {
+	c := *q
+	c.Targets = make([]Target, len(q.Targets))
+	for i, t := range q.Targets {
+		t.Refs = nil
+		c.Targets[i] = t
+	}
+	return &c
+}
+
+// Places names where the question was posted, for people and agents:
+// "Slack C0123, Discord channel 1122", or "the web inbox" when no chat copy
+// was posted.
+func (q *Question) Places() string {
+	var where []string
+	for _, t := range q.Targets {
+		if t.Error == "" {
+			where = append(where, targetName(t))
+		}
+	}
+	if len(where) == 0 {
+		return "the web inbox"
+	}
+	return strings.Join(where, ", ")
 }

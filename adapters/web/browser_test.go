@@ -7,6 +7,7 @@ package web
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,10 +257,15 @@ func TestBrowserCardVanishesWhenAnsweredThroughAPI(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`body[data-live="on"]`)))
 	value(t, ctx, chromedp.Evaluate[int](`window.__loaded = 1`))
 
-	// What the API's respond handler does: Router.Answer with the API person.
-	if _, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{Answers: map[string]core.StringList{"Roll back the release?": {"Keep"}}},
-		core.Person{Platform: "api", ID: "ci-token", Name: "release-ci"}); err != nil {
+	// Answered through the JSON API.
+	body := `{"response": "Keep", "responded_by": {"platform": "api", "id": "ci-token", "name": "release-ci"}}`
+	res, err := http.Post(e.srv.URL+"/api/projects/ops/agent-questions/"+q.ID+"/respond", "application/json", strings.NewReader(body))
+	if err != nil {
 		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusAccepted {
+		t.Fatalf("respond through the API: %d", res.StatusCode)
 	}
 	run(t, ctx, time.Second, chromedp.WaitNotPresent(chromedp.CSS(card(q.ID))))
 

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/agentrun/api"
+
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/store"
 )
@@ -109,6 +111,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 	in.runNotPausedWait = 300 * time.Millisecond
 	mux := http.NewServeMux()
 	in.Register(mux)
+	// The JSON API on the same server, as `bridge serve` wires it, so tests
+	// can answer "through the API" for real.
+	api.New(api.Config{Router: router}).Register(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &env{t: t, store: st, router: router, inbox: in, srv: srv, auth: auth}

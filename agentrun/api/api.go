@@ -172,25 +172,20 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
-// record is a question as the API shows it: platform secrets (interaction
-// tokens kept in a copy's refs) never leave the bridge.
-func record(q *core.Question) *core.Question {
-	c := *q
-	c.Targets = make([]core.Target, len(q.Targets))
-	for i, t := range q.Targets {
-		t.Refs = nil
-		c.Targets[i] = t
-	}
-	return &c
-}
-
-func records(qs []*core.Question) []*core.Question {
-	out := make([]*core.Question, len(qs))
-	for i, q := range qs {
-		out[i] = record(q)
+// visible keeps the questions p may see, as the API shows them.
+func visible(qs []*core.Question, p Principal) []*core.Question {
+	out := []*core.Question{}
+	for _, q := range qs {
+		if p.owns(q) {
+			out = append(out, public(q))
+		}
 	}
 	return out
 }
+
+// public is a question as the API shows it: platform secrets never leave
+// the bridge.
+func public(q *core.Question) *core.Question { return q.Public() }
 
 // question loads a question p may see; another project's or agent's is not
 // found (its existence is not revealed).
@@ -248,7 +243,7 @@ func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
 	writeJSON(w, status, struct {
 		*core.Question
 		Message string `json:"message"`
-	}{record(res.Question), res.Message})
+	}{public(res.Question), res.Message})
 	return nil
 }
 
@@ -264,13 +259,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if err != nil {
 		return err
 	}
-	out := []*core.Question{}
-	for _, q := range qs {
-		if p.owns(q) {
-			out = append(out, record(q))
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"questions": out})
+	writeJSON(w, http.StatusOK, map[string]any{"questions": visible(qs, p)})
 	return nil
 }
 
@@ -279,7 +268,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, record(q))
+	writeJSON(w, http.StatusOK, public(q))
 	return nil
 }
 
@@ -312,7 +301,7 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, record(q))
+	writeJSON(w, http.StatusOK, public(q))
 	return nil
 }
 
@@ -388,7 +377,7 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, record(final))
+	writeJSON(w, http.StatusOK, public(final))
 	return nil
 }
 
@@ -433,13 +422,7 @@ func (a *API) runQuestions(w http.ResponseWriter, r *http.Request, p Principal) 
 	if err != nil {
 		return err
 	}
-	out := []*core.Question{}
-	for _, q := range qs {
-		if p.owns(q) {
-			out = append(out, record(q))
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"questions": out})
+	writeJSON(w, http.StatusOK, map[string]any{"questions": visible(qs, p)})
 	return nil
 }
 

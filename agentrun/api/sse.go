@@ -63,7 +63,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, p Principal) error 
 			data := sseEvent{Type: ev.Type, ProjectID: project, QuestionID: ev.QuestionID, RunID: ev.RunID, At: ev.At}
 			if ev.QuestionID != "" {
 				if q, err := a.store.Get(r.Context(), project, ev.QuestionID); err == nil {
-					data.Question = record(q)
+					data.Question = public(q)
 				}
 			} else if ev.RunID != "" {
 				data.Run, _ = a.store.Run(r.Context(), project, ev.RunID)

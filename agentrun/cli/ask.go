@@ -171,7 +171,7 @@ func (a *app) waitShowing(ctx context.Context, wait func(context.Context, string
 		done <- result{fq, err}
 	}()
 	start := a.now()
-	where := placeOf(q)
+	where := q.Places()
 	t := time.NewTicker(a.tick)
 	defer t.Stop()
 	for {
@@ -187,28 +187,6 @@ func (a *app) waitShowing(ctx context.Context, wait func(context.Context, string
 		case <-t.C:
 		}
 	}
-}
-
-// placeOf names where a question was posted.
-func placeOf(q *core.Question) string {
-	var where []string
-	for _, t := range q.Targets {
-		if t.Error != "" {
-			continue
-		}
-		switch t.Platform {
-		case "slack":
-			where = append(where, "Slack "+t.Channel)
-		case "discord":
-			where = append(where, "Discord "+t.Channel)
-		default:
-			where = append(where, t.Platform+" "+t.Channel)
-		}
-	}
-	if len(where) == 0 {
-		return "the web inbox"
-	}
-	return strings.Join(where, ", ")
 }
 
 // clock renders d as m:ss or h:mm:ss.

@@ -259,7 +259,7 @@ func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, q *core
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	where := place(q)
+	where := q.Places()
 	go func() {
 		defer close(done)
 		t := time.NewTicker(s.cfg.ProgressEvery)
@@ -333,25 +333,4 @@ func notSent(err error) string {
 
 func errorResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-}
-
-func place(q *core.Question) string {
-	var where []string
-	for _, t := range q.Targets {
-		if t.Error != "" {
-			continue
-		}
-		switch t.Platform {
-		case "slack":
-			where = append(where, "Slack "+t.Channel)
-		case "discord":
-			where = append(where, "Discord "+t.Channel)
-		default:
-			where = append(where, t.Platform+" "+t.Channel)
-		}
-	}
-	if len(where) == 0 {
-		return "the web inbox"
-	}
-	return strings.Join(where, ", ")
 }

@@ -153,7 +153,7 @@ func (d *Deliverer) deliver(ctx context.Context, dl core.Delivery) {
 		d.fail(ctx, dl, log, "no webhook secret configured for agent "+q.AgentID)
 		return
 	}
-	p := Payload{Event: dl.Event, Question: public(q), UserMessage: webhook.ResumeMessage(q),
+	p := Payload{Event: dl.Event, Question: q.Public(), UserMessage: webhook.ResumeMessage(q),
 		Run: RunRef{ID: q.RunID, AgentID: q.AgentID, ProjectID: q.ProjectID}}
 	if q.ResumedRunID != "" {
 		p.Run.ID, p.Run.ResumedFrom = q.ResumedRunID, q.RunID
@@ -223,15 +223,4 @@ func (d *Deliverer) fail(ctx context.Context, dl core.Delivery, log *slog.Logger
 		QuestionID: dl.QuestionID, At: d.cfg.Clock.Now().UTC(), Data: data})
 	d.cfg.Observe("failed")
 	log.Error("resume webhook failed for good", "reason", why)
-}
-
-// public drops platform secrets from a record.
-func public(q *core.Question) *core.Question {
-	c := *q
-	c.Targets = make([]core.Target, len(q.Targets))
-	for i, t := range q.Targets {
-		t.Refs = nil
-		c.Targets[i] = t
-	}
-	return &c
 }
