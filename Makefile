@@ -2,7 +2,7 @@ GO      ?= go
 PKGS    ?= ./...
 BIN     := bin/bridge
 
-.PHONY: all build run test test-short lint bench deps clean
+.PHONY: all build run test test-short lint bench fuzz deps clean
 
 all: build
 
@@ -31,6 +31,24 @@ lint:
 ## bench: benchmarks (needs redis-server); figures go to BENCHMARKS.md
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
+	$(GO) run ./bench
+
+## fuzz: every fuzz target for FUZZTIME each (the seed corpora also run in make test)
+FUZZTIME ?= 10s
+FUZZ_TARGETS := \
+	./core:FuzzAsk \
+	./core:FuzzRespond \
+	./agentrun/api:FuzzCreateAndRespond \
+	./agentrun/hook:FuzzHookInput \
+	./cmd/bridge:FuzzConfigFile \
+	./adapters/slack:FuzzParseReply \
+	./adapters/discord:FuzzParseCustomID \
+	./adapters/discord:FuzzInteractionText \
+	./adapters/web:FuzzRenderContext
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "== $$fn ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg; done
 
 clean:
 	rm -rf bin

@@ -722,15 +722,17 @@ func (r *Router) Wait(ctx context.Context, project, id string, timeout time.Dura
 		case <-timer.C:
 			return r.store.Get(context.WithoutCancel(ctx), project, id)
 		case <-recheck.C:
-			q, err = r.store.Get(ctx, project, id)
-			if err != nil || q.Status.Final() {
-				return q, err
-			}
 		case <-wake:
-			q, err = r.store.Get(ctx, project, id)
-			if err != nil || q.Status.Final() {
-				return q, err
-			}
 		}
+		fresh, err := r.store.Get(ctx, project, id)
+		if ErrorCode(err) == EUnavailable {
+			// The store is down for a while (a Redis restart or failover):
+			// keep waiting; the subscriber wakes everyone when it is back.
+			continue
+		}
+		if err != nil || fresh.Status.Final() {
+			return fresh, err
+		}
+		q = fresh
 	}
 }

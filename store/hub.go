@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+
+	"github.com/redis/go-redis/v9"
 	"strings"
 	"sync"
 	"time"
@@ -86,20 +88,32 @@ func (s *Store) subscribe(ctx context.Context, ready chan struct{}) {
 		}
 		once.Do(func() { close(ready) })
 		s.hub.wakeAll()
-		ch := ps.Channel(redisChannelSize())
+		// go-redis re-subscribes by itself after a lost connection (a Redis
+		// restart, a Sentinel failover, a Cluster node change); messages
+		// published meanwhile are lost, so every re-subscription wakes all
+		// watchers to re-read their state.
+		ch := ps.ChannelWithSubscriptions(redisChannelSize())
 	recv:
 		for {
 			select {
 			case <-ctx.Done():
 				break recv
-			case msg, ok := <-ch:
+			case m, ok := <-ch:
 				if !ok {
 					break recv
 				}
-				project, id, _ := strings.Cut(msg.Payload, "\x1f")
-				s.hub.wake(project + "\x1f" + id)
-				if id != "" {
-					s.hub.wake(project + "\x1f")
+				switch msg := m.(type) {
+				case *redis.Subscription:
+					if msg.Kind == "subscribe" {
+						s.log.Info("event subscription re-established; waking every waiter to re-read")
+						s.hub.wakeAll()
+					}
+				case *redis.Message:
+					project, id, _ := strings.Cut(msg.Payload, "\x1f")
+					s.hub.wake(project + "\x1f" + id)
+					if id != "" {
+						s.hub.wake(project + "\x1f")
+					}
 				}
 			}
 		}
