@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -62,6 +63,7 @@ type Router struct {
 	bg       sync.WaitGroup
 	bgMu     sync.Mutex
 	closing  bool
+	inflight atomic.Int64 // what bg counts, readable without waiting
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 }
@@ -191,7 +193,7 @@ func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agent
 	if !r.track() {
 		return AskResult{}, errClosing
 	}
-	defer r.bg.Done()
+	defer r.done()
 	now := r.clock.Now().UTC()
 	q.ID = uuid.NewString()
 	q.ProjectID = project
@@ -357,8 +359,24 @@ func (r *Router) track() bool {
 	if r.closing {
 		return false
 	}
-	r.bg.Add(1)
+	r.add()
 	return true
+}
+
+func (r *Router) add()  { r.inflight.Add(1); r.bg.Add(1) }
+func (r *Router) done() { r.inflight.Add(-1); r.bg.Done() }
+
+// Flush waits until no transition or copy update is in flight, without
+// closing the router (tests and graceful hand-overs use it).
+func (r *Router) Flush(ctx context.Context) error {
+	for r.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 var errClosing = Errorf(EUnavailable, "the bridge is shutting down; try again on another replica")
@@ -404,7 +422,7 @@ func (r *Router) vote(ctx context.Context, q *Question, tr Transition) (*Questio
 	if !r.track() {
 		return q, errClosing
 	}
-	defer r.bg.Done()
+	defer r.done()
 	it := q.Questions[0]
 	label := tr.Answer.Selections[it.Question][0]
 	o, _ := matchOption(it, label)
@@ -446,7 +464,7 @@ func (r *Router) transition(ctx context.Context, q *Question, tr Transition) (*Q
 	if !r.track() {
 		return q, errClosing
 	}
-	defer r.bg.Done()
+	defer r.done()
 	r.prepare(q, &tr)
 	final, err := r.store.Transition(ctx, q.ProjectID, q.ID, tr)
 	if err != nil {
@@ -504,9 +522,9 @@ func (r *Router) eachCopy(q *Question, what string, f func(ctx context.Context, 
 		if !ok {
 			continue
 		}
-		r.bg.Add(1)
+		r.add()
 		go func() {
-			defer r.bg.Done()
+			defer r.done()
 			backoff := 500 * time.Millisecond
 			for attempt := 1; ; attempt++ {
 				ctx, cancel := context.WithTimeout(r.bgCtx, r.cfg.PostTimeout)
@@ -599,7 +617,7 @@ func (r *Router) runStep(ctx context.Context, q *Question, level int, step Escal
 	if !r.track() {
 		return false, errClosing
 	}
-	defer r.bg.Done()
+	defer r.done()
 	ok, err := r.store.Escalate(ctx, q.ProjectID, q.ID, level, next, describeStep(step), now)
 	if err != nil || !ok {
 		return false, nil // another replica ran this step, or the store failed (retried next sweep)

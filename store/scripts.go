@@ -10,7 +10,8 @@ import "github.com/redis/go-redis/v9"
 // Keys under base = "<prefix>:{<project>}:":
 //   q:<id>          hash  doc, status, result, run, fp, seq, read, updated_at,
 //                         resumed_run_id, esc_level, copy:<target key> (JSON per
-//                         posted copy), vote:<person> (JSON), vlabel:<person>
+//                         posted copy), vote:<person> (JSON), vlabel:<person>,
+//                         vorder:<person> (vote sequence; a changed vote moves last), vseq
 //   pending         zset  seq -> id of pending questions
 //   all             zset  seq -> id of every question (trimmed when records expire)
 //   deadlines       zset  expires_at ms -> id of pending questions
@@ -189,7 +190,8 @@ local resolves = veto == '1' or n >= required
 if resolves and requirePaused == '1' and runStatus(qk) ~= 'paused' then
   return {'run_not_paused', runStatus(qk)}
 end
-redis.call('HSET', qk, 'vote:' .. person, vote, 'vlabel:' .. person, label, 'updated_at', C.nowstr)
+redis.call('HSET', qk, 'vote:' .. person, vote, 'vlabel:' .. person, label,
+  'vorder:' .. person, redis.call('HINCRBY', qk, 'vseq', 1), 'updated_at', C.nowstr)
 local run = redis.call('HGET', qk, 'run')
 audit('voted', id, run, by, label .. ' (' .. n .. ' of ' .. required .. ')')
 if resolves then

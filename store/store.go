@@ -386,16 +386,20 @@ func decode(h map[string]string) (*core.Question, error) {
 			q.Defaulted = res.Defaulted
 		}
 	}
-	// Votes, in voting order.
+	// Votes, in voting order (a changed vote counts from when it changed).
+	order := map[string]int{}
 	for k, v := range h {
-		if strings.HasPrefix(k, "vote:") {
+		if person, ok := strings.CutPrefix(k, "vote:"); ok {
 			var vt core.Vote
 			if json.Unmarshal([]byte(v), &vt) == nil {
+				order[vt.By.Platform+":"+vt.By.ID], _ = strconv.Atoi(h["vorder:"+person])
 				q.Votes = append(q.Votes, vt)
 			}
 		}
 	}
-	sort.SliceStable(q.Votes, func(i, j int) bool { return q.Votes[i].At.Before(q.Votes[j].At) })
+	sort.Slice(q.Votes, func(i, j int) bool {
+		return order[q.Votes[i].By.Platform+":"+q.Votes[i].By.ID] < order[q.Votes[j].By.Platform+":"+q.Votes[j].By.ID]
+	})
 	// Posted copies replace their target; copies on new targets are added.
 	var extra []string
 	for k := range h {

@@ -111,7 +111,7 @@ func (e *env) settle() {
 	if err := e.ad.Close(ctx); err != nil {
 		e.t.Fatalf("adapter background work: %v", err)
 	}
-	if err := e.router.Close(ctx); err != nil {
+	if err := e.router.Flush(ctx); err != nil {
 		e.t.Fatalf("finishing copies: %v", err)
 	}
 }
