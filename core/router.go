@@ -386,6 +386,18 @@ func (r *Router) Locate(ctx context.Context, id string) (string, error) {
 	return r.store.Locate(ctx, id)
 }
 
+// Check applies the responders policy (Permit) for a surface that must
+// refuse someone before it has an answer (a chat click that would open a
+// modal, a thread reply). A refusal is recorded in the audit trail, exactly
+// as Answer records it.
+func (r *Router) Check(ctx context.Context, q *Question, who Person) error {
+	if err := Permit(q, who); err != nil {
+		r.audit(ctx, q, AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
+		return err
+	}
+	return nil
+}
+
 // Answer records who's answer to a question, exactly once. It returns the
 // final record. Errors: ENotFound, ENotAllowed, EInvalidAnswer, the
 // StatusError of a question no longer pending, ERunNotPaused.
