@@ -8,7 +8,8 @@ import "github.com/redis/go-redis/v9"
 // hash tag ({project}), so the scripts run on Redis Cluster too.
 //
 // Keys under base = "<prefix>:{<project>}:":
-//   q:<id>          hash  doc, status, result, run, fp, seq, read, updated_at,
+//   d:<id>          string the question's immutable part (JSON)
+//   q:<id>          hash  status, result, run, fp, seq, read, updated_at,
 //                         resumed_run_id, esc_level, copy:<target key> (JSON per
 //                         posted copy), vote:<person> (JSON), vlabel:<person>,
 //                         vorder:<person> (vote sequence; a changed vote moves last), vseq
@@ -16,10 +17,10 @@ import "github.com/redis/go-redis/v9"
 //   all             zset  seq -> id of every question (trimmed when records expire)
 //   deadlines       zset  expires_at ms -> id of pending questions
 //   escal           zset  next escalation step ms -> id of pending questions
-//   run:<run>       hash  id, agent_id, status, resumed_from, resumed_by, pending, created_at, updated_at
+//   run:<run>       hash  id, agent_id, status, resumed_from, resumed_by, pending, created_at, updated_at,
+//                         fp:<fingerprint> -> question id ("id|until ms" once answered)
 //   runq:<run>      zset  seq -> id, a run's questions in creation order
 //   idem:<key>      string question id for an idempotency key
-//   fp:<run>:<fp>   string question id for identical items re-asked in a run
 //   events          stream the project's events (SSE)
 //   audit           stream the project's audit trail, trimmed by age (retention)
 //   outbox          zset  due ms -> delivery id (resume webhooks)
@@ -54,15 +55,22 @@ local function finalize(id, status, result, evtype, by, detail)
   local run = redis.call('HGET', qk, 'run')
   local fp = redis.call('HGET', qk, 'fp')
   redis.call('HSET', qk, 'status', status, 'result', result, 'updated_at', C.nowstr)
+  redis.call('PEXPIRE', C.base .. 'd:' .. id, C.retention)
   redis.call('ZREM', C.base .. 'pending', id)
   redis.call('ZREM', C.base .. 'deadlines', id)
   redis.call('ZREM', C.base .. 'escal', id)
   redis.call('PEXPIRE', qk, C.retention)
   local rk = C.base .. 'run:' .. run
   if redis.call('HGET', rk, 'pending') == id then redis.call('HDEL', rk, 'pending') end
-  local fk = C.base .. 'fp:' .. run .. ':' .. fp
-  if redis.call('GET', fk) == id then
-    if status == 'answered' then redis.call('PEXPIRE', fk, C.window) else redis.call('DEL', fk) end
+  -- The run's re-ask fingerprint: an answered question stays re-attachable
+  -- for the window ("id|until ms"); any other outcome forgets it.
+  local fpf = 'fp:' .. fp
+  if redis.call('HGET', rk, fpf) == id then
+    if status == 'answered' then
+      redis.call('HSET', rk, fpf, id .. '|' .. (tonumber(C.nowms) + tonumber(C.window)))
+    else
+      redis.call('HDEL', rk, fpf)
+    end
   end
   event(evtype, id, run)
   audit(status, id, run, by, detail)
@@ -114,16 +122,18 @@ if idem ~= '' then
   local ex = redis.call('GET', base .. 'idem:' .. idem)
   if ex and redis.call('EXISTS', base .. 'q:' .. ex) == 1 then return {'reattach', ex} end
 end
-local fk = base .. 'fp:' .. run .. ':' .. fp
-local ex = redis.call('GET', fk)
-if ex then
-  local st = redis.call('HGET', base .. 'q:' .. ex, 'status')
-  if st == 'pending' or st == 'answered' then
-    if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, ex, 'PX', ttl) end
-    return {'reattach', ex}
-  end
-end
 local rk = base .. 'run:' .. run
+local fpf = 'fp:' .. fp
+local ex = redis.call('HGET', rk, fpf)
+if ex then
+  local qid, till = string.match(ex, '^([^|]+)|?(%d*)$')
+  local st = redis.call('HGET', base .. 'q:' .. qid, 'status')
+  if (st == 'pending' or st == 'answered') and (till == '' or tonumber(till) > tonumber(C.nowms)) then
+    if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, qid, 'PX', ttl) end
+    return {'reattach', qid}
+  end
+  redis.call('HDEL', rk, fpf)
+end
 local sup = ''
 local prev = redis.call('HGET', rk, 'pending')
 if prev and redis.call('HGET', base .. 'q:' .. prev, 'status') == 'pending' then
@@ -136,14 +146,17 @@ end
 redis.call('HSET', rk, 'pending', id)
 redis.call('PEXPIRE', rk, ttl)
 local seq = redis.call('INCR', base .. 'seq')
-redis.call('HSET', KEYS[1], 'doc', doc, 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq, 'updated_at', C.nowstr, 'esc_level', 0)
+-- The immutable part lives in its own string key, so the hash keeps only
+-- short fields and Redis stores it compactly (listpack).
+redis.call('SET', base .. 'd:' .. id, doc, 'PX', ttl)
+redis.call('HSET', KEYS[1], 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq, 'updated_at', C.nowstr, 'esc_level', 0)
 redis.call('ZADD', base .. 'pending', seq, id)
 redis.call('ZADD', base .. 'all', seq, id)
 redis.call('ZADD', base .. 'runq:' .. run, seq, id)
 redis.call('PEXPIRE', base .. 'runq:' .. run, ttl)
 redis.call('ZADD', base .. 'deadlines', expires, id)
 if esc ~= '0' then redis.call('ZADD', base .. 'escal', esc, id) end
-redis.call('SET', fk, id)
+redis.call('HSET', rk, fpf, id)
 if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, id, 'PX', ttl) end
 event('question.created', id, run)
 audit('asked', id, run, '', asked)

@@ -220,15 +220,12 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // doc is the immutable part of a question record, stored as JSON.
 type doc struct {
-	ID                string                `json:"id"`
-	ProjectID         string                `json:"project_id"`
-	RunID             string                `json:"run_id"`
 	AgentID           string                `json:"agent_id"`
 	AgentName         string                `json:"agent_name,omitempty"`
 	Kind              string                `json:"kind"`
 	Questions         []core.Item           `json:"questions"`
 	Context           string                `json:"context,omitempty"`
-	Targets           []core.Target         `json:"targets"`
+	Targets           []core.Target         `json:"targets,omitempty"`
 	Responders        core.Responders       `json:"responders"`
 	CreatedAt         time.Time             `json:"created_at"`
 	ExpiresAt         time.Time             `json:"expires_at"`
@@ -292,13 +289,10 @@ func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult
 	if err := s.register(ctx, q.ProjectID); err != nil {
 		return core.CreateResult{}, s.wrap(err)
 	}
-	d := doc{ID: q.ID, ProjectID: q.ProjectID, RunID: q.RunID, AgentID: q.AgentID, AgentName: q.AgentName,
+	d := doc{AgentID: q.AgentID, AgentName: q.AgentName,
 		Kind: q.Kind, Questions: q.Questions, Context: q.Context, Targets: q.Targets, Responders: q.Responders,
 		CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt, Resume: q.Resume, Route: q.Route, IdempotencyKey: q.IdempotencyKey,
 		RequestedBy: q.RequestedBy, ApprovalsRequired: q.ApprovalsRequired, OnTimeout: q.OnTimeout, Escalation: q.Escalation}
-	if d.Targets == nil {
-		d.Targets = []core.Target{}
-	}
 	docJSON, _ := json.Marshal(d)
 	supJSON, _ := json.Marshal(result{CancelReason: core.CancelSuperseded})
 	now := q.CreatedAt
@@ -350,22 +344,23 @@ func (s *Store) Locate(ctx context.Context, id string) (string, error) {
 
 // Get implements core.Store.
 func (s *Store) Get(ctx context.Context, project, id string) (*core.Question, error) {
-	h, err := s.rdb.HGetAll(ctx, s.qkey(project, id)).Result()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	hc, dc := pipe.HGetAll(ctx, s.qkey(project, id)), pipe.Get(ctx, s.base(project)+"d:"+id)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.wrap(err)
 	}
-	if len(h) == 0 {
+	if len(hc.Val()) == 0 || dc.Err() != nil {
 		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
 	}
-	return decode(h)
+	return decode(project, id, hc.Val(), dc.Val())
 }
 
-func decode(h map[string]string) (*core.Question, error) {
+func decode(project, id string, h map[string]string, docJSON string) (*core.Question, error) {
 	var d doc
-	if err := json.Unmarshal([]byte(h["doc"]), &d); err != nil {
+	if err := json.Unmarshal([]byte(docJSON), &d); err != nil {
 		return nil, fmt.Errorf("store: corrupt question record: %w", err)
 	}
-	q := &core.Question{ID: d.ID, ProjectID: d.ProjectID, RunID: d.RunID, AgentID: d.AgentID, AgentName: d.AgentName,
+	q := &core.Question{ID: id, ProjectID: project, RunID: h["run"], AgentID: d.AgentID, AgentName: d.AgentName,
 		Kind: d.Kind, Status: core.Status(h["status"]), Questions: d.Questions, Context: d.Context,
 		Targets: d.Targets, Responders: d.Responders, CreatedAt: d.CreatedAt, ExpiresAt: d.ExpiresAt,
 		Resume: d.Resume, Route: d.Route, IdempotencyKey: d.IdempotencyKey, Fingerprint: h["fp"],
@@ -409,10 +404,11 @@ func decode(h map[string]string) (*core.Question, error) {
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		var t core.Target
-		if json.Unmarshal([]byte(h[k]), &t) != nil {
+		var c storedCopy
+		if json.Unmarshal([]byte(h[k]), &c) != nil {
 			continue
 		}
+		t := core.Target{Platform: c.P, Channel: c.C, ThreadTS: c.T, MessageTS: c.M, URL: c.U, Refs: c.R, Error: c.E}
 		replaced := false
 		for i := range q.Targets {
 			if q.Targets[i].Key() == t.Key() {
@@ -472,21 +468,23 @@ func (s *Store) getMany(ctx context.Context, project, index string, ids []string
 	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	docs := make([]*redis.StringCmd, len(ids))
 	for i, id := range ids {
 		cmds[i] = pipe.HGetAll(ctx, s.qkey(project, id))
+		docs[i] = pipe.Get(ctx, s.base(project)+"d:"+id)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.wrap(err)
 	}
 	out := make([]*core.Question, 0, len(ids))
 	var gone []any
 	for i, c := range cmds {
 		h := c.Val()
-		if len(h) == 0 {
+		if len(h) == 0 || docs[i].Err() != nil {
 			gone = append(gone, ids[i])
 			continue
 		}
-		q, err := decode(h)
+		q, err := decode(project, ids[i], h, docs[i].Val())
 		if err != nil {
 			s.log.Warn("skipping corrupt question record", "project", project, "question", ids[i], "err", err)
 			continue
@@ -512,9 +510,22 @@ func (s *Store) RunQuestions(ctx context.Context, project, run string) ([]*core.
 	return qs, err
 }
 
+// storedCopy is a posted copy as kept in the record: short names keep a
+// typical copy under Redis's 64-byte listpack limit, so the record hash
+// stays compactly encoded.
+type storedCopy struct {
+	P string            `json:"p"`
+	C string            `json:"c"`
+	T string            `json:"t,omitempty"`
+	M string            `json:"m,omitempty"`
+	U string            `json:"u,omitempty"`
+	R map[string]string `json:"r,omitempty"`
+	E string            `json:"e,omitempty"`
+}
+
 // AttachCopy implements core.Store.
 func (s *Store) AttachCopy(ctx context.Context, project, id string, t core.Target) error {
-	b, _ := json.Marshal(t)
+	b, _ := json.Marshal(storedCopy{P: t.Platform, C: t.Channel, T: t.ThreadTS, M: t.MessageTS, U: t.URL, R: t.Refs, E: t.Error})
 	n, err := attachScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, "copy:"+t.Key(), b).Int()
 	if err != nil {
 		return s.wrap(err)
