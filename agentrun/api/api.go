@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -44,13 +43,13 @@ type API struct {
 	m      *Metrics
 	ready  func(ctx context.Context) error
 
-	drainOnce sync.Once
-	draining  chan struct{}
+	drainCtx context.Context
+	drain    context.CancelFunc
 }
 
 // Drain makes every long-poll return the current record at once (graceful
 // shutdown): callers poll again and reach another replica.
-func (a *API) Drain() { a.drainOnce.Do(func() { close(a.draining) }) }
+func (a *API) Drain() { a.drain() }
 
 // New builds the API.
 func New(cfg Config) *API {
@@ -60,8 +59,10 @@ func New(cfg Config) *API {
 	if cfg.Auth == nil {
 		cfg.Auth = NewAuth(nil, nil)
 	}
-	return &API{router: cfg.Router, store: cfg.Router.Store(), auth: cfg.Auth, log: cfg.Logger,
-		m: cfg.Metrics, ready: cfg.Ready, draining: make(chan struct{})}
+	a := &API{router: cfg.Router, store: cfg.Router.Store(), auth: cfg.Auth, log: cfg.Logger,
+		m: cfg.Metrics, ready: cfg.Ready}
+	a.drainCtx, a.drain = context.WithCancel(context.Background())
+	return a
 }
 
 // Register adds the API's routes to mux.
@@ -286,15 +287,12 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
 		}
 		timeout = min(d, MaxWait)
 	}
+	// Shutdown drains long-polls: draining cancels this wait. AfterFunc
+	// costs no goroutine per waiter while nothing happens.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	go func() {
-		select {
-		case <-a.draining:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	stop := context.AfterFunc(a.drainCtx, cancel)
+	defer stop()
 	q, err := a.router.Wait(ctx, r.PathValue("p"), r.PathValue("id"), timeout)
 	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 		q, err = a.store.Get(r.Context(), r.PathValue("p"), r.PathValue("id"))
