@@ -51,7 +51,7 @@ type cardView struct {
 	Approvals int
 	Tally     string
 	Agent     string
-	Error      *pageError
+	Error     *pageError
 	// Buttons: one single-select item, answered with one click per option.
 	Buttons bool
 	Return  string // where the form returns: "inbox" or "question"
