@@ -1,9 +1,11 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"html"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -68,3 +70,68 @@ func TestApprovalTallyOnCardsAndPage(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestLiveStreamSendsTallyChanges: a vote on a pending approval tells open
+// pages to refresh the card's tally (question.updated); the card fragment
+// then shows it.
+func TestLiveStreamSendsTallyChanges(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	two := 2
+	q := e.ask("ops", core.AskRequest{RunID: "deploy-8", Kind: core.KindApproval, Question: "Deploy?",
+		Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
+	c := e.client()
+	c.getPage("/") // session cookie
+	u, _ := url.Parse(e.srv.URL + "/inbox/events")
+	req, _ := http.NewRequest("GET", u.String(), nil)
+	for _, ck := range c.hc.Jar.Cookies(u) {
+		req.AddCookie(ck)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		typ := ""
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				typ = v
+			} else if v, ok := strings.CutPrefix(line, "data: "); ok {
+				events <- typ + " " + v
+			}
+		}
+		close(events)
+	}()
+	next := func() string {
+		t.Helper()
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatal("stream ended")
+			}
+			return ev
+		case <-ctx.Done():
+			t.Fatal("no event")
+		}
+		return ""
+	}
+	if ev := next(); !strings.HasPrefix(ev, "sync ") {
+		t.Fatalf("first event %q", ev)
+	}
+	if _, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{Response: ptr("Approve")},
+		core.Person{Platform: "slack", ID: "U1", Name: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(); !strings.HasPrefix(ev, "question.updated ") || !strings.Contains(ev, q.ID) {
+		t.Fatalf("after a vote: %q, want question.updated for %s", ev, q.ID)
+	}
+	card := html.UnescapeString(c.getPage("/questions/" + q.ID + "?fragment=card").body)
+	if !strings.Contains(card, `<span class="tally">Approve: 1 of 2 approvals — alice</span>`) {
+		t.Errorf("the card fragment does not show the tally:\n%s", card)
+	}
+}
