@@ -364,7 +364,13 @@ func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) e
 			return nil
 		}
 	}
-	m := render(q, a.now())
+	return a.edit(ctx, q, t, render(q, a.now()))
+}
+
+// edit shows m on a posted copy: through the last interaction token on the
+// copy while that is valid, else with the bot token. A deleted copy is
+// left alone.
+func (a *Adapter) edit(ctx context.Context, q *core.Question, t core.Target, m message) error {
 	if tok, app, ok := a.validToken(t); ok {
 		err := a.call(ctx, "editing the copy with its interaction token", func(opts ...discordgo.RequestOption) error {
 			_, err := a.s.WebhookMessageEdit(app, tok, "@original", &discordgo.WebhookEdit{
