@@ -53,7 +53,7 @@ type Config struct {
 	MaxClockSkew time.Duration
 	// AckAfter is how long a click waits for its outcome to show it in the
 	// response; later, it is acknowledged with a deferred update and the
-	// message is edited afterwards (default 20 ms, the acknowledgement
+	// message is edited afterwards (default 5 ms, well inside the acknowledgement
 	// target). Clicks that open a modal wait up to ModalAckAfter.
 	AckAfter time.Duration
 	// ModalAckAfter is how long a click that opens a modal may take: a
@@ -124,7 +124,7 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 		cfg.MaxClockSkew = 5 * time.Minute
 	}
 	if cfg.AckAfter <= 0 {
-		cfg.AckAfter = 20 * time.Millisecond
+		cfg.AckAfter = 5 * time.Millisecond
 	}
 	if cfg.ModalAckAfter <= 0 {
 		cfg.ModalAckAfter = 2 * time.Second
