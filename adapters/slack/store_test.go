@@ -1,7 +1,6 @@
 package slack
 
 import (
-	"context"
 	"testing"
 
 	"github.com/askbridge/askbridge/store"
@@ -25,14 +24,5 @@ func redisReplicas(t testing.TB, n int) []*store.Store {
 	return out
 }
 
-// openStore opens a store on url ("" = embedded) and closes it when the
-// test ends, after everything registered later (routers, adapters).
-func openStore(t testing.TB, url string) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), store.Options{URL: url})
-	if err != nil {
-		t.Fatalf("opening the store: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
+// openStore opens a store on url ("" = embedded) for the test.
+func openStore(t testing.TB, url string) *store.Store { return storetest.Open(t, url) }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/store"
 )
 
 // Server is a redis-server process started for a test.
@@ -168,4 +170,17 @@ func WaitFor(ctx context.Context, d time.Duration, cond func() bool) bool {
 		}
 	}
 	return cond()
+}
+
+// Open opens a store for a test on url ("" = the embedded in-process
+// store) and closes it when the test ends, after everything registered
+// later (routers, adapters) has stopped.
+func Open(t testing.TB, url string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{URL: url})
+	if err != nil {
+		t.Fatalf("opening the store: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }
