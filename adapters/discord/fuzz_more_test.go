@@ -217,7 +217,7 @@ func FuzzInteractionsHandler(f *testing.F) {
 				}
 			}
 		}
-		if msg1.Edits == 0 || !strings.Contains(msg1.Content, "by alice") {
+		if msg1.Edits == 0 || !strings.Contains(msg1.Content, "by "+q.RespondedBy.String()) {
 			t.Fatalf("the copy was not finished (edits %d, content %q) for %q", msg1.Edits, msg1.Content, body)
 		}
 		for _, row := range msg1.Components {
