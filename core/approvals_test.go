@@ -207,6 +207,15 @@ func TestVetoAndChangedVote(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, core.StatusAnswered, q.Status)
 	assert.Equal(t, "Block", q.Answers["Deploy api v2 to production?"])
+	assert.Equal(t, "Vetoed by erin: Block", core.OutcomeLine(q))
+
+	// Free text cannot be tallied: a vote must pick an option.
+	res, err = f.router.Ask(ctx, "ops", func() *core.AskRequest { r := approval("r3"); r.ApprovalsRequired = &two; return r }(), "")
+	require.NoError(t, err)
+	_, err = f.router.Answer(ctx, "ops", res.Question.ID, pick("ship it anyway"), slackP("erin"))
+	assert.Equal(t, core.EInvalidAnswer, core.ErrorCode(err))
+	q, _ = f.store.Get(ctx, "ops", res.Question.ID)
+	assert.Empty(t, q.Votes)
 }
 
 // TestConcurrentVotesOnTwoReplicas: 2-of-3 on real Redis, three people

@@ -42,7 +42,11 @@ func OutcomeLine(q *Question) string {
 		if q.Defaulted {
 			by = "No answer in time; answered by default"
 		} else if q.ApprovalsRequired > 1 {
-			by = "Approved by " + voters(q, q.Answers[q.Questions[0].Question])
+			label := q.Answers[q.Questions[0].Question]
+			by = "Approved by " + voters(q, label)
+			if o, ok := matchOption(q.Questions[0], label); ok && o.Veto {
+				by = "Vetoed by " + voters(q, label)
+			}
 		}
 		if len(q.Questions) == 1 {
 			return by + ": " + q.Answers[q.Questions[0].Question]
@@ -72,7 +76,6 @@ func OutcomeLine(q *Question) string {
 	return ""
 }
 
-// ExpiresPhrase renders the deadline of q relative to now: "expires in 30 min".
 // TallyLine describes the votes of a pending approval that needs several:
 // "Approve: 1 of 2 approvals — alice". Empty when nobody voted yet.
 func TallyLine(q *Question) string {
@@ -108,6 +111,7 @@ func voters(q *Question, label string) string {
 	return strings.Join(names, ", ")
 }
 
+// ExpiresPhrase renders the deadline of q relative to now: "expires in 30 min".
 func ExpiresPhrase(q *Question, now time.Time) string {
 	return "expires in " + HumanDuration(q.ExpiresAt.Sub(now))
 }

@@ -437,7 +437,12 @@ func (r *Router) vote(ctx context.Context, q *Question, tr Transition) (*Questio
 	defer r.done()
 	it := q.Questions[0]
 	label := tr.Answer.Selections[it.Question][0]
-	o, _ := matchOption(it, label)
+	o, ok := matchOption(it, label)
+	if !ok {
+		// A vote counts toward an option; free text cannot be tallied.
+		return q, &Error{Code: EInvalidAnswer, Message: "this approval needs a vote for one of its options",
+			Details: []Detail{{Field: "answers[" + it.Question + "]", Problem: fmt.Sprintf("%q is not an option; choose one of the options", label)}}}
+	}
 	r.prepare(q, &tr)
 	v := Vote{By: *tr.By, Label: label, At: tr.At}
 	final, resolved, err := r.store.Vote(ctx, q.ProjectID, q.ID, v, q.ApprovalsRequired, o.Veto, tr)

@@ -13,25 +13,31 @@ import (
 // replica holds a fixed number of Redis connections however many callers wait.
 type hub struct {
 	mu       sync.Mutex
-	watchers map[string]map[chan struct{}]struct{} // "project\x1fid" or "project\x1f"
+	watchers map[string]map[*watcher]struct{} // "project\x1fid" or "project\x1f"
 }
 
-func newHub() *hub { return &hub{watchers: map[string]map[chan struct{}]struct{}{}} }
+// watcher is woken through its channel, or its function (which must not
+// block: it runs on the subscriber loop).
+type watcher struct {
+	ch chan struct{}
+	f  func()
+}
 
-func (h *hub) add(key string) (chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
+func newHub() *hub { return &hub{watchers: map[string]map[*watcher]struct{}{}} }
+
+func (h *hub) add(key string, w *watcher) func() {
 	h.mu.Lock()
 	set := h.watchers[key]
 	if set == nil {
-		set = map[chan struct{}]struct{}{}
+		set = map[*watcher]struct{}{}
 		h.watchers[key] = set
 	}
-	set[ch] = struct{}{}
+	set[w] = struct{}{}
 	h.mu.Unlock()
-	return ch, func() {
+	return func() {
 		h.mu.Lock()
-		delete(set, ch)
-		if len(set) == 0 && h.watchers[key] != nil && len(h.watchers[key]) == 0 {
+		delete(set, w)
+		if len(set) == 0 && len(h.watchers[key]) == 0 {
 			delete(h.watchers, key)
 		}
 		h.mu.Unlock()
@@ -39,14 +45,22 @@ func (h *hub) add(key string) (chan struct{}, func()) {
 }
 
 func (h *hub) wake(key string) {
+	var fs []func()
 	h.mu.Lock()
-	for ch := range h.watchers[key] {
+	for w := range h.watchers[key] {
+		if w.f != nil {
+			fs = append(fs, w.f)
+			continue
+		}
 		select {
-		case ch <- struct{}{}:
+		case w.ch <- struct{}{}:
 		default: // already woken; the watcher re-reads state anyway
 		}
 	}
 	h.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // wakeAll wakes every watcher (after a lost subscription, anything may have
@@ -65,7 +79,15 @@ func (h *hub) wakeAll() {
 
 // Watch implements core.Store.
 func (s *Store) Watch(project, id string) (<-chan struct{}, func()) {
-	return s.hub.add(project + "\x1f" + id)
+	w := &watcher{ch: make(chan struct{}, 1)}
+	return w.ch, s.hub.add(project+"\x1f"+id, w)
+}
+
+// WatchFunc is Watch with a callback instead of a channel, for callers
+// that park many waits without a goroutine each. f runs on the replica's
+// subscriber loop and must not block.
+func (s *Store) WatchFunc(project, id string, f func()) (stop func()) {
+	return s.hub.add(project+"\x1f"+id, &watcher{f: f})
 }
 
 // subscribe is the replica's single subscriber loop. It reconnects on

@@ -53,7 +53,7 @@ type Config struct {
 	MaxClockSkew time.Duration
 	// AckAfter is how long a click waits for its outcome to show it in the
 	// response; later, it is acknowledged with a deferred update and the
-	// message is edited afterwards (default 20 ms, the acknowledgement
+	// message is edited afterwards (default 5 ms, well inside the acknowledgement
 	// target). Clicks that open a modal wait up to ModalAckAfter.
 	AckAfter time.Duration
 	// ModalAckAfter is how long a click that opens a modal may take: a
@@ -124,7 +124,7 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 		cfg.MaxClockSkew = 5 * time.Minute
 	}
 	if cfg.AckAfter <= 0 {
-		cfg.AckAfter = 20 * time.Millisecond
+		cfg.AckAfter = 5 * time.Millisecond
 	}
 	if cfg.ModalAckAfter <= 0 {
 		cfg.ModalAckAfter = 2 * time.Second
@@ -364,7 +364,13 @@ func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) e
 			return nil
 		}
 	}
-	m := render(q, a.now())
+	return a.edit(ctx, q, t, render(q, a.now()))
+}
+
+// edit shows m on a posted copy: through the last interaction token on the
+// copy while that is valid, else with the bot token. A deleted copy is
+// left alone.
+func (a *Adapter) edit(ctx context.Context, q *core.Question, t core.Target, m message) error {
 	if tok, app, ok := a.validToken(t); ok {
 		err := a.call(ctx, "editing the copy with its interaction token", func(opts ...discordgo.RequestOption) error {
 			_, err := a.s.WebhookMessageEdit(app, tok, "@original", &discordgo.WebhookEdit{

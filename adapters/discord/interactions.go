@@ -611,7 +611,7 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 	case actDismiss:
 		x.expectUpdate()
 		final, err := a.router.Cancel(ctx, project, q.ID, core.CancelUser, &who)
-		a.outcome(ctx, x, final, err)
+		a.outcome(ctx, x, final, who, err)
 	case actOther, actText:
 		if !a.gate(ctx, x, q, who) {
 			return
@@ -779,8 +779,8 @@ func (a *Adapter) gate(ctx context.Context, x *exchange, q *core.Question, who c
 		x.reply(ctx, ephemeral(lateMessage(q)))
 		return false
 	}
-	if !core.Allowed(q.Responders, who) {
-		x.reply(ctx, ephemeral(notAllowedMessage(q)))
+	if err := a.router.Check(ctx, q, who); err != nil {
+		x.reply(ctx, ephemeral(notAllowedMessage(q, who)))
 		return false
 	}
 	return true
@@ -806,18 +806,25 @@ func (a *Adapter) answer(ctx context.Context, x *exchange, q *core.Question, who
 			return
 		}
 	}
-	a.outcome(ctx, x, final, err)
+	a.outcome(ctx, x, final, who, err)
 }
 
 // outcome replies to the result of an answer or dismissal.
-func (a *Adapter) outcome(ctx context.Context, x *exchange, q *core.Question, err error) {
+func (a *Adapter) outcome(ctx context.Context, x *exchange, q *core.Question, who core.Person, err error) {
+	if err == nil && q.Status == core.StatusPending {
+		// A vote that did not decide an approval yet: the clicked copy
+		// shows the tally; Update brings the other copies along. Not a
+		// final state, so Finish must still edit this copy later.
+		x.reply(ctx, update(render(q, a.now())))
+		return
+	}
 	if err == nil {
 		x.replyFinal(ctx, update(render(q, a.now())))
 		return
 	}
 	switch core.ErrorCode(err) {
 	case core.ENotAllowed:
-		x.reply(ctx, ephemeral(notAllowedMessage(q)))
+		x.reply(ctx, ephemeral(notAllowedMessage(q, who)))
 	case core.EAlreadyAnswered, core.EQuestionCancelled, core.EQuestionExpired:
 		x.reply(ctx, ephemeral(lateMessage(q)))
 	default:
@@ -838,7 +845,17 @@ func (a *Adapter) failed(ctx context.Context, x *exchange, err error) {
 	}
 }
 
-func notAllowedMessage(q *core.Question) string {
+// notAllowedMessage tells who why their click changed nothing and names
+// who may answer. It follows core.Permit: a requester the route excludes
+// is told so, since they may well hold a responder role.
+func notAllowedMessage(q *core.Question, who core.Person) string {
+	if q.Responders.ExcludeRequester && q.RequestedBy != "" && q.RequestedBy == who.Platform+":"+who.ID {
+		others := "anyone else"
+		if !q.Responders.Empty() {
+			others = core.DescribeResponders(q.Responders)
+		}
+		return "You asked for this, so you may not answer it yourself; who may answer: " + others + ". Nothing was changed."
+	}
 	return "Only " + core.DescribeResponders(q.Responders) + " may answer this question; nothing was changed."
 }
 

@@ -218,6 +218,9 @@ func renderEmbed(q *core.Question, now time.Time) *discordgo.MessageEmbed {
 			})
 		}
 	}
+	if q.Status == core.StatusPending {
+		e.Fields = append(e.Fields, pendingFields(q)...)
+	}
 	// The context gets whatever room the rest leaves, within the limits.
 	used := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Footer.Text)
 	for _, f := range e.Fields {
@@ -237,6 +240,32 @@ func renderEmbed(q *core.Question, now time.Time) *discordgo.MessageEmbed {
 	}
 	e.Description = desc
 	return e
+}
+
+// pendingFields show, on a pending copy, how many approvals the question
+// needs and how the votes stand ("Approve: 1 of 2 approvals — alice"), and
+// who may answer (including people added by escalation). Names are plain
+// text: the copy never pings anyone; reminders do that.
+func pendingFields(q *core.Question) []*discordgo.MessageEmbedField {
+	var fs []*discordgo.MessageEmbedField
+	if q.ApprovalsRequired > 1 {
+		tally := core.TallyLine(q)
+		if tally == "" {
+			tally = "No votes yet"
+		}
+		fs = append(fs, &discordgo.MessageEmbedField{
+			Name:  core.Shorten(fmt.Sprintf("Needs %d approvals", q.ApprovalsRequired), maxFieldName),
+			Value: core.Shorten(tally, maxFieldValue),
+		})
+	}
+	if !q.Responders.Empty() {
+		who := core.DescribeResponders(q.Responders)
+		if q.Responders.ExcludeRequester && q.RequestedBy != "" {
+			who += " (not " + q.RequestedBy + ", who asked for it)"
+		}
+		fs = append(fs, &discordgo.MessageEmbedField{Name: "Who may answer", Value: core.Shorten(who, maxFieldValue)})
+	}
+	return fs
 }
 
 // itemText is an item's question and its options with their descriptions.

@@ -90,10 +90,13 @@ func (a *Adapter) threadReply(ctx context.Context, m messageEvent) {
 	w := place{channel: m.Channel, thread: m.ThreadTS, user: m.User}
 	req, problem := parseReply(q, m.Text)
 	who := a.person(ctx, q, m.User, "")
-	if !core.Allowed(q.Responders, who) {
-		if problem == "" { // it looked like an answer: say why it did not count
-			a.tell(ctx, w, a.explain(core.Errorf(core.ENotAllowed, "not allowed"), q))
-		}
+	if problem != "" && core.Permit(q, who) != nil {
+		return // chatter from someone who may not answer: not an attempt
+	}
+	if err := a.router.Check(ctx, q, who); err != nil {
+		// It looked like an answer: it is recorded as refused, and the
+		// person is told why it did not count.
+		a.tell(ctx, w, a.explain(w.user, err, q))
 		return
 	}
 	if problem != "" {

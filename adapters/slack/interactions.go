@@ -193,16 +193,16 @@ func (a *Adapter) respond(ctx context.Context, w place, qid string,
 	build func(ctx context.Context, project string, q *core.Question) (core.RespondRequest, string)) bool {
 	project, q, err := a.load(ctx, qid)
 	if err != nil {
-		a.tell(ctx, w, a.explain(err, nil))
+		a.tell(ctx, w, a.explain(w.user, err, nil))
 		return false
 	}
 	if q.Status != core.StatusPending {
-		a.tell(ctx, w, a.explain(core.StatusError(q), q))
+		a.tell(ctx, w, a.explain(w.user, core.StatusError(q), q))
 		return false
 	}
 	who := a.person(ctx, q, w.user, w.name)
-	if !core.Allowed(q.Responders, who) {
-		a.tell(ctx, w, a.explain(core.Errorf(core.ENotAllowed, "not allowed"), q))
+	if err := a.router.Check(ctx, q, who); err != nil {
+		a.tell(ctx, w, a.explain(w.user, err, q))
 		return false
 	}
 	req, hint := build(ctx, project, q)
@@ -231,7 +231,7 @@ func (a *Adapter) record(ctx context.Context, w place, project string, q *core.Q
 		if final == nil {
 			final = q
 		}
-		a.tell(ctx, w, a.explain(err, final))
+		a.tell(ctx, w, a.explain(w.user, err, final))
 		return false
 	}
 }
@@ -239,7 +239,7 @@ func (a *Adapter) record(ctx context.Context, w place, project string, q *core.Q
 func (a *Adapter) dismiss(ctx context.Context, w place, qid string) {
 	project, q, err := a.load(ctx, qid)
 	if err != nil {
-		a.tell(ctx, w, a.explain(err, nil))
+		a.tell(ctx, w, a.explain(w.user, err, nil))
 		return
 	}
 	who := a.person(ctx, q, w.user, w.name)
@@ -248,15 +248,15 @@ func (a *Adapter) dismiss(ctx context.Context, w place, qid string) {
 		if final == nil {
 			final = q
 		}
-		a.tell(ctx, w, a.explain(err, final))
+		a.tell(ctx, w, a.explain(w.user, err, final))
 	}
 }
 
 // explain turns an error of the Router into a sentence for the person.
-func (a *Adapter) explain(err error, q *core.Question) string {
+func (a *Adapter) explain(user string, err error, q *core.Question) string {
 	switch core.ErrorCode(err) {
 	case core.ENotAllowed:
-		return "Only " + describe(q.Responders) + " may answer this question. Your click changed nothing."
+		return refusal(q, user)
 	case core.EAlreadyAnswered:
 		return ":information_source: " + strings.TrimPrefix(outcome(q), ":white_check_mark: ")
 	case core.EQuestionCancelled, core.EQuestionExpired:
@@ -270,6 +270,23 @@ func (a *Adapter) explain(err error, q *core.Question) string {
 	}
 	a.log.Error("recording a Slack answer failed", "err", err)
 	return "Something went wrong while recording your answer; nothing was recorded. Please try again."
+}
+
+// refusal tells a person why their click changed nothing, naming who may
+// answer. It follows core.Permit: a requester the route excludes is told
+// so, since they may well be in the responders.
+func refusal(q *core.Question, user string) string {
+	if q == nil {
+		return "You may not answer this question. Your click changed nothing."
+	}
+	if q.Responders.ExcludeRequester && q.RequestedBy != "" && q.RequestedBy == "slack:"+user {
+		who := "anyone else"
+		if !q.Responders.Empty() {
+			who = describe(q.Responders)
+		}
+		return "You asked for this, so you may not answer it yourself; who may answer: " + who + ". Your click changed nothing."
+	}
+	return "Only " + describe(q.Responders) + " may answer this question. Your click changed nothing."
 }
 
 // describe names who may answer, with Slack mentions for Slack users and
@@ -328,18 +345,18 @@ func (a *Adapter) tell(ctx context.Context, w place, text string) {
 func (a *Adapter) openModal(ctx context.Context, w place, qid string, item int, trigger string) {
 	_, q, err := a.load(ctx, qid)
 	if err != nil {
-		a.tell(ctx, w, a.explain(err, nil))
+		a.tell(ctx, w, a.explain(w.user, err, nil))
 		return
 	}
 	if q.Status != core.StatusPending {
-		a.tell(ctx, w, a.explain(core.StatusError(q), q))
+		a.tell(ctx, w, a.explain(w.user, core.StatusError(q), q))
 		return
 	}
 	if item < 0 || item >= len(q.Questions) {
 		return
 	}
-	if who := a.person(ctx, q, w.user, w.name); !core.Allowed(q.Responders, who) {
-		a.tell(ctx, w, a.explain(core.Errorf(core.ENotAllowed, "not allowed"), q))
+	if err := a.router.Check(ctx, q, a.person(ctx, q, w.user, w.name)); err != nil {
+		a.tell(ctx, w, a.explain(w.user, err, q))
 		return
 	}
 	meta, _ := json.Marshal(modalMeta{QuestionID: qid, Item: item, Channel: w.channel, ThreadTS: w.thread, Draft: hasSubmit(q)})
@@ -400,11 +417,11 @@ func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
 func (a *Adapter) saveDraft(ctx context.Context, w place, meta modalMeta, text string) {
 	project, q, err := a.load(ctx, meta.QuestionID)
 	if err != nil {
-		a.tell(ctx, w, a.explain(err, nil))
+		a.tell(ctx, w, a.explain(w.user, err, nil))
 		return
 	}
 	if q.Status != core.StatusPending {
-		a.tell(ctx, w, a.explain(core.StatusError(q), q))
+		a.tell(ctx, w, a.explain(w.user, core.StatusError(q), q))
 		return
 	}
 	if meta.Item < 0 || meta.Item >= len(q.Questions) {

@@ -136,10 +136,40 @@ func heading(q *core.Question, now time.Time, pending bool) []slack.Block {
 			core.HumanDuration(q.ExpiresAt.Sub(now)), q.ExpiresAt.Unix(), q.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	blocks = append(blocks, slack.NewContextBlock("", mrkdwn(clip(meta, maxContextText))))
+	if pending {
+		if line := approvalLine(q); line != "" {
+			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(clip(line, maxContextText))))
+		}
+	}
 	if strings.TrimSpace(q.Context) != "" {
 		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(markdown(q.Context, maxSectionText)), nil, nil))
 	}
 	return blocks
+}
+
+// approvalLine says, on a pending copy, how many approvals the question
+// needs and how the votes stand ("Approve: 1 of 2 approvals — alice"), and
+// who may answer (including people added by escalation). Names are plain
+// text: an edited copy must not notify anyone; reminders do that.
+func approvalLine(q *core.Question) string {
+	var parts []string
+	if q.ApprovalsRequired > 1 {
+		line := fmt.Sprintf("*Needs %d approvals* from different people", q.ApprovalsRequired)
+		if tally := core.TallyLine(q); tally != "" {
+			line += " · " + escape(tally)
+		} else {
+			line += " · no votes yet"
+		}
+		parts = append(parts, line)
+	}
+	if !q.Responders.Empty() {
+		who := core.DescribeResponders(q.Responders)
+		if q.Responders.ExcludeRequester && q.RequestedBy != "" {
+			who += " (not " + q.RequestedBy + ", who asked for it)"
+		}
+		parts = append(parts, "Who may answer: "+escape(who))
+	}
+	return strings.Join(parts, "\n")
 }
 
 // itemText is the item's question, numbered when there are several.
@@ -258,6 +288,12 @@ func renderQuestion(q *core.Question, now time.Time) ([]slack.Block, string) {
 func outcome(q *core.Question) string {
 	switch q.Status {
 	case core.StatusAnswered:
+		if q.Defaulted { // "No answer in time; answered by default: Deny"
+			return ":hourglass: " + escClip(core.OutcomeLine(q), maxSectionText-300)
+		}
+		if q.ApprovalsRequired > 1 { // "Approved by alice, bob: Approve"
+			return ":white_check_mark: " + escClip(core.OutcomeLine(q), maxSectionText-300)
+		}
 		var parts []string
 		for _, it := range q.Questions {
 			ans := q.Answers[it.Question]

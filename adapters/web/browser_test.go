@@ -444,3 +444,36 @@ func TestBrowserScreenshots(t *testing.T) {
 	_ = os.MkdirAll(filepath.Join(repoRoot(t), "artifacts"), 0o755)
 	shot("/", filepath.Join(repoRoot(t), "artifacts", "inbox-phone.png"), 390)
 }
+
+// TestBrowserTallyUpdatesLive: a vote elsewhere updates the approval's
+// tally on the open inbox without a reload, and what the person typed on
+// the card stays.
+func TestBrowserTallyUpdatesLive(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := browser(t)
+	two := 2
+	q := e.ask("ops", core.AskRequest{RunID: "deploy-9", Kind: core.KindApproval, Question: "Deploy api v2?",
+		Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
+	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(card(q.ID)+` p.approvals`)),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-live="on"]`)),
+		chromedp.SendKeys(chromedp.CSS(card(q.ID)+` input[type=text]`), "after the freeze"))
+	value(t, ctx, chromedp.Evaluate[int](`window.__loaded = 1`))
+
+	if _, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{Response: ptr("Approve")},
+		core.Person{Platform: "slack", ID: "U1", Name: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	tally := value(t, ctx, chromedp.Poll[string](`(function(){ var t = document.querySelector("`+card(q.ID)+` p.approvals .tally");
+		return t && t.textContent.indexOf("1 of 2") >= 0 ? t.textContent : null })()`))
+	typed := value(t, ctx, chromedp.Evaluate[string](`document.querySelector("`+card(q.ID)+` input[type=text]").value`))
+	if tally != "Approve: 1 of 2 approvals — alice" {
+		t.Errorf("tally %q", tally)
+	}
+	if typed != "after the freeze" {
+		t.Errorf("the typed text was lost: %q", typed)
+	}
+	if !value(t, ctx, chromedp.Evaluate[bool](`window.__loaded === 1`)) {
+		t.Error("the page reloaded")
+	}
+}

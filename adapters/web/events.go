@@ -32,6 +32,7 @@ func toLive(q *core.Question) liveEvent {
 //
 //	sync                  {"questions": [{id, project_id, run_id}]}: the pending set, first and after a reconnect
 //	question.created      a new pending question (the page fetches its card)
+//	question.updated      a pending question's tally or responders changed (the page refreshes them)
 //	question.answered|cancelled|expired   a question left the inbox, with its outcome
 //	question.removed      it left the inbox and is no longer kept (or no longer visible)
 //	signed-out            the session ended; the page reloads into the sign-in page
@@ -67,7 +68,7 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 
-	s := &stream{i: i, w: w, rc: rc, known: map[string]map[string]bool{}, stops: map[string]func(){},
+	s := &stream{i: i, w: w, rc: rc, known: map[string]map[string]string{}, stops: map[string]func(){},
 		kick: make(chan struct{}, 1), dirty: map[string]bool{}, done: make(chan struct{})}
 	defer s.close()
 	if err := s.send("retry: 2000\n\n"); err != nil {
@@ -85,9 +86,9 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 			i.log.Error("live inbox: listing questions failed", "project", p, "err", err)
 			return
 		}
-		cur := make(map[string]bool, len(qs))
+		cur := make(map[string]string, len(qs))
 		for _, q := range qs {
-			cur[q.ID] = true
+			cur[q.ID] = cardVersion(q)
 			pending = append(pending, syncEntry{ID: q.ID, ProjectID: q.ProjectID, RunID: q.RunID})
 		}
 		s.known[p] = cur
@@ -150,7 +151,7 @@ type stream struct {
 	i     *Inbox
 	w     http.ResponseWriter
 	rc    *http.ResponseController
-	known map[string]map[string]bool
+	known map[string]map[string]string // project → pending id → what its card shows that can change (cardVersion)
 	stops map[string]func()
 	wg    sync.WaitGroup
 	done  chan struct{}
@@ -215,7 +216,7 @@ func (s *stream) reconcile(ctx context.Context, projects []string, full bool) er
 		now[p] = true
 		if _, ok := s.stops[p]; !ok {
 			s.watch(p)
-			s.known[p] = map[string]bool{}
+			s.known[p] = map[string]string{}
 			if err := s.diff(ctx, p); err != nil {
 				return err
 			}
@@ -249,17 +250,23 @@ func (s *stream) diff(ctx context.Context, p string) error {
 		s.i.log.Warn("live inbox: listing questions failed", "project", p, "err", err)
 		return nil
 	}
-	cur := make(map[string]bool, len(qs))
+	cur := make(map[string]string, len(qs))
 	for _, q := range qs {
-		cur[q.ID] = true
-		if !s.known[p][q.ID] {
+		cur[q.ID] = cardVersion(q)
+		was, known := s.known[p][q.ID]
+		switch {
+		case !known:
 			if err := s.event(core.EventCreated, toLive(q)); err != nil {
+				return err
+			}
+		case was != cur[q.ID]:
+			if err := s.event(eventUpdated, toLive(q)); err != nil {
 				return err
 			}
 		}
 	}
 	for id := range s.known[p] {
-		if cur[id] {
+		if _, ok := cur[id]; ok {
 			continue
 		}
 		q, err := s.i.store.Get(ctx, p, id)
@@ -274,6 +281,16 @@ func (s *stream) diff(ctx context.Context, p string) error {
 	}
 	s.known[p] = cur
 	return nil
+}
+
+// eventUpdated tells the page that a pending question's card changed: a
+// vote moved the tally, or escalation added people who may answer.
+const eventUpdated = "question.updated"
+
+// cardVersion is what a pending card shows that can change while it stays
+// pending.
+func cardVersion(q *core.Question) string {
+	return core.TallyLine(q) + "\x00" + core.DescribeResponders(q.Responders)
 }
 
 func (s *stream) event(typ string, data any) error {

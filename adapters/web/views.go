@@ -46,8 +46,12 @@ type cardView struct {
 	Unread     bool
 	Context    template.HTML
 	Responders string
-	Agent      string
-	Error      *pageError
+	// Approvals: an approval that needs several people; Tally is how the
+	// votes stand ("Approve: 1 of 2 approvals — alice"), empty before any.
+	Approvals int
+	Tally     string
+	Agent     string
+	Error     *pageError
 	// Buttons: one single-select item, answered with one click per option.
 	Buttons bool
 	Return  string // where the form returns: "inbox" or "question"
@@ -95,6 +99,12 @@ func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardV
 	}
 	if !q.Responders.Empty() {
 		c.Responders = core.DescribeResponders(q.Responders)
+		if q.Responders.ExcludeRequester && q.RequestedBy != "" {
+			c.Responders += " (not " + q.RequestedBy + ", who asked for it)"
+		}
+	}
+	if q.ApprovalsRequired > 1 {
+		c.Approvals, c.Tally = q.ApprovalsRequired, core.TallyLine(q)
 	}
 	c.Buttons = len(q.Questions) == 1 && !q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
 	for n, it := range q.Questions {
@@ -181,6 +191,14 @@ func answerFromForm(q *core.Question, form url.Values) core.RespondRequest {
 func finalLine(q *core.Question) string {
 	switch q.Status {
 	case core.StatusAnswered:
+		if q.Defaulted {
+			return "No answer in time; answered by default"
+		}
+		if q.ApprovalsRequired > 1 {
+			// "Approved by alice, bob: Approve" without the answer, which
+			// the card shows beside the question.
+			return strings.TrimSuffix(core.OutcomeLine(q), ": "+q.Answers[q.Questions[0].Question])
+		}
 		by := "someone"
 		if q.RespondedBy != nil {
 			by = q.RespondedBy.String()

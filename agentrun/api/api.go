@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -45,11 +46,26 @@ type API struct {
 
 	drainCtx context.Context
 	drain    context.CancelFunc
+
+	parkOnce sync.Once
+	parks    *parker // nil when the store cannot wake callbacks
+}
+
+// parker starts the parker on first use.
+func (a *API) parker() *parker {
+	a.parkOnce.Do(func() { a.parks = newParker(a.store, a.log) })
+	return a.parks
 }
 
 // Drain makes every long-poll return the current record at once (graceful
 // shutdown): callers poll again and reach another replica.
-func (a *API) Drain() { a.drain() }
+func (a *API) Drain() {
+	a.drain()
+	a.parkOnce.Do(func() {}) // no parker from now on if none was started
+	if a.parks != nil {
+		a.parks.drain()
+	}
+}
 
 // New builds the API.
 func New(cfg Config) *API {
@@ -275,7 +291,8 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, p Principal) error {
 }
 
 func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
-	if _, err := a.question(r, p); err != nil {
+	q, err := a.question(r, p)
+	if err != nil {
 		return err
 	}
 	timeout := 25 * time.Second
@@ -287,13 +304,18 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
 		}
 		timeout = min(d, MaxWait)
 	}
+	if !q.Status.Final() && timeout > 0 && a.drainCtx.Err() == nil {
+		if pk := a.parker(); pk != nil && pk.park(w, r, q.ProjectID, q.ID, timeout) {
+			return nil // answered by the parker
+		}
+	}
 	// Shutdown drains long-polls: draining cancels this wait. AfterFunc
 	// costs no goroutine per waiter while nothing happens.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(a.drainCtx, cancel)
 	defer stop()
-	q, err := a.router.Wait(ctx, r.PathValue("p"), r.PathValue("id"), timeout)
+	q, err = a.router.Wait(ctx, r.PathValue("p"), r.PathValue("id"), timeout)
 	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 		q, err = a.store.Get(r.Context(), r.PathValue("p"), r.PathValue("id"))
 	}

@@ -556,3 +556,39 @@ func TestTokensNeverLeakInRecords(t *testing.T) {
 	assert.NotContains(t, string(r.raw), "secret-interaction-token")
 	assert.Contains(t, string(r.raw), `"message_ts":"2"`)
 }
+
+// TestDrainAnswersParkedWaits: on shutdown every waiting long-poll gets the
+// current record at once, so callers re-poll another replica.
+func TestDrainAnswersParkedWaits(t *testing.T) {
+	st, err := store.Open(context.Background(), store.Options{})
+	require.NoError(t, err)
+	defer st.Close()
+	router := core.NewRouter(core.RouterConfig{Store: st})
+	a := api.New(api.Config{Router: router})
+	mux := http.NewServeMux()
+	a.Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	b := &bridge{t: t, srv: srv, store: st, router: router}
+	var ids []string
+	for i := range 5 {
+		ids = append(ids, b.ask("ops", "", yesNo(fmt.Sprint("r", i))))
+	}
+	got := make(chan resp, len(ids))
+	for _, id := range ids {
+		go func() { got <- b.do("GET", "/api/projects/ops/agent-questions/"+id+"/wait?timeout=100s", "", nil) }()
+	}
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	a.Drain()
+	for range ids {
+		select {
+		case r := <-got:
+			assert.Equal(t, 200, r.status)
+			assert.Equal(t, "pending", r.body["status"])
+		case <-time.After(5 * time.Second):
+			t.Fatal("a parked wait was not answered on drain")
+		}
+	}
+	assert.Less(t, time.Since(start), 2*time.Second)
+}

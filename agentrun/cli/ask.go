@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -20,7 +21,9 @@ exit codes: 0 answered, 3 expired, 4 cancelled (dismissed, superseded, or
 ask interrupted: the question is then withdrawn), 1 error, 2 usage.
 
   bridge ask -q "Deploy to production?" -o Yes -o "No|Keep staging only"
-  bridge ask --multi -q "Which checks?" -o lint -o test -o e2e --json`
+  bridge ask --multi -q "Which checks?" -o lint -o test -o e2e --json
+  bridge ask --route oncall --approvals 2 --default Deny --requested-by slack:U0123 \
+    -q "Deploy api v2 to production?" -o Approve -o Deny`
 
 func (a *app) ask(ctx context.Context, args []string) int {
 	fs := newFlags("ask", a.stderr, askUsage)
@@ -39,6 +42,9 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	agent := fs.String("agent", "", "agent id (default BRIDGE_AGENT_ID, else \"cli\")")
 	contextText := fs.String("context", "", "markdown shown above the question")
 	asJSON := fs.Bool("json", false, "print the final record as JSON")
+	approvals := fs.Int("approvals", 0, "how many different people must choose the same option (approvals_required; default: the route's)")
+	onTimeout := fs.String("default", "", "the option chosen if nobody answers in time (on_timeout); the answer is then flagged defaulted")
+	requestedBy := fs.String("requested-by", "", `who the question is asked for, "platform:id" (e.g. slack:U0123); a route with exclude_requester refuses their answer`)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -68,6 +74,24 @@ func (a *app) ask(ctx context.Context, args []string) int {
 			return ExitUsage
 		}
 		req.Targets = append(req.Targets, tg)
+	}
+	if isSet(fs, "approvals") {
+		if *approvals < 1 {
+			fmt.Fprintln(a.stderr, "bridge ask: --approvals: must be 1 or more")
+			return ExitUsage
+		}
+		n := *approvals
+		req.ApprovalsRequired = &n
+	}
+	if *onTimeout != "" {
+		req.OnTimeout = &core.OnTimeout{Answer: *onTimeout}
+	}
+	if *requestedBy != "" {
+		if p, id, ok := strings.Cut(*requestedBy, ":"); !ok || p == "" || id == "" {
+			fmt.Fprintf(a.stderr, "bridge ask: --requested-by %q: want \"platform:id\", e.g. slack:U0123\n", *requestedBy)
+			return ExitUsage
+		}
+		req.RequestedBy = *requestedBy
 	}
 	if *timeout != "" {
 		d, err := core.ParseDuration(*timeout)
@@ -220,4 +244,11 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// isSet reports whether the flag was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -407,3 +407,46 @@ func TestWholeFlowThroughTheBinary(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoOfThreeApprovalsAcrossTwoProcesses: three people vote at once,
+// through two bridge processes on one Redis: two votes count, the question
+// is answered once, the third is told it is already answered.
+func TestTwoOfThreeApprovalsAcrossTwoProcesses(t *testing.T) {
+	srv := storetest.Redis(t)
+	a := startBridge(t, "REDIS_URL="+srv.URL)
+	b := startBridge(t, "REDIS_URL="+srv.URL)
+	for round := range 10 {
+		code, q := a.call("POST", "/api/projects/ops/agent-questions", map[string]any{
+			"run_id": fmt.Sprint("gate-", round), "kind": "approval", "approvals_required": 2,
+			"question": "Deploy api v2?", "options": []map[string]any{{"label": "Approve"}, {"label": "Reject"}, {"label": "Block", "veto": true}}})
+		require.Equal(t, 201, code, "%v", q)
+		id := q["id"].(string)
+		codes := make([]int, 3)
+		var wg sync.WaitGroup
+		for i, who := range []string{"alice", "bob", "carol"} {
+			p := []*proc{a, b}[i%2]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes[i], _ = p.call("POST", "/api/projects/ops/agent-questions/"+id+"/respond", map[string]any{
+					"response": "Approve", "responded_by": map[string]any{"platform": "slack", "id": who, "name": who}})
+			}()
+		}
+		wg.Wait()
+		assert.ElementsMatch(t, []int{202, 202, 409}, codes, "round %d", round)
+		_, rec := b.call("GET", "/api/projects/ops/agent-questions/"+id, nil)
+		assert.Equal(t, "answered", rec["status"])
+		assert.Len(t, rec["votes"], 2, "round %d", round)
+		assert.Equal(t, float64(2), rec["approvals_required"])
+	}
+	// A veto decides at the first vote.
+	code, q := b.call("POST", "/api/projects/ops/agent-questions", map[string]any{"run_id": "gate-veto", "approvals_required": 2,
+		"question": "Deploy api v3?", "options": []map[string]any{{"label": "Approve"}, {"label": "Block", "veto": true}}})
+	require.Equal(t, 201, code)
+	code, _ = a.call("POST", "/api/projects/ops/agent-questions/"+q["id"].(string)+"/respond", map[string]any{
+		"response": "Block", "responded_by": map[string]any{"platform": "slack", "id": "dave"}})
+	assert.Equal(t, 202, code)
+	_, rec := b.call("GET", "/api/projects/ops/agent-questions/"+q["id"].(string), nil)
+	assert.Equal(t, "answered", rec["status"])
+	assert.Equal(t, "Block", rec["response"])
+}

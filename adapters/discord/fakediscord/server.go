@@ -8,6 +8,7 @@ package fakediscord
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,6 +17,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +72,13 @@ type Message struct {
 	Components    []Component
 	Edits         int
 	Thread        string
+	// ReplyTo is the message this one replies to (message_reference).
+	ReplyTo string
+	// Pings are who the message notified, as Discord works it out from the
+	// content and allowed_mentions: "role:<id>", "user:<id>", "everyone".
+	Pings []string
+	// AllowedRoles and AllowedUsers are the message's allowed_mentions lists.
+	AllowedRoles, AllowedUsers []string
 }
 
 // Token is an interaction token: the message and person it was issued for.
@@ -125,8 +135,16 @@ type Payload struct {
 	Components      *[]Component `json:"components"`
 	Flags           int          `json:"flags"`
 	AllowedMentions *struct {
-		Parse []string `json:"parse"`
+		Parse       []string `json:"parse"`
+		Roles       []string `json:"roles"`
+		Users       []string `json:"users"`
+		RepliedUser bool     `json:"replied_user"`
 	} `json:"allowed_mentions"`
+	MessageReference *struct {
+		MessageID       string `json:"message_id"`
+		ChannelID       string `json:"channel_id"`
+		FailIfNotExists *bool  `json:"fail_if_not_exists"`
+	} `json:"message_reference"`
 	// modal
 	CustomID string `json:"custom_id"`
 	Title    string `json:"title"`
@@ -274,7 +292,24 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		m := &Message{ID: f.id(), ChannelID: ch.ID}
+		if ref := p.MessageReference; ref != nil {
+			target, ok := f.messages[ref.MessageID]
+			switch {
+			case ok && ref.ChannelID != "" && ref.ChannelID != target.ChannelID:
+				apiErr(w, 400, 50035, "Invalid Form Body: message_reference: Unknown message")
+				return
+			case ok && target.ChannelID != ch.ID:
+				apiErr(w, 400, 50035, "Invalid Form Body: message_reference: cannot reply to a message in another channel")
+				return
+			case ok:
+				m.ReplyTo = target.ID
+			case ref.FailIfNotExists == nil || *ref.FailIfNotExists:
+				apiErr(w, 400, 50035, "Invalid Form Body: message_reference: Unknown message")
+				return
+			}
+		}
 		applyPayload(m, &p)
+		m.Pings = pings(m.Content, &p)
 		f.messages[m.ID] = m
 		writeJSONT(w, map[string]any{"id": m.ID, "channel_id": m.ChannelID, "content": m.Content})
 	case r.Method == "PATCH" && len(parts) == 4 && parts[0] == "channels" && parts[2] == "messages":
@@ -388,6 +423,33 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+var mentionRE = regexp.MustCompile(`<@(&?)(\d+)>|@(everyone|here)`)
+
+// pings works out whom a new message notifies: mentions in its content
+// that allowed_mentions lets through (parse lists types; roles and users
+// list ids).
+func pings(content string, p *Payload) []string {
+	var out []string
+	am := p.AllowedMentions
+	for _, m := range mentionRE.FindAllStringSubmatch(content, -1) {
+		switch {
+		case m[3] != "":
+			if am == nil || slices.Contains(am.Parse, "everyone") {
+				out = append(out, "everyone")
+			}
+		case m[1] == "&":
+			if am == nil || slices.Contains(am.Parse, "roles") || slices.Contains(am.Roles, m[2]) {
+				out = append(out, "role:"+m[2])
+			}
+		default:
+			if am == nil || slices.Contains(am.Parse, "users") || slices.Contains(am.Users, m[2]) {
+				out = append(out, "user:"+m[2])
+			}
+		}
+	}
+	return out
+}
+
 // Deref returns *s, or "" for nil.
 func Deref(s *string) string {
 	if s == nil {
@@ -397,6 +459,9 @@ func Deref(s *string) string {
 }
 
 func applyPayload(m *Message, p *Payload) {
+	if p.AllowedMentions != nil {
+		m.AllowedRoles, m.AllowedUsers = p.AllowedMentions.Roles, p.AllowedMentions.Users
+	}
 	if p.Content != nil {
 		m.Content = *p.Content
 	}
@@ -414,6 +479,8 @@ func (f *Server) checkMessage(w http.ResponseWriter, op string, p *Payload) bool
 	bad := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 	if p.AllowedMentions == nil || len(p.AllowedMentions.Parse) != 0 {
 		bad("allowed_mentions must be present with an empty parse list (no mass mentions)")
+	} else if len(p.AllowedMentions.Roles) > 100 || len(p.AllowedMentions.Users) > 100 {
+		bad("allowed_mentions lists at most 100 roles and 100 users")
 	}
 	if p.Content != nil && utf8.RuneCountInString(*p.Content) > 2000 {
 		bad("content longer than 2000")
@@ -689,6 +756,28 @@ func (f *Server) Message(id string) *Message {
 	b, _ := json.Marshal(m.Components)
 	_ = json.Unmarshal(b, &c.Components)
 	return &c
+}
+
+// Messages returns copies of the messages posted in channel ("" = all),
+// oldest first.
+func (f *Server) Messages(channel string) []Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Message
+	for _, m := range f.messages {
+		if channel == "" || m.ChannelID == channel {
+			c := *m
+			b, _ := json.Marshal(m.Components)
+			_ = json.Unmarshal(b, &c.Components)
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b Message) int {
+		x, _ := strconv.ParseInt(a.ID, 10, 64)
+		y, _ := strconv.ParseInt(b.ID, 10, 64)
+		return cmp.Compare(x, y)
+	})
+	return out
 }
 
 // Private returns the ephemeral messages user received.

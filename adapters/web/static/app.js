@@ -100,6 +100,32 @@
       .then(function () { delete fetching[id]; });
   }
 
+  // A pending card's tally or responders changed: replace those lines only,
+  // so a half-filled form on the card keeps what was typed.
+  function updateCard(id) {
+    var card = document.getElementById("q-" + id);
+    if (!card) return;
+    fetch("/questions/" + encodeURIComponent(id) + "?fragment=card", { credentials: "same-origin" })
+      .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
+      .then(function (html) {
+        var tpl = document.createElement("template");
+        tpl.innerHTML = html.trim();
+        var fresh = tpl.content.firstElementChild;
+        if (!fresh) return;
+        ["p.approvals", "p.responders"].forEach(function (sel) {
+          var old = card.querySelector(sel), now = fresh.querySelector(sel);
+          if (old && now) old.replaceWith(now);
+          else if (now) {
+            var foot = card.querySelector(".card-foot");
+            if (foot) foot.parentNode.insertBefore(now, foot);
+          }
+        });
+        var tally = card.querySelector("p.approvals .tally");
+        if (tally) announce(tally.textContent);
+      })
+      .catch(function () {});
+  }
+
   // Question and run pages: reload the main content in place.
   var refreshing = false;
   function refreshMain() {
@@ -154,6 +180,10 @@
     var ev = JSON.parse(e.data);
     if (page === "inbox") addCard(ev.id, false);
     else if (relevant(ev)) refreshMain();
+  });
+  es.addEventListener("question.updated", function (e) {
+    var ev = JSON.parse(e.data);
+    if (page === "inbox" || relevant(ev)) updateCard(ev.id);
   });
   ["question.answered", "question.cancelled", "question.expired", "question.removed"].forEach(function (type) {
     es.addEventListener(type, function (e) {

@@ -1,0 +1,113 @@
+package discord
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/bwmarrin/discordgo"
+)
+
+var (
+	_ core.Updater  = (*Adapter)(nil)
+	_ core.Reminder = (*Adapter)(nil)
+)
+
+// maxAllowedMentions is Discord's limit on allowed_mentions.roles and
+// allowed_mentions.users.
+const maxAllowedMentions = 100
+
+// Update implements core.Updater: it re-renders a pending copy with the
+// vote tally and the people who may answer now, controls still live. A
+// question that is no longer pending is left to Finish.
+func (a *Adapter) Update(ctx context.Context, q *core.Question, t core.Target) error {
+	if t.MessageTS == "" {
+		return nil
+	}
+	// Votes may have come in since q was read, and a click may have left a
+	// fresher interaction token on the copy: use the latest record.
+	if fresh, err := a.router.Store().Get(ctx, q.ProjectID, q.ID); err == nil {
+		q = fresh
+		for _, ft := range fresh.Targets {
+			if ft.Platform == "discord" && ft.MessageTS == t.MessageTS {
+				t = ft
+			}
+		}
+	}
+	if q.Status != core.StatusPending {
+		return nil
+	}
+	return a.edit(ctx, q, t, render(q, a.now()))
+}
+
+// Remind implements core.Reminder: a reply to the copy that mentions the
+// responders' roles and users, and says how long is left. allowed_mentions
+// lists exactly those roles and users, so nobody else (never @everyone or
+// @here) is pinged whatever the text says.
+func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) error {
+	if t.MessageTS == "" {
+		return nil
+	}
+	channel := t.Refs[refChannel]
+	if channel == "" {
+		channel = t.Channel
+	}
+	roles, users := mentionIDs(q.Responders)
+	var b strings.Builder
+	for _, r := range roles {
+		b.WriteString("<@&" + r + "> ")
+	}
+	for _, u := range users {
+		b.WriteString("<@" + u + "> ")
+	}
+	b.WriteString("Still waiting for an answer — " + core.ExpiresPhrase(q, a.now()) + ".")
+	if q.ApprovalsRequired > 1 {
+		fmt.Fprintf(&b, " Needs %d approvals", q.ApprovalsRequired)
+		if tally := core.TallyLine(q); tally != "" {
+			b.WriteString("; " + tally)
+		}
+		b.WriteString(".")
+	}
+	notFatal := false
+	send := &discordgo.MessageSend{
+		Content: core.Shorten(b.String(), maxContent),
+		AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{},
+			Roles: roles, Users: users},
+		// A reply to the copy; if the copy was deleted, a plain message.
+		Reference: &discordgo.MessageReference{MessageID: t.MessageTS, ChannelID: channel, FailIfNotExists: &notFatal},
+	}
+	return a.call(ctx, "reminding in channel "+channel, func(opts ...discordgo.RequestOption) error {
+		_, err := a.s.ChannelMessageSendComplex(channel, send, opts...)
+		return err
+	})
+}
+
+// mentionIDs returns the Discord role and user ids among the responders,
+// at most Discord's limit of each. Anything that is not a snowflake is left
+// out, so no text can turn into a mention.
+func mentionIDs(r core.Responders) (roles, users []string) {
+	for _, id := range r.DiscordRoles {
+		if snowflake(id) && len(roles) < maxAllowedMentions {
+			roles = append(roles, id)
+		}
+	}
+	for _, u := range r.Users {
+		if id, ok := strings.CutPrefix(u, "discord:"); ok && snowflake(id) && len(users) < maxAllowedMentions {
+			users = append(users, id)
+		}
+	}
+	return roles, users
+}
+
+func snowflake(s string) bool {
+	if s == "" || len(s) > 20 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

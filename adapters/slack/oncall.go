@@ -1,0 +1,97 @@
+package slack
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/slack-go/slack"
+)
+
+var (
+	_ core.Updater  = (*Adapter)(nil)
+	_ core.Reminder = (*Adapter)(nil)
+)
+
+// Update implements core.Updater: it re-renders a pending copy with the
+// vote tally and the people who may answer now, controls still live. A
+// question that is no longer pending is left to Finish.
+func (a *Adapter) Update(ctx context.Context, q *core.Question, t core.Target) error {
+	if t.MessageTS == "" {
+		return nil
+	}
+	// Votes may have come in since q was read: show the latest state.
+	if fresh, err := a.router.Store().Get(ctx, q.ProjectID, q.ID); err == nil {
+		q = fresh
+	}
+	if q.Status != core.StatusPending {
+		return nil
+	}
+	blocks, text := renderQuestion(q, a.router.Clock().Now())
+	return a.call(ctx, "chat.update", t.Channel, callOpts{}, func(ctx context.Context) error {
+		_, _, _, err := a.api.UpdateMessageContext(ctx, t.Channel, t.MessageTS,
+			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+		return err
+	})
+}
+
+// Remind implements core.Reminder: a reply in the copy's thread that
+// mentions the responders (users and user groups) and says how long is
+// left. Nothing but the responders is ever mentioned.
+func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) error {
+	if t.MessageTS == "" {
+		return nil
+	}
+	thread := t.MessageTS
+	switch { // thread_ts must be the thread's parent
+	case t.Refs["thread_ts"] != "":
+		thread = t.Refs["thread_ts"]
+	case t.ThreadTS != "":
+		thread = t.ThreadTS
+	}
+	text := reminderText(q, a.router.Clock().Now())
+	return a.call(ctx, "chat.postMessage", t.Channel, callOpts{}, func(ctx context.Context) error {
+		_, _, err := a.api.PostMessageContext(ctx, t.Channel, slack.MsgOptionTS(thread),
+			slack.MsgOptionText(clip(text, maxFallbackText), false),
+			slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl())
+		return err
+	})
+}
+
+// reminderText is "<!subteam^S0123> <@U0123> Still waiting for an answer —
+// expires in 12 min.", with the tally of an approval that needs several.
+func reminderText(q *core.Question, now time.Time) string {
+	var b strings.Builder
+	if m := mentions(q.Responders); m != "" {
+		b.WriteString(m + " ")
+	}
+	b.WriteString("Still waiting for an answer — " + core.ExpiresPhrase(q, now) + ".")
+	if q.ApprovalsRequired > 1 {
+		fmt.Fprintf(&b, " Needs %d approvals", q.ApprovalsRequired)
+		if tally := core.TallyLine(q); tally != "" {
+			b.WriteString("; " + escape(tally))
+		}
+		b.WriteString(".")
+	}
+	return b.String()
+}
+
+// mentions are the Slack mentions of the responders: <@U…> for Slack
+// users, <!subteam^S…> for user groups. Ids that are not Slack ids are
+// left out, so nothing else (no @here, no @channel) can be mentioned.
+func mentions(r core.Responders) string {
+	var out []string
+	for _, u := range r.Users {
+		if id, ok := strings.CutPrefix(u, "slack:"); ok && slackID(id) {
+			out = append(out, "<@"+id+">")
+		}
+	}
+	for _, g := range r.SlackUsergroups {
+		if slackID(g) {
+			out = append(out, "<!subteam^"+g+">")
+		}
+	}
+	return strings.Join(out, " ")
+}
