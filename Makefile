@@ -42,8 +42,11 @@ FUZZ_TARGETS := \
 	./agentrun/hook:FuzzHookInput \
 	./cmd/bridge:FuzzConfigFile \
 	./adapters/slack:FuzzParseReply \
+	./adapters/slack:FuzzInteractionsHandler \
+	./adapters/slack:FuzzEventsHandler \
 	./adapters/discord:FuzzParseCustomID \
 	./adapters/discord:FuzzInteractionText \
+	./adapters/discord:FuzzInteractionsHandler \
 	./adapters/web:FuzzRenderContext
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -41,7 +41,8 @@ func ErrorCode(err error) string {
 
 // retrier is the one place Slack calls are retried. A 429 holds back every
 // call of the same method on the same channel (or user group) until its
-// Retry-After has passed; 5xx and network errors back off exponentially;
+// Retry-After has passed, without counting as a failed attempt; 5xx and
+// network errors back off exponentially, up to attempts in all;
 // "ok": false is final.
 type retrier struct {
 	attempts int
@@ -68,8 +69,11 @@ func (r *retrier) do(ctx context.Context, method, key string, o callOpts, fn fun
 	gate := method + " " + key
 	backoff := r.base
 	var last error
+	limited := 0 // 429s answered so far
 	for attempt := 1; attempt <= r.attempts; attempt++ {
-		if wait := r.blocked(gate); wait > 0 {
+		// Re-check after sleeping: another call of the gate may have been
+		// told to wait longer meanwhile.
+		for wait := r.blocked(gate); wait > 0; wait = r.blocked(gate) {
 			if o.noWait || !fits(ctx, wait) {
 				return &Error{Method: method, Code: "ratelimited", Err: fmt.Errorf("rate limited for another %s", wait.Round(time.Second))}
 			}
@@ -95,11 +99,13 @@ func (r *retrier) do(ctx context.Context, method, key string, o callOpts, fn fun
 			if o.noWait || wait > r.maxWait || !fits(ctx, wait) {
 				return &Error{Method: method, Code: "ratelimited", Err: err}
 			}
+			attempt -= delayOnly(&limited)
 			continue // waits at the gate above
 		case errors.As(err, &se):
 			return &Error{Method: method, Code: se.Err, Err: err}
 		case errors.As(err, &sc) && sc.Code == 429:
 			r.block(gate, time.Second)
+			attempt -= delayOnly(&limited)
 			continue
 		case errors.As(err, &sc) && sc.Code >= 500, isNetErr(err):
 		default:
@@ -108,8 +114,8 @@ func (r *retrier) do(ctx context.Context, method, key string, o callOpts, fn fun
 			}
 			return &Error{Method: method, Err: err}
 		}
-		if ctx.Err() != nil {
-			break
+		if ctx.Err() != nil || attempt == r.attempts {
+			break // no sleep after the last attempt: the failure is reported at once
 		}
 		jitter := time.Duration(rand.Int64N(int64(backoff/2) + 1))
 		if err := sleep(ctx, backoff+jitter); err != nil {
@@ -118,6 +124,22 @@ func (r *retrier) do(ctx context.Context, method, key string, o callOpts, fn fun
 		backoff *= 2
 	}
 	return &Error{Method: method, Err: fmt.Errorf("gave up after %d attempts: %w", r.attempts, last)}
+}
+
+// maxRateLimited bounds how many 429s one call waits out without counting
+// them as failed attempts; the call's deadline usually ends it first.
+const maxRateLimited = 30
+
+// delayOnly returns 1 while a 429 should only delay the call, not use up
+// one of its attempts (those are for 5xx and network errors): a rate-limit
+// storm longer than a few Retry-Afters must not drop a post that still has
+// time.
+func delayOnly(limited *int) int {
+	*limited++
+	if *limited <= maxRateLimited {
+		return 1
+	}
+	return 0
 }
 
 // okFalse recognises the plain errors some slack-go methods return for an
