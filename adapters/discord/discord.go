@@ -153,7 +153,7 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 		return nil, errors.New("discord: creating the session failed")
 	}
 	s.Client = &http.Client{Timeout: 20 * time.Second, Transport: &rewriteTransport{
-		from: discordgo.EndpointAPI, to: api, next: cfg.Transport}}
+		from: discordgo.EndpointAPI, to: api, next: newLimitTransport(cfg.Transport)}}
 	s.ShouldRetryOnRateLimit = false
 	s.MaxRestRetries = 0
 	s.StateEnabled = false

@@ -389,14 +389,10 @@ func TestStormOutlastingRetriesFailsLoudly(t *testing.T) {
 // A Retry-After longer than a call waits (MaxRetryAfter) must fail every
 // call of that route at once, not only the one that got the 429.
 //
-// Known bug, skipped until fixed: discordgo's bucket takes the 429's
-// X-RateLimit-Remaining: 0 / X-RateLimit-Reset-After and makes every later
-// request of the bucket (here: posts to channel 1002) sleep until the reset,
-// holding the bucket's lock and ignoring the context. The second ask below
-// is held for the whole 60 s and fails with "context deadline exceeded"
-// after its 15 s budget has long passed.
+// discordgo's bucket would take the 429's X-RateLimit-Remaining: 0 /
+// X-RateLimit-Reset-After and make every later request of the bucket sleep
+// until the reset, ignoring the context; limitTransport prevents that.
 func TestLongRetryAfterHoldsNoLaterCall(t *testing.T) {
-	t.Skip("known bug: discordgo bucket sleeps out a long Retry-After ignoring the context (see the comment)")
 	e, px, _ := stormEnv(t)
 	px.BlowOn(func(scope string) bool { return scope == "post 1002" }, storm.RateLimit(time.Minute))
 	start := time.Now()
