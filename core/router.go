@@ -686,10 +686,20 @@ type Reminder interface {
 // updateCopies re-renders every posted copy of a pending question.
 func (r *Router) updateCopies(q *Question) {
 	r.eachCopy(q, "updating a copy", func(ctx context.Context, ch Channel, t Target) error {
-		if u, ok := ch.(Updater); ok {
-			return u.Update(ctx, q, t)
+		u, ok := ch.(Updater)
+		if !ok {
+			return nil
 		}
-		return nil
+		// Render the latest state, not the one that triggered this update:
+		// updates of quick successive votes may run in any order.
+		fresh, err := r.store.Get(ctx, q.ProjectID, q.ID)
+		if err != nil {
+			return err
+		}
+		if fresh.Status != StatusPending {
+			return nil // Finish shows the outcome
+		}
+		return u.Update(ctx, fresh, t)
 	})
 }
 

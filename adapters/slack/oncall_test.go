@@ -115,6 +115,10 @@ func TestChangedVoteCountsOnce(t *testing.T) {
 	assert.NotContains(t, text, "Approve: 1 of 2")
 	// Clicking Approve again as alice cannot make two approvals.
 	e.click(alice, "C1", c1, "Approve", nil)
+	require.Eventually(t, func() bool {
+		vs := e.get(q).Votes
+		return len(vs) == 1 && vs[0].Label == "Approve"
+	}, 5*time.Second, 10*time.Millisecond, "alice's changed vote is recorded")
 	e.says("C2", c2, "Approve: 1 of 2 approvals — alice")
 	assert.NotContains(t, e.says("C2", c2), "Reject:")
 	assert.Equal(t, core.StatusPending, e.get(q).Status)
