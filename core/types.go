@@ -285,12 +285,21 @@ type NotificationAction struct {
 	Value string `json:"value"`
 }
 
+// AgentLabel names the asking agent for people: its name, else its id,
+// else "An agent".
+func (q *Question) AgentLabel() string {
+	switch {
+	case q.AgentName != "":
+		return q.AgentName
+	case q.AgentID != "":
+		return q.AgentID
+	}
+	return "An agent"
+}
+
 // NotificationFor derives the notification of a question.
 func NotificationFor(q *Question) Notification {
-	name := q.AgentName
-	if name == "" {
-		name = q.AgentID
-	}
+	name := q.AgentLabel()
 	n := Notification{
 		ID: q.ID, Type: "agent_question", Importance: "important",
 		Title:      "Agent question from " + name,

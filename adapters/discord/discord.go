@@ -265,7 +265,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, t core.Target) (co
 	}
 	refs[refChannel] = channel
 	if perRun && refs[refThread] == "" {
-		name := core.Shorten(agentName(q)+" · "+q.RunID, maxThreadName)
+		name := core.Shorten(q.AgentLabel()+" · "+q.RunID, maxThreadName)
 		var th *discordgo.Channel
 		err := a.call(ctx, "starting the run's thread", func(opts ...discordgo.RequestOption) error {
 			var err error

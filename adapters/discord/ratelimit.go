@@ -78,7 +78,7 @@ func (t *limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func bucketPath(path string) string {
 	parts := strings.Split(path, "/")
 	for i := 1; i < len(parts); i++ {
-		if !isSnowflake(parts[i]) {
+		if !snowflake(parts[i]) {
 			continue
 		}
 		switch parts[i-1] {
@@ -88,18 +88,6 @@ func bucketPath(path string) string {
 		}
 	}
 	return strings.Join(parts, "/")
-}
-
-func isSnowflake(s string) bool {
-	if s == "" || len(s) > 20 {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // retryAfter reads a 429's wait: the body's retry_after (seconds, float),

@@ -163,16 +163,6 @@ func render(q *core.Question, now time.Time) message {
 	return m
 }
 
-func agentName(q *core.Question) string {
-	if q.AgentName != "" {
-		return q.AgentName
-	}
-	if q.AgentID != "" {
-		return q.AgentID
-	}
-	return "An agent"
-}
-
 func renderEmbed(q *core.Question, now time.Time) *discordgo.MessageEmbed {
 	e := &discordgo.MessageEmbed{Type: discordgo.EmbedTypeRich, Color: colourPending}
 	switch q.Status {
@@ -181,9 +171,9 @@ func renderEmbed(q *core.Question, now time.Time) *discordgo.MessageEmbed {
 	case core.StatusCancelled, core.StatusExpired:
 		e.Color = colourClosed
 	}
-	title := "Question from " + agentName(q)
+	title := "Question from " + q.AgentLabel()
 	if q.Kind == core.KindApproval {
-		title = "Approval requested by " + agentName(q)
+		title = "Approval requested by " + q.AgentLabel()
 	}
 	if len(q.Questions) == 1 && q.Questions[0].Header != "" {
 		title = q.Questions[0].Header + " · " + title

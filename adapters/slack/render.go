@@ -83,16 +83,6 @@ func hasSubmit(q *core.Question) bool {
 	return len(q.Questions) > 1 || (len(q.Questions) == 1 && q.Questions[0].MultiSelect)
 }
 
-func agentName(q *core.Question) string {
-	if q.AgentName != "" {
-		return q.AgentName
-	}
-	if q.AgentID != "" {
-		return q.AgentID
-	}
-	return "An agent"
-}
-
 func itemName(it core.Item) string {
 	if it.Header != "" {
 		return it.Header
@@ -107,14 +97,14 @@ func title(q *core.Question) string {
 	if len(q.Questions) == 1 && q.Questions[0].Header != "" {
 		return q.Questions[0].Header
 	}
-	return "Question from " + agentName(q)
+	return "Question from " + q.AgentLabel()
 }
 
 // fallback is the message's top-level text: notifications and clients that
 // cannot show blocks.
 func fallback(q *core.Question) string {
 	var b strings.Builder
-	b.WriteString(agentName(q) + " asks: ")
+	b.WriteString(q.AgentLabel() + " asks: ")
 	for i, it := range q.Questions {
 		if i > 0 {
 			b.WriteString(" / ")
@@ -127,7 +117,7 @@ func fallback(q *core.Question) string {
 // heading is the header block and the line naming agent, run and deadline.
 func heading(q *core.Question, now time.Time, pending bool) []slack.Block {
 	blocks := []slack.Block{slack.NewHeaderBlock(plain(clip(oneLine(title(q)), maxHeaderText)))}
-	meta := "*" + escClip(oneLine(agentName(q)), 200) + "*"
+	meta := "*" + escClip(oneLine(q.AgentLabel()), 200) + "*"
 	if q.RunID != "" {
 		meta += " · run `" + escClip(strings.ReplaceAll(q.RunID, "`", "'"), 200) + "`"
 	}
