@@ -423,3 +423,34 @@ func TestAuditTrailOfACompleteFlow(t *testing.T) {
 	assert.Contains(t, trail[1].Detail, "C1")
 	assert.Contains(t, trail[3].Detail, "Approve (1 of 2)")
 }
+
+// flaky fails Finish a number of times first, as a platform in a storm.
+type flaky struct {
+	recorder
+	fails atomic.Int32
+}
+
+func (f *flaky) Finish(ctx context.Context, q *core.Question, t core.Target) error {
+	if f.fails.Add(-1) >= 0 {
+		return fmt.Errorf("HTTP 503")
+	}
+	return f.recorder.Finish(ctx, q, t)
+}
+
+// TestFinishingACopyOutlastsAStorm: a copy whose update fails many times
+// is still finished once the platform recovers, not given up after a few.
+func TestFinishingACopyOutlastsAStorm(t *testing.T) {
+	st, err := store.Open(ctx, store.Options{})
+	require.NoError(t, err)
+	defer st.Close()
+	ch := &flaky{recorder: recorder{platform: "slack", clock: &clock{now: time.Now()}}}
+	ch.fails.Store(12)
+	r := core.NewRouter(core.RouterConfig{Store: st, Channels: []core.Channel{ch}, CopyRetryBackoff: time.Millisecond})
+	res, err := r.Ask(ctx, "ops", &core.AskRequest{RunID: "r1", Question: "Go?", Targets: []core.Target{{Platform: "slack", Channel: "C1"}}}, "")
+	require.NoError(t, err)
+	_, err = r.Answer(ctx, "ops", res.Question.ID, pick("yes"), slackP("alice"))
+	require.NoError(t, err)
+	require.NoError(t, r.Flush(ctx))
+	assert.Equal(t, []string{"C1: Answered by alice: yes"}, ch.get(func() []string { return ch.finished }))
+	assert.Equal(t, int32(-1), ch.fails.Load(), "12 failures, then the 13th attempt finished it")
+}

@@ -45,6 +45,12 @@ type RouterConfig struct {
 	HasWebhookSecret func(agentID string) bool
 	// PostTimeout bounds posting one copy (default 15s).
 	PostTimeout time.Duration
+	// CopyRetryFor is how long updating a copy (final state, tally) keeps
+	// retrying through platform failures (default 10 min).
+	CopyRetryFor time.Duration
+	// CopyRetryBackoff is the first wait between those retries, doubled up
+	// to 30 s (default 500 ms).
+	CopyRetryBackoff time.Duration
 	// Observe, if set, is called after every transition this replica makes.
 	Observe func(q *Question)
 }
@@ -84,6 +90,12 @@ func NewRouter(cfg RouterConfig) *Router {
 	}
 	if cfg.PostTimeout == 0 {
 		cfg.PostTimeout = 15 * time.Second
+	}
+	if cfg.CopyRetryFor == 0 {
+		cfg.CopyRetryFor = 10 * time.Minute
+	}
+	if cfg.CopyRetryBackoff == 0 {
+		cfg.CopyRetryBackoff = 500 * time.Millisecond
 	}
 	if cfg.HasWebhookSecret == nil {
 		cfg.HasWebhookSecret = func(string) bool { return false }
@@ -542,23 +554,34 @@ func (r *Router) eachCopy(q *Question, what string, f func(ctx context.Context, 
 		r.add()
 		go func() {
 			defer r.done()
-			backoff := 500 * time.Millisecond
+			// A platform outage or rate-limit storm delays the update, it
+			// does not drop it: retry with capped backoff for CopyRetryFor.
+			start := time.Now()
+			backoff := r.cfg.CopyRetryBackoff
 			for attempt := 1; ; attempt++ {
 				ctx, cancel := context.WithTimeout(r.bgCtx, r.cfg.PostTimeout)
 				err := f(ctx, ch, t)
 				cancel()
 				if err == nil {
+					if attempt > 1 {
+						r.log.Info(what+" succeeded after retries", "question", q.ID, "platform", t.Platform, "attempts", attempt)
+					}
 					return
 				}
-				if attempt >= 5 || r.bgCtx.Err() != nil {
-					r.log.Error(what+" failed", "question", q.ID, "platform", t.Platform, "channel", t.Channel, "err", err)
+				if time.Since(start) >= r.cfg.CopyRetryFor || r.bgCtx.Err() != nil {
+					r.log.Error(what+" failed; the copy may still show live controls", "question", q.ID,
+						"platform", t.Platform, "channel", t.Channel, "attempts", attempt, "err", err)
 					return
+				}
+				if attempt == 5 {
+					r.log.Warn(what+" keeps failing; still retrying", "question", q.ID, "platform", t.Platform,
+						"channel", t.Channel, "err", err)
 				}
 				select {
 				case <-time.After(backoff):
 				case <-r.bgCtx.Done():
 				}
-				backoff *= 2
+				backoff = min(backoff*2, 30*time.Second)
 			}
 		}()
 	}
