@@ -207,7 +207,7 @@ func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agent
 	}
 	defer r.done()
 	now := r.clock.Now().UTC()
-	q.ID = uuid.NewString()
+	q.ID = NewQuestionID(project)
 	q.ProjectID = project
 	if q.RunID == "" {
 		q.RunID = "run-" + uuid.NewString()
