@@ -587,7 +587,7 @@ func benchMem(dir string, o opts) error {
 		hash, _ = rdb.MemoryUsage(ctx, keys[len(keys)/2]).Result()
 	}
 	breakdown := []string{}
-	for _, k := range []string{"pending", "all", "deadlines", "events"} {
+	for _, k := range []string{"all", "deadlines", "events", "audit"} {
 		n, _ := rdb.MemoryUsage(ctx, "askbridge:{mem}:"+k).Result()
 		breakdown = append(breakdown, fmt.Sprintf("%s %.0f B", k, float64(n)/float64(o.memN+50)))
 	}

@@ -7,19 +7,21 @@ import "github.com/redis/go-redis/v9"
 // question out of pending. All keys a script touches share the project's
 // hash tag ({project}), so the scripts run on Redis Cluster too.
 //
-// Keys under base = "<prefix>:{<project>}:":
-//   d:<id>          string the question's immutable part (JSON)
+// Keys under base = "<prefix>:{<project>}:" (the layout is chosen for memory:
+// a pending question costs ~1.9 KB in all, BENCHMARKS.md (d)):
+//   d:<id>          string the question's immutable part: one line of JSON, then one
+//                         line of JSON per posted copy (record.go)
 //   q:<id>          hash  status, result, run, fp, seq, read, updated_at,
-//                         resumed_run_id, esc_level, copy:<target key> (JSON per
-//                         posted copy), vote:<person> (JSON), vlabel:<person>,
+//                         resumed_run_id, esc_level, vote:<person> (JSON), vlabel:<person>,
 //                         vorder:<person> (vote sequence; a changed vote moves last), vseq
-//   pending         zset  seq -> id of pending questions
+//                         — short fields only, so Redis keeps it as a listpack
 //   all             zset  seq -> id of every question (trimmed when records expire)
-//   deadlines       zset  expires_at ms -> id of pending questions
+//   deadlines       zset  expires_at ms -> id of pending questions (also the list of
+//                         pending questions: no index of its own)
 //   escal           zset  next escalation step ms -> id of pending questions
 //   run:<run>       hash  id, agent_id, status, resumed_from, resumed_by, pending, created_at, updated_at,
-//                         fp:<fingerprint> -> question id ("id|until ms" once answered)
-//   runq:<run>      zset  seq -> id, a run's questions in creation order
+//                         fp:<fingerprint> -> question id ("id|until ms" once answered),
+//                         q:<seq> -> question id (the run's questions)
 //   idem:<key>      string question id for an idempotency key
 //   events          stream the project's events (SSE)
 //   audit           stream the project's audit trail, trimmed by age (retention)
@@ -27,8 +29,11 @@ import "github.com/redis/go-redis/v9"
 //   dlv:<id>        hash  question, event, attempts, created_at
 //   draft:<id>:<p>  string a person's partial selections (JSON), with TTL
 //
+// There is no id -> project index: question ids carry a hash of their
+// project (core.NewQuestionID, Store.Locate).
+//
 // Every script takes the same first nine arguments (see Store.common):
-// base, nowms, nowstr, retention ms, re-attach window ms, events maxlen,
+// base, nowms, nowstr (now as Unix ns, see stamp), retention ms, re-attach window ms, events maxlen,
 // pub/sub channel, project, audit min id.
 
 const preludeLua = `
@@ -56,7 +61,6 @@ local function finalize(id, status, result, evtype, by, detail)
   local fp = redis.call('HGET', qk, 'fp')
   redis.call('HSET', qk, 'status', status, 'result', result, 'updated_at', C.nowstr)
   redis.call('PEXPIRE', C.base .. 'd:' .. id, C.retention)
-  redis.call('ZREM', C.base .. 'pending', id)
   redis.call('ZREM', C.base .. 'deadlines', id)
   redis.call('ZREM', C.base .. 'escal', id)
   redis.call('PEXPIRE', qk, C.retention)
@@ -150,10 +154,8 @@ local seq = redis.call('INCR', base .. 'seq')
 -- short fields and Redis stores it compactly (listpack).
 redis.call('SET', base .. 'd:' .. id, doc, 'PX', ttl)
 redis.call('HSET', KEYS[1], 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq, 'updated_at', C.nowstr, 'esc_level', 0)
-redis.call('ZADD', base .. 'pending', seq, id)
 redis.call('ZADD', base .. 'all', seq, id)
-redis.call('ZADD', base .. 'runq:' .. run, seq, id)
-redis.call('PEXPIRE', base .. 'runq:' .. run, ttl)
+redis.call('HSET', rk, 'q:' .. seq, id)
 redis.call('ZADD', base .. 'deadlines', expires, id)
 if esc ~= '0' then redis.call('ZADD', base .. 'escal', esc, id) end
 redis.call('HSET', rk, fpf, id)
@@ -232,11 +234,29 @@ wake(id)
 return 1
 `)
 
-// attachScript records a posted copy if the question still exists.
-// KEYS[1] = question hash; ARGV: field, json.
+// attachScript records a posted copy if the question still exists: its
+// line in d:<id> replaces the line of the same target or is added.
+// KEYS[1] = question hash, KEYS[2] = d:<id>; ARGV: platform, channel,
+// thread ts, line.
 var attachScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local d = redis.call('GET', KEYS[2])
+if not d then return 0 end
+local out, found, pos = {}, false, 1
+while true do
+  local nl = string.find(d, '\n', pos, true)
+  local l = string.sub(d, pos, (nl or 0) - 1)
+  local same = false
+  if #out > 0 then
+    local c = cjson.decode(l)
+    same = c.p == ARGV[1] and c.c == ARGV[2] and (c.t or '') == ARGV[3]
+  end
+  if not same then table.insert(out, l) elseif not found then table.insert(out, ARGV[4]); found = true end
+  if not nl then break end
+  pos = nl + 1
+end
+if not found then table.insert(out, ARGV[4]) end
+redis.call('SET', KEYS[2], table.concat(out, '\n'), 'KEEPTTL')
 return 1
 `)
 

@@ -51,8 +51,9 @@ type Store struct {
 	retention time.Duration
 	channel   string
 
-	projMu sync.Mutex
-	known  map[string]bool
+	projMu     sync.Mutex
+	known      map[string]bool // projects registered (or read) by this replica
+	projLoaded bool            // known includes the projects set as read once
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -216,37 +217,18 @@ func (s *Store) qkey(project, id string) string { return s.base(project) + "q:" 
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// stamp is how times are written in hashes and streams: Unix nanoseconds,
+// which Redis keeps as an 8-byte integer in listpacks and streams.
+func stamp(t time.Time) string { return strconv.FormatInt(t.UnixNano(), 10) }
 
-// doc is the immutable part of a question record, stored as JSON.
-type doc struct {
-	AgentID           string                `json:"agent_id"`
-	AgentName         string                `json:"agent_name,omitempty"`
-	Kind              string                `json:"kind"`
-	Questions         []core.Item           `json:"questions"`
-	Context           string                `json:"context,omitempty"`
-	Targets           []core.Target         `json:"targets,omitempty"`
-	Responders        core.Responders       `json:"responders"`
-	CreatedAt         time.Time             `json:"created_at"`
-	ExpiresAt         time.Time             `json:"expires_at"`
-	Resume            *core.Resume          `json:"resume,omitempty"`
-	Route             string                `json:"route,omitempty"`
-	IdempotencyKey    string                `json:"idempotency_key,omitempty"`
-	RequestedBy       string                `json:"requested_by,omitempty"`
-	ApprovalsRequired int                   `json:"approvals_required,omitempty"`
-	OnTimeout         *core.OnTimeout       `json:"on_timeout,omitempty"`
-	Escalation        []core.EscalationStep `json:"escalation,omitempty"`
-}
-
-// result is what a transition adds to the record.
-type result struct {
-	Answers      map[string]string   `json:"answers,omitempty"`
-	Selections   map[string][]string `json:"selections,omitempty"`
-	Response     string              `json:"response,omitempty"`
-	RespondedBy  *core.Person        `json:"responded_by,omitempty"`
-	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
-	CancelReason string              `json:"cancel_reason,omitempty"`
-	Defaulted    bool                `json:"defaulted,omitempty"`
+// parseStamp reads a time written by stamp, or as RFC 3339 (the earlier
+// layout); the zero time when empty or unreadable.
+func parseStamp(s string) time.Time {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Unix(0, n).UTC()
+	}
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
 }
 
 // common are the first nine arguments of every question script.
@@ -289,141 +271,113 @@ func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult
 	if err := s.register(ctx, q.ProjectID); err != nil {
 		return core.CreateResult{}, s.wrap(err)
 	}
-	d := doc{AgentID: q.AgentID, AgentName: q.AgentName,
-		Kind: q.Kind, Questions: q.Questions, Context: q.Context, Targets: q.Targets, Responders: q.Responders,
-		CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt, Resume: q.Resume, Route: q.Route, IdempotencyKey: q.IdempotencyKey,
-		RequestedBy: q.RequestedBy, ApprovalsRequired: q.ApprovalsRequired, OnTimeout: q.OnTimeout, Escalation: q.Escalation}
-	docJSON, _ := json.Marshal(d)
 	supJSON, _ := json.Marshal(result{CancelReason: core.CancelSuperseded})
 	now := q.CreatedAt
 	// Keys live while the question may be pending, plus retention.
 	ttl := q.ExpiresAt.Sub(now) + 8*24*time.Hour
-	// The id→project index is written first: a question is never findable
-	// by id without it, and a leftover entry for a failed create is harmless.
-	if err := s.rdb.Set(ctx, s.prefix+":loc:"+q.ID, q.ProjectID, ttl).Err(); err != nil {
-		return core.CreateResult{}, s.wrap(err)
-	}
 	esc := int64(0)
 	if len(q.Escalation) > 0 {
 		esc = ms(q.CreatedAt.Add(time.Duration(q.Escalation[0].After)))
 	}
 	asked := fmt.Sprintf("%d question(s) by %s", len(q.Questions), q.AgentID)
-	args := append(s.common(q.ProjectID, now, defaultRetention), q.ID, q.RunID, q.AgentID, docJSON,
+	args := append(s.common(q.ProjectID, now, defaultRetention), q.ID, q.RunID, q.AgentID, encodeDoc(q),
 		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked)
 	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)}, args...).StringSlice()
 	if err != nil {
 		return core.CreateResult{}, s.wrap(err)
 	}
 	out := core.CreateResult{}
-	var id string
-	switch res[0] {
-	case "reattach":
+	id := res[1]
+	if res[0] == "reattach" {
 		out.Reattached = true
-		id = res[1]
-		s.rdb.Del(ctx, s.prefix+":loc:"+q.ID)
-	default:
-		id = res[1]
-		if len(res) > 2 && res[2] != "" {
-			if sup, err := s.Get(ctx, q.ProjectID, res[2]); err == nil {
-				out.Superseded = sup
-			}
+	} else if len(res) > 2 && res[2] != "" {
+		if sup, err := s.Get(ctx, q.ProjectID, res[2]); err == nil {
+			out.Superseded = sup
 		}
 	}
 	out.Question, err = s.Get(ctx, q.ProjectID, id)
 	return out, err
 }
 
-// Locate implements core.Store.
+// Locate implements core.Store. There is no id→project index: ids made by
+// core.NewQuestionID carry a hash of their project, so Locate first looks
+// in the projects with that hash (one round trip, usually one key), then,
+// for other ids (an older release's) or a miss, in every project.
 func (s *Store) Locate(ctx context.Context, id string) (string, error) {
-	p, err := s.rdb.Get(ctx, s.prefix+":loc:"+id).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", core.Errorf(core.ENotFound, "no question %s", id)
+	hint, hinted := core.ProjectHint(id)
+	tried := map[string]bool{}
+	for pass := range 3 {
+		// 0: hinted projects as known; 1: the same after reading the
+		// projects set; 2: every project.
+		ps, err := s.projectList(ctx, pass == 1)
+		if err != nil {
+			return "", err
+		}
+		var cands []string
+		for _, p := range ps {
+			if !tried[p] && (pass == 2 || !hinted || core.ProjectHash(p) == hint) {
+				cands = append(cands, p)
+				tried[p] = true
+			}
+		}
+		if len(cands) == 0 {
+			continue
+		}
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.IntCmd, len(cands))
+		for i, p := range cands {
+			cmds[i] = pipe.Exists(ctx, s.qkey(p, id))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return "", s.wrap(err)
+		}
+		for i, c := range cmds {
+			if c.Val() == 1 {
+				return cands[i], nil
+			}
+		}
 	}
-	return p, s.wrap(err)
+	return "", core.Errorf(core.ENotFound, "no question %s", id)
+}
+
+// projectList returns the projects known to this replica; refresh reads
+// them from Redis first (another replica may have registered one).
+func (s *Store) projectList(ctx context.Context, refresh bool) ([]string, error) {
+	s.projMu.Lock()
+	loaded := s.projLoaded
+	s.projMu.Unlock()
+	if refresh || !loaded {
+		ps, err := s.rdb.SMembers(ctx, s.prefix+":projects").Result()
+		if err != nil {
+			return nil, s.wrap(err)
+		}
+		s.projMu.Lock()
+		for _, p := range ps {
+			s.known[p] = true
+		}
+		s.projLoaded = true
+		s.projMu.Unlock()
+	}
+	s.projMu.Lock()
+	defer s.projMu.Unlock()
+	out := make([]string, 0, len(s.known))
+	for p := range s.known {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // Get implements core.Store.
 func (s *Store) Get(ctx context.Context, project, id string) (*core.Question, error) {
-	pipe := s.rdb.Pipeline()
-	hc, dc := pipe.HGetAll(ctx, s.qkey(project, id)), pipe.Get(ctx, s.base(project)+"d:"+id)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, s.wrap(err)
+	qs, _, err := s.getMany(ctx, project, "", []string{id})
+	if err != nil {
+		return nil, err
 	}
-	if len(hc.Val()) == 0 || dc.Err() != nil {
+	if len(qs) == 0 {
 		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
 	}
-	return decode(project, id, hc.Val(), dc.Val())
-}
-
-func decode(project, id string, h map[string]string, docJSON string) (*core.Question, error) {
-	var d doc
-	if err := json.Unmarshal([]byte(docJSON), &d); err != nil {
-		return nil, fmt.Errorf("store: corrupt question record: %w", err)
-	}
-	q := &core.Question{ID: id, ProjectID: project, RunID: h["run"], AgentID: d.AgentID, AgentName: d.AgentName,
-		Kind: d.Kind, Status: core.Status(h["status"]), Questions: d.Questions, Context: d.Context,
-		Targets: d.Targets, Responders: d.Responders, CreatedAt: d.CreatedAt, ExpiresAt: d.ExpiresAt,
-		Resume: d.Resume, Route: d.Route, IdempotencyKey: d.IdempotencyKey, Fingerprint: h["fp"],
-		Read: h["read"] == "1", ResumedRunID: h["resumed_run_id"],
-		RequestedBy: d.RequestedBy, ApprovalsRequired: d.ApprovalsRequired, OnTimeout: d.OnTimeout, Escalation: d.Escalation}
-	q.EscalationLevel, _ = strconv.Atoi(h["esc_level"])
-	for i := 0; i < q.EscalationLevel && i < len(q.Escalation); i++ {
-		if r := q.Escalation[i].Responders; r != nil {
-			q.Responders = q.Responders.Merge(*r)
-		}
-	}
-	q.UpdatedAt, _ = time.Parse(time.RFC3339Nano, h["updated_at"])
-	if r := h["result"]; r != "" {
-		var res result
-		if err := json.Unmarshal([]byte(r), &res); err == nil {
-			q.Answers, q.Selections, q.Response = res.Answers, res.Selections, res.Response
-			q.RespondedBy, q.RespondedAt, q.CancelReason = res.RespondedBy, res.RespondedAt, res.CancelReason
-			q.Defaulted = res.Defaulted
-		}
-	}
-	// Votes, in voting order (a changed vote counts from when it changed).
-	order := map[string]int{}
-	for k, v := range h {
-		if person, ok := strings.CutPrefix(k, "vote:"); ok {
-			var vt core.Vote
-			if json.Unmarshal([]byte(v), &vt) == nil {
-				order[vt.By.Platform+":"+vt.By.ID], _ = strconv.Atoi(h["vorder:"+person])
-				q.Votes = append(q.Votes, vt)
-			}
-		}
-	}
-	sort.Slice(q.Votes, func(i, j int) bool {
-		return order[q.Votes[i].By.Platform+":"+q.Votes[i].By.ID] < order[q.Votes[j].By.Platform+":"+q.Votes[j].By.ID]
-	})
-	// Posted copies replace their target; copies on new targets are added.
-	var extra []string
-	for k := range h {
-		if strings.HasPrefix(k, "copy:") {
-			extra = append(extra, k)
-		}
-	}
-	sort.Strings(extra)
-	for _, k := range extra {
-		var c storedCopy
-		if json.Unmarshal([]byte(h[k]), &c) != nil {
-			continue
-		}
-		t := core.Target{Platform: c.P, Channel: c.C, ThreadTS: c.T, MessageTS: c.M, URL: c.U, Refs: c.R, Error: c.E}
-		replaced := false
-		for i := range q.Targets {
-			if q.Targets[i].Key() == t.Key() {
-				q.Targets[i] = t
-				replaced = true
-			}
-		}
-		if !replaced {
-			q.Targets = append(q.Targets, t)
-		}
-	}
-	if q.Targets == nil {
-		q.Targets = []core.Target{}
-	}
-	return q, nil
+	return qs[0], nil
 }
 
 // List implements core.Store.
@@ -431,20 +385,19 @@ func (s *Store) List(ctx context.Context, project string, status core.Status, li
 	if limit <= 0 {
 		limit = 500
 	}
-	index := "all"
 	if status == core.StatusPending {
-		index = "pending"
+		return s.listPending(ctx, project, limit)
 	}
 	// Non-pending filters scan more of the index to fill the page.
 	scan := limit
-	if status != "" && status != core.StatusPending {
+	if status != "" {
 		scan = limit * 4
 	}
-	ids, err := s.rdb.ZRevRange(ctx, s.base(project)+index, 0, int64(scan-1)).Result()
+	ids, err := s.rdb.ZRevRange(ctx, s.base(project)+"all", 0, int64(scan-1)).Result()
 	if err != nil {
 		return nil, s.wrap(err)
 	}
-	qs, err := s.getMany(ctx, project, index, ids)
+	qs, _, err := s.getMany(ctx, project, "all", ids)
 	if err != nil {
 		return nil, err
 	}
@@ -460,11 +413,51 @@ func (s *Store) List(ctx context.Context, project string, status core.Status, li
 	return out, nil
 }
 
-// getMany reads questions in one round trip and drops index entries whose
-// record has expired.
-func (s *Store) getMany(ctx context.Context, project, index string, ids []string) ([]*core.Question, error) {
+// listPending lists the newest limit pending questions, oldest first. The
+// deadlines index holds exactly the pending questions, so no index of its
+// own is kept for them; creation order is each record's sequence number.
+func (s *Store) listPending(ctx context.Context, project string, limit int) ([]*core.Question, error) {
+	ids, err := s.rdb.ZRange(ctx, s.base(project)+"deadlines", 0, -1).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	if len(ids) > limit { // keep the newest: read only the sequence numbers first
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.StringCmd, len(ids))
+		for i, id := range ids {
+			cmds[i] = pipe.HGet(ctx, s.qkey(project, id), "seq")
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, s.wrap(err)
+		}
+		seqs := make(map[string]int64, len(ids))
+		for i, c := range cmds {
+			seqs[ids[i]], _ = strconv.ParseInt(c.Val(), 10, 64)
+		}
+		sort.Slice(ids, func(i, j int) bool { return seqs[ids[i]] > seqs[ids[j]] })
+		ids = ids[:limit]
+	}
+	qs, seqs, err := s.getMany(ctx, project, "deadlines", ids)
+	if err != nil {
+		return nil, err
+	}
+	order := make(map[*core.Question]int64, len(qs))
+	out := qs[:0]
+	for i, q := range qs {
+		if q.Status == core.StatusPending {
+			order[q] = seqs[i]
+			out = append(out, q)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return order[out[i]] < order[out[j]] })
+	return out, nil
+}
+
+// getMany reads questions in one round trip, with their sequence numbers,
+// and drops index entries whose record has expired.
+func (s *Store) getMany(ctx context.Context, project, index string, ids []string) ([]*core.Question, []int64, error) {
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
@@ -474,9 +467,10 @@ func (s *Store) getMany(ctx context.Context, project, index string, ids []string
 		docs[i] = pipe.Get(ctx, s.base(project)+"d:"+id)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, s.wrap(err)
+		return nil, nil, s.wrap(err)
 	}
 	out := make([]*core.Question, 0, len(ids))
+	seqs := make([]int64, 0, len(ids))
 	var gone []any
 	for i, c := range cmds {
 		h := c.Val()
@@ -484,49 +478,62 @@ func (s *Store) getMany(ctx context.Context, project, index string, ids []string
 			gone = append(gone, ids[i])
 			continue
 		}
-		q, err := decode(project, ids[i], h, docs[i].Val())
+		q, seq, err := decode(project, ids[i], h, docs[i].Val())
 		if err != nil {
 			s.log.Warn("skipping corrupt question record", "project", project, "question", ids[i], "err", err)
 			continue
 		}
 		out = append(out, q)
+		seqs = append(seqs, seq)
 	}
 	if len(gone) > 0 && index != "" {
 		s.rdb.ZRem(ctx, s.base(project)+index, gone...)
 	}
-	return out, nil
+	return out, seqs, nil
 }
 
-// RunQuestions implements core.Store.
+// RunQuestions implements core.Store. A run's questions are fields
+// q:<seq> of its hash (runs of the earlier layout: the zset runq:<run>).
 func (s *Store) RunQuestions(ctx context.Context, project, run string) ([]*core.Question, error) {
-	ids, err := s.rdb.ZRange(ctx, s.base(project)+"runq:"+run, 0, -1).Result()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	hc := pipe.HGetAll(ctx, s.base(project)+"run:"+run)
+	zc := pipe.ZRangeWithScores(ctx, s.base(project)+"runq:"+run, 0, -1)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.wrap(err)
 	}
-	qs, err := s.getMany(ctx, project, "runq:"+run, ids)
+	type entry struct {
+		seq int64
+		id  string
+	}
+	var es []entry
+	for k, v := range hc.Val() {
+		if n, ok := strings.CutPrefix(k, "q:"); ok {
+			seq, _ := strconv.ParseInt(n, 10, 64)
+			es = append(es, entry{seq, v})
+		}
+	}
+	for _, z := range zc.Val() {
+		es = append(es, entry{int64(z.Score), fmt.Sprint(z.Member)})
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })
+	ids := make([]string, 0, len(es))
+	for i, e := range es {
+		if i == 0 || e.id != es[i-1].id {
+			ids = append(ids, e.id)
+		}
+	}
+	qs, _, err := s.getMany(ctx, project, "", ids)
 	if qs == nil && err == nil {
 		qs = []*core.Question{}
 	}
 	return qs, err
 }
 
-// storedCopy is a posted copy as kept in the record: short names keep a
-// typical copy under Redis's 64-byte listpack limit, so the record hash
-// stays compactly encoded.
-type storedCopy struct {
-	P string            `json:"p"`
-	C string            `json:"c"`
-	T string            `json:"t,omitempty"`
-	M string            `json:"m,omitempty"`
-	U string            `json:"u,omitempty"`
-	R map[string]string `json:"r,omitempty"`
-	E string            `json:"e,omitempty"`
-}
-
-// AttachCopy implements core.Store.
+// AttachCopy implements core.Store: the copy's line in d:<id> replaces the
+// line of the same target, or is added.
 func (s *Store) AttachCopy(ctx context.Context, project, id string, t core.Target) error {
-	b, _ := json.Marshal(storedCopy{P: t.Platform, C: t.Channel, T: t.ThreadTS, M: t.MessageTS, U: t.URL, R: t.Refs, E: t.Error})
-	n, err := attachScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, "copy:"+t.Key(), b).Int()
+	n, err := attachScript.Run(ctx, s.rdb, []string{s.qkey(project, id), s.base(project) + "d:" + id},
+		t.Platform, t.Channel, t.ThreadTS, copyLine(t)).Int()
 	if err != nil {
 		return s.wrap(err)
 	}
@@ -661,8 +668,8 @@ func (s *Store) Run(ctx context.Context, project, id string) (*core.Run, error) 
 	}
 	r := &core.Run{ID: h["id"], ProjectID: project, AgentID: h["agent_id"], Status: core.RunStatus(h["status"]),
 		ResumedFrom: h["resumed_from"], ResumedBy: h["resumed_by"]}
-	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, h["created_at"])
-	r.UpdatedAt, _ = time.Parse(time.RFC3339Nano, h["updated_at"])
+	r.CreatedAt = parseStamp(h["created_at"])
+	r.UpdatedAt = parseStamp(h["updated_at"])
 	return r, nil
 }
 
@@ -710,7 +717,7 @@ func (s *Store) Events(ctx context.Context, project, after string, limit int) ([
 		for _, m := range st.Messages {
 			ev := core.Event{ID: m.ID, ProjectID: project, Type: str(m.Values["type"]),
 				QuestionID: str(m.Values["question"]), RunID: str(m.Values["run"])}
-			ev.At, _ = time.Parse(time.RFC3339Nano, str(m.Values["at"]))
+			ev.At = parseStamp(str(m.Values["at"]))
 			if d := str(m.Values["data"]); d != "" {
 				ev.Data = json.RawMessage(d)
 			}
@@ -769,7 +776,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 		for i := 0; i+4 < len(vals); i += 5 {
 			n, _ := strconv.Atoi(vals[i+3])
 			d := core.Delivery{ID: vals[i], ProjectID: p, QuestionID: vals[i+1], Event: vals[i+2], Attempts: n}
-			d.CreatedAt, _ = time.Parse(time.RFC3339Nano, vals[i+4])
+			d.CreatedAt = parseStamp(vals[i+4])
 			out = append(out, d)
 		}
 	}
@@ -926,7 +933,7 @@ func (s *Store) Audit(ctx context.Context, project, question string, limit int) 
 					e.By = &p
 				}
 			}
-			e.At, _ = time.Parse(time.RFC3339Nano, str(m.Values["at"]))
+			e.At = parseStamp(str(m.Values["at"]))
 			out = append(out, e)
 			if len(out) >= limit {
 				break

@@ -37,6 +37,11 @@ func Run(t *testing.T, replicas Replicas) {
 		{"WatchAcrossReplicas", testWatch},
 		{"RetentionDropsFinalRecords", testRetention},
 		{"CopiesDraftsOnceRead", testMisc},
+		{"CopiesReplacedPerTarget", testCopies},
+		{"LocateByProjectHint", testLocateHint},
+		{"ListPendingKeepsTheNewest", testListPendingLimit},
+		{"RunQuestionsInCreationOrder", testRunQuestions},
+		{"RecordRoundTrip", testRoundTrip},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, replicas(t)) })
@@ -430,4 +435,178 @@ func testMisc(t *testing.T, open func() core.Store) {
 	assert.True(t, first)
 	assert.False(t, again)
 	require.NoError(t, s.Ping(ctx))
+}
+
+func testCopies(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.Targets = []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "42"}}
+	create(t, s, q)
+	attach := func(tg core.Target) {
+		t.Helper()
+		require.NoError(t, s.AttachCopy(ctx, p, q.ID, tg))
+	}
+	attach(core.Target{Platform: "slack", Channel: "C1", MessageTS: "171.1", URL: "https://x/p171"})
+	attach(core.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t1"}})
+	// The same Discord copy again (a newer interaction token): replaced, not added.
+	attach(core.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t2"}})
+	// A copy in a thread of the same channel is another copy.
+	attach(core.Target{Platform: "slack", Channel: "C1", ThreadTS: "170.0", MessageTS: "171.2"})
+	// A target that failed keeps its error.
+	attach(core.Target{Platform: "slack", Channel: "C9", Error: "channel_not_found"})
+	got, err := s.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	byKey := map[string]core.Target{}
+	for _, tg := range got.Targets {
+		_, dup := byKey[tg.Key()]
+		assert.False(t, dup, "one copy per target: %s", tg.Key())
+		byKey[tg.Key()] = tg
+	}
+	require.Len(t, got.Targets, 4)
+	assert.Equal(t, "171.1", byKey["slack:C1:"].MessageTS)
+	assert.Equal(t, "https://x/p171", byKey["slack:C1:"].URL)
+	assert.Equal(t, "t2", byKey["discord:42:"].Refs["token"])
+	assert.Equal(t, "171.2", byKey["slack:C1:170.0"].MessageTS)
+	assert.Equal(t, "channel_not_found", byKey["slack:C9:"].Error)
+	assert.Equal(t, q.Questions, got.Questions, "attaching copies leaves the question as asked")
+	// Copies survive the transition.
+	got, err = s.Transition(ctx, p, q.ID, answer("a"))
+	require.NoError(t, err)
+	assert.Len(t, got.Targets, 4)
+}
+
+func testLocateHint(t *testing.T, open func() core.Store) {
+	a, b := open(), open()
+	p := project()
+	// b has read the projects before p existed: it must still find p's questions.
+	_, _ = b.Locate(ctx, core.NewQuestionID("nothing"))
+	q := newQ(p, "run-1")
+	q.ID = core.NewQuestionID(p)
+	create(t, a, q)
+	for _, s := range []core.Store{a, b} {
+		loc, err := s.Locate(ctx, q.ID)
+		require.NoError(t, err)
+		assert.Equal(t, p, loc)
+	}
+	// An id whose hint names another project is still found.
+	odd := newQ(p, "run-2")
+	odd.ID = core.NewQuestionID("elsewhere")
+	create(t, a, odd)
+	loc, err := b.Locate(ctx, odd.ID)
+	require.NoError(t, err)
+	assert.Equal(t, p, loc)
+	_, err = b.Locate(ctx, core.NewQuestionID(p))
+	assert.Equal(t, core.ENotFound, core.ErrorCode(err))
+	_, err = b.Locate(ctx, "not an id")
+	assert.Equal(t, core.ENotFound, core.ErrorCode(err))
+}
+
+func testListPendingLimit(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	var ids []string
+	for i := range 5 {
+		q := newQ(p, fmt.Sprintf("run-%d", i))
+		// Deadlines in reverse creation order: listing is by creation.
+		q.ExpiresAt = q.CreatedAt.Add(time.Duration(10-i) * time.Minute)
+		create(t, s, q)
+		ids = append(ids, q.ID)
+	}
+	list, err := s.List(ctx, p, core.StatusPending, 0)
+	require.NoError(t, err)
+	require.Len(t, list, 5)
+	for i := range ids {
+		assert.Equal(t, ids[i], list[i].ID, "oldest first")
+	}
+	list, err = s.List(ctx, p, core.StatusPending, 2)
+	require.NoError(t, err)
+	require.Len(t, list, 2, "the newest two")
+	assert.Equal(t, ids[3], list[0].ID)
+	assert.Equal(t, ids[4], list[1].ID)
+	_, err = s.Transition(ctx, p, ids[4], answer("a"))
+	require.NoError(t, err)
+	list, _ = s.List(ctx, p, core.StatusPending, 2)
+	require.Len(t, list, 2)
+	assert.Equal(t, []string{ids[2], ids[3]}, []string{list[0].ID, list[1].ID})
+}
+
+func testRunQuestions(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	var ids []string
+	for i := range 6 {
+		q := newQ(p, "run-long")
+		q.Questions[0].Question = fmt.Sprintf("Step %d?", i)
+		q.Fingerprint = core.Fingerprint(q.Questions)
+		create(t, s, q)
+		ids = append(ids, q.ID)
+		create(t, s, newQ(p, fmt.Sprintf("other-%d", i)))
+	}
+	qs, err := s.RunQuestions(ctx, p, "run-long")
+	require.NoError(t, err)
+	got := make([]string, len(qs))
+	for i, q := range qs {
+		got[i] = q.ID
+	}
+	assert.Equal(t, ids, got, "the run's questions only, in creation order")
+	qs, err = s.RunQuestions(ctx, p, "no-such-run")
+	require.NoError(t, err)
+	assert.Empty(t, qs)
+}
+
+// testRoundTrip: every field of a question reads back as it was stored.
+func testRoundTrip(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1", core.Item{Question: "Ship it?", Header: "Deploy", MultiSelect: true, Options: []core.Option{
+		{Label: "Yes", Description: "all regions", Value: "yes", Recommended: true},
+		{Label: "No", Value: "No", Veto: true}, {Label: "Later", Value: ""}}},
+		core.Item{Question: "Why?", Options: []core.Option{}})
+	q.ID = core.NewQuestionID(p)
+	q.AgentName, q.Kind, q.Context = "Deploy bot", core.KindApproval, "line 1\nline 2 \"quoted\" ☃"
+	q.Targets = []core.Target{{Platform: "slack", Channel: "C1", ThreadTS: "1.2"}}
+	q.Responders = core.Responders{Users: []string{"slack:U1"}, DiscordRoles: []string{"9"}, ExcludeRequester: true}
+	q.Resume = &core.Resume{URL: "https://runtime.example/resume"}
+	q.Route, q.IdempotencyKey, q.RequestedBy, q.ApprovalsRequired = "oncall", "toolu_1", "slack:U2", 2
+	q.OnTimeout = &core.OnTimeout{Answer: "No"}
+	q.Escalation = []core.EscalationStep{{After: core.Duration(time.Minute), Remind: true}}
+	q.CreatedAt = time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
+	q.UpdatedAt = q.CreatedAt
+	q.ExpiresAt = q.CreatedAt.Add(30*time.Minute + time.Nanosecond)
+	create(t, s, q)
+	got, err := s.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	want := *q
+	want.Questions = slicesClone(q.Questions)
+	want.Questions[0].Options[2].Value = "Later" // a value defaults to the label
+	assert.Equal(t, want.Questions, got.Questions)
+	assert.Equal(t, q.AgentID, got.AgentID)
+	assert.Equal(t, q.AgentName, got.AgentName)
+	assert.Equal(t, q.Kind, got.Kind)
+	assert.Equal(t, q.Context, got.Context)
+	assert.Equal(t, q.Targets, got.Targets)
+	assert.Equal(t, q.Responders, got.Responders)
+	assert.Equal(t, q.Resume, got.Resume)
+	assert.Equal(t, q.Route, got.Route)
+	assert.Equal(t, q.IdempotencyKey, got.IdempotencyKey)
+	assert.Equal(t, q.RequestedBy, got.RequestedBy)
+	assert.Equal(t, q.ApprovalsRequired, got.ApprovalsRequired)
+	assert.Equal(t, q.OnTimeout, got.OnTimeout)
+	assert.Equal(t, q.Escalation, got.Escalation)
+	assert.Equal(t, q.Fingerprint, got.Fingerprint)
+	assert.True(t, q.CreatedAt.Equal(got.CreatedAt), "created_at to the nanosecond: %v", got.CreatedAt)
+	assert.True(t, q.ExpiresAt.Equal(got.ExpiresAt), "expires_at to the nanosecond: %v", got.ExpiresAt)
+	assert.True(t, q.CreatedAt.Equal(got.UpdatedAt), "updated_at: %v", got.UpdatedAt)
+}
+
+func slicesClone(items []core.Item) []core.Item {
+	out := make([]core.Item, len(items))
+	for i, it := range items {
+		out[i] = it
+		if it.Options != nil {
+			out[i].Options = append([]core.Option{}, it.Options...)
+		}
+	}
+	return out
 }

@@ -1,0 +1,284 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// A question is two keys (see scripts.go): the hash q:<id> holds what
+// changes (status, result, votes, …) in short fields, so Redis keeps it in
+// its compact listpack encoding, and the string d:<id> holds what does not:
+// one line of compact JSON (docV2) followed by one line per posted copy
+// (storedCopy). encoding/json never writes a raw newline, so lines split
+// cleanly. Field names are short because every byte is paid for once per
+// question (BENCHMARKS.md (d)).
+
+// docV2 is the immutable part of a question record.
+type docV2 struct {
+	V  int                   `json:"v"` // 2
+	A  string                `json:"a"` // agent id
+	N  string                `json:"n,omitempty"`
+	K  string                `json:"k,omitempty"` // kind, omitted for "question"
+	Q  []itemV2              `json:"q"`
+	X  string                `json:"x,omitempty"` // context
+	T  []storedCopy          `json:"t,omitempty"` // requested targets
+	R  *core.Responders      `json:"r,omitempty"`
+	C  int64                 `json:"c"` // created, Unix ns
+	E  int64                 `json:"e"` // expires, ns after created
+	Rs *core.Resume          `json:"rs,omitempty"`
+	Ro string                `json:"ro,omitempty"`
+	I  string                `json:"i,omitempty"` // idempotency key
+	Rb string                `json:"rb,omitempty"`
+	Ap int                   `json:"ap,omitempty"`
+	Ot *core.OnTimeout       `json:"ot,omitempty"`
+	Es []core.EscalationStep `json:"es,omitempty"`
+}
+
+type itemV2 struct {
+	Q string     `json:"q"`
+	H string     `json:"h,omitempty"`
+	M bool       `json:"m,omitempty"`
+	O []optionV2 `json:"o"` // null and [] both kept
+}
+
+type optionV2 struct {
+	L string `json:"l"`
+	D string `json:"d,omitempty"`
+	V string `json:"v,omitempty"` // omitted when it equals the label
+	R bool   `json:"r,omitempty"`
+	X bool   `json:"x,omitempty"` // veto
+}
+
+// storedCopy is a target or a posted copy; Key() of its target names it.
+type storedCopy struct {
+	P string            `json:"p"`
+	C string            `json:"c"`
+	T string            `json:"t,omitempty"`
+	M string            `json:"m,omitempty"`
+	U string            `json:"u,omitempty"`
+	R map[string]string `json:"r,omitempty"`
+	E string            `json:"e,omitempty"`
+}
+
+func toStored(t core.Target) storedCopy {
+	return storedCopy{P: t.Platform, C: t.Channel, T: t.ThreadTS, M: t.MessageTS, U: t.URL, R: t.Refs, E: t.Error}
+}
+
+func (c storedCopy) target() core.Target {
+	return core.Target{Platform: c.P, Channel: c.C, ThreadTS: c.T, MessageTS: c.M, URL: c.U, Refs: c.R, Error: c.E}
+}
+
+// copyLine is a copy's line in d:<id>.
+func copyLine(t core.Target) string {
+	b, _ := json.Marshal(toStored(t))
+	return string(b)
+}
+
+// encodeDoc is the first line of d:<id>.
+func encodeDoc(q *core.Question) string {
+	d := docV2{V: 2, A: q.AgentID, N: q.AgentName, K: q.Kind, X: q.Context, C: q.CreatedAt.UnixNano(), E: int64(q.ExpiresAt.Sub(q.CreatedAt)),
+		Rs: q.Resume, Ro: q.Route, I: q.IdempotencyKey, Rb: q.RequestedBy, Ap: q.ApprovalsRequired, Ot: q.OnTimeout, Es: q.Escalation}
+	if d.K == core.KindQuestion {
+		d.K = ""
+	}
+	if !q.Responders.Empty() || q.Responders.ExcludeRequester {
+		r := q.Responders
+		d.R = &r
+	}
+	d.Q = make([]itemV2, len(q.Questions))
+	for i, it := range q.Questions {
+		d.Q[i] = itemV2{Q: it.Question, H: it.Header, M: it.MultiSelect}
+		if it.Options != nil {
+			d.Q[i].O = make([]optionV2, len(it.Options))
+		}
+		for j, o := range it.Options {
+			v := o.Value
+			if v == o.Label {
+				v = ""
+			}
+			d.Q[i].O[j] = optionV2{L: o.Label, D: o.Description, V: v, R: o.Recommended, X: o.Veto}
+		}
+	}
+	for _, t := range q.Targets {
+		d.T = append(d.T, toStored(t))
+	}
+	b, _ := json.Marshal(d)
+	return string(b)
+}
+
+// decodeDoc fills q from the first line of d:<id>, in this layout or the
+// one before it (docLegacy).
+func decodeDoc(q *core.Question, line string) error {
+	if !strings.HasPrefix(line, `{"v":2,`) {
+		return decodeLegacyDoc(q, line)
+	}
+	var d docV2
+	if err := json.Unmarshal([]byte(line), &d); err != nil {
+		return err
+	}
+	q.AgentID, q.AgentName, q.Kind, q.Context = d.A, d.N, d.K, d.X
+	if q.Kind == "" {
+		q.Kind = core.KindQuestion
+	}
+	if d.R != nil {
+		q.Responders = *d.R
+	}
+	q.CreatedAt = time.Unix(0, d.C).UTC()
+	q.ExpiresAt = q.CreatedAt.Add(time.Duration(d.E))
+	q.Resume, q.Route, q.IdempotencyKey, q.RequestedBy = d.Rs, d.Ro, d.I, d.Rb
+	q.ApprovalsRequired, q.OnTimeout, q.Escalation = d.Ap, d.Ot, d.Es
+	q.Questions = make([]core.Item, len(d.Q))
+	for i, it := range d.Q {
+		q.Questions[i] = core.Item{Question: it.Q, Header: it.H, MultiSelect: it.M}
+		if it.O != nil {
+			q.Questions[i].Options = make([]core.Option, len(it.O))
+		}
+		for j, o := range it.O {
+			v := o.V
+			if v == "" {
+				v = o.L
+			}
+			q.Questions[i].Options[j] = core.Option{Label: o.L, Description: o.D, Value: v, Recommended: o.R, Veto: o.X}
+		}
+	}
+	for _, t := range d.T {
+		q.Targets = append(q.Targets, t.target())
+	}
+	return nil
+}
+
+// docLegacy is the immutable part as the first layout stored it.
+type docLegacy struct {
+	AgentID           string                `json:"agent_id"`
+	AgentName         string                `json:"agent_name,omitempty"`
+	Kind              string                `json:"kind"`
+	Questions         []core.Item           `json:"questions"`
+	Context           string                `json:"context,omitempty"`
+	Targets           []core.Target         `json:"targets,omitempty"`
+	Responders        core.Responders       `json:"responders"`
+	CreatedAt         time.Time             `json:"created_at"`
+	ExpiresAt         time.Time             `json:"expires_at"`
+	Resume            *core.Resume          `json:"resume,omitempty"`
+	Route             string                `json:"route,omitempty"`
+	IdempotencyKey    string                `json:"idempotency_key,omitempty"`
+	RequestedBy       string                `json:"requested_by,omitempty"`
+	ApprovalsRequired int                   `json:"approvals_required,omitempty"`
+	OnTimeout         *core.OnTimeout       `json:"on_timeout,omitempty"`
+	Escalation        []core.EscalationStep `json:"escalation,omitempty"`
+}
+
+func decodeLegacyDoc(q *core.Question, line string) error {
+	var d docLegacy
+	if err := json.Unmarshal([]byte(line), &d); err != nil {
+		return err
+	}
+	q.AgentID, q.AgentName, q.Kind, q.Questions, q.Context = d.AgentID, d.AgentName, d.Kind, d.Questions, d.Context
+	q.Targets, q.Responders, q.CreatedAt, q.ExpiresAt = d.Targets, d.Responders, d.CreatedAt, d.ExpiresAt
+	q.Resume, q.Route, q.IdempotencyKey, q.RequestedBy = d.Resume, d.Route, d.IdempotencyKey, d.RequestedBy
+	q.ApprovalsRequired, q.OnTimeout, q.Escalation = d.ApprovalsRequired, d.OnTimeout, d.Escalation
+	return nil
+}
+
+// result is what a transition adds to the record.
+type result struct {
+	Answers      map[string]string   `json:"answers,omitempty"`
+	Selections   map[string][]string `json:"selections,omitempty"`
+	Response     string              `json:"response,omitempty"`
+	RespondedBy  *core.Person        `json:"responded_by,omitempty"`
+	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
+	CancelReason string              `json:"cancel_reason,omitempty"`
+	Defaulted    bool                `json:"defaulted,omitempty"`
+}
+
+// decode builds a question from its hash and its d:<id> string. It
+// returns the question's sequence number in its project too (creation
+// order).
+func decode(project, id string, h map[string]string, d string) (*core.Question, int64, error) {
+	q := &core.Question{ID: id, ProjectID: project}
+	docLine, copies, _ := strings.Cut(d, "\n")
+	if err := decodeDoc(q, docLine); err != nil {
+		return nil, 0, fmt.Errorf("store: corrupt question record: %w", err)
+	}
+	q.RunID, q.Status, q.Fingerprint = h["run"], core.Status(h["status"]), h["fp"]
+	q.Read, q.ResumedRunID = h["read"] == "1", h["resumed_run_id"]
+	seq, _ := strconv.ParseInt(h["seq"], 10, 64)
+	q.EscalationLevel, _ = strconv.Atoi(h["esc_level"])
+	for i := 0; i < q.EscalationLevel && i < len(q.Escalation); i++ {
+		if r := q.Escalation[i].Responders; r != nil {
+			q.Responders = q.Responders.Merge(*r)
+		}
+	}
+	q.UpdatedAt = parseStamp(h["updated_at"])
+	if r := h["result"]; r != "" {
+		var res result
+		if err := json.Unmarshal([]byte(r), &res); err == nil {
+			q.Answers, q.Selections, q.Response = res.Answers, res.Selections, res.Response
+			q.RespondedBy, q.RespondedAt, q.CancelReason = res.RespondedBy, res.RespondedAt, res.CancelReason
+			q.Defaulted = res.Defaulted
+		}
+	}
+	decodeVotes(q, h)
+	// Posted copies replace their target; copies on new targets are added.
+	// Copies of the earlier layout are hash fields copy:<target key>.
+	var posted []storedCopy
+	var legacy []string
+	for k := range h {
+		if strings.HasPrefix(k, "copy:") {
+			legacy = append(legacy, k)
+		}
+	}
+	sort.Strings(legacy)
+	for _, k := range legacy {
+		var c storedCopy
+		if json.Unmarshal([]byte(h[k]), &c) == nil {
+			posted = append(posted, c)
+		}
+	}
+	for line := range strings.SplitSeq(copies, "\n") {
+		var c storedCopy
+		if line != "" && json.Unmarshal([]byte(line), &c) == nil {
+			posted = append(posted, c)
+		}
+	}
+	for _, c := range posted {
+		t := c.target()
+		replaced := false
+		for i := range q.Targets {
+			if q.Targets[i].Key() == t.Key() {
+				q.Targets[i] = t
+				replaced = true
+			}
+		}
+		if !replaced {
+			q.Targets = append(q.Targets, t)
+		}
+	}
+	if q.Targets == nil {
+		q.Targets = []core.Target{}
+	}
+	return q, seq, nil
+}
+
+// decodeVotes reads the votes of an approval, in voting order (a changed
+// vote counts from when it changed).
+func decodeVotes(q *core.Question, h map[string]string) {
+	order := map[string]int{}
+	for k, v := range h {
+		if person, ok := strings.CutPrefix(k, "vote:"); ok {
+			var vt core.Vote
+			if json.Unmarshal([]byte(v), &vt) == nil {
+				order[vt.By.Platform+":"+vt.By.ID], _ = strconv.Atoi(h["vorder:"+person])
+				q.Votes = append(q.Votes, vt)
+			}
+		}
+	}
+	sort.Slice(q.Votes, func(i, j int) bool {
+		return order[q.Votes[i].By.Platform+":"+q.Votes[i].By.ID] < order[q.Votes[j].By.Platform+":"+q.Votes[j].By.ID]
+	})
+}
