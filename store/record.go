@@ -15,9 +15,10 @@ import (
 // changes (status, result, votes, …) in short fields, so Redis keeps it in
 // its compact listpack encoding, and the string d:<id> holds what does not:
 // one line of compact JSON (docV2) followed by one line per posted copy
-// (storedCopy). encoding/json never writes a raw newline, so lines split
-// cleanly. Field names are short because every byte is paid for once per
-// question (BENCHMARKS.md (d)).
+// (storedCopy) and, once the question is final, a line "R" + the result.
+// encoding/json never writes a raw newline, so lines split cleanly. Field
+// names are short because every byte is paid for once per question
+// (BENCHMARKS.md (d)).
 
 // docV2 is the immutable part of a question record.
 type docV2 struct {
@@ -215,7 +216,14 @@ func decode(project, id string, h map[string]string, d string) (*core.Question, 
 		}
 	}
 	q.UpdatedAt = parseStamp(h["updated_at"])
-	if r := h["result"]; r != "" {
+	// The result: a line "R<json>" of d:<id>, or (earlier layout) a field.
+	r := h["result"]
+	for line := range strings.SplitSeq(copies, "\n") {
+		if rest, ok := strings.CutPrefix(line, "R"); ok {
+			r = rest
+		}
+	}
+	if r != "" {
 		var res result
 		if err := json.Unmarshal([]byte(r), &res); err == nil {
 			q.Answers, q.Selections, q.Response = res.Answers, res.Selections, res.Response
@@ -242,7 +250,7 @@ func decode(project, id string, h map[string]string, d string) (*core.Question, 
 	}
 	for line := range strings.SplitSeq(copies, "\n") {
 		var c storedCopy
-		if line != "" && json.Unmarshal([]byte(line), &c) == nil {
+		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &c) == nil {
 			posted = append(posted, c)
 		}
 	}

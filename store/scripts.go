@@ -10,8 +10,9 @@ import "github.com/redis/go-redis/v9"
 // Keys under base = "<prefix>:{<project>}:" (the layout is chosen for memory:
 // a pending question costs ~1.9 KB in all, BENCHMARKS.md (d)):
 //   d:<id>          string the question's immutable part: one line of JSON, then one
-//                         line of JSON per posted copy (record.go)
-//   q:<id>          hash  status, result, run, fp, seq, read, updated_at,
+//                         line of JSON per posted copy, and once final "R" + the result
+//                         JSON (record.go)
+//   q:<id>          hash  status, run, fp, seq, read, updated_at,
 //                         resumed_run_id, esc_level, vote:<person> (JSON), vlabel:<person>,
 //                         vorder:<person> (vote sequence; a changed vote moves last), vseq
 //                         — short fields only, so Redis keeps it as a listpack
@@ -59,8 +60,16 @@ local function finalize(id, status, result, evtype, by, detail)
   local qk = C.base .. 'q:' .. id
   local run = redis.call('HGET', qk, 'run')
   local fp = redis.call('HGET', qk, 'fp')
-  redis.call('HSET', qk, 'status', status, 'result', result, 'updated_at', C.nowstr)
-  redis.call('PEXPIRE', C.base .. 'd:' .. id, C.retention)
+  -- The result goes beside the immutable part (a line "R<json>"), so the
+  -- hash keeps only short fields (see record.go).
+  local dk = C.base .. 'd:' .. id
+  local d = redis.call('GET', dk)
+  if d then
+    redis.call('SET', dk, d .. '\nR' .. result, 'PX', C.retention)
+    redis.call('HSET', qk, 'status', status, 'updated_at', C.nowstr)
+  else
+    redis.call('HSET', qk, 'status', status, 'result', result, 'updated_at', C.nowstr)
+  end
   redis.call('ZREM', C.base .. 'deadlines', id)
   redis.call('ZREM', C.base .. 'escal', id)
   redis.call('PEXPIRE', qk, C.retention)
@@ -247,7 +256,7 @@ while true do
   local nl = string.find(d, '\n', pos, true)
   local l = string.sub(d, pos, (nl or 0) - 1)
   local same = false
-  if #out > 0 then
+  if #out > 0 and string.sub(l, 1, 1) == '{' then
     local c = cjson.decode(l)
     same = c.p == ARGV[1] and c.c == ARGV[2] and (c.t or '') == ARGV[3]
   end

@@ -470,10 +470,23 @@ func testCopies(t *testing.T, open func() core.Store) {
 	assert.Equal(t, "171.2", byKey["slack:C1:170.0"].MessageTS)
 	assert.Equal(t, "channel_not_found", byKey["slack:C9:"].Error)
 	assert.Equal(t, q.Questions, got.Questions, "attaching copies leaves the question as asked")
-	// Copies survive the transition.
+	// Copies survive the transition, and a copy updated afterwards (a
+	// later interaction's token) keeps the answer.
 	got, err = s.Transition(ctx, p, q.ID, answer("a"))
 	require.NoError(t, err)
 	assert.Len(t, got.Targets, 4)
+	attach(core.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t3"}})
+	got, err = s.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	assert.Equal(t, core.StatusAnswered, got.Status)
+	assert.Equal(t, "yes", got.Response)
+	assert.Equal(t, "a", got.RespondedBy.ID)
+	require.Len(t, got.Targets, 4)
+	for _, tg := range got.Targets {
+		if tg.Platform == "discord" {
+			assert.Equal(t, "t3", tg.Refs["token"])
+		}
+	}
 }
 
 func testLocateHint(t *testing.T, open func() core.Store) {
