@@ -133,7 +133,7 @@ func (a *Adapter) verify(h http.Header, body []byte) bool {
 	}
 	msg := make([]byte, 0, len(ts)+len(body))
 	msg = append(append(msg, ts...), body...)
-	return ed25519.Verify(a.pub, msg, sig)
+	return a.pub.verify(msg, sig)
 }
 
 // InteractionsHandler serves POST /discord/interactions: signature checked
