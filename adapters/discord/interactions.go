@@ -225,9 +225,20 @@ func fromDiscordgo(i *discordgo.Interaction) *inbound {
 	return in
 }
 
+// writeJSON writes v as the whole response with its Content-Length, so
+// that headers and body leave in one write (not chunked, which takes a
+// second write for the terminating chunk).
 func writeJSON(w http.ResponseWriter, v any) error {
-	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	_, err = w.Write(b)
+	return err
 }
 
 // exchange is one interaction being answered. Discord takes exactly one
