@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -116,23 +117,45 @@ func (in *inbound) person() core.Person {
 	return core.Person{Platform: "discord", ID: u.ID, Name: name, Groups: roles}
 }
 
-// verify checks Discord's Ed25519 signature over timestamp+body and that
-// the timestamp is recent. Nothing of the body is parsed before this.
-func (a *Adapter) verify(h http.Header, body []byte) bool {
+// readSigned returns prefix followed by the request body, read into one
+// buffer when the request announces its length.
+func readSigned(w http.ResponseWriter, r *http.Request, prefix string) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, maxInteractionBody)
+	if n := r.ContentLength; n >= 0 && n <= maxInteractionBody {
+		msg := make([]byte, len(prefix)+int(n), len(prefix)+int(n)+1)
+		copy(msg, prefix)
+		if _, err := io.ReadFull(body, msg[len(prefix):]); err != nil {
+			return nil, err
+		}
+		// Nothing may follow the announced length (net/http ends the
+		// body there; a 1-byte read also meets MaxBytesReader's limit).
+		if k, err := body.Read(msg[len(msg):cap(msg)]); k > 0 || (err != nil && err != io.EOF) {
+			return nil, errors.New("body longer than announced")
+		}
+		return msg, nil
+	}
+	rest, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(prefix), rest...), nil
+}
+
+// verify checks Discord's Ed25519 signature over timestamp+body (msg, the
+// timestamp being its first tsLen bytes) and that the timestamp is
+// recent. Nothing of the body is parsed before this.
+func (a *Adapter) verify(h http.Header, msg []byte, tsLen int) bool {
 	sig, err := hex.DecodeString(h.Get("X-Signature-Ed25519"))
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return false
 	}
-	ts := h.Get("X-Signature-Timestamp")
-	secs, err := strconv.ParseInt(ts, 10, 64)
+	secs, err := strconv.ParseInt(string(msg[:tsLen]), 10, 64)
 	if err != nil {
 		return false
 	}
 	if d := a.now().Sub(time.Unix(secs, 0)); d > a.cfg.MaxClockSkew || d < -a.cfg.MaxClockSkew {
 		return false
 	}
-	msg := make([]byte, 0, len(ts)+len(body))
-	msg = append(append(msg, ts...), body...)
 	return a.pub.verify(msg, sig)
 }
 
@@ -141,12 +164,16 @@ func (a *Adapter) verify(h http.Header, body []byte) bool {
 // answered in the response body within its budget (see Config.AckAfter).
 func (a *Adapter) InteractionsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInteractionBody))
+		// The signed message is timestamp+body: read the body in after
+		// the timestamp, into one buffer of the announced length.
+		ts := r.Header.Get("X-Signature-Timestamp")
+		msg, err := readSigned(w, r, ts)
 		if err != nil {
 			http.Error(w, "request body too large or unreadable", http.StatusRequestEntityTooLarge)
 			return
 		}
-		if a.pub == nil || !a.verify(r.Header, body) {
+		body := msg[len(ts):]
+		if a.pub == nil || !a.verify(r.Header, msg, len(ts)) {
 			http.Error(w, "invalid request signature", http.StatusUnauthorized)
 			return
 		}
