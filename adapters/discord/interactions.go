@@ -164,6 +164,8 @@ func (a *Adapter) verify(h http.Header, msg []byte, tsLen int) bool {
 // answered in the response body within its budget (see Config.AckAfter).
 func (a *Adapter) InteractionsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.acking.Add(1)
+		defer a.acking.Add(-1)
 		// The signed message is timestamp+body: read the body in after
 		// the timestamp, into one buffer of the announced length.
 		ts := r.Header.Get("X-Signature-Timestamp")
@@ -353,7 +355,8 @@ const updateMemory = time.Minute
 const maxWorkers = 8
 
 // Interactions queued behind a burst give way to acknowledgements: they
-// start once no interaction has arrived for ackQuiet, or after maxAckYield.
+// start once no HTTP interaction is waiting for its initial response and
+// none has arrived for ackQuiet, or after maxAckYield.
 const (
 	ackQuiet    = time.Millisecond
 	maxAckYield = 100 * time.Millisecond
@@ -465,11 +468,15 @@ func (x *exchange) setAcked() {
 	}
 }
 
-// yieldToAcks waits while interactions are arriving (see ackQuiet).
+// yieldToAcks waits while interactions are arriving or being acknowledged
+// (see ackQuiet).
 func (a *Adapter) yieldToAcks(ctx context.Context) {
 	deadline := time.Now().Add(maxAckYield)
 	for {
 		wait := ackQuiet - time.Since(time.Unix(0, a.lastIn.Load()))
+		if a.acking.Load() > 0 {
+			wait = max(wait, ackQuiet)
+		}
 		if wait <= 0 || time.Now().After(deadline) {
 			return
 		}
