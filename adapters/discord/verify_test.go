@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -170,4 +171,39 @@ func BenchmarkVerify(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestSignedBodyReads: a signed interaction is read whole whether or not
+// the request announces its length, and a body over the limit is refused
+// before anything else.
+func TestSignedBodyReads(t *testing.T) {
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
+	h := e.ad.InteractionsHandler()
+	body := []byte(`{"type":1,"id":"1"}`)
+	sig, stamp := f.Sign(body, time.Now())
+	for _, c := range []struct {
+		name   string
+		length int64 // -1: unknown, as with a chunked request
+		body   []byte
+		want   int
+	}{
+		{"with Content-Length", int64(len(body)), body, http.StatusOK},
+		{"chunked", -1, body, http.StatusOK},
+		{"too large", -1, append(bytes.Clone(body), bytes.Repeat([]byte(" "), maxInteractionBody)...), http.StatusRequestEntityTooLarge},
+		{"too large, announced", maxInteractionBody + 1, append(bytes.Clone(body), bytes.Repeat([]byte(" "), maxInteractionBody)...), http.StatusRequestEntityTooLarge},
+	} {
+		req := httptest.NewRequest("POST", "/discord/interactions", bytes.NewReader(c.body))
+		req.ContentLength = c.length
+		req.Header.Set("X-Signature-Ed25519", sig)
+		req.Header.Set("X-Signature-Timestamp", stamp)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("%s: HTTP %d, want %d", c.name, rec.Code, c.want)
+		}
+		if c.want == http.StatusOK && rec.Body.String() != `{"type":1}` {
+			t.Errorf("%s: PING answered %q", c.name, rec.Body)
+		}
+	}
 }
