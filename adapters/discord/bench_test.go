@@ -256,7 +256,7 @@ func BenchmarkAckDuringBurst(b *testing.B) {
 	for i := range b.N {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, reqs[i])
-		if rec.Code != 200 || rec.Body.String() != `{"type":6}` {
+		if rec.Code != 200 || !bytes.Equal(bytes.TrimSpace(rec.Body.Bytes()), []byte(`{"type":6}`)) {
 			b.Fatalf("HTTP %d %s", rec.Code, rec.Body)
 		}
 	}
