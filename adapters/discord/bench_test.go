@@ -36,7 +36,8 @@ import (
 // process (bridge, fake Discord and client; not redis-server) spent from the
 // clicks' start until the last response arrived. With BURST_CPUPROFILE=dir
 // each counted burst is CPU-profiled alone into dir/burst-N.pprof;
-// merge them with go tool pprof -top dir/*.pprof.
+// merge them with go tool pprof -top dir/*.pprof (not with -cpuprofile,
+// which holds the one CPU profiler for the whole run).
 func BenchmarkInteractionResponse(b *testing.B) {
 	const concurrent = 200
 	f := fakediscord.New(b)
