@@ -8,8 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +32,12 @@ import (
 // benchmark checks that each question was answered and each copy shows the
 // outcome. Reported: p50/p99/max in ms, and how many clicks were answered
 // with the final state in the response (type 7) rather than acknowledged
-// first (type 6) and edited afterwards.
+// first (type 6) and edited afterwards. cpu-ms/burst is the CPU time this
+// process (bridge, fake Discord and client; not redis-server) spent from the
+// clicks' start until the last response arrived. With BURST_CPUPROFILE=dir
+// each counted burst is CPU-profiled alone into dir/burst-N.pprof;
+// merge them with go tool pprof -top dir/*.pprof (not with -cpuprofile,
+// which holds the one CPU profiler for the whole run).
 func BenchmarkInteractionResponse(b *testing.B) {
 	const concurrent = 200
 	f := fakediscord.New(b)
@@ -57,6 +66,8 @@ func BenchmarkInteractionResponse(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrent, MaxConnsPerHost: concurrent}}
 	var lat, calls []time.Duration
 	inline := 0
+	var burstCPU time.Duration
+	profDir := os.Getenv("BURST_CPUPROFILE")
 	b.StopTimer()
 	for n := range b.N + 1 { // round 0 warms up connections and is not counted
 		qs := make([]*core.Question, concurrent)
@@ -86,6 +97,17 @@ func BenchmarkInteractionResponse(b *testing.B) {
 			handled = handled[:0] // round 0 is not counted
 			mu.Unlock()
 		}
+		var prof *os.File
+		if n > 0 && profDir != "" {
+			var err error
+			if prof, err = os.Create(filepath.Join(profDir, fmt.Sprintf("burst-%d-%d.pprof", time.Now().UnixNano(), n))); err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(prof); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cpu0 := processCPU()
 		if n > 0 {
 			b.StartTimer()
 		}
@@ -121,6 +143,11 @@ func BenchmarkInteractionResponse(b *testing.B) {
 		wg.Wait()
 		if n > 0 {
 			b.StopTimer()
+			burstCPU += processCPU() - cpu0
+		}
+		if prof != nil {
+			pprof.StopCPUProfile()
+			prof.Close()
 		}
 		for i, r := range resps { // Discord applies the responses on its side
 			if r != nil {
@@ -151,6 +178,16 @@ func BenchmarkInteractionResponse(b *testing.B) {
 	b.ReportMetric(pct(calls, 0.99), "call-p99-ms")
 	b.ReportMetric(pct(handled, 0.99), "handler-p99-ms")
 	b.ReportMetric(float64(inline)/float64(b.N), "type7/round")
+	b.ReportMetric(float64(burstCPU)/float64(b.N)/float64(time.Millisecond), "cpu-ms/burst")
+}
+
+// processCPU is the user+system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkHandleClick is the CPU cost of one answering click, in process:
@@ -185,4 +222,43 @@ func BenchmarkHandleClick(b *testing.B) {
 	}
 	b.StopTimer()
 	e.settle()
+}
+
+// BenchmarkAckDuringBurst is the CPU cost of acknowledging one click while
+// every worker is busy, as during a burst: signature check, parse, the
+// deferred update written, the handling queued (the workers stay busy, so
+// none of it runs). In process, without the network.
+func BenchmarkAckDuringBurst(b *testing.B) {
+	f := fakediscord.New(b)
+	e := newEnv(b, f, newTestStore(b))
+	q := e.ask(&core.AskRequest{RunID: "ack", Questions: []core.Item{authItem()}})
+	m := f.Message(e.copyOf(q))
+	in, _, _ := f.Interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
+	body, _ := json.Marshal(in)
+	sig, stamp := f.Sign(body, time.Now())
+	h := e.ad.InteractionsHandler()
+	for range maxWorkers {
+		e.ad.work <- struct{}{}
+	}
+	b.Cleanup(func() {
+		e.ad.bgCancel() // the queued handling gives up
+		for range maxWorkers {
+			<-e.ad.work
+		}
+	})
+	reqs := make([]*http.Request, b.N)
+	for i := range reqs {
+		reqs[i] = httptest.NewRequest("POST", "/discord/interactions", bytes.NewReader(body))
+		reqs[i].Header.Set("X-Signature-Ed25519", sig)
+		reqs[i].Header.Set("X-Signature-Timestamp", stamp)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, reqs[i])
+		if rec.Code != 200 || !bytes.Equal(bytes.TrimSpace(rec.Body.Bytes()), []byte(`{"type":6}`)) {
+			b.Fatalf("HTTP %d %s", rec.Code, rec.Body)
+		}
+	}
 }

@@ -75,13 +75,14 @@ type Adapter struct {
 	router    *core.Router
 	log       *slog.Logger
 	s         *discordgo.Session
-	pub       ed25519.PublicKey
+	pub       *publicKey // nil: no HTTP interactions endpoint
 	retry     retryPolicy
 	guilds    sync.Map      // channel id → guild id, for jump links
 	updating  sync.Map      // message id → *copyUpdate: an interaction answering on that copy
 	work      chan struct{} // bounds concurrent handling of interactions
 	undecided atomic.Int64  // interactions handled inline whose initial response is not decided yet
 	lastIn    atomic.Int64  // unix nanoseconds of the last interaction received
+	acking    atomic.Int64  // HTTP interactions whose initial response is not written yet
 
 	bg       sync.WaitGroup
 	bgCtx    context.Context
@@ -102,13 +103,15 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 	if router == nil {
 		return nil, errors.New("discord: a router is required")
 	}
-	var pub ed25519.PublicKey
+	var pub *publicKey
 	if cfg.PublicKey != "" {
 		b, err := hex.DecodeString(strings.TrimSpace(cfg.PublicKey))
-		if err != nil || len(b) != ed25519.PublicKeySize {
+		if err == nil && len(b) == ed25519.PublicKeySize {
+			pub, err = newPublicKey(b)
+		}
+		if err != nil || pub == nil {
 			return nil, errors.New("discord: DISCORD_PUBLIC_KEY must be the application's public key: 64 hex characters")
 		}
-		pub = b
 	}
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL

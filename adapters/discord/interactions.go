@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -116,24 +117,46 @@ func (in *inbound) person() core.Person {
 	return core.Person{Platform: "discord", ID: u.ID, Name: name, Groups: roles}
 }
 
-// verify checks Discord's Ed25519 signature over timestamp+body and that
-// the timestamp is recent. Nothing of the body is parsed before this.
-func (a *Adapter) verify(h http.Header, body []byte) bool {
+// readSigned returns prefix followed by the request body, read into one
+// buffer when the request announces its length.
+func readSigned(w http.ResponseWriter, r *http.Request, prefix string) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, maxInteractionBody)
+	if n := r.ContentLength; n >= 0 && n <= maxInteractionBody {
+		msg := make([]byte, len(prefix)+int(n), len(prefix)+int(n)+1)
+		copy(msg, prefix)
+		if _, err := io.ReadFull(body, msg[len(prefix):]); err != nil {
+			return nil, err
+		}
+		// Nothing may follow the announced length (net/http ends the
+		// body there; a 1-byte read also meets MaxBytesReader's limit).
+		if k, err := body.Read(msg[len(msg):cap(msg)]); k > 0 || (err != nil && err != io.EOF) {
+			return nil, errors.New("body longer than announced")
+		}
+		return msg, nil
+	}
+	rest, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(prefix), rest...), nil
+}
+
+// verify checks Discord's Ed25519 signature over timestamp+body (msg, the
+// timestamp being its first tsLen bytes) and that the timestamp is
+// recent. Nothing of the body is parsed before this.
+func (a *Adapter) verify(h http.Header, msg []byte, tsLen int) bool {
 	sig, err := hex.DecodeString(h.Get("X-Signature-Ed25519"))
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return false
 	}
-	ts := h.Get("X-Signature-Timestamp")
-	secs, err := strconv.ParseInt(ts, 10, 64)
+	secs, err := strconv.ParseInt(string(msg[:tsLen]), 10, 64)
 	if err != nil {
 		return false
 	}
 	if d := a.now().Sub(time.Unix(secs, 0)); d > a.cfg.MaxClockSkew || d < -a.cfg.MaxClockSkew {
 		return false
 	}
-	msg := make([]byte, 0, len(ts)+len(body))
-	msg = append(append(msg, ts...), body...)
-	return ed25519.Verify(a.pub, msg, sig)
+	return a.pub.verify(msg, sig)
 }
 
 // InteractionsHandler serves POST /discord/interactions: signature checked
@@ -141,12 +164,18 @@ func (a *Adapter) verify(h http.Header, body []byte) bool {
 // answered in the response body within its budget (see Config.AckAfter).
 func (a *Adapter) InteractionsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInteractionBody))
+		a.acking.Add(1)
+		defer a.acking.Add(-1)
+		// The signed message is timestamp+body: read the body in after
+		// the timestamp, into one buffer of the announced length.
+		ts := r.Header.Get("X-Signature-Timestamp")
+		msg, err := readSigned(w, r, ts)
 		if err != nil {
 			http.Error(w, "request body too large or unreadable", http.StatusRequestEntityTooLarge)
 			return
 		}
-		if a.pub == nil || !a.verify(r.Header, body) {
+		body := msg[len(ts):]
+		if a.pub == nil || !a.verify(r.Header, msg, len(ts)) {
 			http.Error(w, "invalid request signature", http.StatusUnauthorized)
 			return
 		}
@@ -225,9 +254,20 @@ func fromDiscordgo(i *discordgo.Interaction) *inbound {
 	return in
 }
 
+// writeJSON writes v as the whole response with its Content-Length, so
+// that headers and body leave in one write (not chunked, which takes a
+// second write for the terminating chunk).
 func writeJSON(w http.ResponseWriter, v any) error {
-	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	_, err = w.Write(b)
+	return err
 }
 
 // exchange is one interaction being answered. Discord takes exactly one
@@ -315,7 +355,8 @@ const updateMemory = time.Minute
 const maxWorkers = 8
 
 // Interactions queued behind a burst give way to acknowledgements: they
-// start once no interaction has arrived for ackQuiet, or after maxAckYield.
+// start once no HTTP interaction is waiting for its initial response and
+// none has arrived for ackQuiet, or after maxAckYield.
 const (
 	ackQuiet    = time.Millisecond
 	maxAckYield = 100 * time.Millisecond
@@ -427,11 +468,15 @@ func (x *exchange) setAcked() {
 	}
 }
 
-// yieldToAcks waits while interactions are arriving (see ackQuiet).
+// yieldToAcks waits while interactions are arriving or being acknowledged
+// (see ackQuiet).
 func (a *Adapter) yieldToAcks(ctx context.Context) {
 	deadline := time.Now().Add(maxAckYield)
 	for {
 		wait := ackQuiet - time.Since(time.Unix(0, a.lastIn.Load()))
+		if a.acking.Load() > 0 {
+			wait = max(wait, ackQuiet)
+		}
 		if wait <= 0 || time.Now().After(deadline) {
 			return
 		}
