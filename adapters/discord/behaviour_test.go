@@ -476,6 +476,51 @@ func TestClicksDuringABurstAreAcknowledgedFirstThenEdited(t *testing.T) {
 	}
 }
 
+// A burst is not over while acknowledged clicks are still being handled:
+// a click arriving then is acknowledged at once too, rather than waiting
+// for its outcome as a click that comes alone does.
+func TestClicksBehindAcknowledgedOnesAreAcknowledgedAtOnce(t *testing.T) {
+	f := fakediscord.New(t)
+	e := newEnv(t, f, slowStore{Store: newTestStore(t), delay: 200 * time.Millisecond},
+		func(_ *core.RouterConfig, c *Config) { c.AckAfter = time.Second })
+	var qs []*core.Question
+	for i := range 3 {
+		qs = append(qs, e.ask(&core.AskRequest{RunID: fmt.Sprintf("r%d", i), Questions: []core.Item{authItem()}}))
+	}
+	first := make(chan *fakediscord.Response, 1)
+	go func() { first <- f.Click(alice, e.copyOf(qs[0]), "OAuth 2.0") }()
+	for deadline := time.Now().Add(2 * time.Second); e.ad.undecided.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the first click was never handled")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if resp := f.Click(bob, e.copyOf(qs[1]), "OAuth 2.0"); resp.Type != 6 {
+		t.Fatalf("second click got type %d, want a deferred update", resp.Type)
+	}
+	if r := <-first; r.Type != 7 {
+		t.Fatalf("the first click got type %d, want the final state (7)", r.Type)
+	}
+	// Bob's click is still being handled (slow store) when carol's comes.
+	start := time.Now()
+	resp := f.Click(carol, e.copyOf(qs[2]), "API key")
+	if took := time.Since(start); resp.Type != 6 || took > 100*time.Millisecond {
+		t.Fatalf("click behind a queued one answered with type %d after %s; want a deferred update at once", resp.Type, took)
+	}
+	for i, want := range []string{"oauth", "oauth", "API key"} {
+		if got := e.wait(qs[i]).Response; got != want {
+			t.Errorf("question %d: response %q, want %q", i, got, want)
+		}
+	}
+	e.settle()
+	e.assertFinished(e.copyOf(qs[2]), "Answered by carol: API key")
+	// And once all is handled, a click that comes alone gets its outcome at once again.
+	q := e.ask(&core.AskRequest{RunID: "alone", Questions: []core.Item{authItem()}})
+	if resp := f.Click(alice, e.copyOf(q), "OAuth 2.0"); resp.Type != 7 {
+		t.Errorf("a click alone got type %d, want 7", resp.Type)
+	}
+}
+
 func TestClicksWaitingForARunDoNotHoldUpOtherAnswers(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t)) // runs are waited for 2 s

@@ -82,6 +82,7 @@ type Adapter struct {
 	work      chan struct{} // bounds concurrent handling of interactions
 	undecided atomic.Int64  // interactions handled inline whose initial response is not decided yet
 	lastIn    atomic.Int64  // unix nanoseconds of the last interaction received
+	queued    atomic.Int64  // interactions acknowledged at once and not yet handled to the end
 	acking    atomic.Int64  // HTTP interactions whose initial response is not written yet
 
 	bg       sync.WaitGroup

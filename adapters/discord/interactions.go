@@ -331,7 +331,10 @@ func (x *exchange) settle(final bool) {
 		}
 		// Finish may run after this (it starts in the background once the
 		// answer is stored): it takes the entry; else it goes in a while.
-		time.AfterFunc(updateMemory, func() { x.a.updating.CompareAndDelete(id, u) })
+		// The timer holds the adapter's map, not the exchange and its
+		// decoded interaction.
+		updating := &x.a.updating
+		time.AfterFunc(updateMemory, func() { updating.CompareAndDelete(id, u) })
 	})
 }
 
@@ -389,9 +392,11 @@ func (a *Adapter) exchange(in *inbound) *exchange {
 		a.goTrack(run)
 		return x
 	}
-	// Inline only when no other interaction waits for its initial response
-	// and a worker is free: during a burst the acknowledgements go first.
-	if a.undecided.Load() == 0 {
+	// Inline only for a click that comes alone: no other waits for its
+	// initial response or was acknowledged and is still queued or being
+	// handled (a burst is not over until those are done), and a worker is
+	// free. During a burst the acknowledgements go first.
+	if a.undecided.Load() == 0 && a.queued.Load() == 0 {
 		select {
 		case a.work <- struct{}{}:
 			a.undecided.Add(1)
@@ -405,7 +410,9 @@ func (a *Adapter) exchange(in *inbound) *exchange {
 		}
 	}
 	x.reply(context.Background(), deferredUpdate) // acknowledged now; the outcome follows
+	a.queued.Add(1)
 	a.goTrack(func(ctx context.Context) {
+		defer a.queued.Add(-1)
 		select {
 		case a.work <- struct{}{}:
 			defer func() { <-a.work }()
