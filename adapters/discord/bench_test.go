@@ -2,12 +2,11 @@ package discord
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -25,19 +24,29 @@ import (
 // acknowledge an interaction with 200 answering clicks in flight at once,
 // spread over two replicas that share one real redis-server. Like Discord,
 // the client keeps its connections alive: round 0 opens and warms them and
-// is not counted. Each latency runs from the request being written on the
-// connection to the response headers arriving (call-p99 adds the in-process
-// client's own queueing, from calling http.Client.Do; handler-p99 is the time
-// inside the handler: verify, parse, decide). After every round the
-// benchmark checks that each question was answered and each copy shows the
-// outcome. Reported: p50/p99/max in ms, and how many clicks were answered
-// with the final state in the response (type 7) rather than acknowledged
-// first (type 6) and edited afterwards. cpu-ms/burst is the CPU time this
-// process (bridge, fake Discord and client; not redis-server) spent from the
-// clicks' start until the last response arrived. With BURST_CPUPROFILE=dir
-// each counted burst is CPU-profiled alone into dir/burst-N.pprof;
-// merge them with go tool pprof -top dir/*.pprof (not with -cpuprofile,
-// which holds the one CPU profiler for the whole run).
+// is not counted. The client is a load generator in a process of its own
+// (burst_test.go), so it neither shares the bridge's Go scheduler nor takes
+// more CPU than it must from the 2 cores the bridge replicas, the fake
+// Discord, redis-server and it share. Each latency runs from
+// the request being written on the connection to the response headers
+// being read (call-p99 from before the write; handler-p99 is the time inside
+// the handler: verify, parse, decide).
+//
+// Floor: in every round the same 200 requests are also fired, with the same
+// client, at two bare net/http servers whose handler reads the body and
+// answers {"type":6}; floor-p99 is their p99, and p99/floor the ratio.
+//
+// After every round the benchmark checks that each question was answered
+// and each copy shows the outcome. Reported too: how many clicks were
+// answered with the final state in the response (type 7) rather than
+// acknowledged first (type 6) and edited afterwards, and cpu-ms/burst, the
+// CPU time this process (bridge and fake Discord; not the client or
+// redis-server) spent from the clicks' start until the last response
+// arrived. With BURST_CPUPROFILE=dir each counted burst is CPU-profiled
+// alone into dir/burst-N.pprof; merge them with go tool pprof -top
+// dir/*.pprof (not with -cpuprofile, which holds the one CPU profiler for
+// the whole run). BURST_DEBUG=1 logs each counted round's p50, p90, p99 and
+// max, to see which rounds set the p99.
 func BenchmarkInteractionResponse(b *testing.B) {
 	const concurrent = 200
 	f := fakediscord.New(b)
@@ -48,7 +57,7 @@ func BenchmarkInteractionResponse(b *testing.B) {
 	// Each replica's endpoint, timed inside the handler.
 	var mu sync.Mutex
 	var handled []time.Duration
-	var targets []string
+	var targets, floors []string
 	for _, r := range []*env{r1, r2} {
 		mux := http.NewServeMux()
 		r.ad.Register(mux)
@@ -61,20 +70,30 @@ func BenchmarkInteractionResponse(b *testing.B) {
 			mu.Unlock()
 		}))
 		b.Cleanup(srv.Close)
-		targets = append(targets, srv.URL+"/discord/interactions")
+		targets = append(targets, srv.URL)
+		bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			io.Copy(io.Discard, req.Body)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "11")
+			w.Write([]byte(`{"type":6}` + "\n"))
+		}))
+		b.Cleanup(bare.Close)
+		floors = append(floors, bare.URL)
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrent, MaxConnsPerHost: concurrent}}
-	var lat, calls []time.Duration
+	client := startBurstClient(b)
+	for i := range targets {
+		targets[i], floors[i] = hostOf(b, targets[i]), hostOf(b, floors[i])
+	}
+	var lat, calls, floorLat []time.Duration
 	inline := 0
 	var burstCPU time.Duration
 	profDir := os.Getenv("BURST_CPUPROFILE")
 	b.StopTimer()
 	for n := range b.N + 1 { // round 0 warms up connections and is not counted
 		qs := make([]*core.Question, concurrent)
-		reqs := make([]*http.Request, concurrent)
+		reqs := make([][]byte, concurrent)
+		floorReqs := make([][]byte, concurrent)
 		toks := make([]*fakediscord.Token, concurrent)
-		resps := make([]*fakediscord.Response, concurrent)
-		wrote := make([]time.Time, concurrent)
 		for i := range concurrent {
 			env := []*env{r1, r2}[i%2]
 			q := env.ask(&core.AskRequest{RunID: fmt.Sprintf("bench-%d-%d", n, i), Questions: []core.Item{authItem()}})
@@ -84,18 +103,27 @@ func BenchmarkInteractionResponse(b *testing.B) {
 			toks[i] = tok
 			body, _ := json.Marshal(in)
 			sig, stamp := f.Sign(body, time.Now())
-			req, _ := http.NewRequest("POST", targets[i%2], bytes.NewReader(body))
-			req.Header.Set("X-Signature-Ed25519", sig)
-			req.Header.Set("X-Signature-Timestamp", stamp)
-			reqs[i] = req.WithContext(httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
-				WroteRequest: func(httptrace.WroteRequestInfo) { wrote[i] = time.Now() }}))
+			h := map[string]string{"X-Signature-Ed25519": sig, "X-Signature-Timestamp": stamp}
+			reqs[i] = burstRequest(targets[i%2], "/discord/interactions", h, body)
+			floorReqs[i] = burstRequest(floors[i%2], "/discord/interactions", h, body)
 		}
-		var wg sync.WaitGroup
-		start := make(chan struct{})
 		if n == 1 {
 			mu.Lock()
 			handled = handled[:0] // round 0 is not counted
 			mu.Unlock()
+		}
+		// The floor first, on the same cores in the same round.
+		floor, err := client.fire(burstRound{Set: "floor", Targets: floors, Reqs: floorReqs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, st := range floor.Status {
+			if floor.Err[i] != "" || st != 200 {
+				b.Fatalf("floor: HTTP %d, %s", st, floor.Err[i])
+			}
+			if n > 0 {
+				floorLat = append(floorLat, floor.Lat[i])
+			}
 		}
 		var prof *os.File
 		if n > 0 && profDir != "" {
@@ -111,36 +139,10 @@ func BenchmarkInteractionResponse(b *testing.B) {
 		if n > 0 {
 			b.StartTimer()
 		}
-		for i := range concurrent {
-			wg.Go(func() {
-				<-start
-				t0 := time.Now()
-				res, err := client.Do(reqs[i])
-				now := time.Now()
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				var resp fakediscord.Response
-				_ = json.NewDecoder(res.Body).Decode(&resp)
-				res.Body.Close()
-				if res.StatusCode != 200 || (resp.Type != 7 && resp.Type != 6) {
-					b.Errorf("interaction: HTTP %d type %d", res.StatusCode, resp.Type)
-				}
-				resps[i] = &resp
-				if n > 0 {
-					mu.Lock()
-					lat = append(lat, now.Sub(wrote[i]))
-					calls = append(calls, now.Sub(t0))
-					if resp.Type == 7 {
-						inline++
-					}
-					mu.Unlock()
-				}
-			})
+		res, err := client.fire(burstRound{Set: "bridge", Targets: targets, Reqs: reqs})
+		if err != nil {
+			b.Fatal(err)
 		}
-		close(start)
-		wg.Wait()
 		if n > 0 {
 			b.StopTimer()
 			burstCPU += processCPU() - cpu0
@@ -149,9 +151,28 @@ func BenchmarkInteractionResponse(b *testing.B) {
 			pprof.StopCPUProfile()
 			prof.Close()
 		}
-		for i, r := range resps { // Discord applies the responses on its side
-			if r != nil {
-				f.Apply(toks[i], r)
+		if n > 0 && os.Getenv("BURST_DEBUG") != "" {
+			ls := slices.Clone(res.Lat)
+			slices.Sort(ls)
+			b.Logf("round %d: p50 %v p90 %v p99 %v max %v", n, ls[100], ls[180], ls[198], ls[199])
+		}
+		for i, st := range res.Status {
+			var resp fakediscord.Response
+			if res.Err[i] == "" {
+				if err := json.Unmarshal(res.Bodies[i], &resp); err != nil {
+					res.Err[i] = err.Error()
+				}
+			}
+			if res.Err[i] != "" || st != 200 || (resp.Type != 7 && resp.Type != 6) {
+				b.Fatalf("interaction: HTTP %d type %d: %s", st, resp.Type, res.Err[i])
+			}
+			f.Apply(toks[i], &resp) // Discord applies the responses on its side
+			if n > 0 {
+				lat = append(lat, res.Lat[i])
+				calls = append(calls, res.Call[i])
+				if resp.Type == 7 {
+					inline++
+				}
 			}
 		}
 		for i, q := range qs {
@@ -164,11 +185,14 @@ func BenchmarkInteractionResponse(b *testing.B) {
 		r2.settle()
 		for _, q := range qs {
 			r1.assertFinished(r1.copyOf(q), "Answered by alice: OAuth 2.0")
+			// Checked: the fake keeps no more than a bridge would.
+			f.Forget(r1.copyOf(q))
 		}
 	}
 	slices.Sort(lat)
 	slices.Sort(calls)
 	slices.Sort(handled)
+	slices.Sort(floorLat)
 	pct := func(ds []time.Duration, p float64) float64 {
 		return float64(ds[min(len(ds)-1, int(float64(len(ds))*p))]) / float64(time.Millisecond)
 	}
@@ -177,6 +201,8 @@ func BenchmarkInteractionResponse(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)-1])/float64(time.Millisecond), "max-ms")
 	b.ReportMetric(pct(calls, 0.99), "call-p99-ms")
 	b.ReportMetric(pct(handled, 0.99), "handler-p99-ms")
+	b.ReportMetric(pct(floorLat, 0.99), "floor-p99-ms")
+	b.ReportMetric(pct(lat, 0.99)/pct(floorLat, 0.99), "p99/floor")
 	b.ReportMetric(float64(inline)/float64(b.N), "type7/round")
 	b.ReportMetric(float64(burstCPU)/float64(b.N)/float64(time.Millisecond), "cpu-ms/burst")
 }

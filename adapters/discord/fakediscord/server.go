@@ -744,7 +744,24 @@ func (f *Server) Apply(tok *Token, resp *Response) {
 	}
 }
 
-// message returns a copy of a posted message.
+// Forget drops messages and their interaction tokens, so a long benchmark
+// keeps only what it still checks.
+func (f *Server) Forget(ids ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	gone := map[string]bool{}
+	for _, id := range ids {
+		delete(f.messages, id)
+		gone[id] = true
+	}
+	for k, tok := range f.tokens {
+		if gone[tok.MessageID] {
+			delete(f.tokens, k)
+		}
+	}
+}
+
+// Message returns a copy of a posted message.
 func (f *Server) Message(id string) *Message {
 	f.mu.Lock()
 	defer f.mu.Unlock()
