@@ -47,6 +47,7 @@ FUZZ_TARGETS := \
 	./adapters/discord:FuzzParseCustomID \
 	./adapters/discord:FuzzInteractionText \
 	./adapters/discord:FuzzInteractionsHandler \
+	./adapters/discord:FuzzInboundDecodersAgree \
 	./adapters/web:FuzzRenderContext
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -52,3 +53,26 @@ func FuzzInteractionText(f *testing.F) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// FuzzInboundDecodersAgree: the interactions handler decodes with
+// segmentio's decoder for speed (decodeInbound); wherever encoding/json
+// accepts an interaction, both must read the same thing from it.
+func FuzzInboundDecodersAgree(f *testing.F) {
+	f.Add([]byte(`{"id":"1","application_id":"2","type":3,"token":"t","guild_id":"g","channel_id":"c","data":{"custom_id":"ab:o:q:0:1","component_type":2},"message":{"id":"m","components":[{"type":1}]},"member":{"user":{"id":"u","username":"alice","global_name":"Alice"},"nick":"al","roles":["r1","r2"]}}`))
+	f.Add([]byte(`{"type":3,"data":{"custom_id":"ab:s:q:0","values":["a","b"]},"user":{"id":"u","username":"bob"}}`))
+	f.Add([]byte(`{"type":5,"data":{"custom_id":"ab:m:q:0","components":[{"type":18,"component":{"type":4,"custom_id":"text","value":"x\u00e9\n"}}]}}`))
+	f.Add([]byte(`{"type":1}`))
+	f.Add([]byte(`{"TYPE":3,"Data":{"Custom_ID":"x"},"member":null,"user":{"id":12}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var std, fast inbound
+		if err := json.Unmarshal(b, &std); err != nil {
+			return
+		}
+		if err := decodeInbound(b, &fast); err != nil {
+			t.Fatalf("encoding/json reads %q but the handler's decoder refuses it: %v", b, err)
+		}
+		if !reflect.DeepEqual(std, fast) {
+			t.Fatalf("decoders disagree on %q:\nencoding/json %+v\nhandler       %+v", b, std, fast)
+		}
+	})
+}
