@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/httpx"
 	"github.com/askbridge/askbridge/core"
 	"github.com/bwmarrin/discordgo"
 )
@@ -47,7 +48,8 @@ type Config struct {
 	PublicKey     string // DISCORD_PUBLIC_KEY, hex Ed25519; enables POST /discord/interactions
 	APIURL        string // DISCORD_API_URL, default DefaultAPIURL
 
-	// Transport carries requests to Discord (default http.DefaultTransport).
+	// Transport carries requests to Discord (default httpx.Transport: like
+	// http.DefaultTransport, with connections to Discord kept alive).
 	Transport http.RoundTripper
 	// MaxClockSkew refuses interactions signed longer ago (default 5 min).
 	MaxClockSkew time.Duration
@@ -122,7 +124,7 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 		return nil, fmt.Errorf("discord: DISCORD_API_URL must be an absolute http(s) URL such as %s", DefaultAPIURL)
 	}
 	if cfg.Transport == nil {
-		cfg.Transport = http.DefaultTransport
+		cfg.Transport = httpx.Transport()
 	}
 	if cfg.MaxClockSkew <= 0 {
 		cfg.MaxClockSkew = 5 * time.Minute

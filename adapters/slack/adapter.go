@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/httpx"
 	"github.com/askbridge/askbridge/core"
 	"github.com/slack-go/slack"
 )
@@ -33,7 +34,8 @@ type Config struct {
 	// run has not paused yet is retried before the person is asked to retry
 	// (default 10 s, DESIGN §5).
 	RunNotPausedRetry time.Duration
-	// HTTPClient calls the Web API (default: a client with a 15 s timeout).
+	// HTTPClient calls the Web API (default: a client with a 15 s timeout
+	// that keeps connections to Slack alive, httpx.Transport).
 	HTTPClient *http.Client
 	// Now is the clock of signature checks (default time.Now).
 	Now func() time.Time
@@ -92,7 +94,7 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 		cfg.RunNotPausedRetry = 10 * time.Second
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 15 * time.Second}
+		cfg.HTTPClient = &http.Client{Timeout: 15 * time.Second, Transport: httpx.Transport()}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
