@@ -7,7 +7,9 @@ package discord
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -246,11 +248,10 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, t core.Target) (co
 	}
 	m := render(q, a.now())
 	var msg *discordgo.Message
+	send := &discordgo.MessageSend{Embeds: m.Embeds, Components: m.Components, AllowedMentions: noMentions()}
 	err := a.call(ctx, "posting the question to channel "+channel, func(opts ...discordgo.RequestOption) error {
 		var err error
-		msg, err = a.s.ChannelMessageSendComplex(channel, &discordgo.MessageSend{
-			Embeds: m.Embeds, Components: m.Components, AllowedMentions: noMentions(),
-		}, opts...)
+		msg, err = a.sendMessage(channel, send, nonce("post", q.ID, channel), opts...)
 		return err
 	})
 	if err != nil && refs[refThread] != "" && t.ThreadTS == "" && errCode(err) != 0 {
@@ -260,9 +261,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, t core.Target) (co
 		channel = t.Channel
 		err = a.call(ctx, "posting the question to channel "+channel, func(opts ...discordgo.RequestOption) error {
 			var err error
-			msg, err = a.s.ChannelMessageSendComplex(channel, &discordgo.MessageSend{
-				Embeds: m.Embeds, Components: m.Components, AllowedMentions: noMentions(),
-			}, opts...)
+			msg, err = a.sendMessage(channel, send, nonce("post", q.ID, channel), opts...)
 			return err
 		})
 	}
@@ -299,6 +298,39 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, t core.Target) (co
 	t.Refs = refs
 	t.Error = ""
 	return t, nil
+}
+
+// sendMessage posts a message with a nonce that Discord enforces: a retry
+// of the same send (after a 5xx, a reset, or a response lost on the way
+// back; discordgo also retries 502s by itself) returns the message the
+// first attempt created instead of posting it again, so no second copy
+// with live buttons that nothing records is left behind.
+func (a *Adapter) sendMessage(channel string, send *discordgo.MessageSend, nonce string, opts ...discordgo.RequestOption) (*discordgo.Message, error) {
+	body := struct {
+		*discordgo.MessageSend
+		Nonce        string `json:"nonce"`
+		EnforceNonce bool   `json:"enforce_nonce"`
+	}{send, nonce, true}
+	endpoint := discordgo.EndpointChannelMessages(channel)
+	b, err := a.s.RequestWithBucketID("POST", endpoint, body, endpoint, opts...)
+	if err != nil {
+		return nil, err
+	}
+	var msg discordgo.Message
+	if err := json.Unmarshal(b, &msg); err != nil {
+		return nil, fmt.Errorf("reading Discord's answer to a message post: %w", err)
+	}
+	return &msg, nil
+}
+
+// maxNonce is Discord's limit on a message nonce.
+const maxNonce = 25
+
+// nonce names one message the adapter sends, the same on every replica and
+// every retry: a hash of what it is for.
+func nonce(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x1f")))
+	return hex.EncodeToString(h[:])[:maxNonce]
 }
 
 // perRunThread reports whether q's route keeps a run's questions in one thread.

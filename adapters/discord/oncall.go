@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
@@ -77,8 +78,9 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) e
 		// A reply to the copy; if the copy was deleted, a plain message.
 		Reference: &discordgo.MessageReference{MessageID: t.MessageTS, ChannelID: channel, FailIfNotExists: &notFatal},
 	}
+	id := nonce("remind", q.ID, t.MessageTS, strconv.Itoa(q.EscalationLevel))
 	return a.call(ctx, "reminding in channel "+channel, func(opts ...discordgo.RequestOption) error {
-		_, err := a.s.ChannelMessageSendComplex(channel, send, opts...)
+		_, err := a.sendMessage(channel, send, id, opts...)
 		return err
 	})
 }

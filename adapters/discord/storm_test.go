@@ -406,3 +406,45 @@ func TestLongRetryAfterHoldsNoLaterCall(t *testing.T) {
 		}
 	}
 }
+
+// Discord created the message but its answer was lost (502): the retry
+// carries the same enforced nonce, so Discord hands back that message
+// instead of posting a second copy whose buttons nothing records.
+func TestLostPostAnswersLeaveOneCopy(t *testing.T) {
+	f := fakediscord.New(t)
+	clock := &testClock{t: time.Now().UTC().Truncate(time.Second)}
+	f.Now = clock.Now
+	e := newEnv(t, f, newTestStore(t), withClock(clock), func(rc *core.RouterConfig, c *Config) {
+		c.RetryBackoff = 10 * time.Millisecond
+		rc.Routes = append(rc.Routes, core.Route{Name: "gate", Timeout: time.Hour,
+			Targets:    []core.Target{{Platform: "discord", Channel: "1000"}},
+			Escalation: []core.EscalationStep{{After: core.Duration(15 * time.Minute), Remind: true}}})
+	})
+	f.LoseResponses("post", 2)
+	q := e.ask(&core.AskRequest{RunID: "lost", Route: "gate", Questions: []core.Item{authItem()}})
+	msgs := f.Messages("1000")
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages in the channel after lost answers, want the one copy", len(msgs))
+	}
+	if got := e.copyOf(q); got != msgs[0].ID {
+		t.Errorf("the record names message %s, the channel holds %s", got, msgs[0].ID)
+	}
+	if f.Count("post") < 3 || f.Count("post-deduplicated") != 2 {
+		t.Errorf("posts %d, deduplicated %d: want the two lost answers retried and matched by nonce",
+			f.Count("post"), f.Count("post-deduplicated"))
+	}
+	// The same for a reminder.
+	f.LoseResponses("post", 1)
+	clock.Add(15 * time.Minute)
+	if n, err := e.router.EscalateDue(context.Background()); err != nil || n != 1 {
+		t.Fatalf("EscalateDue ran %d steps (%v)", n, err)
+	}
+	if msgs := f.Messages("1000"); len(msgs) != 2 || msgs[1].ReplyTo != msgs[0].ID {
+		t.Fatalf("after a lost reminder answer the channel holds %d messages, want the copy and one reminder replying to it", len(msgs))
+	}
+	// A new question of another run is a new message, not a deduplicated one.
+	other := e.ask(&core.AskRequest{RunID: "other", Route: "gate", Questions: []core.Item{authItem()}})
+	if e.copyOf(other) == e.copyOf(q) {
+		t.Fatal("another question was matched to the first one's message")
+	}
+}

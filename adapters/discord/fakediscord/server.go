@@ -58,6 +58,8 @@ type Server struct {
 	ephemerals map[string][]string // user id → private messages received
 	calls      map[string]int      // op → count
 	faults     map[string][]int    // op → statuses to answer next
+	lose       map[string]int      // op → responses to lose after doing the call
+	nonces     map[string]*Message // channel + nonce → the message it created
 	violations []string
 }
 
@@ -145,6 +147,10 @@ type Payload struct {
 		ChannelID       string `json:"channel_id"`
 		FailIfNotExists *bool  `json:"fail_if_not_exists"`
 	} `json:"message_reference"`
+	// Nonce and EnforceNonce: a post with a nonce already used in the
+	// channel in the last minutes returns that message instead.
+	Nonce        json.RawMessage `json:"nonce"`
+	EnforceNonce bool            `json:"enforce_nonce"`
 	// modal
 	CustomID string `json:"custom_id"`
 	Title    string `json:"title"`
@@ -166,7 +172,7 @@ func New(t testing.TB) *Server {
 	f := &Server{t: t, BotToken: "fake-bot-token-SECRET", AppID: "424242", pub: pub, priv: priv,
 		client: &http.Client{Timeout: 10 * time.Second}, Now: time.Now, next: 1100000000000000000,
 		channels: map[string]Channel{}, messages: map[string]*Message{}, tokens: map[string]*Token{},
-		ephemerals: map[string][]string{}, calls: map[string]int{}, faults: map[string][]int{}, RetryAfter: 0.05}
+		ephemerals: map[string][]string{}, calls: map[string]int{}, faults: map[string][]int{}, lose: map[string]int{}, nonces: map[string]*Message{}, RetryAfter: 0.05}
 	f.AddChannel("1000", "900")
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(func() {
@@ -198,6 +204,15 @@ func (f *Server) Fail(op string, statuses ...int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.faults[op] = append(f.faults[op], statuses...)
+}
+
+// LoseResponses makes the next n calls of op ("post") take effect and then
+// answer 502, as when Discord did the work but the answer was lost on the
+// way back.
+func (f *Server) LoseResponses(op string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lose[op] += n
 }
 
 // Count is how many calls of op ("post", "edit", "token-edit", "callback",
@@ -308,9 +323,31 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		applyPayload(m, &p)
-		m.Pings = pings(m.Content, &p)
-		f.messages[m.ID] = m
+		nonceKey := ""
+		if len(p.Nonce) > 0 && string(p.Nonce) != "null" {
+			var n string
+			if json.Unmarshal(p.Nonce, &n) == nil && len(n) > 25 {
+				f.violation(w, "post: nonce %q is longer than 25 characters", n)
+				return
+			}
+			nonceKey = ch.ID + "\x1f" + string(p.Nonce)
+		}
+		if prev, ok := f.nonces[nonceKey]; ok && p.EnforceNonce && f.messages[prev.ID] == prev {
+			f.calls["post-deduplicated"]++
+			m = prev
+		} else {
+			applyPayload(m, &p)
+			m.Pings = pings(m.Content, &p)
+			f.messages[m.ID] = m
+			if nonceKey != "" {
+				f.nonces[nonceKey] = m
+			}
+		}
+		if f.lose["post"] > 0 { // done, but the answer never reaches the caller
+			f.lose["post"]--
+			apiErr(w, http.StatusBadGateway, 0, "Bad Gateway")
+			return
+		}
 		writeJSONT(w, map[string]any{"id": m.ID, "channel_id": m.ChannelID, "content": m.Content})
 	case r.Method == "PATCH" && len(parts) == 4 && parts[0] == "channels" && parts[2] == "messages":
 		f.calls["edit"]++
@@ -757,6 +794,11 @@ func (f *Server) Forget(ids ...string) {
 	for k, tok := range f.tokens {
 		if gone[tok.MessageID] {
 			delete(f.tokens, k)
+		}
+	}
+	for k, m := range f.nonces {
+		if gone[m.ID] {
+			delete(f.nonces, k)
 		}
 	}
 }
