@@ -3,29 +3,32 @@ package slack
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httptrace"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/burst"
 	"github.com/askbridge/askbridge/core"
 )
 
 // BenchmarkConcurrentClicks fires 200 signed clicks at once, each on its own
 // question, through a real HTTP server on loopback, with the store on a real
-// redis-server. Like Slack, the client keeps its connections alive: round 0
-// opens and warms them and is not counted. Reported, in ms:
+// redis-server. The client is a load generator in a process of its own
+// (adapters/internal/burst), as Slack's servers are not in the bridge's
+// process. Like Slack, it keeps its connections alive: round 0 opens and
+// warms them and is not counted. Every round also fires the same requests
+// at a bare net/http handler that answers 200: the floor. Reported, in ms:
 //
 //   - ack-p50/p99: from the request being written on the connection to the
-//     response headers arriving: the acknowledgement as Slack sees it.
-//   - call-p99: from calling http.Client.Do to the response headers, which
-//     adds the in-process client's own queueing on the shared cores.
+//     response headers being read: the acknowledgement as Slack sees it.
+//   - call-p99: the same from before writing.
+//   - floor-p99 and ack-p99/floor: the bare handler's p99 and the ratio.
 //   - handler-p99: time inside the handler (verify, parse, hand off).
-//   - recorded-p99: from sending the click to the answer being recorded.
+//   - recorded-p99: from the burst's start to the answer being recorded.
 func BenchmarkConcurrentClicks(b *testing.B) {
 	const clicks = 200
 	var mu sync.Mutex
@@ -48,76 +51,66 @@ func BenchmarkConcurrentClicks(b *testing.B) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clicks, MaxConnsPerHost: clicks}}
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+	}))
+	defer bare.Close()
+	client := burst.Start(b)
+	target, floorTarget := burst.HostOf(b, srv.URL), burst.HostOf(b, bare.URL)
 
-	var acks, calls, answers []time.Duration
+	var acks, calls, answers, floors []time.Duration
 	rounds := 0
 	round := func(counted bool) {
 		rounds++
-		type click struct {
-			q    *core.Question
-			body []byte
-		}
-		batch := make([]click, clicks)
-		for i := range batch {
+		qs := make([]*core.Question, clicks)
+		reqs, floorReqs := make([][]byte, clicks), make([][]byte, clicks)
+		for i := range clicks {
 			req := authQuestion()
 			req.RunID = fmt.Sprintf("run-%d-%d", rounds, i)
 			req.Targets = req.Targets[:1]
 			q := e.ask(req)
-			ts := e.copyOn(q, "C1").MessageTS
-			batch[i] = click{q, formBody(e.clickPayload(alice, "C1", ts, "API key", nil))}
+			qs[i] = q
+			body := formBody(e.clickPayload(alice, "C1", e.copyOn(q, "C1").MessageTS, "API key", nil))
+			ts, sig := Sign(testSecret, time.Now(), body)
+			h := map[string]string{"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig}
+			reqs[i] = burst.Request(target, "/slack/interactions", "application/x-www-form-urlencoded", h, body)
+			floorReqs[i] = burst.Request(floorTarget, "/slack/interactions", "application/x-www-form-urlencoded", h, body)
 		}
-		start := make(chan struct{})
-		called := make([]time.Time, clicks)
-		wrote := make([]time.Time, clicks)
-		took := make([]time.Duration, clicks)
-		ack := make([]time.Duration, clicks)
-		var wg sync.WaitGroup
+		floor, err := client.Fire(burst.Round{Set: "floor", Targets: []string{floorTarget}, Reqs: floorReqs})
+		if err != nil {
+			b.Fatal(err)
+		}
 		if counted {
 			b.StartTimer()
 		}
-		for i, c := range batch {
-			wg.Go(func() {
-				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/slack/interactions", strings.NewReader(string(c.body)))
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-				ts, sig := Sign(testSecret, time.Now(), c.body)
-				req.Header.Set("X-Slack-Request-Timestamp", ts)
-				req.Header.Set("X-Slack-Signature", sig)
-				req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-					WroteRequest: func(httptrace.WroteRequestInfo) { wrote[i] = time.Now() },
-				}))
-				<-start
-				called[i] = time.Now()
-				resp, err := client.Do(req)
-				now := time.Now()
-				took[i], ack[i] = now.Sub(called[i]), now.Sub(wrote[i])
-				if err != nil || resp.StatusCode != http.StatusOK {
-					b.Errorf("click %d: %v %v", i, err, resp)
-					return
-				}
-				resp.Body.Close()
-			})
-		}
-		close(start)
-		wg.Wait()
+		started := time.Now()
+		res, err := client.Fire(burst.Round{Set: "bridge", Targets: []string{target}, Reqs: reqs})
 		if counted {
 			b.StopTimer()
 		}
-		for i, c := range batch {
-			got, err := e.router.Wait(context.Background(), c.q.ProjectID, c.q.ID, 10*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range clicks {
+			if res.Err[i] != "" || res.Status[i] != http.StatusOK || floor.Status[i] != http.StatusOK {
+				b.Fatalf("click %d: HTTP %d %s (floor %d %s)", i, res.Status[i], res.Err[i], floor.Status[i], floor.Err[i])
+			}
+		}
+		for i, q := range qs {
+			got, err := e.router.Wait(context.Background(), q.ProjectID, q.ID, 10*time.Second)
 			if err != nil || got.Status != core.StatusAnswered {
 				b.Fatalf("question %d not answered: %v", i, err)
 			}
 			if counted {
 				mu.Lock()
-				answers = append(answers, recorded[c.q.ID].Sub(called[i]))
+				answers = append(answers, recorded[q.ID].Sub(started))
 				mu.Unlock()
 			}
 		}
 		// Every copy updated: the background work of this round is over.
 		e.wait("copies updated", func() bool { return len(e.fake.Calls("chat.update")) >= len(recorded) })
 		if counted {
-			acks, calls = append(acks, ack...), append(calls, took...)
+			acks, calls, floors = append(acks, res.Lat...), append(calls, res.Call...), append(floors, floor.Lat...)
 		}
 	}
 	b.StopTimer()
@@ -131,9 +124,14 @@ func BenchmarkConcurrentClicks(b *testing.B) {
 	b.ReportMetric(pct(acks, 50), "ack-p50-ms")
 	b.ReportMetric(pct(acks, 99), "ack-p99-ms")
 	b.ReportMetric(pct(calls, 99), "call-p99-ms")
+	b.ReportMetric(pct(floors, 99), "floor-p99-ms")
+	b.ReportMetric(pct(acks, 99)/pct(floors, 99), "ack-p99/floor")
 	b.ReportMetric(pct(handled, 99), "handler-p99-ms")
 	b.ReportMetric(pct(answers, 99), "recorded-p99-ms")
 }
+
+// TestBurstClientProcess is the client process of BenchmarkConcurrentClicks.
+func TestBurstClientProcess(t *testing.T) { burst.ClientProcess(t) }
 
 func pct(ds []time.Duration, p int) float64 {
 	if len(ds) == 0 {

@@ -1,4 +1,19 @@
-package discord
+// Package burst is the load generator of the adapters' burst benchmarks: a
+// client in a process of its own (the test binary re-run) that fires many
+// signed requests at once, each on its own kept-alive HTTP/1.1 connection,
+// as wrk would. Discord's and Slack's servers are not in the bridge's
+// process, and a client sharing the bridge's Go scheduler only notices a
+// response once the scheduler polls the network, which it does late while
+// hundreds of handlers are runnable. Each request is written whole and the
+// response read by a small parser, so the client takes as little CPU as
+// possible from the cores it shares with the bridge.
+//
+// A package using it adds
+//
+//	func TestBurstClientProcess(t *testing.T) { burst.ClientProcess(t) }
+//
+// to its tests, and its benchmark calls Start.
+package burst
 
 import (
 	"bufio"
@@ -16,30 +31,21 @@ import (
 	"time"
 )
 
-// The benchmark's client is a load generator in a process of its own, as
-// wrk would be: Discord's servers are not in the bridge's process, and a
-// client sharing the bridge's Go scheduler only notices a response once
-// the scheduler polls the network, which it does late while 200 handlers
-// are runnable. Each request is written whole on its own kept-alive
-// HTTP/1.1 connection and the response read by a small parser, so the
-// client takes as little CPU as possible from the 2 cores it shares with
-// the bridge.
+// envVar names the environment variable that makes the test binary the
+// client (ClientProcess).
+const envVar = "ASKBRIDGE_BURST_CLIENT"
 
-// burstEnv names the environment variable that makes the test binary the
-// client (TestBurstClientProcess).
-const burstEnv = "ASKBRIDGE_BURST_CLIENT"
-
-// burstRound is one burst to fire: Reqs[i] (a whole HTTP request) goes on
+// Round is one burst to fire: Reqs[i] (a whole HTTP request) goes on
 // connection i of the connection set Set, opened the first time to
 // Targets[i%len(Targets)] (host:port).
-type burstRound struct {
+type Round struct {
 	Set     string
 	Targets []string
 	Reqs    [][]byte
 }
 
-// burstReply is what came back for each request of a round.
-type burstReply struct {
+// Reply is what came back for each request of a round.
+type Reply struct {
 	Status []int
 	Bodies [][]byte
 	Lat    []time.Duration // from the request written to the response headers read
@@ -47,17 +53,18 @@ type burstReply struct {
 	Err    []string
 }
 
-// burstClient drives a client process.
-type burstClient struct {
+// Client drives a client process.
+type Client struct {
 	enc *gob.Encoder
 	dec *gob.Decoder
 }
 
-// startBurstClient starts the test binary as the client process.
-func startBurstClient(tb testing.TB) *burstClient {
+// Start starts the test binary as the client process (its
+// TestBurstClientProcess).
+func Start(tb testing.TB) *Client {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBurstClientProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), burstEnv+"=1")
+	cmd.Env = append(os.Environ(), envVar+"=1")
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -74,23 +81,23 @@ func startBurstClient(tb testing.TB) *burstClient {
 		in.Close()
 		cmd.Wait()
 	})
-	return &burstClient{enc: gob.NewEncoder(in), dec: gob.NewDecoder(out)}
+	return &Client{enc: gob.NewEncoder(in), dec: gob.NewDecoder(out)}
 }
 
-// fire sends one round and waits for every response.
-func (c *burstClient) fire(r burstRound) (burstReply, error) {
+// Fire sends one round and waits for every response.
+func (c *Client) Fire(r Round) (Reply, error) {
 	if err := c.enc.Encode(r); err != nil {
-		return burstReply{}, err
+		return Reply{}, err
 	}
-	var rep burstReply
+	var rep Reply
 	err := c.dec.Decode(&rep)
 	return rep, err
 }
 
-// burstRequest is a POST of body to target (host:port) as bytes on the wire.
-func burstRequest(target, path string, headers map[string]string, body []byte) []byte {
+// Request is a POST of body to target (host:port) as bytes on the wire.
+func Request(target, path, contentType string, headers map[string]string, body []byte) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n", path, target)
+	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\n", path, target, contentType)
 	for k, v := range headers {
 		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
 	}
@@ -99,7 +106,8 @@ func burstRequest(target, path string, headers map[string]string, body []byte) [
 	return b.Bytes()
 }
 
-func hostOf(tb testing.TB, rawURL string) string {
+// HostOf is the host:port of a URL.
+func HostOf(tb testing.TB, rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		tb.Fatal(err)
@@ -107,16 +115,16 @@ func hostOf(tb testing.TB, rawURL string) string {
 	return u.Host
 }
 
-// TestBurstClientProcess is the client process of BenchmarkInteractionResponse;
-// run alone it does nothing.
-func TestBurstClientProcess(t *testing.T) {
-	if os.Getenv(burstEnv) == "" {
-		t.Skip("the client process of BenchmarkInteractionResponse")
+// ClientProcess is the client process's main, run from the package's
+// TestBurstClientProcess; run alone (not by Start) it skips.
+func ClientProcess(t *testing.T) {
+	if os.Getenv(envVar) == "" {
+		t.Skip("the client process of the package's burst benchmark")
 	}
 	dec, enc := gob.NewDecoder(os.Stdin), gob.NewEncoder(os.Stdout)
-	sets := map[string][]*burstConn{}
+	sets := map[string][]*conn{}
 	for {
-		var r burstRound
+		var r Round
 		if err := dec.Decode(&r); err != nil {
 			return // the benchmark is over
 		}
@@ -126,25 +134,25 @@ func TestBurstClientProcess(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			conns = append(conns, &burstConn{c: c, r: bufio.NewReaderSize(c, 4096)})
+			conns = append(conns, &conn{c: c, r: bufio.NewReaderSize(c, 4096)})
 		}
 		sets[r.Set] = conns
-		if err := enc.Encode(fireBurst(conns, r.Reqs)); err != nil {
+		if err := enc.Encode(fire(conns, r.Reqs)); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-type burstConn struct {
+type conn struct {
 	c net.Conn
 	r *bufio.Reader
 }
 
-// fireBurst sends reqs[i] on conns[i], all at the same instant, and
+// fire sends reqs[i] on conns[i], all at the same instant, and
 // returns when every response is in.
-func fireBurst(conns []*burstConn, reqs [][]byte) burstReply {
+func fire(conns []*conn, reqs [][]byte) Reply {
 	n := len(reqs)
-	rep := burstReply{Status: make([]int, n), Bodies: make([][]byte, n), Lat: make([]time.Duration, n),
+	rep := Reply{Status: make([]int, n), Bodies: make([][]byte, n), Lat: make([]time.Duration, n),
 		Call: make([]time.Duration, n), Err: make([]string, n)}
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -179,7 +187,7 @@ func fireBurst(conns []*burstConn, reqs [][]byte) burstReply {
 
 // readHead reads a response's status line and headers; the body must have
 // a Content-Length (the interactions handler always sets one).
-func (c *burstConn) readHead() (status, length int, err error) {
+func (c *conn) readHead() (status, length int, err error) {
 	length = -1
 	for n := 0; ; n++ {
 		line, err := c.r.ReadSlice('\n')
