@@ -216,24 +216,9 @@ func decode(project, id string, h map[string]string, d string) (*core.Question, 
 		}
 	}
 	q.UpdatedAt = parseStamp(h["updated_at"])
-	// The result: a line "R<json>" of d:<id>, or (earlier layout) a field.
-	r := h["result"]
-	for line := range strings.SplitSeq(copies, "\n") {
-		if rest, ok := strings.CutPrefix(line, "R"); ok {
-			r = rest
-		}
-	}
-	if r != "" {
-		var res result
-		if err := json.Unmarshal([]byte(r), &res); err == nil {
-			q.Answers, q.Selections, q.Response = res.Answers, res.Selections, res.Response
-			q.RespondedBy, q.RespondedAt, q.CancelReason = res.RespondedBy, res.RespondedAt, res.CancelReason
-			q.Defaulted = res.Defaulted
-		}
-	}
-	decodeVotes(q, h)
-	// Posted copies replace their target; copies on new targets are added.
-	// Copies of the earlier layout are hash fields copy:<target key>.
+	// After the immutable part, d:<id> holds a line per posted copy and,
+	// once final, a line "R<json>" with the result. Records of the earlier
+	// layout keep them as hash fields: copy:<target key> and result.
 	var posted []storedCopy
 	var legacy []string
 	for k := range h {
@@ -248,12 +233,27 @@ func decode(project, id string, h map[string]string, d string) (*core.Question, 
 			posted = append(posted, c)
 		}
 	}
+	r := h["result"]
 	for line := range strings.SplitSeq(copies, "\n") {
+		if rest, ok := strings.CutPrefix(line, "R"); ok {
+			r = rest
+			continue
+		}
 		var c storedCopy
-		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &c) == nil {
+		if json.Unmarshal([]byte(line), &c) == nil {
 			posted = append(posted, c)
 		}
 	}
+	if r != "" {
+		var res result
+		if err := json.Unmarshal([]byte(r), &res); err == nil {
+			q.Answers, q.Selections, q.Response = res.Answers, res.Selections, res.Response
+			q.RespondedBy, q.RespondedAt, q.CancelReason = res.RespondedBy, res.RespondedAt, res.CancelReason
+			q.Defaulted = res.Defaulted
+		}
+	}
+	decodeVotes(q, h)
+	// Posted copies replace their target; copies on new targets are added.
 	for _, c := range posted {
 		t := c.target()
 		replaced := false
