@@ -74,3 +74,30 @@ func TestRecordsOfTheEarlierLayoutStayReadable(t *testing.T) {
 }
 
 func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
+
+// A record whose immutable part cannot be read is an error on Get, not a
+// question that does not exist; a list skips it and shows the rest.
+func TestCorruptRecordIsAnErrorNotAbsent(t *testing.T) {
+	srv := storetest.Redis(t)
+	s := open(t, srv.URL)
+	ctx := context.Background()
+	p := "corrupt"
+	good, bad := core.NewQuestionID(p), core.NewQuestionID(p)
+	for _, id := range []string{good, bad} {
+		now := time.Now().UTC()
+		items := []core.Item{{Question: "Ship " + id + "?", Options: []core.Option{{Label: "Yes", Value: "yes"}, {Label: "No", Value: "no"}}}}
+		_, err := s.Create(ctx, &core.Question{ID: id, ProjectID: p, RunID: "run-" + id, AgentID: "bot", Kind: core.KindQuestion,
+			Status: core.StatusPending, Questions: items, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour),
+			Fingerprint: core.Fingerprint(items)})
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Client().Set(ctx, "askbridge:{"+p+"}:d:"+bad, `{"v":2,"q":[`, redis.KeepTTL).Err())
+	_, err := s.Get(ctx, p, bad)
+	require.Error(t, err)
+	assert.NotEqual(t, core.ENotFound, core.ErrorCode(err), "a corrupt record is not reported as missing: %v", err)
+	assert.Contains(t, err.Error(), "corrupt question record")
+	list, err := s.List(ctx, p, core.StatusPending, 0)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, good, list[0].ID)
+}

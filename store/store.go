@@ -368,16 +368,19 @@ func (s *Store) projectList(ctx context.Context, refresh bool) ([]string, error)
 	return out, nil
 }
 
-// Get implements core.Store.
+// Get implements core.Store. Unlike a list, which skips a corrupt record,
+// Get reports it as the error it is rather than as "not found".
 func (s *Store) Get(ctx context.Context, project, id string) (*core.Question, error) {
-	qs, _, err := s.getMany(ctx, project, "", []string{id})
-	if err != nil {
-		return nil, err
+	pipe := s.rdb.Pipeline()
+	hc, dc := pipe.HGetAll(ctx, s.qkey(project, id)), pipe.Get(ctx, s.base(project)+"d:"+id)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, s.wrap(err)
 	}
-	if len(qs) == 0 {
+	if len(hc.Val()) == 0 || dc.Err() != nil {
 		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
 	}
-	return qs[0], nil
+	q, _, err := decode(project, id, hc.Val(), dc.Val())
+	return q, err
 }
 
 // List implements core.Store.
