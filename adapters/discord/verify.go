@@ -15,7 +15,6 @@ import (
 // s < L and a canonical R required, the key hashed as given); see
 // TestVerifyMatchesStdlib.
 type publicKey struct {
-	raw      ed25519.PublicKey
 	expanded *voi.ExpandedPublicKey
 }
 
@@ -29,7 +28,7 @@ func newPublicKey(raw []byte) (*publicKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &publicKey{raw: ed25519.PublicKey(raw), expanded: x}, nil
+	return &publicKey{expanded: x}, nil
 }
 
 // verify reports whether sig is a valid signature of msg by the key.
