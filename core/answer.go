@@ -36,9 +36,52 @@ func (l *StringList) UnmarshalJSON(b []byte) error {
 
 // RespondRequest is the body of POST .../respond (DESIGN §4).
 type RespondRequest struct {
-	Response    *string               `json:"response,omitempty"`
-	Answers     map[string]StringList `json:"answers,omitempty"`
-	RespondedBy *Person               `json:"responded_by,omitempty"`
+	Response *string               `json:"response,omitempty"`
+	Answers  map[string]StringList `json:"answers,omitempty"`
+	// RespondedBy names the person an operator relays an answer for (the
+	// trust model: only relay operators, or the local user of a bridge
+	// without tokens, may set it).
+	RespondedBy *PersonRef `json:"responded_by,omitempty"`
+}
+
+// PersonRef is how a request names a person: an object {"platform", "id",
+// "name"} or a string, "<platform>:<id>" (as responders name people) or a
+// bare user id, taken as an API user.
+type PersonRef struct{ Person }
+
+func personRefError(problem string) error {
+	return &Error{Code: EInvalidAnswer, Message: "the answer is not valid",
+		Details: []Detail{{Field: "responded_by", Problem: problem}}}
+}
+
+// UnmarshalJSON accepts the object and the string forms.
+func (r *PersonRef) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return personRefError("must be a user id or an object with platform and id")
+		}
+		if plat, id, ok := strings.Cut(s, ":"); ok && plat != "" && id != "" && !strings.Contains(plat, "/") {
+			r.Person = Person{Platform: plat, ID: id}
+		} else {
+			r.Person = Person{Platform: "api", ID: s}
+		}
+		return nil
+	}
+	var o struct {
+		Platform string `json:"platform"`
+		ID       string `json:"id"`
+		Name     string `json:"name"`
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return personRefError("must be a user id or an object with platform and id")
+	}
+	if strings.TrimSpace(o.Platform) == "" || strings.TrimSpace(o.ID) == "" {
+		return personRefError("needs platform and id")
+	}
+	r.Person = Person{Platform: o.Platform, ID: o.ID, Name: o.Name}
+	return nil
 }
 
 // ParseAnswer resolves a respond request against a question's items. Every

@@ -23,26 +23,29 @@ const (
 	EQuestionExpired    = "question_expired"
 	ERunNotPaused       = "run_not_paused"
 	EConflict           = "conflict"
-	EUnavailable        = "unavailable"
-	EInternal           = "internal"
+	// EUnsupportedMediaType: a request body not sent as application/json.
+	EUnsupportedMediaType = "unsupported_media_type"
+	EUnavailable          = "unavailable"
+	EInternal             = "internal"
 )
 
 var httpStatus = map[string]int{
-	EInvalid:            http.StatusBadRequest,
-	EInvalidAnswer:      http.StatusBadRequest,
-	ENotFound:           http.StatusNotFound,
-	EUnauthorized:       http.StatusUnauthorized,
-	EForbidden:          http.StatusForbidden,
-	ESubagentNotAllowed: http.StatusForbidden,
-	EToolNotEnabled:     http.StatusForbidden,
-	ENotAllowed:         http.StatusForbidden,
-	EAlreadyAnswered:    http.StatusConflict,
-	EQuestionCancelled:  http.StatusConflict,
-	EQuestionExpired:    http.StatusConflict,
-	ERunNotPaused:       http.StatusConflict,
-	EConflict:           http.StatusConflict,
-	EUnavailable:        http.StatusServiceUnavailable,
-	EInternal:           http.StatusInternalServerError,
+	EInvalid:              http.StatusBadRequest,
+	EInvalidAnswer:        http.StatusBadRequest,
+	ENotFound:             http.StatusNotFound,
+	EUnauthorized:         http.StatusUnauthorized,
+	EForbidden:            http.StatusForbidden,
+	ESubagentNotAllowed:   http.StatusForbidden,
+	EToolNotEnabled:       http.StatusForbidden,
+	ENotAllowed:           http.StatusForbidden,
+	EAlreadyAnswered:      http.StatusConflict,
+	EQuestionCancelled:    http.StatusConflict,
+	EQuestionExpired:      http.StatusConflict,
+	ERunNotPaused:         http.StatusConflict,
+	EConflict:             http.StatusConflict,
+	EUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	EUnavailable:          http.StatusServiceUnavailable,
+	EInternal:             http.StatusInternalServerError,
 }
 
 // Detail names one problem with one field of a request.

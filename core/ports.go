@@ -153,3 +153,11 @@ type Channel interface {
 	// disabled, one line with the outcome.
 	Finish(ctx context.Context, q *Question, t Target) error
 }
+
+// PersonResolver is implemented by a Channel that can fill in a person's
+// groups on its platform (Slack user groups) as they matter to q's
+// responders. The Router uses it for answers an operator relays for a
+// person, so they pass the same check as that person's own click.
+type PersonResolver interface {
+	ResolvePerson(ctx context.Context, q *Question, p Person) Person
+}

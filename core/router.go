@@ -398,6 +398,18 @@ func (r *Router) Locate(ctx context.Context, id string) (string, error) {
 	return r.store.Locate(ctx, id)
 }
 
+// ResolvePerson fills in p's groups through the channel of p's platform,
+// when it can (see PersonResolver); otherwise p is returned unchanged and
+// only responders naming p's user id admit them.
+func (r *Router) ResolvePerson(ctx context.Context, q *Question, p Person) Person {
+	if ch, ok := r.channels[p.Platform]; ok {
+		if pr, ok := ch.(PersonResolver); ok {
+			return pr.ResolvePerson(ctx, q, p)
+		}
+	}
+	return p
+}
+
 // Check applies the responders policy (Permit) for a surface that must
 // refuse someone before it has an answer (a chat click that would open a
 // modal, a thread reply). A refusal is recorded in the audit trail, exactly

@@ -129,6 +129,9 @@ type Person struct {
 	Platform string `json:"platform"`
 	ID       string `json:"id"`
 	Name     string `json:"name,omitempty"`
+	// Via is the operator that relayed this person's answer through the API
+	// (operators[].act_for); empty when the person acted directly.
+	Via string `json:"via,omitempty"`
 	// Groups the person belongs to on that platform (Slack user group ids,
 	// Discord role ids), filled by the adapter. Not stored.
 	Groups []string `json:"-"`
@@ -136,11 +139,19 @@ type Person struct {
 
 // String renders the person for humans.
 func (p Person) String() string {
+	s := p.Platform + ":" + p.ID
 	if p.Name != "" {
-		return p.Name
+		s = p.Name
 	}
-	return p.Platform + ":" + p.ID
+	if p.Via != "" {
+		s += " (relayed by " + p.Via + ")"
+	}
+	return s
 }
+
+// Key is the person's identity as responders and votes name it:
+// "<platform>:<id>".
+func (p Person) Key() string { return p.Platform + ":" + p.ID }
 
 // Resume configures webhook mode.
 type Resume struct {

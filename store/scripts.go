@@ -126,16 +126,24 @@ end
 // createScript: KEYS[1] = the new question's hash.
 // ARGV 10..: id, run, agent, doc, expiresms, fp, idemkey, supersededResult,
 // ttlms, escalationms (0: none), askedDetail
-// Returns {"created", id, supersededID} or {"reattach", existingID}.
+// Returns {"created", id, supersededID}, {"reattach", existingID} or
+// {"run_owned"} when the run belongs to another agent.
 var createScript = redis.NewScript(preludeLua + `
 local id, run, agent, doc, expires = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
 local fp, idem, supres, ttl, esc, asked = ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], ARGV[20]
 local base = C.base
+local rk = base .. 'run:' .. run
+-- A run belongs to the agent that started it: no other agent may re-attach
+-- to, supersede or add to it.
+local owner = redis.call('HGET', rk, 'agent_id')
+if owner and owner ~= '' and owner ~= agent then return {'run_owned'} end
+-- Idempotency keys are per agent (length-prefixed, so no two agent/key
+-- pairs share a name).
+if idem ~= '' then idem = string.len(agent) .. ':' .. agent .. ':' .. idem end
 if idem ~= '' then
   local ex = redis.call('GET', base .. 'idem:' .. idem)
   if ex and redis.call('EXISTS', base .. 'q:' .. ex) == 1 then return {'reattach', ex} end
 end
-local rk = base .. 'run:' .. run
 local fpf = 'fp:' .. fp
 local ex = redis.call('HGET', rk, fpf)
 if ex then
@@ -277,9 +285,12 @@ return 1
 `)
 
 // pauseScript: KEYS[1] = run hash. ARGV 10..: run, agent, ttl.
-// Returns {"paused"|"already"|"resumed", resumedBy}.
+// Returns {"paused"|"already"|"resumed"|"run_owned", resumedBy}; an agent
+// (non-empty) may pause only its own run.
 var pauseScript = redis.NewScript(preludeLua + `
 local run, agent, ttl = ARGV[10], ARGV[11], ARGV[12]
+local owner = redis.call('HGET', KEYS[1], 'agent_id')
+if agent ~= '' and owner and owner ~= '' and owner ~= agent then return {'run_owned', ''} end
 local st = redis.call('HGET', KEYS[1], 'status')
 if st == 'resumed' then return {'resumed', redis.call('HGET', KEYS[1], 'resumed_by') or ''} end
 if st == 'paused' then return {'already', ''} end

@@ -286,6 +286,9 @@ func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult
 	if err != nil {
 		return core.CreateResult{}, s.wrap(err)
 	}
+	if res[0] == "run_owned" {
+		return core.CreateResult{}, errRunOwned(q.RunID)
+	}
 	out := core.CreateResult{}
 	id := res[1]
 	if res[0] == "reattach" {
@@ -297,6 +300,12 @@ func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult
 	}
 	out.Question, err = s.Get(ctx, q.ProjectID, id)
 	return out, err
+}
+
+// errRunOwned refuses a run id another agent started; it does not say which.
+func errRunOwned(run string) error {
+	return &core.Error{Code: core.EConflict, Message: fmt.Sprintf("run %s belongs to another agent", run),
+		Details: []core.Detail{{Field: "run_id", Problem: "a run belongs to the agent that started it; use a run id of your own"}}}
 }
 
 // Locate implements core.Store. There is no id→project index: ids made by
@@ -685,6 +694,9 @@ func (s *Store) PauseRun(ctx context.Context, project, id, agentID string, at ti
 	out, err := pauseScript.Run(ctx, s.rdb, []string{s.base(project) + "run:" + id}, args...).StringSlice()
 	if err != nil {
 		return nil, s.wrap(err)
+	}
+	if out[0] == "run_owned" {
+		return nil, errRunOwned(id)
 	}
 	if out[0] == "resumed" {
 		r, _ := s.Run(ctx, project, id)

@@ -100,3 +100,11 @@ func (a *Adapter) person(ctx context.Context, q *core.Question, userID, name str
 	}
 	return p
 }
+
+// ResolvePerson implements core.PersonResolver: a Slack user named in an
+// answer relayed through the API gets the same user groups as a click.
+func (a *Adapter) ResolvePerson(ctx context.Context, q *core.Question, p core.Person) core.Person {
+	out := a.person(ctx, q, p.ID, p.Name)
+	out.Via = p.Via
+	return out
+}

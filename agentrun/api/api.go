@@ -33,6 +33,8 @@ type Config struct {
 	Metrics *Metrics
 	// Ready reports whether the adapters are ready (nil = always).
 	Ready func(ctx context.Context) error
+	// MetricsToken, when set, is the bearer token /metrics requires.
+	MetricsToken string
 }
 
 // API serves the HTTP API.
@@ -43,6 +45,8 @@ type API struct {
 	log    *slog.Logger
 	m      *Metrics
 	ready  func(ctx context.Context) error
+	// metricsToken guards /metrics when set.
+	metricsToken string
 
 	drainCtx context.Context
 	drain    context.CancelFunc
@@ -76,7 +80,7 @@ func New(cfg Config) *API {
 		cfg.Auth = NewAuth(nil, nil)
 	}
 	a := &API{router: cfg.Router, store: cfg.Router.Store(), auth: cfg.Auth, log: cfg.Logger,
-		m: cfg.Metrics, ready: cfg.Ready}
+		m: cfg.Metrics, ready: cfg.Ready, metricsToken: cfg.MetricsToken}
 	a.drainCtx, a.drain = context.WithCancel(context.Background())
 	return a
 }
@@ -103,11 +107,28 @@ func (a *API) Register(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("GET /readyz", a.readyz)
 	if a.m != nil {
-		mux.Handle("GET /metrics", a.m.Handler())
+		mux.Handle("GET /metrics", a.metrics(a.m.Handler()))
 	}
 	mux.Handle("/api/", a.handle(func(w http.ResponseWriter, r *http.Request, _ Principal) error {
 		return core.Errorf(core.ENotFound, "no API endpoint %s %s", r.Method, r.URL.Path)
 	}))
+}
+
+// metrics serves h, behind the bearer token metrics.token when one is
+// configured.
+func (a *API) metrics(h http.Handler) http.Handler {
+	if a.metricsToken == "" {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !tokenEqual(a.metricsToken, token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			a.writeError(w, r, core.Errorf(core.EUnauthorized, "/metrics needs the metrics token: send Authorization: Bearer <metrics.token>"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, p Principal) error
@@ -129,6 +150,9 @@ func (a *API) handle(h handlerFunc) http.Handler {
 					err = core.Errorf(core.EForbidden, "this token may not act in project %s", proj)
 				}
 			}
+		}
+		if err == nil {
+			err = checkJSONBody(r)
 		}
 		if err == nil {
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
@@ -167,6 +191,10 @@ func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		var ce *core.Error
+		if errors.As(err, &ce) { // a field's own decoder named the problem
+			return ce
+		}
 		var mbe *http.MaxBytesError
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
@@ -236,15 +264,19 @@ func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
 			return core.Errorf(core.EToolNotEnabled, "agent %s does not have the ask_user tool: add ask_user to its tools in the configuration", p.Agent.ID)
 		}
 		agentRoute = p.Agent.Route
-	default:
+	case p.Operator != nil:
+		// An operator asks in its own name: never as a configured agent,
+		// whose runs and webhook secret belong to that agent alone.
 		if req.AgentID == "" {
 			req.AgentID = "agent"
 		}
-		if ag, ok := a.auth.AgentByID(req.AgentID); ok {
-			if !ag.HasTool("ask_user") {
-				return core.Errorf(core.EToolNotEnabled, "agent %s does not have the ask_user tool: add ask_user to its tools in the configuration", ag.ID)
-			}
-			agentRoute = ag.Route
+		if _, ok := a.auth.AgentByID(req.AgentID); ok {
+			return &core.Error{Code: core.EForbidden, Message: fmt.Sprintf("agent_id %s is a configured agent: only its own token may ask as it", req.AgentID),
+				Details: []core.Detail{{Field: "agent_id", Problem: "use an agent id that is not configured, or the agent's own token"}}}
+		}
+	default: // a bridge without tokens: the local user may name any agent
+		if req.AgentID == "" {
+			req.AgentID = "agent"
 		}
 	}
 	res, err := a.router.Ask(r.Context(), project, &req, agentRoute)
@@ -330,25 +362,24 @@ func (a *API) respond(w http.ResponseWriter, r *http.Request, p Principal) error
 	if p.Agent != nil {
 		return core.Errorf(core.EForbidden, "agent tokens may not answer questions; use an operator token")
 	}
-	if _, err := a.question(r, p); err != nil {
+	q, err := a.question(r, p)
+	if err != nil {
 		return err
 	}
 	var req core.RespondRequest
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	who := core.Person{Platform: "api", ID: "local"}
-	if p.Operator != nil {
-		who = core.Person{Platform: "api", ID: p.Operator.ID, Name: p.Operator.ID}
+	who, err := respondent(p, req.RespondedBy)
+	if err != nil {
+		return err
 	}
-	if req.RespondedBy != nil {
-		if req.RespondedBy.Platform == "" || req.RespondedBy.ID == "" {
-			return &core.Error{Code: core.EInvalidAnswer, Message: "the answer is not valid",
-				Details: []core.Detail{{Field: "responded_by", Problem: "needs platform and id"}}}
-		}
-		who = *req.RespondedBy
+	if who.Via != "" {
+		// A relayed person passes the same responders check as their own
+		// click: the chat adapter fills in their groups.
+		who = a.router.ResolvePerson(r.Context(), q, who)
 	}
-	q, err := a.router.Answer(r.Context(), r.PathValue("p"), r.PathValue("id"), req, who)
+	q, err = a.router.Answer(r.Context(), r.PathValue("p"), r.PathValue("id"), req, who)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -29,6 +30,9 @@ type Operator struct {
 	ID       string
 	Projects []string // "*" = every project
 	Token    string
+	// ActFor lets the operator relay answers for other people
+	// (responded_by); see respondent.
+	ActFor bool
 }
 
 // Principal is who a request acts for.
@@ -141,4 +145,35 @@ func (p Principal) owns(q *core.Question) bool {
 		return false
 	}
 	return p.Agent == nil || p.Agent.ID == q.AgentID
+}
+
+// respondent is the person an answer or vote from p is recorded as (the
+// trust model: a credential acts only as itself). named is the request's
+// responded_by, if any:
+//   - the local user of a bridge without tokens may name anyone;
+//   - an operator answers as itself; naming someone else is refused unless
+//     the operator is a relay (operators[].act_for), and then the named
+//     person is recorded with the operator in Via.
+func respondent(p Principal, named *core.PersonRef) (core.Person, error) {
+	switch {
+	case p.Open:
+		if named != nil {
+			return named.Person, nil
+		}
+		return core.Person{Platform: "api", ID: "local"}, nil
+	case p.Operator != nil:
+		self := core.Person{Platform: "api", ID: p.Operator.ID, Name: p.Operator.ID}
+		if named == nil || named.Key() == self.Key() {
+			return self, nil
+		}
+		if !p.Operator.ActFor {
+			return core.Person{}, &core.Error{Code: core.ENotAllowed,
+				Message: fmt.Sprintf("operator %s answers as itself: only a relay operator (operators[].act_for: true) may answer for another person", p.Operator.ID),
+				Details: []core.Detail{{Field: "responded_by", Problem: "leave it out, or configure this operator with act_for: true"}}}
+		}
+		who := named.Person
+		who.Via = p.Operator.ID
+		return who, nil
+	}
+	return core.Person{}, core.Errorf(core.EForbidden, "agent tokens may not answer questions; use an operator token")
 }

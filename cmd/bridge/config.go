@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -50,6 +51,13 @@ type fileConfig struct {
 		PublicKey     string `yaml:"public_key"`
 		APIURL        string `yaml:"api_url"`
 	} `yaml:"discord"`
+	// PublicURL is where people and platforms reach the bridge; its host
+	// is admitted by the guard against web pages.
+	PublicURL string `yaml:"public_url"`
+	Metrics   struct {
+		Token     string `yaml:"token"`
+		TokenFile string `yaml:"token_file"`
+	} `yaml:"metrics"`
 	Web struct {
 		SessionKey     string `yaml:"session_key"`
 		SessionKeyFile string `yaml:"session_key_file"`
@@ -73,6 +81,9 @@ type operatorConfig struct {
 	Projects  []string `yaml:"projects"`
 	Token     string   `yaml:"token"`
 	TokenFile string   `yaml:"token_file"`
+	// ActFor makes the operator a relay: it may answer for the person
+	// named in responded_by (a team's chat bot relaying answers).
+	ActFor bool `yaml:"act_for"`
 }
 
 type routeConfig struct {
@@ -139,6 +150,8 @@ type settings struct {
 	Discord       struct{ BotToken, ApplicationID, PublicKey, APIURL string }
 	SessionKey    string
 	SecureCookies bool
+	PublicURL     string
+	MetricsToken  string
 }
 
 // loadConfig reads the file at path (may be empty) and applies the
@@ -183,6 +196,8 @@ func loadConfig(path string, getenv func(string) string) (*settings, error) {
 	s.Discord.BotToken = secret("discord.bot_token", fc.Discord.BotToken, fc.Discord.BotTokenFile)
 	s.Discord.ApplicationID, s.Discord.PublicKey, s.Discord.APIURL = fc.Discord.ApplicationID, fc.Discord.PublicKey, fc.Discord.APIURL
 	s.SessionKey = secret("web.session_key", fc.Web.SessionKey, fc.Web.SessionKeyFile)
+	s.MetricsToken = secret("metrics.token", fc.Metrics.Token, fc.Metrics.TokenFile)
+	s.PublicURL = fc.PublicURL
 
 	if s.Timeout != 0 && (s.Timeout < core.MinTimeout || s.Timeout > core.MaxTimeout) {
 		fail("defaults.timeout: must be between 10s and 720h")
@@ -297,7 +312,7 @@ func loadConfig(path string, getenv func(string) string) (*settings, error) {
 		if tok == "" {
 			fail("%s.token: required (or token_file)", f)
 		}
-		s.Operators = append(s.Operators, api.Operator{ID: oc.ID, Projects: oc.Projects, Token: tok})
+		s.Operators = append(s.Operators, api.Operator{ID: oc.ID, Projects: oc.Projects, Token: tok, ActFor: oc.ActFor})
 	}
 
 	// The environment overrides the file.
@@ -325,6 +340,13 @@ func loadConfig(path string, getenv func(string) string) (*settings, error) {
 	env("DISCORD_PUBLIC_KEY", &s.Discord.PublicKey)
 	env("DISCORD_API_URL", &s.Discord.APIURL)
 	env("BRIDGE_WEB_SESSION_KEY", &s.SessionKey)
+	env("BRIDGE_METRICS_TOKEN", &s.MetricsToken)
+	env("BRIDGE_PUBLIC_URL", &s.PublicURL)
+	if s.PublicURL != "" {
+		if u, err := url.Parse(s.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			fail("public_url: %q must be an http:// or https:// address such as https://bridge.example.com", s.PublicURL)
+		}
+	}
 
 	for i, r := range s.Routes {
 		all := r.Targets

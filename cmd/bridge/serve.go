@@ -143,7 +143,8 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 		log.Info("Discord adapter enabled", "mode", mode)
 	}
 
-	a := api.New(api.Config{Router: router, Auth: auth, Logger: log.With("component", "api"), Metrics: metrics})
+	a := api.New(api.Config{Router: router, Auth: auth, Logger: log.With("component", "api"), Metrics: metrics,
+		MetricsToken: cfg.MetricsToken})
 	a.Register(mux)
 	var webAuth web.Authenticator
 	if len(cfg.Operators) > 0 {
@@ -183,7 +184,8 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 		Observe: metrics.Delivery, Lease: lease})
 	spawn(func() { deliverer.Run(bg) })
 
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	handler := api.Guard(mux, api.GuardConfig{Open: auth.Open(), PublicURL: cfg.PublicURL})
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

@@ -344,7 +344,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
 	}
 	who := core.Person{Platform: "api", ID: "operator"}
 	if req.RespondedBy != nil {
-		who = *req.RespondedBy
+		who = req.RespondedBy.Person
 	}
 	now := time.Now().UTC()
 	q.Status, q.Answers, q.Selections, q.Response = core.StatusAnswered, a.Answers, a.Selections, a.Response
