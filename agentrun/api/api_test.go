@@ -89,6 +89,9 @@ func (b *bridge) do(method, path, token string, body any) resp {
 		rd = bytes.NewReader(j)
 	}
 	req, _ := http.NewRequest(method, b.srv.URL+path, rd)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

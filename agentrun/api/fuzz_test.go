@@ -55,9 +55,14 @@ func FuzzCreateAndRespond(f *testing.F) {
 		}
 		return out
 	}
+	jsonReq := func(path string, body []byte) *http.Request {
+		r := httptest.NewRequest("POST", path, bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		return r
+	}
 	f.Fuzz(func(t *testing.T, create, respond []byte) {
 		rec := httptest.NewRecorder()
-		mux.ServeHTTP(rec, httptest.NewRequest("POST", "/api/projects/fuzz/agent-questions", bytes.NewReader(create)))
+		mux.ServeHTTP(rec, jsonReq("/api/projects/fuzz/agent-questions", create))
 		out := check(t, rec, "create", create)
 		id, _ := out["id"].(string)
 		if id == "" {
@@ -69,10 +74,10 @@ func FuzzCreateAndRespond(f *testing.F) {
 			check(t, rec, "pause", nil)
 		}
 		rec = httptest.NewRecorder()
-		mux.ServeHTTP(rec, httptest.NewRequest("POST", "/api/projects/fuzz/agent-questions/"+id+"/respond", bytes.NewReader(respond)))
+		mux.ServeHTTP(rec, jsonReq("/api/projects/fuzz/agent-questions/"+id+"/respond", respond))
 		check(t, rec, "respond", respond)
 		rec = httptest.NewRecorder()
-		mux.ServeHTTP(rec, httptest.NewRequest("POST", "/api/projects/fuzz/agent-questions/"+id+"/cancel", bytes.NewReader(respond)))
+		mux.ServeHTTP(rec, jsonReq("/api/projects/fuzz/agent-questions/"+id+"/cancel", respond))
 		check(t, rec, "cancel", respond)
 	})
 }

@@ -129,6 +129,9 @@ func (p *proc) call(method, path string, body any) (int, map[string]any) {
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, p.URL+path, rd)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(p.t, err)
 	defer res.Body.Close()
