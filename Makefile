@@ -24,9 +24,14 @@ test: deps
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
+## lint: gofmt, go vet, staticcheck and errorlint (built from the Go module proxy at pinned versions)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+ERRORLINT   := github.com/polyfloyd/go-errorlint@v1.8.0
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)
+	$(GO) run $(ERRORLINT) -test=false $(PKGS)
 
 ## bench: benchmarks (needs redis-server); figures go to BENCHMARKS.md
 bench: deps

@@ -302,7 +302,7 @@ func TestEscalationAndRemindersOnTheClock(t *testing.T) {
 	require.Len(t, q.Targets, 2)
 	assert.Equal(t, 0, step(time.Hour), "no step after the last")
 
-	q, err = f.router.Answer(ctx, "ops", id, pick("Yes"), manager)
+	_, err = f.router.Answer(ctx, "ops", id, pick("Yes"), manager)
 	require.NoError(t, err, "the first answer anywhere wins")
 	require.Eventually(t, func() bool {
 		return len(f.slack.get(func() []string { return f.slack.finished })) == 1 &&

@@ -68,10 +68,7 @@ func DescribeResponders(r Responders) string {
 	if r.Empty() {
 		return "anyone"
 	}
-	var parts []string
-	for _, u := range r.Users {
-		parts = append(parts, u)
-	}
+	parts := append([]string(nil), r.Users...)
 	for _, g := range r.SlackUsergroups {
 		parts = append(parts, "Slack user group "+g)
 	}

@@ -177,10 +177,3 @@ func errCode(err error) int {
 	return 0
 }
 
-func errStatus(err error) int {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return ae.Status
-	}
-	return 0
-}

@@ -118,7 +118,6 @@ func (a *Agent) Run(ctx context.Context, runID string, msgs []Message) (string, 
 		}
 		call, final := model(msgs)
 		if call == nil {
-			msgs = append(msgs, Message{Role: "assistant", Content: final})
 			fmt.Fprintf(a.Out, "[%s] %s\n", runID, final)
 			a.finished <- runID
 			return Finished, nil

@@ -9,6 +9,7 @@ package fakeapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -156,8 +157,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeErr(w http.ResponseWriter, err error) {
-	e, ok := err.(*core.Error)
-	if !ok {
+	var e *core.Error
+	if !errors.As(err, &e) {
 		e = &core.Error{Code: core.EInternal, Message: err.Error()}
 	}
 	writeJSON(w, core.HTTPStatus(e.Code), map[string]any{"error": e})
