@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/stretchr/testify/assert"
@@ -44,7 +45,7 @@ operators:
   - {id: admin, projects: ["*"], token: tok-admin}
 routes:
   - name: gate
-    targets: [{platform: slack, channel: C1}]
+    targets: [{platform: slack, channel: C1}, {platform: discord, channel: "1000"}]
     responders: {users: ["slack:U1", "slack:U2"], exclude_requester: true}
     approvals_required: 2
 `
@@ -160,8 +161,11 @@ func TestTrustModelProbes(t *testing.T) {
 	defer fs.Close()
 	cfg := filepath.Join(t.TempDir(), "bridge.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(secConfig), 0o600))
+	fd := fakediscord.New(t)
 	p := startBridge(t, "BRIDGE_CONFIG="+cfg, "SLACK_BOT_TOKEN="+fs.BotToken, "SLACK_SIGNING_SECRET="+secSlackSecret,
-		"SLACK_API_URL="+fs.APIURL())
+		"SLACK_API_URL="+fs.APIURL(), "DISCORD_BOT_TOKEN="+fd.BotToken, "DISCORD_APPLICATION_ID="+fd.AppID,
+		"DISCORD_PUBLIC_KEY="+fd.PublicKey(), "DISCORD_API_URL="+fd.APIURL())
+	fd.Target = p.URL + "/discord/interactions"
 
 	// agentA's run, with a pending question carrying context only agentA
 	// may read, asked with an idempotency key.
@@ -280,6 +284,29 @@ func TestTrustModelProbes(t *testing.T) {
 		// Only the audit's "refused" line may be new.
 		assert.Equal(t, strings.Count(before, `"voted"`), strings.Count(after, `"voted"`))
 		assert.Contains(t, after, `"refused"`)
+	})
+
+	t.Run("Discord clicks: a forged signature and someone not on the gate change nothing", func(t *testing.T) {
+		var msgs []fakediscord.Message
+		require.Eventually(t, func() bool { msgs = fd.Messages("1000"); return len(msgs) > 0 }, 5*time.Second, 10*time.Millisecond)
+		m := fd.Message(msgs[len(msgs)-1].ID)
+		c := fd.Button(m, "Approve")
+		in, _, _ := fd.Interaction(fakediscord.User{ID: "111", Name: "U1"}, m, 3, map[string]any{"custom_id": c.CustomID, "component_type": 2})
+		body, _ := json.Marshal(in)
+		_, stamp := fd.Sign(body, time.Now())
+		before := p.snapshot(t, "runGate")
+		code, _ := p.send(t, req{method: "POST", path: "/discord/interactions", body: string(body), header: map[string]string{
+			"X-Signature-Ed25519": strings.Repeat("ab", 64), "X-Signature-Timestamp": stamp}})
+		assert.Equal(t, 401, code, "a forged Discord signature is refused")
+		assert.Equal(t, before, p.snapshot(t, "runGate"))
+
+		resp := fd.Click(fakediscord.User{ID: "999", Name: "mallory"}, m.ID, "Approve")
+		require.NotNil(t, resp.Data)
+		require.NotNil(t, resp.Data.Content)
+		assert.Contains(t, *resp.Data.Content, "may answer")
+		after := p.snapshot(t, "runGate")
+		assert.Equal(t, strings.Count(before, `"voted"`), strings.Count(after, `"voted"`))
+		assert.Equal(t, strings.Count(before, `"pending"`), strings.Count(after, `"pending"`))
 	})
 
 	t.Run("idempotency key of another agent asks anew", func(t *testing.T) {
