@@ -224,6 +224,9 @@ type AskDefaults struct {
 	ApprovalsRequired int
 	OnTimeout         *OnTimeout
 	Escalation        []EscalationStep
+	// CheckResumeURL, if set, refuses resume urls the bridge may not
+	// reach (DESIGN §7a); its error is the problem shown for resume.url.
+	CheckResumeURL func(url string) error
 }
 
 // MaxApprovals bounds approvals_required.
@@ -344,6 +347,10 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 		switch {
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 			p.add("resume.url", "must be an absolute http or https URL")
+		case u.User != nil:
+			p.add("resume.url", "must not contain a user name or password (user:pass@); the webhook is authenticated by its signature")
+		case def.CheckResumeURL != nil && def.CheckResumeURL(req.Resume.URL) != nil:
+			p.add("resume.url", "%s", def.CheckResumeURL(req.Resume.URL).Error())
 		case !hasSecret:
 			p.add("resume.url", "webhook mode needs a signing secret: set webhooks.secret in the config file or BRIDGE_WEBHOOK_SECRET")
 		}
