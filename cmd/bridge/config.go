@@ -142,7 +142,7 @@ type settings struct {
 	// WebhookGiveUp is webhooks.give_up_after (default 24h).
 	WebhookGiveUp time.Duration
 	// WebhookLease is BRIDGE_WEBHOOK_LEASE (default 60s).
-	WebhookLease time.Duration
+	WebhookLease  time.Duration
 	Agents        []api.Agent
 	Operators     []api.Operator
 	Routes        []core.Route
