@@ -32,6 +32,8 @@ func Run(t *testing.T, replicas Replicas) {
 		{"FirstTransitionWins100Times", testFirstWins},
 		{"WebhookRunPauseAndContinuation", testContinuation},
 		{"DeliveriesLeaseRetryFinish", testDeliveries},
+		{"DeliveriesFromEveryProjectInTurn", testDeliveriesInterleave},
+		{"DeliveryLeasesRenewedAndTakenOver", testDeliveryLeases},
 		{"DueDeadlines", testDue},
 		{"EventsAfterID", testEvents},
 		{"WatchAcrossReplicas", testWatch},
@@ -318,6 +320,70 @@ func testDeliveries(t *testing.T, open func() core.Store) {
 	require.NoError(t, a.FinishDelivery(ctx, *d))
 	ds, _ = a.ClaimDeliveries(ctx, now.Add(time.Hour), 30*time.Second, 10)
 	assert.Nil(t, mine(ds), "finished deliveries are gone")
+}
+
+// testDeliveryLeases: a delivery carries the question as it was answered;
+// the holder renews its lease; once another claim took it over, the old
+// holder can neither renew nor reschedule it.
+func testDeliveryLeases(t *testing.T, open func() core.Store) {
+	a, b := open(), open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.Resume = &core.Resume{URL: "https://runtime.example/resume"}
+	create(t, a, q)
+	tr := answer("x")
+	tr.DeliveryID = uuid.NewString()
+	_, err := a.Transition(ctx, p, q.ID, tr)
+	require.NoError(t, err)
+	now := time.Now()
+	ds, err := a.ClaimDeliveries(ctx, now, 10*time.Second, 10)
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	held := ds[0]
+	require.NotNil(t, held.Question, "the delivery carries its question")
+	assert.Equal(t, core.StatusAnswered, held.Question.Status)
+	assert.Equal(t, "https://runtime.example/resume", held.Question.Resume.URL)
+	assert.Equal(t, q.Questions[0].Question, held.Question.Questions[0].Question)
+
+	lost, err := a.RenewDeliveries(ctx, []core.Delivery{held}, now.Add(time.Minute))
+	require.NoError(t, err)
+	assert.Empty(t, lost)
+	ds, _ = b.ClaimDeliveries(ctx, now.Add(30*time.Second), 10*time.Second, 10)
+	assert.Empty(t, ds, "a renewed lease is not taken over")
+	ds, _ = b.ClaimDeliveries(ctx, now.Add(61*time.Second), 10*time.Second, 10)
+	require.Len(t, ds, 1, "a lease that was not renewed is taken over")
+	lost, err = a.RenewDeliveries(ctx, []core.Delivery{held}, now.Add(2*time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, []string{held.ID}, lost, "the old holder learns it lost the lease")
+	require.NoError(t, a.RetryDelivery(ctx, held, now.Add(time.Hour)))
+	ds, _ = a.ClaimDeliveries(ctx, now.Add(72*time.Second), 10*time.Second, 10)
+	assert.Len(t, ds, 1, "the old holder's reschedule changed nothing")
+}
+
+// testDeliveriesInterleave: a project with a long queue does not keep the
+// others waiting: a small claim takes from each project.
+func testDeliveriesInterleave(t *testing.T, open func() core.Store) {
+	s := open()
+	busy, calm := project(), project()
+	enqueue := func(p string) {
+		q := newQ(p, uuid.NewString())
+		create(t, s, q)
+		tr := answer("x")
+		tr.DeliveryID = uuid.NewString()
+		_, err := s.Transition(ctx, p, q.ID, tr)
+		require.NoError(t, err)
+	}
+	for range 6 {
+		enqueue(busy)
+	}
+	enqueue(calm)
+	ds, err := s.ClaimDeliveries(ctx, time.Now(), 30*time.Second, 2)
+	require.NoError(t, err)
+	projects := map[string]int{}
+	for _, d := range ds {
+		projects[d.ProjectID]++
+	}
+	assert.Equal(t, map[string]int{busy: 1, calm: 1}, projects)
 }
 
 func testDue(t *testing.T, open func() core.Store) {
