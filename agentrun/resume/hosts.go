@@ -53,8 +53,20 @@ func (h *hosts) admit(host string, now time.Time) (ok bool, retryAt time.Time) {
 	// Busy: come back after about as long as the oldest delivery in flight
 	// has taken so far (a slow or silent host is asked less and less often).
 	wait := now.Sub(s.starts[0])
+	if s.failures > 0 { // a probe is out: wait as long as a failed host pauses
+		wait = max(wait, h.pause(s.failures))
+	}
 	wait = max(h.busyMin, min(wait, h.max))
 	return false, maxTime(s.openUntil, now.Add(wait))
+}
+
+// pause is how long a host rests after its n-th consecutive failure.
+func (h *hosts) pause(n int) time.Duration {
+	p := h.min
+	for i := 1; i < n && p < h.max; i++ {
+		p *= 2
+	}
+	return min(p, h.max)
 }
 
 // done records the end of a delivery started at start: ok false opens the
@@ -73,11 +85,7 @@ func (h *hosts) done(host string, start, now time.Time, ok bool) {
 		s.openUntil = time.Time{}
 	} else {
 		s.failures++
-		pause := h.min
-		for i := 1; i < s.failures && pause < h.max; i++ {
-			pause *= 2
-		}
-		s.openUntil = now.Add(min(pause, h.max))
+		s.openUntil = now.Add(h.pause(s.failures))
 	}
 	if len(s.starts) == 0 && s.failures == 0 {
 		delete(h.state, host)

@@ -13,6 +13,7 @@ package resume
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -183,7 +184,7 @@ func (d *Deliverer) Once(ctx context.Context) int {
 // for the next ones at once).
 func (d *Deliverer) fill(ctx context.Context) int {
 	total := 0
-	for range 64 {
+	for round := range 64 {
 		if ctx.Err() != nil {
 			return total
 		}
@@ -193,7 +194,12 @@ func (d *Deliverer) fill(ctx context.Context) int {
 		if free <= 0 {
 			return total
 		}
-		want := max(free, d.cfg.Batch)
+		// After a round that put deliveries back for their host's sake,
+		// claim a whole batch to get past them quickly.
+		want := free
+		if round > 0 {
+			want = max(free, d.cfg.Batch)
+		}
 		now := d.cfg.Clock.Now()
 		ds, err := d.cfg.Store.ClaimDeliveries(ctx, now, d.cfg.Lease, want)
 		if err != nil && ctx.Err() == nil {
@@ -249,6 +255,10 @@ func (d *Deliverer) dispatch(ctx context.Context, dl core.Delivery, now time.Tim
 	}
 	d.mu.Unlock()
 	if !ok {
+		// Spread what comes back at once over a tenth of the wait.
+		if wait := at.Sub(now); wait > 10*time.Millisecond {
+			at = at.Add(rand.N(wait / 10))
+		}
 		dl.Attempts--
 		if err := d.cfg.Store.RetryDelivery(ctx, dl, at); err != nil {
 			log.Warn("putting a delivery back failed; it is retried when its lease ends", "err", err)
