@@ -335,9 +335,20 @@ func testDeliveryLeases(t *testing.T, open func() core.Store) {
 	tr.DeliveryID = uuid.NewString()
 	_, err := a.Transition(ctx, p, q.ID, tr)
 	require.NoError(t, err)
+	// Other tests' projects may share the server: look at this one only.
+	claim := func(s core.Store, at time.Time) []core.Delivery {
+		ds, err := s.ClaimDeliveries(ctx, at, 10*time.Second, 1000)
+		require.NoError(t, err)
+		var out []core.Delivery
+		for _, d := range ds {
+			if d.ProjectID == p {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
 	now := time.Now()
-	ds, err := a.ClaimDeliveries(ctx, now, 10*time.Second, 10)
-	require.NoError(t, err)
+	ds := claim(a, now)
 	require.Len(t, ds, 1)
 	held := ds[0]
 	require.NotNil(t, held.Question, "the delivery carries its question")
@@ -348,16 +359,13 @@ func testDeliveryLeases(t *testing.T, open func() core.Store) {
 	lost, err := a.RenewDeliveries(ctx, []core.Delivery{held}, now.Add(time.Minute))
 	require.NoError(t, err)
 	assert.Empty(t, lost)
-	ds, _ = b.ClaimDeliveries(ctx, now.Add(30*time.Second), 10*time.Second, 10)
-	assert.Empty(t, ds, "a renewed lease is not taken over")
-	ds, _ = b.ClaimDeliveries(ctx, now.Add(61*time.Second), 10*time.Second, 10)
-	require.Len(t, ds, 1, "a lease that was not renewed is taken over")
+	assert.Empty(t, claim(b, now.Add(30*time.Second)), "a renewed lease is not taken over")
+	require.Len(t, claim(b, now.Add(61*time.Second)), 1, "a lease that was not renewed is taken over")
 	lost, err = a.RenewDeliveries(ctx, []core.Delivery{held}, now.Add(2*time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, []string{held.ID}, lost, "the old holder learns it lost the lease")
 	require.NoError(t, a.RetryDelivery(ctx, held, now.Add(time.Hour)))
-	ds, _ = a.ClaimDeliveries(ctx, now.Add(72*time.Second), 10*time.Second, 10)
-	assert.Len(t, ds, 1, "the old holder's reschedule changed nothing")
+	assert.Len(t, claim(a, now.Add(72*time.Second)), 1, "the old holder's reschedule changed nothing")
 }
 
 // testDeliveriesInterleave: a project with a long queue does not keep the
@@ -377,13 +385,18 @@ func testDeliveriesInterleave(t *testing.T, open func() core.Store) {
 		enqueue(busy)
 	}
 	enqueue(calm)
-	ds, err := s.ClaimDeliveries(ctx, time.Now(), 30*time.Second, 2)
+	// A claim of one delivery per project (other tests' projects may share
+	// the server) takes one from each, not the busy project's first two.
+	all, err := s.Projects(ctx)
+	require.NoError(t, err)
+	ds, err := s.ClaimDeliveries(ctx, time.Now(), 30*time.Second, len(all))
 	require.NoError(t, err)
 	projects := map[string]int{}
 	for _, d := range ds {
 		projects[d.ProjectID]++
 	}
-	assert.Equal(t, map[string]int{busy: 1, calm: 1}, projects)
+	assert.Equal(t, 1, projects[calm], "the calm project's delivery is claimed")
+	assert.GreaterOrEqual(t, projects[busy], 1)
 }
 
 func testDue(t *testing.T, open func() core.Store) {
