@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,4 +60,56 @@ func TestWebhookSettingsAreCheckedNotIgnored(t *testing.T) {
 	s, err = loadConfig("", env())
 	require.NoError(t, err)
 	assert.Equal(t, 24*time.Hour, s.WebhookGiveUp, "24 h of retries by default")
+}
+
+// TestResumeDestinationsAsServed: the built binary applies the egress
+// policy as configured. With tokens, a loopback resume url is refused at ask
+// time unless webhooks.allow admits it; without tokens on loopback (the
+// local default) loopback receivers are admitted, private networks are not.
+func TestResumeDestinationsAsServed(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "bridge.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("agents:\n  - {id: bot, project: ops, token: agent-tok, tools: [ask_user]}\n"), 0o600))
+	ask := func(p *proc, token, url string) (int, map[string]any) {
+		b, _ := json.Marshal(map[string]any{"run_id": "r-" + url, "agent_id": "bot", "question": "Go?", "resume": map[string]any{"url": url}})
+		req, _ := http.NewRequest("POST", p.URL+"/api/projects/ops/agent-questions", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out
+	}
+	problem := func(body map[string]any) string {
+		e, _ := body["error"].(map[string]any)
+		ds, _ := e["details"].([]any)
+		if len(ds) == 0 {
+			return ""
+		}
+		d := ds[0].(map[string]any)
+		return d["field"].(string) + ": " + d["problem"].(string)
+	}
+
+	withTokens := startBridge(t, "BRIDGE_CONFIG="+cfg, "BRIDGE_WEBHOOK_SECRET=s3cret")
+	code, body := ask(withTokens, "agent-tok", "http://127.0.0.1:9/resume")
+	assert.Equal(t, 400, code)
+	assert.Contains(t, problem(body), "resume.url: 127.0.0.1 is a loopback address (this machine); resume webhooks may not reach it")
+	code, body = ask(withTokens, "agent-tok", "http://2130706433/")
+	assert.Equal(t, 400, code)
+	assert.Contains(t, problem(body), "loopback")
+
+	allowed := startBridge(t, "BRIDGE_CONFIG="+cfg, "BRIDGE_WEBHOOK_SECRET=s3cret", "BRIDGE_WEBHOOK_ALLOW=127.0.0.1:9")
+	code, body = ask(allowed, "agent-tok", "http://127.0.0.1:9/resume")
+	assert.Equal(t, 201, code, body)
+
+	local := startBridge(t, "BRIDGE_WEBHOOK_SECRET=s3cret")
+	code, body = ask(local, "", "http://127.0.0.1:9/resume")
+	assert.Equal(t, 201, code, body)
+	code, body = ask(local, "", "http://10.0.0.1/resume")
+	assert.Equal(t, 400, code)
+	assert.Contains(t, problem(body), "private network")
 }
