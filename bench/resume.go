@@ -116,9 +116,16 @@ func newResumeReplica(redisURL, prefix string) (*resumeReplica, error) {
 		return nil, err
 	}
 	log := slog.New(slog.DiscardHandler)
-	r := core.NewRouter(core.RouterConfig{Store: st, Logger: log, HasWebhookSecret: func(string) bool { return true }})
+	// Wired as cmd/bridge wires it: a webhook-mode transition kicks the
+	// replica's deliverer.
 	d := resume.New(resume.Config{Store: st, Logger: log, Secret: func(string) []byte { return []byte("bench") },
 		Egress: egress.MustNew(egress.Config{AllowLoopback: true})})
+	r := core.NewRouter(core.RouterConfig{Store: st, Logger: log, HasWebhookSecret: func(string) bool { return true },
+		Observe: func(q *core.Question) {
+			if q.WebhookMode() {
+				d.Kick()
+			}
+		}})
 	return &resumeReplica{st: st, router: r, d: d}, nil
 }
 

@@ -71,6 +71,7 @@ type Deliverer struct {
 	held  map[string]core.Delivery // in flight on this replica, by id
 	wg    sync.WaitGroup
 	freed chan struct{}
+	kick  chan struct{}
 }
 
 // New builds a Deliverer with defaults filled in.
@@ -130,7 +131,7 @@ func New(cfg Config) *Deliverer {
 		cfg.Batch = 64
 	}
 	return &Deliverer{cfg: cfg, client: client, hosts: newHosts(cfg.PerHost, cfg.MinBackoff, cfg.HostMaxPause),
-		held: map[string]core.Delivery{}, freed: make(chan struct{}, 1)}
+		held: map[string]core.Delivery{}, freed: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 }
 
 // Payload is the body of a resume webhook.
@@ -158,6 +159,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 	t := time.NewTicker(d.cfg.Poll)
 	defer t.Stop()
 	for {
+		last := time.Now()
 		d.fill(ctx)
 		select {
 		case <-ctx.Done():
@@ -167,7 +169,27 @@ func (d *Deliverer) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-d.freed:
+		case <-d.kick:
 		}
+		// However often it is woken, the queue is read at most every 20 ms.
+		if wait := minGap - time.Since(last); wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+		}
+	}
+}
+
+const minGap = 20 * time.Millisecond
+
+// Kick tells the deliverer a delivery was just enqueued (this replica took
+// an answer in webhook mode), so it reads the queue now rather than at its
+// next poll. It never blocks.
+func (d *Deliverer) Kick() {
+	select {
+	case d.kick <- struct{}{}:
+	default:
 	}
 }
 

@@ -110,12 +110,19 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 	}
 
 	metrics := api.NewMetrics()
+	deliverer := resume.New(resume.Config{Store: st, Secret: cfg.webhookSecret, Logger: log.With("component", "resume"),
+		Observe: metrics.Delivery, Lease: cfg.WebhookLease, GiveUpAfter: cfg.WebhookGiveUp, Egress: policy})
 	router := core.NewRouter(core.RouterConfig{
 		Store: st, Routes: cfg.Routes, Logger: log.With("component", "router"),
 		DefaultTimeout: cfg.Timeout, Retention: cfg.Retention,
 		HasWebhookSecret: func(agentID string) bool { return len(cfg.webhookSecret(agentID)) > 0 },
 		CheckResumeURL:   policy.CheckURL,
-		Observe:          metrics.Observe,
+		Observe: func(q *core.Question) {
+			metrics.Observe(q)
+			if q.WebhookMode() {
+				deliverer.Kick() // its resume webhook goes out now, not at the next poll
+			}
+		},
 	})
 	mux := http.NewServeMux()
 	var closers []closer
@@ -187,8 +194,6 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 		})
 	}
 	spawn(func() { router.Sweep(bg, o.sweep) })
-	deliverer := resume.New(resume.Config{Store: st, Secret: cfg.webhookSecret, Logger: log.With("component", "resume"),
-		Observe: metrics.Delivery, Lease: cfg.WebhookLease, GiveUpAfter: cfg.WebhookGiveUp, Egress: policy})
 	spawn(func() { deliverer.Run(bg) })
 
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
