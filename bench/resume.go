@@ -149,17 +149,19 @@ func (r *resumeReplica) answer(project, run, url string) (id string, at time.Tim
 	return res.Question.ID, at, err
 }
 
-// receipts is the healthy receiver: it notes when each expected question's
-// webhook arrives.
+// receipts is the healthy receiver: it notes when each question's webhook
+// arrives (it may arrive before answer() has returned).
 type receipts struct {
-	mu      sync.Mutex
-	want    map[string]time.Time // question id -> answered at
-	latency []time.Duration
+	mu       sync.Mutex
+	answered map[string]time.Time // question id -> answered at
+	arrived  map[string]time.Time // question id -> first arrival
 }
 
-func newReceipts() *receipts { return &receipts{want: map[string]time.Time{}} }
+func newReceipts() *receipts {
+	return &receipts{answered: map[string]time.Time{}, arrived: map[string]time.Time{}}
+}
 
-func (g *receipts) expect(id string, at time.Time) { g.mu.Lock(); g.want[id] = at; g.mu.Unlock() }
+func (g *receipts) expect(id string, at time.Time) { g.mu.Lock(); g.answered[id] = at; g.mu.Unlock() }
 
 func (g *receipts) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var p resume.Payload
@@ -167,22 +169,40 @@ func (g *receipts) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	if err := json.Unmarshal(body, &p); err == nil && p.Question != nil {
 		g.mu.Lock()
-		if at, ok := g.want[p.Question.ID]; ok {
-			g.latency = append(g.latency, now.Sub(at))
-			delete(g.want, p.Question.ID)
+		if _, ok := g.arrived[p.Question.ID]; !ok {
+			g.arrived[p.Question.ID] = now
 		}
 		g.mu.Unlock()
 	}
 	w.WriteHeader(204)
 }
 
-func (g *receipts) all() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.want) == 0 }
+func (g *receipts) all() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for id := range g.answered {
+		if _, ok := g.arrived[id]; !ok {
+			return false
+		}
+	}
+	return true
+}
 
+// take returns the latencies of the questions answered since the last
+// take, and how many have not arrived.
 func (g *receipts) take() ([]time.Duration, int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	ls, missing := g.latency, len(g.want)
-	g.latency, g.want = nil, map[string]time.Time{}
+	var ls []time.Duration
+	missing := 0
+	for id, at := range g.answered {
+		if got, ok := g.arrived[id]; ok {
+			ls = append(ls, got.Sub(at))
+		} else {
+			missing++
+		}
+	}
+	g.answered = map[string]time.Time{}
 	return ls, missing
 }
 

@@ -123,7 +123,10 @@ func openRedisStore(t *testing.T, url string) *store.Store {
 func TestBlackHoleReceiverDelaysOnlyItsOwnDeliveries(t *testing.T) {
 	srv := storetest.Redis(t)
 	st := openRedisStore(t, srv.URL)
-	router := core.NewRouter(core.RouterConfig{Store: st, HasWebhookSecret: func(string) bool { return true }})
+	// Wired as cmd/bridge wires it: a webhook-mode answer kicks the deliverer.
+	d := resume.New(resume.Config{Store: st, Egress: localReceivers, Secret: func(string) []byte { return []byte("s") }})
+	router := core.NewRouter(core.RouterConfig{Store: st, HasWebhookSecret: func(string) bool { return true },
+		Observe: func(q *core.Question) { d.Kick() }})
 	hole, held, closeHole := blackHole(t)
 	healthy, healthyURL := newArrivals(t, 0)
 
@@ -131,7 +134,6 @@ func TestBlackHoleReceiverDelaysOnlyItsOwnDeliveries(t *testing.T) {
 		answered(t, router, st, "busy", fmt.Sprint("hole-", i), hole)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := resume.New(resume.Config{Store: st, Egress: localReceivers, Secret: func(string) []byte { return []byte("s") }})
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(ctx) }()
 	defer func() { closeHole(); cancel(); <-done }()
@@ -155,14 +157,14 @@ func TestBlackHoleReceiverDelaysOnlyItsOwnDeliveries(t *testing.T) {
 }
 
 // TestSlowLeasedDeliveriesAreNotPostedTwice: two replicas share one Redis
-// with a 300 ms lease; the receiver takes 1 s for each webhook. The holder
+// with a 1 s lease; the receiver takes 2.5 s for each webhook. The holder
 // renews its leases while the POST is in flight, so no delivery is taken
 // over and posted twice (before: every delivery slower than the lease was).
 func TestSlowLeasedDeliveriesAreNotPostedTwice(t *testing.T) {
 	srv := storetest.Redis(t)
 	a, b := openRedisStore(t, srv.URL), openRedisStore(t, srv.URL)
 	router := core.NewRouter(core.RouterConfig{Store: a, HasWebhookSecret: func(string) bool { return true }})
-	slow, slowURL := newArrivals(t, time.Second)
+	slow, slowURL := newArrivals(t, 2500*time.Millisecond)
 	const n = 24
 	for i := range n {
 		answered(t, router, a, "slow", fmt.Sprint("run-", i), slowURL)
@@ -171,12 +173,12 @@ func TestSlowLeasedDeliveriesAreNotPostedTwice(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, st := range []*store.Store{a, b} {
 		d := resume.New(resume.Config{Store: st, Egress: localReceivers, Secret: func(string) []byte { return []byte("s") },
-			Lease: 300 * time.Millisecond, Poll: 50 * time.Millisecond})
+			Lease: time.Second, Poll: 50 * time.Millisecond})
 		wg.Add(1)
 		go func() { defer wg.Done(); d.Run(ctx) }()
 	}
-	require.Eventually(t, func() bool { return slow.count() == n }, 20*time.Second, 20*time.Millisecond)
-	time.Sleep(time.Second) // anything taken over would be posted by now
+	require.Eventually(t, func() bool { return slow.count() == n }, 30*time.Second, 20*time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // anything taken over would be posted by now
 	cancel()
 	wg.Wait()
 	slow.mu.Lock()
