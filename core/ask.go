@@ -349,10 +349,12 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 			p.add("resume.url", "must be an absolute http or https URL")
 		case u.User != nil:
 			p.add("resume.url", "must not contain a user name or password (user:pass@); the webhook is authenticated by its signature")
-		case def.CheckResumeURL != nil && def.CheckResumeURL(req.Resume.URL) != nil:
-			p.add("resume.url", "%s", def.CheckResumeURL(req.Resume.URL).Error())
 		case !hasSecret:
 			p.add("resume.url", "webhook mode needs a signing secret: set webhooks.secret in the config file or BRIDGE_WEBHOOK_SECRET")
+		case def.CheckResumeURL != nil:
+			if err := def.CheckResumeURL(req.Resume.URL); err != nil {
+				p.add("resume.url", "%s", err.Error())
+			}
 		}
 		resume = &Resume{URL: req.Resume.URL}
 	}
