@@ -56,7 +56,7 @@ type opts struct {
 }
 
 func run() error {
-	only := flag.String("only", "floor,ack,wake,asks,mem,waiters", "comma-separated benchmarks")
+	only := flag.String("only", "floor,ack,wake,asks,mem,waiters,resume", "comma-separated benchmarks")
 	o := opts{only: map[string]bool{}}
 	flag.IntVar(&o.rate, "rate", 200, "click arrival rate per second for ack and wake")
 	flag.IntVar(&o.secs, "secs", 10, "seconds of load for ack, wake and asks")
@@ -121,6 +121,11 @@ func run() error {
 	if o.only["mem"] {
 		if err := benchMem(dir, o); err != nil {
 			return fmt.Errorf("mem: %w", err)
+		}
+	}
+	if o.only["resume"] {
+		if err := benchResume(rs, o); err != nil {
+			return fmt.Errorf("resume: %w", err)
 		}
 	}
 	if o.only["waiters"] {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/agentrun/egress"
 	"github.com/askbridge/askbridge/agentrun/resume"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/store"
@@ -19,6 +20,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// localReceivers admits the tests' httptest receivers on loopback, as the
+// local default (no tokens, loopback address) does.
+var localReceivers = egress.MustNew(egress.Config{AllowLoopback: true})
 
 var ctx = context.Background()
 
@@ -364,7 +369,7 @@ func TestDefaultOnTimeout(t *testing.T) {
 	assert.Equal(t, map[string]string{"Deploy api v2 to production?": "Reject"}, q.Answers)
 	assert.Equal(t, "Reject", q.Response)
 
-	d := resume.New(resume.Config{Store: f.store, Clock: f.clock, Secret: func(string) []byte { return []byte("s") }})
+	d := resume.New(resume.Config{Store: f.store, Egress: localReceivers, Clock: f.clock, Secret: func(string) []byte { return []byte("s") }})
 	d.Once(ctx)
 	select {
 	case <-got:
@@ -406,7 +411,7 @@ func TestAuditTrailOfACompleteFlow(t *testing.T) {
 	require.NoError(t, err)
 	_, err = f.router.Answer(ctx, "ops", id, pick("Approve"), slackP("bob", "S1"))
 	require.NoError(t, err)
-	resume.New(resume.Config{Store: f.store, Secret: func(string) []byte { return []byte("s") }}).Once(ctx)
+	resume.New(resume.Config{Store: f.store, Egress: localReceivers, Secret: func(string) []byte { return []byte("s") }}).Once(ctx)
 
 	trail, err := f.store.Audit(ctx, "ops", id, 0)
 	require.NoError(t, err)

@@ -224,6 +224,9 @@ type AskDefaults struct {
 	ApprovalsRequired int
 	OnTimeout         *OnTimeout
 	Escalation        []EscalationStep
+	// CheckResumeURL, if set, refuses resume urls the bridge may not
+	// reach (DESIGN §7a); its error is the problem shown for resume.url.
+	CheckResumeURL func(url string) error
 }
 
 // MaxApprovals bounds approvals_required.
@@ -344,8 +347,14 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 		switch {
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 			p.add("resume.url", "must be an absolute http or https URL")
+		case u.User != nil:
+			p.add("resume.url", "must not contain a user name or password (user:pass@); the webhook is authenticated by its signature")
 		case !hasSecret:
 			p.add("resume.url", "webhook mode needs a signing secret: set webhooks.secret in the config file or BRIDGE_WEBHOOK_SECRET")
+		case def.CheckResumeURL != nil:
+			if err := def.CheckResumeURL(req.Resume.URL); err != nil {
+				p.add("resume.url", "%s", err.Error())
+			}
 		}
 		resume = &Resume{URL: req.Resume.URL}
 	}

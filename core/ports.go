@@ -59,6 +59,16 @@ type Delivery struct {
 	Event      string    `json:"event"`
 	Attempts   int       `json:"attempts"`
 	CreatedAt  time.Time `json:"created_at"`
+	// Lease names the claim that holds the delivery: a replica whose lease
+	// ran out (and was taken over) can no longer renew or reschedule it.
+	Lease string `json:"-"`
+	// Question is the record as it was when the delivery was enqueued, so a
+	// delivery outlives its question's retention. Nil for deliveries
+	// enqueued by an older release (read the question from the store).
+	Question *Question `json:"-"`
+	// Expired: the delivery's record was gone when it was claimed (it was
+	// kept less long than the bridge was down); it can only be reported.
+	Expired bool `json:"-"`
 }
 
 // Store keeps questions, runs, events and the resume queue. Every state
@@ -120,11 +130,17 @@ type Store interface {
 	// whole project. Call stop to release it.
 	Watch(project, id string) (wake <-chan struct{}, stop func())
 
-	// ClaimDeliveries leases up to max due resume deliveries for lease.
+	// ClaimDeliveries leases up to max due resume deliveries for lease,
+	// taking from every project in turn; each claim counts an attempt.
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, max int) ([]Delivery, error)
+	// RenewDeliveries extends the leases of claimed deliveries to until and
+	// returns the ids whose lease was lost (taken over by another claim).
+	RenewDeliveries(ctx context.Context, ds []Delivery, until time.Time) (lost []string, err error)
 	// FinishDelivery removes a delivery for good (sent or failed).
 	FinishDelivery(ctx context.Context, d Delivery) error
-	// RetryDelivery schedules the delivery's next attempt at at.
+	// RetryDelivery schedules the delivery's next attempt at at and records
+	// d.Attempts as the attempts made (lower it for a delivery put back
+	// unsent). Nothing changes if d's lease was lost.
 	RetryDelivery(ctx context.Context, d Delivery, at time.Time) error
 
 	// Projects lists every project that has asked a question.

@@ -43,6 +43,9 @@ type RouterConfig struct {
 	Retention time.Duration
 	// HasWebhookSecret reports whether webhook mode can sign for an agent.
 	HasWebhookSecret func(agentID string) bool
+	// CheckResumeURL, if set, refuses resume urls the bridge may not reach
+	// (an egress policy, DESIGN §7a).
+	CheckResumeURL func(url string) error
 	// PostTimeout bounds posting one copy (default 15s).
 	PostTimeout time.Duration
 	// CopyRetryFor is how long updating a copy (final state, tally) keeps
@@ -165,7 +168,7 @@ type AskResult struct {
 // Ask validates and stores a question, posts it to its targets and returns
 // the record. agentRoute is the asking agent's default route, if any.
 func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agentRoute string) (AskResult, error) {
-	def := AskDefaults{Timeout: r.cfg.DefaultTimeout}
+	def := AskDefaults{Timeout: r.cfg.DefaultTimeout, CheckResumeURL: r.cfg.CheckResumeURL}
 	routeName := req.Route
 	if routeName == "" {
 		routeName = agentRoute

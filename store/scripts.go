@@ -26,8 +26,11 @@ import "github.com/redis/go-redis/v9"
 //   idem:<key>      string question id for an idempotency key
 //   events          stream the project's events (SSE)
 //   audit           stream the project's audit trail, trimmed by age (retention)
-//   outbox          zset  due ms -> delivery id (resume webhooks)
-//   dlv:<id>        hash  question, event, attempts, created_at
+//   outbox          zset  due ms -> delivery id (resume webhooks): when it is due, or
+//                         when its lease ends while a replica sends it
+//   dlv:<id>        hash  question, event, attempts, created_at, lease (the claim holding
+//                         it), doc + hash (the question as it was when enqueued); kept
+//                         until delivered or given up (Options.DeliveryKeep), not retention
 //   draft:<id>:<p>  string a person's partial selections (JSON), with TTL
 //
 // There is no id -> project index: question ids carry a hash of their
@@ -90,6 +93,21 @@ local function finalize(id, status, result, evtype, by, detail)
   wake(id)
 end
 
+-- enqueue adds the resume delivery dlv with a snapshot of the question as
+-- it is now (the record may expire with retention before it is delivered).
+-- It lives until delivered or given up, whatever retention is: its lifetime
+-- is the last argument of the calling script (see outbox.go).
+local function enqueue(qk, id, evtype, dlv)
+  local dk = C.base .. 'dlv:' .. dlv
+  local h = redis.call('HGETALL', qk)
+  local m = {}
+  for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
+  redis.call('HSET', dk, 'question', id, 'event', evtype, 'attempts', 0, 'created_at', C.nowstr,
+    'doc', redis.call('GET', C.base .. 'd:' .. id) or '', 'hash', cjson.encode(m))
+  redis.call('PEXPIRE', dk, ARGV[#ARGV])
+  redis.call('ZADD', C.base .. 'outbox', C.nowms, dlv)
+end
+
 -- close is a transition of a pending question whose run state has been
 -- checked: it creates the continuation run (webhook mode, run paused),
 -- finalizes, and enqueues the resume delivery. Returns the continuation id.
@@ -109,12 +127,7 @@ local function close(qk, id, status, result, evtype, by, detail, cont, dlv)
     made = cont
   end
   finalize(id, status, result, evtype, by, detail)
-  if dlv ~= '' then
-    local dk = C.base .. 'dlv:' .. dlv
-    redis.call('HSET', dk, 'question', id, 'event', evtype, 'attempts', 0, 'created_at', C.nowstr)
-    redis.call('PEXPIRE', dk, C.retention)
-    redis.call('ZADD', C.base .. 'outbox', C.nowms, dlv)
-  end
+  if dlv ~= '' then enqueue(qk, id, evtype, dlv) end
   return made
 end
 
@@ -184,7 +197,8 @@ return {'created', id, sup}
 `)
 
 // transitionScript: KEYS[1] = the question's hash.
-// ARGV 10..: id, status, result, evtype, requirePaused, contRun, deliveryID, by, detail
+// ARGV 10..: id, status, result, evtype, requirePaused, contRun, deliveryID, by, detail,
+// delivery keep ms (last)
 // Returns {"ok", contRunID}, {"final", status}, {"notfound"} or
 // {"run_not_paused", runStatus}.
 var transitionScript = redis.NewScript(preludeLua + `
@@ -202,7 +216,7 @@ return {'ok', close(KEYS[1], id, status, result, evtype, by, detail, cont, dlv)}
 // resolves it when enough people chose the same option, or at a veto.
 // KEYS[1] = the question's hash.
 // ARGV 10..: id, person, voteJSON, label, required, veto, winResult,
-// requirePaused, contRun, deliveryID, by
+// requirePaused, contRun, deliveryID, by, delivery keep ms (last)
 // Returns {"voted", count}, {"resolved", contRunID}, {"final", status},
 // {"notfound"} or {"run_not_paused", runStatus}.
 var voteScript = redis.NewScript(preludeLua + `
@@ -302,24 +316,4 @@ redis.call('PEXPIRE', KEYS[1], ttl)
 event('run.paused', '', run)
 redis.call('PUBLISH', C.chan, C.project .. '\31')
 return {'paused', ''}
-`)
-
-// claimScript leases due deliveries. KEYS[1] = outbox; ARGV: base, nowms,
-// leasems, max. Returns a flat list: id, question, event, attempts, created_at, ...
-var claimScript = redis.NewScript(`
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[4]))
-local out = {}
-for _, id in ipairs(ids) do
-  local dk = ARGV[1] .. 'dlv:' .. id
-  if redis.call('EXISTS', dk) == 0 then
-    redis.call('ZREM', KEYS[1], id)
-  else
-    redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), id)
-    local n = redis.call('HINCRBY', dk, 'attempts', 1)
-    local f = redis.call('HMGET', dk, 'question', 'event', 'created_at')
-    table.insert(out, id); table.insert(out, f[1]); table.insert(out, f[2])
-    table.insert(out, tostring(n)); table.insert(out, f[3])
-  end
-end
-return out
 `)

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -37,7 +38,11 @@ type Options struct {
 	PoolSize int
 	// AuditRetention keeps audit entries this long (default 7 days).
 	AuditRetention time.Duration
-	Logger         *slog.Logger
+	// DeliveryKeep keeps an undelivered resume webhook this long, whatever
+	// the retention of its question (default 25h: the deliverer gives up
+	// after 24h). Set it above the deliverer's GiveUpAfter.
+	DeliveryKeep time.Duration
+	Logger       *slog.Logger
 }
 
 // Store is core.Store on Redis.
@@ -50,6 +55,11 @@ type Store struct {
 	hub       *hub
 	retention time.Duration
 	channel   string
+	// deliveryKeep is Options.DeliveryKeep; claims counts claims, so each
+	// has its own lease token, and rotates the order projects are read in.
+	deliveryKeep time.Duration
+	claims       atomic.Uint64
+	leaseID      string
 
 	projMu     sync.Mutex
 	known      map[string]bool // projects registered (or read) by this replica
@@ -82,8 +92,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.AuditRetention <= 0 {
 		opts.AuditRetention = defaultRetention
 	}
+	if opts.DeliveryKeep <= 0 {
+		opts.DeliveryKeep = DefaultDeliveryKeep
+	}
 	s := &Store{prefix: opts.Prefix, maxLen: opts.EventsMaxLen, log: opts.Logger, retention: opts.AuditRetention,
-		channel: opts.Prefix + ":notify", known: map[string]bool{}, done: make(chan struct{})}
+		channel: opts.Prefix + ":notify", known: map[string]bool{}, done: make(chan struct{}),
+		deliveryKeep: opts.DeliveryKeep, leaseID: newLeaseID()}
 	url := opts.URL
 	if url == "" {
 		e, err := startEmbedded()
@@ -570,7 +584,7 @@ func (s *Store) Transition(ctx context.Context, project, id string, tr core.Tran
 		requirePaused = "1"
 	}
 	args := append(s.common(project, at, tr.Retention), id, string(tr.To), resJSON, core.EventForStatus(tr.To),
-		requirePaused, tr.ContinuationRunID, tr.DeliveryID, personJSON(tr.By), transitionDetail(tr))
+		requirePaused, tr.ContinuationRunID, tr.DeliveryID, personJSON(tr.By), transitionDetail(tr), s.deliveryKeep.Milliseconds())
 	out, err := transitionScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, args...).StringSlice()
 	if err != nil {
 		return nil, s.wrap(err)
@@ -772,46 +786,6 @@ func (s *Store) AppendEvent(ctx context.Context, ev core.Event) error {
 	return s.wrap(err)
 }
 
-// ClaimDeliveries implements core.Store.
-func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, max int) ([]core.Delivery, error) {
-	projects, err := s.Projects(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []core.Delivery
-	for _, p := range projects {
-		if len(out) >= max {
-			break
-		}
-		vals, err := claimScript.Run(ctx, s.rdb, []string{s.base(p) + "outbox"}, s.base(p), ms(now),
-			lease.Milliseconds(), max-len(out)).StringSlice()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return out, s.wrap(err)
-		}
-		for i := 0; i+4 < len(vals); i += 5 {
-			n, _ := strconv.Atoi(vals[i+3])
-			d := core.Delivery{ID: vals[i], ProjectID: p, QuestionID: vals[i+1], Event: vals[i+2], Attempts: n}
-			d.CreatedAt = parseStamp(vals[i+4])
-			out = append(out, d)
-		}
-	}
-	return out, nil
-}
-
-// FinishDelivery implements core.Store.
-func (s *Store) FinishDelivery(ctx context.Context, d core.Delivery) error {
-	pipe := s.rdb.TxPipeline()
-	pipe.ZRem(ctx, s.base(d.ProjectID)+"outbox", d.ID)
-	pipe.Del(ctx, s.base(d.ProjectID)+"dlv:"+d.ID)
-	_, err := pipe.Exec(ctx)
-	return s.wrap(err)
-}
-
-// RetryDelivery implements core.Store.
-func (s *Store) RetryDelivery(ctx context.Context, d core.Delivery, at time.Time) error {
-	return s.wrap(s.rdb.ZAddXX(ctx, s.base(d.ProjectID)+"outbox", redis.Z{Score: float64(ms(at)), Member: d.ID}).Err())
-}
-
 // PutDraft implements core.Store.
 func (s *Store) PutDraft(ctx context.Context, project, id, person string, draft map[string][]string, ttl time.Duration) error {
 	b, _ := json.Marshal(draft)
@@ -875,7 +849,7 @@ func (s *Store) Vote(ctx context.Context, project, id string, v core.Vote, requi
 		requirePaused = "1"
 	}
 	args := append(s.common(project, at, tr.Retention), id, v.By.Platform+":"+v.By.ID, vote, v.Label, required, vetoArg,
-		resultJSON(tr, tr.At), requirePaused, tr.ContinuationRunID, tr.DeliveryID, personJSON(&v.By))
+		resultJSON(tr, tr.At), requirePaused, tr.ContinuationRunID, tr.DeliveryID, personJSON(&v.By), s.deliveryKeep.Milliseconds())
 	out, err := voteScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, args...).StringSlice()
 	if err != nil {
 		return nil, false, s.wrap(err)

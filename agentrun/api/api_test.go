@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/agentrun/api"
+	"github.com/askbridge/askbridge/agentrun/egress"
 	"github.com/askbridge/askbridge/agentrun/resume"
 	"github.com/askbridge/askbridge/agentrun/webhook"
 	"github.com/askbridge/askbridge/core"
@@ -23,6 +24,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// localReceivers admits the tests' httptest receivers on loopback, as the
+// local default (no tokens, loopback address) does.
+var localReceivers = egress.MustNew(egress.Config{AllowLoopback: true})
 
 const secret = "whsec-test"
 
@@ -439,7 +444,7 @@ func TestWebhookMode(t *testing.T) {
 	r = b.do("GET", "/api/projects/ops/agent-runs/run-7", "", nil)
 	assert.Equal(t, "resumed", r.body["status"])
 
-	d := resume.New(resume.Config{Store: b.store, Secret: func(string) []byte { return []byte(secret) },
+	d := resume.New(resume.Config{Store: b.store, Egress: localReceivers, Secret: func(string) []byte { return []byte(secret) },
 		MinBackoff: 50 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -480,7 +485,7 @@ func TestWebhookPermanentFailureIsReported(t *testing.T) {
 	id := b.ask("ops", "", ask)
 	b.do("POST", "/api/projects/ops/agent-runs/run-1/pause", "", nil)
 	require.Equal(t, 202, b.do("POST", "/api/projects/ops/agent-questions/"+id+"/respond", "", map[string]any{"response": "y"}).status)
-	d := resume.New(resume.Config{Store: b.store, Secret: func(string) []byte { return []byte(secret) }})
+	d := resume.New(resume.Config{Store: b.store, Egress: localReceivers, Secret: func(string) []byte { return []byte(secret) }})
 	for i := 0; i < 3; i++ {
 		d.Once(context.Background())
 	}

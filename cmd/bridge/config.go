@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/agentrun/api"
+	"github.com/askbridge/askbridge/agentrun/egress"
 	"github.com/askbridge/askbridge/core"
 	"gopkg.in/yaml.v3"
 )
@@ -26,6 +27,10 @@ type fileConfig struct {
 	Webhooks struct {
 		Secret     string `yaml:"secret"`
 		SecretFile string `yaml:"secret_file"`
+		// Allow admits internal resume receivers (CIDRs, addresses,
+		// host[:port], *.domain) that the egress policy refuses by default.
+		Allow       []string `yaml:"allow"`
+		GiveUpAfter duration `yaml:"give_up_after"`
 	} `yaml:"webhooks"`
 	Redis struct {
 		URL     string `yaml:"url"`
@@ -143,6 +148,12 @@ type settings struct {
 	Timeout       time.Duration
 	Retention     time.Duration
 	WebhookSecret string
+	// WebhookAllow is webhooks.allow (or BRIDGE_WEBHOOK_ALLOW).
+	WebhookAllow []string
+	// WebhookGiveUp is webhooks.give_up_after (default 24h).
+	WebhookGiveUp time.Duration
+	// WebhookLease is BRIDGE_WEBHOOK_LEASE (default 60s).
+	WebhookLease  time.Duration
 	Agents        []api.Agent
 	Operators     []api.Operator
 	Routes        []core.Route
@@ -188,6 +199,13 @@ func loadConfig(path string, getenv func(string) string) (*settings, error) {
 		return strings.TrimSpace(string(b))
 	}
 	s.WebhookSecret = secret("webhooks.secret", fc.Webhooks.Secret, fc.Webhooks.SecretFile)
+	s.WebhookAllow, s.WebhookGiveUp = fc.Webhooks.Allow, time.Duration(fc.Webhooks.GiveUpAfter)
+	if s.WebhookGiveUp == 0 {
+		s.WebhookGiveUp = 24 * time.Hour
+	}
+	if s.WebhookGiveUp < time.Minute || s.WebhookGiveUp > core.MaxTimeout {
+		fail("webhooks.give_up_after: must be between 1m and 720h (how long a resume webhook is retried)")
+	}
 	s.RedisURL = secret("redis.url", fc.Redis.URL, fc.Redis.URLFile)
 	s.Slack.BotToken = secret("slack.bot_token", fc.Slack.BotToken, fc.Slack.BotTokenFile)
 	s.Slack.SigningSecret = secret("slack.signing_secret", fc.Slack.SigningSecret, fc.Slack.SigningSecretFile)
@@ -345,6 +363,23 @@ func loadConfig(path string, getenv func(string) string) (*settings, error) {
 	if s.PublicURL != "" {
 		if u, err := url.Parse(s.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 			fail("public_url: %q must be an http:// or https:// address such as https://bridge.example.com", s.PublicURL)
+		}
+	}
+	if v := getenv("BRIDGE_WEBHOOK_ALLOW"); v != "" {
+		s.WebhookAllow = strings.Split(v, ",")
+	}
+	if _, err := egress.New(egress.Config{Allow: s.WebhookAllow}); err != nil {
+		fail("webhooks.allow: %v (each entry: a CIDR like 10.0.0.0/8, an address, host, host:port or *.domain)", err)
+	}
+	if v := getenv("BRIDGE_WEBHOOK_LEASE"); v != "" {
+		d, err := core.ParseDuration(v)
+		switch {
+		case err != nil:
+			fail("BRIDGE_WEBHOOK_LEASE: %q is not a duration (write e.g. 60s or 2m)", v)
+		case d < time.Second:
+			fail("BRIDGE_WEBHOOK_LEASE: %s is too short (at least 1s; leases are renewed every third of it)", d)
+		default:
+			s.WebhookLease = d
 		}
 	}
 

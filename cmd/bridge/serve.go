@@ -16,6 +16,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/web"
 	"github.com/askbridge/askbridge/agentrun/api"
+	"github.com/askbridge/askbridge/agentrun/egress"
 	"github.com/askbridge/askbridge/agentrun/resume"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/store"
@@ -88,7 +89,16 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 			"Configure agents[] and operators[] with tokens in the config file, or listen on 127.0.0.1", o.addr)
 	}
 
-	st, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, Logger: log.With("component", "store")})
+	// Resume webhooks go only where the egress policy admits (DESIGN §7a).
+	// Without tokens on loopback (the local default) whoever can ask can
+	// reach this machine anyway, so loopback receivers are admitted there.
+	policy, err := egress.New(egress.Config{Allow: cfg.WebhookAllow, AllowLoopback: auth.Open() && loopback})
+	if err != nil {
+		return fmt.Errorf("webhooks.allow: %v", err)
+	}
+
+	st, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, Logger: log.With("component", "store"),
+		DeliveryKeep: cfg.WebhookGiveUp + time.Hour})
 	if err != nil {
 		return err
 	}
@@ -100,11 +110,19 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 	}
 
 	metrics := api.NewMetrics()
+	deliverer := resume.New(resume.Config{Store: st, Secret: cfg.webhookSecret, Logger: log.With("component", "resume"),
+		Observe: metrics.Delivery, Lease: cfg.WebhookLease, GiveUpAfter: cfg.WebhookGiveUp, Egress: policy})
 	router := core.NewRouter(core.RouterConfig{
 		Store: st, Routes: cfg.Routes, Logger: log.With("component", "router"),
 		DefaultTimeout: cfg.Timeout, Retention: cfg.Retention,
 		HasWebhookSecret: func(agentID string) bool { return len(cfg.webhookSecret(agentID)) > 0 },
-		Observe:          metrics.Observe,
+		CheckResumeURL:   policy.CheckURL,
+		Observe: func(q *core.Question) {
+			metrics.Observe(q)
+			if q.WebhookMode() {
+				deliverer.Kick() // its resume webhook goes out now, not at the next poll
+			}
+		},
 	})
 	mux := http.NewServeMux()
 	var closers []closer
@@ -177,11 +195,6 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 		})
 	}
 	spawn(func() { router.Sweep(bg, o.sweep) })
-	// BRIDGE_WEBHOOK_LEASE: how long a replica holds a delivery before
-	// another may take it over (default 60s; tests shorten it).
-	lease, _ := core.ParseDuration(getenv("BRIDGE_WEBHOOK_LEASE"))
-	deliverer := resume.New(resume.Config{Store: st, Secret: cfg.webhookSecret, Logger: log.With("component", "resume"),
-		Observe: metrics.Delivery, Lease: lease})
 	spawn(func() { deliverer.Run(bg) })
 
 	handler := api.Guard(mux, api.GuardConfig{Open: auth.Open(), PublicURL: cfg.PublicURL})

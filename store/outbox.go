@@ -1,0 +1,185 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/redis/go-redis/v9"
+)
+
+// The resume queue (DESIGN §5, §8): per project, the zset outbox (due ms ->
+// delivery id) and a hash dlv:<id> per delivery, written by enqueue in
+// scripts.go in the same step as the answer. A claim moves the delivery's
+// score to the end of its lease and stamps it with a lease token; the
+// holder renews the lease while it sends, so another replica takes it over
+// only when the holder stopped (died, or lost Redis for a whole lease).
+
+// DefaultDeliveryKeep is how long an undelivered resume webhook is kept by
+// default: the deliverer's 24 h of retries, with an hour to spare.
+const DefaultDeliveryKeep = 25 * time.Hour
+
+func newLeaseID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// claimScript leases due deliveries. KEYS[1] = outbox; ARGV: base, nowms,
+// leasems, max, lease token. Returns a flat list of 7 fields per delivery:
+// id, question, event, attempts, created_at, doc, hash; question is ""
+// when the delivery's record is gone (it is removed from the queue).
+var claimScript = redis.NewScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[4]))
+local out = {}
+for _, id in ipairs(ids) do
+  local dk = ARGV[1] .. 'dlv:' .. id
+  if redis.call('EXISTS', dk) == 0 then
+    redis.call('ZREM', KEYS[1], id)
+    for _, v in ipairs({id, '', '', '0', '', '', ''}) do table.insert(out, v) end
+  else
+    redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), id)
+    local n = redis.call('HINCRBY', dk, 'attempts', 1)
+    redis.call('HSET', dk, 'lease', ARGV[5])
+    local f = redis.call('HMGET', dk, 'question', 'event', 'created_at', 'doc', 'hash')
+    for _, v in ipairs({id, f[1] or '', f[2] or '', tostring(n), f[3] or '', f[4] or '', f[5] or ''}) do
+      table.insert(out, v)
+    end
+  end
+end
+return out
+`)
+
+// renewScript extends leases still held. KEYS[1] = outbox; ARGV: base,
+// untilms, then id, token pairs. Returns the ids whose lease was lost.
+var renewScript = redis.NewScript(`
+local lost = {}
+for i = 3, #ARGV, 2 do
+  local id, tok = ARGV[i], ARGV[i + 1]
+  if redis.call('HGET', ARGV[1] .. 'dlv:' .. id, 'lease') == tok then
+    redis.call('ZADD', KEYS[1], 'XX', ARGV[2], id)
+  else
+    table.insert(lost, id)
+  end
+end
+return lost
+`)
+
+// retryScript reschedules a delivery if the caller still holds it.
+// KEYS[1] = outbox; ARGV: base, id, token ("" = whoever holds it), atms,
+// attempts. Returns 1 if rescheduled.
+var retryScript = redis.NewScript(`
+local dk = ARGV[1] .. 'dlv:' .. ARGV[2]
+if redis.call('EXISTS', dk) == 0 then return 0 end
+if ARGV[3] ~= '' and redis.call('HGET', dk, 'lease') ~= ARGV[3] then return 0 end
+redis.call('HSET', dk, 'attempts', ARGV[5], 'lease', '')
+redis.call('ZADD', KEYS[1], 'XX', ARGV[4], ARGV[2])
+return 1
+`)
+
+// ClaimDeliveries implements core.Store. Projects are read in turn, each
+// call starting one further, and each gets an equal share of max first, so
+// a project with a long queue cannot starve the others.
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, max int) ([]core.Delivery, error) {
+	projects, err := s.Projects(ctx)
+	if err != nil || len(projects) == 0 || max <= 0 {
+		return nil, err
+	}
+	n := s.claims.Add(1)
+	token := s.leaseID + "." + strconv.FormatUint(n, 36)
+	start := int(n % uint64(len(projects)))
+	share := max / len(projects)
+	if share < 1 {
+		share = 1
+	}
+	var out []core.Delivery
+	full := map[string]bool{} // projects that may have more due
+	for pass := 0; pass < 2 && len(out) < max; pass++ {
+		for i := range projects {
+			if len(out) >= max {
+				break
+			}
+			p := projects[(start+i)%len(projects)]
+			want := min(share, max-len(out))
+			if pass == 1 {
+				if !full[p] {
+					continue
+				}
+				want = max - len(out)
+			}
+			got, err := s.claimIn(ctx, p, now, lease, want, token)
+			out = append(out, got...)
+			if err != nil {
+				return out, err
+			}
+			full[p] = len(got) == want
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) claimIn(ctx context.Context, p string, now time.Time, lease time.Duration, max int, token string) ([]core.Delivery, error) {
+	vals, err := claimScript.Run(ctx, s.rdb, []string{s.base(p) + "outbox"}, s.base(p), ms(now),
+		lease.Milliseconds(), max, token).StringSlice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, s.wrap(err)
+	}
+	var out []core.Delivery
+	for i := 0; i+6 < len(vals); i += 7 {
+		if vals[i+1] == "" {
+			out = append(out, core.Delivery{ID: vals[i], ProjectID: p, Expired: true})
+			continue
+		}
+		n, _ := strconv.Atoi(vals[i+3])
+		d := core.Delivery{ID: vals[i], ProjectID: p, QuestionID: vals[i+1], Event: vals[i+2], Attempts: n,
+			CreatedAt: parseStamp(vals[i+4]), Lease: token}
+		if doc, hash := vals[i+5], vals[i+6]; doc != "" && hash != "" {
+			h := map[string]string{}
+			if json.Unmarshal([]byte(hash), &h) == nil {
+				if q, _, err := decode(p, d.QuestionID, h, doc); err == nil {
+					d.Question = q
+				}
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// RenewDeliveries implements core.Store.
+func (s *Store) RenewDeliveries(ctx context.Context, ds []core.Delivery, until time.Time) ([]string, error) {
+	byProject := map[string][]any{}
+	for _, d := range ds {
+		byProject[d.ProjectID] = append(byProject[d.ProjectID], d.ID, d.Lease)
+	}
+	var lost []string
+	for p, pairs := range byProject {
+		args := append([]any{s.base(p), ms(until)}, pairs...)
+		ids, err := renewScript.Run(ctx, s.rdb, []string{s.base(p) + "outbox"}, args...).StringSlice()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return lost, s.wrap(err)
+		}
+		lost = append(lost, ids...)
+	}
+	return lost, nil
+}
+
+// FinishDelivery implements core.Store.
+func (s *Store) FinishDelivery(ctx context.Context, d core.Delivery) error {
+	pipe := s.rdb.TxPipeline()
+	pipe.ZRem(ctx, s.base(d.ProjectID)+"outbox", d.ID)
+	pipe.Del(ctx, s.base(d.ProjectID)+"dlv:"+d.ID)
+	_, err := pipe.Exec(ctx)
+	return s.wrap(err)
+}
+
+// RetryDelivery implements core.Store.
+func (s *Store) RetryDelivery(ctx context.Context, d core.Delivery, at time.Time) error {
+	return s.wrap(retryScript.Run(ctx, s.rdb, []string{s.base(d.ProjectID) + "outbox"}, s.base(d.ProjectID), d.ID,
+		d.Lease, ms(at), d.Attempts).Err())
+}
