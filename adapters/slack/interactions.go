@@ -168,7 +168,7 @@ func collect(q *core.Question, state map[string]map[string]slack.BlockAction, dr
 			}
 		}
 		if len(picked) == 0 {
-			missing = append(missing, "“"+clip(oneLine(itemName(it)), 80)+"”")
+			missing = append(missing, "“"+escClip(oneLine(itemName(it)), 80)+"”")
 		}
 		answers[it.Question] = picked
 	}

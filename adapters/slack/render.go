@@ -347,7 +347,7 @@ func renderFinal(q *core.Question) ([]slack.Block, string) {
 		}
 		return append(blocks, slack.NewSectionBlock(mrkdwn(clip(outcomeWithin(q, l.outcome), maxSectionText)), nil, nil))
 	})
-	return blocks, clip(title(q)+" — "+outcome(q), maxFallbackText)
+	return blocks, clip(escClip(oneLine(title(q)), maxHeaderText)+" — "+outcome(q), maxFallbackText)
 }
 
 // modalMeta travels in a modal's private_metadata: a modal has no channel.
