@@ -2,7 +2,9 @@ package slack
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/stretchr/testify/assert"
@@ -59,4 +61,17 @@ func TestSubmitHintEscapesItemNames(t *testing.T) {
 		assert.NotContains(t, text, "<https://evil")
 		assert.NotContains(t, text, "<!here>")
 	}
+}
+
+// A reminder naming more people than Slack's text holds cuts between
+// mentions, never inside one, and keeps its sentence.
+func TestReminderNamingManyRespondersCutsBetweenMentions(t *testing.T) {
+	var r core.Responders
+	for i := range 300 {
+		r.Users = append(r.Users, fmt.Sprintf("slack:U%08d", i))
+	}
+	q := &core.Question{Responders: r, ExpiresAt: time.Unix(3600, 0)}
+	text := reminderText(q, time.Unix(0, 0))
+	assert.LessOrEqual(t, textLen(text), maxFallbackText)
+	assert.Regexp(t, `^(<@U\d{8}> )+and \d+ more Still waiting for an answer — expires in 1 h`, text)
 }
