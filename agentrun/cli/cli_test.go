@@ -255,10 +255,11 @@ func TestQuestionsListAndShow(t *testing.T) {
 	assert.Contains(t, r.stdout, "[Region] Which region?\n"+
 		"   1) eu-west-1 — Dublin\n"+
 		"   2) us-east-1 — Virginia (recommended)\n"+
-		"   3) Cancel — dismiss the question without an answer\n")
+		"\nto dismiss it without an answer: bridge questions cancel "+asked[0].ID+"\n")
 	r = runCLI(t.Context(), api, false, "questions", "show", asked[1].ID)
 	assert.Contains(t, r.stdout, "Approval "+asked[1].ID+" (pending)")
-	assert.Contains(t, r.stdout, "Allow Bash: rm -rf build?\n   1) Allow\n   2) Deny\n   3) Cancel")
+	assert.Contains(t, r.stdout, "Allow Bash: rm -rf build?\n   1) Allow\n   2) Deny\n\n")
+	assert.NotContains(t, r.stdout, "Cancel —", "no number dismisses the question")
 
 	r = runCLI(t.Context(), api, false, "questions", "show", "nope")
 	assert.Equal(t, ExitError, r.code)
@@ -301,13 +302,12 @@ func TestQuestionsAnswerForms(t *testing.T) {
 		assert.Equal(t, c.answers, q.Answers, "%v", c.args)
 	}
 
-	// options+1 is Cancel.
+	// The number after the last option dismisses nothing: answer never
+	// cancels, and says how to.
 	r := runCLI(t.Context(), api, false, "questions", "answer", asked[6].ID, "3")
-	require.Equal(t, ExitOK, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "dismissed")
-	q := api.Question(asked[6].ID)
-	assert.Equal(t, core.StatusCancelled, q.Status)
-	assert.Equal(t, core.CancelUser, q.CancelReason)
+	assert.Equal(t, ExitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "bridge questions cancel "+asked[6].ID)
+	assert.Equal(t, core.StatusPending, api.Question(asked[6].ID).Status)
 
 	// Already answered: the bridge's 409 comes through.
 	r = runCLI(t.Context(), api, false, "questions", "answer", asked[0].ID, "1")
@@ -325,15 +325,18 @@ func TestQuestionsAnswerUsage(t *testing.T) {
 			{Question: "One?", Options: []core.Option{{Label: "x"}, {Label: "y"}}}, {Question: "Two?"}}})
 	for _, args := range [][]string{
 		{asked[0].ID},                   // nothing chosen
-		{asked[0].ID, "4"},              // out of range (3 = Cancel)
+		{asked[0].ID, "3"},              // out of range: no number dismisses
 		{asked[0].ID, "0"},              // out of range
 		{asked[0].ID, "1,2"},            // single-select
 		{asked[0].ID, "eu"},             // free text without -m
 		{asked[0].ID, "1", "-m", "hmm"}, // one answer on a single-select question
-		{asked[0].ID, "1,3"},            // cancel mixed with an option
+		{asked[0].ID, "1,3"},            // no option 3
 		{asked[1].ID, "1", "-m", "ok"},  // a note goes with Deny
 		{asked[2].ID, "1"},              // one argument per item
 		{asked[2].ID, "1", "x", "-m", "y"},
+		{asked[2].ID, "--text", "3=x", "1", "y"}, // no item 3
+		{asked[2].ID, "--text", "one=x", "y"},    // ITEM is a number
+		{asked[2].ID, "--text", "2=x", "1", "y"}, // item 2 given twice
 	} {
 		r := runCLI(t.Context(), api, false, append([]string{"questions", "answer"}, args...)...)
 		assert.Equal(t, ExitUsage, r.code, "%v: %s", args, r.stderr)
