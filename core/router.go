@@ -295,9 +295,9 @@ func (r *Router) post(ctx context.Context, q *Question, targets []Target) {
 }
 
 func (r *Router) message(q *Question, reattached bool) string {
-	short := q.ID
-	if len(short) > 8 {
-		short = short[:8] + "…"
+	short := ShortID(q.ID)
+	if short != q.ID {
+		short += "…"
 	}
 	place := q.Places()
 	if place != "the web inbox" {

@@ -1,6 +1,10 @@
 package cli_test
 
 import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/askbridge/askbridge/agentrun/bridgetest"
@@ -75,4 +79,64 @@ func TestE2EAnswerNeverCancelsByNumber(t *testing.T) {
 	q, err = c.Get(ctx, appr.ID)
 	require.NoError(t, err)
 	assert.Equal(t, core.StatusCancelled, q.Status)
+}
+
+// Every question of a project used to have the same short id (its
+// project's hash): the ask message, list and audit showed "aefd3536…" for
+// all of them. Now each differs, and any unique prefix names a question.
+func TestE2EShortIDsAreDistinctAndAccepted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the bridge binary")
+	}
+	srv := bridgetest.Serve(t)
+	c := client.New(srv.URL, "", "demo")
+	ctx := t.Context()
+	shorts := map[string]bool{}
+	var asked []*client.Asked
+	for i := range 6 {
+		a, err := c.Ask(ctx, &core.AskRequest{RunID: fmt.Sprintf("run-%d", i), AgentID: "bot",
+			Question: fmt.Sprintf("Proceed with step %d?", i), Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
+		require.NoError(t, err)
+		m := regexp.MustCompile(`^Question (\w+)… sent`).FindStringSubmatch(a.Message)
+		require.NotNil(t, m, a.Message)
+		assert.True(t, strings.HasPrefix(a.ID, m[1]), "the ask message shows the id's start: %s / %s", m[1], a.ID)
+		shorts[m[1]] = true
+		asked = append(asked, a)
+	}
+	assert.Len(t, shorts, 6, "the ask messages show one short id per question")
+
+	env := []string{"BRIDGE_PROJECT=demo"}
+	list := runBridgeEnv(t, srv, env, "questions", "list")
+	require.Equal(t, 0, list.code, list.stderr.String())
+	for _, a := range asked {
+		assert.Contains(t, list.stdout.String(), a.ID[:8]+"  ", "list shows the short id")
+	}
+
+	show := runBridgeEnv(t, srv, env, "questions", "show", asked[2].ID[:8])
+	require.Equal(t, 0, show.code, show.stderr.String())
+	assert.Contains(t, show.stdout.String(), asked[2].ID)
+	ans := runBridgeEnv(t, srv, env, "questions", "answer", asked[3].ID[:6], "1")
+	require.Equal(t, 0, ans.code, ans.stderr.String())
+	q, err := c.Get(ctx, asked[3].ID)
+	require.NoError(t, err)
+	assert.Equal(t, "Yes", q.Answers["Proceed with step 3?"])
+	audit := runBridgeEnv(t, srv, env, "questions", "audit")
+	require.Equal(t, 0, audit.code, audit.stderr.String())
+	for _, a := range asked {
+		assert.Contains(t, audit.stdout.String(), a.ID[:8], "the audit table tells the questions apart")
+	}
+}
+
+func runBridgeEnv(t *testing.T, srv *bridgetest.Server, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: bridgetest.ClientCommand(t, srv, args, env...), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		_ = p.cmd.Wait()
+		p.code = p.cmd.ProcessState.ExitCode()
+		close(p.done)
+	}()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
+	return p.wait(t)
 }

@@ -247,8 +247,8 @@ func TestQuestionsListAndShow(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	require.Len(t, lines, 3)
 	assert.Regexp(t, `^ID\s+KIND\s+STATUS\s+EXPIRES\s+AGENT\s+QUESTION$`, lines[0])
-	assert.Regexp(t, asked[0].ID+`\s+question\s+pending\s+in 5 min\s+Deploy bot\s+Which region\?`, lines[1])
-	assert.Regexp(t, asked[1].ID+`\s+approval\s+pending\s+in 5 min\s+claude-code\s+Allow Bash: rm -rf build\?`, lines[2])
+	assert.Regexp(t, `^`+core.ShortID(asked[0].ID)+`\s+question\s+pending\s+in 5 min\s+Deploy bot\s+Which region\?`, lines[1])
+	assert.Regexp(t, `^`+core.ShortID(asked[1].ID)+`\s+approval\s+pending\s+in 5 min\s+claude-code\s+Allow Bash: rm -rf build\?`, lines[2])
 
 	r = runCLI(t.Context(), api, false, "questions", "show", asked[0].ID)
 	require.Equal(t, ExitOK, r.code, r.stderr)
@@ -363,4 +363,45 @@ func TestQuestionsCancel(t *testing.T) {
 	assert.Contains(t, r.stderr, "question_cancelled")
 	r = runCLI(t.Context(), api, false, "questions", "cancel", "--reason", "bored", asked[1].ID)
 	assert.Equal(t, ExitUsage, r.code)
+}
+
+// Any unique prefix of an id names its question, as in git; an ambiguous
+// one lists the candidates, and a too short one is refused.
+func TestQuestionIDPrefixes(t *testing.T) {
+	api := fakeapi.New(t, "")
+	ids := []string{"3f2a9c1b-0000-8000-aa00-000000000001", "3f2a9c77-0000-8000-aa00-000000000002", "77aa0000-0000-8000-aa00-000000000003"}
+	next := 0
+	api.NewID = func() string { next++; return ids[next-1] }
+	seed(t, api, approvalReq("a"), approvalReq("b"), approvalReq("c"))
+
+	r := runCLI(t.Context(), api, false, "questions", "list")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^3f2a9c1b\s+approval`, r.stdout)
+	assert.Regexp(t, `(?m)^3f2a9c77\s+approval`, r.stdout)
+
+	r = runCLI(t.Context(), api, false, "questions", "show", "3F2A9C1")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, ids[0])
+
+	r = runCLI(t.Context(), api, false, "questions", "answer", "3f2a", "1")
+	assert.Equal(t, ExitUsage, r.code)
+	assert.Contains(t, r.stderr, `"3f2a" matches 2 questions`)
+	assert.Contains(t, r.stderr, ids[0])
+	assert.Contains(t, r.stderr, ids[1])
+	assert.Equal(t, core.StatusPending, api.Question(ids[0]).Status)
+
+	r = runCLI(t.Context(), api, false, "questions", "answer", "3f2a9c7", "1")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Equal(t, core.StatusAnswered, api.Question(ids[1]).Status)
+
+	r = runCLI(t.Context(), api, false, "questions", "cancel", "77a")
+	assert.Equal(t, ExitUsage, r.code, "3 characters are too few")
+	assert.Contains(t, r.stderr, "at least 4")
+	r = runCLI(t.Context(), api, false, "questions", "cancel", "77aa-00")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Equal(t, core.StatusCancelled, api.Question(ids[2]).Status)
+
+	r = runCLI(t.Context(), api, false, "questions", "show", "abcdef")
+	assert.Equal(t, ExitError, r.code)
+	assert.Contains(t, r.stderr, "not_found")
 }

@@ -88,7 +88,12 @@ func (a *app) qList(ctx context.Context, args []string) int {
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tEXPIRES\tAGENT\tQUESTION")
 	now := a.now()
-	for _, q := range qs {
+	ids := make([]string, len(qs))
+	for i, q := range qs {
+		ids[i] = q.ID
+	}
+	short := shortIDs(ids)
+	for i, q := range qs {
 		exp := "-"
 		if q.Status == core.StatusPending {
 			exp = "in " + core.HumanDuration(q.ExpiresAt.Sub(now))
@@ -104,7 +109,7 @@ func (a *app) qList(ctx context.Context, args []string) int {
 				text += fmt.Sprintf(" (+%d more)", len(q.Questions)-1)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", q.ID, kind, q.Status, exp, firstNonEmpty(q.AgentName, q.AgentID, "-"), text)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", short[i], kind, q.Status, exp, firstNonEmpty(q.AgentName, q.AgentID, "-"), text)
 	}
 	_ = tw.Flush()
 	return ExitOK
@@ -120,7 +125,11 @@ func (a *app) qShow(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stderr, "usage: bridge questions show ID [--json]")
 		return ExitUsage
 	}
-	q, err := a.env.Client().Get(ctx, fs.Arg(0))
+	id, err := a.resolveID(ctx, fs.Arg(0), false)
+	if err != nil {
+		return a.idFailure("questions show", err)
+	}
+	q, err := a.env.Client().Get(ctx, id)
 	if err != nil {
 		return a.apiFailure("questions show", err)
 	}
@@ -219,7 +228,11 @@ func (a *app) qAnswer(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stderr, usage)
 		return ExitUsage
 	}
-	id, picks := fs.Arg(0), fs.Args()[1:]
+	id, err := a.resolveID(ctx, fs.Arg(0), true)
+	if err != nil {
+		return a.idFailure("questions answer", err)
+	}
+	picks := fs.Args()[1:]
 	c := a.env.Client()
 	q, err := c.Get(ctx, id)
 	if err != nil {
@@ -418,7 +431,11 @@ func (a *app) qCancel(ctx context.Context, args []string) int {
 		fmt.Fprintf(a.stderr, "bridge questions cancel: --reason must be user or agent, got %q\n", *reason)
 		return ExitUsage
 	}
-	q, err := a.env.Client().Cancel(ctx, fs.Arg(0), *reason)
+	id, err := a.resolveID(ctx, fs.Arg(0), true)
+	if err != nil {
+		return a.idFailure("questions cancel", err)
+	}
+	q, err := a.env.Client().Cancel(ctx, id, *reason)
 	if err != nil {
 		return a.apiFailure("questions cancel", err)
 	}
@@ -462,7 +479,14 @@ func (a *app) qAudit(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stderr, usage)
 		return ExitUsage
 	}
-	entries, err := a.env.Client().Audit(ctx, fs.Arg(0))
+	id := fs.Arg(0)
+	if id != "" {
+		var err error
+		if id, err = a.resolveID(ctx, id, false); err != nil {
+			return a.idFailure("questions audit", err)
+		}
+	}
+	entries, err := a.env.Client().Audit(ctx, id)
 	if err != nil {
 		return a.apiFailure("questions audit", err)
 	}
@@ -485,10 +509,7 @@ func (a *app) qAudit(ctx context.Context, args []string) int {
 		if e.By != nil {
 			by = e.By.Platform + ":" + e.By.ID
 		}
-		q := e.QuestionID
-		if len(q) > 8 {
-			q = q[:8]
-		}
+		q := core.ShortID(e.QuestionID)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.At.Local().Format("2006-01-02 15:04:05"), e.Type, by, q, e.Detail)
 	}
 	tw.Flush()
