@@ -449,7 +449,7 @@ func (r *Router) vote(ctx context.Context, q *Question, tr Transition) (*Questio
 	defer r.done()
 	it := q.Questions[0]
 	label := tr.Answer.Selections[it.Question][0]
-	o, ok := matchOption(it, label)
+	o, ok := MatchOption(it, label)
 	if !ok {
 		// A vote counts toward an option; free text cannot be tallied.
 		return q, &Error{Code: EInvalidAnswer, Message: "this approval needs a vote for one of its options",
