@@ -30,12 +30,38 @@ const minPart = 60
 type layout struct {
 	context, approval, outcome int
 	items, options             []int // per item: its question; its option list
+	whole                      *whole
+}
+
+// whole is how each variable text reads unshortened, worked out once per
+// message: rendering is repeated while fitting, and these are the costly
+// parts.
+type whole struct {
+	context   int      // length of the context's mrkdwn
+	contextMD string   // the context's mrkdwn
+	items     []int    // length of each escaped question
+	options   []string // each option list
+}
+
+func measure(q *core.Question) *whole {
+	w := &whole{items: make([]int, len(q.Questions)), options: make([]string, len(q.Questions))}
+	if strings.TrimSpace(q.Context) != "" {
+		w.contextMD = markdown(q.Context, unlimited)
+		w.context = textLen(w.contextMD)
+	}
+	for i, it := range q.Questions {
+		w.items[i] = textLen(escape(it.Question))
+		if len(it.Options) > 0 {
+			w.options[i] = optionList(it, unlimited)
+		}
+	}
+	return w
 }
 
 // fullLayout is each text's own block limit: what a message shows when the
 // total fits.
-func fullLayout(q *core.Question) layout {
-	l := layout{context: maxSectionText, approval: maxContextText, outcome: maxSectionText - 300}
+func fullLayout(q *core.Question, w *whole) layout {
+	l := layout{context: maxSectionText, approval: maxContextText, outcome: maxSectionText - 300, whole: w}
 	for range q.Questions {
 		l.items = append(l.items, maxSectionText-200)
 		l.options = append(l.options, maxSectionText)
@@ -44,22 +70,18 @@ func fullLayout(q *core.Question) layout {
 }
 
 // wanted is how long each text is when shown whole, up to its block limit.
-func wanted(q *core.Question, final bool) layout {
-	full := fullLayout(q)
+func wanted(q *core.Question, final bool, w *whole) layout {
+	full := fullLayout(q, w)
 	l := layout{items: make([]int, len(q.Questions)), options: make([]int, len(q.Questions))}
-	if strings.TrimSpace(q.Context) != "" {
-		l.context = min(textLen(markdown(q.Context, unlimited)), full.context)
-	}
+	l.context = min(w.context, full.context)
 	if final {
 		l.outcome = min(textLen(outcomeWithin(q, unlimited)), full.outcome)
 	} else {
 		l.approval = min(textLen(approvalLine(q)), full.approval)
 	}
-	for i, it := range q.Questions {
-		l.items[i] = min(textLen(escape(it.Question)), full.items[i])
-		if len(it.Options) > 0 {
-			l.options[i] = min(textLen(optionList(it, unlimited)), full.options[i])
-		}
+	for i := range q.Questions {
+		l.items[i] = min(w.items[i], full.items[i])
+		l.options[i] = min(textLen(w.options[i]), full.options[i])
 	}
 	return l
 }
@@ -69,12 +91,13 @@ func wanted(q *core.Question, final bool) layout {
 // copy the outcome line is kept whole as far as possible: it is what people
 // look for.
 func fit(q *core.Question, final bool, render func(layout) []slack.Block) []slack.Block {
-	blocks := render(fullLayout(q))
+	w := measure(q)
+	blocks := render(fullLayout(q, w))
 	total := blocksText(blocks)
 	if total <= maxBlocksText {
 		return blocks
 	}
-	want := wanted(q, final)
+	want := wanted(q, final, w)
 	n := len(q.Questions)
 	parts := append([]int{want.context, want.approval}, append(want.items, want.options...)...)
 	used := want.outcome
@@ -83,7 +106,7 @@ func fit(q *core.Question, final bool, render func(layout) []slack.Block) []slac
 	}
 	avail := maxBlocksText - (total - used)
 	for range 8 {
-		l := layout{outcome: min(want.outcome, max(avail*6/10, minPart))}
+		l := layout{outcome: min(want.outcome, max(avail*6/10, minPart)), whole: w}
 		got := share(parts, avail-l.outcome)
 		l.context, l.approval, l.items, l.options = got[0], got[1], got[2:2+n], got[2+n:]
 		blocks = render(l)
@@ -163,7 +186,7 @@ func itemBlocks(q *core.Question, i int, l layout) []slack.Block {
 		opts = optionList(it, l.options[i])
 	}
 	var more *slack.Accessory
-	if text != itemText(q, i, unlimited) || (len(it.Options) > 0 && opts != optionList(it, unlimited)) {
+	if l.items[i] < l.whole.items[i] || opts != l.whole.options[i] {
 		more = slack.NewAccessory(fullButton(fmt.Sprintf("%s:%d", actFull, i), "Show full question"))
 	}
 	blocks := []slack.Block{slack.NewSectionBlock(mrkdwn(text), nil, more, slack.SectionBlockOptionBlockID(blockID(q.ID, "t"+strconv.Itoa(i))))}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/stretchr/testify/assert"
@@ -93,5 +94,32 @@ func TestLongQuestionsFitSlacksTotalTextLimit(t *testing.T) {
 				assert.NotEqual(t, "actions", b["type"], "no answer controls left on the final copy")
 			}
 		})
+	}
+}
+
+// BenchmarkRenderLongestQuestion renders the longest question the API
+// accepts (four items, every text at its limit, the longest context): the
+// worst case of fitting Slack's total text limit.
+func BenchmarkRenderLongestQuestion(b *testing.B) {
+	q := &core.Question{ID: "00000000-0000-8000-aa00-000000000000", AgentName: "bot",
+		Context:   strings.Repeat("Some **context** & [a link](https://example.com/x). ", 160)[:core.MaxContextLen],
+		Questions: []core.Item{longItem(0, false), longItem(1, true), longItem(2, false), longItem(3, false)}}
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		blocks, _ := renderQuestion(q, now)
+		if blocksText(blocks) > maxBlocksText {
+			b.Fatal("over the limit")
+		}
+	}
+}
+
+func BenchmarkRenderShortQuestion(b *testing.B) {
+	q := &core.Question{ID: "00000000-0000-8000-aa00-000000000000", AgentName: "bot",
+		Questions: []core.Item{{Question: "Which auth method?", Options: []core.Option{{Label: "OAuth 2.0"}, {Label: "API key"}}}}}
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		renderQuestion(q, now)
 	}
 }

@@ -136,9 +136,10 @@ func heading(q *core.Question, now time.Time, pending bool, l layout) []slack.Bl
 		}
 	}
 	if strings.TrimSpace(q.Context) != "" {
-		text := markdown(q.Context, l.context)
+		text := l.whole.contextMD
 		var more *slack.Accessory
-		if text != markdown(q.Context, unlimited) {
+		if l.context < l.whole.context {
+			text = escClip(q.Context, l.context) // what markdown does with a text too long
 			more = slack.NewAccessory(fullButton(actFullContext, "Show full context"))
 		}
 		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(text), nil, more, slack.SectionBlockOptionBlockID(blockID(q.ID, "ctx"))))
