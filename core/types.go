@@ -152,33 +152,31 @@ type Resume struct {
 
 // Question is the record of one ask_user call (DESIGN §4 "Record").
 type Question struct {
-	ID         string              `json:"id"`
-	ProjectID  string              `json:"project_id"`
-	RunID      string              `json:"run_id"`
-	AgentID    string              `json:"agent_id"`
-	AgentName  string              `json:"agent_name,omitempty"`
-	Kind       string              `json:"kind"`
-	Status     Status              `json:"status"`
-	Questions  []Item              `json:"questions"`
-	Context    string              `json:"context,omitempty"`
-	Targets    []Target            `json:"targets"`
-	Responders Responders          `json:"responders"`
-	Answers    map[string]string   `json:"answers,omitempty"`
-	Selections map[string][]string `json:"selections,omitempty"`
-	Response   string              `json:"response,omitempty"`
-	// FreeText lists the items (their text) whose answer is free text
-	// rather than one of their options; set on every record read.
-	FreeText     []string   `json:"free_text,omitempty"`
-	RespondedBy  *Person    `json:"responded_by,omitempty"`
-	RespondedAt  *time.Time `json:"responded_at,omitempty"`
-	CancelReason string     `json:"cancel_reason,omitempty"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
-	ExpiresAt    time.Time  `json:"expires_at"`
-	ResumedRunID string     `json:"resumed_run_id,omitempty"`
-	Resume       *Resume    `json:"resume,omitempty"`
-	Route        string     `json:"route,omitempty"`
-	Read         bool       `json:"-"` // notification read flag
+	ID           string              `json:"id"`
+	ProjectID    string              `json:"project_id"`
+	RunID        string              `json:"run_id"`
+	AgentID      string              `json:"agent_id"`
+	AgentName    string              `json:"agent_name,omitempty"`
+	Kind         string              `json:"kind"`
+	Status       Status              `json:"status"`
+	Questions    []Item              `json:"questions"`
+	Context      string              `json:"context,omitempty"`
+	Targets      []Target            `json:"targets"`
+	Responders   Responders          `json:"responders"`
+	Answers      map[string]string   `json:"answers,omitempty"`
+	Selections   map[string][]string `json:"selections,omitempty"`
+	Response     string              `json:"response,omitempty"`
+	FreeText     []string            `json:"free_text,omitempty"` // items (their text) answered in free text, not by an option; set on every record read
+	RespondedBy  *Person             `json:"responded_by,omitempty"`
+	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
+	CancelReason string              `json:"cancel_reason,omitempty"`
+	CreatedAt    time.Time           `json:"created_at"`
+	UpdatedAt    time.Time           `json:"updated_at"`
+	ExpiresAt    time.Time           `json:"expires_at"`
+	ResumedRunID string              `json:"resumed_run_id,omitempty"`
+	Resume       *Resume             `json:"resume,omitempty"`
+	Route        string              `json:"route,omitempty"`
+	Read         bool                `json:"-"` // notification read flag
 	// On-call approvals.
 	RequestedBy       string           `json:"requested_by,omitempty"` // "<platform>:<id>" of the person the agent acts for
 	ApprovalsRequired int              `json:"approvals_required,omitempty"`
