@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -86,7 +88,8 @@ func (r *PersonRef) UnmarshalJSON(b []byte) error {
 
 // ParseAnswer resolves a respond request against a question's items. Every
 // item must be answered; a single-select item takes one answer. Each string
-// matches an option's value or label (case-insensitive) or else is free text.
+// matches an option's value or label as people type them (MatchOption) or
+// else is free text; the record's free_text names the items that got some.
 func ParseAnswer(q *Question, req RespondRequest) (Answer, error) {
 	var p problems
 	raw := make([][]string, len(q.Questions))
@@ -161,7 +164,7 @@ func Resolve(items []Item, choices [][]string) Answer {
 		seen := map[string]bool{}
 		for _, s := range choices[i] {
 			label, value := s, s
-			if o, ok := matchOption(it, s); ok {
+			if o, ok := MatchOption(it, s); ok {
 				label, value = o.Label, o.Value
 			}
 			if seen[label] {
@@ -182,26 +185,74 @@ func Resolve(items []Item, choices [][]string) Answer {
 // splitResponse turns "Login, Dashboard" into two choices when the item is
 // multi-select and every part names an option; otherwise it is one choice.
 func splitResponse(it Item, s string) []string {
-	if _, ok := matchOption(it, s); ok || !it.MultiSelect || !strings.Contains(s, ",") {
+	if _, ok := MatchOption(it, s); ok || !it.MultiSelect || !strings.Contains(s, ",") {
 		return []string{s}
 	}
 	parts := strings.Split(s, ",")
 	for _, part := range parts {
-		if _, ok := matchOption(it, strings.TrimSpace(part)); !ok {
+		if _, ok := MatchOption(it, strings.TrimSpace(part)); !ok {
 			return []string{s}
 		}
 	}
 	return parts
 }
 
-func matchOption(it Item, s string) (Option, bool) {
+// MatchOption finds the option s names the way people type it: a label
+// or value exactly, then in any case, then ignoring surrounding spaces and
+// punctuation and runs of white space ("api key", " API  key. " and
+// "“API key”" all name "API key"). A loose form that fits two options
+// names neither.
+func MatchOption(it Item, s string) (Option, bool) {
+	for _, o := range it.Options {
+		if o.Label == s || o.Value == s {
+			return o, true
+		}
+	}
 	s = strings.TrimSpace(s)
 	for _, o := range it.Options {
 		if strings.EqualFold(o.Value, s) || strings.EqualFold(o.Label, s) {
 			return o, true
 		}
 	}
-	return Option{}, false
+	loose := looseForm(s)
+	if loose == "" {
+		return Option{}, false
+	}
+	found, n := Option{}, 0
+	for _, o := range it.Options {
+		if looseForm(o.Label) == loose || looseForm(o.Value) == loose {
+			found = o
+			n++
+		}
+	}
+	return found, n == 1
+}
+
+// looseForm is s without surrounding spaces and punctuation, with runs of
+// white space as one space, in lower case.
+func looseForm(s string) string {
+	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+	return strings.ToLower(strings.Join(strings.Fields(s), " "))
+}
+
+// FreeTextItems returns, in item order, the text of every item whose
+// answer holds free text: a selection that is none of its option labels
+// (every answer to an open-ended item).
+func FreeTextItems(items []Item, selections map[string][]string) []string {
+	var out []string
+	for _, it := range items {
+		sel, ok := selections[it.Question]
+		if !ok {
+			continue
+		}
+		for _, s := range sel {
+			if !slices.ContainsFunc(it.Options, func(o Option) bool { return o.Label == s }) {
+				out = append(out, it.Question)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // itemIndex finds the item a key names: its exact text, the text in any

@@ -332,7 +332,7 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 		case strings.TrimSpace(onTimeout.Answer) == "":
 			p.add("on_timeout.answer", "required")
 		case !items[0].OpenEnded():
-			if _, ok := matchOption(items[0], onTimeout.Answer); !ok {
+			if _, ok := MatchOption(items[0], onTimeout.Answer); !ok {
 				p.add("on_timeout.answer", "%q is not one of the options", onTimeout.Answer)
 			}
 		}

@@ -44,7 +44,7 @@ func OutcomeLine(q *Question) string {
 		} else if q.ApprovalsRequired > 1 {
 			label := q.Answers[q.Questions[0].Question]
 			by = "Approved by " + voters(q, label)
-			if o, ok := matchOption(q.Questions[0], label); ok && o.Veto {
+			if o, ok := MatchOption(q.Questions[0], label); ok && o.Veto {
 				by = "Vetoed by " + voters(q, label)
 			}
 		}

@@ -298,9 +298,9 @@ func (r *Router) post(ctx context.Context, q *Question, targets []Target) {
 }
 
 func (r *Router) message(q *Question, reattached bool) string {
-	short := q.ID
-	if len(short) > 8 {
-		short = short[:8] + "…"
+	short := ShortID(q.ID)
+	if short != q.ID {
+		short += "…"
 	}
 	place := q.Places()
 	if place != "the web inbox" {
@@ -464,7 +464,7 @@ func (r *Router) vote(ctx context.Context, q *Question, tr Transition) (*Questio
 	defer r.done()
 	it := q.Questions[0]
 	label := tr.Answer.Selections[it.Question][0]
-	o, ok := matchOption(it, label)
+	o, ok := MatchOption(it, label)
 	if !ok {
 		// A vote counts toward an option; free text cannot be tallied.
 		return q, &Error{Code: EInvalidAnswer, Message: "this approval needs a vote for one of its options",

@@ -177,6 +177,7 @@ type Question struct {
 	Answers      map[string]string   `json:"answers,omitempty"`
 	Selections   map[string][]string `json:"selections,omitempty"`
 	Response     string              `json:"response,omitempty"`
+	FreeText     []string            `json:"free_text,omitempty"` // items (their text) answered in free text, not by an option; set on every record read
 	RespondedBy  *Person             `json:"responded_by,omitempty"`
 	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
 	CancelReason string              `json:"cancel_reason,omitempty"`

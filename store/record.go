@@ -252,6 +252,7 @@ func decode(project, id string, h map[string]string, d string) (*core.Question, 
 			q.Defaulted = res.Defaulted
 		}
 	}
+	q.FreeText = core.FreeTextItems(q.Questions, q.Selections)
 	decodeVotes(q, h)
 	// Posted copies replace their target; copies on new targets are added.
 	for _, c := range posted {

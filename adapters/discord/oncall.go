@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/askbridge/askbridge/adapters/internal/mentions"
 	"github.com/askbridge/askbridge/core"
 	"github.com/bwmarrin/discordgo"
 )
@@ -56,12 +58,6 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) e
 	}
 	roles, users := mentionIDs(q.Responders)
 	var b strings.Builder
-	for _, r := range roles {
-		b.WriteString("<@&" + r + "> ")
-	}
-	for _, u := range users {
-		b.WriteString("<@" + u + "> ")
-	}
 	b.WriteString("Still waiting for an answer — " + core.ExpiresPhrase(q, a.now()) + ".")
 	if q.ApprovalsRequired > 1 {
 		fmt.Fprintf(&b, " Needs %d approvals", q.ApprovalsRequired)
@@ -70,9 +66,23 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) e
 		}
 		b.WriteString(".")
 	}
+	var ms []string
+	for _, r := range roles {
+		ms = append(ms, "<@&"+r+">")
+	}
+	for _, u := range users {
+		ms = append(ms, "<@"+u+">")
+	}
+	// As many mentions as fit, whole, and only those allowed to notify.
+	content, shown := mentions.Fit(ms, core.Shorten(b.String(), maxContent/2), maxContent, utf8.RuneCountInString)
+	if shown < len(roles) {
+		roles, users = roles[:shown], nil
+	} else {
+		users = users[:shown-len(roles)]
+	}
 	notFatal := false
 	send := &discordgo.MessageSend{
-		Content: core.Shorten(b.String(), maxContent),
+		Content: content,
 		AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{},
 			Roles: roles, Users: users},
 		// A reply to the copy; if the copy was deleted, a plain message.

@@ -199,13 +199,8 @@ func parseReply(q *core.Question, text string) (core.RespondRequest, string) {
 		return answer(labels...)
 	}
 	match := func(s string) (string, bool) {
-		s = strings.TrimSpace(s)
-		for _, o := range it.Options {
-			if strings.EqualFold(o.Label, s) || strings.EqualFold(o.Value, s) {
-				return o.Label, true
-			}
-		}
-		return "", false
+		o, ok := core.MatchOption(it, s)
+		return o.Label, ok
 	}
 	if l, ok := match(text); ok {
 		return answer(l)

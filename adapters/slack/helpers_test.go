@@ -125,6 +125,9 @@ func (e *env) element(channel, ts, match string) (blockID string, el map[string]
 	}
 	for _, b := range blocks {
 		els, _ := b["elements"].([]any)
+		if acc, ok := b["accessory"]; ok {
+			els = append(els, acc)
+		}
 		for _, ev := range els {
 			el, _ := ev.(map[string]any)
 			text := ""

@@ -129,6 +129,9 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 			})
 		case actDismiss:
 			a.goBG(a.answerTimeout(), func(ctx context.Context) { a.dismiss(ctx, w, qid) })
+		case actFull, actFullContext:
+			trigger, item := ic.TriggerID, act.item // -1 for the context
+			a.goTracked(3*time.Second, false, func(ctx context.Context) { a.showFull(ctx, w, qid, item, trigger) })
 		}
 	}
 }
@@ -165,7 +168,7 @@ func collect(q *core.Question, state map[string]map[string]slack.BlockAction, dr
 			}
 		}
 		if len(picked) == 0 {
-			missing = append(missing, "“"+clip(oneLine(itemName(it)), 80)+"”")
+			missing = append(missing, "“"+escClip(oneLine(itemName(it)), 80)+"”")
 		}
 		answers[it.Question] = picked
 	}
@@ -367,6 +370,28 @@ func (a *Adapter) openModal(ctx context.Context, w place, qid string, item int, 
 	})
 	if err != nil {
 		a.tell(ctx, w, "The answer form could not be opened (Slack said: "+escape(errText(err))+"). Please click again.")
+	}
+}
+
+// showFull opens the modal with the whole text of an item (item ≥ 0) or
+// of the context. Reading is not answering: anyone who sees the message may
+// open it, also once the question has ended.
+func (a *Adapter) showFull(ctx context.Context, w place, qid string, item int, trigger string) {
+	_, q, err := a.load(ctx, qid)
+	if err != nil {
+		a.tell(ctx, w, a.explain(w.user, err, nil))
+		return
+	}
+	if item >= len(q.Questions) {
+		return
+	}
+	view := renderFull(q, item)
+	err = a.call(ctx, "views.open", w.user, callOpts{noWait: true}, func(ctx context.Context) error {
+		_, err := a.api.OpenViewContext(ctx, trigger, view)
+		return err
+	})
+	if err != nil {
+		a.tell(ctx, w, "The full question could not be shown (Slack said: "+escape(errText(err))+"). Please click again.")
 	}
 }
 

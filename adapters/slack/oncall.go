@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/mentions"
 	"github.com/askbridge/askbridge/core"
 	"github.com/slack-go/slack"
 )
@@ -54,7 +55,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) e
 	text := reminderText(q, a.router.Clock().Now())
 	return a.call(ctx, "chat.postMessage", t.Channel, callOpts{}, func(ctx context.Context) error {
 		_, _, err := a.api.PostMessageContext(ctx, t.Channel, slack.MsgOptionTS(thread),
-			slack.MsgOptionText(clip(text, maxFallbackText), false),
+			slack.MsgOptionText(text, false),
 			slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl())
 		return err
 	})
@@ -62,26 +63,25 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) e
 
 // reminderText is "<!subteam^S0123> <@U0123> Still waiting for an answer —
 // expires in 12 min.", with the tally of an approval that needs several.
+// Mentions that do not fit are counted ("and 12 more"), never cut.
 func reminderText(q *core.Question, now time.Time) string {
 	var b strings.Builder
-	if m := mentions(q.Responders); m != "" {
-		b.WriteString(m + " ")
-	}
 	b.WriteString("Still waiting for an answer — " + core.ExpiresPhrase(q, now) + ".")
 	if q.ApprovalsRequired > 1 {
 		fmt.Fprintf(&b, " Needs %d approvals", q.ApprovalsRequired)
 		if tally := core.TallyLine(q); tally != "" {
-			b.WriteString("; " + escape(tally))
+			b.WriteString("; " + tally)
 		}
 		b.WriteString(".")
 	}
-	return b.String()
+	text, _ := mentions.Fit(mentionList(q.Responders), escClip(b.String(), maxFallbackText/2), maxFallbackText, textLen)
+	return text
 }
 
-// mentions are the Slack mentions of the responders: <@U…> for Slack
+// mentionList holds the Slack mentions of the responders: <@U…> for Slack
 // users, <!subteam^S…> for user groups. Ids that are not Slack ids are
 // left out, so nothing else (no @here, no @channel) can be mentioned.
-func mentions(r core.Responders) string {
+func mentionList(r core.Responders) []string {
 	var out []string
 	for _, u := range r.Users {
 		if id, ok := strings.CutPrefix(u, "slack:"); ok && slackID(id) {
@@ -93,5 +93,5 @@ func mentions(r core.Responders) string {
 			out = append(out, "<!subteam^"+g+">")
 		}
 	}
-	return strings.Join(out, " ")
+	return out
 }

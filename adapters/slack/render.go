@@ -23,6 +23,9 @@ const (
 	actAnswer  = "answer" // answer:<item>        opens the free-text modal (open-ended)
 	actSubmit  = "submit"
 	actDismiss = "dismiss"
+	actFull    = "full" // full:<item>  shows the whole item in a modal
+	// actFullContext shows the agent's whole context in a modal.
+	actFullContext = "fullctx"
 
 	modalCallback = "askbridge_answer"
 	modalBlock    = "ab_text"
@@ -61,9 +64,9 @@ func parseActionID(id string) (action, bool) {
 	switch {
 	case a.verb == actOption && len(nums) == 2:
 		a.item, a.option = nums[0], nums[1]
-	case (a.verb == actPick || a.verb == actOther || a.verb == actAnswer) && len(nums) == 1:
+	case (a.verb == actPick || a.verb == actOther || a.verb == actAnswer || a.verb == actFull) && len(nums) == 1:
 		a.item = nums[0]
-	case (a.verb == actSubmit || a.verb == actDismiss) && len(nums) == 0:
+	case (a.verb == actSubmit || a.verb == actDismiss || a.verb == actFullContext) && len(nums) == 0:
 	default:
 		return action{}, false
 	}
@@ -114,8 +117,9 @@ func fallback(q *core.Question) string {
 	return escClip(oneLine(b.String()), maxFallbackText)
 }
 
-// heading is the header block and the line naming agent, run and deadline.
-func heading(q *core.Question, now time.Time, pending bool) []slack.Block {
+// heading is the header block and the line naming agent, run and deadline,
+// then the approval line and the context within l's limits.
+func heading(q *core.Question, now time.Time, pending bool, l layout) []slack.Block {
 	blocks := []slack.Block{slack.NewHeaderBlock(plain(clip(oneLine(title(q)), maxHeaderText)))}
 	meta := "*" + escClip(oneLine(q.AgentLabel()), 200) + "*"
 	if q.RunID != "" {
@@ -128,11 +132,17 @@ func heading(q *core.Question, now time.Time, pending bool) []slack.Block {
 	blocks = append(blocks, slack.NewContextBlock("", mrkdwn(clip(meta, maxContextText))))
 	if pending {
 		if line := approvalLine(q); line != "" {
-			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(clip(line, maxContextText))))
+			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(clip(line, l.approval))))
 		}
 	}
 	if strings.TrimSpace(q.Context) != "" {
-		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(markdown(q.Context, maxSectionText)), nil, nil))
+		text := l.whole.contextMD
+		var more *slack.Accessory
+		if l.context < l.whole.context {
+			text = escClip(q.Context, l.context) // what markdown does with a text too long
+			more = slack.NewAccessory(fullButton(actFullContext, "Show full context"))
+		}
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(text), nil, more, slack.SectionBlockOptionBlockID(blockID(q.ID, "ctx"))))
 	}
 	return blocks
 }
@@ -162,8 +172,9 @@ func approvalLine(q *core.Question) string {
 	return strings.Join(parts, "\n")
 }
 
-// itemText is the item's question, numbered when there are several.
-func itemText(q *core.Question, i int) string {
+// itemText is the item's question, numbered when there are several; the
+// question's text takes at most max units.
+func itemText(q *core.Question, i int, max int) string {
 	it := q.Questions[i]
 	var b strings.Builder
 	if len(q.Questions) > 1 {
@@ -173,17 +184,18 @@ func itemText(q *core.Question, i int) string {
 		} else {
 			b.WriteString("* ")
 		}
-		b.WriteString(escClip(it.Question, maxSectionText-200))
+		b.WriteString(escClip(it.Question, max))
 		return b.String()
 	}
-	return "*" + escClip(it.Question, maxSectionText-200) + "*"
+	return "*" + escClip(it.Question, max) + "*"
 }
 
 // optionList shows every option with its number, description and whether
-// the agent recommends it; the controls can only show 75 characters.
-func optionList(it core.Item) string {
+// the agent recommends it, in at most limit units; the controls can only
+// show 75 characters.
+func optionList(it core.Item, limit int) string {
 	var lines []string
-	budget := (maxSectionText - 100) / max(len(it.Options), 1)
+	budget := (limit - 100) / max(len(it.Options), 1)
 	for j, o := range it.Options {
 		line := fmt.Sprintf("*%d.* %s", j+1, escClip(oneLine(o.Label), budget/3))
 		if o.Recommended {
@@ -194,7 +206,7 @@ func optionList(it core.Item) string {
 		}
 		lines = append(lines, line)
 	}
-	return clip(strings.Join(lines, "\n"), maxSectionText)
+	return clip(strings.Join(lines, "\n"), limit)
 }
 
 func dismissButton() *slack.ButtonBlockElement {
@@ -224,15 +236,17 @@ func optionObjects(it core.Item) []*slack.OptionBlockObject {
 	return opts
 }
 
-// renderQuestion builds the blocks and fallback text of a pending question.
+// renderQuestion builds the blocks and fallback text of a pending question,
+// within Slack's total text limit (see fit).
 func renderQuestion(q *core.Question, now time.Time) ([]slack.Block, string) {
-	blocks := heading(q, now, true)
+	return fit(q, false, func(l layout) []slack.Block { return questionBlocks(q, now, l) }), fallback(q)
+}
+
+func questionBlocks(q *core.Question, now time.Time, l layout) []slack.Block {
+	blocks := heading(q, now, true, l)
 	single := len(q.Questions) == 1
 	for i, it := range q.Questions {
-		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(itemText(q, i)), nil, nil))
-		if len(it.Options) > 0 {
-			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(optionList(it))))
-		}
+		blocks = append(blocks, itemBlocks(q, i, l)...)
 		part := strconv.Itoa(i)
 		var elems []slack.BlockElement
 		switch {
@@ -271,18 +285,21 @@ func renderQuestion(q *core.Question, now time.Time) ([]slack.Block, string) {
 		submit.Style = slack.StylePrimary
 		blocks = append(blocks, slack.NewActionBlock(blockID(q.ID, partSubmit), submit, dismissButton()))
 	}
-	return blocks, fallback(q)
+	return blocks
 }
 
 // outcome is the one line a finished copy shows.
-func outcome(q *core.Question) string {
+func outcome(q *core.Question) string { return outcomeWithin(q, maxSectionText-300) }
+
+// outcomeWithin is outcome with the answers shortened to max units.
+func outcomeWithin(q *core.Question, max int) string {
 	switch q.Status {
 	case core.StatusAnswered:
 		if q.Defaulted { // "No answer in time; answered by default: Deny"
-			return ":hourglass: " + escClip(core.OutcomeLine(q), maxSectionText-300)
+			return ":hourglass: " + escClip(core.OutcomeLine(q), max)
 		}
 		if q.ApprovalsRequired > 1 { // "Approved by alice, bob: Approve"
-			return ":white_check_mark: " + escClip(core.OutcomeLine(q), maxSectionText-300)
+			return ":white_check_mark: " + escClip(core.OutcomeLine(q), max)
 		}
 		var parts []string
 		for _, it := range q.Questions {
@@ -293,7 +310,7 @@ func outcome(q *core.Question) string {
 			parts = append(parts, ans)
 		}
 		return ":white_check_mark: Answered by " + personRef(q.RespondedBy) + ": " +
-			escClip(strings.Join(parts, "; "), maxSectionText-300)
+			escClip(strings.Join(parts, "; "), max)
 	case core.StatusExpired:
 		return ":hourglass: Expired without an answer; the agent carries on without one."
 	case core.StatusCancelled:
@@ -322,18 +339,16 @@ func personRef(p *core.Person) string {
 }
 
 // renderFinal builds the blocks of a finished copy: the question without
-// controls, and the outcome.
+// controls, and the outcome, within Slack's total text limit (see fit).
 func renderFinal(q *core.Question) ([]slack.Block, string) {
-	blocks := heading(q, time.Time{}, false)
-	for i, it := range q.Questions {
-		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(itemText(q, i)), nil, nil))
-		if len(it.Options) > 0 {
-			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(optionList(it))))
+	blocks := fit(q, true, func(l layout) []slack.Block {
+		blocks := heading(q, time.Time{}, false, l)
+		for i := range q.Questions {
+			blocks = append(blocks, itemBlocks(q, i, l)...)
 		}
-	}
-	line := outcome(q)
-	blocks = append(blocks, slack.NewSectionBlock(mrkdwn(clip(line, maxSectionText)), nil, nil))
-	return blocks, clip(title(q)+" — "+line, maxFallbackText)
+		return append(blocks, slack.NewSectionBlock(mrkdwn(clip(outcomeWithin(q, l.outcome), maxSectionText)), nil, nil))
+	})
+	return blocks, clip(escClip(oneLine(title(q)), maxHeaderText)+" — "+outcome(q), maxFallbackText)
 }
 
 // modalMeta travels in a modal's private_metadata: a modal has no channel.
@@ -360,7 +375,7 @@ func renderModal(q *core.Question, item int, meta string, draft bool) slack.Moda
 	input.MaxLength = maxInputLength
 	input.FocusOnLoad = true
 	blocks := []slack.Block{
-		slack.NewSectionBlock(mrkdwn(itemText(&core.Question{Questions: []core.Item{it}}, 0)), nil, nil),
+		slack.NewSectionBlock(mrkdwn(itemText(&core.Question{Questions: []core.Item{it}}, 0, maxSectionText-200)), nil, nil),
 		slack.NewInputBlock(modalBlock, plain(clip(label, maxInputLabel)), nil, input),
 	}
 	submit := "Send"

@@ -78,10 +78,12 @@ func oneLine(s string) string {
 // even without the <!…> syntax (with link_names or by older clients).
 var broadcasts = regexp.MustCompile(`(?i)@(channel|here|everyone)\b`)
 
+var entities = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
 // escape makes s inert in mrkdwn: no <…> links, mentions or broadcasts, and
 // no "@channel" a client could still turn into one.
 func escape(s string) string {
-	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	s = entities.Replace(s)
 	return broadcasts.ReplaceAllString(s, "@\u2060$1")
 }
 
@@ -95,7 +97,17 @@ func escClip(s string, max int) string {
 	var b strings.Builder
 	n := 0
 	for _, r := range s {
-		piece := escape(string(r))
+		var piece string
+		switch r {
+		case '&':
+			piece = "&amp;"
+		case '<':
+			piece = "&lt;"
+		case '>':
+			piece = "&gt;"
+		default:
+			piece = string(r)
+		}
 		w := textLen(piece)
 		if n+w > max-1 {
 			break

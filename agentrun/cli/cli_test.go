@@ -247,18 +247,19 @@ func TestQuestionsListAndShow(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	require.Len(t, lines, 3)
 	assert.Regexp(t, `^ID\s+KIND\s+STATUS\s+EXPIRES\s+AGENT\s+QUESTION$`, lines[0])
-	assert.Regexp(t, asked[0].ID+`\s+question\s+pending\s+in 5 min\s+Deploy bot\s+Which region\?`, lines[1])
-	assert.Regexp(t, asked[1].ID+`\s+approval\s+pending\s+in 5 min\s+claude-code\s+Allow Bash: rm -rf build\?`, lines[2])
+	assert.Regexp(t, `^`+core.ShortID(asked[0].ID)+`\s+question\s+pending\s+in 5 min\s+Deploy bot\s+Which region\?`, lines[1])
+	assert.Regexp(t, `^`+core.ShortID(asked[1].ID)+`\s+approval\s+pending\s+in 5 min\s+claude-code\s+Allow Bash: rm -rf build\?`, lines[2])
 
 	r = runCLI(t.Context(), api, false, "questions", "show", asked[0].ID)
 	require.Equal(t, ExitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "[Region] Which region?\n"+
 		"   1) eu-west-1 — Dublin\n"+
 		"   2) us-east-1 — Virginia (recommended)\n"+
-		"   3) Cancel — dismiss the question without an answer\n")
+		"\nto dismiss it without an answer: bridge questions cancel "+asked[0].ID+"\n")
 	r = runCLI(t.Context(), api, false, "questions", "show", asked[1].ID)
 	assert.Contains(t, r.stdout, "Approval "+asked[1].ID+" (pending)")
-	assert.Contains(t, r.stdout, "Allow Bash: rm -rf build?\n   1) Allow\n   2) Deny\n   3) Cancel")
+	assert.Contains(t, r.stdout, "Allow Bash: rm -rf build?\n   1) Allow\n   2) Deny\n\n")
+	assert.NotContains(t, r.stdout, "Cancel —", "no number dismisses the question")
 
 	r = runCLI(t.Context(), api, false, "questions", "show", "nope")
 	assert.Equal(t, ExitError, r.code)
@@ -301,13 +302,12 @@ func TestQuestionsAnswerForms(t *testing.T) {
 		assert.Equal(t, c.answers, q.Answers, "%v", c.args)
 	}
 
-	// options+1 is Cancel.
+	// The number after the last option dismisses nothing: answer never
+	// cancels, and says how to.
 	r := runCLI(t.Context(), api, false, "questions", "answer", asked[6].ID, "3")
-	require.Equal(t, ExitOK, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "dismissed")
-	q := api.Question(asked[6].ID)
-	assert.Equal(t, core.StatusCancelled, q.Status)
-	assert.Equal(t, core.CancelUser, q.CancelReason)
+	assert.Equal(t, ExitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "bridge questions cancel "+asked[6].ID)
+	assert.Equal(t, core.StatusPending, api.Question(asked[6].ID).Status)
 
 	// Already answered: the bridge's 409 comes through.
 	r = runCLI(t.Context(), api, false, "questions", "answer", asked[0].ID, "1")
@@ -325,15 +325,18 @@ func TestQuestionsAnswerUsage(t *testing.T) {
 			{Question: "One?", Options: []core.Option{{Label: "x"}, {Label: "y"}}}, {Question: "Two?"}}})
 	for _, args := range [][]string{
 		{asked[0].ID},                   // nothing chosen
-		{asked[0].ID, "4"},              // out of range (3 = Cancel)
+		{asked[0].ID, "3"},              // out of range: no number dismisses
 		{asked[0].ID, "0"},              // out of range
 		{asked[0].ID, "1,2"},            // single-select
 		{asked[0].ID, "eu"},             // free text without -m
 		{asked[0].ID, "1", "-m", "hmm"}, // one answer on a single-select question
-		{asked[0].ID, "1,3"},            // cancel mixed with an option
+		{asked[0].ID, "1,3"},            // no option 3
 		{asked[1].ID, "1", "-m", "ok"},  // a note goes with Deny
 		{asked[2].ID, "1"},              // one argument per item
 		{asked[2].ID, "1", "x", "-m", "y"},
+		{asked[2].ID, "--text", "3=x", "1", "y"}, // no item 3
+		{asked[2].ID, "--text", "one=x", "y"},    // ITEM is a number
+		{asked[2].ID, "--text", "2=x", "1", "y"}, // item 2 given twice
 	} {
 		r := runCLI(t.Context(), api, false, append([]string{"questions", "answer"}, args...)...)
 		assert.Equal(t, ExitUsage, r.code, "%v: %s", args, r.stderr)
@@ -360,4 +363,45 @@ func TestQuestionsCancel(t *testing.T) {
 	assert.Contains(t, r.stderr, "question_cancelled")
 	r = runCLI(t.Context(), api, false, "questions", "cancel", "--reason", "bored", asked[1].ID)
 	assert.Equal(t, ExitUsage, r.code)
+}
+
+// Any unique prefix of an id names its question, as in git; an ambiguous
+// one lists the candidates, and a too short one is refused.
+func TestQuestionIDPrefixes(t *testing.T) {
+	api := fakeapi.New(t, "")
+	ids := []string{"3f2a9c1b-0000-8000-aa00-000000000001", "3f2a9c77-0000-8000-aa00-000000000002", "77aa0000-0000-8000-aa00-000000000003"}
+	next := 0
+	api.NewID = func() string { next++; return ids[next-1] }
+	seed(t, api, approvalReq("a"), approvalReq("b"), approvalReq("c"))
+
+	r := runCLI(t.Context(), api, false, "questions", "list")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^3f2a9c1b\s+approval`, r.stdout)
+	assert.Regexp(t, `(?m)^3f2a9c77\s+approval`, r.stdout)
+
+	r = runCLI(t.Context(), api, false, "questions", "show", "3F2A9C1")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, ids[0])
+
+	r = runCLI(t.Context(), api, false, "questions", "answer", "3f2a", "1")
+	assert.Equal(t, ExitUsage, r.code)
+	assert.Contains(t, r.stderr, `"3f2a" matches 2 questions`)
+	assert.Contains(t, r.stderr, ids[0])
+	assert.Contains(t, r.stderr, ids[1])
+	assert.Equal(t, core.StatusPending, api.Question(ids[0]).Status)
+
+	r = runCLI(t.Context(), api, false, "questions", "answer", "3f2a9c7", "1")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Equal(t, core.StatusAnswered, api.Question(ids[1]).Status)
+
+	r = runCLI(t.Context(), api, false, "questions", "cancel", "77a")
+	assert.Equal(t, ExitUsage, r.code, "3 characters are too few")
+	assert.Contains(t, r.stderr, "at least 4")
+	r = runCLI(t.Context(), api, false, "questions", "cancel", "77aa-00")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Equal(t, core.StatusCancelled, api.Question(ids[2]).Status)
+
+	r = runCLI(t.Context(), api, false, "questions", "show", "abcdef")
+	assert.Equal(t, ExitError, r.code)
+	assert.Contains(t, r.stderr, "not_found")
 }

@@ -87,7 +87,7 @@ func TestE2EAskAnsweredByQuestionsAnswer(t *testing.T) {
 
 	show := runBridge(t, srv, "questions", "show", q.ID)
 	require.Equal(t, 0, show.code, show.stderr.String())
-	assert.Contains(t, show.stdout.String(), "[Region] Which region?\n   1) eu-west-1 — Dublin\n   2) us-east-1 — N. Virginia\n   3) Cancel")
+	assert.Contains(t, show.stdout.String(), "[Region] Which region?\n   1) eu-west-1 — Dublin\n   2) us-east-1 — N. Virginia\n\nto dismiss it without an answer: bridge questions cancel ")
 
 	ans := runBridge(t, srv, "questions", "answer", q.ID, "2")
 	require.Equal(t, 0, ans.code, ans.stderr.String())
@@ -114,7 +114,7 @@ func TestE2EAskAnsweredByQuestionsAnswer(t *testing.T) {
 	assert.Regexp(t, `\squestion\s+answered\s+-\s+ops-script\s+Which region\?$`, lines[1])
 	assert.Regexp(t, `\sapproval\s+pending\s+in 5 min\s+claude-code\s+Allow Bash: rm -rf build\?$`, lines[2])
 	appr := pendingOn(t, c, 1)
-	cancel := runBridge(t, srv, "questions", "answer", appr.ID, "3")
+	cancel := runBridge(t, srv, "questions", "cancel", appr.ID)
 	require.Equal(t, 0, cancel.code, cancel.stderr.String())
 	final, err := c.Get(t.Context(), appr.ID)
 	require.NoError(t, err)

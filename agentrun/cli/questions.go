@@ -22,9 +22,14 @@ commands:
   answer ID 1,3                        several options of a multi-select item
   answer ID -m "free text"             answer in your own words
   answer ID N -m "note"                option N; on an approval, Deny with the note as feedback
-  answer ID 2 1,3 "text"               a question with several items: one argument per item
-  answer ID <options+1>                the last choice shown, "Cancel": dismiss the question
-  cancel ID [--reason user|agent]      dismiss (user, default) or withdraw (agent)
+  answer ID 2 1,3 "text"               a question with several items: one argument per item;
+                                       for an open-ended item the argument is always its text
+  answer ID --text 1="3" 1,3 "text"    free text for item N, even one that looks like a number;
+                                       the other items take the arguments, in order
+  cancel ID [--reason user|agent]      dismiss (user, default) or withdraw (agent); answer
+                                       never dismisses
+
+ID is the full id or any unique prefix of it, as list and show print it.
   audit [ID] [--jsonl]                 the audit trail of one question (or the project), oldest first
 
 Configured by BRIDGE_URL, BRIDGE_TOKEN, BRIDGE_PROJECT.`
@@ -83,7 +88,12 @@ func (a *app) qList(ctx context.Context, args []string) int {
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tEXPIRES\tAGENT\tQUESTION")
 	now := a.now()
-	for _, q := range qs {
+	ids := make([]string, len(qs))
+	for i, q := range qs {
+		ids[i] = q.ID
+	}
+	short := shortIDs(ids)
+	for i, q := range qs {
 		exp := "-"
 		if q.Status == core.StatusPending {
 			exp = "in " + core.HumanDuration(q.ExpiresAt.Sub(now))
@@ -99,7 +109,7 @@ func (a *app) qList(ctx context.Context, args []string) int {
 				text += fmt.Sprintf(" (+%d more)", len(q.Questions)-1)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", q.ID, kind, q.Status, exp, firstNonEmpty(q.AgentName, q.AgentID, "-"), text)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", short[i], kind, q.Status, exp, firstNonEmpty(q.AgentName, q.AgentID, "-"), text)
 	}
 	_ = tw.Flush()
 	return ExitOK
@@ -115,7 +125,11 @@ func (a *app) qShow(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stderr, "usage: bridge questions show ID [--json]")
 		return ExitUsage
 	}
-	q, err := a.env.Client().Get(ctx, fs.Arg(0))
+	id, err := a.resolveID(ctx, fs.Arg(0), false)
+	if err != nil {
+		return a.idFailure("questions show", err)
+	}
+	q, err := a.env.Client().Get(ctx, id)
 	if err != nil {
 		return a.apiFailure("questions show", err)
 	}
@@ -162,7 +176,11 @@ func (a *app) render(q *core.Question) {
 		fmt.Fprintf(w, "%s%s%s\n", prefix, head, it.Question)
 		switch {
 		case it.OpenEnded():
-			fmt.Fprintln(w, "   (free text: answer with -m \"...\")")
+			if len(q.Questions) > 1 {
+				fmt.Fprintf(w, "   (free text: this item's argument, or --text %d=\"...\")\n", i+1)
+			} else {
+				fmt.Fprintln(w, "   (free text: answer with -m \"...\")")
+			}
 		case it.MultiSelect:
 			fmt.Fprintln(w, "   (choose one or more, e.g. 1,3; or your own words with -m)")
 		}
@@ -176,9 +194,10 @@ func (a *app) render(q *core.Question) {
 			}
 			fmt.Fprintln(w, line)
 		}
-		fmt.Fprintf(w, "   %d) Cancel — dismiss the question without an answer\n", len(it.Options)+1)
 	}
 	switch q.Status {
+	case core.StatusPending:
+		fmt.Fprintf(w, "\nto dismiss it without an answer: bridge questions cancel %s\n", q.ID)
 	case core.StatusAnswered:
 		by := "someone"
 		if q.RespondedBy != nil {
@@ -196,9 +215,11 @@ func (a *app) render(q *core.Question) {
 }
 
 func (a *app) qAnswer(ctx context.Context, args []string) int {
-	const usage = `usage: bridge questions answer ID N | N,M | -m "text" | N -m "note"   (see bridge questions --help)`
+	const usage = `usage: bridge questions answer ID N | N,M | -m "text" | N -m "note" | --text ITEM=TEXT ...   (see bridge questions --help)`
 	fs := newFlags("questions answer", a.stderr, usage)
 	note := fs.String("m", "", "free text answer, or the feedback of a Deny")
+	texts := itemTexts{}
+	fs.Var(texts, "text", "`ITEM=TEXT`: free text for item ITEM (1-based), even text that looks like a number; repeatable")
 	asJSON := fs.Bool("json", false, "print the response as JSON")
 	if code, ok := parse(fs, args); !ok {
 		return code
@@ -207,29 +228,22 @@ func (a *app) qAnswer(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stderr, usage)
 		return ExitUsage
 	}
-	id, picks := fs.Arg(0), fs.Args()[1:]
+	id, err := a.resolveID(ctx, fs.Arg(0), true)
+	if err != nil {
+		return a.idFailure("questions answer", err)
+	}
+	picks := fs.Args()[1:]
 	c := a.env.Client()
 	q, err := c.Get(ctx, id)
 	if err != nil {
 		return a.apiFailure("questions answer", err)
 	}
-	answers, cancel, err := choose(q, picks, *note)
+	answers, err := choose(q, picks, *note, texts)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "bridge questions answer: %v\n", err)
 		return ExitUsage
 	}
-	if cancel {
-		cq, err := c.Cancel(ctx, id, core.CancelUser)
-		if err != nil {
-			return a.apiFailure("questions answer", err)
-		}
-		if *asJSON {
-			return a.printJSON(cq)
-		}
-		fmt.Fprintf(a.stdout, "question %s dismissed\n", cq.ID)
-		return ExitOK
-	}
-	res, err := c.Respond(ctx, id, core.RespondRequest{Answers: answers})
+	res, err := c.Respond(ctx, q.ID, core.RespondRequest{Answers: answers})
 	if err != nil {
 		return a.apiFailure("questions answer", err)
 	}
@@ -245,93 +259,145 @@ func (a *app) qAnswer(ctx context.Context, args []string) int {
 	return ExitOK
 }
 
-// choose maps an operator's picks (one argument per item: "2", "1,3", or
-// free text for several items) and note to the answers of a respond
-// request. cancel is true when the pick is the "Cancel" choice.
-func choose(q *core.Question, picks []string, note string) (answers map[string]core.StringList, cancel bool, err error) {
+// itemTexts collects --text ITEM=TEXT: free text per item (1-based).
+type itemTexts map[int]string
+
+func (t itemTexts) String() string { return "" }
+
+func (t itemTexts) Set(v string) error {
+	k, text, ok := strings.Cut(v, "=")
+	n, err := strconv.Atoi(strings.TrimSpace(k))
+	if !ok || err != nil || n < 1 {
+		return fmt.Errorf("want ITEM=TEXT with ITEM the item's number (1, 2, …), got %q", v)
+	}
+	if _, dup := t[n]; dup {
+		return fmt.Errorf("item %d has two --text answers", n)
+	}
+	t[n] = text
+	return nil
+}
+
+// choose maps an operator's picks (one argument per item not given with
+// --text: "2", "1,3", or free text), note (-m) and texts (--text) to the
+// answers of a respond request. It never dismisses: that is `cancel`.
+func choose(q *core.Question, picks []string, note string, texts itemTexts) (map[string]core.StringList, error) {
 	items := q.Questions
-	answers = map[string]core.StringList{}
+	answers := map[string]core.StringList{}
+	for n := range texts {
+		if n > len(items) {
+			return nil, fmt.Errorf("--text %d=…: this question has %d item(s)", n, len(items))
+		}
+	}
 	if len(items) == 1 {
 		it := items[0]
-		if len(picks) > 1 {
-			return nil, false, fmt.Errorf("one argument expected after the id (e.g. 2 or 1,3), got %d; free text goes with -m", len(picks))
-		}
-		if len(picks) == 0 {
-			if strings.TrimSpace(note) == "" {
-				return nil, false, fmt.Errorf("give an option number (see bridge questions show %s) or -m \"text\"", q.ID)
+		if text, ok := texts[1]; ok {
+			if note != "" || len(picks) > 0 {
+				return nil, fmt.Errorf("--text 1=… is the whole answer: give no option number or -m with it")
 			}
-			answers[it.Question] = core.StringList{note}
-			return answers, false, nil
+			note = text
 		}
-		labels, cancel, err := numbered(it, picks[0])
-		if err != nil || cancel {
-			return nil, cancel, err
+		if len(picks) > 1 {
+			return nil, fmt.Errorf("one argument expected after the id (e.g. 2 or 1,3), got %d; free text goes with -m", len(picks))
+		}
+		if len(picks) == 0 || it.OpenEnded() {
+			text := note
+			if len(picks) == 1 {
+				if note != "" {
+					return nil, fmt.Errorf("this item is open-ended: give its answer once, as an argument or with -m")
+				}
+				text = picks[0]
+			}
+			if strings.TrimSpace(text) == "" {
+				return nil, fmt.Errorf("give an option number (see bridge questions show %s) or -m \"text\"", q.ID)
+			}
+			answers[it.Question] = core.StringList{text}
+			return answers, nil
+		}
+		labels, err := numbered(q, it, picks[0], true)
+		if err != nil {
+			return nil, err
 		}
 		if strings.TrimSpace(note) != "" {
 			switch {
 			case q.Kind == core.KindApproval:
 				if len(labels) == 1 && strings.EqualFold(labels[0], "Allow") {
-					return nil, false, fmt.Errorf("a note goes with Deny (it becomes the agent's feedback), not with Allow")
+					return nil, fmt.Errorf("a note goes with Deny (it becomes the agent's feedback), not with Allow")
 				}
 				// Free text denies, with the text as the agent's feedback.
 				labels = []string{note}
 			case it.MultiSelect:
 				labels = append(labels, note)
 			default:
-				return nil, false, fmt.Errorf("this item takes one answer: an option number or -m \"text\", not both")
+				return nil, fmt.Errorf("this item takes one answer: an option number or -m \"text\", not both")
 			}
 		}
 		answers[it.Question] = labels
-		return answers, false, nil
+		return answers, nil
 	}
 	if note != "" {
-		return nil, false, fmt.Errorf("this question has %d items: give one argument per item instead of -m", len(items))
+		return nil, fmt.Errorf("this question has %d items: give one argument per item (free text for item N: --text N=\"...\") instead of -m", len(items))
 	}
-	if len(picks) != len(items) {
-		return nil, false, fmt.Errorf("this question has %d items: give one argument per item (a number such as 2, numbers such as 1,3, or free text), got %d", len(items), len(picks))
+	var rest []int // the items the arguments answer, in order
+	for i := range items {
+		if _, ok := texts[i+1]; !ok {
+			rest = append(rest, i)
+		}
 	}
-	for i, it := range items {
-		if !isNumbers(picks[i]) {
-			answers[it.Question] = core.StringList{picks[i]}
+	if len(picks) != len(rest) {
+		given := ""
+		if len(texts) > 0 {
+			given = fmt.Sprintf(" (%d given with --text)", len(texts))
+		}
+		return nil, fmt.Errorf("this question has %d items%s: give one argument for each of the other %d (a number such as 2, numbers such as 1,3, or free text), got %d",
+			len(items), given, len(rest), len(picks))
+	}
+	for n, text := range texts {
+		if strings.TrimSpace(text) == "" {
+			return nil, fmt.Errorf("--text %d= is empty", n)
+		}
+		answers[items[n-1].Question] = core.StringList{text}
+	}
+	for k, i := range rest {
+		it, pick := items[i], picks[k]
+		if it.OpenEnded() || !isNumbers(pick) {
+			answers[it.Question] = core.StringList{pick}
 			continue
 		}
-		labels, c, err := numbered(it, picks[i])
+		labels, err := numbered(q, it, pick, false)
 		if err != nil {
-			return nil, false, fmt.Errorf("item %d: %w", i+1, err)
-		}
-		if c {
-			return nil, true, nil
+			return nil, fmt.Errorf("item %d: %w", i+1, err)
 		}
 		answers[it.Question] = labels
 	}
-	return answers, false, nil
+	return answers, nil
 }
 
-// numbered maps "2" or "1,3" to option labels; options+1 is Cancel.
-func numbered(it core.Item, pick string) (labels []string, cancel bool, err error) {
+// numbered maps "2" or "1,3" to option labels.
+func numbered(q *core.Question, it core.Item, pick string, single bool) ([]string, error) {
 	if !isNumbers(pick) {
-		return nil, false, fmt.Errorf("%q is not an option number (1-%d); free text goes with -m", pick, len(it.Options)+1)
+		hint := "free text goes with -m"
+		if !single {
+			hint = "free text goes as the item's argument"
+		}
+		return nil, fmt.Errorf("%q is not an option number (1-%d); %s", pick, len(it.Options), hint)
 	}
+	var labels []string
 	seen := map[int]bool{}
 	for _, p := range strings.Split(pick, ",") {
 		n, _ := strconv.Atoi(strings.TrimSpace(p))
 		switch {
-		case n == len(it.Options)+1:
-			cancel = true
-		case n < 1 || n > len(it.Options)+1:
-			return nil, false, fmt.Errorf("option %d does not exist: choose 1-%d (%d = Cancel)", n, len(it.Options)+1, len(it.Options)+1)
+		case n < 1 || n > len(it.Options):
+			return nil, fmt.Errorf("option %d does not exist: choose 1-%d (free text that looks like a number: --text N=%q; to dismiss the question: bridge questions cancel %s)",
+				n, len(it.Options), p, q.ID)
 		case !seen[n]:
 			seen[n] = true
 			labels = append(labels, it.Options[n-1].Label)
 		}
 	}
-	if cancel && len(labels) > 0 {
-		return nil, false, fmt.Errorf("%d is Cancel and cannot be combined with options", len(it.Options)+1)
-	}
 	if !it.MultiSelect && len(labels) > 1 {
-		return nil, false, fmt.Errorf("this item takes one answer, got %d", len(labels))
+		return nil, fmt.Errorf("this item takes one answer, got %d", len(labels))
 	}
-	return labels, cancel, nil
+	return labels, nil
 }
 
 func isNumbers(s string) bool {
@@ -365,7 +431,11 @@ func (a *app) qCancel(ctx context.Context, args []string) int {
 		fmt.Fprintf(a.stderr, "bridge questions cancel: --reason must be user or agent, got %q\n", *reason)
 		return ExitUsage
 	}
-	q, err := a.env.Client().Cancel(ctx, fs.Arg(0), *reason)
+	id, err := a.resolveID(ctx, fs.Arg(0), true)
+	if err != nil {
+		return a.idFailure("questions cancel", err)
+	}
+	q, err := a.env.Client().Cancel(ctx, id, *reason)
 	if err != nil {
 		return a.apiFailure("questions cancel", err)
 	}
@@ -409,7 +479,14 @@ func (a *app) qAudit(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stderr, usage)
 		return ExitUsage
 	}
-	entries, err := a.env.Client().Audit(ctx, fs.Arg(0))
+	id := fs.Arg(0)
+	if id != "" {
+		var err error
+		if id, err = a.resolveID(ctx, id, false); err != nil {
+			return a.idFailure("questions audit", err)
+		}
+	}
+	entries, err := a.env.Client().Audit(ctx, id)
 	if err != nil {
 		return a.apiFailure("questions audit", err)
 	}
@@ -432,10 +509,7 @@ func (a *app) qAudit(ctx context.Context, args []string) int {
 		if e.By != nil {
 			by = e.By.Platform + ":" + e.By.ID
 		}
-		q := e.QuestionID
-		if len(q) > 8 {
-			q = q[:8]
-		}
+		q := core.ShortID(e.QuestionID)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.At.Local().Format("2006-01-02 15:04:05"), e.Type, by, q, e.Detail)
 	}
 	tw.Flush()

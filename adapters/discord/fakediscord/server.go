@@ -522,6 +522,20 @@ func (f *Server) checkMessage(w http.ResponseWriter, op string, p *Payload) bool
 	if p.Content != nil && utf8.RuneCountInString(*p.Content) > 2000 {
 		bad("content longer than 2000")
 	}
+	if p.AllowedMentions != nil && p.Content != nil {
+		// Not a Discord rule, but a sign of a cut message: allowing a
+		// mention the content does not show.
+		for _, id := range p.AllowedMentions.Roles {
+			if !strings.Contains(*p.Content, "<@&"+id+">") {
+				bad("allowed_mentions.roles lists %s, which the content does not mention", id)
+			}
+		}
+		for _, id := range p.AllowedMentions.Users {
+			if !strings.Contains(*p.Content, "<@"+id+">") && !strings.Contains(*p.Content, "<@!"+id+">") {
+				bad("allowed_mentions.users lists %s, which the content does not mention", id)
+			}
+		}
+	}
 	if p.Embeds != nil {
 		if len(*p.Embeds) > 10 {
 			bad("more than 10 embeds")

@@ -321,6 +321,9 @@ func checkMessage(p map[string]string) resp {
 	if len(c.problems) > 0 {
 		return fail("invalid_blocks", c.problems...)
 	}
+	if total := blocksText(v); total > maxBlocksText {
+		return fail("msg_blocks_too_long", fmt.Sprintf("[ERROR] the blocks hold %d characters of text, more than %d", total, maxBlocksText))
+	}
 	return nil
 }
 
@@ -392,6 +395,11 @@ func (s *Server) handle(method string, p map[string]string, raw obj) resp {
 		c.view(raw["view"])
 		if len(c.problems) > 0 {
 			return fail("invalid_arguments", c.problems...)
+		}
+		if vo, ok := raw["view"].(obj); ok {
+			if total := blocksText(vo["blocks"]); total > maxBlocksText {
+				return fail("msg_blocks_too_long", fmt.Sprintf("[ERROR] the view's blocks hold %d characters of text, more than %d", total, maxBlocksText))
+			}
 		}
 		s.triggers[tid] = time.Time{}
 		v := View{ID: fmt.Sprintf("V%d", s.seq+1), TriggerID: tid, View: json.RawMessage(p["view"])}

@@ -35,6 +35,11 @@ const (
 	maxPrivateMeta   = 3000
 	maxCallbackID    = 255
 	maxMessageText   = 40000
+	// maxBlocksText is the undocumented ceiling on the text of all blocks
+	// of one message: Slack answers msg_blocks_too_long above about 12,000
+	// characters (slackapi/bolt-js#2509, #2867; PLATFORMS.md). The fake
+	// applies it to modals too, which is stricter than confirmed.
+	maxBlocksText = 12000
 )
 
 type obj = map[string]any
@@ -289,4 +294,29 @@ func (c *checker) view(v any) {
 	c.maxLen("/view", o, "private_metadata", maxPrivateMeta)
 	c.maxLen("/view", o, "callback_id", maxCallbackID)
 	c.blocks("/view/blocks", o["blocks"], "modal")
+}
+
+// blocksText is the text Slack counts against maxBlocksText: every "text"
+// string anywhere in the blocks — text objects of sections, fields,
+// headers, context elements, buttons, options and their descriptions,
+// placeholders, labels, confirm dialogs, and rich text elements.
+func blocksText(v any) int {
+	total := 0
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if s, ok := c.(string); ok {
+				if k == "text" {
+					total += n(s)
+				}
+				continue
+			}
+			total += blocksText(c)
+		}
+	case []any:
+		for _, c := range x {
+			total += blocksText(c)
+		}
+	}
+	return total
 }

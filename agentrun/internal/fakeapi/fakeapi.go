@@ -40,6 +40,8 @@ type Server struct {
 	requests  []Request
 	// Hooks a test may set before requests arrive.
 	OnCreate func(q *core.Question)
+	// NewID makes the id of a new question (default: a random UUID).
+	NewID func() string
 }
 
 // New starts a fake on an httptest server closed at the end of the test.
@@ -244,6 +246,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	q.ID = uuid.NewString()
+	if s.NewID != nil {
+		q.ID = s.NewID()
+	}
 	q.ProjectID = project
 	q.CreatedAt, q.UpdatedAt, q.ExpiresAt = now.UTC(), now.UTC(), now.Add(timeout).UTC()
 	if q.Targets == nil {
