@@ -131,7 +131,7 @@ func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, s
 	var cfg config
 	var approve stringsFlag
 	fs.StringVar(&cfg.agent, "agent", "", `agent id of the questions (default BRIDGE_AGENT_ID, else "claude-code")`)
-	fs.DurationVar(&cfg.timeout, "timeout", DefaultTimeout, "how long to wait for an answer; keep it under the hook's timeout in settings.json (default 10m)")
+	fs.DurationVar(&cfg.timeout, "timeout", DefaultTimeout, "how long to wait for an answer; keep it under the hook's timeout in settings.json")
 	fs.StringVar(&cfg.onTimeout, "on-timeout", "fallback", `no answer in time: "fallback" (Claude Code asks in the terminal) or "deny"`)
 	fs.Var(&approve, "approve", `ask for approval before a tool runs (PreToolUse), e.g. "Bash(rm *)", "mcp__*__deploy"; repeatable`)
 	fs.StringVar(&cfg.route, "route", "", "route of the questions (default BRIDGE_ROUTE)")
