@@ -96,6 +96,9 @@ type PermissionRequestOutput struct {
 type Decision struct {
 	Behavior string `json:"behavior"`
 	Message  string `json:"message,omitempty"`
+	// UpdatedInput replaces the tool's input on allow (AskUserQuestion:
+	// the questions with their answers).
+	UpdatedInput any `json:"updatedInput,omitempty"`
 }
 
 // config is the parsed flags.
@@ -246,6 +249,8 @@ type hook struct {
 	in     *Input
 	c      *client.Client
 	stderr io.Writer
+	// tr follows the session transcript while a PermissionRequest waits.
+	tr *transcript
 }
 
 func (h *hook) handle(ctx context.Context) (*Output, error) {
@@ -268,54 +273,67 @@ func (h *hook) handle(ctx context.Context) (*Output, error) {
 		if h.in.ToolName == "" {
 			return nil, errors.New("PermissionRequest input has no tool_name")
 		}
+		h.findToolCall(ctx)
+		if h.in.ToolName == "AskUserQuestion" {
+			// Claude Code raises this when no PreToolUse hook answered:
+			// the answer is the questions' answers, not an "Allow".
+			return h.askUserQuestion(ctx)
+		}
 		return h.approval(ctx)
 	}
 	return nil, fmt.Errorf("unsupported hook event %q: configure this hook for PreToolUse (AskUserQuestion and --approve tools) and PermissionRequest", h.in.HookEventName)
 }
 
-// askUserQuestion handles PreToolUse for AskUserQuestion.
+// findToolCall learns the tool call a PermissionRequest is about from the
+// session transcript: its tool_use_id (the event carries none) makes the
+// hook re-attach to what a PreToolUse hook already asked about this call
+// instead of posting it twice.
+func (h *hook) findToolCall(ctx context.Context) {
+	if h.in.TranscriptPath == "" || h.in.ToolUseID != "" {
+		return
+	}
+	h.tr = newTranscript(h.in.TranscriptPath)
+	h.in.ToolUseID = h.tr.lookup(ctx, h.in.ToolName, h.in.ToolInput)
+}
+
+// askUserQuestion asks AskUserQuestion's questions (PreToolUse or
+// PermissionRequest) and hands the answers to Claude Code as updatedInput.
 func (h *hook) askUserQuestion(ctx context.Context) (*Output, error) {
-	var ti struct {
-		Questions json.RawMessage `json:"questions"`
+	event := h.in.HookEventName
+	ai, err := parseAskInput(h.in.ToolInput)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(h.in.ToolInput, &ti); err != nil || len(ti.Questions) == 0 {
-		return nil, errors.New("AskUserQuestion tool_input has no questions")
-	}
-	var items []core.Item
-	if err := json.Unmarshal(ti.Questions, &items); err != nil {
-		return nil, fmt.Errorf("AskUserQuestion tool_input.questions is not a list of questions: %v", err)
-	}
+	shown := ai.display()
 	req := &core.AskRequest{RunID: h.in.SessionID, AgentID: h.cfg.agent, AgentName: "Claude Code",
-		Questions: items, Route: h.cfg.route, IdempotencyKey: h.in.ToolUseID,
+		Questions: shown, Route: h.cfg.route, IdempotencyKey: h.in.ToolUseID,
 		Context: h.contextLine()}
 	if h.in.AgentID != "" {
 		// A subagent: the bridge refuses it, like Claude Code itself.
 		req.RunID = h.in.SessionID + "/" + h.in.AgentID
 		req.ParentRunID = h.in.SessionID
 	}
-	q, timedOut, err := h.askAndWait(ctx, req)
+	w, err := h.askAndWait(ctx, req)
 	if err != nil {
 		if core.ErrorCode(err) == core.ESubagentNotAllowed {
-			return preToolUse("deny", "only parent conversations can ask user questions: ask the parent agent to ask the user", nil), nil
+			return h.deny("only parent conversations can ask user questions: ask the parent agent to ask the user"), nil
 		}
 		return nil, err
 	}
-	if timedOut {
-		return h.onTimeout("PreToolUse", "No answer came through askbridge within "+h.cfg.timeout.String()+"."), nil
-	}
+	q := w.q
 	switch {
+	case w.terminal:
+		return nil, nil
+	case w.timedOut:
+		return h.onTimeout(event, "No answer came through askbridge within "+h.cfg.timeout.String()+"."), nil
 	case q.Status == core.StatusAnswered:
-		answers := map[string]string{}
-		for _, it := range q.Questions {
-			answers[it.Question] = q.Answers[it.Question]
-		}
-		return preToolUse("allow", "", map[string]any{"questions": ti.Questions, "answers": answers}), nil
+		return h.allow("", ai.updatedInput(ai.answers(q, shown))), nil
 	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelUser:
-		return preToolUse("deny", dismissed(q), nil), nil
+		return h.deny(dismissed(q)), nil
 	}
 	// Expired, superseded or withdrawn: Claude Code asks in the terminal.
 	fmt.Fprintf(h.stderr, "bridge hook claude-code: question %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
-	return h.onTimeout("PreToolUse", "No answer came through askbridge: the question "+describe(q)+"."), nil
+	return h.onTimeout(event, "No answer came through askbridge: the question "+describe(q)+"."), nil
 }
 
 // approval handles PermissionRequest and PreToolUse for --approve tools.
@@ -333,14 +351,17 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 			{Label: "Deny", Description: "Refuse; answer in your own words to tell the agent why"},
 		}}},
 		Context: h.contextLine() + "\n\n" + toolDetails(h.in.ToolName, h.in.ToolInput)}
-	q, timedOut, err := h.askAndWait(ctx, req)
+	w, err := h.askAndWait(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if timedOut {
+	if w.terminal {
+		return nil, nil
+	}
+	if w.timedOut {
 		return h.onTimeout(event, "No approval came through askbridge within "+h.cfg.timeout.String()+"."), nil
 	}
-	allow, msg := false, ""
+	q := w.q
 	switch {
 	case q.Status == core.StatusAnswered:
 		ans := strings.TrimSpace(q.Answers[q.Questions[0].Question])
@@ -350,36 +371,51 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 		}
 		switch {
 		case strings.EqualFold(ans, "Allow"):
-			allow = true
-			msg = "Allowed by " + by + " via askbridge."
+			return h.allow("Allowed by "+by+" via askbridge.", nil), nil
 		case strings.EqualFold(ans, "Deny"):
-			msg = "Denied by " + by + " via askbridge."
+			return h.deny("Denied by " + by + " via askbridge."), nil
 		default:
-			msg = "Denied by " + by + " via askbridge, who said: " + ans
+			return h.deny("Denied by " + by + " via askbridge, who said: " + ans), nil
 		}
 	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelUser:
-		msg = dismissed(q)
-	default:
-		fmt.Fprintf(h.stderr, "bridge hook claude-code: approval %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
-		return h.onTimeout(event, "No approval came through askbridge: the request "+describe(q)+"."), nil
+		return h.deny(dismissed(q)), nil
 	}
-	if event == "PermissionRequest" {
-		d := Decision{Behavior: "deny", Message: msg}
-		if allow {
-			d = Decision{Behavior: "allow"}
-		}
-		return &Output{HookSpecificOutput: PermissionRequestOutput{HookEventName: event, Decision: d}}, nil
-	}
-	if allow {
-		return preToolUse("allow", msg, nil), nil
-	}
-	return preToolUse("deny", msg, nil), nil
+	fmt.Fprintf(h.stderr, "bridge hook claude-code: approval %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
+	return h.onTimeout(event, "No approval came through askbridge: the request "+describe(q)+"."), nil
 }
 
-// askAndWait asks and waits up to the timeout. timedOut reports that the
-// hook gave up: the question is then withdrawn (DESIGN §5), as it is when
-// Claude Code stops the hook.
-func (h *hook) askAndWait(ctx context.Context, req *core.AskRequest) (q *core.Question, timedOut bool, err error) {
+// allow answers the event with an allow decision; reason is shown for
+// PreToolUse only (a PermissionRequest allow carries none).
+func (h *hook) allow(reason string, updated any) *Output {
+	if h.in.HookEventName == "PermissionRequest" {
+		return &Output{HookSpecificOutput: PermissionRequestOutput{HookEventName: "PermissionRequest",
+			Decision: Decision{Behavior: "allow", UpdatedInput: updated}}}
+	}
+	return preToolUse("allow", reason, updated)
+}
+
+func (h *hook) deny(msg string) *Output {
+	if h.in.HookEventName == "PermissionRequest" {
+		return &Output{HookSpecificOutput: PermissionRequestOutput{HookEventName: "PermissionRequest",
+			Decision: Decision{Behavior: "deny", Message: msg}}}
+	}
+	return preToolUse("deny", msg, nil)
+}
+
+// waited is how a wait ended: q is final, or the hook gave up (timedOut),
+// or the person decided in the terminal first; in both of the latter the
+// question was withdrawn.
+type waited struct {
+	q                  *core.Question
+	timedOut, terminal bool
+}
+
+var errDecidedInTerminal = errors.New("decided in the terminal")
+
+// askAndWait asks and waits up to the timeout. On giving up, and when the
+// transcript shows the person decided in the terminal, the question is
+// withdrawn (DESIGN §5), as it is when Claude Code stops the hook.
+func (h *hook) askAndWait(ctx context.Context, req *core.AskRequest) (waited, error) {
 	// The question outlives the hook a little, so the hook's own deadline,
 	// not the bridge's expiry, decides and withdraws it.
 	d := core.Duration(h.cfg.timeout + time.Minute)
@@ -390,43 +426,50 @@ func (h *hook) askAndWait(ctx context.Context, req *core.AskRequest) (q *core.Qu
 	asked, err := h.c.Ask(actx, req)
 	acancel()
 	if err != nil {
-		return nil, false, err
+		return waited{}, err
 	}
 	if asked.Status.Final() {
-		return &asked.Question, false, nil
+		return waited{q: &asked.Question}, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, h.cfg.timeout)
 	defer cancel()
-	q, err = h.c.Wait(wctx, asked.ID)
+	wctx, stop := context.WithCancelCause(wctx)
+	defer stop(nil)
+	if h.tr != nil {
+		go h.tr.watch(wctx, h.in.ToolUseID, h.in.ToolName, h.in.ToolInput, func() { stop(errDecidedInTerminal) })
+	}
+	q, err := h.c.Wait(wctx, asked.ID)
 	if err == nil {
-		return q, false, nil
+		return waited{q: q}, nil
 	}
 	if wctx.Err() == nil {
-		return nil, false, err
+		return waited{}, err
 	}
+	terminal := errors.Is(context.Cause(wctx), errDecidedInTerminal)
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer ccancel()
 	if cq, cerr := h.c.Cancel(cctx, asked.ID, core.CancelAgent); cerr != nil {
 		// Answered at the last moment? Then use the answer.
-		if fq, gerr := h.c.Get(cctx, asked.ID); gerr == nil && fq.Status == core.StatusAnswered {
-			return fq, false, nil
+		if fq, gerr := h.c.Get(cctx, asked.ID); gerr == nil && fq.Status == core.StatusAnswered && !terminal {
+			return waited{q: fq}, nil
 		}
 		fmt.Fprintf(h.stderr, "bridge hook claude-code: withdrawing question %s failed: %v\n", asked.ID, cerr)
-	} else if cq.Status == core.StatusAnswered {
-		return cq, false, nil
+	} else if cq.Status == core.StatusAnswered && !terminal {
+		return waited{q: cq}, nil
+	}
+	if terminal {
+		fmt.Fprintf(h.stderr, "bridge hook claude-code: %s was decided in the terminal; question %s withdrawn\n", h.in.ToolName, asked.ID)
+		return waited{terminal: true}, nil
 	}
 	if ctx.Err() != nil {
-		return nil, false, fmt.Errorf("stopped while waiting for question %s; question withdrawn", asked.ID)
+		return waited{}, fmt.Errorf("stopped while waiting for question %s; question withdrawn", asked.ID)
 	}
-	return nil, true, nil
+	return waited{timedOut: true}, nil
 }
 
 func (h *hook) onTimeout(event, reason string) *Output {
 	if h.cfg.onTimeout == "deny" {
-		if event == "PermissionRequest" {
-			return &Output{HookSpecificOutput: PermissionRequestOutput{HookEventName: event, Decision: Decision{Behavior: "deny", Message: reason}}}
-		}
-		return preToolUse("deny", reason, nil)
+		return h.deny(reason)
 	}
 	if event == "PreToolUse" && h.in.ToolName != "AskUserQuestion" {
 		// An approved-by-pattern tool: make Claude Code ask in the terminal
@@ -474,7 +517,9 @@ func describe(q *core.Question) string {
 }
 
 // approvalKey makes repeated deliveries of the same permission prompt
-// re-attach: the tool_use_id when Claude Code sends one.
+// re-attach, and a PermissionRequest re-attach to the PreToolUse approval
+// of the same tool call: the tool_use_id (sent with PreToolUse, read from
+// the transcript for PermissionRequest).
 func approvalKey(in *Input) string {
 	if in.ToolUseID == "" {
 		return ""
