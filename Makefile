@@ -40,6 +40,8 @@ FUZZ_TARGETS := \
 	./core:FuzzRespond \
 	./agentrun/api:FuzzCreateAndRespond \
 	./agentrun/hook:FuzzHookInput \
+	./agentrun/hook:FuzzShellCommands \
+	./agentrun/hook:FuzzTranscriptLine \
 	./cmd/bridge:FuzzConfigFile \
 	./adapters/slack:FuzzParseReply \
 	./adapters/slack:FuzzInteractionsHandler \

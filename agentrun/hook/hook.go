@@ -2,10 +2,16 @@
 // claude-code). It reads one hook event as JSON on stdin and answers it on
 // stdout after asking people through the bridge:
 //
-//   - PreToolUse for AskUserQuestion: the questions are asked through the
-//     bridge and the answers handed to Claude Code as updatedInput.
-//   - PermissionRequest, and PreToolUse for tools matched by --approve
-//     patterns: an approval (Allow / Deny) is asked.
+//   - AskUserQuestion (PreToolUse, or the PermissionRequest Claude Code
+//     raises when no PreToolUse hook answered): the questions are asked
+//     through the bridge and the answers handed to Claude Code as
+//     updatedInput, keyed by the original question strings.
+//   - PermissionRequest for other tools, and PreToolUse for tools matched
+//     by --approve patterns: an approval (Allow / Deny) is asked.
+//
+// A PermissionRequest hook follows the session transcript: it re-attaches
+// to what a PreToolUse hook already asked for the same tool call, and
+// withdraws its question once the person decided in the terminal.
 //
 // Exit codes (Claude Code treats 2 as "block the tool call", so the hook
 // never uses it):
@@ -118,9 +124,10 @@ func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 const usage = `usage: bridge hook claude-code [flags] < hook-input.json
 
-Answers Claude Code hook events through askbridge: AskUserQuestion (PreToolUse)
-becomes a question in Slack/Discord/the web inbox; PermissionRequest and
-PreToolUse for --approve tools become an Allow/Deny approval.
+Answers Claude Code hook events through askbridge: AskUserQuestion (PreToolUse
+or PermissionRequest) becomes a question in Slack/Discord/the web inbox; other
+PermissionRequests and PreToolUse for --approve tools become an Allow/Deny
+approval.
 
 exit codes: 0 decision printed, or nothing printed (no answer in time: Claude
 Code shows its own dialog; or a tool this hook does not handle); 1 malformed
