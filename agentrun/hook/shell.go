@@ -222,7 +222,10 @@ func normalizeCommand(words []string, depth int) []string {
 			}
 		}
 		words[0] = name
-		return []string{strings.Join(words, " ")}
+		if cmd := strings.Join(words, " "); cmd != "" {
+			return []string{cmd}
+		}
+		return nil
 	}
 	return nil
 }
