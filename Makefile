@@ -2,7 +2,7 @@ GO      ?= go
 PKGS    ?= ./...
 BIN     := bin/bridge
 
-.PHONY: all build run test test-short lint bench fuzz deps clean
+.PHONY: all build run test test-short test-claude-code lint bench fuzz deps clean
 
 all: build
 
@@ -23,6 +23,11 @@ test: deps
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
+
+## test-claude-code: opt-in; the real Claude Code CLI (from npm, cached) offline against a fake
+## Messages API, with the hook as in the README; skipped when npm is missing
+test-claude-code:
+	@GO=$(GO) ./scripts/claude-code.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
