@@ -29,11 +29,12 @@ const envClaudeCode = "ASKBRIDGE_CLAUDE_CODE"
 
 // fakeMessagesAPI is Anthropic's Messages API as far as Claude Code needs
 // it to run one turn offline: the main conversation's first request is
-// answered with an AskUserQuestion tool_use, the next with text; side
+// answered with a tool_use (AskUserQuestion, Bash…), the next with text; side
 // requests (titles, summaries) get a short text.
 type fakeMessagesAPI struct {
 	*httptest.Server
 	toolUseID string
+	tool      string
 	input     map[string]any
 
 	mu          sync.Mutex
@@ -42,8 +43,8 @@ type fakeMessagesAPI struct {
 	log         []string
 }
 
-func newFakeMessagesAPI(t *testing.T, toolUseID string, input map[string]any) *fakeMessagesAPI {
-	f := &fakeMessagesAPI{toolUseID: toolUseID, input: input}
+func newFakeMessagesAPI(t *testing.T, toolUseID, tool string, input map[string]any) *fakeMessagesAPI {
+	f := &fakeMessagesAPI{toolUseID: toolUseID, tool: tool, input: input}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
 	return f
@@ -75,7 +76,7 @@ func (f *fakeMessagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(body, &req)
 	offered := false
 	for _, tl := range req.Tools {
-		offered = offered || tl.Name == "AskUserQuestion"
+		offered = offered || tl.Name == f.tool
 	}
 	var result *string
 	for _, m := range req.Messages {
@@ -108,7 +109,7 @@ func (f *fakeMessagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 	case result != nil:
 		f.reply(w, req.Stream, textBlock("Thanks, noted."), "end_turn")
 	case offered:
-		f.reply(w, req.Stream, map[string]any{"type": "tool_use", "id": f.toolUseID, "name": "AskUserQuestion", "input": f.input}, "tool_use")
+		f.reply(w, req.Stream, map[string]any{"type": "tool_use", "id": f.toolUseID, "name": f.tool, "input": f.input}, "tool_use")
 	default:
 		f.reply(w, req.Stream, textBlock("Setup questions"), "end_turn")
 	}
@@ -169,7 +170,6 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Skip(envClaudeCode + " is not set: run make test-claude-code")
 	}
 	srv, c := serve(t)
-	bridge := bridgetest.Binary(t)
 	pre := fixture(t, "pretooluse-askuserquestion.json")
 
 	for _, tc := range []struct {
@@ -186,51 +186,10 @@ func TestRealClaudeCode(t *testing.T) {
 		{"PermissionRequest", `{"PermissionRequest":[{"matcher":"*","hooks":[{"type":"command","command":"BRIDGE --poll 1s","timeout":120}]}]}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			api := newFakeMessagesAPI(t, "toolu_01RealCLI"+tc.name, pre.input())
-			home := t.TempDir()
-			work := t.TempDir()
-			hooks := strings.ReplaceAll(tc.hooks, "BRIDGE", bridge+" hook claude-code")
-			settings := `{"hooks":` + hooks + `}`
-			require.NoError(t, os.MkdirAll(filepath.Join(work, ".claude"), 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(work, ".claude", "settings.json"), []byte(settings), 0o600))
-
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-			defer cancel()
-			args := []string{"-p", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-4-5",
-				"--permission-mode", "default"}
-			if tc.sdk {
-				// The SDK's way: the host (this test) answers permission
-				// prompts over stdio, after the hooks.
-				args = append(args, "--input-format", "stream-json", "--permission-prompt-tool", "stdio")
-			} else {
-				// Print mode offers AskUserQuestion only with a permission
-				// prompt tool: askbridge's own MCP tool serves as one (the
-				// hook answers first, so it is never called).
-				args = append(args, "--mcp-config", `{"mcpServers":{"askbridge":{"command":"`+bridge+`","args":["mcp"]}}}`,
-					"--strict-mcp-config", "--permission-prompt-tool", "mcp__askbridge__ask_user", "Ask me how to set up the service.")
-			}
-			cmd := exec.CommandContext(ctx, bin, args...)
-			cmd.Dir = work
-			cmd.Env = append(bridgetest.CleanEnv(), "HOME="+home, "ANTHROPIC_BASE_URL="+api.URL,
-				"ANTHROPIC_API_KEY=sk-ant-fake", "BRIDGE_URL="+srv.URL, "BRIDGE_PROJECT=default",
-				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1")
-			stdin, err := cmd.StdinPipe()
-			require.NoError(t, err)
-			if tc.sdk {
-				_, err = io.WriteString(stdin, `{"type":"user","message":{"role":"user","content":"Ask me how to set up the service."},"parent_tool_use_id":null,"session_id":""}`+"\n")
-				require.NoError(t, err)
-			} else {
-				stdin.Close()
-			}
-			// In stream-json mode Claude Code waits for more input after
-			// its result: end the input then.
-			stdout := &resultWatcher{onResult: func() { stdin.Close() }}
-			stderr := &resultWatcher{}
-			cmd.Stdout, cmd.Stderr = stdout, stderr
-			require.NoError(t, cmd.Start())
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-
+			api := newFakeMessagesAPI(t, "toolu_01RealCLI"+tc.name, "AskUserQuestion", pre.input())
+			run := startClaude(t, bin, srv, api, tc.hooks, tc.sdk)
+			stdout, stderr, done, ctx := run.stdout, run.stderr, run.done, run.ctx
+			var err error
 			// The person answers through the bridge (Slack, the web inbox…).
 			var q *core.Question
 			for deadline := time.Now().Add(90 * time.Second); q == nil && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
@@ -276,6 +235,127 @@ func TestRealClaudeCode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRealClaudeCodeHostDecidesFirst: the real CLI asks for permission to
+// run `rm -rf build`; the PermissionRequest hook posts the approval, but
+// the person answers Claude Code's own prompt first (here its SDK host).
+// The approval must not stay live. In this mode Claude Code stops the hook
+// (which withdraws on being stopped); in the interactive terminal it does
+// not, which TestPermissionRequestWithdrawnWhenDecidedInTerminal covers
+// through the transcript.
+func TestRealClaudeCodeHostDecidesFirst(t *testing.T) {
+	bin := os.Getenv(envClaudeCode)
+	if bin == "" {
+		t.Skip(envClaudeCode + " is not set: run make test-claude-code")
+	}
+	srv, c := serve(t)
+	perm := fixture(t, "permissionrequest-bash.json")
+	api := newFakeMessagesAPI(t, "toolu_01RealCLIBash", "Bash", perm.input())
+	run := startClaude(t, bin, srv, api,
+		`{"PermissionRequest":[{"matcher":"*","hooks":[{"type":"command","command":"BRIDGE --poll 1s --timeout 2m","timeout":180}]}]}`, true)
+
+	q := pendingOn(t, c, 1)
+	assert.Equal(t, "Allow Bash: rm -rf build?", q.Questions[0].Question)
+	var requestID string
+	for deadline := time.Now().Add(30 * time.Second); requestID == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, line := range strings.Split(run.stdout.String(), "\n") {
+			var m struct {
+				Type      string `json:"type"`
+				RequestID string `json:"request_id"`
+				Request   struct {
+					Subtype string `json:"subtype"`
+				} `json:"request"`
+			}
+			if json.Unmarshal([]byte(line), &m) == nil && m.Type == "control_request" && m.Request.Subtype == "can_use_tool" {
+				requestID = m.RequestID
+			}
+		}
+	}
+	require.NotEmpty(t, requestID, "Claude Code asked its host too; stdout: %s", tail(run.stdout.String()))
+	// The person says no in Claude Code itself.
+	b, _ := json.Marshal(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success",
+		"request_id": requestID, "response": map[string]any{"behavior": "deny", "message": "Not now."}}})
+	_, err := run.stdin.Write(append(b, '\n'))
+	require.NoError(t, err)
+
+	var got *core.Question
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		got, err = c.Get(t.Context(), q.ID)
+		require.NoError(t, err)
+		if got.Status.Final() {
+			break
+		}
+	}
+	assert.Equal(t, core.StatusCancelled, got.Status, "the approval is withdrawn once Claude Code recorded the decision")
+	assert.Equal(t, core.CancelAgent, got.CancelReason)
+	select {
+	case <-run.done:
+	case <-run.ctx.Done():
+		t.Fatalf("claude did not finish; stdout: %s", tail(run.stdout.String()))
+	}
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	require.NotEmpty(t, api.toolResults)
+	assert.Contains(t, api.toolResults[len(api.toolResults)-1], "Not now.")
+}
+
+type claudeRun struct {
+	stdout, stderr *resultWatcher
+	stdin          io.WriteCloser
+	done           chan error
+	ctx            context.Context
+}
+
+// startClaude runs the real CLI for one turn in a fresh home and project
+// whose .claude/settings.json holds hooks (BRIDGE stands for the hook's
+// command). sdk: stream-json in and out, permission prompts to this test
+// over stdio (the SDK's way); else print mode.
+func startClaude(t *testing.T, bin string, srv *bridgetest.Server, api *fakeMessagesAPI, hooks string, sdk bool) *claudeRun {
+	t.Helper()
+	bridge := bridgetest.Binary(t)
+	home, work := t.TempDir(), t.TempDir()
+	hooks = strings.ReplaceAll(hooks, "BRIDGE", bridge+" hook claude-code")
+	require.NoError(t, os.MkdirAll(filepath.Join(work, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(work, ".claude", "settings.json"), []byte(`{"hooks":`+hooks+`}`), 0o600))
+
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	t.Cleanup(cancel)
+	const prompt = "Ask me how to set up the service."
+	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-4-5",
+		"--permission-mode", "default"}
+	if sdk {
+		args = append(args, "--input-format", "stream-json", "--permission-prompt-tool", "stdio")
+	} else {
+		// Print mode offers AskUserQuestion only with a permission prompt
+		// tool: askbridge's own MCP tool serves as one (the hook answers
+		// first, so it is never called).
+		args = append(args, "--mcp-config", `{"mcpServers":{"askbridge":{"command":"`+bridge+`","args":["mcp"]}}}`,
+			"--strict-mcp-config", "--permission-prompt-tool", "mcp__askbridge__ask_user", prompt)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = work
+	cmd.Env = append(bridgetest.CleanEnv(), "HOME="+home, "ANTHROPIC_BASE_URL="+api.URL,
+		"ANTHROPIC_API_KEY=sk-ant-fake", "BRIDGE_URL="+srv.URL, "BRIDGE_PROJECT=default",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	run := &claudeRun{stdin: stdin, done: make(chan error, 1), ctx: ctx, stderr: &resultWatcher{}}
+	// In stream-json mode Claude Code waits for more input after its
+	// result: end the input then.
+	run.stdout = &resultWatcher{onResult: func() { stdin.Close() }}
+	cmd.Stdout, cmd.Stderr = run.stdout, run.stderr
+	if sdk {
+		b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt},
+			"parent_tool_use_id": nil, "session_id": ""})
+		_, err = stdin.Write(append(b, '\n'))
+		require.NoError(t, err)
+	} else {
+		stdin.Close()
+	}
+	require.NoError(t, cmd.Start())
+	go func() { run.done <- cmd.Wait() }()
+	return run
 }
 
 // resultWatcher collects Claude Code's stream-json output and calls
