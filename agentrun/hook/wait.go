@@ -14,11 +14,13 @@ import (
 // hook re-attach to what a PreToolUse hook already asked about this call
 // instead of posting it twice.
 func (h *hook) findToolCall(ctx context.Context) {
-	if h.in.TranscriptPath == "" || h.in.ToolUseID != "" {
+	if h.in.TranscriptPath == "" {
 		return
 	}
 	h.tr = newTranscript(h.in.TranscriptPath)
-	h.in.ToolUseID = h.tr.lookup(ctx, h.in.ToolName, h.in.ToolInput)
+	if h.in.ToolUseID == "" {
+		h.in.ToolUseID = h.tr.lookup(ctx, h.in.ToolName, h.in.ToolInput)
+	}
 }
 
 // waited is how a wait ended: q is final, or the hook gave up (timedOut),
