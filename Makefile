@@ -2,7 +2,7 @@ GO      ?= go
 PKGS    ?= ./...
 BIN     := bin/bridge
 
-.PHONY: all build run test test-short lint bench fuzz deps clean
+.PHONY: all build run test test-short test-claude-code lint bench fuzz deps clean
 
 all: build
 
@@ -23,6 +23,11 @@ test: deps
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
+
+## test-claude-code: opt-in; the real Claude Code CLI (from npm, cached) offline against a fake
+## Messages API, with the hook as in the README; skipped when npm is missing
+test-claude-code:
+	@GO=$(GO) ./scripts/claude-code.sh
 
 ## lint: gofmt, go vet, staticcheck and errorlint (built from the Go module proxy at pinned versions)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -45,6 +50,8 @@ FUZZ_TARGETS := \
 	./core:FuzzRespond \
 	./agentrun/api:FuzzCreateAndRespond \
 	./agentrun/hook:FuzzHookInput \
+	./agentrun/hook:FuzzShellCommands \
+	./agentrun/hook:FuzzTranscriptLine \
 	./cmd/bridge:FuzzConfigFile \
 	./adapters/slack:FuzzParseReply \
 	./adapters/slack:FuzzInteractionsHandler \

@@ -83,7 +83,7 @@ func TestE2EHookAgainstRealBridge(t *testing.T) {
 	require.NoError(t, err)
 	h.wait(t)
 	assert.Equal(t, 0, h.code, h.errb.String())
-	assert.Equal(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"answers":{"Which auth method?":"OAuth 2.0"},"questions":[{"question":"Which auth method?","header":"Auth","multiSelect":false,"options":[{"label":"OAuth 2.0","description":"Standard"},{"label":"API key","description":"Simple"}]}]}}}`+"\n", h.output)
+	assert.Equal(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"questions":[{"question":"Which auth method?","header":"Auth","multiSelect":false,"options":[{"label":"OAuth 2.0","description":"Standard"},{"label":"API key","description":"Simple"}]}],"answers":{"Which auth method?":"OAuth 2.0"}}}}`+"\n", h.output)
 
 	// Claude Code delivering the same tool call again re-attaches to the answer.
 	h = startHook(t, srv, askInput).wait(t)

@@ -2,10 +2,16 @@
 // claude-code). It reads one hook event as JSON on stdin and answers it on
 // stdout after asking people through the bridge:
 //
-//   - PreToolUse for AskUserQuestion: the questions are asked through the
-//     bridge and the answers handed to Claude Code as updatedInput.
-//   - PermissionRequest, and PreToolUse for tools matched by --approve
-//     patterns: an approval (Allow / Deny) is asked.
+//   - AskUserQuestion (PreToolUse, or the PermissionRequest Claude Code
+//     raises when no PreToolUse hook answered): the questions are asked
+//     through the bridge and the answers handed to Claude Code as
+//     updatedInput, keyed by the original question strings.
+//   - PermissionRequest for other tools, and PreToolUse for tools matched
+//     by --approve patterns: an approval (Allow / Deny) is asked.
+//
+// A PermissionRequest hook follows the session transcript: it re-attaches
+// to what a PreToolUse hook already asked for the same tool call, and
+// withdraws its question once the person decided in the terminal.
 //
 // Exit codes (Claude Code treats 2 as "block the tool call", so the hook
 // never uses it):
@@ -96,6 +102,9 @@ type PermissionRequestOutput struct {
 type Decision struct {
 	Behavior string `json:"behavior"`
 	Message  string `json:"message,omitempty"`
+	// UpdatedInput replaces the tool's input on allow (AskUserQuestion:
+	// the questions with their answers).
+	UpdatedInput any `json:"updatedInput,omitempty"`
 }
 
 // config is the parsed flags.
@@ -115,9 +124,10 @@ func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 const usage = `usage: bridge hook claude-code [flags] < hook-input.json
 
-Answers Claude Code hook events through askbridge: AskUserQuestion (PreToolUse)
-becomes a question in Slack/Discord/the web inbox; PermissionRequest and
-PreToolUse for --approve tools become an Allow/Deny approval.
+Answers Claude Code hook events through askbridge: AskUserQuestion (PreToolUse
+or PermissionRequest) becomes a question in Slack/Discord/the web inbox; other
+PermissionRequests and PreToolUse for --approve tools become an Allow/Deny
+approval.
 
 exit codes: 0 decision printed, or nothing printed (no answer in time: Claude
 Code shows its own dialog; or a tool this hook does not handle); 1 malformed
@@ -131,7 +141,7 @@ func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, s
 	var cfg config
 	var approve stringsFlag
 	fs.StringVar(&cfg.agent, "agent", "", `agent id of the questions (default BRIDGE_AGENT_ID, else "claude-code")`)
-	fs.DurationVar(&cfg.timeout, "timeout", DefaultTimeout, "how long to wait for an answer; keep it under the hook's timeout in settings.json (default 10m)")
+	fs.DurationVar(&cfg.timeout, "timeout", DefaultTimeout, "how long to wait for an answer; keep it under the hook's timeout in settings.json")
 	fs.StringVar(&cfg.onTimeout, "on-timeout", "fallback", `no answer in time: "fallback" (Claude Code asks in the terminal) or "deny"`)
 	fs.Var(&approve, "approve", `ask for approval before a tool runs (PreToolUse), e.g. "Bash(rm *)", "mcp__*__deploy"; repeatable`)
 	fs.StringVar(&cfg.route, "route", "", "route of the questions (default BRIDGE_ROUTE)")
@@ -246,6 +256,8 @@ type hook struct {
 	in     *Input
 	c      *client.Client
 	stderr io.Writer
+	// tr follows the session transcript while a PermissionRequest waits.
+	tr *transcript
 }
 
 func (h *hook) handle(ctx context.Context) (*Output, error) {
@@ -268,54 +280,55 @@ func (h *hook) handle(ctx context.Context) (*Output, error) {
 		if h.in.ToolName == "" {
 			return nil, errors.New("PermissionRequest input has no tool_name")
 		}
+		h.findToolCall(ctx)
+		if h.in.ToolName == "AskUserQuestion" {
+			// Claude Code raises this when no PreToolUse hook answered:
+			// the answer is the questions' answers, not an "Allow".
+			return h.askUserQuestion(ctx)
+		}
 		return h.approval(ctx)
 	}
 	return nil, fmt.Errorf("unsupported hook event %q: configure this hook for PreToolUse (AskUserQuestion and --approve tools) and PermissionRequest", h.in.HookEventName)
 }
 
-// askUserQuestion handles PreToolUse for AskUserQuestion.
+// askUserQuestion asks AskUserQuestion's questions (PreToolUse or
+// PermissionRequest) and hands the answers to Claude Code as updatedInput.
 func (h *hook) askUserQuestion(ctx context.Context) (*Output, error) {
-	var ti struct {
-		Questions json.RawMessage `json:"questions"`
+	event := h.in.HookEventName
+	ai, err := parseAskInput(h.in.ToolInput)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(h.in.ToolInput, &ti); err != nil || len(ti.Questions) == 0 {
-		return nil, errors.New("AskUserQuestion tool_input has no questions")
-	}
-	var items []core.Item
-	if err := json.Unmarshal(ti.Questions, &items); err != nil {
-		return nil, fmt.Errorf("AskUserQuestion tool_input.questions is not a list of questions: %v", err)
-	}
+	shown := ai.display()
 	req := &core.AskRequest{RunID: h.in.SessionID, AgentID: h.cfg.agent, AgentName: "Claude Code",
-		Questions: items, Route: h.cfg.route, IdempotencyKey: h.in.ToolUseID,
+		Questions: shown, Route: h.cfg.route, IdempotencyKey: h.in.ToolUseID,
 		Context: h.contextLine()}
 	if h.in.AgentID != "" {
 		// A subagent: the bridge refuses it, like Claude Code itself.
 		req.RunID = h.in.SessionID + "/" + h.in.AgentID
 		req.ParentRunID = h.in.SessionID
 	}
-	q, timedOut, err := h.askAndWait(ctx, req)
+	w, err := h.askAndWait(ctx, req)
 	if err != nil {
 		if core.ErrorCode(err) == core.ESubagentNotAllowed {
-			return preToolUse("deny", "only parent conversations can ask user questions: ask the parent agent to ask the user", nil), nil
+			return h.deny("only parent conversations can ask user questions: ask the parent agent to ask the user"), nil
 		}
 		return nil, err
 	}
-	if timedOut {
-		return h.onTimeout("PreToolUse", "No answer came through askbridge within "+h.cfg.timeout.String()+"."), nil
-	}
+	q := w.q
 	switch {
+	case w.terminal:
+		return nil, nil
+	case w.timedOut:
+		return h.onTimeout(event, "No answer came through askbridge within "+h.cfg.timeout.String()+"."), nil
 	case q.Status == core.StatusAnswered:
-		answers := map[string]string{}
-		for _, it := range q.Questions {
-			answers[it.Question] = q.Answers[it.Question]
-		}
-		return preToolUse("allow", "", map[string]any{"questions": ti.Questions, "answers": answers}), nil
+		return h.allow("", ai.updatedInput(ai.answers(q, shown))), nil
 	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelUser:
-		return preToolUse("deny", dismissed(q), nil), nil
+		return h.deny(dismissed(q)), nil
 	}
 	// Expired, superseded or withdrawn: Claude Code asks in the terminal.
 	fmt.Fprintf(h.stderr, "bridge hook claude-code: question %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
-	return h.onTimeout("PreToolUse", "No answer came through askbridge: the question "+describe(q)+"."), nil
+	return h.onTimeout(event, "No answer came through askbridge: the question "+describe(q)+"."), nil
 }
 
 // approval handles PermissionRequest and PreToolUse for --approve tools.
@@ -333,14 +346,17 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 			{Label: "Deny", Description: "Refuse; answer in your own words to tell the agent why"},
 		}}},
 		Context: h.contextLine() + "\n\n" + toolDetails(h.in.ToolName, h.in.ToolInput)}
-	q, timedOut, err := h.askAndWait(ctx, req)
+	w, err := h.askAndWait(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if timedOut {
+	if w.terminal {
+		return nil, nil
+	}
+	if w.timedOut {
 		return h.onTimeout(event, "No approval came through askbridge within "+h.cfg.timeout.String()+"."), nil
 	}
-	allow, msg := false, ""
+	q := w.q
 	switch {
 	case q.Status == core.StatusAnswered:
 		ans := strings.TrimSpace(q.Answers[q.Questions[0].Question])
@@ -350,83 +366,40 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 		}
 		switch {
 		case strings.EqualFold(ans, "Allow"):
-			allow = true
-			msg = "Allowed by " + by + " via askbridge."
+			return h.allow("Allowed by "+by+" via askbridge.", nil), nil
 		case strings.EqualFold(ans, "Deny"):
-			msg = "Denied by " + by + " via askbridge."
+			return h.deny("Denied by " + by + " via askbridge."), nil
 		default:
-			msg = "Denied by " + by + " via askbridge, who said: " + ans
+			return h.deny("Denied by " + by + " via askbridge, who said: " + ans), nil
 		}
 	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelUser:
-		msg = dismissed(q)
-	default:
-		fmt.Fprintf(h.stderr, "bridge hook claude-code: approval %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
-		return h.onTimeout(event, "No approval came through askbridge: the request "+describe(q)+"."), nil
+		return h.deny(dismissed(q)), nil
 	}
-	if event == "PermissionRequest" {
-		d := Decision{Behavior: "deny", Message: msg}
-		if allow {
-			d = Decision{Behavior: "allow"}
-		}
-		return &Output{HookSpecificOutput: PermissionRequestOutput{HookEventName: event, Decision: d}}, nil
-	}
-	if allow {
-		return preToolUse("allow", msg, nil), nil
-	}
-	return preToolUse("deny", msg, nil), nil
+	fmt.Fprintf(h.stderr, "bridge hook claude-code: approval %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
+	return h.onTimeout(event, "No approval came through askbridge: the request "+describe(q)+"."), nil
 }
 
-// askAndWait asks and waits up to the timeout. timedOut reports that the
-// hook gave up: the question is then withdrawn (DESIGN §5), as it is when
-// Claude Code stops the hook.
-func (h *hook) askAndWait(ctx context.Context, req *core.AskRequest) (q *core.Question, timedOut bool, err error) {
-	// The question outlives the hook a little, so the hook's own deadline,
-	// not the bridge's expiry, decides and withdraws it.
-	d := core.Duration(h.cfg.timeout + time.Minute)
-	req.Timeout = &d
-	// The create is not cut by Claude Code stopping the hook: a question
-	// the bridge created must come back to be withdrawn.
-	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	asked, err := h.c.Ask(actx, req)
-	acancel()
-	if err != nil {
-		return nil, false, err
+// allow answers the event with an allow decision; reason is shown for
+// PreToolUse only (a PermissionRequest allow carries none).
+func (h *hook) allow(reason string, updated any) *Output {
+	if h.in.HookEventName == "PermissionRequest" {
+		return &Output{HookSpecificOutput: PermissionRequestOutput{HookEventName: "PermissionRequest",
+			Decision: Decision{Behavior: "allow", UpdatedInput: updated}}}
 	}
-	if asked.Status.Final() {
-		return &asked.Question, false, nil
+	return preToolUse("allow", reason, updated)
+}
+
+func (h *hook) deny(msg string) *Output {
+	if h.in.HookEventName == "PermissionRequest" {
+		return &Output{HookSpecificOutput: PermissionRequestOutput{HookEventName: "PermissionRequest",
+			Decision: Decision{Behavior: "deny", Message: msg}}}
 	}
-	wctx, cancel := context.WithTimeout(ctx, h.cfg.timeout)
-	defer cancel()
-	q, err = h.c.Wait(wctx, asked.ID)
-	if err == nil {
-		return q, false, nil
-	}
-	if wctx.Err() == nil {
-		return nil, false, err
-	}
-	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer ccancel()
-	if cq, cerr := h.c.Cancel(cctx, asked.ID, core.CancelAgent); cerr != nil {
-		// Answered at the last moment? Then use the answer.
-		if fq, gerr := h.c.Get(cctx, asked.ID); gerr == nil && fq.Status == core.StatusAnswered {
-			return fq, false, nil
-		}
-		fmt.Fprintf(h.stderr, "bridge hook claude-code: withdrawing question %s failed: %v\n", asked.ID, cerr)
-	} else if cq.Status == core.StatusAnswered {
-		return cq, false, nil
-	}
-	if ctx.Err() != nil {
-		return nil, false, fmt.Errorf("stopped while waiting for question %s; question withdrawn", asked.ID)
-	}
-	return nil, true, nil
+	return preToolUse("deny", msg, nil)
 }
 
 func (h *hook) onTimeout(event, reason string) *Output {
 	if h.cfg.onTimeout == "deny" {
-		if event == "PermissionRequest" {
-			return &Output{HookSpecificOutput: PermissionRequestOutput{HookEventName: event, Decision: Decision{Behavior: "deny", Message: reason}}}
-		}
-		return preToolUse("deny", reason, nil)
+		return h.deny(reason)
 	}
 	if event == "PreToolUse" && h.in.ToolName != "AskUserQuestion" {
 		// An approved-by-pattern tool: make Claude Code ask in the terminal
@@ -474,7 +447,9 @@ func describe(q *core.Question) string {
 }
 
 // approvalKey makes repeated deliveries of the same permission prompt
-// re-attach: the tool_use_id when Claude Code sends one.
+// re-attach, and a PermissionRequest re-attach to the PreToolUse approval
+// of the same tool call: the tool_use_id (sent with PreToolUse, read from
+// the transcript for PermissionRequest).
 func approvalKey(in *Input) string {
 	if in.ToolUseID == "" {
 		return ""

@@ -69,7 +69,7 @@ func TestAskUserQuestionOne(t *testing.T) {
 	api.Answer(t, q.ID, []string{"OAuth 2.0"})
 	r := wait(t, ch)
 	require.Equal(t, ExitOK, r.code, r.stderr)
-	assert.Equal(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"answers":{"Which auth method?":"OAuth 2.0"},"questions":[{"question":"Which auth method?","header":"Auth","multiSelect":false,"options":[{"label":"OAuth 2.0","description":"Standard"},{"label":"API key","description":"Simple"}]}]}}}`+"\n", r.stdout)
+	assert.Equal(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"questions":[{"question":"Which auth method?","header":"Auth","multiSelect":false,"options":[{"label":"OAuth 2.0","description":"Standard"},{"label":"API key","description":"Simple"}]}],"answers":{"Which auth method?":"OAuth 2.0"}}}}`+"\n", r.stdout)
 }
 
 func TestAskUserQuestionFourMultiSelect(t *testing.T) {
@@ -241,12 +241,13 @@ func TestMalformedInput(t *testing.T) {
 	}
 	assert.Empty(t, api.Requests(), "malformed input never reaches the bridge")
 
-	// Invalid questions: the bridge's problems on stderr, exit 1, nothing printed.
-	bad := strings.Replace(oneQuestion, `"header":"Auth"`, `"header":"Authentication method"`, 1)
-	r := runHook(t.Context(), api, bad)
+	// Questions the bridge refuses (and Claude Code would too: five of
+	// them): the bridge's problems on stderr, exit 1, nothing printed.
+	five := strings.Replace(fourQuestions, `{"question":"Which region?"`, `{"question":"Which zone?","header":"Zone","multiSelect":false,"options":[{"label":"a","description":"a"},{"label":"b","description":"b"}]},{"question":"Which region?"`, 1)
+	r := runHook(t.Context(), api, five)
 	assert.Equal(t, ExitError, r.code)
 	assert.Empty(t, r.stdout)
-	assert.Contains(t, r.stderr, "at most 12 characters")
+	assert.Contains(t, r.stderr, "at most 4 questions")
 
 	// Bad flags.
 	for _, args := range [][]string{{"--on-timeout", "explode"}, {"--approve", "Bash(rm *"}, {"--timeout", "-1s"}, {"extra"}} {

@@ -35,9 +35,10 @@ func parsePattern(s string) (pattern, error) {
 		return pattern{}, errors.New(`want "Tool" or "Tool(argument glob)"`)
 	}
 	arg := s[open+1 : len(s)-1]
-	// Claude Code's prefix form "npm run test:*" means "npm run test*".
+	// Claude Code's prefix form "npm run test:*" means "npm run test" or
+	// "npm run test *" (a word boundary: "rm:*" is not "rmdir").
 	if strings.HasSuffix(arg, ":*") {
-		arg = strings.TrimSuffix(arg, ":*") + "*"
+		arg = strings.TrimSuffix(arg, ":*") + " *"
 	}
 	return pattern{tool: s[:open], arg: arg, has: true}, nil
 }
@@ -49,7 +50,29 @@ func (p pattern) match(tool string, input json.RawMessage) bool {
 	if !p.has {
 		return true
 	}
-	return glob(p.arg, mainArg(tool, input))
+	arg := mainArg(tool, input)
+	if p.argMatch(arg) {
+		return true
+	}
+	if tool == "Bash" {
+		// Every command of the line counts, as in Claude Code's own rules:
+		// "cd . && rm -rf build", "sudo rm …", "FOO=1 /bin/rm …".
+		for _, cmd := range shellCommands(arg) {
+			if p.argMatch(cmd) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// argMatch globs the argument; a single trailing " *" also matches the
+// bare command ("rm *" matches "rm"), as Claude Code reads it.
+func (p pattern) argMatch(s string) bool {
+	if glob(p.arg, s) {
+		return true
+	}
+	return strings.HasSuffix(p.arg, " *") && strings.Count(p.arg, "*") == 1 && s == strings.TrimSuffix(p.arg, " *")
 }
 
 // glob matches s against a pattern where * is any run of characters

@@ -1,0 +1,227 @@
+package hook
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"time"
+)
+
+// transcript follows a Claude Code session transcript (transcript_path:
+// JSONL, appended as the session goes on) to learn two things the
+// PermissionRequest event does not carry: which tool call it is about (its
+// tool_use_id) and whether the person has already decided in the terminal
+// (a tool_result for that call, or the tool's own progress, appeared).
+// Claude Code neither stops nor tells a PermissionRequest hook when that
+// happens, so the hook reads it here.
+type transcript struct {
+	path    string
+	off     int64
+	partial []byte
+	seq     int
+	// open holds the tool calls not yet resolved, by id.
+	open map[string]toolCall
+	// done holds the ids resolved since the transcript was first read.
+	done map[string]bool
+}
+
+type toolCall struct {
+	name  string
+	input [32]byte // hash of the canonical input
+	seq   int
+}
+
+func newTranscript(path string) *transcript {
+	return &transcript{path: path, open: map[string]toolCall{}, done: map[string]bool{}}
+}
+
+// maxTranscriptLine bounds one line kept in memory; longer lines (a huge
+// file written by a tool) are skipped, they carry no tool_use we look for
+// in their tail.
+const maxTranscriptLine = 16 << 20
+
+// poll reads what was appended since the last call.
+func (t *transcript) poll() error {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() < t.off {
+		// Rewritten (compacted) under us: start over.
+		t.off, t.partial = 0, nil
+	}
+	if _, err := f.Seek(t.off, io.SeekStart); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		chunk, err := r.ReadSlice('\n')
+		t.off += int64(len(chunk))
+		if len(t.partial)+len(chunk) <= maxTranscriptLine {
+			t.partial = append(t.partial, chunk...)
+		} else {
+			t.partial = append(t.partial[:0], '!') // poison: skipped at its end
+		}
+		switch {
+		case err == nil:
+			t.line(t.partial)
+			t.partial = t.partial[:0]
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			return nil // a partial last line waits for its end
+		default:
+			return err
+		}
+	}
+}
+
+// line records one transcript entry's tool calls and results.
+func (t *transcript) line(b []byte) {
+	if !bytes.Contains(b, []byte(`"tool_use`)) && !bytes.Contains(b, []byte(`"tool_result"`)) &&
+		!bytes.Contains(b, []byte(`parentToolUseID`)) {
+		return
+	}
+	var e struct {
+		Type    string `json:"type"`
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+		ParentToolUseID string `json:"parentToolUseID"`
+		Data            struct {
+			Type string `json:"type"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(b, &e) != nil {
+		return
+	}
+	// A tool's own progress (a running Bash command, an MCP call) means it
+	// was allowed; a hook's progress (this very hook) means nothing.
+	if e.Type == "progress" && e.ParentToolUseID != "" && e.Data.Type != "hook_progress" {
+		t.resolve(e.ParentToolUseID)
+		return
+	}
+	var blocks []struct {
+		Type      string          `json:"type"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Input     json.RawMessage `json:"input"`
+		ToolUseID string          `json:"tool_use_id"`
+	}
+	if json.Unmarshal(e.Message.Content, &blocks) != nil {
+		return
+	}
+	for _, bl := range blocks {
+		switch {
+		case bl.Type == "tool_use" && bl.ID != "" && !t.done[bl.ID]:
+			t.seq++
+			t.open[bl.ID] = toolCall{name: bl.Name, input: inputHash(bl.Input), seq: t.seq}
+		case bl.Type == "tool_result" && bl.ToolUseID != "":
+			t.resolve(bl.ToolUseID)
+		}
+	}
+}
+
+func (t *transcript) resolve(id string) {
+	delete(t.open, id)
+	t.done[id] = true
+}
+
+// find returns the id of the unresolved call of tool with this input: the
+// latest one with exactly this input, else (loose: Claude Code may have
+// filled in defaults) the only unresolved call of the tool, else "".
+func (t *transcript) find(tool string, input json.RawMessage, loose bool) string {
+	h := inputHash(input)
+	best, bestSeq, only, n := "", -1, "", 0
+	for id, c := range t.open {
+		if c.name != tool {
+			continue
+		}
+		n++
+		only = id
+		if c.input == h && c.seq > bestSeq {
+			best, bestSeq = id, c.seq
+		}
+	}
+	if best != "" {
+		return best
+	}
+	if loose && n == 1 {
+		return only
+	}
+	return ""
+}
+
+// inputHash hashes a tool input in canonical form (keys sorted), so the
+// transcript's copy and the hook event's copy compare equal.
+func inputHash(raw json.RawMessage) [32]byte {
+	var v any
+	if json.Unmarshal(raw, &v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			raw = b
+		}
+	}
+	return sha256.Sum256(raw)
+}
+
+// Transcript polling: how often, and how long the hook waits at start for
+// the tool call to show up in the transcript (Claude Code writes it before
+// asking for permission, but the write may lag the hook's start a little).
+var (
+	transcriptPoll   = 200 * time.Millisecond
+	transcriptSettle = time.Second
+)
+
+// lookup finds the tool call's id, waiting up to transcriptSettle for it
+// to be written.
+func (t *transcript) lookup(ctx context.Context, tool string, input json.RawMessage) string {
+	deadline := time.Now().Add(transcriptSettle)
+	for {
+		last := time.Now().After(deadline)
+		if err := t.poll(); err == nil {
+			if id := t.find(tool, input, last); id != "" {
+				return id
+			}
+		} else if errors.Is(err, os.ErrNotExist) && t.off == 0 {
+			return ""
+		}
+		if last {
+			return ""
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(transcriptPoll / 2):
+		}
+	}
+}
+
+// watch calls decided once the call id (or, while id is "", the call of
+// tool with input, once it appears) is resolved in the transcript, and
+// returns when ctx ends.
+func (t *transcript) watch(ctx context.Context, id, tool string, input json.RawMessage, decided func()) {
+	tick := time.NewTicker(transcriptPoll)
+	defer tick.Stop()
+	for {
+		if t.poll() == nil {
+			if id == "" {
+				id = t.find(tool, input, false)
+			}
+			if id != "" && t.done[id] {
+				decided()
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
