@@ -138,12 +138,13 @@ end
 
 // createScript: KEYS[1] = the new question's hash.
 // ARGV 10..: id, run, agent, doc, expiresms, fp, idemkey, supersededResult,
-// ttlms, escalationms (0: none), askedDetail
+// ttlms, escalationms (0: none), askedDetail, approval ("1": kind approval)
 // Returns {"created", id, supersededID}, {"reattach", existingID} or
 // {"run_owned"} when the run belongs to another agent.
 var createScript = redis.NewScript(preludeLua + `
 local id, run, agent, doc, expires = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
 local fp, idem, supres, ttl, esc, asked = ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], ARGV[20]
+local approval = ARGV[21] == '1'
 local base = C.base
 local rk = base .. 'run:' .. run
 -- A run belongs to the agent that started it: no other agent may re-attach
@@ -158,11 +159,15 @@ if idem ~= '' then
   if ex and redis.call('EXISTS', base .. 'q:' .. ex) == 1 then return {'reattach', ex} end
 end
 local fpf = 'fp:' .. fp
-local ex = redis.call('HGET', rk, fpf)
+-- Identical items re-attach only when the caller gave no idempotency key
+-- (a key says which call this is), and an approval never re-attaches to
+-- one already decided: nothing is approved twice.
+local ex = nil
+if idem == '' then ex = redis.call('HGET', rk, fpf) end
 if ex then
   local qid, till = string.match(ex, '^([^|]+)|?(%d*)$')
   local st = redis.call('HGET', base .. 'q:' .. qid, 'status')
-  if (st == 'pending' or st == 'answered') and (till == '' or tonumber(till) > tonumber(C.nowms)) then
+  if (st == 'pending' or (st == 'answered' and not approval)) and (till == '' or tonumber(till) > tonumber(C.nowms)) then
     if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, qid, 'PX', ttl) end
     return {'reattach', qid}
   end

@@ -295,7 +295,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult
 	}
 	asked := fmt.Sprintf("%d question(s) by %s", len(q.Questions), q.AgentID)
 	args := append(s.common(q.ProjectID, now, defaultRetention), q.ID, q.RunID, q.AgentID, encodeDoc(q),
-		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked)
+		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == core.KindApproval))
 	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)}, args...).StringSlice()
 	if err != nil {
 		return core.CreateResult{}, s.wrap(err)
@@ -934,4 +934,12 @@ func (s *Store) Audit(ctx context.Context, project, question string, limit int) 
 		start = "(" + msgs[len(msgs)-1].ID
 	}
 	return out, nil
+}
+
+// boolArg is a script argument for a flag.
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }

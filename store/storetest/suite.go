@@ -28,6 +28,8 @@ func Run(t *testing.T, replicas Replicas) {
 		{"ListOrderAndFilter", testList},
 		{"SupersedeInSameStep", testSupersede},
 		{"ReattachIdenticalReask", testReattach},
+		{"ApprovalsAndKeyedCallsNeverReuseADecision", testNoReuse},
+		{"RunsAndKeysBelongToTheirAgent", testOwnership},
 		{"IdempotencyKey", testIdempotency},
 		{"FirstTransitionWins100Times", testFirstWins},
 		{"WebhookRunPauseAndContinuation", testContinuation},
@@ -186,6 +188,65 @@ func testReattach(t *testing.T, open func() core.Store) {
 	res2 := create(t, s, newQ(p, "run-2", q.Questions...))
 	assert.False(t, res2.Reattached)
 	assert.NotEqual(t, res.Question.ID, res2.Question.ID)
+}
+
+// testNoReuse: nothing is approved twice. An identical approval in the
+// same run is a new question once the first was decided, and a call that
+// names itself with an idempotency key never takes another call's answer.
+func testNoReuse(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.Kind = core.KindApproval
+	create(t, s, q)
+	pending := newQ(p, "run-1", q.Questions...)
+	pending.Kind = core.KindApproval
+	assert.True(t, create(t, s, pending).Reattached, "a retry of a pending approval re-attaches")
+	_, err := s.Transition(ctx, p, q.ID, answer("alice"))
+	require.NoError(t, err)
+	again := newQ(p, "run-1", q.Questions...)
+	again.Kind = core.KindApproval
+	res := create(t, s, again)
+	assert.False(t, res.Reattached, "an identical approval after the first was allowed is asked anew")
+	assert.Equal(t, core.StatusPending, res.Question.Status)
+
+	k1 := newQ(p, "run-2")
+	k1.IdempotencyKey = "toolu_1"
+	create(t, s, k1)
+	_, err = s.Transition(ctx, p, k1.ID, answer("alice"))
+	require.NoError(t, err)
+	k2 := newQ(p, "run-2", k1.Questions...)
+	k2.IdempotencyKey = "toolu_2"
+	res = create(t, s, k2)
+	assert.False(t, res.Reattached, "another tool call (another key) is asked anew")
+	assert.NotEqual(t, k1.ID, res.Question.ID)
+}
+
+// testOwnership: a run belongs to the agent that started it, and an
+// idempotency key to the agent that used it.
+func testOwnership(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.IdempotencyKey = "toolu_1"
+	create(t, s, q)
+	intruder := newQ(p, "run-1", q.Questions...)
+	intruder.AgentID = "other"
+	_, err := s.Create(ctx, intruder)
+	assert.Equal(t, core.EConflict, core.ErrorCode(err), "another agent's run")
+	got, err := s.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	assert.Equal(t, core.StatusPending, got.Status, "not superseded")
+	_, err = s.PauseRun(ctx, p, "run-1", "other", time.Now())
+	assert.Equal(t, core.EConflict, core.ErrorCode(err), "another agent may not pause it")
+	run, err := s.Run(ctx, p, "run-1")
+	require.NoError(t, err)
+	assert.Equal(t, core.RunRunning, run.Status)
+	keyed := newQ(p, "run-9", q.Questions...)
+	keyed.AgentID, keyed.IdempotencyKey = "other", "toolu_1"
+	res := create(t, s, keyed)
+	assert.False(t, res.Reattached, "another agent's idempotency key is not this agent's")
+	assert.NotEqual(t, q.ID, res.Question.ID)
 }
 
 func testIdempotency(t *testing.T, open func() core.Store) {
