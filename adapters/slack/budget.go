@@ -285,33 +285,36 @@ func escChunks(s string, size int) []string {
 
 // contextPieces cuts the agent's context at line ends into pieces whose
 // mrkdwn fits one section; a line too long on its own is cut in pieces
-// that fit even when every character must be escaped.
+// that fit even when every character must be escaped. markdown works line
+// by line, so a piece's length is the sum of its lines'.
 func contextPieces(s string) []string {
 	const runes = maxSectionText / 5 // "&" becomes "&amp;"
 	var out []string
-	cur := ""
+	var cur strings.Builder
+	n := 0
 	for _, line := range strings.SplitAfter(s, "\n") {
-		var parts []string
+		parts := []string{line}
 		if textLen(markdown(line, unlimited)) > maxSectionText {
-			r := []rune(line)
-			for len(r) > 0 {
+			parts = parts[:0]
+			for r := []rune(line); len(r) > 0; {
 				k := min(runes, len(r))
 				parts = append(parts, string(r[:k]))
 				r = r[k:]
 			}
-		} else {
-			parts = []string{line}
 		}
 		for _, p := range parts {
-			if cur != "" && textLen(markdown(cur+p, unlimited)) > maxSectionText {
-				out = append(out, cur)
-				cur = ""
+			w := textLen(markdown(p, unlimited))
+			if cur.Len() > 0 && n+w > maxSectionText {
+				out = append(out, cur.String())
+				cur.Reset()
+				n = 0
 			}
-			cur += p
+			cur.WriteString(p)
+			n += w
 		}
 	}
-	if cur != "" {
-		out = append(out, cur)
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
 	}
 	return out
 }

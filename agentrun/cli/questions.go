@@ -28,9 +28,10 @@ commands:
                                        the other items take the arguments, in order
   cancel ID [--reason user|agent]      dismiss (user, default) or withdraw (agent); answer
                                        never dismisses
-
-ID is the full id or any unique prefix of it, as list and show print it.
   audit [ID] [--jsonl]                 the audit trail of one question (or the project), oldest first
+
+ID is the full id or any unique prefix of it (at least 4 characters), as list, audit and
+the ask message print it.
 
 Configured by BRIDGE_URL, BRIDGE_TOKEN, BRIDGE_PROJECT.`
 
