@@ -42,6 +42,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"ListPendingKeepsTheNewest", testListPendingLimit},
 		{"RunQuestionsInCreationOrder", testRunQuestions},
 		{"RecordRoundTrip", testRoundTrip},
+		{"KeysEndWithRetention", testKeysEndWithRetention},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, replicas(t)) })
