@@ -33,7 +33,8 @@ type Options struct {
 	// EventsMaxLen bounds each project's event stream (default 10000).
 	EventsMaxLen int
 	// PoolSize bounds Redis connections per replica (default 32), whatever
-	// the number of waiters.
+	// the number of waiters; the pub/sub connection comes on top (per Cluster
+	// master for the pool).
 	PoolSize int
 	// Retention keeps a final question this long, and bounds every other
 	// key and index entry of a project (default 7 days; the router's
@@ -111,6 +112,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	uo.PoolSize = opts.PoolSize
+	// go-redis (since v9.2x) keeps a second pool of up to 10 connections,
+	// with 128 KiB buffers each, for pipelines. The store's pipelines are
+	// a few commands (a record's two keys, a page of a list), so they share
+	// the one pool: a replica holds PoolSize + 1 (pub/sub) connections.
+	uo.PipelinePoolSize = -1
 	s.rdb = redis.NewUniversalClient(uo)
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		s.rdb.Close()
