@@ -54,17 +54,19 @@ type opts struct {
 	memN    int
 	memArgs []string
 
+	abandonN      int
 	lifeN         int
 	lifeRetention time.Duration
 }
 
 func run() error {
-	only := flag.String("only", "floor,ack,wake,asks,mem,waiters,lifetimes", "comma-separated benchmarks")
+	only := flag.String("only", "floor,ack,wake,asks,mem,waiters,lifetimes,abandon", "comma-separated benchmarks")
 	o := opts{only: map[string]bool{}}
 	flag.IntVar(&o.rate, "rate", 200, "click arrival rate per second for ack and wake")
 	flag.IntVar(&o.secs, "secs", 10, "seconds of load for ack, wake and asks")
 	flag.IntVar(&o.waiters, "waiters", 10000, "concurrent waiters for the waiters benchmark")
 	flag.IntVar(&o.memN, "mem-n", 10000, "pending questions for the mem benchmark")
+	flag.IntVar(&o.abandonN, "abandon-n", 2000, "long-polls closed by their clients for the abandon benchmark")
 	flag.IntVar(&o.lifeN, "life-n", 100000, "questions asked and answered for the lifetimes benchmark")
 	flag.DurationVar(&o.lifeRetention, "life-retention", 5*time.Second, "retention for the lifetimes benchmark")
 	memArgs := flag.String("mem-redis-args", "", "extra redis-server arguments for the mem benchmark, e.g. \"--hash-max-listpack-value 1024\"")
@@ -126,6 +128,11 @@ func run() error {
 	if o.only["mem"] {
 		if err := benchMem(dir, o); err != nil {
 			return fmt.Errorf("mem: %w", err)
+		}
+	}
+	if o.only["abandon"] {
+		if err := benchAbandon(rs, o); err != nil {
+			return fmt.Errorf("abandon: %w", err)
 		}
 	}
 	if o.only["lifetimes"] {
