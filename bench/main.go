@@ -416,8 +416,8 @@ func benchWake(rs *storetest.Server, o opts, floor lat) error {
 		return err
 	}
 	p := percentiles(ls)
-	fmt.Printf("(b) answer → waiter woken, across replicas, %d answers at %d/s: p50 %s  p99 %s  max %s; floor (HTTP+Redis) p99 %s; ratio p99 %s; target p99 < 50 ms: %s\n\n",
-		n, o.rate, ms(p.p50), ms(p.p99), ms(p.max), ms(floor.p99), ratio(p.p99, floor.p99), verdict(p.p99 < 50*time.Millisecond))
+	fmt.Printf("(b) answer → waiter woken, across replicas, %d answers at %d/s: p50 %s  p99 %s  max %s; floor (HTTP+Redis) p99 %s; ratio p99 %s; target p99 ≤ 3x the floor (issue 13; 50 ms before): %s\n\n",
+		n, o.rate, ms(p.p50), ms(p.p99), ms(p.max), ms(floor.p99), ratio(p.p99, floor.p99), verdict(p.p99 <= 3*floor.p99))
 	return nil
 }
 

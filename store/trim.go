@@ -8,9 +8,12 @@ import (
 // trimLimit bounds the final records one Trim drops per project, and
 // trimScan the entries of the all index it re-checks per project: a
 // sweep stays short however much has piled up, and the next one goes on.
+// The re-check is a backstop (records that vanished without the sweeper,
+// an earlier release's): at 4 sweeps a second, a replica goes through
+// 100,000 entries in about 4 minutes for ~100 EXISTS per project a sweep.
 const (
 	trimLimit = 2000
-	trimScan  = 500
+	trimScan  = 100
 )
 
 // Trim drops, in every project, what has outlived retention at now: final
