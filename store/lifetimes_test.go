@@ -61,7 +61,7 @@ func TestRedisReturnsToBaselineAfterRetention(t *testing.T) {
 
 	time.Sleep(1200 * time.Millisecond)
 	var size int64
-	back := storetest.WaitFor(ctx, 5*time.Second, func() bool {
+	back := storetest.WaitFor(ctx, 15*time.Second, func() bool {
 		if tr, ok := any(s).(trimmer); ok {
 			_, err := tr.Trim(ctx, time.Now())
 			require.NoError(t, err)
@@ -110,7 +110,7 @@ func TestSweeperTrims(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var size int64
-	back := storetest.WaitFor(ctx, 6*time.Second, func() bool {
+	back := storetest.WaitFor(ctx, 15*time.Second, func() bool {
 		size, _ = first.Client().DBSize(ctx).Result()
 		return size == 1
 	})

@@ -42,7 +42,7 @@ func TestHangupWatchers(t *testing.T) {
 			client.Close()
 			select {
 			case <-gone:
-			case <-time.After(2 * time.Second):
+			case <-time.After(10 * time.Second):
 				t.Fatal("the client's close went unnoticed")
 			}
 

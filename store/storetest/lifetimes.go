@@ -98,7 +98,7 @@ func testKeysEndWithRetention(t *testing.T, open func() core.Store) {
 	// sequence are trimmed by the sweeper (any replica may run it).
 	time.Sleep(retention + 200*time.Millisecond)
 	later := time.Now().Add(8 * 24 * time.Hour) // past every retention, the streams' too
-	empty := WaitFor(ctx, 5*time.Second, func() bool {
+	empty := WaitFor(ctx, 15*time.Second, func() bool {
 		if tr, ok := open().(trimmer); ok {
 			_, err := tr.Trim(ctx, later)
 			require.NoError(t, err)
