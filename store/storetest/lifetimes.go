@@ -112,3 +112,52 @@ func testKeysEndWithRetention(t *testing.T, open func() core.Store) {
 	require.NoError(t, err)
 	assert.Contains(t, ps, p, "the project stays registered (one member of <prefix>:projects)")
 }
+
+// testTrimKeepsLiveRecords: the sweeper's trim never drops a pending
+// question, nor a final one within its retention, whatever the time it
+// is given.
+func testTrimKeepsLiveRecords(t *testing.T, open func() core.Store) {
+	s := open()
+	tr, ok := s.(trimmer)
+	if !ok {
+		t.Skip("not a trimming store")
+	}
+	p := project()
+	pending := newQ(p, "run-1")
+	pending.Escalation = []core.EscalationStep{{After: core.Duration(time.Minute)}}
+	create(t, s, pending)
+	final := newQ(p, "run-2")
+	create(t, s, final)
+	a := answer("a")
+	a.Retention = time.Hour
+	_, err := s.Transition(ctx, p, final.ID, a)
+	require.NoError(t, err)
+
+	now := time.Now()
+	for _, at := range []time.Duration{0, 30 * time.Minute, 59 * time.Minute} {
+		_, err := tr.Trim(ctx, now.Add(at))
+		require.NoError(t, err)
+		list, err := s.List(ctx, p, "", 0)
+		require.NoError(t, err)
+		assert.Len(t, list, 2, "both questions listed after a trim at +%s", at)
+	}
+	_, err = tr.Trim(ctx, now.Add(2*time.Hour))
+	require.NoError(t, err)
+	_, err = s.Get(ctx, p, final.ID)
+	assert.Equal(t, core.ENotFound, core.ErrorCode(err), "the final question went after its retention")
+	got, err := s.Get(ctx, p, pending.ID)
+	require.NoError(t, err, "a pending question stays, even past its deadline (the deadline sweep expires it)")
+	assert.Equal(t, core.StatusPending, got.Status)
+	due, err := s.Due(ctx, now.Add(2*time.Hour), 100)
+	require.NoError(t, err)
+	assert.Contains(t, due, core.Ref{ProjectID: p, ID: pending.ID}, "still due for the deadline sweep")
+	list, err := s.List(ctx, p, core.StatusPending, 0)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	next := newQ(p, "run-3")
+	create(t, s, next)
+	list, err = s.List(ctx, p, "", 0)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	assert.Equal(t, []string{pending.ID, next.ID}, []string{list[0].ID, list[1].ID}, "creation order kept")
+}

@@ -43,6 +43,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"RunQuestionsInCreationOrder", testRunQuestions},
 		{"RecordRoundTrip", testRoundTrip},
 		{"KeysEndWithRetention", testKeysEndWithRetention},
+		{"TrimKeepsLiveRecords", testTrimKeepsLiveRecords},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, replicas(t)) })
