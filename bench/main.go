@@ -53,15 +53,22 @@ type opts struct {
 	waiters int
 	memN    int
 	memArgs []string
+
+	abandonN      int
+	lifeN         int
+	lifeRetention time.Duration
 }
 
 func run() error {
-	only := flag.String("only", "floor,ack,wake,asks,mem,waiters,resume", "comma-separated benchmarks")
+	only := flag.String("only", "floor,ack,wake,asks,mem,waiters,resume,lifetimes,abandon", "comma-separated benchmarks")
 	o := opts{only: map[string]bool{}}
 	flag.IntVar(&o.rate, "rate", 200, "click arrival rate per second for ack and wake")
 	flag.IntVar(&o.secs, "secs", 10, "seconds of load for ack, wake and asks")
 	flag.IntVar(&o.waiters, "waiters", 10000, "concurrent waiters for the waiters benchmark")
 	flag.IntVar(&o.memN, "mem-n", 10000, "pending questions for the mem benchmark")
+	flag.IntVar(&o.abandonN, "abandon-n", 2000, "long-polls closed by their clients for the abandon benchmark")
+	flag.IntVar(&o.lifeN, "life-n", 100000, "questions asked and answered for the lifetimes benchmark")
+	flag.DurationVar(&o.lifeRetention, "life-retention", 5*time.Second, "retention for the lifetimes benchmark")
 	memArgs := flag.String("mem-redis-args", "", "extra redis-server arguments for the mem benchmark, e.g. \"--hash-max-listpack-value 1024\"")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (client, bridge and fakes in this process) to this file")
 	flag.Parse()
@@ -126,6 +133,16 @@ func run() error {
 	if o.only["resume"] {
 		if err := benchResume(rs, o); err != nil {
 			return fmt.Errorf("resume: %w", err)
+		}
+	}
+	if o.only["abandon"] {
+		if err := benchAbandon(rs, o); err != nil {
+			return fmt.Errorf("abandon: %w", err)
+		}
+	}
+	if o.only["lifetimes"] {
+		if err := benchLifetimes(dir, o); err != nil {
+			return fmt.Errorf("lifetimes: %w", err)
 		}
 	}
 	if o.only["waiters"] {
@@ -404,8 +421,8 @@ func benchWake(rs *storetest.Server, o opts, floor lat) error {
 		return err
 	}
 	p := percentiles(ls)
-	fmt.Printf("(b) answer → waiter woken, across replicas, %d answers at %d/s: p50 %s  p99 %s  max %s; floor (HTTP+Redis) p99 %s; ratio p99 %s; target p99 < 50 ms: %s\n\n",
-		n, o.rate, ms(p.p50), ms(p.p99), ms(p.max), ms(floor.p99), ratio(p.p99, floor.p99), verdict(p.p99 < 50*time.Millisecond))
+	fmt.Printf("(b) answer → waiter woken, across replicas, %d answers at %d/s: p50 %s  p99 %s  max %s; floor (HTTP+Redis) p99 %s; ratio p99 %s; target p99 ≤ 3x the floor (issue 13; 50 ms before): %s\n\n",
+		n, o.rate, ms(p.p50), ms(p.p99), ms(p.max), ms(floor.p99), ratio(p.p99, floor.p99), verdict(p.p99 <= 3*floor.p99))
 	return nil
 }
 

@@ -764,7 +764,15 @@ func (r *Router) remind(ctx context.Context, q *Question) {
 	}
 }
 
-// Sweep runs ExpireDue every interval until ctx ends.
+// Trimmer is a Store that drops what has outlived retention when asked
+// (records, index entries, old events and audit entries); the sweeper asks
+// on every cycle, on every replica.
+type Trimmer interface {
+	Trim(ctx context.Context, now time.Time) (int, error)
+}
+
+// Sweep runs ExpireDue, EscalateDue and the store's Trim every interval
+// until ctx ends.
 func (r *Router) Sweep(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -778,6 +786,11 @@ func (r *Router) Sweep(ctx context.Context, interval time.Duration) {
 			}
 			if _, err := r.EscalateDue(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				r.log.Warn("escalation sweep failed", "err", err)
+			}
+			if tr, ok := r.store.(Trimmer); ok {
+				if _, err := tr.Trim(ctx, r.clock.Now()); err != nil && !errors.Is(err, context.Canceled) {
+					r.log.Warn("retention sweep failed", "err", err)
+				}
 			}
 		}
 	}

@@ -16,14 +16,16 @@ import "github.com/redis/go-redis/v9"
 //                         resumed_run_id, esc_level, vote:<person> (JSON), vlabel:<person>,
 //                         vorder:<person> (vote sequence; a changed vote moves last), vseq
 //                         — short fields only, so Redis keeps it as a listpack
-//   all             zset  seq -> id of every question (trimmed when records expire)
+//   all             zset  seq -> id of every question
+//   exp             zset  ms when a final record goes -> id (the sweeper trims the
+//                         record's index entries then: trimScript)
 //   deadlines       zset  expires_at ms -> id of pending questions (also the list of
 //                         pending questions: no index of its own)
 //   escal           zset  next escalation step ms -> id of pending questions
 //   run:<run>       hash  id, agent_id, status, resumed_from, resumed_by, pending, created_at, updated_at,
 //                         fp:<fingerprint> -> question id ("id|until ms" once answered),
 //                         q:<seq> -> question id (the run's questions)
-//   idem:<key>      string question id for an idempotency key
+//   idem:<n>:<agent>:<key> string question id for an agent's idempotency key (n = len(agent))
 //   events          stream the project's events (SSE)
 //   audit           stream the project's audit trail, trimmed by age (retention)
 //   outbox          zset  due ms -> delivery id (resume webhooks): when it is due, or
@@ -31,7 +33,11 @@ import "github.com/redis/go-redis/v9"
 //   dlv:<id>        hash  question, event, attempts, created_at, lease (the claim holding
 //                         it), doc + hash (the question as it was when enqueued); kept
 //                         until delivered or given up (Options.DeliveryKeep), not retention
-//   draft:<id>:<p>  string a person's partial selections (JSON), with TTL
+//   draft:<id>      hash  person -> partial selections (JSON), with TTL; deleted when final
+//                         (the earlier layout: string draft:<id>:<person>, still read)
+//   seq             string the project's question counter (dropped with its last record)
+//
+// Every key is bounded: README "Redis keys and lifetimes" gives each one's life.
 //
 // There is no id -> project index: question ids carry a hash of their
 // project (core.NewQuestionID, Store.Locate).
@@ -51,6 +57,20 @@ end
 local function audit(atype, id, run, by, detail)
   redis.call('XADD', C.base .. 'audit', 'MINID', '~', C.auditmin, '*', 'type', atype, 'question', id, 'run', run,
     'by', by or '', 'detail', detail or '', 'at', C.nowstr)
+end
+
+-- keepIdem keeps the idempotency key of a final question (named in its
+-- immutable part, doc) as long as the record, not until its deadline.
+local function keepIdem(id, doc)
+  if not (string.find(doc, '"i":"', 1, true) or string.find(doc, '"idempotency_key":"', 1, true)) then return end
+  local ok, v = pcall(cjson.decode, doc)
+  if not ok or type(v) ~= 'table' then return end
+  local key = v.i or v.idempotency_key
+  if type(key) ~= 'string' or key == '' then return end
+  local agent = v.a or v.agent_id or ''
+  if type(agent) ~= 'string' then agent = '' end
+  local ik = C.base .. 'idem:' .. string.len(agent) .. ':' .. agent .. ':' .. key
+  if redis.call('GET', ik) == id then redis.call('PEXPIRE', ik, C.retention) end
 end
 
 local function wake(id)
@@ -76,8 +96,15 @@ local function finalize(id, status, result, evtype, by, detail)
   redis.call('ZREM', C.base .. 'deadlines', id)
   redis.call('ZREM', C.base .. 'escal', id)
   redis.call('PEXPIRE', qk, C.retention)
+  -- When the record goes, the sweeper (trimScript) drops its index entries.
+  redis.call('ZADD', C.base .. 'exp', tonumber(C.nowms) + tonumber(C.retention), id)
+  redis.call('DEL', C.base .. 'draft:' .. id)
+  if d then keepIdem(id, string.match(d, '^[^\n]*')) end
   local rk = C.base .. 'run:' .. run
   if redis.call('HGET', rk, 'pending') == id then redis.call('HDEL', rk, 'pending') end
+  -- A run has at most one pending question, so once none is pending every
+  -- question of the run goes within retention, and the run with them.
+  if redis.call('HEXISTS', rk, 'pending') == 0 then redis.call('PEXPIRE', rk, C.retention) end
   -- The run's re-ask fingerprint: an answered question stays re-attachable
   -- for the window ("id|until ms"); any other outcome forgets it.
   local fpf = 'fp:' .. fp
@@ -303,11 +330,12 @@ redis.call('HSET', KEYS[1], 'read', '1')
 return 1
 `)
 
-// pauseScript: KEYS[1] = run hash. ARGV 10..: run, agent, ttl.
+// pauseScript: KEYS[1] = run hash. ARGV 10..: run, agent.
 // Returns {"paused"|"already"|"resumed"|"run_owned", resumedBy}; an agent
-// (non-empty) may pause only its own run.
+// (non-empty) may pause only its own run. A run with a pending
+// question lives as long as that question; one without, for retention.
 var pauseScript = redis.NewScript(preludeLua + `
-local run, agent, ttl = ARGV[10], ARGV[11], ARGV[12]
+local run, agent = ARGV[10], ARGV[11]
 local owner = redis.call('HGET', KEYS[1], 'agent_id')
 if agent ~= '' and owner and owner ~= '' and owner ~= agent then return {'run_owned', ''} end
 local st = redis.call('HGET', KEYS[1], 'status')
@@ -317,8 +345,63 @@ if not st then
   redis.call('HSET', KEYS[1], 'id', run, 'agent_id', agent, 'created_at', C.nowstr)
 end
 redis.call('HSET', KEYS[1], 'status', 'paused', 'updated_at', C.nowstr)
-redis.call('PEXPIRE', KEYS[1], ttl)
+if redis.call('HEXISTS', KEYS[1], 'pending') == 0 or redis.call('PTTL', KEYS[1]) < 0 then
+  redis.call('PEXPIRE', KEYS[1], C.retention)
+end
 event('run.paused', '', run)
 redis.call('PUBLISH', C.chan, C.project .. '\31')
 return {'paused', ''}
+`)
+
+// trimScript drops what has outlived retention in one project; the
+// sweeper runs it on every replica (Store.Trim), and running it twice
+// does nothing more. KEYS[1] = exp. ARGV: base, nowms, limit, events min
+// id, audit min id, cursor, count.
+//   - final records whose retention has passed (exp), with every index
+//     entry and their drafts;
+//   - index entries whose record is gone some other way (its Redis TTL
+//     ended before a sweep, or it was written by an earlier release): the
+//     due part of deadlines and escal, and count entries of all from
+//     cursor on, so that every entry is checked now and then;
+//   - events and audit entries older than their retention, and the
+//     streams themselves once empty; the sequence once no record is left;
+//     the earlier layout's unused pending index.
+//
+// Returns {dropped records, next cursor}.
+var trimScript = redis.NewScript(`
+local base, now, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local emin, amin, cursor, count = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+local n = 0
+local function drop(id)
+  redis.call('DEL', base .. 'q:' .. id, base .. 'd:' .. id, base .. 'draft:' .. id)
+  redis.call('ZREM', base .. 'all', id)
+  redis.call('ZREM', base .. 'exp', id)
+  redis.call('ZREM', base .. 'deadlines', id)
+  redis.call('ZREM', base .. 'escal', id)
+  n = n + 1
+end
+local function gone(id) return redis.call('EXISTS', base .. 'q:' .. id) == 0 end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)) do drop(id) end
+for _, idx in ipairs({'deadlines', 'escal'}) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. idx, '-inf', now, 'LIMIT', 0, limit)) do
+    if gone(id) then drop(id) end
+  end
+end
+local ids = redis.call('ZRANGE', base .. 'all', cursor, cursor + count - 1)
+local kept = 0
+for _, id in ipairs(ids) do
+  if gone(id) then drop(id) else kept = kept + 1 end
+end
+local nextc = cursor + kept
+if #ids < count then nextc = 0 end
+for _, st in ipairs({{'events', emin}, {'audit', amin}}) do
+  local k = base .. st[1]
+  if redis.call('EXISTS', k) == 1 then
+    redis.call('XTRIM', k, 'MINID', st[2])
+    if redis.call('XLEN', k) == 0 then redis.call('DEL', k) end
+  end
+end
+if redis.call('EXISTS', base .. 'all') == 0 then redis.call('DEL', base .. 'seq') end
+redis.call('DEL', base .. 'pending')
+return {n, nextc}
 `)

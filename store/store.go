@@ -34,9 +34,14 @@ type Options struct {
 	// EventsMaxLen bounds each project's event stream (default 10000).
 	EventsMaxLen int
 	// PoolSize bounds Redis connections per replica (default 32), whatever
-	// the number of waiters.
+	// the number of waiters; the pub/sub connection comes on top (per Cluster
+	// master for the pool).
 	PoolSize int
-	// AuditRetention keeps audit entries this long (default 7 days).
+	// Retention keeps a final question this long, and bounds every other
+	// key and index entry of a project (default 7 days; the router's
+	// retention). See Trim and README "Redis keys and lifetimes".
+	Retention time.Duration
+	// AuditRetention keeps audit entries this long (default: Retention).
 	AuditRetention time.Duration
 	// DeliveryKeep keeps an undelivered resume webhook this long, whatever
 	// the retention of its question (default 25h: the deliverer gives up
@@ -53,13 +58,17 @@ type Store struct {
 	log       *slog.Logger
 	embedded  *embedded
 	hub       *hub
-	retention time.Duration
+	retention time.Duration // of final records, events, runs
+	auditKeep time.Duration // of audit entries
 	channel   string
 	// deliveryKeep is Options.DeliveryKeep; claims counts claims, so each
 	// has its own lease token, and rotates the order projects are read in.
 	deliveryKeep time.Duration
 	claims       atomic.Uint64
 	leaseID      string
+
+	trimMu     sync.Mutex
+	trimCursor map[string]int64 // per project: where the next scan of all starts
 
 	projMu     sync.Mutex
 	known      map[string]bool // projects registered (or read) by this replica
@@ -89,14 +98,18 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.AuditRetention <= 0 {
-		opts.AuditRetention = defaultRetention
+	if opts.Retention <= 0 {
+		opts.Retention = defaultRetention
 	}
 	if opts.DeliveryKeep <= 0 {
 		opts.DeliveryKeep = DefaultDeliveryKeep
 	}
-	s := &Store{prefix: opts.Prefix, maxLen: opts.EventsMaxLen, log: opts.Logger, retention: opts.AuditRetention,
-		channel: opts.Prefix + ":notify", known: map[string]bool{}, done: make(chan struct{}),
+	if opts.AuditRetention <= 0 {
+		opts.AuditRetention = opts.Retention
+	}
+	s := &Store{prefix: opts.Prefix, maxLen: opts.EventsMaxLen, log: opts.Logger, retention: opts.Retention,
+		auditKeep: opts.AuditRetention, channel: opts.Prefix + ":notify", known: map[string]bool{},
+		trimCursor: map[string]int64{}, done: make(chan struct{}),
 		deliveryKeep: opts.DeliveryKeep, leaseID: newLeaseID()}
 	url := opts.URL
 	if url == "" {
@@ -113,6 +126,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	uo.PoolSize = opts.PoolSize
+	// go-redis (since v9.2x) keeps a second pool of up to 10 connections,
+	// with 128 KiB buffers each, for pipelines. The store's pipelines are
+	// a few commands (a record's two keys, a page of a list), so they share
+	// the one pool: a replica holds PoolSize + 1 (pub/sub) connections.
+	uo.PipelinePoolSize = -1
 	s.rdb = redis.NewUniversalClient(uo)
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		s.rdb.Close()
@@ -248,13 +266,21 @@ func parseStamp(s string) time.Time {
 // common are the first nine arguments of every question script.
 func (s *Store) common(project string, now time.Time, retention time.Duration) []any {
 	if retention <= 0 {
-		retention = defaultRetention
+		retention = s.retention
 	}
 	return []any{s.base(project), ms(now), stamp(now), retention.Milliseconds(), core.ReattachWindow.Milliseconds(),
-		s.maxLen, s.channel, project, fmt.Sprintf("%d-0", ms(now.Add(-retention)))}
+		s.maxLen, s.channel, project, minID(now.Add(-s.auditKeep))}
 }
 
 const defaultRetention = 7 * 24 * time.Hour
+
+// minID is the stream id before which entries are older than t.
+func minID(t time.Time) string {
+	if t.UnixMilli() < 0 {
+		return "0-0"
+	}
+	return fmt.Sprintf("%d-0", ms(t))
+}
 
 func personJSON(p *core.Person) string {
 	if p == nil {
@@ -287,14 +313,15 @@ func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult
 	}
 	supJSON, _ := json.Marshal(result{CancelReason: core.CancelSuperseded})
 	now := q.CreatedAt
-	// Keys live while the question may be pending, plus retention.
-	ttl := q.ExpiresAt.Sub(now) + 8*24*time.Hour
+	// Keys live while the question may be pending, plus retention; once
+	// final, retention from then (finalize in scripts.go).
+	ttl := q.ExpiresAt.Sub(now) + s.retention
 	esc := int64(0)
 	if len(q.Escalation) > 0 {
 		esc = ms(q.CreatedAt.Add(time.Duration(q.Escalation[0].After)))
 	}
 	asked := fmt.Sprintf("%d question(s) by %s", len(q.Questions), q.AgentID)
-	args := append(s.common(q.ProjectID, now, defaultRetention), q.ID, q.RunID, q.AgentID, encodeDoc(q),
+	args := append(s.common(q.ProjectID, now, 0), q.ID, q.RunID, q.AgentID, encodeDoc(q),
 		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == core.KindApproval))
 	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)}, args...).StringSlice()
 	if err != nil {
@@ -704,7 +731,7 @@ func (s *Store) PauseRun(ctx context.Context, project, id, agentID string, at ti
 	if err := s.register(ctx, project); err != nil {
 		return nil, s.wrap(err)
 	}
-	args := append(s.common(project, at, defaultRetention), id, agentID, (38 * 24 * time.Hour).Milliseconds())
+	args := append(s.common(project, at, 0), id, agentID)
 	out, err := pauseScript.Run(ctx, s.rdb, []string{s.base(project) + "run:" + id}, args...).StringSlice()
 	if err != nil {
 		return nil, s.wrap(err)
@@ -786,28 +813,47 @@ func (s *Store) AppendEvent(ctx context.Context, ev core.Event) error {
 	return s.wrap(err)
 }
 
-// PutDraft implements core.Store.
+// PutDraft implements core.Store. A question's drafts are one hash,
+// draft:<id> (a field per person), so they go with the question when it
+// becomes final; ttl bounds the hash in any case.
 func (s *Store) PutDraft(ctx context.Context, project, id, person string, draft map[string][]string, ttl time.Duration) error {
+	if ttl <= 0 {
+		ttl = s.retention
+	}
 	b, _ := json.Marshal(draft)
-	return s.wrap(s.rdb.Set(ctx, s.base(project)+"draft:"+id+":"+person, b, ttl).Err())
+	pipe := s.rdb.TxPipeline()
+	pipe.HSet(ctx, s.base(project)+"draft:"+id, person, b)
+	pipe.PExpire(ctx, s.base(project)+"draft:"+id, ttl)
+	_, err := pipe.Exec(ctx)
+	return s.wrap(err)
 }
 
-// GetDraft implements core.Store.
+// GetDraft implements core.Store (drafts of the earlier layout, one
+// string key draft:<id>:<person>, are read too).
 func (s *Store) GetDraft(ctx context.Context, project, id, person string) (map[string][]string, error) {
-	b, err := s.rdb.Get(ctx, s.base(project)+"draft:"+id+":"+person).Bytes()
+	pipe := s.rdb.Pipeline()
+	hc := pipe.HGet(ctx, s.base(project)+"draft:"+id, person)
+	lc := pipe.Get(ctx, s.base(project)+"draft:"+id+":"+person)
 	out := map[string][]string{}
-	if errors.Is(err, redis.Nil) {
-		return out, nil
-	}
-	if err != nil {
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return out, s.wrap(err)
 	}
-	_ = json.Unmarshal(b, &out)
+	b := hc.Val()
+	if b == "" {
+		b = lc.Val()
+	}
+	if b != "" {
+		_ = json.Unmarshal([]byte(b), &out)
+	}
 	return out, nil
 }
 
-// Once implements core.Store.
+// Once implements core.Store. The key lives for ttl (retention when ttl
+// is not positive).
 func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	if ttl <= 0 {
+		ttl = s.retention
+	}
 	ok, err := s.rdb.SetNX(ctx, s.prefix+":once:"+key, 1, ttl).Result()
 	return ok, s.wrap(err)
 }
@@ -882,7 +928,7 @@ func (s *Store) Escalate(ctx context.Context, project, id string, level int, nex
 	if !next.IsZero() {
 		nextMS = ms(next)
 	}
-	args := append(s.common(project, at, defaultRetention), id, level, nextMS, detail)
+	args := append(s.common(project, at, 0), id, level, nextMS, detail)
 	n, err := escalateScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, args...).Int()
 	return n == 1, s.wrap(err)
 }
@@ -892,7 +938,7 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 	if e.At.IsZero() {
 		e.At = time.Now().UTC()
 	}
-	cutoff := fmt.Sprintf("%d-0", ms(e.At.Add(-s.retention)))
+	cutoff := minID(e.At.Add(-s.auditKeep))
 	return s.wrap(s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.base(e.ProjectID) + "audit", MinID: cutoff, Approx: true,
 		Values: []any{"type", e.Type, "question", e.QuestionID, "run", e.RunID, "by", personJSON(e.By),
 			"detail", e.Detail, "at", stamp(e.At)}}).Err())

@@ -23,8 +23,9 @@ type funcWatcher interface {
 // parker holds long-polls that are still waiting without a goroutine or
 // net/http's buffers each: the connection is taken over from net/http,
 // and answered (then closed) when the question changes, the wait times
-// out, or the server drains. Tens of thousands of agents can wait on one
-// replica this way.
+// out, or the server drains; it is closed at once when the client goes
+// away (watchHangup). Tens of thousands of agents can wait on one replica
+// this way.
 type parker struct {
 	store core.Store
 	fw    funcWatcher
@@ -38,13 +39,15 @@ type parker struct {
 }
 
 type parked struct {
-	conn      net.Conn
-	project   string
-	id        string
-	expired   bool
-	timer     *time.Timer
-	stopWatch func()
-	done      bool // guarded by parker.mu
+	conn    net.Conn
+	project string
+	id      string
+	expired bool
+	// guarded by parker.mu: set once each by park, run once by finish.
+	timer      *time.Timer
+	stopWatch  func()
+	stopHangup func()
+	done       bool
 }
 
 // parkWorkers bound how many woken waits are checked at once.
@@ -87,15 +90,40 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 	p.mu.Lock()
 	p.waits[pk] = struct{}{}
 	p.mu.Unlock()
-	pk.stopWatch = p.fw.WatchFunc(project, id, func() { p.enqueue(pk) })
-	pk.timer = time.AfterFunc(timeout, func() {
+	// Each release is handed over under the lock: a wake-up, the timer or
+	// a hang-up may finish the wait before park has set up the others.
+	p.adopt(pk, func(pk *parked, f func()) { pk.stopWatch = f }, p.fw.WatchFunc(project, id, func() { p.enqueue(pk) }))
+	timer := time.AfterFunc(timeout, func() {
 		p.mu.Lock()
 		pk.expired = true
 		p.mu.Unlock()
 		p.enqueue(pk)
 	})
+	p.adopt(pk, func(pk *parked, f func()) { pk.timer = timer }, func() { timer.Stop() })
+	p.adopt(pk, func(pk *parked, f func()) { pk.stopHangup = f }, watchHangup(conn, func() { p.gone(pk) }))
 	p.enqueue(pk) // the question may have changed before the watch began
 	return true
+}
+
+// adopt gives pk a release function, or runs it at once if the wait is
+// already finished.
+func (p *parker) adopt(pk *parked, set func(*parked, func()), release func()) {
+	p.mu.Lock()
+	if pk.done {
+		p.mu.Unlock()
+		release()
+		return
+	}
+	set(pk, release)
+	p.mu.Unlock()
+}
+
+// gone releases a wait whose client has closed its connection: there is
+// no one to answer.
+func (p *parker) gone(pk *parked) {
+	if p.finish(pk) {
+		pk.conn.Close()
+	}
 }
 
 // enqueue hands a wait to the workers without blocking the caller (the
@@ -176,9 +204,17 @@ func (p *parker) finish(pk *parked) bool {
 	}
 	pk.done = true
 	delete(p.waits, pk)
+	stops := []func(){pk.stopWatch, pk.stopHangup}
+	timer := pk.timer
 	p.mu.Unlock()
-	pk.stopWatch()
-	pk.timer.Stop()
+	for _, f := range stops {
+		if f != nil {
+			f()
+		}
+	}
+	if timer != nil {
+		timer.Stop()
+	}
 	return true
 }
 

@@ -97,8 +97,8 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 		return fmt.Errorf("webhooks.allow: %v", err)
 	}
 
-	st, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, Logger: log.With("component", "store"),
-		DeliveryKeep: cfg.WebhookGiveUp + time.Hour})
+	st, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, Retention: cfg.Retention,
+		Logger: log.With("component", "store"), DeliveryKeep: cfg.WebhookGiveUp + time.Hour})
 	if err != nil {
 		return err
 	}

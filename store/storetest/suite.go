@@ -46,6 +46,8 @@ func Run(t *testing.T, replicas Replicas) {
 		{"ListPendingKeepsTheNewest", testListPendingLimit},
 		{"RunQuestionsInCreationOrder", testRunQuestions},
 		{"RecordRoundTrip", testRoundTrip},
+		{"KeysEndWithRetention", testKeysEndWithRetention},
+		{"TrimKeepsLiveRecords", testTrimKeepsLiveRecords},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, replicas(t)) })

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"syscall"
+)
+
+// hangups notices parked connections whose client has gone away (a FIN
+// or a reset) with one epoll instance and one goroutine for all of them,
+// so a departed agent's socket and parked wait are released at once, not
+// when the wait times out. A parked connection is never read, so without
+// this the kernel would keep it in CLOSE_WAIT.
+type hangups struct {
+	ep   int
+	mu   sync.Mutex
+	next int32
+	subs map[int32]func()
+}
+
+var (
+	hangupsOnce sync.Once
+	hangupsInst *hangups
+)
+
+// sharedHangups is the process's watcher (nil if epoll is unavailable:
+// watchHangup then falls back to a read per connection).
+func sharedHangups() *hangups {
+	hangupsOnce.Do(func() {
+		ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+		if err != nil {
+			return
+		}
+		hangupsInst = &hangups{ep: ep, subs: map[int32]func(){}}
+		go hangupsInst.loop()
+	})
+	return hangupsInst
+}
+
+// watchHangup calls gone (once, from another goroutine) when the peer of
+// conn closes or resets it. stop ends the watch; call it before closing
+// conn.
+func watchHangup(conn net.Conn, gone func()) (stop func()) {
+	h := sharedHangups()
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	sc, ok := conn.(syscall.Conn)
+	if h == nil || !ok {
+		return readHangup(conn, gone)
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return readHangup(conn, gone)
+	}
+	h.mu.Lock()
+	h.next++
+	tok := h.next
+	h.subs[tok] = gone
+	h.mu.Unlock()
+	// Only hang-ups wake the watcher, not data (a pipelined request stays
+	// unread, as it would under net/http while a handler runs).
+	ev := syscall.EpollEvent{Events: syscall.EPOLLRDHUP | syscall.EPOLLHUP | syscall.EPOLLERR | syscall.EPOLLONESHOT, Fd: tok}
+	var cerr error
+	err = raw.Control(func(fd uintptr) { cerr = syscall.EpollCtl(h.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev) })
+	if err != nil || cerr != nil {
+		h.forget(tok)
+		return readHangup(conn, gone)
+	}
+	return func() {
+		h.forget(tok)
+		raw.Control(func(fd uintptr) { syscall.EpollCtl(h.ep, syscall.EPOLL_CTL_DEL, int(fd), nil) })
+	}
+}
+
+func (h *hangups) forget(tok int32) {
+	h.mu.Lock()
+	delete(h.subs, tok)
+	h.mu.Unlock()
+}
+
+func (h *hangups) loop() {
+	events := make([]syscall.EpollEvent, 256)
+	for {
+		n, err := syscall.EpollWait(h.ep, events, -1)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		for _, ev := range events[:n] {
+			h.mu.Lock()
+			f := h.subs[ev.Fd]
+			delete(h.subs, ev.Fd)
+			h.mu.Unlock()
+			if f != nil {
+				f()
+			}
+		}
+	}
+}
