@@ -1,13 +1,17 @@
 GO      ?= go
 PKGS    ?= ./...
-BIN     := bin/bridge
+BIN     ?= bin/bridge
+# VERSION and COMMIT are stamped into the binary (bridge version).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .PHONY: all build run test test-short lint bench fuzz deps clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/bridge
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bridge
 
 ## run: the bridge on the embedded default (no Redis, no Slack), web inbox at http://127.0.0.1:8080/
 run:
