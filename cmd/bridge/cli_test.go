@@ -6,6 +6,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -126,7 +129,7 @@ func TestTopLevelHelpNamesEveryCommand(t *testing.T) {
 	r := runBridge(t, nil, "--help")
 	require.Equal(t, 0, r.code)
 	help := r.stdout
-	for _, c := range []string{"serve", "ask", "mcp", "hook claude-code", "version", "help"} {
+	for _, c := range []string{"serve", "ask", "mcp", "hook claude-code", "health", "version", "help"} {
 		assert.Regexp(t, `(?m)^  `+regexp.QuoteMeta(c)+`\b`, help, "top-level help omits %q", c)
 	}
 	// Every subcommand `bridge questions --help` describes is named too.
@@ -217,4 +220,35 @@ func TestMakeBuildStampsVersionAndCommit(t *testing.T) {
 		assert.Contains(t, string(out), "commit: unknown")
 	}
 	_ = os.Remove(bin)
+}
+
+func TestHealthExitsZeroOnlyWhenTheBridgeAnswersOK(t *testing.T) {
+	status := http.StatusOK
+	var path string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path = r.URL.Path
+		w.WriteHeader(status)
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	_, port, _ := net.SplitHostPort(addr)
+
+	r := runBridge(t, map[string]string{"BRIDGE_ADDR": "0.0.0.0:" + port}, "health")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "/healthz", path, "0.0.0.0 is dialled as 127.0.0.1")
+
+	status = http.StatusServiceUnavailable
+	r = runBridge(t, map[string]string{"BRIDGE_ADDR": addr}, "health", "--ready")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "/readyz", path)
+	assert.Contains(t, r.stderr, "503 Service Unavailable")
+
+	srv.Close()
+	r = runBridge(t, nil, "health", "--url", srv.URL+"/healthz")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "no answer")
+
+	r = runBridge(t, nil, "health", "--help")
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "usage: bridge health")
 }

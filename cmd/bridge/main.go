@@ -29,6 +29,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return 0
+	case "health":
+		return health(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version":
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "bridge version: unexpected argument %q\n", args[1])
@@ -57,6 +59,7 @@ commands:
   questions audit [ID]       the audit trail of a question or of the project
   mcp                        stdio MCP server exposing ask_user
   hook claude-code           Claude Code hook (PreToolUse, PermissionRequest)
+  health [--ready]           exit 0 if the local bridge answers /healthz (/readyz): container health checks
   version                    print the version, commit and Go version (also --version)
   help                       this text
 
