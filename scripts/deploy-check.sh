@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# deploy-check: what `make deploy-check` (and .ci/run, after make test) runs.
+#
+# 1. Builds the container image (deploy/Containerfile) with podman, offline:
+#    the static binary, the host's CA certificates and a passwd entry are the
+#    whole build context. Starts the bridge from the image and asks /healthz:
+#    with `podman run` where the sandbox allows containers, else from the
+#    image's filesystem (podman image mount) under chroot as the image's user
+#    (uid 65532).
+#    Installs podman (and runc, for hosts with hybrid cgroups) with apt-get.
+# 2. Installs helm from the Go module proxy (cached in $(go env GOPATH)/bin),
+#    runs helm lint and helm template for each Redis mode (standalone,
+#    sentinel, cluster) and decodes the rendered manifests strictly into the
+#    Kubernetes API types (deploy/helm/check).
+#
+# Installs podman with apt-get when it is missing (as root, or through sudo).
+# A step that cannot run here is skipped with the reason printed, never
+# failed; anything that runs and is wrong fails.
+#
+# usage: scripts/deploy-check.sh [image|helm|all]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
+IMAGE=${IMAGE:-localhost/askbridge:check}
+CHART=deploy/helm/askbridge
+
+start=$SECONDS
+work=$(mktemp -d)
+pids=()
+mounted_image=""
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -n "$mounted_image" ] && podman image unmount "$mounted_image" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+step() { echo "== deploy-check: $* (+$((SECONDS - start))s)"; }
+skip() { echo "== deploy-check: SKIPPED $*" >&2; }
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
+    || echo $((20000 + RANDOM % 20000))
+}
+
+# wait_health URL: up to 15 s for 200 from URL; prints the body.
+wait_health() {
+  local url=$1 i body
+  for i in $(seq 1 75); do
+    if body=$(curl -fsS --max-time 2 "$url" 2>/dev/null); then
+      echo "$url -> $body"
+      return 0
+    fi
+    sleep 0.2
+  done
+  echo "no 200 from $url within 15 s" >&2
+  return 1
+}
+
+image_check() {
+  if ! command -v podman >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || [ -n "$SUDO" ]; }; then
+      step "installing podman with apt-get"
+      export DEBIAN_FRONTEND=noninteractive
+      $SUDO apt-get install -y -qq podman >/dev/null 2>&1 \
+        || { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq podman >/dev/null; }
+    fi
+  fi
+  if ! command -v podman >/dev/null 2>&1; then
+    skip "image: podman is not installed and apt-get cannot install it here"
+    return 0
+  fi
+  command -v curl >/dev/null 2>&1 || $SUDO apt-get install -y -qq curl >/dev/null
+
+  step "building the static binary"
+  local ctx=$work/context
+  mkdir -p "$ctx"
+  local version commit
+  version=$(git describe --tags --always --dirty 2>/dev/null || echo devel)
+  commit=$(git rev-parse HEAD 2>/dev/null || true)
+  CGO_ENABLED=0 $GO build -trimpath -ldflags "-s -w -X main.version=$version -X main.commit=$commit" \
+    -o "$ctx/bridge" ./cmd/bridge
+  cp /etc/ssl/certs/ca-certificates.crt "$ctx/"
+  cp deploy/image/passwd deploy/image/group "$ctx/"
+
+  step "podman build (FROM scratch, offline)"
+  podman build -q --pull=never --network=none --format docker -f deploy/Containerfile -t "$IMAGE" "$ctx" >/dev/null
+  local user entry
+  user=$(podman image inspect -f '{{.Config.User}}' "$IMAGE")
+  entry=$(podman image inspect -f '{{json .Config.Entrypoint}}' "$IMAGE")
+  [ "$user" = "65532:65532" ] || { echo "image user is '$user', want 65532:65532" >&2; return 1; }
+  echo "image $IMAGE: user $user, entrypoint $entry, $(podman image inspect -f '{{.Size}}' "$IMAGE") bytes"
+
+  # The image's filesystem, read-only, without a container: what the
+  # checks below inspect, and what the bridge starts from if podman cannot
+  # run containers here.
+  local cid rootfs
+  rootfs=$(podman image mount "$IMAGE")
+  mounted_image=$IMAGE
+  if [ -e "$rootfs/bin/sh" ] || [ -e "$rootfs/usr/bin/sh" ]; then
+    echo "the image has a shell" >&2
+    return 1
+  fi
+  if ! grep -q '^askbridge:x:65532:65532:' "$rootfs/etc/passwd"; then
+    echo "the image has no passwd entry for uid 65532" >&2
+    return 1
+  fi
+  echo "image filesystem: $(cd "$rootfs" && find . -type f | sort | tr '\n' ' ')"
+
+  local port url out
+  port=$(free_port)
+  url=http://127.0.0.1:$port/healthz
+  step "podman run, then GET /healthz"
+  # Rootful podman asks the runtime for rlimits above what some sandboxes
+  # allow (EPERM from setrlimit), so ask for no more than this shell has.
+  local nofile nproc
+  nofile=$(ulimit -Sn); [ "$nofile" = unlimited ] || [ "$nofile" -gt 65536 ] && nofile=65536
+  nproc=$(ulimit -Su); [ "$nproc" = unlimited ] || [ "$nproc" -gt 4096 ] && nproc=4096
+  local runtimes=("")
+  # crun refuses hybrid cgroup v1/v2 hosts; runc runs there.
+  command -v runc >/dev/null 2>&1 || $SUDO apt-get install -y -qq runc >/dev/null 2>&1 || true
+  command -v runc >/dev/null 2>&1 && runtimes+=(runc)
+  # DEPLOY_CHECK_CHROOT=1 exercises the fallback below on a host where podman run works.
+  [ -n "${DEPLOY_CHECK_CHROOT:-}" ] && runtimes=()
+  local rt why=""
+  for rt in ${runtimes[@]+"${runtimes[@]}"}; do
+    local rtflag=()
+    [ -n "$rt" ] && rtflag=(--runtime "$rt")
+    if ! out=$(podman "${rtflag[@]}" run -d --no-healthcheck --network host --ulimit "nofile=$nofile:$nofile" \
+      --ulimit "nproc=$nproc:$nproc" -e BRIDGE_ADDR=127.0.0.1:$port "$IMAGE" 2>&1); then
+      why+="${rt:-default runtime}: $(echo "$out" | tail -1); "
+      echo "podman run (${rt:-default runtime}) failed: $(echo "$out" | tail -1)"
+      podman rm -f "$(echo "$out" | tail -1)" >/dev/null 2>&1 || true
+      continue
+    fi
+    cid=$out
+    echo "container $cid (${rt:-default runtime})"
+    local ok=0
+    if wait_health "$url" && podman exec "$cid" /usr/local/bin/bridge health --ready && podman exec "$cid" /usr/local/bin/bridge version; then
+      podman stop -t 35 "$cid" >/dev/null
+      podman logs "$cid" 2>&1 | grep -q 'msg=stopped' || { echo "the bridge did not shut down cleanly on SIGTERM" >&2; ok=1; }
+    else
+      ok=1
+    fi
+    [ $ok -eq 0 ] || podman logs "$cid" >&2 || true
+    podman rm -f "$cid" >/dev/null 2>&1 || true
+    return $ok
+  done
+  echo "podman run cannot start containers in this sandbox: $why"
+  echo "falling back to the image's filesystem (podman image mount) under chroot, as uid 65532"
+
+  local chroot
+  chroot=$(command -v chroot)
+  if ! "$chroot" --userspec=65532:65532 "$rootfs" /usr/local/bin/bridge version; then
+    skip "image run: chroot is not permitted here either (the image was built and inspected)"
+    return 0
+  fi
+  local log=$work/bridge.log
+  # The image's ENV (BRIDGE_ADDR) is replaced by the test address; HOME etc. are not needed.
+  env -i BRIDGE_ADDR=127.0.0.1:$port "$chroot" --userspec=65532:65532 "$rootfs" /usr/local/bin/bridge serve >"$log" 2>&1 &
+  pids+=($!)
+  if ! wait_health "$url"; then
+    cat "$log" >&2
+    return 1
+  fi
+  env -i BRIDGE_ADDR=127.0.0.1:$port "$chroot" --userspec=65532:65532 "$rootfs" /usr/local/bin/bridge health --ready
+  kill "${pids[-1]}"
+  wait "${pids[-1]}" 2>/dev/null || true
+  grep -q 'msg=stopped' "$log" || { echo "the bridge did not shut down cleanly on SIGTERM:" >&2; cat "$log" >&2; return 1; }
+}
+
+helm_check() {
+  local bindir helm
+  bindir=$($GO env GOPATH)/bin
+  helm=$bindir/helm
+  if ! [ -x "$helm" ] || ! "$helm" version --short 2>/dev/null | grep -q "^$HELM_VERSION+"; then
+    step "installing helm $HELM_VERSION from the Go module proxy (cached in $bindir)"
+    GOBIN=$bindir GOFLAGS=-mod=mod $GO install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  fi
+  step "building the manifest checker"
+  (cd deploy/helm/check && $GO build -o "$work/check" .)
+  for mode in standalone sentinel cluster; do
+    local values=$CHART/ci/$mode-values.yaml flags=(-mode "$mode")
+    grep -q 'urlSecret:' "$values" && flags+=(-url-secret)
+    grep -q 'enabled: true' "$values" && flags+=(-service-monitor)
+    step "helm lint + template + strict decode ($mode)"
+    "$helm" lint --strict "$CHART" -f "$values" >"$work/lint.log" 2>&1 || { cat "$work/lint.log" >&2; return 1; }
+    "$helm" template askbridge "$CHART" -f "$values" >"$work/$mode.yaml"
+    "$work/check" "${flags[@]}" <"$work/$mode.yaml"
+  done
+  step "a wrong Redis mode is refused"
+  if "$helm" template askbridge "$CHART" --set redis.mode=memcached >/dev/null 2>"$work/err.log"; then
+    echo "helm template accepted redis.mode=memcached" >&2
+    return 1
+  fi
+  grep -q 'redis.mode: must be standalone, sentinel or cluster' "$work/err.log" || { cat "$work/err.log" >&2; return 1; }
+}
+
+case "${1:-all}" in
+  image) image_check ;;
+  helm) helm_check ;;
+  all) image_check; helm_check ;;
+  *) echo "usage: scripts/deploy-check.sh [image|helm|all]" >&2; exit 2 ;;
+esac
+step "done"
