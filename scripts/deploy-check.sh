@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
-IMAGE=${IMAGE:-localhost/askbridge:check}
+IMAGE=${IMAGE:-localhost/askbridge-check:latest}
 CHART=deploy/helm/askbridge
 
 start=$SECONDS
@@ -77,19 +77,8 @@ image_check() {
   fi
   command -v curl >/dev/null 2>&1 || $SUDO apt-get install -y -qq curl >/dev/null
 
-  step "building the static binary"
-  local ctx=$work/context
-  mkdir -p "$ctx"
-  local version commit
-  version=$(git describe --tags --always --dirty 2>/dev/null || echo devel)
-  commit=$(git rev-parse HEAD 2>/dev/null || true)
-  CGO_ENABLED=0 $GO build -trimpath -ldflags "-s -w -X main.version=$version -X main.commit=$commit" \
-    -o "$ctx/bridge" ./cmd/bridge
-  cp /etc/ssl/certs/ca-certificates.crt "$ctx/"
-  cp deploy/image/passwd deploy/image/group "$ctx/"
-
-  step "podman build (FROM scratch, offline)"
-  podman build -q --pull=never --network=none --format docker -f deploy/Containerfile -t "$IMAGE" "$ctx" >/dev/null
+  step "make image: static binary, podman build FROM scratch, offline"
+  make -s image IMAGE="${IMAGE%:*}" IMAGE_TAG=check IMAGE_CONTEXT="$work/context" GO="$GO" >/dev/null
   local user entry
   user=$(podman image inspect -f '{{.Config.User}}' "$IMAGE")
   entry=$(podman image inspect -f '{{json .Config.Entrypoint}}' "$IMAGE")
