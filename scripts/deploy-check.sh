@@ -167,12 +167,12 @@ helm_check() {
   local bindir helm
   bindir=$($GO env GOPATH)/bin
   helm=$bindir/helm
-  if ! [ -x "$helm" ] || ! "$helm" version --short 2>/dev/null | grep -q "^$HELM_VERSION+"; then
+  if ! [ -x "$helm" ] || ! $GO version -m "$helm" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+helm.sh/helm/v3[[:space:]]+$HELM_VERSION[[:space:]]"; then
     step "installing helm $HELM_VERSION from the Go module proxy (cached in $bindir)"
     GOBIN=$bindir GOFLAGS=-mod=mod $GO install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
   fi
-  step "building the manifest checker"
-  (cd deploy/helm/check && $GO build -o "$work/check" .)
+  step "testing and building the manifest checker (deploy/helm/check)"
+  (cd deploy/helm/check && $GO test -count=1 . && $GO build -o "$work/check" .)
   for mode in standalone sentinel cluster; do
     local values=$CHART/ci/$mode-values.yaml flags=(-mode "$mode")
     grep -q 'urlSecret:' "$values" && flags+=(-url-secret)
