@@ -17,7 +17,7 @@
 # A step that cannot run here is skipped with the reason printed, never
 # failed; anything that runs and is wrong fails.
 #
-# usage: scripts/deploy-check.sh [image|helm|all]
+# usage: scripts/deploy-check.sh [image|compose|helm|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,9 +30,14 @@ start=$SECONDS
 work=$(mktemp -d)
 pids=()
 mounted_image=""
+containers_conf=""   # set by image_check once podman run works here
+compose_up=""
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  if [ -n "$compose_up" ]; then
+    (cd deploy/compose && CONTAINERS_CONF=$containers_conf podman-compose -p askbridge-check down -v >/dev/null 2>&1) || true
+  fi
   [ -n "$mounted_image" ] && podman image unmount "$mounted_image" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -120,15 +125,20 @@ image_check() {
   for rt in ${runtimes[@]+"${runtimes[@]}"}; do
     local rtflag=()
     [ -n "$rt" ] && rtflag=(--runtime "$rt")
-    if ! out=$(podman "${rtflag[@]}" run -d --no-healthcheck --network host --ulimit "nofile=$nofile:$nofile" \
+    podman rm -f askbridge-check-run >/dev/null 2>&1 || true
+    if ! out=$(podman "${rtflag[@]}" run -d --name askbridge-check-run --no-healthcheck --network host --ulimit "nofile=$nofile:$nofile" \
       --ulimit "nproc=$nproc:$nproc" -e BRIDGE_ADDR=127.0.0.1:$port "$IMAGE" 2>&1); then
       why+="${rt:-default runtime}: $(echo "$out" | tail -1); "
       echo "podman run (${rt:-default runtime}) failed: $(echo "$out" | tail -1)"
-      podman rm -f "$(echo "$out" | tail -1)" >/dev/null 2>&1 || true
+      podman rm -f askbridge-check-run >/dev/null 2>&1 || true
       continue
     fi
     cid=$out
     echo "container $cid (${rt:-default runtime})"
+    # What compose_check needs to start containers the same way.
+    printf '[containers]\ndefault_ulimits = ["nofile=%s:%s", "nproc=%s:%s"]\n' "$nofile" "$nofile" "$nproc" "$nproc" >"$work/containers.conf"
+    [ -n "$rt" ] && printf '[engine]\nruntime = "%s"\n' "$rt" >>"$work/containers.conf"
+    containers_conf=$work/containers.conf
     local ok=0
     if wait_health "$url" && podman exec "$cid" /usr/local/bin/bridge health --ready && podman exec "$cid" /usr/local/bin/bridge version; then
       podman stop -t 35 "$cid" >/dev/null
@@ -190,10 +200,74 @@ helm_check() {
   grep -q 'redis.mode: must be standalone, sentinel or cluster' "$work/err.log" || { cat "$work/err.log" >&2; return 1; }
 }
 
+# compose_check: the README's quick start for a team (deploy/compose) with
+# the image just built: Redis comes up with AOF, the bridge reaches it and
+# answers an agent's question; the question survives a Redis restart.
+compose_check() {
+  if [ -z "$containers_conf" ]; then
+    skip "compose: podman cannot run containers here (see above)"
+    return 0
+  fi
+  if ! command -v podman-compose >/dev/null 2>&1; then
+    $SUDO apt-get install -y -qq podman-compose >/dev/null 2>&1 || true
+  fi
+  if ! command -v podman-compose >/dev/null 2>&1; then
+    skip "compose: podman-compose is not installed and apt-get cannot install it here"
+    return 0
+  fi
+  export CONTAINERS_CONF=$containers_conf
+  local redis_image=docker.io/library/redis:7.4-alpine
+  if ! podman image exists "$redis_image"; then
+    # Offline: a stand-in image from the host's redis-server (installed by
+    # make test), with its shared libraries.
+    if ! command -v redis-server >/dev/null 2>&1 || ! command -v ldd >/dev/null 2>&1; then
+      skip "compose: no Redis image and no host redis-server to make one from"
+      return 0
+    fi
+    step "compose: a stand-in Redis image from the host's redis-server (offline)"
+    local d=$work/redis-image lib
+    mkdir -p "$d/root/usr/bin" "$d/root/data" "$d/root/tmp"
+    cp "$(command -v redis-server)" "$(command -v redis-cli)" "$d/root/usr/bin/"
+    for lib in $( (ldd "$(command -v redis-server)"; ldd "$(command -v redis-cli)") | grep -o '/[^ ]*' | sort -u); do
+      mkdir -p "$d/root$(dirname "$lib")"
+      cp -L "$lib" "$d/root$lib"
+    done
+    chmod 1777 "$d/root/tmp" "$d/root/data"
+    printf 'FROM scratch\nCOPY root/ /\nWORKDIR /data\n' >"$d/Containerfile"
+    redis_image=localhost/askbridge-check-redis:latest
+    podman build -q --pull=never --network=none -t "$redis_image" "$d" >/dev/null
+  fi
+  step "compose: podman-compose up (deploy/compose)"
+  local port
+  port=$(free_port)
+  cp -r deploy/compose "$work/compose"
+  (cd "$work/compose" && ./init-secrets.sh >/dev/null)
+  compose_up=1
+  (cd "$work/compose" && REDIS_IMAGE=$redis_image ASKBRIDGE_IMAGE=$IMAGE ASKBRIDGE_PORT=$port \
+    podman-compose -p askbridge-check up -d >"$work/compose.log" 2>&1) || { cat "$work/compose.log" >&2; return 1; }
+  if ! wait_health "http://127.0.0.1:$port/readyz"; then
+    podman logs askbridge-check_bridge_1 >&2 || true
+    return 1
+  fi
+  local agent operator body
+  agent=$(cat "$work/compose/secrets/deploy-bot-token")
+  operator=$(cat "$work/compose/secrets/operator-token")
+  body='{"run_id":"deploy-check","agent_id":"deploy-bot","question":"Ship it?","options":[{"label":"Yes"},{"label":"No"}]}'
+  curl -fsS -X POST "http://127.0.0.1:$port/api/projects/ops/agent-questions" -H "Authorization: Bearer $agent" \
+    -H 'Content-Type: application/json' -d "$body" >/dev/null
+  step "compose: restart Redis, the question is still there (AOF)"
+  podman restart -t 5 askbridge-check_redis_1 >/dev/null 2>&1
+  wait_health "http://127.0.0.1:$port/readyz" >/dev/null
+  curl -fsS "http://127.0.0.1:$port/api/projects/ops/agent-questions?status=pending" -H "Authorization: Bearer $operator" \
+    | grep -q '"question":"Ship it?"' || { echo "the question did not survive a Redis restart" >&2; return 1; }
+  echo "compose: asked through the bridge, found again after a Redis restart"
+}
+
 case "${1:-all}" in
   image) image_check ;;
+  compose) image_check; compose_check ;;
   helm) helm_check ;;
-  all) image_check; helm_check ;;
-  *) echo "usage: scripts/deploy-check.sh [image|helm|all]" >&2; exit 2 ;;
+  all) image_check; compose_check; helm_check ;;
+  *) echo "usage: scripts/deploy-check.sh [image|compose|helm|all]" >&2; exit 2 ;;
 esac
 step "done"
