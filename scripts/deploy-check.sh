@@ -192,12 +192,15 @@ helm_check() {
     "$helm" template askbridge "$CHART" -f "$values" >"$work/$mode.yaml"
     "$work/check" "${flags[@]}" <"$work/$mode.yaml"
   done
-  step "a wrong Redis mode is refused"
-  if "$helm" template askbridge "$CHART" --set redis.mode=memcached >/dev/null 2>"$work/err.log"; then
-    echo "helm template accepted redis.mode=memcached" >&2
-    return 1
-  fi
-  grep -q 'redis.mode: must be standalone, sentinel or cluster' "$work/err.log" || { cat "$work/err.log" >&2; return 1; }
+  step "values the chart refuses: a wrong Redis mode, a misspelt key (values.schema.json)"
+  local bad
+  for bad in "redis.mode=memcached|/redis/mode': value must be one of" "replicas=3|additional properties 'replicas' not allowed"; do
+    if "$helm" template askbridge "$CHART" --set "${bad%%|*}" >/dev/null 2>"$work/err.log"; then
+      echo "helm template accepted --set ${bad%%|*}" >&2
+      return 1
+    fi
+    grep -qF "${bad#*|}" "$work/err.log" || { cat "$work/err.log" >&2; return 1; }
+  done
 }
 
 # compose_check: the README's quick start for a team (deploy/compose) with
