@@ -120,8 +120,9 @@ image_check() {
   command -v runc >/dev/null 2>&1 || $SUDO apt-get install -y -qq runc >/dev/null 2>&1 || true
   command -v runc >/dev/null 2>&1 && runtimes+=(runc)
   # DEPLOY_CHECK_CHROOT=1 exercises the fallback below on a host where podman run works.
-  [ -n "${DEPLOY_CHECK_CHROOT:-}" ] && runtimes=()
-  local rt why=""
+  local why=""
+  if [ -n "${DEPLOY_CHECK_CHROOT:-}" ]; then runtimes=(); why="DEPLOY_CHECK_CHROOT is set"; fi
+  local rt
   for rt in ${runtimes[@]+"${runtimes[@]}"}; do
     local rtflag=()
     [ -n "$rt" ] && rtflag=(--runtime "$rt")
