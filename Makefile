@@ -1,13 +1,34 @@
 GO      ?= go
 PKGS    ?= ./...
-BIN     := bin/bridge
+BIN     ?= bin/bridge
+# VERSION and COMMIT are stamped into the binary (bridge version).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build run test test-short test-claude-code lint bench fuzz deps clean
+.PHONY: all build run test test-short test-claude-code lint bench fuzz deps clean image deploy-check
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/bridge
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bridge
+
+## image: the container image (deploy/Containerfile) with podman, offline: a static
+## binary, the host's CA certificates and a non-root user on an empty base
+IMAGE         ?= localhost/askbridge
+IMAGE_CONTEXT ?= bin/image
+IMAGE_TAG     ?= $(VERSION)
+image:
+	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $(IMAGE_CONTEXT)/bridge ./cmd/bridge
+	cp /etc/ssl/certs/ca-certificates.crt deploy/image/passwd deploy/image/group $(IMAGE_CONTEXT)/
+	podman build -q --pull=never --network=none --format docker -f deploy/Containerfile \
+		-t $(IMAGE):$(IMAGE_TAG) -t $(IMAGE):latest $(IMAGE_CONTEXT)
+
+## deploy-check: builds and starts the image, lints and renders the Helm chart for each
+## Redis mode and decodes the manifests strictly (installs podman and helm when missing)
+deploy-check:
+	@./scripts/deploy-check.sh
 
 ## run: the bridge on the embedded default (no Redis, no Slack), web inbox at http://127.0.0.1:8080/
 run:

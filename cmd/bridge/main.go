@@ -29,6 +29,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return 0
+	case "health":
+		return health(ctx, args[1:], getenv, stdout, stderr)
+	case "version", "--version":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "bridge version: unexpected argument %q\n", args[1])
+			return 2
+		}
+		printVersion(stdout)
+		return 0
 	}
 	if code, ok := clientCommand(ctx, args, getenv, stdin, stdout, stderr); ok {
 		return code
@@ -40,8 +49,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 const usage = `usage: bridge <command> [flags]
 
 commands:
-  serve                      run the bridge (HTTP API, web inbox, chat adapters)
+  serve                      run the bridge: HTTP API, web inbox, Slack and Discord adapters,
+                             remote MCP at /mcp, /healthz, /readyz, /metrics
   ask                        ask a question and wait for the answer
-  questions list|show|answer|cancel
+  questions list             pending questions of the project, oldest first
+  questions show ID          one question with its numbered options
+  questions answer ID ...    answer a question
+  questions cancel ID        dismiss or withdraw a question
+  questions audit [ID]       the audit trail of a question or of the project
   mcp                        stdio MCP server exposing ask_user
-  hook claude-code           Claude Code hook`
+  hook claude-code           Claude Code hook (PreToolUse, PermissionRequest)
+  health [--ready]           exit 0 if the local bridge answers /healthz (/readyz): container health checks
+  version                    print the version, commit and Go version (also --version)
+  help                       this text
+
+"bridge <command> --help" describes a command's flags. The client commands (ask,
+questions, mcp, hook) talk to a running bridge: BRIDGE_URL, BRIDGE_TOKEN, BRIDGE_PROJECT.`

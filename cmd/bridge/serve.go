@@ -36,16 +36,24 @@ type closer interface {
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors and help are printed below
 	o := serveOptions{sweep: 250 * time.Millisecond}
-	fs.StringVar(&o.addr, "addr", envOr(getenv, "BRIDGE_ADDR", "127.0.0.1:8080"), "listen address (env BRIDGE_ADDR)")
-	fs.StringVar(&o.config, "config", getenv("BRIDGE_CONFIG"), "YAML configuration file (env BRIDGE_CONFIG)")
-	fs.StringVar(&o.redisURL, "redis-url", getenv("REDIS_URL"), "Redis URL (env REDIS_URL); empty: the embedded in-memory store")
+	fs.StringVar(&o.addr, "addr", envOr(getenv, "BRIDGE_ADDR", "127.0.0.1:8080"), "listen `address` (env BRIDGE_ADDR)")
+	fs.StringVar(&o.config, "config", getenv("BRIDGE_CONFIG"), "YAML configuration `file` (env BRIDGE_CONFIG)")
+	// No default from REDIS_URL here: the help must never print a password.
+	// The configuration applies REDIS_URL (and REDIS_URL_FILE) itself.
+	fs.StringVar(&o.redisURL, "redis-url", "", "Redis `URL` (env REDIS_URL); empty: the embedded in-memory store")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			writeServeUsage(stdout, fs)
+			return 0
+		}
+		fmt.Fprintf(stderr, "bridge serve: %v\n\n", err)
+		writeServeUsage(stderr, fs)
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "serve: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "bridge serve: unexpected argument %q (see bridge serve --help)\n", fs.Arg(0))
 		return 2
 	}
 	log := newLogger(stderr, getenv("BRIDGE_LOG_LEVEL"))

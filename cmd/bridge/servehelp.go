@@ -1,0 +1,75 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// serveEnvVar is one environment variable `bridge serve` reads.
+type serveEnvVar struct {
+	name string
+	// file: the variable also has a NAME_FILE form naming a file that
+	// holds the value (Docker and Kubernetes secrets).
+	file    bool
+	meaning string
+}
+
+// serveEnv lists every environment variable `bridge serve` reads, for its
+// --help; a test checks it against the getenv calls of this package.
+var serveEnv = []serveEnvVar{
+	{"BRIDGE_ADDR", false, "listen address (the --addr flag wins)"},
+	{"BRIDGE_CONFIG", false, "YAML configuration file (the --config flag wins)"},
+	{"REDIS_URL", true, "redis://, rediss://, unix://, redis+sentinel://, redis+cluster:// (the --redis-url flag wins); empty: embedded in-memory store"},
+	{"BRIDGE_LOG_LEVEL", false, "debug, info (default), warn, error"},
+	{"BRIDGE_WEBHOOK_SECRET", true, "signs resume webhooks; webhook mode is refused without one"},
+	{"BRIDGE_WEBHOOK_LEASE", false, "how long a replica holds a webhook delivery before another may take it over (default 60s)"},
+	{"BRIDGE_WEBHOOK_ALLOW", false, "internal resume receivers admitted on purpose, comma-separated CIDRs, hosts or host:port (replaces webhooks.allow)"},
+	{"BRIDGE_PUBLIC_URL", true, "the address people and platforms use to reach the bridge; its host and origin are admitted"},
+	{"BRIDGE_METRICS_TOKEN", true, "when set, /metrics needs Authorization: Bearer <token>"},
+	{"BRIDGE_WEB_SESSION_KEY", true, "key of the web inbox session cookies, the same on every replica (default: random per process)"},
+	{"SLACK_BOT_TOKEN", true, "xoxb- token; enables the Slack adapter"},
+	{"SLACK_SIGNING_SECRET", true, "verifies POST /slack/interactions and /slack/events"},
+	{"SLACK_APP_TOKEN", true, "xapp- token; Socket Mode instead of the HTTP endpoints"},
+	{"SLACK_API_URL", true, "Slack API base (default https://slack.com/api/)"},
+	{"DISCORD_BOT_TOKEN", true, "enables the Discord adapter"},
+	{"DISCORD_APPLICATION_ID", true, "the Discord application id"},
+	{"DISCORD_PUBLIC_KEY", true, "hex Ed25519 key; enables POST /discord/interactions (else the gateway)"},
+	{"DISCORD_API_URL", true, "Discord API base (default https://discord.com/api/v10)"},
+}
+
+const serveIntro = `usage: bridge serve [flags]
+
+Runs the bridge: the HTTP API for agents, the web inbox at /, the Slack and
+Discord adapters, the remote MCP endpoint at /mcp, and /healthz (liveness),
+/readyz (readiness) and /metrics (Prometheus). Without a Redis URL it keeps
+questions in an embedded in-memory store that is lost on restart. With no
+agent or operator tokens configured it only listens on loopback.
+SIGTERM drains in-flight work for up to 30 s, then exits.`
+
+// writeServeUsage prints the help of `bridge serve`: its flags and every
+// environment variable it reads.
+func writeServeUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, serveIntro)
+	fmt.Fprintln(w, "\nflags:")
+	out := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+	fmt.Fprintln(w, "\nenvironment (flags override the environment, the environment overrides the config file):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, v := range serveEnv {
+		name := v.name
+		if v.file {
+			name += " *"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", name, v.meaning)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\n* also as NAME_FILE: the value is read from that file, e.g. SLACK_BOT_TOKEN_FILE=/run/secrets/slack-bot.")
+	fmt.Fprintln(w, `
+examples:
+  bridge serve                                        # embedded store, web inbox at http://127.0.0.1:8080/
+  REDIS_URL=redis://localhost:6379 bridge serve --config bridge.yaml --addr 0.0.0.0:8080`)
+}
