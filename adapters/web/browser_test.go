@@ -452,7 +452,9 @@ func TestBrowserTallyUpdatesLive(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
 	two := 2
-	q := e.ask("ops", core.AskRequest{RunID: "deploy-9", Kind: core.KindApproval, Question: "Deploy api v2?",
+	// A question that needs two votes (not kind "approval", which has no
+	// free-text box to type into).
+	q := e.ask("ops", core.AskRequest{RunID: "deploy-9", Question: "Deploy api v2?",
 		Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(card(q.ID)+` p.approvals`)),

@@ -162,7 +162,11 @@ func title(q *core.Question) string {
 
 func (i *Inbox) handleAnswer(rq *request) error {
 	return i.act(rq, func(ctx context.Context, q *core.Question, who core.Person) (*core.Question, error) {
-		return i.router.Answer(ctx, q.ProjectID, q.ID, answerFromForm(q, rq.r.PostForm), who)
+		req, err := answerFromForm(q, rq.r.PostForm)
+		if err != nil {
+			return nil, err
+		}
+		return i.router.Answer(ctx, q.ProjectID, q.ID, req, who)
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -54,8 +55,12 @@ type cardView struct {
 	Error     *pageError
 	// Buttons: one single-select item, answered with one click per option.
 	Buttons bool
-	Return  string // where the form returns: "inbox" or "question"
-	CSRF    string
+	// Approval: an approval (Allow / Deny): no "Other"; Note offers
+	// "Deny with note…" (see adapters/internal/approval).
+	Approval bool
+	Note     bool
+	Return   string // where the form returns: "inbox" or "question"
+	CSRF     string
 }
 
 type itemView struct {
@@ -78,7 +83,8 @@ type optionView struct {
 	Value   string // form value: "o<index>"
 	Opt     core.Option
 	Checked bool
-	Chosen  bool // final: this option was selected
+	Chosen  bool   // final: this option was selected
+	Tone    string // approvals: "allow" or "deny" (styling), else empty
 }
 
 // runView is the run detail page.
@@ -107,6 +113,8 @@ func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardV
 		c.Approvals, c.Tally = q.ApprovalsRequired, core.TallyLine(q)
 	}
 	c.Buttons = len(q.Questions) == 1 && !q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
+	c.Approval, c.Note = q.Kind == core.KindApproval, approval.NoteAllowed(q)
+	tones := approval.Tones(q)
 	for n, it := range q.Questions {
 		iv := itemView{Index: n, Field: "a" + strconv.Itoa(n), Text: "t" + strconv.Itoa(n), Item: it,
 			Open: it.OpenEnded(), Multi: it.MultiSelect}
@@ -116,6 +124,9 @@ func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardV
 		chosen := q.Selections[it.Question]
 		for j, o := range it.Options {
 			ov := optionView{Index: j, Value: "o" + strconv.Itoa(j), Opt: o}
+			if n == 0 && j < len(tones) {
+				ov.Tone = map[approval.Tone]string{approval.Allow: "allow", approval.Deny: "deny"}[tones[j]]
+			}
 			for _, s := range chosen {
 				if s == o.Label {
 					ov.Chosen = true
@@ -147,8 +158,14 @@ func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardV
 // answerFromForm turns a submitted card into a respond request: option
 // fields carry "o<index>" (never the label, so labels of any length or
 // content round-trip exactly) or "other"; free text is in t<index>.
-func answerFromForm(q *core.Question, form url.Values) core.RespondRequest {
+//
+// On an approval, typed text never decides anything by itself: only an
+// option, or the explicit "Deny with note…" (a0=note), counts.
+func answerFromForm(q *core.Question, form url.Values) (core.RespondRequest, error) {
 	req := core.RespondRequest{Answers: map[string]core.StringList{}}
+	if q.Kind == core.KindApproval {
+		return approvalFromForm(q, form)
+	}
 	for n, it := range q.Questions {
 		picks := form["a"+strconv.Itoa(n)]
 		text := strings.TrimSpace(form.Get("t" + strconv.Itoa(n)))
@@ -184,7 +201,44 @@ func answerFromForm(q *core.Question, form url.Values) core.RespondRequest {
 		}
 		req.Answers[it.Question] = core.StringList(out)
 	}
-	return req
+	return req, nil
+}
+
+// approvalFromForm reads an approval's form: each item's option, or for a
+// single-vote Allow / Deny approval a note that denies.
+func approvalFromForm(q *core.Question, form url.Values) (core.RespondRequest, error) {
+	req := core.RespondRequest{Answers: map[string]core.StringList{}}
+	for n, it := range q.Questions {
+		picks := form["a"+strconv.Itoa(n)]
+		text := strings.TrimSpace(form.Get("t" + strconv.Itoa(n)))
+		var out []string
+		for _, v := range picks {
+			if v == "note" && n == 0 && approval.NoteAllowed(q) {
+				if text == "" {
+					return req, &core.Error{Code: core.EInvalidAnswer, Message: "Write a note to deny with, or press Deny.",
+						Details: []core.Detail{{Field: "answers[" + it.Question + "]", Problem: "the note is empty"}}}
+				}
+				out = []string{approval.NoteAnswer(q, text)}
+				break
+			}
+			if j, err := strconv.Atoi(strings.TrimPrefix(v, "o")); err == nil && strings.HasPrefix(v, "o") && j >= 0 && j < len(it.Options) {
+				out = append(out, it.Options[j].Label)
+			}
+		}
+		if it.OpenEnded() && text != "" {
+			out = []string{text}
+		}
+		if len(out) == 0 && text != "" && !it.OpenEnded() {
+			msg := "An approval is decided with its buttons; typed text alone decides nothing."
+			if approval.NoteAllowed(q) {
+				msg = "An approval is decided with its buttons; typed text alone decides nothing. To refuse with a reason, use “Deny with note…”."
+			}
+			return req, &core.Error{Code: core.EInvalidAnswer, Message: msg,
+				Details: []core.Detail{{Field: "answers[" + it.Question + "]", Problem: "choose one of the options"}}}
+		}
+		req.Answers[it.Question] = core.StringList(out)
+	}
+	return req, nil
 }
 
 // finalLine says how a question ended, in one sentence.
@@ -199,12 +253,14 @@ func finalLine(q *core.Question) string {
 			// the card shows beside the question.
 			return strings.TrimSuffix(core.OutcomeLine(q), ": "+q.Answers[q.Questions[0].Question])
 		}
-		by := "someone"
-		if q.RespondedBy != nil {
-			by = q.RespondedBy.String()
-			if q.RespondedBy.Platform != "" && q.RespondedBy.Platform != "web" {
-				by += " (" + platformName(q.RespondedBy.Platform) + ")"
-			}
+		by := personLabel(q.RespondedBy)
+		switch tone, note := approval.Outcome(q); {
+		case tone == approval.Allow:
+			return "Allowed by " + by
+		case tone == approval.Deny && note != "":
+			return "Denied by " + by + " with a note"
+		case tone == approval.Deny:
+			return "Denied by " + by
 		}
 		return "Answered by " + by
 	case core.StatusExpired:
@@ -224,6 +280,19 @@ func finalLine(q *core.Question) string {
 		return "Cancelled"
 	}
 	return "Waiting for an answer"
+}
+
+// personLabel names who acted for people: "maria (Slack)"; on the web
+// just the name.
+func personLabel(p *core.Person) string {
+	if p == nil {
+		return "someone"
+	}
+	by := p.String()
+	if p.Platform != "" && p.Platform != "web" {
+		by += " (" + platformName(p.Platform) + ")"
+	}
+	return by
 }
 
 func platformName(p string) string {
