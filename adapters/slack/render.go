@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/core"
 	"github.com/slack-go/slack"
 )
@@ -197,6 +198,10 @@ func optionList(it core.Item) string {
 	return clip(strings.Join(lines, "\n"), maxSectionText)
 }
 
+// denyNoteLabel is the approval's "Deny with note…" button: it opens a
+// modal whose text is recorded as a denial (adapters/internal/approval).
+const denyNoteLabel = "Deny with note…"
+
 func dismissButton() *slack.ButtonBlockElement {
 	b := slack.NewButtonBlockElement(actDismiss, "dismiss", plain("Dismiss"))
 	b.Style = slack.StyleDanger
@@ -245,10 +250,15 @@ func renderQuestion(q *core.Question, now time.Time) ([]slack.Block, string) {
 			b.Style = slack.StylePrimary
 			elems = append(elems, b)
 		case single && !it.MultiSelect:
+			tones := approval.Tones(q)
 			for j, o := range it.Options {
 				b := slack.NewButtonBlockElement(fmt.Sprintf("%s:%d:%d", actOption, i, j), strconv.Itoa(j),
 					plain(clip(oneLine(o.Label), maxButtonText)))
-				if o.Recommended {
+				switch {
+				case tones != nil:
+					// Approvals: Allow and Deny never look alike.
+					b.Style = map[approval.Tone]slack.Style{approval.Allow: slack.StylePrimary, approval.Deny: slack.StyleDanger}[tones[j]]
+				case o.Recommended:
 					b.Style = slack.StylePrimary
 				}
 				elems = append(elems, b)
@@ -258,7 +268,13 @@ func renderQuestion(q *core.Question, now time.Time) ([]slack.Block, string) {
 		default:
 			elems = append(elems, slack.NewRadioButtonsBlockElement(fmt.Sprintf("%s:%d", actPick, i), optionObjects(it)...))
 		}
-		if !it.OpenEnded() {
+		switch {
+		case approval.NoteAllowed(q):
+			// An approval has no "Other": free text never decides.
+			// Denying with a note is its own, explicit action.
+			elems = append(elems, slack.NewButtonBlockElement(fmt.Sprintf("%s:%d", actOther, i), "deny-note", plain(denyNoteLabel)))
+		case q.Kind == core.KindApproval:
+		case !it.OpenEnded():
 			elems = append(elems, slack.NewButtonBlockElement(fmt.Sprintf("%s:%d", actOther, i), "other", plain("Other…")))
 		}
 		if single && !hasSubmit(q) {
@@ -370,6 +386,10 @@ func renderModal(q *core.Question, item int, meta string, draft bool) slack.Moda
 	modalTitle := "Answer"
 	if it.Header != "" {
 		modalTitle = it.Header
+	}
+	if approval.NoteAllowed(q) {
+		blocks[1] = slack.NewInputBlock(modalBlock, plain("Why are you denying it? The agent reads this note."), nil, input)
+		modalTitle, submit = "Deny with note", "Deny"
 	}
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
