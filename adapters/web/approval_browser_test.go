@@ -104,3 +104,61 @@ func jsString(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	return `"` + r.Replace(s) + `"`
 }
+
+// TestBrowserOwnVoteShownOnGate: after voting on an approval that needs
+// two people, the card says what you voted (and the button shows it), and
+// the confirmation names your vote.
+func TestBrowserOwnVoteShownOnGate(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := browser(t)
+	two := 2
+	q := e.ask("ops", core.AskRequest{RunID: "gate-1", Kind: core.KindApproval, Question: "Deploy api v2 to production?",
+		Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
+	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"),
+		chromedp.Click(chromedp.CSS(card(q.ID)+` button[value="o0"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+		chromedp.WaitVisible(chromedp.CSS(card(q.ID))))
+	flash := value(t, ctx, chromedp.Text(chromedp.CSS(`.flash`)))
+	if !strings.Contains(flash, "Your vote for “Approve”") || !strings.Contains(flash, "1 of 2") {
+		t.Errorf("confirmation %q", flash)
+	}
+	mine := value(t, ctx, chromedp.Text(chromedp.CSS(card(q.ID)+` .my-vote`)))
+	if !strings.Contains(mine, "Your vote: Approve") {
+		t.Errorf("own vote line %q", mine)
+	}
+	if p := value(t, ctx, chromedp.Evaluate[string](`document.querySelector("`+card(q.ID)+` button[value=o0]").getAttribute("aria-pressed") || ""`)); p != "true" {
+		t.Errorf("the voted button is not marked as pressed: %q", p)
+	}
+}
+
+// TestBrowserDismissNeedsConfirmationAwayFromSubmit: one click on
+// Dismiss changes nothing; it sits on its own row, not beside Submit; the
+// confirmation says what it does.
+func TestBrowserDismissNeedsConfirmationAwayFromSubmit(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := browser(t)
+	q := e.ask("ops", core.AskRequest{RunID: "d-1", Question: "Which regions?", MultiSelect: true,
+		Options: []core.Option{{Label: "eu-west"}, {Label: "us-east"}}})
+	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(card(q.ID))))
+	rect := func(sel string) [4]float64 {
+		return value(t, ctx, chromedp.Evaluate[[4]float64](`(function(){ var r = document.querySelector(`+jsString(sel)+`).getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom] })()`))
+	}
+	submit := rect(card(q.ID) + ` button.primary`)
+	dismiss := rect(card(q.ID) + ` .dismiss`)
+	if dismiss[1] < submit[3] {
+		t.Errorf("Dismiss %v sits on Submit's row %v", dismiss, submit)
+	}
+	run(t, ctx, 10*time.Second, chromedp.Click(chromedp.CSS(card(q.ID)+` .dismiss summary, `+card(q.ID)+` button.dismiss`)), chromedp.Sleep(300*time.Millisecond))
+	if got := e.get("ops", q.ID); got.Status != core.StatusPending {
+		t.Fatalf("one click on Dismiss dismissed the question (%s)", got.Status)
+	}
+	run(t, ctx, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(card(q.ID)+` .dismiss-confirm button.danger`)))
+	text := value(t, ctx, chromedp.Text(chromedp.CSS(card(q.ID)+` .dismiss-confirm`)))
+	if !strings.Contains(text, "carries on without an answer") {
+		t.Errorf("confirmation text %q", text)
+	}
+	run(t, ctx, 10*time.Second, chromedp.Click(chromedp.CSS(card(q.ID)+` .dismiss-confirm button.danger`)), chromedp.WaitVisible(chromedp.CSS(`.flash`)))
+	if got := e.get("ops", q.ID); got.Status != core.StatusCancelled {
+		t.Fatalf("confirmed dismissal: %s", got.Status)
+	}
+}

@@ -238,7 +238,8 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 		q := e.ask("ops", core.AskRequest{RunID: "run-z", Question: "Proceed?", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
 		got := e.waiter("ops", q.ID)
 		run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"),
-			chromedp.Click(chromedp.CSS(card(q.ID)+` button.dismiss`)),
+			chromedp.Click(chromedp.CSS(card(q.ID)+` details.dismiss summary`)),
+			chromedp.Click(chromedp.CSS(card(q.ID)+` details.dismiss button.danger`)),
 			chromedp.WaitVisible(chromedp.CSS(`.flash`)))
 		w := <-got
 		if w.q.Status != core.StatusCancelled || w.q.CancelReason != core.CancelUser {

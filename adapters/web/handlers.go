@@ -48,7 +48,7 @@ func (i *Inbox) handleInbox(rq *request) error {
 	}
 	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r)}
 	for _, q := range qs {
-		c := i.card(q, nil, rq.viewer.CSRF, "inbox")
+		c := i.card(q, nil, rq.viewer, "inbox")
 		d.Cards = append(d.Cards, c)
 	}
 	d.Flash = i.flash(ctx, rq)
@@ -82,6 +82,10 @@ func (i *Inbox) flash(ctx context.Context, rq *request) string {
 		return "Answered " + what + ": " + strings.Join(parts, "; ")
 	case core.StatusCancelled:
 		return "Dismissed " + what + "."
+	case core.StatusPending:
+		if mine := myVote(q, rq.viewer.Person()); mine != "" {
+			return "Your vote for “" + mine + "” on " + what + " was counted: " + core.TallyLine(q) + "."
+		}
 	}
 	return ""
 }
@@ -130,10 +134,10 @@ func (i *Inbox) handleQuestion(rq *request) error {
 	}
 	if rq.r.URL.Query().Get("fragment") == "card" {
 		// Live updates insert the card; it stays unread until opened.
-		i.renderCard(rq.w, i.card(q, nil, rq.viewer.CSRF, "inbox"))
+		i.renderCard(rq.w, i.card(q, nil, rq.viewer, "inbox"))
 		return nil
 	}
-	c := i.card(q, nil, rq.viewer.CSRF, "question")
+	c := i.card(q, nil, rq.viewer, "question")
 	if q.Status == core.StatusPending && !q.Read {
 		// Opening the notification's page reads it.
 		if _, err := i.store.MarkRead(ctx, q.ProjectID, q.ID); err != nil {
@@ -229,7 +233,7 @@ func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.P
 	if rq.r.PostForm.Get("return") == "question" {
 		ret = "question"
 	}
-	c := i.card(shown, rq.r.PostForm, rq.viewer.CSRF, ret)
+	c := i.card(shown, rq.r.PostForm, rq.viewer, ret)
 	c.Error = pe
 	for n := range c.Items {
 		for _, d := range pe.Details {
@@ -282,7 +286,7 @@ func (i *Inbox) handleRun(rq *request) error {
 	}
 	rv := &runView{Project: project, ID: runID, Run: run}
 	for _, q := range qs {
-		c := i.card(q, nil, rq.viewer.CSRF, "question")
+		c := i.card(q, nil, rq.viewer, "question")
 		rv.Questions = append(rv.Questions, c)
 	}
 	i.render(rq.w, rq.r, "run", pageData{Title: "Run " + runID, Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Run: rv})

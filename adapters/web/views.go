@@ -51,8 +51,10 @@ type cardView struct {
 	// votes stand ("Approve: 1 of 2 approvals — alice"), empty before any.
 	Approvals int
 	Tally     string
-	Agent     string
-	Error     *pageError
+	// MyVote is the option the viewer voted for, while votes are missing.
+	MyVote string
+	Agent  string
+	Error  *pageError
 	// Buttons: one single-select item, answered with one click per option.
 	Buttons bool
 	// Approval: an approval (Allow / Deny): no "Other"; Note offers
@@ -85,6 +87,7 @@ type optionView struct {
 	Checked bool
 	Chosen  bool   // final: this option was selected
 	Tone    string // approvals: "allow" or "deny" (styling), else empty
+	Mine    bool   // N-of-M: the viewer's current vote
 }
 
 // runView is the run detail page.
@@ -95,8 +98,8 @@ type runView struct {
 	Questions []*cardView
 }
 
-func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardView {
-	c := &cardView{Q: q, CSRF: csrf, Return: ret, Unread: !core.NotificationFor(q).Read, Context: renderContext(q.Context), Agent: q.AgentName}
+func (i *Inbox) card(q *core.Question, prev url.Values, v *viewer, ret string) *cardView {
+	c := &cardView{Q: q, CSRF: v.CSRF, Return: ret, Unread: !core.NotificationFor(q).Read, Context: renderContext(q.Context), Agent: q.AgentName}
 	if c.Agent == "" {
 		c.Agent = q.AgentID
 	}
@@ -111,6 +114,7 @@ func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardV
 	}
 	if q.ApprovalsRequired > 1 {
 		c.Approvals, c.Tally = q.ApprovalsRequired, core.TallyLine(q)
+		c.MyVote = myVote(q, v.Person())
 	}
 	c.Buttons = len(q.Questions) == 1 && !q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
 	c.Approval, c.Note = q.Kind == core.KindApproval, approval.NoteAllowed(q)
@@ -123,7 +127,7 @@ func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardV
 		}
 		chosen := q.Selections[it.Question]
 		for j, o := range it.Options {
-			ov := optionView{Index: j, Value: "o" + strconv.Itoa(j), Opt: o}
+			ov := optionView{Index: j, Value: "o" + strconv.Itoa(j), Opt: o, Mine: n == 0 && c.MyVote != "" && c.MyVote == o.Label}
 			if n == 0 && j < len(tones) {
 				ov.Tone = map[approval.Tone]string{approval.Allow: "allow", approval.Deny: "deny"}[tones[j]]
 			}
@@ -153,6 +157,16 @@ func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardV
 		c.Items = append(c.Items, iv)
 	}
 	return c
+}
+
+// myVote is the label me voted for on q, or "".
+func myVote(q *core.Question, me core.Person) string {
+	for _, v := range q.Votes {
+		if v.By.Platform == me.Platform && v.By.ID == me.ID {
+			return v.Label
+		}
+	}
+	return ""
 }
 
 // answerFromForm turns a submitted card into a respond request: option
