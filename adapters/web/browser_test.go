@@ -248,7 +248,7 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 	})
 }
 
-func TestBrowserCardVanishesWhenAnsweredThroughAPI(t *testing.T) {
+func TestBrowserCardSettlesWhenAnsweredThroughAPI(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
 	q := e.ask("ops", core.AskRequest{RunID: "r1", Question: "Roll back the release?", Options: []core.Option{{Label: "Roll back"}, {Label: "Keep"}}})
@@ -268,7 +268,11 @@ func TestBrowserCardVanishesWhenAnsweredThroughAPI(t *testing.T) {
 	if res.StatusCode != http.StatusAccepted {
 		t.Fatalf("respond through the API: %d", res.StatusCode)
 	}
-	run(t, ctx, time.Second, chromedp.WaitNotPresent(chromedp.CSS(card(q.ID))))
+	// The card stays, saying who answered where; it no longer counts.
+	run(t, ctx, time.Second, chromedp.WaitVisible(chromedp.CSS(card(q.ID)+` .settled-note`)))
+	if note := value(t, ctx, chromedp.Text(chromedp.CSS(card(q.ID)+` .settled-note`))); !strings.Contains(note, "Answered by release-ci (API)") {
+		t.Errorf("notice %q", note)
+	}
 
 	// A new question appears, in deadline order, without a reload.
 	fresh := e.ask("web", core.AskRequest{RunID: "r3", Question: "Merge the hotfix?", Timeout: dur(time.Minute),

@@ -55,6 +55,8 @@ type cardView struct {
 	MyVote string
 	Agent  string
 	Error  *pageError
+	// Unsent is what a stale form carried ("Which region? — eu-west").
+	Unsent []string
 	// Buttons: one single-select item, answered with one click per option.
 	Buttons bool
 	// Approval: an approval (Allow / Deny): no "Other"; Note offers
@@ -302,7 +304,13 @@ func personLabel(p *core.Person) string {
 	if p == nil {
 		return "someone"
 	}
-	by := p.String()
+	by := p.Name
+	if by == "" {
+		by = p.ID
+	}
+	if by == "" {
+		by = "someone"
+	}
 	if p.Platform != "" && p.Platform != "web" {
 		by += " (" + platformName(p.Platform) + ")"
 	}

@@ -129,6 +129,13 @@ func (i *Inbox) Register(mux *http.ServeMux) {
 	mux.Handle("GET /questions/{id}", i.page(i.handleQuestion))
 	mux.Handle("POST /questions/{id}/answer", i.form(i.handleAnswer))
 	mux.Handle("POST /questions/{id}/dismiss", i.form(i.handleDismiss))
+	// A reloaded (or bookmarked) form result: back to the question's page
+	// instead of a bare 405.
+	toQuestion := func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/questions/"+url.PathEscape(r.PathValue("id")), http.StatusSeeOther)
+	}
+	mux.HandleFunc("GET /questions/{id}/answer", toQuestion)
+	mux.HandleFunc("GET /questions/{id}/dismiss", toQuestion)
 	mux.Handle("GET /projects/{p}/runs/{run}", i.page(i.handleRun))
 	mux.Handle("GET /login", i.page(i.handleLoginPage))
 	mux.Handle("POST /login", i.form(i.handleLogin))

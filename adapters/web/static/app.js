@@ -42,13 +42,23 @@
     if (radio && el.value.trim() !== "") radio.checked = true;
   });
 
+  // After a form problem, focus goes to the message that explains it.
+  var problem = document.querySelector(".card .alert[role=alert]");
+  if (problem && (document.activeElement === body || !document.activeElement)) problem.focus();
+
+  // The outcome flash is shown once: a reload of this URL shows no flash
+  // (the server agrees), and the address bar loses the ?done=.
+  if (window.history.replaceState && /[?&]done=/.test(window.location.search)) {
+    window.history.replaceState(null, "", window.location.pathname + window.location.hash);
+  }
+
   var cards = document.getElementById("cards");
   var empty = document.getElementById("empty");
   var count = document.getElementById("count");
 
   function updateCount() {
     if (!cards) return;
-    var n = cards.querySelectorAll("article.card:not(.leaving)").length;
+    var n = cards.querySelectorAll("article.card:not(.leaving):not(.settled)").length;
     if (count) {
       count.dataset.count = n;
       count.textContent = n === 0 ? "All caught up"
@@ -58,9 +68,7 @@
     document.title = (n ? "Inbox (" + n + ")" : "Inbox") + " · askbridge";
   }
 
-  function removeCard(id, text) {
-    var card = document.getElementById("q-" + id);
-    if (!card || card.classList.contains("leaving")) return;
+  function removeCard(card) {
     var hadFocus = card.contains(document.activeElement);
     card.classList.add("leaving");
     updateCount();
@@ -68,7 +76,40 @@
       if (card.parentNode) card.parentNode.removeChild(card);
       if (hadFocus) document.getElementById("main").focus();
     }, 250);
-    if (text) announce(text);
+  }
+
+  // A question settled elsewhere: the card stays, says so, and keeps what
+  // the person had typed (read-only, so it can still be copied); its
+  // controls stop working. "Hide" removes it.
+  function settleCard(id, outcome, title) {
+    var card = document.getElementById("q-" + id);
+    if (!card || card.classList.contains("settled") || card.classList.contains("leaving")) return;
+    var typed = false;
+    card.querySelectorAll("input[type=text], textarea").forEach(function (t) {
+      if (t.value.trim() !== "") typed = true;
+      t.readOnly = true;
+    });
+    card.querySelectorAll("input[type=radio], input[type=checkbox]").forEach(function (c) { c.disabled = true; });
+    card.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    card.querySelectorAll(".deadline").forEach(function (d) { d.removeAttribute("data-countdown"); d.textContent = "no longer waiting"; });
+    card.classList.add("settled");
+    card.classList.remove("unread");
+    var note = document.createElement("p");
+    note.className = "settled-note";
+    var text = document.createElement("span");
+    text.textContent = (outcome || "No longer waiting for an answer") +
+      (typed ? " — your answer was not sent; what you typed is kept below." : ".");
+    note.appendChild(text);
+    var hide = document.createElement("button");
+    hide.type = "button";
+    hide.className = "secondary";
+    hide.textContent = page === "question" ? "Show the outcome" : "Hide";
+    hide.addEventListener("click", function () { if (page === "question") refreshMain(); else removeCard(card); });
+    note.appendChild(hide);
+    var head = card.querySelector(".card-title");
+    head.parentNode.insertBefore(note, head.nextSibling);
+    updateCount();
+    announce((title ? "“" + title + "”: " : "") + (outcome || "no longer waiting"));
   }
 
   var fetching = {};
@@ -168,12 +209,16 @@
     }
     if (page === "question") {
       // Only when the question was settled while the page was away.
-      if (!want[body.dataset.question] && document.querySelector("form.answer")) refreshMain();
+      var mine = document.getElementById("q-" + body.dataset.question);
+      if (!want[body.dataset.question] && document.querySelector("form.answer")) {
+        if (started(mine)) settleCard(body.dataset.question, "");
+        else refreshMain();
+      }
       return;
     }
     qs.forEach(function (q) { addCard(q.id, true); });
     cards.querySelectorAll("article.card").forEach(function (c) {
-      if (!want[c.dataset.id]) removeCard(c.dataset.id);
+      if (!want[c.dataset.id]) settleCard(c.dataset.id, "");
     });
   });
   es.addEventListener("question.created", function (e) {
@@ -185,10 +230,20 @@
     var ev = JSON.parse(e.data);
     if (page === "inbox" || relevant(ev)) updateCard(ev.id);
   });
+  // Whether the person started answering on the card: typed or picked.
+  function started(card) {
+    if (!card) return false;
+    var any = false;
+    card.querySelectorAll("input[type=text], textarea").forEach(function (t) { if (t.value.trim() !== "") any = true; });
+    if (card.querySelector("input[type=radio]:checked, input[type=checkbox]:checked")) any = true;
+    return any;
+  }
+
   ["question.answered", "question.cancelled", "question.expired", "question.removed"].forEach(function (type) {
     es.addEventListener(type, function (e) {
       var ev = JSON.parse(e.data);
-      if (page === "inbox") removeCard(ev.id, ev.title ? "“" + ev.title + "”: " + ev.outcome : "");
+      if (page === "inbox") settleCard(ev.id, ev.outcome, ev.title);
+      else if (page === "question" && relevant(ev) && started(document.getElementById("q-" + ev.id))) settleCard(ev.id, ev.outcome, ev.title);
       else if (relevant(ev)) { refreshMain(); announce(ev.outcome || ""); }
     });
   });
