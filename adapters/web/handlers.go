@@ -158,6 +158,9 @@ func title(q *core.Question) string {
 	if len(q.Questions) == 0 {
 		return "Question"
 	}
+	if len(q.Questions) > 1 {
+		return cardTitle(q, q.AgentLabel())
+	}
 	if h := q.Questions[0].Header; h != "" {
 		return h
 	}

@@ -43,6 +43,7 @@ type pageError struct {
 // cardView is one question as the templates show it.
 type cardView struct {
 	Q          *core.Question
+	Title      string // the card's heading
 	Items      []itemView
 	Unread     bool
 	Context    template.HTML
@@ -108,6 +109,7 @@ func (i *Inbox) card(q *core.Question, prev url.Values, v *viewer, ret string) *
 	if c.Agent == "" {
 		c.Agent = "An agent"
 	}
+	c.Title = cardTitle(q, c.Agent)
 	if !q.Responders.Empty() {
 		c.Responders = core.DescribeResponders(q.Responders)
 		if q.Responders.ExcludeRequester && q.RequestedBy != "" {
@@ -159,6 +161,28 @@ func (i *Inbox) card(q *core.Question, prev url.Values, v *viewer, ret string) *
 		c.Items = append(c.Items, iv)
 	}
 	return c
+}
+
+// cardTitle heads a card: the item's header; for several items their
+// headers together ("Backfill · Region · Notes"), never just the first.
+func cardTitle(q *core.Question, agent string) string {
+	switch len(q.Questions) {
+	case 0:
+		return "Question from " + agent
+	case 1:
+		if h := q.Questions[0].Header; h != "" {
+			return h
+		}
+		return "Question from " + agent
+	}
+	var hs []string
+	for _, it := range q.Questions {
+		if it.Header == "" {
+			return strconv.Itoa(len(q.Questions)) + " questions from " + agent
+		}
+		hs = append(hs, it.Header)
+	}
+	return strings.Join(hs, " · ")
 }
 
 // myVote is the label me voted for on q, or "".
@@ -373,6 +397,7 @@ func (i *Inbox) funcs() template.FuncMap {
 			return fmt.Sprintf("%d %s", n, many)
 		},
 		"pathEscape": url.PathEscape,
+		"md":         inlineHTML,
 		"asset": func(name string) string {
 			return "/static/" + name + "?v=" + i.assetVersion
 		},

@@ -13,11 +13,32 @@
     window.setTimeout(function () { live.textContent = text; }, 50);
   }
 
-  // Countdowns: "expires in 4 min", refreshed every 15 s.
+  // Times: shown in the reader's local time, UTC on hover (the page
+  // as served shows UTC, which stays right without JavaScript).
+  var localFmt = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit", timeZoneName: "short" });
+  var utcFmt = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: "UTC" });
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime]").forEach(function (t) {
+      var d = new Date(t.getAttribute("datetime"));
+      if (isNaN(d)) return;
+      var utc = utcFmt.format(d) + " UTC";
+      if (t.hasAttribute("data-countdown")) {
+        t.title = "Expires " + localFmt.format(d) + " (" + utc + ")";
+      } else if (t.hasAttribute("data-local") && !t.dataset.localised) {
+        t.textContent = localFmt.format(d);
+        t.title = utc;
+        t.dataset.localised = "1";
+      }
+    });
+  }
+  localTimes(document);
+  new MutationObserver(function () { localTimes(document); }).observe(document.getElementById("main"), { childList: true, subtree: true });
+
+  // Countdowns: "expires in 4 min 12 s", moving every second.
   function human(ms) {
-    var s = Math.round(ms / 1000);
+    var s = Math.max(0, Math.floor(ms / 1000));
     if (s < 60) return s + " s";
-    if (s < 3600) return Math.round(s / 60) + " min";
+    if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
     if (s < 48 * 3600) {
       var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
       return m ? h + " h " + m + " min" : h + " h";
@@ -28,11 +49,13 @@
     var now = Date.now();
     document.querySelectorAll("time[data-countdown]").forEach(function (t) {
       var left = Date.parse(t.getAttribute("datetime")) - now;
-      t.textContent = left > 0 ? "expires in " + human(left) : "expired";
+      var text = left > 0 ? "expires in " + human(left) : "expired";
+      if (t.textContent !== text) t.textContent = text;
       t.classList.toggle("soon", left < 5 * 60 * 1000);
     });
   }
-  window.setInterval(tick, 15000);
+  tick();
+  window.setInterval(tick, 1000);
 
   // Single-select with "Other": typing picks "Other".
   document.addEventListener("input", function (e) {
