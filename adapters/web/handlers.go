@@ -46,14 +46,18 @@ func (i *Inbox) handleInbox(rq *request) error {
 	if err != nil {
 		return err
 	}
-	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r)}
-	for _, q := range qs {
-		c := i.card(q, nil, rq.viewer, "inbox")
-		d.Cards = append(d.Cards, c)
+	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r), Total: len(qs)}
+	// One page of cards, nearest deadline first: the page stays small
+	// however many questions wait.
+	d.Paging = makePaging(len(qs), pageParam(rq.r.URL.Query()), func(n int) string { return "/?page=" + strconv.Itoa(n) })
+	if d.Paging.First > 0 {
+		for _, q := range qs[d.Paging.First-1 : d.Paging.Last] {
+			d.Cards = append(d.Cards, i.card(q, nil, rq.viewer, "inbox"))
+		}
 	}
 	d.Flash = i.flash(ctx, rq)
-	if len(d.Cards) > 0 {
-		d.Title = "Inbox (" + strconv.Itoa(len(d.Cards)) + ")"
+	if len(qs) > 0 {
+		d.Title = "Inbox (" + strconv.Itoa(len(qs)) + ")"
 	}
 	i.render(rq.w, rq.r, "inbox", d)
 	return nil
@@ -135,7 +139,7 @@ func (i *Inbox) handleQuestion(rq *request) error {
 	}
 	if rq.r.URL.Query().Get("fragment") == "card" {
 		// Live updates insert the card; it stays unread until opened.
-		i.renderCard(rq.w, i.card(q, nil, rq.viewer, "inbox"))
+		i.renderCard(rq.w, rq.r, i.card(q, nil, rq.viewer, "inbox"))
 		return nil
 	}
 	c := i.card(q, nil, rq.viewer, "question")

@@ -16,21 +16,24 @@ import (
 
 // pageData is what every page template receives.
 type pageData struct {
-	Title        string
-	Page         string // inbox, question, run, login, refused
-	Viewer       *viewer
-	CSRF         string
-	Flash        string
-	Error        *pageError
-	Cards        []*cardView
-	Card         *cardView
-	Run          *runView
-	Projects     []string
-	LocalMode    bool
-	Next         string
-	AssetVersion string
-	Now          time.Time
-	Origin       string // scheme://host of this page, for the local quick start
+	Title   string
+	Page    string // inbox, question, run, login, refused
+	Viewer  *viewer
+	CSRF    string
+	Flash   string
+	Error   *pageError
+	Cards   []*cardView
+	Card    *cardView
+	Run     *runView
+	History *historyView
+	// Inbox paging: Total pending questions, the page shown.
+	Total     int
+	Paging    paging
+	Projects  []string
+	LocalMode bool
+	Next      string
+	Now       time.Time
+	Origin    string // scheme://host of this page, for the local quick start
 }
 
 // pageError is a problem shown on the page instead of an error status page.
@@ -399,13 +402,16 @@ func (i *Inbox) funcs() template.FuncMap {
 		"pathEscape": url.PathEscape,
 		"md":         inlineHTML,
 		"asset": func(name string) string {
-			return "/static/" + name + "?v=" + i.assetVersion
+			if a, ok := i.assets[name]; ok {
+				return "/static/" + a.hashed
+			}
+			return "/static/" + name
 		},
 	}
 }
 
 func parseTemplates(funcs template.FuncMap) (map[string]*template.Template, error) {
-	pages := []string{"inbox", "question", "run", "login", "refused"}
+	pages := []string{"inbox", "question", "run", "login", "refused", "history"}
 	out := map[string]*template.Template{}
 	for _, p := range pages {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS,
@@ -430,7 +436,6 @@ func (i *Inbox) render(w http.ResponseWriter, r *http.Request, page string, d pa
 
 func (i *Inbox) renderStatus(w http.ResponseWriter, r *http.Request, status int, page string, d pageData) {
 	d.Page = page
-	d.AssetVersion = i.assetVersion
 	d.LocalMode = !i.cfg.RequireLogin
 	if d.Now.IsZero() {
 		d.Now = time.Now()
@@ -443,11 +448,10 @@ func (i *Inbox) renderStatus(w http.ResponseWriter, r *http.Request, status int,
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	writeBody(w, r, status, buf.Bytes())
 }
 
-func (i *Inbox) renderCard(w http.ResponseWriter, c *cardView) {
+func (i *Inbox) renderCard(w http.ResponseWriter, r *http.Request, c *cardView) {
 	var buf bytes.Buffer
 	if err := i.tmpl["card"].ExecuteTemplate(&buf, "card", c); err != nil {
 		i.log.Error("rendering card failed", "err", err)
@@ -456,5 +460,5 @@ func (i *Inbox) renderCard(w http.ResponseWriter, c *cardView) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(buf.Bytes())
+	writeBody(w, r, http.StatusOK, buf.Bytes())
 }

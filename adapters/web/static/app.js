@@ -79,9 +79,13 @@
   var empty = document.getElementById("empty");
   var count = document.getElementById("count");
 
+  // The pending questions the stream reported (all pages), or null before
+  // the first sync: then the count is the server's.
+  var pendingIds = null;
   function updateCount() {
     if (!cards) return;
-    var n = cards.querySelectorAll("article.card:not(.leaving):not(.settled)").length;
+    var n = pendingIds ? Object.keys(pendingIds).length
+      : Number(count ? count.dataset.count : 0);
     if (count) {
       count.dataset.count = n;
       count.textContent = n === 0 ? "All caught up"
@@ -135,9 +139,19 @@
     announce((title ? "“" + title + "”: " : "") + (outcome || "no longer waiting"));
   }
 
+  // Whether a card due at exp belongs on this page of the inbox: later
+  // pages hold later deadlines.
+  function onThisPage(exp) {
+    var shown = cards.querySelectorAll("article.card:not(.settled)");
+    if (cards.dataset.more && shown.length && exp > Date.parse(shown[shown.length - 1].dataset.expires)) return false;
+    if (Number(cards.dataset.page) > 1 && shown.length && exp < Date.parse(shown[0].dataset.expires)) return false;
+    return true;
+  }
+
   var fetching = {};
-  function addCard(id, quiet) {
+  function addCard(id, quiet, expires) {
     if (!cards || document.getElementById("q-" + id) || fetching[id]) return;
+    if (expires && !onThisPage(Date.parse(expires))) return;
     fetching[id] = true;
     fetch("/questions/" + encodeURIComponent(id) + "?fragment=card", { credentials: "same-origin" })
       .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
@@ -148,6 +162,7 @@
         var card = tpl.content.firstElementChild;
         if (!card) return;
         var exp = Date.parse(card.dataset.expires);
+        if (!onThisPage(exp)) return;
         var before = null;
         cards.querySelectorAll("article.card").forEach(function (c) {
           if (!before && Date.parse(c.dataset.expires) > exp) before = c;
@@ -239,14 +254,21 @@
       }
       return;
     }
-    qs.forEach(function (q) { addCard(q.id, true); });
+    pendingIds = {};
+    qs.forEach(function (q) { pendingIds[q.id] = true; });
+    updateCount();
+    qs.forEach(function (q) { addCard(q.id, true, q.expires_at); });
     cards.querySelectorAll("article.card").forEach(function (c) {
       if (!want[c.dataset.id]) settleCard(c.dataset.id, "");
     });
   });
   es.addEventListener("question.created", function (e) {
     var ev = JSON.parse(e.data);
-    if (page === "inbox") addCard(ev.id, false);
+    if (page === "inbox") {
+      if (pendingIds) pendingIds[ev.id] = true;
+      updateCount();
+      addCard(ev.id, false, ev.expires_at);
+    }
     else if (relevant(ev)) refreshMain();
   });
   es.addEventListener("question.updated", function (e) {
@@ -265,7 +287,11 @@
   ["question.answered", "question.cancelled", "question.expired", "question.removed"].forEach(function (type) {
     es.addEventListener(type, function (e) {
       var ev = JSON.parse(e.data);
-      if (page === "inbox") settleCard(ev.id, ev.outcome, ev.title);
+      if (page === "inbox") {
+        if (pendingIds) delete pendingIds[ev.id];
+        settleCard(ev.id, ev.outcome, ev.title);
+        updateCount();
+      }
       else if (page === "question" && relevant(ev) && started(document.getElementById("q-" + ev.id))) settleCard(ev.id, ev.outcome, ev.title);
       else if (relevant(ev)) { refreshMain(); announce(ev.outcome || ""); }
     });
