@@ -387,8 +387,9 @@ func TestBrowserLoginRequiredAndCSRF(t *testing.T) {
 	}
 }
 
-// TestBrowserScreenshots renders the README's screenshots
-// (docs/img/inbox.png, docs/img/run.png). Run with ASKBRIDGE_SCREENSHOTS=1.
+// TestBrowserScreenshots renders the README's screenshots (docs/img/
+// inbox.png, approval.png, history.png, run.png). Run with
+// ASKBRIDGE_SCREENSHOTS=1.
 func TestBrowserScreenshots(t *testing.T) {
 	if os.Getenv("ASKBRIDGE_SCREENSHOTS") != "1" {
 		t.Skip("set ASKBRIDGE_SCREENSHOTS=1 to regenerate docs/img/*.png")
@@ -424,6 +425,22 @@ func TestBrowserScreenshots(t *testing.T) {
 		Question: "Tag the release as v3.2.0?", Options: []core.Option{{Label: "Tag v3.2.0", Recommended: true}, {Label: "Tag v3.1.1"}}})
 	_ = next
 
+	// An approval from the Claude Code hook, and some history.
+	appr := hookApproval("sess-4e1d")
+	appr.Context = "Claude Code in `~/src/shop`\n\n- command: ```rm -rf build/ && make release```"
+	appr.Timeout = dur(9 * time.Minute)
+	approvalQ := e.ask("ops", appr)
+	old := e.ask("ops", hookApproval("sess-77aa"))
+	if _, err := e.router.Answer(bg, "ops", old.ID, core.RespondRequest{Response: ptr("keep build/, run make clean instead")},
+		core.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}); err != nil {
+		t.Fatal(err)
+	}
+	gone := e.ask("web", core.AskRequest{RunID: "migr-2280", AgentID: "schema-agent", AgentName: "Schema agent", Header: "Backfill",
+		Question: "Backfill audit_log tonight?", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
+	if _, err := e.router.Cancel(bg, "web", gone.ID, core.CancelUser, &core.Person{Platform: "discord", ID: "4455", Name: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+
 	dir := filepath.Join(repoRoot(t), "docs", "img")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -445,6 +462,8 @@ func TestBrowserScreenshots(t *testing.T) {
 		t.Logf("wrote %s", file)
 	}
 	shot("/", filepath.Join(dir, "inbox.png"), 900)
+	shot("/history", filepath.Join(dir, "history.png"), 900)
+	shot("/questions/"+approvalQ.ID, filepath.Join(dir, "approval.png"), 900)
 	shot("/projects/ops/runs/release-1042", filepath.Join(dir, "run.png"), 900)
 	_ = os.MkdirAll(filepath.Join(repoRoot(t), "artifacts"), 0o755)
 	shot("/", filepath.Join(repoRoot(t), "artifacts", "inbox-phone.png"), 390)

@@ -312,7 +312,7 @@ func finalLine(q *core.Question) string {
 		switch q.CancelReason {
 		case core.CancelUser:
 			if q.RespondedBy != nil {
-				return "Dismissed by " + q.RespondedBy.String()
+				return "Dismissed by " + personLabel(q.RespondedBy)
 			}
 			return "Dismissed"
 		case core.CancelAgent:
