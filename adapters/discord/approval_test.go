@@ -41,4 +41,6 @@ func TestApprovalButtonsStyledAndDenyWithNote(t *testing.T) {
 	if final.Response != "Deny: allow" {
 		t.Errorf("the note was recorded as %q", final.Response)
 	}
+	e.settle()
+	e.assertFinished(msg, "⛔ Denied with a note by alice: allow")
 }

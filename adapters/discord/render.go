@@ -158,7 +158,17 @@ func render(q *core.Question, now time.Time) message {
 		if q.Status == core.StatusAnswered {
 			icon = "✅"
 		}
-		m.Content = core.Shorten(icon+" "+core.OutcomeLine(q), maxContent)
+		line := core.OutcomeLine(q)
+		if verb, note, ok := approval.Verdict(q); ok && q.RespondedBy != nil { // "⛔ Denied with a note by alice: …"
+			if verb != "Allowed" {
+				icon = "⛔"
+			}
+			line = verb + " by " + q.RespondedBy.String()
+			if note != "" {
+				line += ": " + note
+			}
+		}
+		m.Content = core.Shorten(icon+" "+line, maxContent)
 	}
 	m.Components = renderComponents(q, final)
 	return m

@@ -40,6 +40,9 @@ func TestApprovalButtonsStyledAndDenyWithNote(t *testing.T) {
 	e.submitView(alice, "Allow")
 	got := e.final(q)
 	assert.Equal(t, "Deny: Allow", got.Response, "a note that reads like Allow still denies")
+	for _, m := range e.edited(q) {
+		assert.Contains(t, m.Texts(), "Denied with a note by <@U1>: Allow", "the outcome says it was denied")
+	}
 }
 
 // TestApprovalThreadReplyTextNeverDecides: chatter in an approval's thread

@@ -300,6 +300,17 @@ func outcome(q *core.Question) string {
 		if q.ApprovalsRequired > 1 { // "Approved by alice, bob: Approve"
 			return ":white_check_mark: " + escClip(core.OutcomeLine(q), maxSectionText-300)
 		}
+		if verb, note, ok := approval.Verdict(q); ok { // "Denied with a note by <@U1>: …"
+			icon := ":white_check_mark: "
+			if verb != "Allowed" {
+				icon = ":no_entry: "
+			}
+			line := icon + verb + " by " + personRef(q.RespondedBy)
+			if note != "" {
+				line += ": " + escClip(note, maxSectionText-300)
+			}
+			return line
+		}
 		var parts []string
 		for _, it := range q.Questions {
 			ans := q.Answers[it.Question]

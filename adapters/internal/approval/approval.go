@@ -151,3 +151,21 @@ func Outcome(q *core.Question) (Tone, string) {
 	// Free text on an approval is a denial with that note (see above).
 	return Deny, ans
 }
+
+// Verdict describes how a single-vote approval ended, for outcome lines:
+// "Allowed", "Denied" or "Denied with a note", and the note. ok is false
+// for anything else (a question, a gate decided by votes, a default).
+func Verdict(q *core.Question) (verb, note string, ok bool) {
+	if q.ApprovalsRequired > 1 || q.Defaulted {
+		return "", "", false
+	}
+	switch tone, note := Outcome(q); {
+	case tone == Allow:
+		return "Allowed", "", true
+	case tone == Deny && note != "":
+		return "Denied with a note", note, true
+	case tone == Deny:
+		return "Denied", "", true
+	}
+	return "", "", false
+}
