@@ -63,7 +63,6 @@ type Inbox struct {
 	log    *slog.Logger
 	seal   *sealer
 	tmpl   map[string]*template.Template
-	static fs.FS
 	// assets are the static files by plain and by content-hashed name.
 	assets map[string]*asset
 	// runNotPausedWait is how long an answer to a webhook-mode question
@@ -95,7 +94,7 @@ func New(cfg Config) (*Inbox, error) {
 		return nil, err
 	}
 	i := &Inbox{cfg: cfg, router: cfg.Router, store: cfg.Router.Store(),
-		log: cfg.Logger.With("adapter", "web"), seal: seal, static: static,
+		log: cfg.Logger.With("adapter", "web"), seal: seal,
 		runNotPausedWait: 10 * time.Second, syncEvery: time.Second}
 	if i.assets, err = loadAssets(static); err != nil {
 		return nil, err
