@@ -254,6 +254,7 @@
       }
       return;
     }
+    if (!cards) return; // pages without cards (history) only keep times current
     pendingIds = {};
     qs.forEach(function (q) { pendingIds[q.id] = true; });
     updateCount();
