@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,34 +57,69 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// browser starts a fresh headless Chromium for the test. When the test
-// fails, the page as it was is saved to artifacts/<test>.png.
+// shared is the one headless Chromium the package's browser tests share:
+// starting Chromium costs seconds (many under the race detector on a busy
+// machine), a new tab in a new browser context costs milliseconds. Each
+// test still gets its own cookies and storage (its own browser context).
+var shared struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel func()
+	dir    string
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.cancel != nil {
+		shared.cancel()
+	}
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+// browser opens a tab for the test in its own browser context of the
+// shared Chromium. When the test fails, the page as it was is saved to
+// artifacts/<test>.png.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	path := chromiumPath(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1000, 900),
+	shared.once.Do(func() {
+		shared.dir, shared.err = os.MkdirTemp("", "askbridge-chromium-")
+		if shared.err != nil {
+			return
+		}
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(path),
+			chromedp.Flag("headless", true),
+			chromedp.Flag("no-sandbox", true),
+			chromedp.Flag("disable-gpu", true),
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("no-first-run", true),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("no-default-browser-check", true),
+			chromedp.UserDataDir(shared.dir),
+			chromedp.WindowSize(1000, 900),
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, cancelBrowser := chromedp.NewContext(actx)
+		shared.ctx, shared.cancel = bctx, func() { cancelBrowser(); cancelAlloc() }
+		shared.err = chromedp.Do(bctx)
+	})
+	if shared.err != nil {
+		t.Fatalf("starting %s: %v", path, shared.err)
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancel := chromedp.NewContext(shared.ctx, chromedp.WithNewBrowserContext())
 	if err := chromedp.Do(ctx); err != nil {
-		cancelCtx()
-		cancelAlloc()
-		t.Fatalf("starting %s: %v", path, err)
+		cancel()
+		t.Fatalf("opening a tab: %v", err)
 	}
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	t.Cleanup(func() { // runs first: the browser is still up
+	t.Cleanup(cancel)
+	t.Cleanup(func() { // runs first: the tab is still open
 		if !t.Failed() {
 			return
 		}
@@ -269,7 +305,7 @@ func TestBrowserCardSettlesWhenAnsweredThroughAPI(t *testing.T) {
 		t.Fatalf("respond through the API: %d", res.StatusCode)
 	}
 	// The card stays, saying who answered where; it no longer counts.
-	run(t, ctx, time.Second, chromedp.WaitVisible(chromedp.CSS(card(q.ID)+` .settled-note`)))
+	run(t, ctx, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(card(q.ID)+` .settled-note`)))
 	if note := value(t, ctx, chromedp.Text(chromedp.CSS(card(q.ID)+` .settled-note`))); !strings.Contains(note, "Answered by release-ci (API)") {
 		t.Errorf("notice %q", note)
 	}
@@ -277,7 +313,7 @@ func TestBrowserCardSettlesWhenAnsweredThroughAPI(t *testing.T) {
 	// A new question appears, in deadline order, without a reload.
 	fresh := e.ask("web", core.AskRequest{RunID: "r3", Question: "Merge the hotfix?", Timeout: dur(time.Minute),
 		Options: []core.Option{{Label: "Merge"}, {Label: "Hold"}}})
-	run(t, ctx, time.Second, chromedp.WaitVisible(chromedp.CSS(card(fresh.ID))))
+	run(t, ctx, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(card(fresh.ID))))
 	first := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#cards article.card`), "data-id")).Value
 	announced := value(t, ctx, chromedp.Poll[string](`document.getElementById("live").textContent`))
 	count := value(t, ctx, chromedp.Text(chromedp.CSS(`#count`)))
