@@ -473,7 +473,7 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 	slackModal := func(user string) attempt {
 		return slackAs(user, func(q *core.Question) {
 			before := len(b.slack.Views())
-			b.slackClick(user, "C1", b.copyOn(q, "slack", "C1"), "Other…")
+			b.slackClick(user, "C1", b.copyOn(q, "slack", "C1"), "Deny with note…")
 			// Allowed people get the modal; the refused get a private
 			// message instead, and a modal they still submit (opened
 			// before they were refused, or forged) is refused too.
@@ -481,7 +481,7 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 			for len(b.slack.Views()) == before && len(b.slack.Ephemerals(user)) == 0 && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
-			b.slackModal(user, q.ID, "Approve, after a look at the dashboards")
+			b.slackModal(user, q.ID, "Not before the dashboards are green")
 		})
 	}
 	slackThread := func(user string) attempt {
@@ -495,15 +495,15 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 	discordModal := func(u fakediscord.User) attempt {
 		return discordAs(u, func(q *core.Question) *fakediscord.Response {
 			msg := b.copyOn(q, "discord", "1000")
-			resp := b.discord.Click(u, msg, "Other…")
+			resp := b.discord.Click(u, msg, "Deny with note…")
 			if resp.Type != 9 {
 				// Refused at the click; a modal opened by someone else and
 				// submitted by this person is refused as well.
-				modal := b.discord.Click(dAlice, msg, "Other…")
+				modal := b.discord.Click(dAlice, msg, "Deny with note…")
 				require.Equal(t, 9, modal.Type)
-				return b.discord.SubmitModal(u, msg, modal, "Approve, after a look at the dashboards")
+				return b.discord.SubmitModal(u, msg, modal, "Not before the dashboards are green")
 			}
-			return b.discord.SubmitModal(u, msg, resp, "Approve, after a look at the dashboards")
+			return b.discord.SubmitModal(u, msg, resp, "Not before the dashboards are green")
 		})
 	}
 	webForm := func(token string) attempt {
@@ -669,7 +669,7 @@ func TestOnCallGateAcrossSlackAndDiscord(t *testing.T) {
 	b.settle()
 	msg := b.copyOn(q, "discord", "1000")
 	dm := b.discordSays(msg, "Needs 2 approvals", "No votes yet", "Discord role "+oncallRole, "expires in 10 min")
-	assert.Equal(t, 4, liveControls(dm), "Approve, Deny, Other…, Dismiss")
+	assert.Equal(t, 3, liveControls(dm), "Approve, Deny, Dismiss: a vote takes no note")
 	assert.Empty(t, dm.Pings, "the copy itself pings nobody")
 	b.slackSays("C1", ts, "Discord role "+oncallRole) // the Slack copy names the added people too
 	assert.Equal(t, "Slack C1, Discord channel 1000", b.get(q).Places())
@@ -697,7 +697,7 @@ func TestOnCallGateAcrossSlackAndDiscord(t *testing.T) {
 	assert.Equal(t, core.StatusPending, b.get(q).Status)
 	b.slackSays("C1", ts, "Approve: 1 of 2 approvals — carol")
 	dm = b.discordSays(msg, "Approve: 1 of 2 approvals — carol")
-	assert.Equal(t, 4, liveControls(dm), "the controls stay live while votes are missing")
+	assert.Equal(t, 3, liveControls(dm), "the controls stay live while votes are missing")
 
 	// u2 (Slack on-call group) approves: decided; every copy shows it.
 	b.slackClick("U2", "C1", ts, "Approve")

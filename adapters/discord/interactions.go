@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/core"
 	"github.com/bwmarrin/discordgo"
 	sjson "github.com/segmentio/encoding/json"
@@ -715,6 +716,14 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 		if text == "" {
 			x.reply(ctx, ephemeral("The answer was empty; nothing was recorded."))
 			return
+		}
+		if q.Kind == core.KindApproval && !it.OpenEnded() {
+			// Only "Deny with note…" opens a modal on an approval: the text
+			// denies, and never reads as another option.
+			if text = approval.NoteAnswer(q, text); text == "" {
+				x.reply(ctx, ephemeral("This approval is decided with its buttons; a note cannot be added to it."))
+				return
+			}
 		}
 		if !usesDrafts(q) {
 			a.answer(ctx, x, q, who, map[string]core.StringList{it.Question: {text}})

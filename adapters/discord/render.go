@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/core"
 	"github.com/bwmarrin/discordgo"
 )
@@ -157,7 +158,17 @@ func render(q *core.Question, now time.Time) message {
 		if q.Status == core.StatusAnswered {
 			icon = "✅"
 		}
-		m.Content = core.Shorten(icon+" "+core.OutcomeLine(q), maxContent)
+		line := core.OutcomeLine(q)
+		if verb, note, ok := approval.Verdict(q); ok && q.RespondedBy != nil { // "⛔ Denied with a note by alice: …"
+			if verb != "Allowed" {
+				icon = "⛔"
+			}
+			line = verb + " by " + q.RespondedBy.String()
+			if note != "" {
+				line += ": " + note
+			}
+		}
+		m.Content = core.Shorten(icon+" "+line, maxContent)
 	}
 	m.Components = renderComponents(q, final)
 	return m
@@ -296,20 +307,36 @@ func renderComponents(q *core.Question, final bool) []discordgo.MessageComponent
 	switch shapeOf(q) {
 	case shapeSingleButtons:
 		it := q.Questions[0]
+		tones := approval.Tones(q)
 		var bs []discordgo.MessageComponent
 		for j, o := range it.Options {
 			style := discordgo.SecondaryButton
-			if o.Recommended {
+			switch {
+			case tones != nil && tones[j] == approval.Allow:
+				style = discordgo.SuccessButton
+			case tones != nil && tones[j] == approval.Deny:
+				style = discordgo.DangerButton
+			case tones != nil:
+			case o.Recommended:
 				style = discordgo.PrimaryButton
 			}
-			if chosen[it.Question+"\x00"+o.Label] {
+			if tones == nil && chosen[it.Question+"\x00"+o.Label] {
 				style = discordgo.SuccessButton
 			}
 			bs = append(bs, discordgo.Button{Label: core.Shorten(o.Label, maxButtonLabel), Style: style,
 				CustomID: customID(actOption, id, 0, j), Disabled: final})
 		}
 		row(bs...)
-		row(discordgo.Button{Label: "Other…", Style: discordgo.SecondaryButton, CustomID: customID(actOther, id, 0), Disabled: final}, dismiss)
+		switch {
+		case approval.NoteAllowed(q):
+			// An approval has no "Other": free text never decides.
+			// Denying with a note is its own, explicit action.
+			row(discordgo.Button{Label: denyNoteLabel, Style: discordgo.SecondaryButton, CustomID: customID(actOther, id, 0), Disabled: final}, dismiss)
+		case q.Kind == core.KindApproval:
+			row(dismiss)
+		default:
+			row(discordgo.Button{Label: "Other…", Style: discordgo.SecondaryButton, CustomID: customID(actOther, id, 0), Disabled: final}, dismiss)
+		}
 	case shapeSingleMulti:
 		row(selectFor(q, 0, final, chosen))
 		row(discordgo.Button{Label: "Submit", Style: discordgo.SuccessButton, CustomID: customID(actSubmit, id), Disabled: final}, dismiss)
@@ -352,11 +379,13 @@ func selectFor(q *core.Question, i int, final bool, chosen map[string]bool) disc
 			Description: core.Shorten(desc, maxSelectText), Default: chosen[it.Question+"\x00"+o.Label],
 		})
 	}
-	opts = append(opts, discordgo.SelectMenuOption{Label: "Other…", Value: otherValue, Description: "Type your own answer"})
+	if q.Kind != core.KindApproval { // an approval has no "Other"
+		opts = append(opts, discordgo.SelectMenuOption{Label: "Other…", Value: otherValue, Description: "Type your own answer"})
+	}
 	maxV := 1
 	ph := "Choose one"
 	if it.MultiSelect {
-		maxV = len(it.Options) + 1 // the options and "Other…"
+		maxV = len(opts) // the options and "Other…"
 		ph = "Choose one or more"
 	}
 	if len(q.Questions) > 1 {
@@ -366,7 +395,11 @@ func selectFor(q *core.Question, i int, final bool, chosen map[string]bool) disc
 		Placeholder: ph, MinValues: &minV, MaxValues: maxV, Options: opts, Disabled: final}
 }
 
-// modalFor is the modal of "Other…" and "Answer…" for item i.
+// denyNoteLabel is the approval's "Deny with note…" button: it opens a
+// modal whose text is recorded as a denial (adapters/internal/approval).
+const denyNoteLabel = "Deny with note…"
+
+// modalFor is the modal of "Other…", "Answer…" and "Deny with note…" for item i.
 func modalFor(q *core.Question, i int, prefill string) *discordgo.InteractionResponse {
 	it := q.Questions[i]
 	title := "Your answer"
@@ -374,13 +407,17 @@ func modalFor(q *core.Question, i int, prefill string) *discordgo.InteractionRes
 		title = "Answer: " + it.Header
 	}
 	ph := core.Shorten(it.Question, maxSelectText)
+	label := core.Shorten(it.Question, maxTextInputLabel)
+	if approval.NoteAllowed(q) {
+		title, label, ph = "Deny with note", "Why are you denying it?", "The agent reads this note; the request is denied."
+	}
 	return &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseModal,
 		Data: &discordgo.InteractionResponseData{
 			CustomID: customID(actModal, q.ID, i),
 			Title:    core.Shorten(title, maxModalTitle),
 			Components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
-				discordgo.TextInput{CustomID: textInputID, Label: core.Shorten(it.Question, maxTextInputLabel),
+				discordgo.TextInput{CustomID: textInputID, Label: label,
 					Style: discordgo.TextInputParagraph, Placeholder: ph, Value: prefill, Required: true,
 					MinLength: 1, MaxLength: min(core.MaxAnswerLen, maxTextInputLength)},
 			}}},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/core"
 	"github.com/slack-go/slack"
 )
@@ -176,7 +177,21 @@ func parseReply(q *core.Question, text string) (core.RespondRequest, string) {
 		help += " or several (\"1,3\")"
 	}
 	help += ", an option's label, or `other: your answer`."
-	if rest, ok := cutPrefixFold(text, "other:"); ok {
+	if q.Kind == core.KindApproval {
+		// Free text never decides an approval; a denial with a note is
+		// spelled out ("deny: use make clean instead").
+		help = "I could not read that as a decision. Reply with an option number (1–" + strconv.Itoa(len(it.Options)) + ") or an option's label"
+		if approval.NoteAllowed(q) {
+			help += ", or `deny: your reason` to deny with a note"
+		}
+		help += "."
+		if rest, ok := cutPrefixFold(text, "deny:"); ok && approval.NoteAllowed(q) {
+			if note := approval.NoteAnswer(q, rest); note != "" {
+				return answer(note)
+			}
+			return core.RespondRequest{}, help
+		}
+	} else if rest, ok := cutPrefixFold(text, "other:"); ok {
 		if rest = strings.TrimSpace(rest); rest == "" {
 			return core.RespondRequest{}, help
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/core"
 	"github.com/slack-go/slack"
 )
@@ -432,7 +433,15 @@ func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
 			if meta.Item < 0 || meta.Item >= len(q.Questions) {
 				return core.RespondRequest{}, "That form no longer matches the question."
 			}
-			return core.RespondRequest{Answers: map[string]core.StringList{q.Questions[meta.Item].Question: {text}}}, ""
+			answer := text
+			if q.Kind == core.KindApproval && !q.Questions[meta.Item].OpenEnded() {
+				// Only "Deny with note…" opens a modal on an approval: the
+				// text denies, and never reads as another option.
+				if answer = approval.NoteAnswer(q, text); answer == "" {
+					return core.RespondRequest{}, "This approval is decided with its buttons; a note cannot be added to it."
+				}
+			}
+			return core.RespondRequest{Answers: map[string]core.StringList{q.Questions[meta.Item].Question: {answer}}}, ""
 		})
 	})
 	return nil

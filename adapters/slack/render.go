@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/core"
 	"github.com/slack-go/slack"
 )
@@ -209,6 +210,10 @@ func optionList(it core.Item, limit int) string {
 	return clip(strings.Join(lines, "\n"), limit)
 }
 
+// denyNoteLabel is the approval's "Deny with note…" button: it opens a
+// modal whose text is recorded as a denial (adapters/internal/approval).
+const denyNoteLabel = "Deny with note…"
+
 func dismissButton() *slack.ButtonBlockElement {
 	b := slack.NewButtonBlockElement(actDismiss, "dismiss", plain("Dismiss"))
 	b.Style = slack.StyleDanger
@@ -259,10 +264,15 @@ func questionBlocks(q *core.Question, now time.Time, l layout) []slack.Block {
 			b.Style = slack.StylePrimary
 			elems = append(elems, b)
 		case single && !it.MultiSelect:
+			tones := approval.Tones(q)
 			for j, o := range it.Options {
 				b := slack.NewButtonBlockElement(fmt.Sprintf("%s:%d:%d", actOption, i, j), strconv.Itoa(j),
 					plain(clip(oneLine(o.Label), maxButtonText)))
-				if o.Recommended {
+				switch {
+				case tones != nil:
+					// Approvals: Allow and Deny never look alike.
+					b.Style = map[approval.Tone]slack.Style{approval.Allow: slack.StylePrimary, approval.Deny: slack.StyleDanger}[tones[j]]
+				case o.Recommended:
 					b.Style = slack.StylePrimary
 				}
 				elems = append(elems, b)
@@ -272,7 +282,13 @@ func questionBlocks(q *core.Question, now time.Time, l layout) []slack.Block {
 		default:
 			elems = append(elems, slack.NewRadioButtonsBlockElement(fmt.Sprintf("%s:%d", actPick, i), optionObjects(it)...))
 		}
-		if !it.OpenEnded() {
+		switch {
+		case approval.NoteAllowed(q):
+			// An approval has no "Other": free text never decides.
+			// Denying with a note is its own, explicit action.
+			elems = append(elems, slack.NewButtonBlockElement(fmt.Sprintf("%s:%d", actOther, i), "deny-note", plain(denyNoteLabel)))
+		case q.Kind == core.KindApproval:
+		case !it.OpenEnded():
 			elems = append(elems, slack.NewButtonBlockElement(fmt.Sprintf("%s:%d", actOther, i), "other", plain("Other…")))
 		}
 		if single && !hasSubmit(q) {
@@ -300,6 +316,17 @@ func outcomeWithin(q *core.Question, max int) string {
 		}
 		if q.ApprovalsRequired > 1 { // "Approved by alice, bob: Approve"
 			return ":white_check_mark: " + escClip(core.OutcomeLine(q), max)
+		}
+		if verb, note, ok := approval.Verdict(q); ok { // "Denied with a note by <@U1>: …"
+			icon := ":white_check_mark: "
+			if verb != "Allowed" {
+				icon = ":no_entry: "
+			}
+			line := icon + verb + " by " + personRef(q.RespondedBy)
+			if note != "" {
+				line += ": " + escClip(note, maxSectionText-300)
+			}
+			return line
 		}
 		var parts []string
 		for _, it := range q.Questions {
@@ -385,6 +412,10 @@ func renderModal(q *core.Question, item int, meta string, draft bool) slack.Moda
 	modalTitle := "Answer"
 	if it.Header != "" {
 		modalTitle = it.Header
+	}
+	if approval.NoteAllowed(q) {
+		blocks[1] = slack.NewInputBlock(modalBlock, plain("Why are you denying it? The agent reads this note."), nil, input)
+		modalTitle, submit = "Deny with note", "Deny"
 	}
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,34 +57,69 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// browser starts a fresh headless Chromium for the test. When the test
-// fails, the page as it was is saved to artifacts/<test>.png.
+// shared is the one headless Chromium the package's browser tests share:
+// starting Chromium costs seconds (many under the race detector on a busy
+// machine), a new tab in a new browser context costs milliseconds. Each
+// test still gets its own cookies and storage (its own browser context).
+var shared struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel func()
+	dir    string
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.cancel != nil {
+		shared.cancel()
+	}
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+// browser opens a tab for the test in its own browser context of the
+// shared Chromium. When the test fails, the page as it was is saved to
+// artifacts/<test>.png.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	path := chromiumPath(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1000, 900),
+	shared.once.Do(func() {
+		shared.dir, shared.err = os.MkdirTemp("", "askbridge-chromium-")
+		if shared.err != nil {
+			return
+		}
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(path),
+			chromedp.Flag("headless", true),
+			chromedp.Flag("no-sandbox", true),
+			chromedp.Flag("disable-gpu", true),
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("no-first-run", true),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("no-default-browser-check", true),
+			chromedp.UserDataDir(shared.dir),
+			chromedp.WindowSize(1000, 900),
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, cancelBrowser := chromedp.NewContext(actx)
+		shared.ctx, shared.cancel = bctx, func() { cancelBrowser(); cancelAlloc() }
+		shared.err = chromedp.Do(bctx)
+	})
+	if shared.err != nil {
+		t.Fatalf("starting %s: %v", path, shared.err)
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancel := chromedp.NewContext(shared.ctx, chromedp.WithNewBrowserContext())
 	if err := chromedp.Do(ctx); err != nil {
-		cancelCtx()
-		cancelAlloc()
-		t.Fatalf("starting %s: %v", path, err)
+		cancel()
+		t.Fatalf("opening a tab: %v", err)
 	}
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	t.Cleanup(func() { // runs first: the browser is still up
+	t.Cleanup(cancel)
+	t.Cleanup(func() { // runs first: the tab is still open
 		if !t.Failed() {
 			return
 		}
@@ -238,7 +274,8 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 		q := e.ask("ops", core.AskRequest{RunID: "run-z", Question: "Proceed?", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
 		got := e.waiter("ops", q.ID)
 		run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"),
-			chromedp.Click(chromedp.CSS(card(q.ID)+` button.dismiss`)),
+			chromedp.Click(chromedp.CSS(card(q.ID)+` details.dismiss summary`)),
+			chromedp.Click(chromedp.CSS(card(q.ID)+` details.dismiss button.danger`)),
 			chromedp.WaitVisible(chromedp.CSS(`.flash`)))
 		w := <-got
 		if w.q.Status != core.StatusCancelled || w.q.CancelReason != core.CancelUser {
@@ -247,7 +284,7 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 	})
 }
 
-func TestBrowserCardVanishesWhenAnsweredThroughAPI(t *testing.T) {
+func TestBrowserCardSettlesWhenAnsweredThroughAPI(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
 	q := e.ask("ops", core.AskRequest{RunID: "r1", Question: "Roll back the release?", Options: []core.Option{{Label: "Roll back"}, {Label: "Keep"}}})
@@ -267,12 +304,16 @@ func TestBrowserCardVanishesWhenAnsweredThroughAPI(t *testing.T) {
 	if res.StatusCode != http.StatusAccepted {
 		t.Fatalf("respond through the API: %d", res.StatusCode)
 	}
-	run(t, ctx, time.Second, chromedp.WaitNotPresent(chromedp.CSS(card(q.ID))))
+	// The card stays, saying who answered where; it no longer counts.
+	run(t, ctx, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(card(q.ID)+` .settled-note`)))
+	if note := value(t, ctx, chromedp.Text(chromedp.CSS(card(q.ID)+` .settled-note`))); !strings.Contains(note, "Answered by release-ci (API)") {
+		t.Errorf("notice %q", note)
+	}
 
 	// A new question appears, in deadline order, without a reload.
 	fresh := e.ask("web", core.AskRequest{RunID: "r3", Question: "Merge the hotfix?", Timeout: dur(time.Minute),
 		Options: []core.Option{{Label: "Merge"}, {Label: "Hold"}}})
-	run(t, ctx, time.Second, chromedp.WaitVisible(chromedp.CSS(card(fresh.ID))))
+	run(t, ctx, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(card(fresh.ID))))
 	first := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#cards article.card`), "data-id")).Value
 	announced := value(t, ctx, chromedp.Poll[string](`document.getElementById("live").textContent`))
 	count := value(t, ctx, chromedp.Text(chromedp.CSS(`#count`)))
@@ -382,8 +423,9 @@ func TestBrowserLoginRequiredAndCSRF(t *testing.T) {
 	}
 }
 
-// TestBrowserScreenshots renders the README's screenshots
-// (docs/img/inbox.png, docs/img/run.png). Run with ASKBRIDGE_SCREENSHOTS=1.
+// TestBrowserScreenshots renders the README's screenshots (docs/img/
+// inbox.png, approval.png, history.png, run.png). Run with
+// ASKBRIDGE_SCREENSHOTS=1.
 func TestBrowserScreenshots(t *testing.T) {
 	if os.Getenv("ASKBRIDGE_SCREENSHOTS") != "1" {
 		t.Skip("set ASKBRIDGE_SCREENSHOTS=1 to regenerate docs/img/*.png")
@@ -419,6 +461,22 @@ func TestBrowserScreenshots(t *testing.T) {
 		Question: "Tag the release as v3.2.0?", Options: []core.Option{{Label: "Tag v3.2.0", Recommended: true}, {Label: "Tag v3.1.1"}}})
 	_ = next
 
+	// An approval from the Claude Code hook, and some history.
+	appr := hookApproval("sess-4e1d")
+	appr.Context = "Claude Code in `~/src/shop`\n\n- command: ```rm -rf build/ && make release```"
+	appr.Timeout = dur(9 * time.Minute)
+	approvalQ := e.ask("ops", appr)
+	old := e.ask("ops", hookApproval("sess-77aa"))
+	if _, err := e.router.Answer(bg, "ops", old.ID, core.RespondRequest{Response: ptr("keep build/, run make clean instead")},
+		core.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}); err != nil {
+		t.Fatal(err)
+	}
+	gone := e.ask("web", core.AskRequest{RunID: "migr-2280", AgentID: "schema-agent", AgentName: "Schema agent", Header: "Backfill",
+		Question: "Backfill audit_log tonight?", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
+	if _, err := e.router.Cancel(bg, "web", gone.ID, core.CancelUser, &core.Person{Platform: "discord", ID: "4455", Name: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+
 	dir := filepath.Join(repoRoot(t), "docs", "img")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -440,6 +498,8 @@ func TestBrowserScreenshots(t *testing.T) {
 		t.Logf("wrote %s", file)
 	}
 	shot("/", filepath.Join(dir, "inbox.png"), 900)
+	shot("/history", filepath.Join(dir, "history.png"), 900)
+	shot("/questions/"+approvalQ.ID, filepath.Join(dir, "approval.png"), 900)
 	shot("/projects/ops/runs/release-1042", filepath.Join(dir, "run.png"), 900)
 	_ = os.MkdirAll(filepath.Join(repoRoot(t), "artifacts"), 0o755)
 	shot("/", filepath.Join(repoRoot(t), "artifacts", "inbox-phone.png"), 390)
@@ -452,7 +512,9 @@ func TestBrowserTallyUpdatesLive(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
 	two := 2
-	q := e.ask("ops", core.AskRequest{RunID: "deploy-9", Kind: core.KindApproval, Question: "Deploy api v2?",
+	// A question that needs two votes (not kind "approval", which has no
+	// free-text box to type into).
+	q := e.ask("ops", core.AskRequest{RunID: "deploy-9", Question: "Deploy api v2?",
 		Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(card(q.ID)+` p.approvals`)),

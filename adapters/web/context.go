@@ -71,24 +71,65 @@ func renderContext(src string) template.HTML {
 	return template.HTML(b.String()) //nolint:gosec // built only from escaped text and fixed tags
 }
 
-var (
-	reCode = regexp.MustCompile("`([^`]+)`")
-	reBold = regexp.MustCompile(`\*\*([^*]+)\*\*`)
-)
+var reBold = regexp.MustCompile(`\*\*([^*]+)\*\*`)
 
-// inline escapes a line, then marks up `code` and **bold**. Escaping never
-// produces a backtick or an asterisk, so the patterns only see the agent's
-// own markers.
+// inline escapes a line, then marks up code spans and **bold**. A code span
+// opens with a run of backticks and closes with a run of the same length
+// (CommonMark), so ““a`b“” and the hook's “```rm -rf build/```” are
+// code too. Escaping never produces a backtick or an asterisk, so the
+// scanner only sees the agent's own markers.
 func inline(s string) string {
 	s = html.EscapeString(strings.TrimSpace(s))
 	var out strings.Builder
-	// Code spans first, so that ** inside code stays literal.
-	last := 0
-	for _, m := range reCode.FindAllStringSubmatchIndex(s, -1) {
-		out.WriteString(reBold.ReplaceAllString(s[last:m[0]], "<strong>$1</strong>"))
-		out.WriteString("<code>" + s[m[2]:m[3]] + "</code>")
-		last = m[1]
+	plain, i := 0, 0
+	for i < len(s) {
+		if s[i] != '`' {
+			i++
+			continue
+		}
+		open := backticks(s, i)
+		end := -1
+		for k := i + open; k < len(s); {
+			if s[k] != '`' {
+				k++
+				continue
+			}
+			if n := backticks(s, k); n == open {
+				end = k
+				break
+			} else {
+				k += n
+			}
+		}
+		if end < 0 {
+			i += open
+			continue
+		}
+		code := s[i+open : end]
+		if len(code) >= 2 && code[0] == ' ' && code[len(code)-1] == ' ' && strings.Trim(code, " ") != "" {
+			code = code[1 : len(code)-1]
+		}
+		// Code spans first, so that ** inside code stays literal.
+		out.WriteString(reBold.ReplaceAllString(s[plain:i], "<strong>$1</strong>"))
+		out.WriteString("<code>" + code + "</code>")
+		i = end + open
+		plain = i
 	}
-	out.WriteString(reBold.ReplaceAllString(s[last:], "<strong>$1</strong>"))
+	out.WriteString(reBold.ReplaceAllString(s[plain:], "<strong>$1</strong>"))
 	return out.String()
+}
+
+// backticks is the length of the run of backticks at s[i].
+func backticks(s string, i int) int {
+	n := 0
+	for i+n < len(s) && s[i+n] == '`' {
+		n++
+	}
+	return n
+}
+
+// inlineHTML renders one line of agent text (a question, a description)
+// with code spans and bold, escaped like the context.
+func inlineHTML(s string) template.HTML {
+	return template.HTML(inline(s)) //nolint:gosec // built only from escaped text and fixed tags
 }

@@ -89,7 +89,7 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 		cur := make(map[string]string, len(qs))
 		for _, q := range qs {
 			cur[q.ID] = cardVersion(q)
-			pending = append(pending, syncEntry{ID: q.ID, ProjectID: q.ProjectID, RunID: q.RunID})
+			pending = append(pending, syncEntry{ID: q.ID, ProjectID: q.ProjectID, RunID: q.RunID, ExpiresAt: q.ExpiresAt})
 		}
 		s.known[p] = cur
 	}
@@ -142,9 +142,10 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 
 // syncEntry is one pending question in the sync event.
 type syncEntry struct {
-	ID        string `json:"id"`
-	ProjectID string `json:"project_id"`
-	RunID     string `json:"run_id"`
+	ID        string    `json:"id"`
+	ProjectID string    `json:"project_id"`
+	RunID     string    `json:"run_id"`
+	ExpiresAt time.Time `json:"expires_at"` // the inbox adds only cards of the page it shows
 }
 
 type stream struct {

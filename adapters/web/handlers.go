@@ -46,14 +46,18 @@ func (i *Inbox) handleInbox(rq *request) error {
 	if err != nil {
 		return err
 	}
-	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r)}
-	for _, q := range qs {
-		c := i.card(q, nil, rq.viewer.CSRF, "inbox")
-		d.Cards = append(d.Cards, c)
+	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r), Total: len(qs)}
+	// One page of cards, nearest deadline first: the page stays small
+	// however many questions wait.
+	d.Paging = makePaging(len(qs), pageParam(rq.r.URL.Query()), func(n int) string { return "/?page=" + strconv.Itoa(n) })
+	if d.Paging.First > 0 {
+		for _, q := range qs[d.Paging.First-1 : d.Paging.Last] {
+			d.Cards = append(d.Cards, i.card(q, nil, rq.viewer, "inbox"))
+		}
 	}
 	d.Flash = i.flash(ctx, rq)
-	if len(d.Cards) > 0 {
-		d.Title = "Inbox (" + strconv.Itoa(len(d.Cards)) + ")"
+	if len(qs) > 0 {
+		d.Title = "Inbox (" + strconv.Itoa(len(qs)) + ")"
 	}
 	i.render(rq.w, rq.r, "inbox", d)
 	return nil
@@ -62,7 +66,8 @@ func (i *Inbox) handleInbox(rq *request) error {
 // flash describes the outcome of the form the viewer just sent.
 func (i *Inbox) flash(ctx context.Context, rq *request) string {
 	id := rq.r.URL.Query().Get("done")
-	if id == "" {
+	if id == "" || !i.takeFlash(rq, id) {
+		// Reloading a page whose ?done= was shown once shows no flash.
 		return ""
 	}
 	q, err := i.locate(ctx, rq.viewer, id)
@@ -82,6 +87,10 @@ func (i *Inbox) flash(ctx context.Context, rq *request) string {
 		return "Answered " + what + ": " + strings.Join(parts, "; ")
 	case core.StatusCancelled:
 		return "Dismissed " + what + "."
+	case core.StatusPending:
+		if mine := myVote(q, rq.viewer.Person()); mine != "" {
+			return "Your vote for “" + mine + "” on " + what + " was counted: " + core.TallyLine(q) + "."
+		}
 	}
 	return ""
 }
@@ -130,14 +139,17 @@ func (i *Inbox) handleQuestion(rq *request) error {
 	}
 	if rq.r.URL.Query().Get("fragment") == "card" {
 		// Live updates insert the card; it stays unread until opened.
-		i.renderCard(rq.w, i.card(q, nil, rq.viewer.CSRF, "inbox"))
+		i.renderCard(rq.w, rq.r, i.card(q, nil, rq.viewer, "inbox"))
 		return nil
 	}
-	c := i.card(q, nil, rq.viewer.CSRF, "question")
+	c := i.card(q, nil, rq.viewer, "question")
 	if q.Status == core.StatusPending && !q.Read {
-		// Opening the notification's page reads it.
+		// Opening the notification's page reads it: the page itself no
+		// longer calls it new.
 		if _, err := i.store.MarkRead(ctx, q.ProjectID, q.ID); err != nil {
 			i.log.Warn("marking notification read failed", "question", q.ID, "err", err)
+		} else {
+			c.Unread = false
 		}
 	}
 	d := pageData{Title: title(q), Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Card: c}
@@ -149,6 +161,9 @@ func (i *Inbox) handleQuestion(rq *request) error {
 func title(q *core.Question) string {
 	if len(q.Questions) == 0 {
 		return "Question"
+	}
+	if len(q.Questions) > 1 {
+		return cardTitle(q, q.AgentLabel())
 	}
 	if h := q.Questions[0].Header; h != "" {
 		return h
@@ -162,7 +177,11 @@ func title(q *core.Question) string {
 
 func (i *Inbox) handleAnswer(rq *request) error {
 	return i.act(rq, func(ctx context.Context, q *core.Question, who core.Person) (*core.Question, error) {
-		return i.router.Answer(ctx, q.ProjectID, q.ID, answerFromForm(q, rq.r.PostForm), who)
+		req, err := answerFromForm(q, rq.r.PostForm)
+		if err != nil {
+			return nil, err
+		}
+		return i.router.Answer(ctx, q.ProjectID, q.ID, req, who)
 	})
 }
 
@@ -204,6 +223,7 @@ func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.P
 		if _, err := i.store.MarkRead(ctx, final.ProjectID, final.ID); err != nil {
 			i.log.Warn("marking notification read failed", "question", final.ID, "err", err)
 		}
+		i.setFlash(rq.w, q.ID)
 		http.Redirect(rq.w, rq.r, back+"?done="+url.QueryEscape(q.ID), http.StatusSeeOther)
 		return nil
 	}
@@ -221,12 +241,18 @@ func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.P
 	if final != nil {
 		shown = final
 	}
+	if shown.Status.Final() {
+		pe.Message = staleMessage(shown)
+	}
 	ret := "inbox"
 	if rq.r.PostForm.Get("return") == "question" {
 		ret = "question"
 	}
-	c := i.card(shown, rq.r.PostForm, rq.viewer.CSRF, ret)
+	c := i.card(shown, rq.r.PostForm, rq.viewer, ret)
 	c.Error = pe
+	if shown.Status.Final() {
+		c.Unsent = unsent(shown, rq.r.PostForm)
+	}
 	for n := range c.Items {
 		for _, d := range pe.Details {
 			if d.Field == "answers["+c.Items[n].Item.Question+"]" {
@@ -237,6 +263,48 @@ func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.P
 	d := pageData{Title: title(shown), Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Card: c}
 	i.renderStatus(rq.w, rq.r, core.HTTPStatus(code), "question", d)
 	return nil
+}
+
+// staleMessage says, in words, why a form for a question that ended in
+// the meantime was not recorded: who answered, where, and when.
+func staleMessage(q *core.Question) string {
+	switch q.Status {
+	case core.StatusAnswered:
+		m := "This question was already answered by " + personLabel(q.RespondedBy)
+		if q.Defaulted {
+			m = "This question was already answered by default when its time ran out"
+		}
+		if q.RespondedAt != nil {
+			m += " at " + q.RespondedAt.UTC().Format("15:04 UTC")
+		}
+		return m + ", so your answer was not recorded. What you had entered is kept below."
+	case core.StatusCancelled:
+		return finalLine(q) + ", so your answer was not recorded. What you had entered is kept below."
+	case core.StatusExpired:
+		return "This question expired at " + q.ExpiresAt.UTC().Format("15:04 UTC") + ", so your answer was not recorded. What you had entered is kept below."
+	}
+	return "Your answer was not recorded."
+}
+
+// unsent describes what a stale form carried, item by item, so nothing
+// the person typed is lost.
+func unsent(q *core.Question, form url.Values) []string {
+	var out []string
+	for n, it := range q.Questions {
+		var parts []string
+		for _, v := range form["a"+strconv.Itoa(n)] {
+			if j, err := strconv.Atoi(strings.TrimPrefix(v, "o")); err == nil && strings.HasPrefix(v, "o") && j >= 0 && j < len(it.Options) {
+				parts = append(parts, it.Options[j].Label)
+			}
+		}
+		if t := strings.TrimSpace(form.Get("t" + strconv.Itoa(n))); t != "" {
+			parts = append(parts, t)
+		}
+		if len(parts) > 0 {
+			out = append(out, it.Question+" — "+strings.Join(parts, ", "))
+		}
+	}
+	return out
 }
 
 func problemTitle(code string) string {
@@ -278,7 +346,7 @@ func (i *Inbox) handleRun(rq *request) error {
 	}
 	rv := &runView{Project: project, ID: runID, Run: run}
 	for _, q := range qs {
-		c := i.card(q, nil, rq.viewer.CSRF, "question")
+		c := i.card(q, nil, rq.viewer, "question")
 		rv.Questions = append(rv.Questions, c)
 	}
 	i.render(rq.w, rq.r, "run", pageData{Title: "Run " + runID, Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Run: rv})

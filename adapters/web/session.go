@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -149,4 +150,27 @@ func (i *Inbox) readSession(r *http.Request) (session, bool) {
 		return session{}, false
 	}
 	return sess, true
+}
+
+// The outcome flash ("Answered …") is shown once: the redirect after a form
+// sets a short-lived cookie naming the question, and the page that shows
+// the flash clears it, so reloading the page (whose URL keeps ?done=)
+// does not show it again.
+const flashCookie = "askbridge_flash"
+
+func (i *Inbox) setFlash(w http.ResponseWriter, id string) {
+	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: url.QueryEscape(id), Path: "/", MaxAge: 60,
+		HttpOnly: true, Secure: i.cfg.Secure, SameSite: http.SameSiteStrictMode})
+}
+
+// takeFlash reports whether the flash for id is due, and clears it.
+func (i *Inbox) takeFlash(rq *request, id string) bool {
+	c, err := rq.r.Cookie(flashCookie)
+	if err != nil {
+		return false
+	}
+	v, _ := url.QueryUnescape(c.Value)
+	http.SetCookie(rq.w, &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: i.cfg.Secure, SameSite: http.SameSiteStrictMode})
+	return v == id
 }

@@ -10,26 +10,30 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/core"
 )
 
 // pageData is what every page template receives.
 type pageData struct {
-	Title        string
-	Page         string // inbox, question, run, login, refused
-	Viewer       *viewer
-	CSRF         string
-	Flash        string
-	Error        *pageError
-	Cards        []*cardView
-	Card         *cardView
-	Run          *runView
-	Projects     []string
-	LocalMode    bool
-	Next         string
-	AssetVersion string
-	Now          time.Time
-	Origin       string // scheme://host of this page, for the local quick start
+	Title   string
+	Page    string // inbox, question, run, login, refused
+	Viewer  *viewer
+	CSRF    string
+	Flash   string
+	Error   *pageError
+	Cards   []*cardView
+	Card    *cardView
+	Run     *runView
+	History *historyView
+	// Inbox paging: Total pending questions, the page shown.
+	Total     int
+	Paging    paging
+	Projects  []string
+	LocalMode bool
+	Next      string
+	Now       time.Time
+	Origin    string // scheme://host of this page, for the local quick start
 }
 
 // pageError is a problem shown on the page instead of an error status page.
@@ -42,6 +46,7 @@ type pageError struct {
 // cardView is one question as the templates show it.
 type cardView struct {
 	Q          *core.Question
+	Title      string // the card's heading
 	Items      []itemView
 	Unread     bool
 	Context    template.HTML
@@ -50,12 +55,20 @@ type cardView struct {
 	// votes stand ("Approve: 1 of 2 approvals — alice"), empty before any.
 	Approvals int
 	Tally     string
-	Agent     string
-	Error     *pageError
+	// MyVote is the option the viewer voted for, while votes are missing.
+	MyVote string
+	Agent  string
+	Error  *pageError
+	// Unsent is what a stale form carried ("Which region? — eu-west").
+	Unsent []string
 	// Buttons: one single-select item, answered with one click per option.
 	Buttons bool
-	Return  string // where the form returns: "inbox" or "question"
-	CSRF    string
+	// Approval: an approval (Allow / Deny): no "Other"; Note offers
+	// "Deny with note…" (see adapters/internal/approval).
+	Approval bool
+	Note     bool
+	Return   string // where the form returns: "inbox" or "question"
+	CSRF     string
 }
 
 type itemView struct {
@@ -78,7 +91,9 @@ type optionView struct {
 	Value   string // form value: "o<index>"
 	Opt     core.Option
 	Checked bool
-	Chosen  bool // final: this option was selected
+	Chosen  bool   // final: this option was selected
+	Tone    string // approvals: "allow" or "deny" (styling), else empty
+	Mine    bool   // N-of-M: the viewer's current vote
 }
 
 // runView is the run detail page.
@@ -89,14 +104,15 @@ type runView struct {
 	Questions []*cardView
 }
 
-func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardView {
-	c := &cardView{Q: q, CSRF: csrf, Return: ret, Unread: !core.NotificationFor(q).Read, Context: renderContext(q.Context), Agent: q.AgentName}
+func (i *Inbox) card(q *core.Question, prev url.Values, v *viewer, ret string) *cardView {
+	c := &cardView{Q: q, CSRF: v.CSRF, Return: ret, Unread: !core.NotificationFor(q).Read, Context: renderContext(q.Context), Agent: q.AgentName}
 	if c.Agent == "" {
 		c.Agent = q.AgentID
 	}
 	if c.Agent == "" {
 		c.Agent = "An agent"
 	}
+	c.Title = cardTitle(q, c.Agent)
 	if !q.Responders.Empty() {
 		c.Responders = core.DescribeResponders(q.Responders)
 		if q.Responders.ExcludeRequester && q.RequestedBy != "" {
@@ -105,8 +121,11 @@ func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardV
 	}
 	if q.ApprovalsRequired > 1 {
 		c.Approvals, c.Tally = q.ApprovalsRequired, core.TallyLine(q)
+		c.MyVote = myVote(q, v.Person())
 	}
 	c.Buttons = len(q.Questions) == 1 && !q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
+	c.Approval, c.Note = q.Kind == core.KindApproval, approval.NoteAllowed(q)
+	tones := approval.Tones(q)
 	for n, it := range q.Questions {
 		iv := itemView{Index: n, Field: "a" + strconv.Itoa(n), Text: "t" + strconv.Itoa(n), Item: it,
 			Open: it.OpenEnded(), Multi: it.MultiSelect}
@@ -115,7 +134,10 @@ func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardV
 		}
 		chosen := q.Selections[it.Question]
 		for j, o := range it.Options {
-			ov := optionView{Index: j, Value: "o" + strconv.Itoa(j), Opt: o}
+			ov := optionView{Index: j, Value: "o" + strconv.Itoa(j), Opt: o, Mine: n == 0 && c.MyVote != "" && c.MyVote == o.Label}
+			if n == 0 && j < len(tones) {
+				ov.Tone = map[approval.Tone]string{approval.Allow: "allow", approval.Deny: "deny"}[tones[j]]
+			}
 			for _, s := range chosen {
 				if s == o.Label {
 					ov.Chosen = true
@@ -144,11 +166,49 @@ func (i *Inbox) card(q *core.Question, prev url.Values, csrf, ret string) *cardV
 	return c
 }
 
+// cardTitle heads a card: the item's header; for several items their
+// headers together ("Backfill · Region · Notes"), never just the first.
+func cardTitle(q *core.Question, agent string) string {
+	switch len(q.Questions) {
+	case 0:
+		return "Question from " + agent
+	case 1:
+		if h := q.Questions[0].Header; h != "" {
+			return h
+		}
+		return "Question from " + agent
+	}
+	var hs []string
+	for _, it := range q.Questions {
+		if it.Header == "" {
+			return strconv.Itoa(len(q.Questions)) + " questions from " + agent
+		}
+		hs = append(hs, it.Header)
+	}
+	return strings.Join(hs, " · ")
+}
+
+// myVote is the label me voted for on q, or "".
+func myVote(q *core.Question, me core.Person) string {
+	for _, v := range q.Votes {
+		if v.By.Platform == me.Platform && v.By.ID == me.ID {
+			return v.Label
+		}
+	}
+	return ""
+}
+
 // answerFromForm turns a submitted card into a respond request: option
 // fields carry "o<index>" (never the label, so labels of any length or
 // content round-trip exactly) or "other"; free text is in t<index>.
-func answerFromForm(q *core.Question, form url.Values) core.RespondRequest {
+//
+// On an approval, typed text never decides anything by itself: only an
+// option, or the explicit "Deny with note…" (a0=note), counts.
+func answerFromForm(q *core.Question, form url.Values) (core.RespondRequest, error) {
 	req := core.RespondRequest{Answers: map[string]core.StringList{}}
+	if q.Kind == core.KindApproval {
+		return approvalFromForm(q, form)
+	}
 	for n, it := range q.Questions {
 		picks := form["a"+strconv.Itoa(n)]
 		text := strings.TrimSpace(form.Get("t" + strconv.Itoa(n)))
@@ -184,7 +244,44 @@ func answerFromForm(q *core.Question, form url.Values) core.RespondRequest {
 		}
 		req.Answers[it.Question] = core.StringList(out)
 	}
-	return req
+	return req, nil
+}
+
+// approvalFromForm reads an approval's form: each item's option, or for a
+// single-vote Allow / Deny approval a note that denies.
+func approvalFromForm(q *core.Question, form url.Values) (core.RespondRequest, error) {
+	req := core.RespondRequest{Answers: map[string]core.StringList{}}
+	for n, it := range q.Questions {
+		picks := form["a"+strconv.Itoa(n)]
+		text := strings.TrimSpace(form.Get("t" + strconv.Itoa(n)))
+		var out []string
+		for _, v := range picks {
+			if v == "note" && n == 0 && approval.NoteAllowed(q) {
+				if text == "" {
+					return req, &core.Error{Code: core.EInvalidAnswer, Message: "Write a note to deny with, or press Deny.",
+						Details: []core.Detail{{Field: "answers[" + it.Question + "]", Problem: "the note is empty"}}}
+				}
+				out = []string{approval.NoteAnswer(q, text)}
+				break
+			}
+			if j, err := strconv.Atoi(strings.TrimPrefix(v, "o")); err == nil && strings.HasPrefix(v, "o") && j >= 0 && j < len(it.Options) {
+				out = append(out, it.Options[j].Label)
+			}
+		}
+		if it.OpenEnded() && text != "" {
+			out = []string{text}
+		}
+		if len(out) == 0 && text != "" && !it.OpenEnded() {
+			msg := "An approval is decided with its buttons; typed text alone decides nothing."
+			if approval.NoteAllowed(q) {
+				msg = "An approval is decided with its buttons; typed text alone decides nothing. To refuse with a reason, use “Deny with note…”."
+			}
+			return req, &core.Error{Code: core.EInvalidAnswer, Message: msg,
+				Details: []core.Detail{{Field: "answers[" + it.Question + "]", Problem: "choose one of the options"}}}
+		}
+		req.Answers[it.Question] = core.StringList(out)
+	}
+	return req, nil
 }
 
 // finalLine says how a question ended, in one sentence.
@@ -199,12 +296,14 @@ func finalLine(q *core.Question) string {
 			// the card shows beside the question.
 			return strings.TrimSuffix(core.OutcomeLine(q), ": "+q.Answers[q.Questions[0].Question])
 		}
-		by := "someone"
-		if q.RespondedBy != nil {
-			by = q.RespondedBy.String()
-			if q.RespondedBy.Platform != "" && q.RespondedBy.Platform != "web" {
-				by += " (" + platformName(q.RespondedBy.Platform) + ")"
-			}
+		by := personLabel(q.RespondedBy)
+		switch tone, note := approval.Outcome(q); {
+		case tone == approval.Allow:
+			return "Allowed by " + by
+		case tone == approval.Deny && note != "":
+			return "Denied by " + by + " with a note"
+		case tone == approval.Deny:
+			return "Denied by " + by
 		}
 		return "Answered by " + by
 	case core.StatusExpired:
@@ -213,7 +312,7 @@ func finalLine(q *core.Question) string {
 		switch q.CancelReason {
 		case core.CancelUser:
 			if q.RespondedBy != nil {
-				return "Dismissed by " + q.RespondedBy.String()
+				return "Dismissed by " + personLabel(q.RespondedBy)
 			}
 			return "Dismissed"
 		case core.CancelAgent:
@@ -224,6 +323,25 @@ func finalLine(q *core.Question) string {
 		return "Cancelled"
 	}
 	return "Waiting for an answer"
+}
+
+// personLabel names who acted for people: "maria (Slack)"; on the web
+// just the name.
+func personLabel(p *core.Person) string {
+	if p == nil {
+		return "someone"
+	}
+	by := p.Name
+	if by == "" {
+		by = p.ID
+	}
+	if by == "" {
+		by = "someone"
+	}
+	if p.Platform != "" && p.Platform != "web" {
+		by += " (" + platformName(p.Platform) + ")"
+	}
+	return by
 }
 
 func platformName(p string) string {
@@ -282,14 +400,18 @@ func (i *Inbox) funcs() template.FuncMap {
 			return fmt.Sprintf("%d %s", n, many)
 		},
 		"pathEscape": url.PathEscape,
+		"md":         inlineHTML,
 		"asset": func(name string) string {
-			return "/static/" + name + "?v=" + i.assetVersion
+			if a, ok := i.assets[name]; ok {
+				return "/static/" + a.hashed
+			}
+			return "/static/" + name
 		},
 	}
 }
 
 func parseTemplates(funcs template.FuncMap) (map[string]*template.Template, error) {
-	pages := []string{"inbox", "question", "run", "login", "refused"}
+	pages := []string{"inbox", "question", "run", "login", "refused", "history"}
 	out := map[string]*template.Template{}
 	for _, p := range pages {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS,
@@ -314,7 +436,6 @@ func (i *Inbox) render(w http.ResponseWriter, r *http.Request, page string, d pa
 
 func (i *Inbox) renderStatus(w http.ResponseWriter, r *http.Request, status int, page string, d pageData) {
 	d.Page = page
-	d.AssetVersion = i.assetVersion
 	d.LocalMode = !i.cfg.RequireLogin
 	if d.Now.IsZero() {
 		d.Now = time.Now()
@@ -327,11 +448,10 @@ func (i *Inbox) renderStatus(w http.ResponseWriter, r *http.Request, status int,
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	writeBody(w, r, status, buf.Bytes())
 }
 
-func (i *Inbox) renderCard(w http.ResponseWriter, c *cardView) {
+func (i *Inbox) renderCard(w http.ResponseWriter, r *http.Request, c *cardView) {
 	var buf bytes.Buffer
 	if err := i.tmpl["card"].ExecuteTemplate(&buf, "card", c); err != nil {
 		i.log.Error("rendering card failed", "err", err)
@@ -340,5 +460,5 @@ func (i *Inbox) renderCard(w http.ResponseWriter, c *cardView) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(buf.Bytes())
+	writeBody(w, r, http.StatusOK, buf.Bytes())
 }

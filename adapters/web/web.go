@@ -8,9 +8,7 @@ package web
 
 import (
 	"context"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"html/template"
 	"io/fs"
@@ -65,9 +63,8 @@ type Inbox struct {
 	log    *slog.Logger
 	seal   *sealer
 	tmpl   map[string]*template.Template
-	static fs.FS
-	// assetVersion busts browser caches when the embedded assets change.
-	assetVersion string
+	// assets are the static files by plain and by content-hashed name.
+	assets map[string]*asset
 	// runNotPausedWait is how long an answer to a webhook-mode question
 	// whose run has not paused yet is retried before the person is told to
 	// try again (DESIGN §5: 10 s).
@@ -97,10 +94,9 @@ func New(cfg Config) (*Inbox, error) {
 		return nil, err
 	}
 	i := &Inbox{cfg: cfg, router: cfg.Router, store: cfg.Router.Store(),
-		log: cfg.Logger.With("adapter", "web"), seal: seal, static: static,
+		log: cfg.Logger.With("adapter", "web"), seal: seal,
 		runNotPausedWait: 10 * time.Second, syncEvery: time.Second}
-	i.assetVersion, err = hashFS(static)
-	if err != nil {
+	if i.assets, err = loadAssets(static); err != nil {
 		return nil, err
 	}
 	if i.tmpl, err = parseTemplates(i.funcs()); err != nil {
@@ -109,41 +105,26 @@ func New(cfg Config) (*Inbox, error) {
 	return i, nil
 }
 
-func hashFS(fsys fs.FS) (string, error) {
-	h := sha256.New()
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(fsys, p)
-		h.Write([]byte(p))
-		h.Write(b)
-		return err
-	})
-	return hex.EncodeToString(h.Sum(nil))[:12], err
-}
-
 // Register adds the inbox's routes to mux. It uses no /api/ path.
 func (i *Inbox) Register(mux *http.ServeMux) {
 	mux.Handle("GET /{$}", i.page(i.handleInbox))
 	mux.Handle("GET /questions/{id}", i.page(i.handleQuestion))
 	mux.Handle("POST /questions/{id}/answer", i.form(i.handleAnswer))
 	mux.Handle("POST /questions/{id}/dismiss", i.form(i.handleDismiss))
+	// A reloaded (or bookmarked) form result: back to the question's page
+	// instead of a bare 405.
+	toQuestion := func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/questions/"+url.PathEscape(r.PathValue("id")), http.StatusSeeOther)
+	}
+	mux.HandleFunc("GET /questions/{id}/answer", toQuestion)
+	mux.HandleFunc("GET /questions/{id}/dismiss", toQuestion)
 	mux.Handle("GET /projects/{p}/runs/{run}", i.page(i.handleRun))
+	mux.Handle("GET /history", i.page(i.handleHistory))
 	mux.Handle("GET /login", i.page(i.handleLoginPage))
 	mux.Handle("POST /login", i.form(i.handleLogin))
 	mux.Handle("POST /logout", i.form(i.handleLogout))
 	mux.Handle("GET /inbox/events", http.HandlerFunc(i.handleEvents))
-	static := http.StripPrefix("/static/", http.FileServerFS(i.static))
-	mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		if r.URL.Query().Get("v") == i.assetVersion {
-			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-		} else {
-			w.Header().Set("Cache-Control", "no-cache")
-		}
-		static.ServeHTTP(w, r)
-	}))
+	mux.HandleFunc("GET /static/", i.serveStatic)
 }
 
 // viewer is who is looking at a page.

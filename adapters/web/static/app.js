@@ -13,11 +13,32 @@
     window.setTimeout(function () { live.textContent = text; }, 50);
   }
 
-  // Countdowns: "expires in 4 min", refreshed every 15 s.
+  // Times: shown in the reader's local time, UTC on hover (the page
+  // as served shows UTC, which stays right without JavaScript).
+  var localFmt = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit", timeZoneName: "short" });
+  var utcFmt = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: "UTC" });
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime]").forEach(function (t) {
+      var d = new Date(t.getAttribute("datetime"));
+      if (isNaN(d)) return;
+      var utc = utcFmt.format(d) + " UTC";
+      if (t.hasAttribute("data-countdown")) {
+        t.title = "Expires " + localFmt.format(d) + " (" + utc + ")";
+      } else if (t.hasAttribute("data-local") && !t.dataset.localised) {
+        t.textContent = localFmt.format(d);
+        t.title = utc;
+        t.dataset.localised = "1";
+      }
+    });
+  }
+  localTimes(document);
+  new MutationObserver(function () { localTimes(document); }).observe(document.getElementById("main"), { childList: true, subtree: true });
+
+  // Countdowns: "expires in 4 min 12 s", moving every second.
   function human(ms) {
-    var s = Math.round(ms / 1000);
+    var s = Math.max(0, Math.floor(ms / 1000));
     if (s < 60) return s + " s";
-    if (s < 3600) return Math.round(s / 60) + " min";
+    if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
     if (s < 48 * 3600) {
       var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
       return m ? h + " h " + m + " min" : h + " h";
@@ -28,11 +49,13 @@
     var now = Date.now();
     document.querySelectorAll("time[data-countdown]").forEach(function (t) {
       var left = Date.parse(t.getAttribute("datetime")) - now;
-      t.textContent = left > 0 ? "expires in " + human(left) : "expired";
+      var text = left > 0 ? "expires in " + human(left) : "expired";
+      if (t.textContent !== text) t.textContent = text;
       t.classList.toggle("soon", left < 5 * 60 * 1000);
     });
   }
-  window.setInterval(tick, 15000);
+  tick();
+  window.setInterval(tick, 1000);
 
   // Single-select with "Other": typing picks "Other".
   document.addEventListener("input", function (e) {
@@ -42,13 +65,27 @@
     if (radio && el.value.trim() !== "") radio.checked = true;
   });
 
+  // After a form problem, focus goes to the message that explains it.
+  var problem = document.querySelector(".card .alert[role=alert]");
+  if (problem && (document.activeElement === body || !document.activeElement)) problem.focus();
+
+  // The outcome flash is shown once: a reload of this URL shows no flash
+  // (the server agrees), and the address bar loses the ?done=.
+  if (window.history.replaceState && /[?&]done=/.test(window.location.search)) {
+    window.history.replaceState(null, "", window.location.pathname + window.location.hash);
+  }
+
   var cards = document.getElementById("cards");
   var empty = document.getElementById("empty");
   var count = document.getElementById("count");
 
+  // The pending questions the stream reported (all pages), or null before
+  // the first sync: then the count is the server's.
+  var pendingIds = null;
   function updateCount() {
     if (!cards) return;
-    var n = cards.querySelectorAll("article.card:not(.leaving)").length;
+    var n = pendingIds ? Object.keys(pendingIds).length
+      : Number(count ? count.dataset.count : 0);
     if (count) {
       count.dataset.count = n;
       count.textContent = n === 0 ? "All caught up"
@@ -58,9 +95,7 @@
     document.title = (n ? "Inbox (" + n + ")" : "Inbox") + " · askbridge";
   }
 
-  function removeCard(id, text) {
-    var card = document.getElementById("q-" + id);
-    if (!card || card.classList.contains("leaving")) return;
+  function removeCard(card) {
     var hadFocus = card.contains(document.activeElement);
     card.classList.add("leaving");
     updateCount();
@@ -68,12 +103,55 @@
       if (card.parentNode) card.parentNode.removeChild(card);
       if (hadFocus) document.getElementById("main").focus();
     }, 250);
-    if (text) announce(text);
+  }
+
+  // A question settled elsewhere: the card stays, says so, and keeps what
+  // the person had typed (read-only, so it can still be copied); its
+  // controls stop working. "Hide" removes it.
+  function settleCard(id, outcome, title) {
+    var card = document.getElementById("q-" + id);
+    if (!card || card.classList.contains("settled") || card.classList.contains("leaving")) return;
+    var typed = false;
+    card.querySelectorAll("input[type=text], textarea").forEach(function (t) {
+      if (t.value.trim() !== "") typed = true;
+      t.readOnly = true;
+    });
+    card.querySelectorAll("input[type=radio], input[type=checkbox]").forEach(function (c) { c.disabled = true; });
+    card.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    card.querySelectorAll(".deadline").forEach(function (d) { d.removeAttribute("data-countdown"); d.textContent = "no longer waiting"; });
+    card.classList.add("settled");
+    card.classList.remove("unread");
+    var note = document.createElement("p");
+    note.className = "settled-note";
+    var text = document.createElement("span");
+    text.textContent = (outcome || "No longer waiting for an answer") +
+      (typed ? " — your answer was not sent; what you typed is kept below." : ".");
+    note.appendChild(text);
+    var hide = document.createElement("button");
+    hide.type = "button";
+    hide.className = "secondary";
+    hide.textContent = page === "question" ? "Show the outcome" : "Hide";
+    hide.addEventListener("click", function () { if (page === "question") refreshMain(); else removeCard(card); });
+    note.appendChild(hide);
+    var head = card.querySelector(".card-title");
+    head.parentNode.insertBefore(note, head.nextSibling);
+    updateCount();
+    announce((title ? "“" + title + "”: " : "") + (outcome || "no longer waiting"));
+  }
+
+  // Whether a card due at exp belongs on this page of the inbox: later
+  // pages hold later deadlines.
+  function onThisPage(exp) {
+    var shown = cards.querySelectorAll("article.card:not(.settled)");
+    if (cards.dataset.more && shown.length && exp > Date.parse(shown[shown.length - 1].dataset.expires)) return false;
+    if (Number(cards.dataset.page) > 1 && shown.length && exp < Date.parse(shown[0].dataset.expires)) return false;
+    return true;
   }
 
   var fetching = {};
-  function addCard(id, quiet) {
+  function addCard(id, quiet, expires) {
     if (!cards || document.getElementById("q-" + id) || fetching[id]) return;
+    if (expires && !onThisPage(Date.parse(expires))) return;
     fetching[id] = true;
     fetch("/questions/" + encodeURIComponent(id) + "?fragment=card", { credentials: "same-origin" })
       .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
@@ -84,6 +162,7 @@
         var card = tpl.content.firstElementChild;
         if (!card) return;
         var exp = Date.parse(card.dataset.expires);
+        if (!onThisPage(exp)) return;
         var before = null;
         cards.querySelectorAll("article.card").forEach(function (c) {
           if (!before && Date.parse(c.dataset.expires) > exp) before = c;
@@ -168,27 +247,53 @@
     }
     if (page === "question") {
       // Only when the question was settled while the page was away.
-      if (!want[body.dataset.question] && document.querySelector("form.answer")) refreshMain();
+      var mine = document.getElementById("q-" + body.dataset.question);
+      if (!want[body.dataset.question] && document.querySelector("form.answer")) {
+        if (started(mine)) settleCard(body.dataset.question, "");
+        else refreshMain();
+      }
       return;
     }
-    qs.forEach(function (q) { addCard(q.id, true); });
+    if (!cards) return; // pages without cards (history) only keep times current
+    pendingIds = {};
+    qs.forEach(function (q) { pendingIds[q.id] = true; });
+    updateCount();
+    qs.forEach(function (q) { addCard(q.id, true, q.expires_at); });
     cards.querySelectorAll("article.card").forEach(function (c) {
-      if (!want[c.dataset.id]) removeCard(c.dataset.id);
+      if (!want[c.dataset.id]) settleCard(c.dataset.id, "");
     });
   });
   es.addEventListener("question.created", function (e) {
     var ev = JSON.parse(e.data);
-    if (page === "inbox") addCard(ev.id, false);
+    if (page === "inbox") {
+      if (pendingIds) pendingIds[ev.id] = true;
+      updateCount();
+      addCard(ev.id, false, ev.expires_at);
+    }
     else if (relevant(ev)) refreshMain();
   });
   es.addEventListener("question.updated", function (e) {
     var ev = JSON.parse(e.data);
     if (page === "inbox" || relevant(ev)) updateCard(ev.id);
   });
+  // Whether the person started answering on the card: typed or picked.
+  function started(card) {
+    if (!card) return false;
+    var any = false;
+    card.querySelectorAll("input[type=text], textarea").forEach(function (t) { if (t.value.trim() !== "") any = true; });
+    if (card.querySelector("input[type=radio]:checked, input[type=checkbox]:checked")) any = true;
+    return any;
+  }
+
   ["question.answered", "question.cancelled", "question.expired", "question.removed"].forEach(function (type) {
     es.addEventListener(type, function (e) {
       var ev = JSON.parse(e.data);
-      if (page === "inbox") removeCard(ev.id, ev.title ? "“" + ev.title + "”: " + ev.outcome : "");
+      if (page === "inbox") {
+        if (pendingIds) delete pendingIds[ev.id];
+        settleCard(ev.id, ev.outcome, ev.title);
+        updateCount();
+      }
+      else if (page === "question" && relevant(ev) && started(document.getElementById("q-" + ev.id))) settleCard(ev.id, ev.outcome, ev.title);
       else if (relevant(ev)) { refreshMain(); announce(ev.outcome || ""); }
     });
   });

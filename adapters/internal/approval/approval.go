@@ -1,0 +1,171 @@
+// Package approval is how every surface (web, Slack, Discord) presents an
+// approval (a question of kind "approval": Allow / Deny): which option
+// allows and which denies, so the two look unmistakably different, and
+// when a person may deny with a note.
+//
+// The semantics, the same on every surface:
+//   - An approval has no "Other": free text is never offered, so nothing a
+//     person types can turn into a decision they did not choose.
+//   - "Deny with note…" is an explicit action. It records the note as the
+//     answer: the bridge's convention for approvals (the Claude Code hook
+//     and the CLI read an answer that is not an option as a denial with
+//     that text as the agent's feedback). A note that happens to read like
+//     an option ("Allow") is sent as "Deny: Allow", so it still denies.
+//   - An approval that needs several votes takes votes for options only
+//     (free text cannot be tallied), so it has no note either.
+package approval
+
+import (
+	"strings"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Tone is what choosing an option of an approval does.
+type Tone int
+
+// Tones.
+const (
+	Neutral Tone = iota // neither: styled as a plain option
+	Allow               // lets the agent go ahead: primary / success styling
+	Deny                // refuses: danger styling
+)
+
+var (
+	denyWords  = []string{"deny", "reject", "refuse", "decline", "no", "block", "abort", "veto", "disallow", "don't", "do not", "stop"}
+	allowWords = []string{"allow", "approve", "yes", "accept", "confirm", "proceed", "ok", "go", "grant", "permit", "continue", "run"}
+)
+
+// Is reports whether q is an approval with the one single-select item the
+// Allow / Deny presentation applies to.
+func Is(q *core.Question) bool {
+	return q != nil && q.Kind == core.KindApproval && len(q.Questions) == 1 &&
+		!q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
+}
+
+// ToneOf classifies one option of an approval by its label or value: its
+// first word ("Deny", "Deny it", "Reject") or a veto flag.
+func ToneOf(o core.Option) Tone {
+	if o.Veto {
+		return Deny
+	}
+	for _, s := range []string{o.Label, o.Value} {
+		s = strings.ToLower(strings.TrimSpace(s))
+		for _, w := range denyWords {
+			if startsWithWord(s, w) {
+				return Deny
+			}
+		}
+		for _, w := range allowWords {
+			if startsWithWord(s, w) {
+				return Allow
+			}
+		}
+	}
+	return Neutral
+}
+
+func startsWithWord(s, w string) bool {
+	if !strings.HasPrefix(s, w) {
+		return false
+	}
+	rest := s[len(w):]
+	return rest == "" || strings.IndexAny(rest[:1], " ,.:;!-—(") == 0
+}
+
+// Tones classifies every option of an approval's item. When no option is
+// recognised and there are exactly two, the first allows and the second
+// denies: the order the hook and the on-call examples use.
+func Tones(q *core.Question) []Tone {
+	if !Is(q) {
+		return nil
+	}
+	opts := q.Questions[0].Options
+	out := make([]Tone, len(opts))
+	known := false
+	for j, o := range opts {
+		out[j] = ToneOf(o)
+		known = known || out[j] != Neutral
+	}
+	if !known && len(opts) == 2 {
+		out[0], out[1] = Allow, Deny
+	}
+	return out
+}
+
+// DenyOption returns the index of the option that denies, or -1.
+func DenyOption(q *core.Question) int {
+	for j, t := range Tones(q) {
+		if t == Deny {
+			return j
+		}
+	}
+	return -1
+}
+
+// NoteAllowed reports whether q offers "Deny with note…": a single-vote
+// approval with an option that denies.
+func NoteAllowed(q *core.Question) bool {
+	return Is(q) && q.ApprovalsRequired < 2 && DenyOption(q) >= 0
+}
+
+// NoteAnswer is the answer to record for a denial with note: the note
+// itself, or "<Deny label>: <note>" when the note would read as one of the
+// options (a note "Allow" must never allow). Empty when q takes no note.
+func NoteAnswer(q *core.Question, note string) string {
+	note = strings.TrimSpace(note)
+	d := DenyOption(q)
+	if note == "" || d < 0 || !NoteAllowed(q) {
+		return ""
+	}
+	for _, o := range q.Questions[0].Options {
+		if strings.EqualFold(o.Label, note) || strings.EqualFold(o.Value, note) {
+			return q.Questions[0].Options[d].Label + ": " + note
+		}
+	}
+	return note
+}
+
+// Outcome classifies how an answered approval ended: Allow or Deny and,
+// for a denial with note, the note. Neutral for anything else.
+func Outcome(q *core.Question) (Tone, string) {
+	if !Is(q) || q.Status != core.StatusAnswered {
+		return Neutral, ""
+	}
+	it := q.Questions[0]
+	ans := q.Answers[it.Question]
+	tones := Tones(q)
+	for j, o := range it.Options {
+		if o.Label == ans {
+			return tones[j], ""
+		}
+	}
+	if ans == "" {
+		return Neutral, ""
+	}
+	if d := DenyOption(q); d >= 0 {
+		if rest, ok := strings.CutPrefix(ans, it.Options[d].Label+": "); ok {
+			return Deny, rest
+		}
+	}
+	// Free text on an approval is a denial with that note (see above).
+	return Deny, ans
+}
+
+// Verdict describes how a single-vote approval ended, for outcome lines:
+// "Allowed", "Denied" or "Denied with a note", and the note. ok is false
+// for anything else (a question, a gate decided by votes, a default).
+func Verdict(q *core.Question) (verb, note string, ok bool) {
+	if q.ApprovalsRequired > 1 || q.Defaulted {
+		return "", "", false
+	}
+	switch tone, note := Outcome(q); {
+	case tone == Allow:
+		return "Allowed", "", true
+	case tone == Deny && note != "":
+		return "Denied with a note", note, true
+	case tone == Deny:
+		return "Denied", "", true
+	}
+	return "", "", false
+}

@@ -1,0 +1,64 @@
+package approval
+
+import (
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+func ask(opts ...core.Option) *core.Question {
+	return &core.Question{Kind: core.KindApproval, Questions: []core.Item{{Question: "Allow Bash: rm -rf build?", Options: opts}}}
+}
+
+func TestTones(t *testing.T) {
+	for _, c := range []struct {
+		opts []core.Option
+		want []Tone
+	}{
+		{[]core.Option{{Label: "Allow"}, {Label: "Deny"}}, []Tone{Allow, Deny}},
+		{[]core.Option{{Label: "Approve"}, {Label: "Reject", Value: "no"}}, []Tone{Allow, Deny}},
+		{[]core.Option{{Label: "Deploy"}, {Label: "Wait"}}, []Tone{Allow, Deny}}, // unknown words: hook order
+		{[]core.Option{{Label: "Deploy"}, {Label: "Wait"}, {Label: "Ask later"}}, []Tone{Neutral, Neutral, Neutral}},
+		{[]core.Option{{Label: "Ship it"}, {Label: "Block", Veto: true}, {Label: "Not now"}}, []Tone{Neutral, Deny, Neutral}},
+	} {
+		got := Tones(ask(c.opts...))
+		if len(got) != len(c.want) {
+			t.Fatalf("%v: %v", c.opts, got)
+		}
+		for j := range got {
+			if got[j] != c.want[j] {
+				t.Errorf("%v: option %d is %v, want %v", c.opts, j, got[j], c.want[j])
+			}
+		}
+	}
+	if Tones(&core.Question{Kind: core.KindQuestion, Questions: []core.Item{{Question: "x", Options: []core.Option{{Label: "Allow"}, {Label: "Deny"}}}}}) != nil {
+		t.Error("a plain question has no tones")
+	}
+}
+
+func TestNoteAnswerNeverReadsAsAnotherOption(t *testing.T) {
+	q := ask(core.Option{Label: "Allow"}, core.Option{Label: "Deny"})
+	for note, want := range map[string]string{
+		"use make clean instead": "use make clean instead",
+		" allow ":                "Deny: allow",
+		"Deny":                   "Deny: Deny",
+		"":                       "",
+	} {
+		if got := NoteAnswer(q, note); got != want {
+			t.Errorf("NoteAnswer(%q) = %q, want %q", note, got, want)
+		}
+	}
+	two := *q
+	two.ApprovalsRequired = 2
+	if NoteAllowed(&two) || NoteAnswer(&two, "why") != "" {
+		t.Error("a vote cannot carry a note")
+	}
+	q.Status, q.Answers = core.StatusAnswered, map[string]string{q.Questions[0].Question: "Deny: allow"}
+	if tone, note := Outcome(q); tone != Deny || note != "allow" {
+		t.Errorf("outcome %v %q", tone, note)
+	}
+	q.Answers[q.Questions[0].Question] = "Allow"
+	if tone, note := Outcome(q); tone != Allow || note != "" {
+		t.Errorf("outcome %v %q", tone, note)
+	}
+}
