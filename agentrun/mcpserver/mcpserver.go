@@ -126,7 +126,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s.sessionFor(ss)
+	s.sessionFor(ss, "")
 	ended := make(chan error, 1)
 	go func() { ended <- ss.Wait() }()
 	select {
@@ -229,7 +229,11 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if err != nil {
 		return result(true, notSent(err), newOutput(StatusNotSent)), nil
 	}
-	st := s.sessionFor(req.Session)
+	key := ""
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		key = req.Extra.TokenInfo.UserID
+	}
+	st := s.sessionFor(req.Session, key)
 	agentID, agentName := s.agent(req.Session, who.AgentID)
 	ask := &core.AskRequest{RunID: runID(st, who.RunID, in), AgentID: agentID, AgentName: agentName, Route: s.cfg.Route}
 	for _, it := range in.Questions {

@@ -23,6 +23,7 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	prefix string // run id prefix of the session's calls
+	key    string // the credential using the session (Streamable HTTP)
 
 	mu    sync.Mutex
 	ended bool
@@ -36,19 +37,27 @@ type askedIn struct {
 	pinned  bool // in a run named by the caller: it outlives the session
 }
 
-func (s *Server) sessionFor(ss *mcp.ServerSession) *session {
+func (s *Server) sessionFor(ss *mcp.ServerSession, key string) *session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.sessions[ss]; ok {
 		return st
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	st := &session{ctx: ctx, cancel: cancel, prefix: "mcp-" + uuid.NewString(), asked: map[string]askedIn{}}
+	st := &session{ctx: ctx, cancel: cancel, prefix: "mcp-" + uuid.NewString(), key: key, asked: map[string]askedIn{}}
 	if s.closed {
 		cancel()
 		st.ended = true
 	}
 	s.sessions[ss] = st
+	if ss != nil {
+		// A Streamable HTTP session ends when the client deletes it or it
+		// idles out; stdio's Serve also ends it itself, earlier.
+		go func() {
+			_ = ss.Wait()
+			s.endSession(ss)
+		}()
+	}
 	return st
 }
 
