@@ -49,6 +49,9 @@ type HTTPConfig struct {
 	API http.Handler
 	// DefaultProject is used when an operator or open-mode client names none.
 	DefaultProject string
+	// Answer records the answer of a host's user to an elicitation (the
+	// Router's Answer); nil = no elicitation.
+	Answer func(ctx context.Context, project, questionID string, req core.RespondRequest, who core.Person) error
 	// SessionTimeout (default DefaultSessionTimeout).
 	SessionTimeout time.Duration
 }
@@ -70,7 +73,14 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 		token, _ := strings.CutPrefix(hd.Get("Authorization"), "Bearer ")
 		c := client.New("http://localhost", token, hd.Get(ProjectHeader),
 			client.WithHTTPClient(hc), client.WithUserAgent("askbridge-mcp-http"))
-		return Caller{Backend: c, AgentID: hd.Get(AgentHeader), RunID: hd.Get(RunHeader)}, nil
+		caller := Caller{Backend: c, AgentID: hd.Get(AgentHeader), RunID: hd.Get(RunHeader)}
+		if h.Answer != nil {
+			project := hd.Get(ProjectHeader)
+			caller.Answer = func(ctx context.Context, id string, req core.RespondRequest, who core.Person) error {
+				return h.Answer(ctx, project, id, req, who)
+			}
+		}
+		return caller, nil
 	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.server },
 		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: h.SessionTimeout})

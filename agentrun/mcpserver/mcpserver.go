@@ -44,6 +44,9 @@ type Caller struct {
 	AgentID string
 	// RunID is a run the client named; "" = one run per call of the session.
 	RunID string
+	// Answer takes the host user's answer to an elicitation; nil = no
+	// elicitation.
+	Answer Answerer
 }
 
 // Config configures the server.
@@ -60,6 +63,9 @@ type Config struct {
 	// CallerFor resolves each call's bridge and identity (Streamable HTTP:
 	// from the request's token and headers).
 	CallerFor func(req *mcp.CallToolRequest) (Caller, error)
+	// Answer, when set, offers each question to the host's own user as a
+	// form elicitation if the host supports it (bridge mcp).
+	Answer Answerer
 	// ProgressEvery is the interval of progress notifications (default 15s).
 	ProgressEvery time.Duration
 	// Version is reported to clients.
@@ -179,7 +185,7 @@ func (s *Server) caller(req *mcp.CallToolRequest) (Caller, error) {
 	if s.cfg.CallerFor != nil {
 		return s.cfg.CallerFor(req)
 	}
-	return Caller{Backend: s.cfg.Client, RunID: s.cfg.RunID}, nil
+	return Caller{Backend: s.cfg.Client, RunID: s.cfg.RunID, Answer: s.cfg.Answer}, nil
 }
 
 // runID is the run of a call: the one the caller named, else one of its own
@@ -267,7 +273,14 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		defer cancel()
 		defer context.AfterFunc(st.ctx, cancel)()
 		stop := s.progress(ctx, req, q)
+		// The host's own user may answer too, where the agent runs; the
+		// form is withdrawn when the wait ends (answered anywhere).
+		ectx, ecancel := context.WithCancel(ctx)
+		if person := hostUser(agentID, agentName); who.Answer != nil && canElicit(req.Session) && core.Allowed(q.Responders, person) {
+			go s.elicit(ectx, req.Session, q, who.Answer, person)
+		}
 		q, err = who.Backend.Wait(ctx, asked.ID)
+		ecancel()
 		stop()
 		if err != nil {
 			if ctx.Err() != nil {

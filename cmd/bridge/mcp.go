@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
 	"github.com/askbridge/askbridge/agentrun/api"
 	"github.com/askbridge/askbridge/agentrun/mcpserver"
+	"github.com/askbridge/askbridge/core"
 )
 
 // mountMCP serves the ask_user tool over Streamable HTTP at /mcp (remote
@@ -13,11 +15,18 @@ import (
 // bearer token, so /mcp obeys exactly the API's rules: an agent token asks
 // as its agent in its project; operators and open mode (no tokens, loopback
 // only) name the project with ?project= or the Askbridge-Project header
-// (default "default"). close ends every session, withdrawing its pending
+// (default "default"). Hosts that support form elicitation also get
+// the question as a form for their own user. close ends every session, withdrawing its pending
 // questions; call it before draining the API.
-func mountMCP(mux *http.ServeMux, auth *api.Auth, apiHandler http.Handler, log *slog.Logger) (close func()) {
+func mountMCP(mux *http.ServeMux, auth *api.Auth, apiHandler http.Handler, router *core.Router, log *slog.Logger) (close func()) {
 	srv := mcpserver.New(mcpserver.Config{Logger: log})
-	h := mcpserver.HTTPConfig{API: apiHandler}
+	h := mcpserver.HTTPConfig{API: apiHandler,
+		// A host's user answering an elicitation answers through the Router,
+		// like a click: responders, votes and the first-answer-wins rule apply.
+		Answer: func(ctx context.Context, project, id string, req core.RespondRequest, who core.Person) error {
+			_, err := router.Answer(ctx, project, id, req, who)
+			return err
+		}}
 	if !auth.Open() {
 		h.Authenticate = func(r *http.Request) (mcpserver.Principal, error) {
 			p, err := auth.Authenticate(r)

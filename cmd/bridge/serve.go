@@ -145,7 +145,7 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 
 	a := api.New(api.Config{Router: router, Auth: auth, Logger: log.With("component", "api"), Metrics: metrics})
 	a.Register(mux)
-	closeMCP := mountMCP(mux, auth, mux, log.With("component", "mcp"))
+	closeMCP := mountMCP(mux, auth, mux, router, log.With("component", "mcp"))
 	var webAuth web.Authenticator
 	if len(cfg.Operators) > 0 {
 		webAuth = auth
