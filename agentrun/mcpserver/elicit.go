@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,10 +44,15 @@ func hostUser(agentID, clientName string) core.Person {
 	return core.Person{Platform: "mcp", ID: agentID, Name: name}
 }
 
+// formWithdrawGrace lets the cancellation of an open form leave before the
+// call's result.
+const formWithdrawGrace = 150 * time.Millisecond
+
 // elicit offers q to the host's own user while the call waits; the answer
 // goes through answer. It ends quietly when ctx ends (answered elsewhere:
-// the SDK tells the host to drop the form) or the user declines.
-func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *core.Question, answer Answerer, who core.Person) {
+// the SDK tells the host to drop the form) or the user declines. withdrawn
+// reports a form that was still open when ctx ended.
+func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *core.Question, answer Answerer, who core.Person) (withdrawn bool) {
 	schema, names := elicitSchema(q)
 	msg := "An agent is asking you"
 	if q.Context != "" {
@@ -57,15 +63,16 @@ func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *core.Ques
 	}
 	msg += "\n\n(Also asked in " + q.Places() + "; the first answer anywhere counts.)"
 	res, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: schema})
-	if err != nil || ctx.Err() != nil {
-		if ctx.Err() == nil {
-			s.log.Info("elicitation failed", "question", q.ID, "err", err)
-		}
-		return
+	if ctx.Err() != nil {
+		return true
+	}
+	if err != nil {
+		s.log.Info("elicitation failed", "question", q.ID, "err", err)
+		return false
 	}
 	if res.Action != "accept" {
 		s.log.Info("elicitation not accepted; waiting for an answer elsewhere", "question", q.ID, "action", res.Action)
-		return
+		return false
 	}
 	req := core.RespondRequest{Answers: map[string]core.StringList{}, RespondedBy: &who}
 	for i, it := range q.Questions {
@@ -94,6 +101,7 @@ func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *core.Ques
 	if err := answer(context.WithoutCancel(ctx), q.ID, req, who); err != nil {
 		s.log.Info("the host user's answer was not taken", "question", q.ID, "err", err)
 	}
+	return false
 }
 
 // elicitSchema is the form of q: per item, a choice (single: an enum;
@@ -101,7 +109,7 @@ func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *core.Ques
 // an open-ended item. names[i] is item i's property.
 func elicitSchema(q *core.Question) (map[string]any, []string) {
 	props := map[string]any{}
-	var required, names []string
+	required, names := []string{}, []string{}
 	for i, it := range q.Questions {
 		name := fmt.Sprintf("q%d", i+1)
 		names = append(names, name)

@@ -276,11 +276,19 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		// The host's own user may answer too, where the agent runs; the
 		// form is withdrawn when the wait ends (answered anywhere).
 		ectx, ecancel := context.WithCancel(ctx)
+		var formOpen chan bool
 		if person := hostUser(agentID, agentName); who.Answer != nil && canElicit(req.Session) && core.Allowed(q.Responders, person) {
-			go s.elicit(ectx, req.Session, q, who.Answer, person)
+			formOpen = make(chan bool, 1)
+			go func() { formOpen <- s.elicit(ectx, req.Session, q, who.Answer, person) }()
 		}
 		q, err = who.Backend.Wait(ctx, asked.ID)
 		ecancel()
+		if formOpen != nil && <-formOpen {
+			// The SDK sends the form's cancellation in the background; over
+			// Streamable HTTP it rides on this call's stream, which closes
+			// with the result: give it a moment to leave first.
+			time.Sleep(formWithdrawGrace)
+		}
 		stop()
 		if err != nil {
 			if ctx.Err() != nil {
