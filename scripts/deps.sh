@@ -2,7 +2,8 @@
 # Installs what `make test` needs when it is missing: redis-server (store
 # conformance, replica tests; Sentinel runs as `redis-server --sentinel`),
 # redis-tools (redis-cli: Cluster creation, latency floor) and chromium (the web inbox's browser tests,
-# driven headless from Go). Uses apt-get (as root, or through sudo).
+# driven headless from Go), and the MCP TypeScript SDK from npm (the MCP
+# server's outside client). Uses apt-get (as root, or through sudo).
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
@@ -12,6 +13,27 @@ if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 && ! command 
   && ! command -v google-chrome >/dev/null 2>&1; then
   need+=(chromium)
 fi
+
+# The official MCP TypeScript SDK: an outside MCP client for the MCP server's
+# tests (agentrun/mcpserver), installed into a cache directory outside the
+# repository. Without npm the tests skip, except in CI where they fail.
+npm_dir="${ASKBRIDGE_NPM_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/askbridge/npm}"
+mcp_sdk_version="1.32.2"
+install_mcp_sdk() {
+  if ! command -v npm >/dev/null 2>&1; then
+    if [ -n "${CI:-}" ]; then echo "npm is required in CI (MCP client tests)" >&2; exit 1; fi
+    echo "npm not found: the MCP TypeScript client tests will be skipped" >&2
+    return 0
+  fi
+  if grep -qs "\"version\": \"$mcp_sdk_version\"" "$npm_dir/node_modules/@modelcontextprotocol/sdk/package.json"; then
+    return 0
+  fi
+  echo "installing @modelcontextprotocol/sdk@$mcp_sdk_version into $npm_dir" >&2
+  mkdir -p "$npm_dir"
+  (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error "@modelcontextprotocol/sdk@$mcp_sdk_version" >/dev/null)
+}
+install_mcp_sdk
+
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}" >&2
 SUDO=""

@@ -112,10 +112,20 @@ func (a *app) mcp(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv := mcpserver.New(mcpserver.Config{
-		Client: a.env.Client(client.WithUserAgent("askbridge-mcp")), Route: a.env.Route,
+	c := a.env.Client(client.WithUserAgent("askbridge-mcp"))
+	cfg := mcpserver.Config{
+		Client: c, Route: a.env.Route,
 		AgentID: a.env.AgentID, RunID: a.env.RunID, Logger: logger, ProgressEvery: *every,
-	})
+	}
+	if a.env.Token == "" {
+		// The embedded default (no tokens): the host's own user may answer
+		// through an elicitation. An agent token may not answer questions.
+		cfg.Answer = func(ctx context.Context, id string, req core.RespondRequest, _ core.Person) error {
+			_, err := c.Respond(ctx, id, req)
+			return err
+		}
+	}
+	srv := mcpserver.New(cfg)
 	if err := srv.Serve(ctx, a.stdin, a.stdout); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(a.stderr, "bridge mcp: %v\n", err)
 		return ExitError

@@ -85,14 +85,15 @@ func authArgs() map[string]any {
 	}}}
 }
 
+// text is the prose of a result: its first text content (the second is
+// the structured result as JSON).
 func text(r *mcp.CallToolResult) string {
-	var parts []string
 	for _, c := range r.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
+			return tc.Text
 		}
 	}
-	return strings.Join(parts, "\n")
+	return ""
 }
 
 func structured(t *testing.T, r *mcp.CallToolResult) map[string]any {
@@ -192,7 +193,8 @@ func TestAskUserBlocksUntilAnsweredWithProgress(t *testing.T) {
 	require.GreaterOrEqual(t, len(msgs), 2, "progress notifications while waiting")
 	assert.Regexp(t, `^waiting for an answer in the web inbox — expires in \d+ min$`, msgs[0])
 
-	// A second question in the same session belongs to the same run.
+	// A second question in the same session gets a run of its own, named
+	// after the session.
 	go func() {
 		args := authArgs()
 		args["questions"].([]any)[0].(map[string]any)["question"] = "Which region?"
@@ -200,7 +202,8 @@ func TestAskUserBlocksUntilAnsweredWithProgress(t *testing.T) {
 		done <- callResult{r, err}
 	}()
 	q2 := api.WaitPending(t, 2)
-	assert.Equal(t, q.RunID, q2.RunID, "one run per MCP session")
+	assert.NotEqual(t, q.RunID, q2.RunID, "one run per call")
+	assert.Equal(t, q.RunID[:len("mcp-")+36], q2.RunID[:len("mcp-")+36], "named after the session")
 	api.Answer(t, q2.ID, []string{"somewhere warm"})
 	res = <-done
 	require.NoError(t, res.err)

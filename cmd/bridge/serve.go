@@ -172,6 +172,7 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 	a := api.New(api.Config{Router: router, Auth: auth, Logger: log.With("component", "api"), Metrics: metrics,
 		MetricsToken: cfg.MetricsToken})
 	a.Register(mux)
+	closeMCP := mountMCP(mux, auth, mux, router, log.With("component", "mcp"))
 	var webAuth web.Authenticator
 	if len(cfg.Operators) > 0 {
 		webAuth = auth
@@ -225,7 +226,8 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 	log.Info("shutting down: finishing in-flight work")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a.Drain() // long-polls return the current record now
+	closeMCP() // remote MCP sessions end: their waits return, their questions are withdrawn
+	a.Drain()  // long-polls return the current record now
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("HTTP shutdown did not finish in time", "err", err)
 	}

@@ -1,0 +1,190 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Item is one question of an ask_user call.
+type Item struct {
+	Question    string   `json:"question"`
+	Header      string   `json:"header"`
+	Options     []Option `json:"options,omitempty"`
+	MultiSelect bool     `json:"multiSelect,omitempty"`
+}
+
+// Option is one choice of an item.
+type Option struct {
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+}
+
+// Input is the ask_user input: Claude Code's AskUserQuestion shape.
+type Input struct {
+	Questions []Item `json:"questions"`
+}
+
+// Statuses of a call's result (Output.Status).
+const (
+	StatusAnswered  = "answered"  // someone answered
+	StatusExpired   = "expired"   // nobody answered in time
+	StatusCancelled = "cancelled" // dismissed, withdrawn or replaced
+	StatusPending   = "pending"   // asked, but waiting failed; the question is still open
+	StatusInvalid   = "invalid"   // the input broke a rule; nothing was sent
+	StatusNotSent   = "not_sent"  // the bridge refused or could not be reached
+)
+
+// Statuses lists every Output.Status.
+var Statuses = []string{StatusAnswered, StatusExpired, StatusCancelled, StatusPending, StatusInvalid, StatusNotSent}
+
+// Output is the structured result of ask_user.
+type Output struct {
+	Status string `json:"status"`
+	// Answers maps each question to the chosen label(s), joined with ", ",
+	// or the person's own words.
+	Answers map[string]string `json:"answers"`
+	// Selections are the same as lists.
+	Selections map[string][]string `json:"selections"`
+	QuestionID string              `json:"question_id,omitempty"`
+	// Problems lists what to fix when Status is invalid.
+	Problems []string `json:"problems,omitempty"`
+}
+
+func intp(n int) *int { return &n }
+
+// InputSchema is the JSON schema of the ask_user input.
+func InputSchema() *jsonschema.Schema {
+	option := &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"label": {Type: "string", MinLength: intp(1), MaxLength: intp(core.MaxLabelLen),
+				Description: "The text of the choice the person clicks, 1-5 words. Never \"Other\"."},
+			"description": {Type: "string", MaxLength: intp(core.MaxDescriptionLen),
+				Description: "What choosing this option means or implies."},
+		},
+		Required: []string{"label", "description"},
+	}
+	item := &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"question": {Type: "string", MinLength: intp(1), MaxLength: intp(core.MaxQuestionLen),
+				Description: "The complete question, ending with a question mark. Include the context the person needs to answer it without reading your conversation."},
+			"header": {Type: "string", MinLength: intp(1), MaxLength: intp(core.MaxHeaderLen),
+				Description: "A very short label shown as a chip, at most 12 characters (e.g. \"Auth method\", \"Deploy\")."},
+			"options": {Type: "array", Items: option, MinItems: intp(core.MinOptions), MaxItems: intp(core.MaxOptions),
+				Description: "2-4 choices; omit for an open-ended question answered in free text. Do not include an \"Other\" option; it is added automatically."},
+			"multiSelect": {Type: "boolean",
+				Description: "true lets the person choose several options; answers are then joined with \", \"."},
+		},
+		Required: []string{"question", "header"},
+	}
+	return &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"questions": {Type: "array", Items: item, MinItems: intp(1), MaxItems: intp(core.MaxItems),
+				Description: "1-4 questions asked together; the person answers all of them at once."},
+		},
+		Required:             []string{"questions"},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+	}
+}
+
+// OutputSchema is the JSON schema of the ask_user structured result. Every
+// property has one type, so hosts that accept only portable schemas take it.
+func OutputSchema() *jsonschema.Schema {
+	statuses := make([]any, len(Statuses))
+	for i, s := range Statuses {
+		statuses[i] = s
+	}
+	return &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"status": {Type: "string", Enum: statuses,
+				Description: "answered; expired or cancelled (no answer: continue without it); pending (waiting failed, the question is still open); invalid (fix the problems and call again); not_sent."},
+			"answers": {Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "string"},
+				Description: "Each question's text mapped to the chosen label(s), joined with \", \", or the person's own words."},
+			"selections": {Type: "object",
+				AdditionalProperties: &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}},
+				Description:          "The same as answers, as lists: one element per chosen label or free text."},
+			"question_id": {Type: "string", Description: "The askbridge question id."},
+			"problems": {Type: "array", Items: &jsonschema.Schema{Type: "string"},
+				Description: "What to fix before calling again (status invalid)."},
+		},
+		Required: []string{"status", "answers", "selections"},
+	}
+}
+
+// decodeInput reads the call's arguments and checks them against the tool's
+// rules, returning every problem, each naming the question by index.
+func decodeInput(raw json.RawMessage) (Input, []string) {
+	var in Input
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return in, []string{"questions: required (1-4 questions)"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return in, []string{decodeProblem(err)}
+	}
+	var ps []string
+	items := make([]core.Item, len(in.Questions))
+	for i, it := range in.Questions {
+		f := fmt.Sprintf("questions[%d]", i)
+		if strings.TrimSpace(it.Header) == "" {
+			ps = append(ps, f+".header: required, at most 12 characters")
+		}
+		item := core.Item{Question: it.Question, Header: it.Header, MultiSelect: it.MultiSelect}
+		for j, o := range it.Options {
+			if isOther(o.Label) {
+				ps = append(ps, fmt.Sprintf(`%s.options[%d].label: remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)`, f, j))
+			}
+			item.Options = append(item.Options, core.Option{Label: o.Label, Description: o.Description})
+		}
+		items[i] = item
+	}
+	for _, d := range core.ValidateItems(core.NormalizeItems(items)) {
+		ps = append(ps, d.Field+": "+d.Problem)
+	}
+	return in, ps
+}
+
+// isOther reports whether a label is the free-text choice every surface adds.
+func isOther(label string) bool {
+	l := strings.ToLower(strings.TrimSpace(label))
+	l = strings.TrimRight(l, ".…:")
+	switch l {
+	case "other", "other (please specify)", "other (specify)", "something else":
+		return true
+	}
+	return false
+}
+
+func decodeProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "arguments"
+		}
+		want := map[string]string{"string": "a string", "bool": "true or false", "[]mcpserver.Item": "an array of questions",
+			"[]mcpserver.Option": "an array of options", "mcpserver.Input": "an object with questions", "mcpserver.Item": "a question object",
+			"mcpserver.Option": "an option object"}[te.Type.String()]
+		if want == "" {
+			want = "another type"
+		}
+		return fmt.Sprintf("%s: must be %s, got %s", field, want, te.Value)
+	case errors.As(err, &se):
+		return "arguments: not valid JSON"
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`) + ": unknown field; allowed: questions[].question, header, options[].label, options[].description, multiSelect"
+	}
+	return "arguments: not valid"
+}

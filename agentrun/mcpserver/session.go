@@ -1,0 +1,149 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// withdrawTimeout bounds the withdrawal of a session's questions when it
+// ends (the process may be shutting down).
+const withdrawTimeout = 5 * time.Second
+
+// session is what the server keeps about one MCP session: the calls it
+// runs and the questions it asked that may still be pending.
+type session struct {
+	// ctx ends when the session ends (stdin closed, signal, HTTP session
+	// closed); every call of the session stops waiting then.
+	ctx    context.Context
+	cancel context.CancelFunc
+	prefix string // run id prefix of the session's calls
+	key    string // the credential using the session (Streamable HTTP)
+
+	mu    sync.Mutex
+	ended bool
+	// asked: questions asked in the session and not seen final, with the
+	// backend that asked them, to withdraw them when the session ends.
+	asked map[string]askedIn
+}
+
+type askedIn struct {
+	backend Backend
+	pinned  bool // in a run named by the caller: it outlives the session
+}
+
+func (s *Server) sessionFor(ss *mcp.ServerSession, key string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.sessions[ss]; ok {
+		return st
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &session{ctx: ctx, cancel: cancel, prefix: "mcp-" + uuid.NewString(), key: key, asked: map[string]askedIn{}}
+	if s.closed {
+		cancel()
+		st.ended = true
+	}
+	s.sessions[ss] = st
+	if ss != nil {
+		// A Streamable HTTP session ends when the client deletes it or it
+		// idles out; stdio's Serve also ends it itself, earlier.
+		go func() {
+			_ = ss.Wait()
+			s.endSession(ss)
+		}()
+	}
+	return st
+}
+
+// track records a question asked in the session. It reports false when the
+// session has already ended: the caller withdraws the question itself.
+func (st *session) track(id string, a askedIn) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ended {
+		return false
+	}
+	st.asked[id] = a
+	return true
+}
+
+// settled forgets a question that reached a final state.
+func (st *session) settled(id string) {
+	st.mu.Lock()
+	delete(st.asked, id)
+	st.mu.Unlock()
+}
+
+// endSession ends a session: its calls stop waiting and the questions of
+// runs that die with it are withdrawn (cancel_reason agent), since nobody is
+// left to receive their answers. Questions of a run named by the caller
+// (BRIDGE_RUN_ID, or the client's run on /mcp) stay pending: the next
+// process or session with that run re-attaches to them.
+func (s *Server) endSession(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	st, ok := s.sessions[ss]
+	delete(s.sessions, ss)
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	st.mu.Lock()
+	st.ended = true
+	asked := st.asked
+	st.asked = map[string]askedIn{}
+	st.mu.Unlock()
+	st.cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for id, a := range asked {
+		if a.pinned {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.withdraw(ctx, a.backend, id)
+		}()
+	}
+	wg.Wait()
+}
+
+// withdraw cancels a question its session no longer waits for; one already
+// final is left alone.
+func (s *Server) withdraw(ctx context.Context, b Backend, id string) {
+	_, err := b.Cancel(ctx, id, core.CancelAgent)
+	var e *core.Error
+	switch {
+	case err == nil:
+		s.log.Info("session ended; question withdrawn", "question", id)
+	case errors.As(err, &e) && e.Code != core.EInternal && e.Code != core.EUnavailable && e.Code != core.EUnauthorized:
+		// already answered, expired or cancelled: nothing to withdraw
+	default:
+		s.log.Warn("session ended; withdrawing its question failed", "question", id, "err", err)
+	}
+}
+
+// Close ends every session (shutdown of bridge serve), withdrawing their
+// questions as endSession does.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	var all []*mcp.ServerSession
+	for ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, ss := range all {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.endSession(ss) }()
+	}
+	wg.Wait()
+}
