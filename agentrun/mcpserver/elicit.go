@@ -74,7 +74,7 @@ func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *core.Ques
 		s.log.Info("elicitation not accepted; waiting for an answer elsewhere", "question", q.ID, "action", res.Action)
 		return false
 	}
-	req := core.RespondRequest{Answers: map[string]core.StringList{}, RespondedBy: &who}
+	req := core.RespondRequest{Answers: map[string]core.StringList{}, RespondedBy: &core.PersonRef{Person: who}}
 	for i, it := range q.Questions {
 		var chosen []string
 		switch v := res.Content[names[i]].(type) {
