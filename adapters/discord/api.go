@@ -176,4 +176,3 @@ func errCode(err error) int {
 	}
 	return 0
 }
-

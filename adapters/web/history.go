@@ -44,8 +44,6 @@ type historyFilter struct {
 	Agent, Run, Status, Who string
 }
 
-func (f historyFilter) empty() bool { return f == historyFilter{} }
-
 // paging links the pages of a list.
 type paging struct {
 	Page, Pages int

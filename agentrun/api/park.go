@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -175,8 +176,8 @@ func (p *parker) check(pk *parked) {
 	}
 	status, body := http.StatusOK, []byte(nil)
 	if err != nil {
-		e, ok := err.(*core.Error)
-		if !ok {
+		var e *core.Error
+		if !errors.As(err, &e) {
 			e = &core.Error{Code: core.EInternal, Message: "internal error"}
 		}
 		status = core.HTTPStatus(e.Code)
@@ -255,11 +256,4 @@ func (p *parker) drain() {
 		p.check(pk)
 	}
 	close(p.stop)
-}
-
-// parkedCount is the number of waits parked now.
-func (p *parker) parkedCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.waits)
 }

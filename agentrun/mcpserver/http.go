@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -107,7 +108,7 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 			if p, err = h.Authenticate(r); err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
 				msg := "missing or unknown token: send Authorization: Bearer <token> (an agent or operator token of the bridge)"
-				if e, ok := err.(*core.Error); ok {
+				if e := (*core.Error)(nil); errors.As(err, &e) {
 					msg = e.Message
 				}
 				writeError(w, http.StatusUnauthorized, core.EUnauthorized, msg)
