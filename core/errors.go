@@ -23,6 +23,8 @@ const (
 	EQuestionExpired    = "question_expired"
 	ERunNotPaused       = "run_not_paused"
 	EConflict           = "conflict"
+	ETooLarge           = "too_large"
+	EMethodNotAllowed   = "method_not_allowed"
 	EUnavailable        = "unavailable"
 	EInternal           = "internal"
 )
@@ -41,6 +43,8 @@ var httpStatus = map[string]int{
 	EQuestionExpired:    http.StatusConflict,
 	ERunNotPaused:       http.StatusConflict,
 	EConflict:           http.StatusConflict,
+	ETooLarge:           http.StatusRequestEntityTooLarge,
+	EMethodNotAllowed:   http.StatusMethodNotAllowed,
 	EUnavailable:        http.StatusServiceUnavailable,
 	EInternal:           http.StatusInternalServerError,
 }

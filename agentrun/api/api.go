@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -18,9 +17,6 @@ import (
 
 	"github.com/askbridge/askbridge/core"
 )
-
-// MaxBody bounds request bodies.
-const MaxBody = 1 << 20
 
 // MaxWait bounds one long-poll.
 const MaxWait = 120 * time.Second
@@ -105,9 +101,35 @@ func (a *API) Register(mux *http.ServeMux) {
 	if a.m != nil {
 		mux.Handle("GET /metrics", a.m.Handler())
 	}
-	mux.Handle("/api/", a.handle(func(w http.ResponseWriter, r *http.Request, _ Principal) error {
+	mux.Handle("/api/", a.noRoute(mux))
+}
+
+// noRoute answers a request no route took: 405 with Allow when the path
+// exists for other methods (the catch-all would otherwise hide ServeMux's
+// own 405), else 404.
+func (a *API) noRoute(mux *http.ServeMux) http.Handler {
+	notFound := a.handle(func(w http.ResponseWriter, r *http.Request, _ Principal) error {
 		return core.Errorf(core.ENotFound, "no API endpoint %s %s", r.Method, r.URL.Path)
-	}))
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/api/" {
+				allow = append(allow, m)
+				if m == http.MethodGet {
+					allow = append(allow, http.MethodHead)
+				}
+			}
+		}
+		if len(allow) == 0 {
+			notFound.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		a.writeError(w, r, core.Errorf(core.EMethodNotAllowed, "%s is not allowed on %s: use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
+	})
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, p Principal) error
@@ -160,34 +182,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
-}
-
-// decode reads a JSON body strictly, naming the problem.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.Is(err, io.EOF):
-			return core.Errorf(core.EInvalid, "request body is empty: send a JSON object")
-		case errors.As(err, &mbe):
-			return core.Errorf(core.EInvalid, "request body larger than %d bytes", MaxBody)
-		case errors.As(err, &se):
-			return core.Errorf(core.EInvalid, "request body is not valid JSON (at byte %d)", se.Offset)
-		case errors.As(err, &te):
-			return &core.Error{Code: core.EInvalid, Message: "the request is not valid",
-				Details: []core.Detail{{Field: te.Field, Problem: "must be " + te.Type.String()}}}
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return &core.Error{Code: core.EInvalid, Message: "the request is not valid",
-				Details: []core.Detail{{Field: f, Problem: "unknown field"}}}
-		}
-		return &core.Error{Code: core.EInvalid, Message: "the request is not valid: " + err.Error()}
-	}
-	return nil
 }
 
 // visible keeps the questions p may see, as the API shows them.

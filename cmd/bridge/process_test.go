@@ -278,7 +278,7 @@ func TestConfigErrorsNameLineAndKey(t *testing.T) {
 		return p
 	}
 	cases := map[string]struct{ body, want string }{
-		"unknown key":      {"defaults:\n  timeout: 5m\n  colour: red\n", "line 3: field colour not found"},
+		"unknown key":      {"defaults:\n  timeout: 5m\n  colour: red\n", "line 3: defaults.colour: unknown key"},
 		"bad duration":     {"defaults:\n  timeout: soon\n", "line 2"},
 		"agent no token":   {"agents:\n  - {id: bot, project: ops, tools: [ask_user]}\n", "agents[0].token: required"},
 		"unknown tool":     {"agents:\n  - {id: bot, project: ops, token: t, tools: [rm_rf]}\n", `unknown tool "rm_rf"`},

@@ -88,6 +88,7 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 			"Configure agents[] and operators[] with tokens in the config file, or listen on 127.0.0.1", o.addr)
 	}
 
+	store.LogRedisTo(log.With("component", "redis"))
 	st, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, Logger: log.With("component", "store")})
 	if err != nil {
 		return err
