@@ -33,6 +33,9 @@ const (
 	CancelSuperseded = "superseded" // a newer question for the same run
 )
 
+// MaxCancelNote bounds the free-text note of a cancel, in characters.
+const MaxCancelNote = 500
+
 // Kinds of question.
 const (
 	KindQuestion = "question"
@@ -169,6 +172,7 @@ type Question struct {
 	RespondedBy  *Person             `json:"responded_by,omitempty"`
 	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
 	CancelReason string              `json:"cancel_reason,omitempty"`
+	CancelNote   string              `json:"cancel_note,omitempty"` // free text given with the cancel
 	CreatedAt    time.Time           `json:"created_at"`
 	UpdatedAt    time.Time           `json:"updated_at"`
 	ExpiresAt    time.Time           `json:"expires_at"`

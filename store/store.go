@@ -587,7 +587,7 @@ func (s *Store) Transition(ctx context.Context, project, id string, tr core.Tran
 }
 
 func resultJSON(tr core.Transition, at time.Time) string {
-	res := result{RespondedBy: tr.By, CancelReason: tr.CancelReason, Defaulted: tr.Defaulted}
+	res := result{RespondedBy: tr.By, CancelReason: tr.CancelReason, CancelNote: tr.CancelNote, Defaulted: tr.Defaulted}
 	if tr.Answer != nil {
 		res.Answers, res.Selections, res.Response = tr.Answer.Answers, tr.Answer.Selections, tr.Answer.Response
 	}
@@ -605,6 +605,8 @@ func transitionDetail(tr core.Transition) string {
 		return "default on timeout: " + tr.Answer.Response
 	case tr.Answer != nil:
 		return tr.Answer.Response
+	case tr.CancelReason != "" && tr.CancelNote != "":
+		return tr.CancelReason + ": " + tr.CancelNote
 	case tr.CancelReason != "":
 		return tr.CancelReason
 	}

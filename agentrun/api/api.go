@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/core"
 )
@@ -361,6 +362,7 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error 
 	}
 	var body struct {
 		Reason string `json:"reason"`
+		Note   string `json:"note"`
 	}
 	if r.ContentLength != 0 {
 		if err := decode(r, &body); err != nil {
@@ -374,9 +376,16 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error 
 			reason = core.CancelAgent
 		}
 	}
+	var bad []core.Detail
 	if reason != core.CancelUser && reason != core.CancelAgent {
-		return &core.Error{Code: core.EInvalid, Message: "invalid cancel reason",
-			Details: []core.Detail{{Field: "reason", Problem: "user (a person dismissed it) or agent (the runtime withdrew it)"}}}
+		bad = append(bad, core.Detail{Field: "reason", Problem: "user (a person dismissed it) or agent (the runtime withdrew it); put free text in note"})
+	}
+	note := strings.Join(strings.Fields(body.Note), " ") // one line on every copy
+	if n := utf8.RuneCountInString(note); n > core.MaxCancelNote {
+		bad = append(bad, core.Detail{Field: "note", Problem: fmt.Sprintf("at most %d characters (this one has %d)", core.MaxCancelNote, n)})
+	}
+	if len(bad) > 0 {
+		return &core.Error{Code: core.EInvalid, Message: "invalid cancel request", Details: bad}
 	}
 	var who *core.Person
 	switch {
@@ -388,7 +397,7 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error 
 	if reason == core.CancelAgent {
 		who = nil
 	}
-	final, err := a.router.Cancel(r.Context(), q.ProjectID, q.ID, reason, who)
+	final, err := a.router.CancelWithNote(r.Context(), q.ProjectID, q.ID, reason, note, who)
 	if err != nil {
 		return err
 	}
