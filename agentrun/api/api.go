@@ -44,6 +44,8 @@ type API struct {
 	drainCtx context.Context
 	drain    context.CancelFunc
 
+	mux *http.ServeMux // the routes, for answers taken over the live WebSocket
+
 	parkOnce sync.Once
 	parks    *parker // nil when the store cannot wake callbacks
 }
@@ -80,6 +82,7 @@ func New(cfg Config) *API {
 
 // Register adds the API's routes to mux.
 func (a *API) Register(mux *http.ServeMux) {
+	a.mux = mux
 	p := "/api/projects/{p}"
 	mux.Handle("POST "+p+"/agent-questions", a.handle(a.ask))
 	mux.Handle("GET "+p+"/agent-questions", a.handle(a.list))
@@ -92,6 +95,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET "+p+"/agent-runs/{run}/questions", a.handle(a.runQuestions))
 	mux.Handle("GET "+p+"/agents/{agent}/tools", a.handle(a.tools))
 	mux.Handle("GET "+p+"/events", a.handle(a.events))
+	mux.Handle("GET "+p+"/live", a.handle(a.live))
 	mux.Handle("GET "+p+"/notifications", a.handle(a.notifications))
 	mux.Handle("POST "+p+"/notifications/{id}/read", a.handle(a.markRead))
 	mux.Handle("GET "+p+"/audit", a.handle(a.audit))
@@ -99,6 +103,7 @@ func (a *API) Register(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", a.readyz)
+	mux.HandleFunc("GET /api/openapi.json", openAPI)
 	if a.m != nil {
 		mux.Handle("GET /metrics", a.m.Handler())
 	}

@@ -96,6 +96,7 @@ func (b *bridge) do(method, path, token string, body any) resp {
 	require.NoError(b.t, err)
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
+	checkSpec(b.t, req, res, raw)
 	out := resp{status: res.StatusCode, raw: raw}
 	_ = json.Unmarshal(raw, &out.body)
 	return out
