@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Error codes of the HTTP API (DESIGN §4). Each maps to one HTTP status in
+// Error codes of the HTTP API (docs/openapi.yaml). Each maps to one HTTP status in
 // HTTPStatus.
 const (
 	EInvalid            = "invalid"

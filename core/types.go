@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Status is the state of a question (DESIGN §3).
+// Status is the state of a question (docs/openapi.yaml).
 type Status string
 
 // Question states. Only pending may change, and only once.
@@ -153,7 +153,7 @@ type Resume struct {
 	Secret string `json:"-"`
 }
 
-// Question is the record of one ask_user call (DESIGN §4 "Record").
+// Question is the record of one ask_user call (docs/openapi.yaml, Question).
 type Question struct {
 	ID           string              `json:"id"`
 	ProjectID    string              `json:"project_id"`
@@ -196,7 +196,7 @@ type Question struct {
 // WebhookMode reports whether the run resumes through a webhook.
 func (q *Question) WebhookMode() bool { return q.Resume != nil && q.Resume.URL != "" }
 
-// Answer is a parsed, validated answer in the three forms of DESIGN §4.
+// Answer is a parsed, validated answer in the three forms of docs/openapi.yaml.
 type Answer struct {
 	Answers    map[string]string   `json:"answers"`
 	Selections map[string][]string `json:"selections"`
@@ -265,7 +265,7 @@ type AuditEntry struct {
 	At         time.Time `json:"at"`
 }
 
-// Notification is the inbox entry of a question (DESIGN §4).
+// Notification is the inbox entry of a question (docs/openapi.yaml).
 type Notification struct {
 	ID                  string               `json:"id"`
 	Type                string               `json:"type"`

@@ -1,5 +1,5 @@
 // Package api is askbridge's HTTP API for agent runtimes and operators
-// (DESIGN §4): ask, list, wait, respond, cancel, runs, tools, events,
+// (docs/openapi.yaml): ask, list, wait, respond, cancel, runs, tools, events,
 // notifications, health and metrics.
 package api
 
@@ -143,7 +143,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p Principal) error
 var projectRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // handle authenticates, checks the project, and writes errors in the one
-// format of DESIGN §4. Only internal errors are logged.
+// format of docs/openapi.yaml. Only internal errors are logged.
 func (a *API) handle(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.auth.Authenticate(r)

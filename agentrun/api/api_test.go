@@ -133,7 +133,7 @@ func TestCreateReturnsRecordAndMessage(t *testing.T) {
 	assert.Equal(t, 30*time.Minute, expires.Sub(created).Round(time.Second))
 }
 
-// TestStatusCodes walks the endpoint table of DESIGN §4.
+// TestStatusCodes walks the endpoint table of docs/openapi.yaml.
 func TestStatusCodes(t *testing.T) {
 	b := newBridge(t, opts{
 		agents: []api.Agent{{ID: "bot", Project: "ops", Token: "agent-tok", Tools: []string{"ask_user"}},

@@ -377,7 +377,7 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 }
 
 // askAndWait asks and waits up to the timeout. timedOut reports that the
-// hook gave up: the question is then withdrawn (DESIGN §5), as it is when
+// hook gave up: the question is then withdrawn (README "Webhook mode"), as it is when
 // Claude Code stops the hook.
 func (h *hook) askAndWait(ctx context.Context, req *core.AskRequest) (q *core.Question, timedOut bool, err error) {
 	// The question outlives the hook a little, so the hook's own deadline,

@@ -340,7 +340,7 @@ func (p *proc) cli(args ...string) (int, string, string) {
 
 // TestWholeFlowThroughTheBinary: the embedded default, each shape asked
 // over HTTP, waited on, answered with the CLI; the waiter gets the exact
-// answer forms of DESIGN §4.
+// answer forms of docs/openapi.yaml.
 func TestWholeFlowThroughTheBinary(t *testing.T) {
 	b := startBridge(t)
 	opt := func(labels ...string) []map[string]any {
