@@ -51,7 +51,7 @@ func checkSpec(t *testing.T, req *http.Request, res *http.Response, raw []byte) 
 		}
 		m := e.Message + ": " + e.Reason
 		for _, se := range e.SchemaValidationErrors {
-			m += "\n    " + se.Location + ": " + se.Reason
+			m += "\n    " + se.FieldPath + ": " + se.Reason
 		}
 		msgs = append(msgs, m)
 	}
@@ -100,4 +100,28 @@ func TestOpenAPIDocumentIsValidAndServed(t *testing.T) {
 		}
 	}
 	assert.Contains(t, r.body["webhooks"], "resume")
+}
+
+// TestSpecCheckCatchesDrift: a record with a field the document does not
+// name, or an error code it does not list, fails the check the API tests'
+// helper runs on every response.
+func TestSpecCheckCatchesDrift(t *testing.T) {
+	v, err := spec()
+	require.NoError(t, err)
+	check := func(path string, status int, body string) bool {
+		req, _ := http.NewRequest("GET", "http://127.0.0.1:8080"+path, nil)
+		res := &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(body)), Request: req}
+		ok, _ := v.ValidateHttpResponse(req, res)
+		return ok
+	}
+	run := `{"id":"r","project_id":"ops","agent_id":"bot","status":"running","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`
+	assert.True(t, check("/api/projects/ops/agent-runs/r", 200, run))
+	assert.False(t, check("/api/projects/ops/agent-runs/r", 200, strings.Replace(run, `"id"`, `"colour":"red","id"`, 1)), "an undocumented field")
+	assert.False(t, check("/api/projects/ops/agent-runs/r", 200, strings.Replace(run, `running`, `sleeping`, 1)), "an undocumented status")
+	assert.True(t, check("/api/projects/ops/agent-runs/r", 404, `{"error":{"code":"not_found","message":"no run r"}}`))
+	assert.False(t, check("/api/projects/ops/agent-runs/r", 404, `{"error":{"code":"gone","message":"no run r"}}`), "an undocumented code")
+	q := `{"id":"q","project_id":"ops","run_id":"r","agent_id":"bot","kind":"question","status":"pending","questions":[],"targets":[],"responders":{},"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","expires_at":"2026-01-01T00:00:00Z"}`
+	assert.True(t, check("/api/projects/ops/agent-questions/q", 200, q))
+	assert.False(t, check("/api/projects/ops/agent-questions/q", 200, strings.Replace(q, `"id"`, `"secret":"x","id"`, 1)), "an undocumented record field")
 }
