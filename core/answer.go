@@ -36,7 +36,7 @@ func (l *StringList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// RespondRequest is the body of POST .../respond (DESIGN §4).
+// RespondRequest is the body of POST .../respond (docs/openapi.yaml).
 type RespondRequest struct {
 	Response *string               `json:"response,omitempty"`
 	Answers  map[string]StringList `json:"answers,omitempty"`

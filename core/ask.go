@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of an ask (DESIGN §4).
+// Limits of an ask (docs/openapi.yaml).
 const (
 	MaxItems          = 4
 	MinOptions        = 2
@@ -149,7 +149,7 @@ func NormalizeItems(items []Item) []Item {
 	return out
 }
 
-// ValidateItems checks items against the limits of DESIGN §4 and returns
+// ValidateItems checks items against the limits of docs/openapi.yaml and returns
 // every problem found, each naming its field.
 func ValidateItems(items []Item) []Detail {
 	var p problems

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Error codes of the HTTP API (DESIGN §4). Each maps to one HTTP status in
+// Error codes of the HTTP API (docs/openapi.yaml). Each maps to one HTTP status in
 // HTTPStatus.
 const (
 	EInvalid            = "invalid"
@@ -25,6 +25,8 @@ const (
 	EConflict           = "conflict"
 	// EUnsupportedMediaType: a request body not sent as application/json.
 	EUnsupportedMediaType = "unsupported_media_type"
+	ETooLarge             = "too_large"
+	EMethodNotAllowed     = "method_not_allowed"
 	EUnavailable          = "unavailable"
 	EInternal             = "internal"
 )
@@ -44,6 +46,8 @@ var httpStatus = map[string]int{
 	ERunNotPaused:         http.StatusConflict,
 	EConflict:             http.StatusConflict,
 	EUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	ETooLarge:             http.StatusRequestEntityTooLarge,
+	EMethodNotAllowed:     http.StatusMethodNotAllowed,
 	EUnavailable:          http.StatusServiceUnavailable,
 	EInternal:             http.StatusInternalServerError,
 }

@@ -12,7 +12,7 @@ import (
 
 // FuzzAsk feeds arbitrary create bodies through decoding, normalization and
 // validation: no panic; an accepted question respects every limit of
-// DESIGN §4; normalizing twice changes nothing; a refusal names fields.
+// docs/openapi.yaml; normalizing twice changes nothing; a refusal names fields.
 func FuzzAsk(f *testing.F) {
 	for _, s := range []string{
 		`{"run_id":"run-42","agent_id":"deploy-bot","questions":[{"question":"Which auth method?","header":"Auth","multiSelect":false,"options":[{"label":"OAuth 2.0","description":"Standard","value":"oauth"},{"label":"API key","description":"Simple"}]}],"timeout":"30m"}`,

@@ -32,7 +32,9 @@ type Transition struct {
 	Answer       *Answer
 	By           *Person
 	CancelReason string
-	At           time.Time
+	// CancelNote is the free text given with a cancel, kept on the record.
+	CancelNote string
+	At         time.Time
 	// RequirePausedRun refuses the transition with ERunNotPaused unless the
 	// question's run is paused (webhook-mode answers).
 	RequirePausedRun bool

@@ -65,15 +65,24 @@ func OutcomeLine(q *Question) string {
 	case StatusCancelled:
 		switch q.CancelReason {
 		case CancelUser:
-			return "Dismissed by " + personName(q.RespondedBy)
+			return "Dismissed by " + personName(q.RespondedBy) + NoteSuffix(q)
 		case CancelAgent:
-			return "Cancelled (withdrawn by the agent)"
+			return "Cancelled (withdrawn by the agent)" + NoteSuffix(q)
 		case "":
-			return "Cancelled"
+			return "Cancelled" + NoteSuffix(q)
 		}
-		return "Cancelled (" + q.CancelReason + ")"
+		return "Cancelled (" + q.CancelReason + ")" + NoteSuffix(q)
 	}
 	return ""
+}
+
+// NoteSuffix is the cancel note as the end of a final-state line:
+// ` — "no longer needed"`, or empty without a note.
+func NoteSuffix(q *Question) string {
+	if q.CancelNote == "" {
+		return ""
+	}
+	return ` — "` + q.CancelNote + `"`
 }
 
 // TallyLine describes the votes of a pending approval that needs several:

@@ -486,6 +486,12 @@ func (r *Router) vote(ctx context.Context, q *Question, tr Transition) (*Questio
 
 // Cancel withdraws (reason agent) or dismisses (reason user) a question.
 func (r *Router) Cancel(ctx context.Context, project, id, reason string, who *Person) (*Question, error) {
+	return r.CancelWithNote(ctx, project, id, reason, "", who)
+}
+
+// CancelWithNote is Cancel with a free-text note kept on the record and
+// shown on every copy.
+func (r *Router) CancelWithNote(ctx context.Context, project, id, reason, note string, who *Person) (*Question, error) {
 	q, err := r.store.Get(ctx, project, id)
 	if err != nil {
 		return nil, err
@@ -499,7 +505,7 @@ func (r *Router) Cancel(ctx context.Context, project, id, reason string, who *Pe
 			return q, err
 		}
 	}
-	return r.transition(ctx, q, Transition{To: StatusCancelled, CancelReason: reason, By: who})
+	return r.transition(ctx, q, Transition{To: StatusCancelled, CancelReason: reason, CancelNote: note, By: who})
 }
 
 // transition applies tr to q, adding the continuation run and the resume

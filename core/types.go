@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Status is the state of a question (DESIGN §3).
+// Status is the state of a question (docs/openapi.yaml).
 type Status string
 
 // Question states. Only pending may change, and only once.
@@ -32,6 +32,9 @@ const (
 	CancelAgent      = "agent"      // the runtime withdrew it
 	CancelSuperseded = "superseded" // a newer question for the same run
 )
+
+// MaxCancelNote bounds the free-text note of a cancel, in characters.
+const MaxCancelNote = 500
 
 // Kinds of question.
 const (
@@ -161,7 +164,7 @@ type Resume struct {
 	Secret string `json:"-"`
 }
 
-// Question is the record of one ask_user call (DESIGN §4 "Record").
+// Question is the record of one ask_user call (docs/openapi.yaml, Question).
 type Question struct {
 	ID           string              `json:"id"`
 	ProjectID    string              `json:"project_id"`
@@ -181,6 +184,7 @@ type Question struct {
 	RespondedBy  *Person             `json:"responded_by,omitempty"`
 	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
 	CancelReason string              `json:"cancel_reason,omitempty"`
+	CancelNote   string              `json:"cancel_note,omitempty"` // free text given with the cancel
 	CreatedAt    time.Time           `json:"created_at"`
 	UpdatedAt    time.Time           `json:"updated_at"`
 	ExpiresAt    time.Time           `json:"expires_at"`
@@ -204,7 +208,7 @@ type Question struct {
 // WebhookMode reports whether the run resumes through a webhook.
 func (q *Question) WebhookMode() bool { return q.Resume != nil && q.Resume.URL != "" }
 
-// Answer is a parsed, validated answer in the three forms of DESIGN §4.
+// Answer is a parsed, validated answer in the three forms of docs/openapi.yaml.
 type Answer struct {
 	Answers    map[string]string   `json:"answers"`
 	Selections map[string][]string `json:"selections"`
@@ -273,7 +277,7 @@ type AuditEntry struct {
 	At         time.Time `json:"at"`
 }
 
-// Notification is the inbox entry of a question (DESIGN §4).
+// Notification is the inbox entry of a question (docs/openapi.yaml).
 type Notification struct {
 	ID                  string               `json:"id"`
 	Type                string               `json:"type"`

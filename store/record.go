@@ -194,6 +194,7 @@ type result struct {
 	RespondedBy  *core.Person        `json:"responded_by,omitempty"`
 	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
 	CancelReason string              `json:"cancel_reason,omitempty"`
+	CancelNote   string              `json:"cancel_note,omitempty"`
 	Defaulted    bool                `json:"defaulted,omitempty"`
 }
 
@@ -249,7 +250,7 @@ func decode(project, id string, h map[string]string, d string) (*core.Question, 
 		if err := json.Unmarshal([]byte(r), &res); err == nil {
 			q.Answers, q.Selections, q.Response = res.Answers, res.Selections, res.Response
 			q.RespondedBy, q.RespondedAt, q.CancelReason = res.RespondedBy, res.RespondedAt, res.CancelReason
-			q.Defaulted = res.Defaulted
+			q.Defaulted, q.CancelNote = res.Defaulted, res.CancelNote
 		}
 	}
 	q.FreeText = core.FreeTextItems(q.Questions, q.Selections)

@@ -637,7 +637,7 @@ func (s *Store) Transition(ctx context.Context, project, id string, tr core.Tran
 }
 
 func resultJSON(tr core.Transition, at time.Time) string {
-	res := result{RespondedBy: tr.By, CancelReason: tr.CancelReason, Defaulted: tr.Defaulted}
+	res := result{RespondedBy: tr.By, CancelReason: tr.CancelReason, CancelNote: tr.CancelNote, Defaulted: tr.Defaulted}
 	if tr.Answer != nil {
 		res.Answers, res.Selections, res.Response = tr.Answer.Answers, tr.Answer.Selections, tr.Answer.Response
 	}
@@ -655,6 +655,8 @@ func transitionDetail(tr core.Transition) string {
 		return "default on timeout: " + tr.Answer.Response
 	case tr.Answer != nil:
 		return tr.Answer.Response
+	case tr.CancelReason != "" && tr.CancelNote != "":
+		return tr.CancelReason + ": " + tr.CancelNote
 	case tr.CancelReason != "":
 		return tr.CancelReason
 	}
@@ -874,8 +876,20 @@ func (s *Store) wrap(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return &core.Error{Code: core.EUnavailable, Message: "the store is unavailable: " + err.Error()}
+	return &unavailable{cause: err}
 }
+
+// errUnavailable is what callers and users see of a Redis failure: no
+// address, no driver detail.
+var errUnavailable = &core.Error{Code: core.EUnavailable, Message: "the store is unavailable; try again in a moment"}
+
+// unavailable is a Redis failure. Its Error() keeps the cause for the log;
+// errors.As finds the plain core.Error shown to users.
+type unavailable struct{ cause error }
+
+func (u *unavailable) Error() string { return errUnavailable.Message + ": " + u.cause.Error() }
+
+func (u *unavailable) Unwrap() []error { return []error{errUnavailable, u.cause} }
 
 // Vote implements core.Store.
 func (s *Store) Vote(ctx context.Context, project, id string, v core.Vote, required int, veto bool, tr core.Transition) (*core.Question, bool, error) {
@@ -988,4 +1002,15 @@ func boolArg(b bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// LogRedisTo sends go-redis's own log lines (pool and reconnect notices) to
+// log as structured records instead of raw lines on stderr. go-redis keeps
+// one logger per process, so the program calls this once at start.
+func LogRedisTo(log *slog.Logger) { redis.SetLogger(redisLogger{log}) }
+
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis client notice", "detail", fmt.Sprintf(format, v...))
 }

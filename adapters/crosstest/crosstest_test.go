@@ -233,3 +233,16 @@ func TestAnsweredOnSlackUpdatesTheDiscordCopy(t *testing.T) {
 	assert.Contains(t, fakediscord.Deref(late.Data.Content), "Already answered by alice")
 	assert.Equal(t, "apikey", b.final(q).Response)
 }
+
+// TestCancelNoteOnEveryCopy: the note given with a cancel is on the final
+// line of the Slack and the Discord copy.
+func TestCancelNoteOnEveryCopy(t *testing.T) {
+	b := newBridge(t)
+	q, ts, msg := b.ask()
+	_, err := b.router.CancelWithNote(context.Background(), q.ProjectID, q.ID, core.CancelAgent, "rolled back <b>", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "rolled back <b>", b.final(q).CancelNote)
+	b.discordFinished(msg, `Cancelled (withdrawn by the agent) — "rolled back <b>"`)
+	m := b.slackUpdated(ts)
+	assert.Contains(t, m.Texts(), `Withdrawn by the agent — "rolled back &lt;b&gt;".`)
+}

@@ -43,7 +43,7 @@ const (
 // edits and follow-ups.
 const tokenLifetime = 15 * time.Minute
 
-// Config configures the adapter (DESIGN §6 DISCORD_* variables).
+// Config configures the adapter (README "Discord": DISCORD_* variables).
 type Config struct {
 	BotToken      string // DISCORD_BOT_TOKEN, required
 	ApplicationID string // DISCORD_APPLICATION_ID, required
@@ -64,7 +64,7 @@ type Config struct {
 	// modal cannot follow a deferred update (default 2 s; Discord allows 3 s).
 	ModalAckAfter time.Duration
 	// RunNotPausedWait is how long a click retries while the question's run
-	// has not paused yet (default 10 s, DESIGN §5).
+	// has not paused yet (default 10 s, README "Webhook mode").
 	RunNotPausedWait time.Duration
 	// RetryAttempts, RetryBackoff and MaxRetryAfter bound retries of one
 	// Discord call on 5xx, network errors and 429 (defaults 4, 250 ms, 30 s).

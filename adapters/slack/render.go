@@ -341,13 +341,14 @@ func outcomeWithin(q *core.Question, max int) string {
 	case core.StatusExpired:
 		return ":hourglass: Expired without an answer; the agent carries on without one."
 	case core.StatusCancelled:
+		note := escClip(core.NoteSuffix(q), 2*core.MaxCancelNote)
 		switch q.CancelReason {
 		case core.CancelUser:
-			return ":no_entry_sign: Dismissed by " + personRef(q.RespondedBy) + "."
+			return ":no_entry_sign: Dismissed by " + personRef(q.RespondedBy) + note + "."
 		case core.CancelSuperseded:
 			return ":arrows_counterclockwise: Replaced by a newer question from this run."
 		default:
-			return ":no_entry_sign: Withdrawn by the agent."
+			return ":no_entry_sign: Withdrawn by the agent" + note + "."
 		}
 	}
 	return "Status: " + string(q.Status)

@@ -309,18 +309,19 @@ func finalLine(q *core.Question) string {
 	case core.StatusExpired:
 		return "Expired without an answer"
 	case core.StatusCancelled:
+		note := core.NoteSuffix(q)
 		switch q.CancelReason {
 		case core.CancelUser:
 			if q.RespondedBy != nil {
-				return "Dismissed by " + personLabel(q.RespondedBy)
+				return "Dismissed by " + personLabel(q.RespondedBy) + note
 			}
-			return "Dismissed"
+			return "Dismissed" + note
 		case core.CancelAgent:
-			return "Withdrawn by the agent"
+			return "Withdrawn by the agent" + note
 		case core.CancelSuperseded:
 			return "Replaced by a newer question of the same run"
 		}
-		return "Cancelled"
+		return "Cancelled" + note
 	}
 	return "Waiting for an answer"
 }

@@ -1,5 +1,5 @@
 // Package api is askbridge's HTTP API for agent runtimes and operators
-// (DESIGN §4): ask, list, wait, respond, cancel, runs, tools, events,
+// (docs/openapi.yaml): ask, list, wait, respond, cancel, runs, tools, events,
 // notifications, health and metrics.
 package api
 
@@ -8,19 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/core"
 )
-
-// MaxBody bounds request bodies.
-const MaxBody = 1 << 20
 
 // MaxWait bounds one long-poll.
 const MaxWait = 120 * time.Second
@@ -50,6 +47,8 @@ type API struct {
 
 	drainCtx context.Context
 	drain    context.CancelFunc
+
+	mux *http.ServeMux // the routes, for answers taken over the live WebSocket
 
 	parkOnce sync.Once
 	parks    *parker // nil when the store cannot wake callbacks
@@ -87,6 +86,7 @@ func New(cfg Config) *API {
 
 // Register adds the API's routes to mux.
 func (a *API) Register(mux *http.ServeMux) {
+	a.mux = mux
 	p := "/api/projects/{p}"
 	mux.Handle("POST "+p+"/agent-questions", a.handle(a.ask))
 	mux.Handle("GET "+p+"/agent-questions", a.handle(a.list))
@@ -99,6 +99,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET "+p+"/agent-runs/{run}/questions", a.handle(a.runQuestions))
 	mux.Handle("GET "+p+"/agents/{agent}/tools", a.handle(a.tools))
 	mux.Handle("GET "+p+"/events", a.handle(a.events))
+	mux.Handle("GET "+p+"/live", a.handle(a.live))
 	mux.Handle("GET "+p+"/notifications", a.handle(a.notifications))
 	mux.Handle("POST "+p+"/notifications/{id}/read", a.handle(a.markRead))
 	mux.Handle("GET "+p+"/audit", a.handle(a.audit))
@@ -106,12 +107,39 @@ func (a *API) Register(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", a.readyz)
+	mux.HandleFunc("GET /api/openapi.json", openAPI)
 	if a.m != nil {
 		mux.Handle("GET /metrics", a.metrics(a.m.Handler()))
 	}
-	mux.Handle("/api/", a.handle(func(w http.ResponseWriter, r *http.Request, _ Principal) error {
+	mux.Handle("/api/", a.noRoute(mux))
+}
+
+// noRoute answers a request no route took: 405 with Allow when the path
+// exists for other methods (the catch-all would otherwise hide ServeMux's
+// own 405), else 404.
+func (a *API) noRoute(mux *http.ServeMux) http.Handler {
+	notFound := a.handle(func(w http.ResponseWriter, r *http.Request, _ Principal) error {
 		return core.Errorf(core.ENotFound, "no API endpoint %s %s", r.Method, r.URL.Path)
-	}))
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/api/" {
+				allow = append(allow, m)
+				if m == http.MethodGet {
+					allow = append(allow, http.MethodHead)
+				}
+			}
+		}
+		if len(allow) == 0 {
+			notFound.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		a.writeError(w, r, core.Errorf(core.EMethodNotAllowed, "%s is not allowed on %s: use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
+	})
 }
 
 // metrics serves h, behind the bearer token metrics.token when one is
@@ -136,7 +164,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p Principal) error
 var projectRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // handle authenticates, checks the project, and writes errors in the one
-// format of DESIGN §4. Only internal errors are logged.
+// format of docs/openapi.yaml. Only internal errors are logged.
 func (a *API) handle(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.auth.Authenticate(r)
@@ -184,38 +212,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
-}
-
-// decode reads a JSON body strictly, naming the problem.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var ce *core.Error
-		if errors.As(err, &ce) { // a field's own decoder named the problem
-			return ce
-		}
-		var mbe *http.MaxBytesError
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.Is(err, io.EOF):
-			return core.Errorf(core.EInvalid, "request body is empty: send a JSON object")
-		case errors.As(err, &mbe):
-			return core.Errorf(core.EInvalid, "request body larger than %d bytes", MaxBody)
-		case errors.As(err, &se):
-			return core.Errorf(core.EInvalid, "request body is not valid JSON (at byte %d)", se.Offset)
-		case errors.As(err, &te):
-			return &core.Error{Code: core.EInvalid, Message: "the request is not valid",
-				Details: []core.Detail{{Field: te.Field, Problem: "must be " + te.Type.String()}}}
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return &core.Error{Code: core.EInvalid, Message: "the request is not valid",
-				Details: []core.Detail{{Field: f, Problem: "unknown field"}}}
-		}
-		return &core.Error{Code: core.EInvalid, Message: "the request is not valid: " + err.Error()}
-	}
-	return nil
 }
 
 // visible keeps the questions p may see, as the API shows them.
@@ -398,6 +394,7 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error 
 	}
 	var body struct {
 		Reason string `json:"reason"`
+		Note   string `json:"note"`
 	}
 	if r.ContentLength != 0 {
 		if err := decode(r, &body); err != nil {
@@ -411,9 +408,16 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error 
 			reason = core.CancelAgent
 		}
 	}
+	var bad []core.Detail
 	if reason != core.CancelUser && reason != core.CancelAgent {
-		return &core.Error{Code: core.EInvalid, Message: "invalid cancel reason",
-			Details: []core.Detail{{Field: "reason", Problem: "user (a person dismissed it) or agent (the runtime withdrew it)"}}}
+		bad = append(bad, core.Detail{Field: "reason", Problem: "user (a person dismissed it) or agent (the runtime withdrew it); put free text in note"})
+	}
+	note := strings.Join(strings.Fields(body.Note), " ") // one line on every copy
+	if n := utf8.RuneCountInString(note); n > core.MaxCancelNote {
+		bad = append(bad, core.Detail{Field: "note", Problem: fmt.Sprintf("at most %d characters (this one has %d)", core.MaxCancelNote, n)})
+	}
+	if len(bad) > 0 {
+		return &core.Error{Code: core.EInvalid, Message: "invalid cancel request", Details: bad}
 	}
 	var who *core.Person
 	switch {
@@ -425,7 +429,7 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error 
 	if reason == core.CancelAgent {
 		who = nil
 	}
-	final, err := a.router.Cancel(r.Context(), q.ProjectID, q.ID, reason, who)
+	final, err := a.router.CancelWithNote(r.Context(), q.ProjectID, q.ID, reason, note, who)
 	if err != nil {
 		return err
 	}

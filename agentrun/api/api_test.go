@@ -104,6 +104,7 @@ func (b *bridge) do(method, path, token string, body any) resp {
 	require.NoError(b.t, err)
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
+	checkSpec(b.t, req, res, raw)
 	out := resp{status: res.StatusCode, raw: raw}
 	_ = json.Unmarshal(raw, &out.body)
 	return out
@@ -140,7 +141,7 @@ func TestCreateReturnsRecordAndMessage(t *testing.T) {
 	assert.Equal(t, 30*time.Minute, expires.Sub(created).Round(time.Second))
 }
 
-// TestStatusCodes walks the endpoint table of DESIGN §4.
+// TestStatusCodes walks the endpoint table of docs/openapi.yaml.
 func TestStatusCodes(t *testing.T) {
 	b := newBridge(t, opts{
 		agents: []api.Agent{{ID: "bot", Project: "ops", Token: "agent-tok", Tools: []string{"ask_user"}},

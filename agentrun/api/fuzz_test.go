@@ -15,7 +15,7 @@ import (
 
 // FuzzCreateAndRespond drives the HTTP API with arbitrary create and
 // respond bodies on the embedded store: the API never answers 5xx, and
-// every 4xx carries an error code (DESIGN §4).
+// every 4xx carries an error code (docs/openapi.yaml).
 func FuzzCreateAndRespond(f *testing.F) {
 	seeds := [][2]string{
 		{`{"run_id":"r1","questions":[{"question":"Which auth method?","header":"Auth","options":[{"label":"OAuth 2.0","value":"oauth"},{"label":"API key"}]}]}`, `{"response":"oauth"}`},

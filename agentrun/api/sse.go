@@ -21,7 +21,7 @@ type sseEvent struct {
 	Run        *core.Run      `json:"run,omitempty"`
 }
 
-// events streams a project's events (DESIGN §4). Last-Event-ID (header or
+// events streams a project's events (docs/openapi.yaml). Last-Event-ID (header or
 // ?last_event_id=) resumes after that event; without it the stream starts
 // with events from now on.
 func (a *API) events(w http.ResponseWriter, r *http.Request, p Principal) error {

@@ -1,5 +1,5 @@
 // Package client is the Go client of askbridge's HTTP API for agent runtimes
-// and operators (DESIGN §4).
+// and operators (docs/openapi.yaml).
 //
 // Errors the API reports (`{"error": {"code", "message", "details"}}`) come
 // back as *core.Error, so callers use errors.As or core.ErrorCode on them.

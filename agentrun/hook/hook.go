@@ -343,7 +343,7 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 		Kind: core.KindApproval, Route: h.cfg.route, IdempotencyKey: approvalKey(h.in),
 		Questions: []core.Item{{Question: shorten(text, 300), Header: "Approval", Options: []core.Option{
 			{Label: "Allow", Description: "Let the agent run it"},
-			{Label: "Deny", Description: "Refuse; "Deny with note…" tells the agent why"},
+			{Label: "Deny", Description: "Refuse; Deny with note… tells the agent why"},
 		}}},
 		Context: h.contextLine() + "\n\n" + toolDetails(h.in.ToolName, h.in.ToolInput)}
 	w, err := h.askAndWait(ctx, req)

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"slices"
@@ -17,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// fileConfig is the YAML configuration file (DESIGN §7). Unknown keys are
+// fileConfig is the YAML configuration file (README "Configuration file"). Unknown keys are
 // errors; every secret also has a <key>_file form.
 type fileConfig struct {
 	Defaults struct {
@@ -132,6 +129,9 @@ type targetConfig struct {
 type duration time.Duration
 
 func (d *duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: must be a duration such as 30s, 30m, 168h or 7d", n.Line)
+	}
 	v, err := core.ParseDuration(n.Value)
 	if err != nil {
 		return fmt.Errorf("line %d: %v", n.Line, err)
@@ -174,10 +174,8 @@ func loadConfig(path string, getenv func(string) string) (*settings, error) {
 		if err != nil {
 			return nil, fmt.Errorf("config: %v", err)
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(b))
-		dec.KnownFields(true)
-		if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
-			return nil, fmt.Errorf("config %s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+		if err := decodeConfig(b, &fc); err != nil {
+			return nil, fmt.Errorf("config %s:\n  %s", path, err)
 		}
 	}
 	s := &settings{Timeout: time.Duration(fc.Defaults.Timeout), Retention: time.Duration(fc.Defaults.Retention),

@@ -281,7 +281,7 @@ func TestConfigErrorsNameLineAndKey(t *testing.T) {
 		return p
 	}
 	cases := map[string]struct{ body, want string }{
-		"unknown key":      {"defaults:\n  timeout: 5m\n  colour: red\n", "line 3: field colour not found"},
+		"unknown key":      {"defaults:\n  timeout: 5m\n  colour: red\n", "line 3: defaults.colour: unknown key"},
 		"bad duration":     {"defaults:\n  timeout: soon\n", "line 2"},
 		"agent no token":   {"agents:\n  - {id: bot, project: ops, tools: [ask_user]}\n", "agents[0].token: required"},
 		"unknown tool":     {"agents:\n  - {id: bot, project: ops, token: t, tools: [rm_rf]}\n", `unknown tool "rm_rf"`},
@@ -343,7 +343,7 @@ func (p *proc) cli(args ...string) (int, string, string) {
 
 // TestWholeFlowThroughTheBinary: the embedded default, each shape asked
 // over HTTP, waited on, answered with the CLI; the waiter gets the exact
-// answer forms of DESIGN §4.
+// answer forms of docs/openapi.yaml.
 func TestWholeFlowThroughTheBinary(t *testing.T) {
 	b := startBridge(t)
 	opt := func(labels ...string) []map[string]any {

@@ -97,6 +97,7 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 			"Configure agents[] and operators[] with tokens in the config file, or listen on 127.0.0.1", o.addr)
 	}
 
+	store.LogRedisTo(log.With("component", "redis"))
 	// Resume webhooks go only where the egress policy admits (DESIGN §7a).
 	// Without tokens on loopback (the local default) whoever can ask can
 	// reach this machine anyway, so loopback receivers are admitted there.

@@ -48,6 +48,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"RecordRoundTrip", testRoundTrip},
 		{"KeysEndWithRetention", testKeysEndWithRetention},
 		{"TrimKeepsLiveRecords", testTrimKeepsLiveRecords},
+		{"CancelNoteKept", testCancelNote},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, replicas(t)) })
@@ -764,4 +765,29 @@ func slicesClone(items []core.Item) []core.Item {
 		}
 	}
 	return out
+}
+
+// testCancelNote: the free-text note given with a cancel is kept on the
+// record, read back by another replica, and named in the audit trail.
+func testCancelNote(t *testing.T, open func() core.Store) {
+	s, other := open(), open()
+	p := project()
+	q := newQ(p, "run-1")
+	create(t, s, q)
+	by := &core.Person{Platform: "api", ID: "alice"}
+	got, err := s.Transition(ctx, p, q.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelUser,
+		CancelNote: "no longer needed — rolled back", By: by, At: time.Now().UTC()})
+	require.NoError(t, err)
+	assert.Equal(t, "no longer needed — rolled back", got.CancelNote)
+	again, err := other.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	assert.Equal(t, core.StatusCancelled, again.Status)
+	assert.Equal(t, core.CancelUser, again.CancelReason)
+	assert.Equal(t, "no longer needed — rolled back", again.CancelNote)
+
+	plain := newQ(p, "run-2")
+	create(t, s, plain)
+	got, err = s.Transition(ctx, p, plain.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelAgent, At: time.Now().UTC()})
+	require.NoError(t, err)
+	assert.Empty(t, got.CancelNote)
 }

@@ -1,5 +1,5 @@
 // Package fakeapi is an in-memory stand-in for askbridge's HTTP API
-// (DESIGN §4) for the unit tests of the client side (client, CLI, MCP
+// (docs/openapi.yaml) for the unit tests of the client side (client, CLI, MCP
 // server, hook). It validates with core like the real server, keeps the
 // state machine (one transition out of pending), long-polls, re-attaches
 // repeated asks and records the requests it got. End-to-end tests run
