@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -51,10 +52,9 @@ type RespondRequest struct {
 // bare user id, taken as an API user.
 type PersonRef struct{ Person }
 
-func personRefError(problem string) error {
-	return &Error{Code: EInvalidAnswer, Message: "the answer is not valid",
-		Details: []Detail{{Field: "responded_by", Problem: problem}}}
-}
+// personRefError is the problem with a responded_by value; decoders
+// report it at the field's path.
+func personRefError(problem string) error { return errors.New(problem) }
 
 // UnmarshalJSON accepts the object and the string forms.
 func (r *PersonRef) UnmarshalJSON(b []byte) error {

@@ -29,7 +29,7 @@ func TestBadBodiesAreNamedInPlainWords(t *testing.T) {
 		want             map[string]string // field → words its problem contains
 	}{
 		{"responded_by a number", respond, `{"response":"y","responded_by":5}`,
-			map[string]string{"responded_by": "must be an object with platform and id"}},
+			map[string]string{"responded_by": "must be a user id or an object with platform and id"}},
 		{"options an object", ask, `{"question":"q","options":{"label":"a"}}`,
 			map[string]string{"options": "must be a list of options"}},
 		{"option a string", ask, `{"question":"q","options":["a","b"]}`,
