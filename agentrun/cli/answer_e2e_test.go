@@ -73,12 +73,13 @@ func TestE2EAnswerNeverCancelsByNumber(t *testing.T) {
 	assert.Equal(t, core.StatusAnswered, q.Status)
 	assert.Equal(t, "1", q.Answers["How many?"])
 
-	// Dismissing stays one deliberate command away.
-	r = runBridge(t, srv, "questions", "cancel", appr.ID)
+	// Dismissing stays one deliberate command away, with a note if wanted.
+	r = runBridge(t, srv, "questions", "cancel", appr.ID, "--note", "rolled back instead")
 	require.Equal(t, 0, r.code, r.stderr.String())
 	q, err = c.Get(ctx, appr.ID)
 	require.NoError(t, err)
 	assert.Equal(t, core.StatusCancelled, q.Status)
+	assert.Equal(t, "rolled back instead", q.CancelNote)
 }
 
 // Every question of a project used to have the same short id (its

@@ -27,7 +27,7 @@ commands:
   answer ID --text 1="3" 1,3 "text"    free text for item N, even one that looks like a number;
                                        the other items take the arguments, in order
   cancel ID [--reason user|agent]      dismiss (user, default) or withdraw (agent); answer
-                                       never dismisses
+    [--note TEXT]                      never dismisses; --note says why, on every copy
   audit [ID] [--jsonl]                 the audit trail of one question (or the project), oldest first
 
 ID is the full id or any unique prefix of it (at least 4 characters), as list, audit and
@@ -418,14 +418,15 @@ func isNumbers(s string) bool {
 }
 
 func (a *app) qCancel(ctx context.Context, args []string) int {
-	fs := newFlags("questions cancel", a.stderr, "usage: bridge questions cancel ID [--reason user|agent]")
+	fs := newFlags("questions cancel", a.stderr, "usage: bridge questions cancel ID [--reason user|agent] [--note TEXT]")
 	reason := fs.String("reason", core.CancelUser, "user (a person dismissed it) or agent (the runtime withdrew it)")
+	note := fs.String("note", "", "why, in a few words: kept on the record and shown on every copy (at most 500 characters)")
 	asJSON := fs.Bool("json", false, "print the record as JSON")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(a.stderr, "usage: bridge questions cancel ID [--reason user|agent]")
+		fmt.Fprintln(a.stderr, "usage: bridge questions cancel ID [--reason user|agent] [--note TEXT]")
 		return ExitUsage
 	}
 	if *reason != core.CancelUser && *reason != core.CancelAgent {
@@ -436,7 +437,7 @@ func (a *app) qCancel(ctx context.Context, args []string) int {
 	if err != nil {
 		return a.idFailure("questions cancel", err)
 	}
-	q, err := a.env.Client().Cancel(ctx, id, *reason)
+	q, err := a.env.Client().CancelWithNote(ctx, id, *reason, *note)
 	if err != nil {
 		return a.apiFailure("questions cancel", err)
 	}

@@ -212,8 +212,17 @@ func (c *Client) RespondText(ctx context.Context, id, response string) (*Respond
 // Cancel withdraws (reason "agent") or dismisses (reason "user") a question
 // and returns the final record.
 func (c *Client) Cancel(ctx context.Context, id, reason string) (*core.Question, error) {
+	return c.CancelWithNote(ctx, id, reason, "")
+}
+
+// CancelWithNote is Cancel with a free-text note (at most 500 characters),
+// kept on the record as cancel_note and shown on every copy.
+func (c *Client) CancelWithNote(ctx context.Context, id, reason, note string) (*core.Question, error) {
 	var q core.Question
 	body := map[string]string{"reason": reason}
+	if note != "" {
+		body["note"] = note
+	}
 	if _, err := c.do(ctx, http.MethodPost, c.projectPath("agent-questions", id, "cancel"), body, &q); err != nil {
 		return nil, err
 	}
