@@ -38,7 +38,11 @@ func ResumeMessage(q *core.Question) string {
 		if q.RespondedBy != nil {
 			b.WriteString(" by " + q.RespondedBy.String())
 		}
-		b.WriteString(" without an answer.\n\nContinue without the answer: make the safest reasonable choice, and say which one you made.")
+		b.WriteString(" without an answer.")
+		if q.CancelNote != "" {
+			fmt.Fprintf(&b, " Their note: %q", q.CancelNote)
+		}
+		b.WriteString("\n\nContinue without the answer: make the safest reasonable choice, and say which one you made.")
 	default:
 		b.WriteString("No answer yet.")
 	}

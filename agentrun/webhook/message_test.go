@@ -14,4 +14,8 @@ func TestResumeMessage(t *testing.T) {
 	q.Status = core.StatusExpired
 	assert.Contains(t, ResumeMessage(q), "No answer came")
 	assert.Contains(t, ResumeMessage(q), "Continue without the answer")
+	// A dismissal's note is what the person wants the agent to know.
+	q.Status, q.CancelReason, q.CancelNote = core.StatusCancelled, core.CancelUser, "use the staging cluster instead"
+	q.RespondedBy = &core.Person{Platform: "slack", ID: "U1", Name: "maria"}
+	assert.Contains(t, ResumeMessage(q), `dismissed by maria without an answer. Their note: "use the staging cluster instead"`)
 }
