@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/discord"
@@ -191,21 +192,17 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
-	done := make(chan struct{})
-	var workers int
-	spawn := func(f func()) {
-		workers++
-		go func() { defer func() { done <- struct{}{} }(); f() }()
-	}
+	// Background work (adapters, the sweeper, the deliverer) stops with bg.
+	var workers sync.WaitGroup
 	for _, start := range starts {
-		spawn(func() {
+		workers.Go(func() {
 			if err := start(bg); err != nil && !errors.Is(err, context.Canceled) {
 				log.Error("adapter stopped", "err", err)
 			}
 		})
 	}
-	spawn(func() { router.Sweep(bg, o.sweep) })
-	spawn(func() { deliverer.Run(bg) })
+	workers.Go(func() { router.Sweep(bg, o.sweep) })
+	workers.Go(func() { deliverer.Run(bg) })
 
 	handler := api.Guard(mux, api.GuardConfig{Open: auth.Open(), PublicURL: cfg.PublicURL})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
@@ -241,9 +238,7 @@ func runServer(ctx context.Context, o serveOptions, getenv func(string) string, 
 	// is retried by another replica after its lease), then let the router
 	// finish the copies of every transition already made.
 	stopBG()
-	for range workers {
-		<-done
-	}
+	workers.Wait()
 	if err := router.Close(sctx); err != nil {
 		log.Warn("finishing copies did not complete in time", "err", err)
 	}
