@@ -474,6 +474,11 @@ func (a *API) pause(w http.ResponseWriter, r *http.Request, p Principal) error {
 }
 
 func (a *API) runQuestions(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if p.Agent != nil { // another agent's run is not found, as for the run itself
+		if _, err := a.runFor(r, p); err != nil {
+			return err
+		}
+	}
 	qs, err := a.store.RunQuestions(r.Context(), r.PathValue("p"), r.PathValue("run"))
 	if err != nil {
 		return err

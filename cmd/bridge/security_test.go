@@ -230,6 +230,7 @@ func TestTrustModelProbes(t *testing.T) {
 			body: map[string]any{"run_id": "runA", "question": "Something else?"}}, 409, "run_id", "SECRET-CONTEXT", false},
 		{"agentA2 pauses agentA's run", req{method: "POST", path: "/api/projects/projA/agent-runs/runA/pause", token: "tok-agentA2"}, 404, "not_found", "", false},
 		{"agentA2 reads agentA's run", req{method: "GET", path: "/api/projects/projA/agent-runs/runA", token: "tok-agentA2"}, 404, "not_found", "", false},
+		{"agentA2 lists agentA's run questions", req{method: "GET", path: "/api/projects/projA/agent-runs/runA/questions", token: "tok-agentA2"}, 404, "not_found", "SECRET-CONTEXT", false},
 		{"agentA2 reads agentA's question", req{method: "GET", path: qPath, token: "tok-agentA2"}, 404, "not_found", "SECRET-CONTEXT", false},
 		{"agentA2 waits on agentA's question", req{method: "GET", path: qPath + "/wait?timeout=1s", token: "tok-agentA2"}, 404, "not_found", "SECRET-CONTEXT", false},
 		{"agentA2 cancels agentA's question", req{method: "POST", path: qPath + "/cancel", token: "tok-agentA2",
