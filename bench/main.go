@@ -40,6 +40,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == wakeClientFlag {
+		if err := runWakeClient(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench wake client:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -386,37 +393,7 @@ func benchWake(rs *storetest.Server, o opts, floor lat) error {
 		}
 		ids[i] = res.Question.ID
 	}
-	c := client(n + 10)
-	woken := make([]chan time.Time, n)
-	for i, id := range ids {
-		woken[i] = make(chan time.Time, 1)
-		go func() {
-			res, err := c.Get(a.web.URL + "/api/projects/wake/agent-questions/" + id + "/wait?timeout=120s")
-			if err != nil {
-				return
-			}
-			var q map[string]any
-			json.NewDecoder(res.Body).Decode(&q)
-			res.Body.Close()
-			if q["status"] == "answered" {
-				woken[i] <- time.Now()
-			}
-		}()
-	}
-	time.Sleep(2 * time.Second) // every waiter is parked
-	ls, _, err := openLoop(o.rate, time.Duration(n/o.rate)*time.Second, func(i int) (time.Duration, error) {
-		t := time.Now()
-		code, _, err := postJSON(c, b.web.URL+"/api/projects/wake/agent-questions/"+ids[i]+"/respond", map[string]any{"response": "yes"})
-		if err != nil || code != 202 {
-			return 0, fmt.Errorf("respond: %d %v", code, err)
-		}
-		select {
-		case at := <-woken[i]:
-			return at.Sub(t), nil
-		case <-time.After(30 * time.Second):
-			return 0, errors.New("waiter not woken")
-		}
-	})
+	ls, err := wakeInChild(wakeJob{A: a.web.URL, B: b.web.URL, IDs: ids, Rate: o.rate})
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ type parker struct {
 	waits   map[*parked]struct{}
 	closing bool
 	stop    chan struct{}
+	every   time.Duration // how often recheck sweeps every parked wait
 }
 
 type parked struct {
@@ -55,18 +56,26 @@ type parked struct {
 const parkWorkers = 4
 
 func newParker(st core.Store, log *slog.Logger) *parker {
+	return startParker(st, log, recheckEvery)
+}
+
+func startParker(st core.Store, log *slog.Logger, every time.Duration) *parker {
 	fw, ok := st.(funcWatcher)
 	if !ok {
 		return nil
 	}
 	p := &parker{store: st, fw: fw, log: log, work: make(chan *parked, 4096), waits: map[*parked]struct{}{},
-		stop: make(chan struct{})}
+		stop: make(chan struct{}), every: every}
 	for range parkWorkers {
 		go p.loop()
 	}
 	go p.recheck()
 	return p
 }
+
+// recheckEvery is how often every parked wait is re-read in case a
+// wake-up was lost.
+const recheckEvery = 10 * time.Second
 
 // park takes over the connection of a wait on a pending question. It
 // reports false when it cannot (HTTP/2, or the server is draining); the
@@ -221,8 +230,12 @@ func (p *parker) finish(pk *parked) bool {
 
 // recheck re-reads every parked wait now and then: wake-ups travel over
 // pub/sub, which can drop messages while a connection is re-established.
+// The sweep checks the waits itself, one at a time, instead of handing
+// them to the workers: queued behind thousands of re-reads, the wake-ups
+// of questions just answered would wait for the whole sweep (tens of
+// milliseconds with a few thousand waits, far longer if the store is slow).
 func (p *parker) recheck() {
-	t := time.NewTicker(10 * time.Second)
+	t := time.NewTicker(p.every)
 	defer t.Stop()
 	for {
 		select {
@@ -230,7 +243,12 @@ func (p *parker) recheck() {
 			return
 		case <-t.C:
 			for _, pk := range p.snapshot() {
-				p.enqueue(pk)
+				select {
+				case <-p.stop:
+					return
+				default:
+				}
+				p.check(pk)
 			}
 		}
 	}
