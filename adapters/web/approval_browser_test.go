@@ -18,7 +18,7 @@ func hookApproval(runID string) core.AskRequest {
 	return core.AskRequest{RunID: runID, Kind: core.KindApproval, AgentName: "Claude Code", Header: "Approval",
 		Question: "Allow Bash: rm -rf build?",
 		Options: []core.Option{{Label: "Allow", Description: "Let the agent run it"},
-			{Label: "Deny", Description: "Refuse; answer in your own words to tell the agent why"}}}
+			{Label: "Deny", Description: "Refuse; Deny with note… tells the agent why"}}}
 }
 
 // TestBrowserApprovalAllowDenyUnmistakable: on an approval card Allow and
