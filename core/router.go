@@ -433,6 +433,15 @@ func (r *Router) Answer(ctx context.Context, project, id string, req RespondRequ
 	if err != nil {
 		return nil, err
 	}
+	return r.AnswerRead(ctx, q, req, who)
+}
+
+// AnswerRead is Answer for a caller that has just read q itself (the API's
+// respond, which reads it to check who may see it): it saves reading it
+// again. The store's transition still refuses a question that is no longer
+// pending, so a record read a moment ago is safe; one read long before (a
+// chat modal left open) should go through Answer.
+func (r *Router) AnswerRead(ctx context.Context, q *Question, req RespondRequest, who Person) (*Question, error) {
 	if q.Status != StatusPending {
 		return q, StatusError(q)
 	}

@@ -375,7 +375,7 @@ func (a *API) respond(w http.ResponseWriter, r *http.Request, p Principal) error
 		// click: the chat adapter fills in their groups.
 		who = a.router.ResolvePerson(r.Context(), q, who)
 	}
-	q, err = a.router.Answer(r.Context(), r.PathValue("p"), r.PathValue("id"), req, who)
+	q, err = a.router.AnswerRead(r.Context(), q, req, who)
 	if err != nil {
 		return err
 	}
