@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -71,18 +68,8 @@ func TestResumeDestinationsAsServed(t *testing.T) {
 	cfg := filepath.Join(dir, "bridge.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("agents:\n  - {id: bot, project: ops, token: agent-tok, tools: [ask_user]}\n"), 0o600))
 	ask := func(p *proc, token, url string) (int, map[string]any) {
-		b, _ := json.Marshal(map[string]any{"run_id": "r-" + url, "agent_id": "bot", "question": "Go?", "resume": map[string]any{"url": url}})
-		req, _ := http.NewRequest("POST", p.URL+"/api/projects/ops/agent-questions", bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		return res.StatusCode, out
+		return authed(t, "POST", p.URL+"/api/projects/ops/agent-questions", token,
+			map[string]any{"run_id": "r-" + url, "agent_id": "bot", "question": "Go?", "resume": map[string]any{"url": url}})
 	}
 	problem := func(body map[string]any) string {
 		e, _ := body["error"].(map[string]any)
