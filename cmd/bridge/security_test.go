@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +115,10 @@ func (p *proc) snapshot(t *testing.T, runs ...string) string {
 	}
 	return b.String()
 }
+
+// refusedLine matches one "refused" entry of an audit trail's JSON (never
+// the first: a question's trail starts with "asked").
+var refusedLine = regexp.MustCompile(`,\{"id":"[^"]*","type":"refused"[^{}]*(\{[^{}]*\})?[^{}]*\}`)
 
 // slackClick is a signed Slack click by user on the button labelled label
 // of the copy in C1.
@@ -267,9 +272,8 @@ func TestTrustModelProbes(t *testing.T) {
 			after := p.snapshot(t, "runA", "runGate")
 			if c.audited {
 				assert.Equal(t, strings.Count(before, `"refused"`)+1, strings.Count(after, `"refused"`), "the refusal is audited")
-				after = before // compared below without the audit line
-				assert.Equal(t, strings.Count(before, `"voted"`), strings.Count(p.snapshot(t, "runA", "runGate"), `"voted"`))
-				assert.Equal(t, strings.Count(before, `"pending"`), strings.Count(p.snapshot(t, "runA", "runGate"), `"pending"`))
+				// Everything else reads the same.
+				before, after = refusedLine.ReplaceAllString(before, ""), refusedLine.ReplaceAllString(after, "")
 			}
 			assert.Equal(t, before, after, "a refused probe changed stored state")
 		})
