@@ -15,13 +15,11 @@ func Allowed(r Responders, who Person) bool {
 	if slices.Contains(r.Users, who.Platform+":"+who.ID) {
 		return true
 	}
-	var groups []string
-	switch who.Platform {
-	case "slack":
-		groups = r.SlackUsergroups
-	case "discord":
-		groups = r.DiscordRoles
+	p, ok := platformInfo(who.Platform)
+	if !ok || p.Groups == nil {
+		return false
 	}
+	groups := p.Groups(r)
 	for _, g := range who.Groups {
 		if slices.Contains(groups, g) {
 			return true
@@ -69,11 +67,13 @@ func DescribeResponders(r Responders) string {
 		return "anyone"
 	}
 	parts := append([]string(nil), r.Users...)
-	for _, g := range r.SlackUsergroups {
-		parts = append(parts, "Slack user group "+g)
-	}
-	for _, g := range r.DiscordRoles {
-		parts = append(parts, "Discord role "+g)
+	for _, p := range registeredPlatforms() {
+		if p.Groups == nil {
+			continue
+		}
+		for _, g := range p.Groups(r) {
+			parts = append(parts, p.GroupNoun+" "+g)
+		}
 	}
 	return strings.Join(parts, ", ")
 }

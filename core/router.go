@@ -328,16 +328,6 @@ func (r *Router) message(q *Question, reattached bool) string {
 	return msg
 }
 
-func targetName(t Target) string {
-	switch t.Platform {
-	case "slack":
-		return "Slack " + t.Channel
-	case "discord":
-		return "Discord channel " + t.Channel
-	}
-	return t.Platform + " " + t.Channel
-}
-
 func personName(p *Person) string {
 	if p == nil {
 		return "someone"

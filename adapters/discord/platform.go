@@ -1,0 +1,18 @@
+package discord
+
+import "github.com/askbridge/askbridge/core"
+
+// Platform is the name of Discord in targets and person keys.
+const Platform = "discord"
+
+// How the core names Discord places and checks Discord responders: a
+// person's Groups (filled by this adapter) are their role ids, matched
+// against the route's discord_roles.
+func init() {
+	core.RegisterPlatform(core.PlatformInfo{
+		Name:      Platform,
+		Place:     func(channel string) string { return "Discord channel " + channel },
+		Groups:    func(r core.Responders) []string { return r.DiscordRoles },
+		GroupNoun: "Discord role",
+	})
+}

@@ -1,0 +1,18 @@
+package slack
+
+import "github.com/askbridge/askbridge/core"
+
+// Platform is the name of Slack in targets and person keys.
+const Platform = "slack"
+
+// How the core names Slack places and checks Slack responders: a person's
+// Groups (filled by this adapter) are their user group ids, matched against
+// the route's slack_usergroups.
+func init() {
+	core.RegisterPlatform(core.PlatformInfo{
+		Name:      Platform,
+		Place:     func(channel string) string { return "Slack " + channel },
+		Groups:    func(r core.Responders) []string { return r.SlackUsergroups },
+		GroupNoun: "Slack user group",
+	})
+}
