@@ -96,7 +96,6 @@ func TestSubagentRejected(t *testing.T) {
 	_, _, err := BuildQuestion(&AskRequest{Question: "q", ParentRunID: "run-1"}, AskDefaults{}, false)
 	assert.Equal(t, ESubagentNotAllowed, ErrorCode(err))
 	assert.Equal(t, "only parent conversations can ask user questions", err.Error())
-	assert.Equal(t, 403, HTTPStatus(ErrorCode(err)))
 }
 
 func TestTimeoutForms(t *testing.T) {

@@ -3,12 +3,11 @@ package core
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 )
 
-// Error codes of the HTTP API (docs/openapi.yaml). Each maps to one HTTP status in
-// HTTPStatus.
+// Error codes of the HTTP API (docs/openapi.yaml). internal/httperr maps
+// each to its HTTP status; the core knows nothing of HTTP.
 const (
 	EInvalid            = "invalid"
 	EInvalidAnswer      = "invalid_answer"
@@ -30,27 +29,6 @@ const (
 	EUnavailable          = "unavailable"
 	EInternal             = "internal"
 )
-
-var httpStatus = map[string]int{
-	EInvalid:              http.StatusBadRequest,
-	EInvalidAnswer:        http.StatusBadRequest,
-	ENotFound:             http.StatusNotFound,
-	EUnauthorized:         http.StatusUnauthorized,
-	EForbidden:            http.StatusForbidden,
-	ESubagentNotAllowed:   http.StatusForbidden,
-	EToolNotEnabled:       http.StatusForbidden,
-	ENotAllowed:           http.StatusForbidden,
-	EAlreadyAnswered:      http.StatusConflict,
-	EQuestionCancelled:    http.StatusConflict,
-	EQuestionExpired:      http.StatusConflict,
-	ERunNotPaused:         http.StatusConflict,
-	EConflict:             http.StatusConflict,
-	EUnsupportedMediaType: http.StatusUnsupportedMediaType,
-	ETooLarge:             http.StatusRequestEntityTooLarge,
-	EMethodNotAllowed:     http.StatusMethodNotAllowed,
-	EUnavailable:          http.StatusServiceUnavailable,
-	EInternal:             http.StatusInternalServerError,
-}
 
 // Detail names one problem with one field of a request.
 type Detail struct {
@@ -89,14 +67,6 @@ func ErrorCode(err error) string {
 		return e.Code
 	}
 	return EInternal
-}
-
-// HTTPStatus maps an error code to its HTTP status.
-func HTTPStatus(code string) int {
-	if s, ok := httpStatus[code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
 }
 
 // StatusError is the error for an operation on a question that is no longer

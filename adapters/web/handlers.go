@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/httperr"
 )
 
 // maxPending bounds the questions listed per project.
@@ -261,7 +262,7 @@ func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.P
 		}
 	}
 	d := pageData{Title: title(shown), Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Card: c}
-	i.renderStatus(rq.w, rq.r, core.HTTPStatus(code), "question", d)
+	i.renderStatus(rq.w, rq.r, httperr.Status(code), "question", d)
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/httperr"
 )
 
 // MaxWait bounds one long-poll.
@@ -192,18 +193,18 @@ func (a *API) handle(h handlerFunc) http.Handler {
 	})
 }
 
+// writeError answers with err through httperr, the one error writer, and
+// logs what the client cannot fix (its own words stay in the log).
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var e *core.Error
-	if !errors.As(err, &e) {
-		if errors.Is(err, context.Canceled) {
-			return // the client went away
-		}
-		a.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		e = &core.Error{Code: core.EInternal, Message: "internal error"}
-	} else if e.Code == core.EInternal || e.Code == core.EUnavailable {
+	var ours *core.Error
+	if !errors.As(err, &ours) && errors.Is(err, context.Canceled) {
+		return // the client went away
+	}
+	e := httperr.Of(err)
+	if e.Code == core.EInternal || e.Code == core.EUnavailable {
 		a.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	writeJSON(w, core.HTTPStatus(e.Code), map[string]any{"error": e})
+	httperr.Write(w, e)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/httperr"
 	"github.com/gorilla/websocket"
 )
 
@@ -42,7 +43,7 @@ var upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096,
 		if status == http.StatusForbidden {
 			e = core.Errorf(core.EForbidden, "a page of another site (Origin %s) may not open this WebSocket", r.Header.Get("Origin"))
 		}
-		writeJSON(w, core.HTTPStatus(e.Code), map[string]any{"error": e})
+		httperr.Write(w, e)
 	}}
 
 const (

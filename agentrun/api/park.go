@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/httperr"
 )
 
 // funcWatcher is implemented by stores that wake a callback instead of a
@@ -185,12 +185,7 @@ func (p *parker) check(pk *parked) {
 	}
 	status, body := http.StatusOK, []byte(nil)
 	if err != nil {
-		var e *core.Error
-		if !errors.As(err, &e) {
-			e = &core.Error{Code: core.EInternal, Message: "internal error"}
-		}
-		status = core.HTTPStatus(e.Code)
-		body, _ = json.Marshal(map[string]any{"error": e})
+		status, body = httperr.Response(httperr.Of(err))
 	} else {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)

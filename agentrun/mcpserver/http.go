@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge/agentrun/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/httperr"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -99,7 +99,7 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if crossSite(r) {
-			writeError(w, http.StatusForbidden, core.EForbidden, "cross-site requests to /mcp are refused")
+			writeError(w, core.EForbidden, "cross-site requests to /mcp are refused")
 			return
 		}
 		var p Principal
@@ -111,7 +111,7 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 				if e := (*core.Error)(nil); errors.As(err, &e) {
 					msg = e.Message
 				}
-				writeError(w, http.StatusUnauthorized, core.EUnauthorized, msg)
+				writeError(w, core.EUnauthorized, msg)
 				return
 			}
 		}
@@ -119,7 +119,7 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 		project := firstOf(q.Get("project"), r.Header.Get(ProjectHeader))
 		switch {
 		case p.Project != "" && project != "" && project != p.Project:
-			writeError(w, http.StatusForbidden, core.EForbidden, "this agent token asks in project "+p.Project+", not "+project)
+			writeError(w, core.EForbidden, "this agent token asks in project "+p.Project+", not "+project)
 			return
 		case p.Project != "":
 			project = p.Project
@@ -188,10 +188,8 @@ func crossSite(r *http.Request) bool {
 	return !strings.EqualFold(u.Host, r.Host)
 }
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+func writeError(w http.ResponseWriter, code, msg string) {
+	httperr.Write(w, &core.Error{Code: code, Message: msg})
 }
 
 // inProcess calls an http.Handler directly: the MCP tool uses the bridge's

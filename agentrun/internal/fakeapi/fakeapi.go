@@ -9,7 +9,6 @@ package fakeapi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/httperr"
 	"github.com/google/uuid"
 )
 
@@ -159,11 +159,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeErr(w http.ResponseWriter, err error) {
-	var e *core.Error
-	if !errors.As(err, &e) {
-		e = &core.Error{Code: core.EInternal, Message: err.Error()}
-	}
-	writeJSON(w, core.HTTPStatus(e.Code), map[string]any{"error": e})
+	httperr.Write(w, httperr.Of(err))
 }
 
 func (s *Server) handler() http.Handler {
