@@ -73,13 +73,15 @@ type Delivery struct {
 	Expired bool `json:"-"`
 }
 
-// Store keeps questions, runs, events and the resume queue. Every state
-// change of a question is one atomic step, whatever the number of replicas.
-type Store interface {
-	// Create stores q (status pending) and indexes it. It returns an
-	// existing question instead when q re-asks (see CreateResult), and
-	// supersedes the run's earlier pending question in the same step.
-	Create(ctx context.Context, q *Question) (CreateResult, error)
+// The store is described by its roles: each consumer asks for the
+// narrowest one it needs (the resume deliverer for DeliveryQueue and
+// QuestionReader, a parked long-poll for QuestionReader and EventLog), and
+// Store embeds them all for the Router and the one implementation (package
+// store: embedded, standalone Redis, Sentinel, Cluster; store/storetest is
+// the conformance suite every form passes).
+
+// QuestionReader reads question records.
+type QuestionReader interface {
 	// Locate returns the project of a question id (chat interactions carry
 	// only the id). ENotFound if unknown.
 	Locate(ctx context.Context, id string) (project string, err error)
@@ -90,20 +92,37 @@ type Store interface {
 	List(ctx context.Context, project string, status Status, limit int) ([]*Question, error)
 	// RunQuestions returns every question of a run in creation order.
 	RunQuestions(ctx context.Context, project, run string) ([]*Question, error)
+	// Projects lists every project that has asked a question.
+	Projects(ctx context.Context) ([]string, error)
+}
+
+// Questions keeps question records and moves them through their states.
+// Every state change is one atomic step, whatever the number of replicas.
+type Questions interface {
+	QuestionReader
+	// Create stores q (status pending) and indexes it. It returns an
+	// existing question instead when q re-asks (see CreateResult), and
+	// supersedes the run's earlier pending question in the same step.
+	Create(ctx context.Context, q *Question) (CreateResult, error)
 	// AttachCopy records a posted copy (or a failed post) on the question.
 	AttachCopy(ctx context.Context, project, id string, t Target) error
 	// Transition moves a pending question to a final state atomically:
 	// the first caller wins; later ones get the StatusError of the record.
 	Transition(ctx context.Context, project, id string, tr Transition) (*Question, error)
-	// MarkRead marks the question's notification read.
-	MarkRead(ctx context.Context, project, id string) (*Question, error)
-	// Due returns pending questions whose deadline is at or before now.
-	Due(ctx context.Context, now time.Time, limit int) ([]Ref, error)
 	// Vote records v on an approval that needs required votes for one
 	// option; a person's later vote replaces their earlier one. When the
 	// vote makes required (or is a veto), the question is answered with tr
 	// in the same atomic step and resolved is true. Errors as Transition.
 	Vote(ctx context.Context, project, id string, v Vote, required int, veto bool, tr Transition) (q *Question, resolved bool, err error)
+	// MarkRead marks the question's notification read.
+	MarkRead(ctx context.Context, project, id string) (*Question, error)
+}
+
+// Schedule finds questions whose deadline or escalation step has come,
+// and moves escalation on exactly once.
+type Schedule interface {
+	// Due returns pending questions whose deadline is at or before now.
+	Due(ctx context.Context, now time.Time, limit int) ([]Ref, error)
 	// DueEscalations returns pending questions whose next escalation step
 	// is at or before now.
 	DueEscalations(ctx context.Context, now time.Time, limit int) ([]Ref, error)
@@ -111,27 +130,45 @@ type Store interface {
 	// exactly once across replicas (next: when the following step is due,
 	// zero if none). It reports whether this caller did it.
 	Escalate(ctx context.Context, project, id string, level int, next time.Time, detail string, at time.Time) (bool, error)
-	// AppendAudit adds an entry to the project's audit trail.
-	AppendAudit(ctx context.Context, e AuditEntry) error
-	// Audit returns a project's audit trail oldest first, only entries of
-	// question when it is not empty.
-	Audit(ctx context.Context, project, question string, limit int) ([]AuditEntry, error)
+}
 
+// Runs keeps agent runs.
+type Runs interface {
 	// Run returns a run. ENotFound if unknown.
 	Run(ctx context.Context, project, id string) (*Run, error)
 	// PauseRun marks a running run paused (creating it if unknown).
 	PauseRun(ctx context.Context, project, id, agentID string, at time.Time) (*Run, error)
+}
 
+// EventLog is a project's event stream, readable from any replica, and
+// the watching that wakes waiters when it moves.
+type EventLog interface {
 	// Events returns up to limit events after the stream id after ("" =
 	// from the start, "$" = none), oldest first.
 	Events(ctx context.Context, project, after string, limit int) ([]Event, error)
+	// LastEventID returns the id of the project's newest event ("0-0" when
+	// there is none), to follow the stream from now on.
+	LastEventID(ctx context.Context, project string) (string, error)
 	// AppendEvent adds an event that is not part of a question transition.
 	AppendEvent(ctx context.Context, ev Event) error
 	// Watch wakes the returned channel (buffered, coalescing) whenever an
 	// event for the question id occurs, on any replica; id "" watches the
 	// whole project. Call stop to release it.
 	Watch(project, id string) (wake <-chan struct{}, stop func())
+}
 
+// AuditLog is a project's audit trail.
+type AuditLog interface {
+	// AppendAudit adds an entry to the project's audit trail.
+	AppendAudit(ctx context.Context, e AuditEntry) error
+	// Audit returns a project's audit trail oldest first, only entries of
+	// question when it is not empty.
+	Audit(ctx context.Context, project, question string, limit int) ([]AuditEntry, error)
+}
+
+// DeliveryQueue holds the resume webhooks to send, leased to one replica
+// at a time.
+type DeliveryQueue interface {
 	// ClaimDeliveries leases up to max due resume deliveries for lease,
 	// taking from every project in turn; each claim counts an attempt.
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, max int) ([]Delivery, error)
@@ -144,9 +181,10 @@ type Store interface {
 	// d.Attempts as the attempts made (lower it for a delivery put back
 	// unsent). Nothing changes if d's lease was lost.
 	RetryDelivery(ctx context.Context, d Delivery, at time.Time) error
+}
 
-	// Projects lists every project that has asked a question.
-	Projects(ctx context.Context) ([]string, error)
+// Scratch keeps short-lived helpers of chat interactions.
+type Scratch interface {
 	// PutDraft keeps one person's partial selections on a question (chat
 	// platforms without form state) for ttl, readable from any replica.
 	PutDraft(ctx context.Context, project, id, person string, draft map[string][]string, ttl time.Duration) error
@@ -155,7 +193,26 @@ type Store interface {
 	// Once reports true the first time key is seen within ttl (dedupe of
 	// platform retries such as Slack's event_id).
 	Once(ctx context.Context, key string, ttl time.Duration) (bool, error)
+}
 
+// Retention drops what has outlived retention when asked (records, index
+// entries, old events and audit entries); the Router's sweeper asks on
+// every cycle, on every replica.
+type Retention interface {
+	// Trim drops what expired by now and reports how many entries went.
+	Trim(ctx context.Context, now time.Time) (int, error)
+}
+
+// Store is every role together: what the Router needs.
+type Store interface {
+	Questions
+	Schedule
+	Runs
+	EventLog
+	AuditLog
+	DeliveryQueue
+	Scratch
+	Retention
 	// Ping checks the store is reachable.
 	Ping(ctx context.Context) error
 }

@@ -769,13 +769,6 @@ func (r *Router) remind(ctx context.Context, q *Question) {
 	}
 }
 
-// Trimmer is a Store that drops what has outlived retention when asked
-// (records, index entries, old events and audit entries); the sweeper asks
-// on every cycle, on every replica.
-type Trimmer interface {
-	Trim(ctx context.Context, now time.Time) (int, error)
-}
-
 // Sweep runs ExpireDue, EscalateDue and the store's Trim every interval
 // until ctx ends.
 func (r *Router) Sweep(ctx context.Context, interval time.Duration) {
@@ -792,10 +785,8 @@ func (r *Router) Sweep(ctx context.Context, interval time.Duration) {
 			if _, err := r.EscalateDue(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				r.log.Warn("escalation sweep failed", "err", err)
 			}
-			if tr, ok := r.store.(Trimmer); ok {
-				if _, err := tr.Trim(ctx, r.clock.Now()); err != nil && !errors.Is(err, context.Canceled) {
-					r.log.Warn("retention sweep failed", "err", err)
-				}
+			if _, err := r.store.Trim(ctx, r.clock.Now()); err != nil && !errors.Is(err, context.Canceled) {
+				r.log.Warn("retention sweep failed", "err", err)
 			}
 		}
 	}

@@ -28,7 +28,7 @@ type funcWatcher interface {
 // away (watchHangup). Tens of thousands of agents can wait on one replica
 // this way.
 type parker struct {
-	store core.Store
+	store core.QuestionReader
 	fw    funcWatcher
 	log   *slog.Logger
 	work  chan *parked
@@ -55,11 +55,11 @@ type parked struct {
 // parkWorkers bound how many woken waits are checked at once.
 const parkWorkers = 4
 
-func newParker(st core.Store, log *slog.Logger) *parker {
+func newParker(st core.QuestionReader, log *slog.Logger) *parker {
 	return startParker(st, log, recheckEvery)
 }
 
-func startParker(st core.Store, log *slog.Logger, every time.Duration) *parker {
+func startParker(st core.QuestionReader, log *slog.Logger, every time.Duration) *parker {
 	fw, ok := st.(funcWatcher)
 	if !ok {
 		return nil

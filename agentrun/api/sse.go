@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -89,22 +88,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, p Principal) error 
 	}
 }
 
-// tailID finds the id of the newest event, reading the stream forward.
+// tailID finds the id of the newest event.
 func (a *API) tailID(r *http.Request, project string) (string, error) {
-	if s, ok := a.store.(interface {
-		LastEventID(ctx context.Context, project string) (string, error)
-	}); ok {
-		return s.LastEventID(r.Context(), project)
-	}
-	after := "0-0"
-	for {
-		evs, err := a.store.Events(r.Context(), project, after, 1000)
-		if err != nil {
-			return "", err
-		}
-		if len(evs) == 0 {
-			return after, nil
-		}
-		after = evs[len(evs)-1].ID
-	}
+	return a.store.LastEventID(r.Context(), project)
 }

@@ -24,9 +24,20 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
+// Store is what the deliverer needs of the store: the delivery queue, the
+// question a delivery was enqueued for (deliveries of older releases carry
+// no snapshot), and the audit trail and event stream where an outcome is
+// told.
+type Store interface {
+	core.DeliveryQueue
+	Get(ctx context.Context, project, id string) (*core.Question, error)
+	AppendAudit(ctx context.Context, e core.AuditEntry) error
+	AppendEvent(ctx context.Context, ev core.Event) error
+}
+
 // Config configures a Deliverer.
 type Config struct {
-	Store core.Store
+	Store Store
 	// Secret returns the signing secret for an agent (its own, else the
 	// bridge's); nil or empty means the delivery cannot be signed.
 	Secret func(agentID string) []byte
