@@ -616,13 +616,25 @@ func (s *Store) Transition(ctx context.Context, project, id string, tr core.Tran
 	if err != nil {
 		return nil, s.wrap(err)
 	}
+	return s.outcome(ctx, project, id, out)
+}
+
+// outcome turns the reply of the transition or vote script into what the
+// caller gets: the question as it now is, or the refusal. Both scripts
+// answer {"notfound"}, {"final", status} or {"run_not_paused", runStatus}
+// when they change nothing; any other reply (ok, voted, resolved) changed
+// the question.
+func (s *Store) outcome(ctx context.Context, project, id string, out []string) (*core.Question, error) {
 	switch out[0] {
 	case "notfound":
 		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
 	case "run_not_paused":
 		q, _ := s.Get(ctx, project, id)
-		state := out[1]
-		if state == "" {
+		state := ""
+		if len(out) > 1 {
+			state = out[1]
+		}
+		if state == "" { // the run's record is gone (expired or evicted)
 			state = "unknown"
 		}
 		return q, core.Errorf(core.ERunNotPaused, "run is %s: report the pause (POST .../agent-runs/{run}/pause) before answering a webhook-mode question", state)
@@ -914,20 +926,7 @@ func (s *Store) Vote(ctx context.Context, project, id string, v core.Vote, requi
 	if err != nil {
 		return nil, false, s.wrap(err)
 	}
-	switch out[0] {
-	case "notfound":
-		return nil, false, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
-	case "run_not_paused":
-		q, _ := s.Get(ctx, project, id)
-		return q, false, core.Errorf(core.ERunNotPaused, "run is %s: report the pause (POST .../agent-runs/{run}/pause) before answering a webhook-mode question", out[1])
-	case "final":
-		q, err := s.Get(ctx, project, id)
-		if err != nil {
-			return nil, false, err
-		}
-		return q, false, core.StatusError(q)
-	}
-	q, err := s.Get(ctx, project, id)
+	q, err := s.outcome(ctx, project, id, out)
 	return q, out[0] == "resolved", err
 }
 

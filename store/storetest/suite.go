@@ -33,6 +33,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"IdempotencyKey", testIdempotency},
 		{"FirstTransitionWins100Times", testFirstWins},
 		{"WebhookRunPauseAndContinuation", testContinuation},
+		{"TransitionAndVoteRefuseAnUnpausedRunAlike", testRunNotPausedAlike},
 		{"DeliveriesLeaseRetryFinish", testDeliveries},
 		{"DeliveriesFromEveryProjectInTurn", testDeliveriesInterleave},
 		{"DeliveryLeasesRenewedAndTakenOver", testDeliveryLeases},
@@ -344,6 +345,47 @@ func testContinuation(t *testing.T, open func() core.Store) {
 		}
 	}
 	assert.True(t, found, "the answer enqueued its resume delivery in the same step")
+}
+
+// testRunNotPausedAlike: a webhook-mode answer given by a click
+// (Transition) or as the deciding vote (Vote) is refused the same way while
+// the run has not paused: the same code and words, naming the run's state,
+// also when the run's record is gone (expired or evicted) and its state is
+// unknown. Nothing is recorded either way.
+func testRunNotPausedAlike(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.Resume = &core.Resume{URL: "https://runtime.example/resume"}
+	create(t, s, q)
+	refuse := func(state string) {
+		t.Helper()
+		tr := answer("alice")
+		tr.RequirePausedRun = true
+		tr.ContinuationRunID = "run-2"
+		tr.DeliveryID = uuid.NewString()
+		got, trErr := s.Transition(ctx, p, q.ID, tr)
+		assert.Equal(t, core.ERunNotPaused, core.ErrorCode(trErr))
+		require.NotNil(t, got, "the refused question comes back as it is")
+		assert.Equal(t, core.StatusPending, got.Status)
+		got, resolved, voteErr := s.Vote(ctx, p, q.ID, core.Vote{By: core.Person{Platform: "slack", ID: "U1"}, Label: "Yes"}, 1, false, tr)
+		assert.Equal(t, core.ERunNotPaused, core.ErrorCode(voteErr))
+		assert.False(t, resolved)
+		require.NotNil(t, got, "the refused question comes back as it is")
+		assert.Equal(t, core.StatusPending, got.Status)
+		require.Error(t, trErr)
+		require.Error(t, voteErr)
+		assert.Equal(t, trErr.Error(), voteErr.Error(), "a click and a deciding vote are refused in the same words")
+		assert.Contains(t, trErr.Error(), state, "the refusal names the run's state")
+	}
+	refuse("running")
+
+	ch, ok := s.(clientHolder)
+	if !ok {
+		return
+	}
+	require.NoError(t, ch.Client().Del(ctx, "askbridge:{"+p+"}:run:run-1").Err())
+	refuse("unknown")
 }
 
 func testDeliveries(t *testing.T, open func() core.Store) {
