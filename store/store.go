@@ -630,14 +630,12 @@ func (s *Store) outcome(ctx context.Context, project, id string, out []string) (
 		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
 	case "run_not_paused":
 		q, _ := s.Get(ctx, project, id)
-		state := ""
-		if len(out) > 1 {
-			state = out[1]
+		state := "its state is unknown" // the run's record is gone (expired or evicted)
+		if len(out) > 1 && out[1] != "" {
+			state = "it is " + out[1]
 		}
-		if state == "" { // the run's record is gone (expired or evicted)
-			state = "unknown"
-		}
-		return q, core.Errorf(core.ERunNotPaused, "run is %s: report the pause (POST .../agent-runs/{run}/pause) before answering a webhook-mode question", state)
+		return q, core.Errorf(core.ERunNotPaused, "the question's run is not paused (%s): a webhook-mode question "+
+			"takes an answer only after its run has reported its pause", state)
 	case "final":
 		q, err := s.Get(ctx, project, id)
 		if err != nil {

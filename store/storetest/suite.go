@@ -351,7 +351,8 @@ func testContinuation(t *testing.T, open func() core.Store) {
 // (Transition) or as the deciding vote (Vote) is refused the same way while
 // the run has not paused: the same code and words, naming the run's state,
 // also when the run's record is gone (expired or evicted) and its state is
-// unknown. Nothing is recorded either way.
+// unknown. The store's words name no HTTP route: it knows none. Nothing is
+// recorded either way.
 func testRunNotPausedAlike(t *testing.T, open func() core.Store) {
 	s := open()
 	p := project()
@@ -377,6 +378,10 @@ func testRunNotPausedAlike(t *testing.T, open func() core.Store) {
 		require.Error(t, voteErr)
 		assert.Equal(t, trErr.Error(), voteErr.Error(), "a click and a deciding vote are refused in the same words")
 		assert.Contains(t, trErr.Error(), state, "the refusal names the run's state")
+		assert.Contains(t, trErr.Error(), "not paused", "the refusal says what is wrong in plain words")
+		for _, http := range []string{"POST", "agent-runs", "/"} {
+			assert.NotContains(t, trErr.Error(), http, "the store knows no HTTP route")
+		}
 	}
 	refuse("running")
 
