@@ -14,6 +14,7 @@
 //   - events.go: the event stream and watching across replicas.
 //   - deliveries.go: the resume-webhook queue: claims, leases, retries.
 //   - scratch.go: drafts, Once, marking read.
+//   - audit.go: the audit trail.
 //   - lifetimes.go: every key ends with retention; the sweeper's trim.
 //
 // redis.go and topology.go start the servers (standalone, Sentinel,

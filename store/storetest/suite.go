@@ -46,6 +46,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"KeysEndWithRetention", testKeysEndWithRetention},
 		{"TrimKeepsLiveRecords", testTrimKeepsLiveRecords},
 		{"CancelNoteKept", testCancelNote},
+		{"AuditTrailOldestFirstPerQuestion", testAudit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, replicas(t)) })
