@@ -1,5 +1,3 @@
-// Package storetest starts real Redis servers for tests and holds the
-// conformance suite every core.Store implementation must pass.
 package storetest
 
 import (

@@ -1,0 +1,70 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// base is the key prefix of a project; the hash tag keeps a project's keys
+// in one Cluster slot.
+func (s *Store) base(project string) string { return s.prefix + ":{" + project + "}:" }
+
+func (s *Store) qkey(project, id string) string { return s.base(project) + "q:" + id }
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// stamp is how times are written in hashes and streams: Unix nanoseconds,
+// which Redis keeps as an 8-byte integer in listpacks and streams.
+func stamp(t time.Time) string { return strconv.FormatInt(t.UnixNano(), 10) }
+
+// parseStamp reads a time written by stamp, or as RFC 3339 (the earlier
+// layout); the zero time when empty or unreadable.
+func parseStamp(s string) time.Time {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Unix(0, n).UTC()
+	}
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+// common are the first nine arguments of every question script.
+func (s *Store) common(project string, now time.Time, retention time.Duration) []any {
+	if retention <= 0 {
+		retention = s.retention
+	}
+	return []any{s.base(project), ms(now), stamp(now), retention.Milliseconds(), core.ReattachWindow.Milliseconds(),
+		s.maxLen, s.channel, project, minID(now.Add(-s.auditKeep))}
+}
+
+// minID is the stream id before which entries are older than t.
+func minID(t time.Time) string {
+	if t.UnixMilli() < 0 {
+		return "0-0"
+	}
+	return fmt.Sprintf("%d-0", ms(t))
+}
+
+func personJSON(p *core.Person) string {
+	if p == nil {
+		return ""
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// boolArg is a script argument for a flag.
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

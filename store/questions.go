@@ -1,0 +1,283 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/redis/go-redis/v9"
+)
+
+// Create implements core.Store.
+func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult, error) {
+	if err := s.register(ctx, q.ProjectID); err != nil {
+		return core.CreateResult{}, s.wrap(err)
+	}
+	supJSON, _ := json.Marshal(result{CancelReason: core.CancelSuperseded})
+	now := q.CreatedAt
+	// Keys live while the question may be pending, plus retention; once
+	// final, retention from then (finalize in scripts.go).
+	ttl := q.ExpiresAt.Sub(now) + s.retention
+	esc := int64(0)
+	if len(q.Escalation) > 0 {
+		esc = ms(q.CreatedAt.Add(time.Duration(q.Escalation[0].After)))
+	}
+	asked := fmt.Sprintf("%d question(s) by %s", len(q.Questions), q.AgentID)
+	args := append(s.common(q.ProjectID, now, 0), q.ID, q.RunID, q.AgentID, encodeDoc(q),
+		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == core.KindApproval))
+	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)}, args...).StringSlice()
+	if err != nil {
+		return core.CreateResult{}, s.wrap(err)
+	}
+	if res[0] == "run_owned" {
+		return core.CreateResult{}, errRunOwned(q.RunID)
+	}
+	out := core.CreateResult{}
+	id := res[1]
+	if res[0] == "reattach" {
+		out.Reattached = true
+	} else if len(res) > 2 && res[2] != "" {
+		if sup, err := s.Get(ctx, q.ProjectID, res[2]); err == nil {
+			out.Superseded = sup
+		}
+	}
+	out.Question, err = s.Get(ctx, q.ProjectID, id)
+	return out, err
+}
+
+// Locate implements core.Store. There is no id→project index: ids made by
+// core.NewQuestionID carry a hash of their project, so Locate first looks
+// in the projects with that hash (one round trip, usually one key), then,
+// for other ids (an older release's) or a miss, in every project.
+func (s *Store) Locate(ctx context.Context, id string) (string, error) {
+	hint, hinted := core.ProjectHint(id)
+	tried := map[string]bool{}
+	for pass := range 3 {
+		// 0: hinted projects as known; 1: the same after reading the
+		// projects set; 2: every project.
+		ps, err := s.projectList(ctx, pass == 1)
+		if err != nil {
+			return "", err
+		}
+		var cands []string
+		for _, p := range ps {
+			if !tried[p] && (pass == 2 || !hinted || core.ProjectHash(p) == hint) {
+				cands = append(cands, p)
+				tried[p] = true
+			}
+		}
+		if len(cands) == 0 {
+			continue
+		}
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.IntCmd, len(cands))
+		for i, p := range cands {
+			cmds[i] = pipe.Exists(ctx, s.qkey(p, id))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return "", s.wrap(err)
+		}
+		for i, c := range cmds {
+			if c.Val() == 1 {
+				return cands[i], nil
+			}
+		}
+	}
+	return "", core.Errorf(core.ENotFound, "no question %s", id)
+}
+
+// Get implements core.Store. Unlike a list, which skips a corrupt record,
+// Get reports it as the error it is rather than as "not found".
+func (s *Store) Get(ctx context.Context, project, id string) (*core.Question, error) {
+	pipe := s.rdb.Pipeline()
+	hc, dc := pipe.HGetAll(ctx, s.qkey(project, id)), pipe.Get(ctx, s.base(project)+"d:"+id)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, s.wrap(err)
+	}
+	if len(hc.Val()) == 0 || dc.Err() != nil {
+		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
+	}
+	q, _, err := decode(project, id, hc.Val(), dc.Val())
+	return q, err
+}
+
+// List implements core.Store.
+func (s *Store) List(ctx context.Context, project string, status core.Status, limit int) ([]*core.Question, error) {
+	if limit <= 0 {
+		limit = 500
+	}
+	if status == core.StatusPending {
+		return s.listPending(ctx, project, limit)
+	}
+	// Non-pending filters scan more of the index to fill the page.
+	scan := limit
+	if status != "" {
+		scan = limit * 4
+	}
+	ids, err := s.rdb.ZRevRange(ctx, s.base(project)+"all", 0, int64(scan-1)).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	qs, _, err := s.getMany(ctx, project, "all", ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*core.Question, 0, len(qs))
+	for i := len(qs) - 1; i >= 0; i-- { // oldest first
+		if status == "" || qs[i].Status == status {
+			out = append(out, qs[i])
+		}
+	}
+	if len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out, nil
+}
+
+// listPending lists the newest limit pending questions, oldest first. The
+// deadlines index holds exactly the pending questions, so no index of its
+// own is kept for them; creation order is each record's sequence number.
+func (s *Store) listPending(ctx context.Context, project string, limit int) ([]*core.Question, error) {
+	ids, err := s.rdb.ZRange(ctx, s.base(project)+"deadlines", 0, -1).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	if len(ids) > limit { // keep the newest: read only the sequence numbers first
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.StringCmd, len(ids))
+		for i, id := range ids {
+			cmds[i] = pipe.HGet(ctx, s.qkey(project, id), "seq")
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, s.wrap(err)
+		}
+		seqs := make(map[string]int64, len(ids))
+		for i, c := range cmds {
+			seqs[ids[i]], _ = strconv.ParseInt(c.Val(), 10, 64)
+		}
+		sort.Slice(ids, func(i, j int) bool { return seqs[ids[i]] > seqs[ids[j]] })
+		ids = ids[:limit]
+	}
+	qs, seqs, err := s.getMany(ctx, project, "deadlines", ids)
+	if err != nil {
+		return nil, err
+	}
+	order := make(map[*core.Question]int64, len(qs))
+	out := qs[:0]
+	for i, q := range qs {
+		if q.Status == core.StatusPending {
+			order[q] = seqs[i]
+			out = append(out, q)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return order[out[i]] < order[out[j]] })
+	return out, nil
+}
+
+// getMany reads questions in one round trip, with their sequence numbers,
+// and drops index entries whose record has expired.
+func (s *Store) getMany(ctx context.Context, project, index string, ids []string) ([]*core.Question, []int64, error) {
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	docs := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HGetAll(ctx, s.qkey(project, id))
+		docs[i] = pipe.Get(ctx, s.base(project)+"d:"+id)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, s.wrap(err)
+	}
+	out := make([]*core.Question, 0, len(ids))
+	seqs := make([]int64, 0, len(ids))
+	var gone []any
+	for i, c := range cmds {
+		h := c.Val()
+		if len(h) == 0 || docs[i].Err() != nil {
+			gone = append(gone, ids[i])
+			continue
+		}
+		q, seq, err := decode(project, ids[i], h, docs[i].Val())
+		if err != nil {
+			s.log.Warn("skipping corrupt question record", "project", project, "question", ids[i], "err", err)
+			continue
+		}
+		out = append(out, q)
+		seqs = append(seqs, seq)
+	}
+	if len(gone) > 0 && index != "" {
+		s.rdb.ZRem(ctx, s.base(project)+index, gone...)
+	}
+	return out, seqs, nil
+}
+
+// RunQuestions implements core.Store. A run's questions are fields
+// q:<seq> of its hash (runs of the earlier layout: the zset runq:<run>).
+func (s *Store) RunQuestions(ctx context.Context, project, run string) ([]*core.Question, error) {
+	pipe := s.rdb.Pipeline()
+	hc := pipe.HGetAll(ctx, s.base(project)+"run:"+run)
+	zc := pipe.ZRangeWithScores(ctx, s.base(project)+"runq:"+run, 0, -1)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, s.wrap(err)
+	}
+	type entry struct {
+		seq int64
+		id  string
+	}
+	var es []entry
+	for k, v := range hc.Val() {
+		if n, ok := strings.CutPrefix(k, "q:"); ok {
+			seq, _ := strconv.ParseInt(n, 10, 64)
+			es = append(es, entry{seq, v})
+		}
+	}
+	for _, z := range zc.Val() {
+		es = append(es, entry{int64(z.Score), fmt.Sprint(z.Member)})
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })
+	ids := make([]string, 0, len(es))
+	for i, e := range es {
+		if i == 0 || e.id != es[i-1].id {
+			ids = append(ids, e.id)
+		}
+	}
+	qs, _, err := s.getMany(ctx, project, "", ids)
+	if qs == nil && err == nil {
+		qs = []*core.Question{}
+	}
+	return qs, err
+}
+
+// AttachCopy implements core.Store: the copy's line in d:<id> replaces the
+// line of the same target, or is added.
+func (s *Store) AttachCopy(ctx context.Context, project, id string, t core.Target) error {
+	n, err := attachScript.Run(ctx, s.rdb, []string{s.qkey(project, id), s.base(project) + "d:" + id},
+		t.Platform, t.Channel, t.ThreadTS, copyLine(t)).Int()
+	if err != nil {
+		return s.wrap(err)
+	}
+	if n == 0 {
+		return core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
+	}
+	return nil
+}
+
+// MarkRead implements core.Store.
+func (s *Store) MarkRead(ctx context.Context, project, id string) (*core.Question, error) {
+	n, err := markReadScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}).Int()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	if n == 0 {
+		return nil, core.Errorf(core.ENotFound, "no notification %s in project %s", id, project)
+	}
+	return s.Get(ctx, project, id)
+}

@@ -1,0 +1,429 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func testCreateGetLocate(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.Context = "some *markdown*"
+	q.Responders = core.Responders{Users: []string{"slack:U1"}}
+	res := create(t, s, q)
+	assert.False(t, res.Reattached)
+	got, err := s.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	assert.Equal(t, core.StatusPending, got.Status)
+	assert.Equal(t, q.Questions, got.Questions)
+	assert.Equal(t, "some *markdown*", got.Context)
+	assert.Equal(t, []string{"slack:U1"}, got.Responders.Users)
+	assert.True(t, q.ExpiresAt.Equal(got.ExpiresAt))
+	loc, err := s.Locate(ctx, q.ID)
+	require.NoError(t, err)
+	assert.Equal(t, p, loc)
+	_, err = s.Get(ctx, "other", q.ID)
+	assert.Equal(t, core.ENotFound, core.ErrorCode(err), "another project's question is not found")
+	_, err = s.Locate(ctx, uuid.NewString())
+	assert.Equal(t, core.ENotFound, core.ErrorCode(err))
+	run, err := s.Run(ctx, p, "run-1")
+	require.NoError(t, err)
+	assert.Equal(t, core.RunRunning, run.Status)
+	ps, err := s.Projects(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, ps, p)
+}
+
+func testList(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	var ids []string
+	for i := 0; i < 3; i++ {
+		q := newQ(p, fmt.Sprintf("run-%d", i))
+		create(t, s, q)
+		ids = append(ids, q.ID)
+	}
+	list, err := s.List(ctx, p, core.StatusPending, 0)
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	for i := range ids {
+		assert.Equal(t, ids[i], list[i].ID, "oldest first")
+	}
+	_, err = s.Transition(ctx, p, ids[1], answer("a"))
+	require.NoError(t, err)
+	list, _ = s.List(ctx, p, core.StatusPending, 0)
+	assert.Len(t, list, 2)
+	list, _ = s.List(ctx, p, core.StatusAnswered, 0)
+	require.Len(t, list, 1)
+	assert.Equal(t, ids[1], list[0].ID)
+	all, _ := s.List(ctx, p, "", 0)
+	assert.Len(t, all, 3)
+	other, _ := s.List(ctx, project(), "", 0)
+	assert.Empty(t, other, "projects are isolated")
+}
+
+func testSupersede(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	first := newQ(p, "run-1")
+	create(t, s, first)
+	second := newQ(p, "run-1")
+	res := create(t, s, second)
+	require.NotNil(t, res.Superseded)
+	assert.Equal(t, first.ID, res.Superseded.ID)
+	assert.Equal(t, core.StatusCancelled, res.Superseded.Status)
+	assert.Equal(t, core.CancelSuperseded, res.Superseded.CancelReason)
+	got, _ := s.Get(ctx, p, first.ID)
+	assert.Equal(t, core.StatusCancelled, got.Status)
+	pending, _ := s.List(ctx, p, core.StatusPending, 0)
+	require.Len(t, pending, 1)
+	assert.Equal(t, second.ID, pending[0].ID)
+	runQs, _ := s.RunQuestions(ctx, p, "run-1")
+	require.Len(t, runQs, 2)
+	assert.Equal(t, first.ID, runQs[0].ID, "creation order")
+	// A superseded question cannot be answered any more.
+	_, err := s.Transition(ctx, p, first.ID, answer("a"))
+	assert.Equal(t, core.EQuestionCancelled, core.ErrorCode(err))
+}
+
+func testReattach(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	create(t, s, q)
+	again := newQ(p, "run-1", q.Questions...)
+	res := create(t, s, again)
+	assert.True(t, res.Reattached)
+	assert.Equal(t, q.ID, res.Question.ID)
+	assert.Nil(t, res.Superseded)
+	_, err := s.Locate(ctx, again.ID)
+	assert.Equal(t, core.ENotFound, core.ErrorCode(err), "the re-ask's id is not left behind")
+	// Answered: a retry still gets the answer.
+	_, err = s.Transition(ctx, p, q.ID, answer("alice"))
+	require.NoError(t, err)
+	res = create(t, s, newQ(p, "run-1", q.Questions...))
+	assert.True(t, res.Reattached)
+	assert.Equal(t, core.StatusAnswered, res.Question.Status)
+	assert.Equal(t, "alice", res.Question.RespondedBy.ID)
+	// A different run asks anew.
+	res = create(t, s, newQ(p, "run-2", q.Questions...))
+	assert.False(t, res.Reattached)
+	// Cancelled: asking again creates a new question.
+	_, err = s.Transition(ctx, p, res.Question.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelAgent})
+	require.NoError(t, err)
+	res2 := create(t, s, newQ(p, "run-2", q.Questions...))
+	assert.False(t, res2.Reattached)
+	assert.NotEqual(t, res.Question.ID, res2.Question.ID)
+}
+
+// testNoReuse: nothing is approved twice. An identical approval in the
+// same run is a new question once the first was decided, and a call that
+// names itself with an idempotency key never takes another call's answer.
+func testNoReuse(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.Kind = core.KindApproval
+	create(t, s, q)
+	pending := newQ(p, "run-1", q.Questions...)
+	pending.Kind = core.KindApproval
+	assert.True(t, create(t, s, pending).Reattached, "a retry of a pending approval re-attaches")
+	_, err := s.Transition(ctx, p, q.ID, answer("alice"))
+	require.NoError(t, err)
+	again := newQ(p, "run-1", q.Questions...)
+	again.Kind = core.KindApproval
+	res := create(t, s, again)
+	assert.False(t, res.Reattached, "an identical approval after the first was allowed is asked anew")
+	assert.Equal(t, core.StatusPending, res.Question.Status)
+
+	k1 := newQ(p, "run-2")
+	k1.IdempotencyKey = "toolu_1"
+	create(t, s, k1)
+	_, err = s.Transition(ctx, p, k1.ID, answer("alice"))
+	require.NoError(t, err)
+	k2 := newQ(p, "run-2", k1.Questions...)
+	k2.IdempotencyKey = "toolu_2"
+	res = create(t, s, k2)
+	assert.False(t, res.Reattached, "another tool call (another key) is asked anew")
+	assert.NotEqual(t, k1.ID, res.Question.ID)
+}
+
+func testIdempotency(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.IdempotencyKey = "toolu_01"
+	create(t, s, q)
+	other := newQ(p, "run-9")
+	other.IdempotencyKey = "toolu_01"
+	res := create(t, s, other)
+	assert.True(t, res.Reattached)
+	assert.Equal(t, q.ID, res.Question.ID)
+}
+
+// testFirstWins: two replicas answer the same question at once, 100 times:
+// exactly one wins, the other gets already_answered.
+func testFirstWins(t *testing.T, open func() core.Store) {
+	a, b := open(), open()
+	p := project()
+	for i := 0; i < 100; i++ {
+		q := newQ(p, fmt.Sprintf("run-%d", i))
+		create(t, a, q)
+		var wins, conflicts atomic.Int32
+		var wg sync.WaitGroup
+		for j, s := range []core.Store{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := s.Transition(ctx, p, q.ID, answer(fmt.Sprint("person-", j)))
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case core.ErrorCode(err) == core.EAlreadyAnswered:
+					conflicts.Add(1)
+				default:
+					t.Errorf("unexpected error: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, int32(1), wins.Load(), "round %d", i)
+		require.Equal(t, int32(1), conflicts.Load(), "round %d", i)
+	}
+}
+
+func testDue(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.ExpiresAt = time.Now().Add(-time.Second)
+	later := newQ(p, "run-2")
+	create(t, s, q)
+	create(t, s, later)
+	refs, err := s.Due(ctx, time.Now(), 100)
+	require.NoError(t, err)
+	assert.Contains(t, refs, core.Ref{ProjectID: p, ID: q.ID})
+	assert.NotContains(t, refs, core.Ref{ProjectID: p, ID: later.ID})
+	_, err = s.Transition(ctx, p, q.ID, core.Transition{To: core.StatusExpired})
+	require.NoError(t, err)
+	refs, _ = s.Due(ctx, time.Now(), 100)
+	assert.NotContains(t, refs, core.Ref{ProjectID: p, ID: q.ID})
+}
+
+func testRetention(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	create(t, s, q)
+	tr := answer("a")
+	tr.Retention = 1200 * time.Millisecond
+	_, err := s.Transition(ctx, p, q.ID, tr)
+	require.NoError(t, err)
+	_, err = s.Get(ctx, p, q.ID)
+	require.NoError(t, err, "kept during retention")
+	gone := WaitFor(ctx, 5*time.Second, func() bool {
+		_, err := s.Get(ctx, p, q.ID)
+		return core.ErrorCode(err) == core.ENotFound
+	})
+	assert.True(t, gone, "dropped after retention")
+	all, err := s.List(ctx, p, "", 0)
+	require.NoError(t, err)
+	assert.Empty(t, all)
+}
+
+func testCopies(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.Targets = []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "42"}}
+	create(t, s, q)
+	attach := func(tg core.Target) {
+		t.Helper()
+		require.NoError(t, s.AttachCopy(ctx, p, q.ID, tg))
+	}
+	attach(core.Target{Platform: "slack", Channel: "C1", MessageTS: "171.1", URL: "https://x/p171"})
+	attach(core.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t1"}})
+	// The same Discord copy again (a newer interaction token): replaced, not added.
+	attach(core.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t2"}})
+	// A copy in a thread of the same channel is another copy.
+	attach(core.Target{Platform: "slack", Channel: "C1", ThreadTS: "170.0", MessageTS: "171.2"})
+	// A target that failed keeps its error.
+	attach(core.Target{Platform: "slack", Channel: "C9", Error: "channel_not_found"})
+	got, err := s.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	byKey := map[string]core.Target{}
+	for _, tg := range got.Targets {
+		_, dup := byKey[tg.Key()]
+		assert.False(t, dup, "one copy per target: %s", tg.Key())
+		byKey[tg.Key()] = tg
+	}
+	require.Len(t, got.Targets, 4)
+	assert.Equal(t, "171.1", byKey["slack:C1:"].MessageTS)
+	assert.Equal(t, "https://x/p171", byKey["slack:C1:"].URL)
+	assert.Equal(t, "t2", byKey["discord:42:"].Refs["token"])
+	assert.Equal(t, "171.2", byKey["slack:C1:170.0"].MessageTS)
+	assert.Equal(t, "channel_not_found", byKey["slack:C9:"].Error)
+	assert.Equal(t, q.Questions, got.Questions, "attaching copies leaves the question as asked")
+	// Copies survive the transition, and a copy updated afterwards (a
+	// later interaction's token) keeps the answer.
+	got, err = s.Transition(ctx, p, q.ID, answer("a"))
+	require.NoError(t, err)
+	assert.Len(t, got.Targets, 4)
+	attach(core.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t3"}})
+	got, err = s.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	assert.Equal(t, core.StatusAnswered, got.Status)
+	assert.Equal(t, "yes", got.Response)
+	assert.Equal(t, "a", got.RespondedBy.ID)
+	require.Len(t, got.Targets, 4)
+	for _, tg := range got.Targets {
+		if tg.Platform == "discord" {
+			assert.Equal(t, "t3", tg.Refs["token"])
+		}
+	}
+}
+
+func testLocateHint(t *testing.T, open func() core.Store) {
+	a, b := open(), open()
+	p := project()
+	// b has read the projects before p existed: it must still find p's questions.
+	_, _ = b.Locate(ctx, core.NewQuestionID("nothing"))
+	q := newQ(p, "run-1")
+	q.ID = core.NewQuestionID(p)
+	create(t, a, q)
+	for _, s := range []core.Store{a, b} {
+		loc, err := s.Locate(ctx, q.ID)
+		require.NoError(t, err)
+		assert.Equal(t, p, loc)
+	}
+	// An id whose hint names another project is still found.
+	odd := newQ(p, "run-2")
+	odd.ID = core.NewQuestionID("elsewhere")
+	create(t, a, odd)
+	loc, err := b.Locate(ctx, odd.ID)
+	require.NoError(t, err)
+	assert.Equal(t, p, loc)
+	_, err = b.Locate(ctx, core.NewQuestionID(p))
+	assert.Equal(t, core.ENotFound, core.ErrorCode(err))
+	_, err = b.Locate(ctx, "not an id")
+	assert.Equal(t, core.ENotFound, core.ErrorCode(err))
+}
+
+func testListPendingLimit(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	var ids []string
+	for i := range 5 {
+		q := newQ(p, fmt.Sprintf("run-%d", i))
+		// Deadlines in reverse creation order: listing is by creation.
+		q.ExpiresAt = q.CreatedAt.Add(time.Duration(10-i) * time.Minute)
+		create(t, s, q)
+		ids = append(ids, q.ID)
+	}
+	list, err := s.List(ctx, p, core.StatusPending, 0)
+	require.NoError(t, err)
+	require.Len(t, list, 5)
+	for i := range ids {
+		assert.Equal(t, ids[i], list[i].ID, "oldest first")
+	}
+	list, err = s.List(ctx, p, core.StatusPending, 2)
+	require.NoError(t, err)
+	require.Len(t, list, 2, "the newest two")
+	assert.Equal(t, ids[3], list[0].ID)
+	assert.Equal(t, ids[4], list[1].ID)
+	_, err = s.Transition(ctx, p, ids[4], answer("a"))
+	require.NoError(t, err)
+	list, _ = s.List(ctx, p, core.StatusPending, 2)
+	require.Len(t, list, 2)
+	assert.Equal(t, []string{ids[2], ids[3]}, []string{list[0].ID, list[1].ID})
+}
+
+// testRoundTrip: every field of a question reads back as it was stored.
+func testRoundTrip(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1", core.Item{Question: "Ship it?", Header: "Deploy", MultiSelect: true, Options: []core.Option{
+		{Label: "Yes", Description: "all regions", Value: "yes", Recommended: true},
+		{Label: "No", Value: "No", Veto: true}, {Label: "Later", Value: ""}}},
+		core.Item{Question: "Why?", Options: []core.Option{}})
+	q.ID = core.NewQuestionID(p)
+	q.AgentName, q.Kind, q.Context = "Deploy bot", core.KindApproval, "line 1\nline 2 \"quoted\" ☃"
+	q.Targets = []core.Target{{Platform: "slack", Channel: "C1", ThreadTS: "1.2"}}
+	q.Responders = core.Responders{Users: []string{"slack:U1"}, DiscordRoles: []string{"9"}, ExcludeRequester: true}
+	q.Resume = &core.Resume{URL: "https://runtime.example/resume"}
+	q.Route, q.IdempotencyKey, q.RequestedBy, q.ApprovalsRequired = "oncall", "toolu_1", "slack:U2", 2
+	q.OnTimeout = &core.OnTimeout{Answer: "No"}
+	q.Escalation = []core.EscalationStep{{After: core.Duration(time.Minute), Remind: true}}
+	q.CreatedAt = time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
+	q.UpdatedAt = q.CreatedAt
+	q.ExpiresAt = q.CreatedAt.Add(30*time.Minute + time.Nanosecond)
+	create(t, s, q)
+	got, err := s.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	want := *q
+	want.Questions = slicesClone(q.Questions)
+	want.Questions[0].Options[2].Value = "Later" // a value defaults to the label
+	assert.Equal(t, want.Questions, got.Questions)
+	assert.Equal(t, q.AgentID, got.AgentID)
+	assert.Equal(t, q.AgentName, got.AgentName)
+	assert.Equal(t, q.Kind, got.Kind)
+	assert.Equal(t, q.Context, got.Context)
+	assert.Equal(t, q.Targets, got.Targets)
+	assert.Equal(t, q.Responders, got.Responders)
+	assert.Equal(t, q.Resume, got.Resume)
+	assert.Equal(t, q.Route, got.Route)
+	assert.Equal(t, q.IdempotencyKey, got.IdempotencyKey)
+	assert.Equal(t, q.RequestedBy, got.RequestedBy)
+	assert.Equal(t, q.ApprovalsRequired, got.ApprovalsRequired)
+	assert.Equal(t, q.OnTimeout, got.OnTimeout)
+	assert.Equal(t, q.Escalation, got.Escalation)
+	assert.Equal(t, q.Fingerprint, got.Fingerprint)
+	assert.True(t, q.CreatedAt.Equal(got.CreatedAt), "created_at to the nanosecond: %v", got.CreatedAt)
+	assert.True(t, q.ExpiresAt.Equal(got.ExpiresAt), "expires_at to the nanosecond: %v", got.ExpiresAt)
+	assert.True(t, q.CreatedAt.Equal(got.UpdatedAt), "updated_at: %v", got.UpdatedAt)
+}
+
+func slicesClone(items []core.Item) []core.Item {
+	out := make([]core.Item, len(items))
+	for i, it := range items {
+		out[i] = it
+		if it.Options != nil {
+			out[i].Options = append([]core.Option{}, it.Options...)
+		}
+	}
+	return out
+}
+
+// testCancelNote: the free-text note given with a cancel is kept on the
+// record, read back by another replica, and named in the audit trail.
+func testCancelNote(t *testing.T, open func() core.Store) {
+	s, other := open(), open()
+	p := project()
+	q := newQ(p, "run-1")
+	create(t, s, q)
+	by := &core.Person{Platform: "api", ID: "alice"}
+	got, err := s.Transition(ctx, p, q.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelUser,
+		CancelNote: "no longer needed — rolled back", By: by, At: time.Now().UTC()})
+	require.NoError(t, err)
+	assert.Equal(t, "no longer needed — rolled back", got.CancelNote)
+	again, err := other.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	assert.Equal(t, core.StatusCancelled, again.Status)
+	assert.Equal(t, core.CancelUser, again.CancelReason)
+	assert.Equal(t, "no longer needed — rolled back", again.CancelNote)
+
+	plain := newQ(p, "run-2")
+	create(t, s, plain)
+	got, err = s.Transition(ctx, p, plain.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelAgent, At: time.Now().UTC()})
+	require.NoError(t, err)
+	assert.Empty(t, got.CancelNote)
+}

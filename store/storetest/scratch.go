@@ -1,0 +1,44 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func testMisc(t *testing.T, open func() core.Store) {
+	s := open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.Targets = []core.Target{{Platform: "slack", Channel: "C1"}}
+	create(t, s, q)
+	require.NoError(t, s.AttachCopy(ctx, p, q.ID, core.Target{Platform: "slack", Channel: "C1", MessageTS: "171.1", URL: "https://x"}))
+	got, _ := s.Get(ctx, p, q.ID)
+	require.Len(t, got.Targets, 1)
+	assert.Equal(t, "171.1", got.Targets[0].MessageTS)
+	assert.Equal(t, core.ENotFound, core.ErrorCode(s.AttachCopy(ctx, p, uuid.NewString(), core.Target{Platform: "slack", Channel: "C1"})))
+
+	assert.False(t, got.Read)
+	got, err := s.MarkRead(ctx, p, q.ID)
+	require.NoError(t, err)
+	assert.True(t, got.Read)
+
+	require.NoError(t, s.PutDraft(ctx, p, q.ID, "discord:1", map[string][]string{"0": {"Yes"}}, time.Minute))
+	d, err := s.GetDraft(ctx, p, q.ID, "discord:1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Yes"}, d["0"])
+	d, _ = s.GetDraft(ctx, p, q.ID, "discord:2")
+	assert.Empty(t, d)
+
+	key := uuid.NewString()
+	first, err := s.Once(ctx, key, time.Minute)
+	require.NoError(t, err)
+	again, _ := s.Once(ctx, key, time.Minute)
+	assert.True(t, first)
+	assert.False(t, again)
+	require.NoError(t, s.Ping(ctx))
+}

@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/redis/go-redis/v9"
+)
+
+// Transition implements core.Store.
+func (s *Store) Transition(ctx context.Context, project, id string, tr core.Transition) (*core.Question, error) {
+	if !tr.To.Final() {
+		return nil, core.Errorf(core.EInvalid, "cannot move a question to %q", tr.To)
+	}
+	at := tr.At
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	resJSON := resultJSON(tr, at)
+	requirePaused := "0"
+	if tr.RequirePausedRun {
+		requirePaused = "1"
+	}
+	args := append(s.common(project, at, tr.Retention), id, string(tr.To), resJSON, core.EventForStatus(tr.To),
+		requirePaused, tr.ContinuationRunID, tr.DeliveryID, personJSON(tr.By), transitionDetail(tr), s.deliveryKeep.Milliseconds())
+	out, err := transitionScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, args...).StringSlice()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	return s.outcome(ctx, project, id, out)
+}
+
+// outcome turns the reply of the transition or vote script into what the
+// caller gets: the question as it now is, or the refusal. Both scripts
+// answer {"notfound"}, {"final", status} or {"run_not_paused", runStatus}
+// when they change nothing; any other reply (ok, voted, resolved) changed
+// the question.
+func (s *Store) outcome(ctx context.Context, project, id string, out []string) (*core.Question, error) {
+	switch out[0] {
+	case "notfound":
+		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
+	case "run_not_paused":
+		q, _ := s.Get(ctx, project, id)
+		state := "its state is unknown" // the run's record is gone (expired or evicted)
+		if len(out) > 1 && out[1] != "" {
+			state = "it is " + out[1]
+		}
+		return q, core.Errorf(core.ERunNotPaused, "the question's run is not paused (%s): a webhook-mode question "+
+			"takes an answer only after its run has reported its pause", state)
+	case "final":
+		q, err := s.Get(ctx, project, id)
+		if err != nil {
+			return nil, err
+		}
+		return q, core.StatusError(q)
+	}
+	return s.Get(ctx, project, id)
+}
+
+func resultJSON(tr core.Transition, at time.Time) string {
+	res := result{RespondedBy: tr.By, CancelReason: tr.CancelReason, CancelNote: tr.CancelNote, Defaulted: tr.Defaulted}
+	if tr.Answer != nil {
+		res.Answers, res.Selections, res.Response = tr.Answer.Answers, tr.Answer.Selections, tr.Answer.Response
+	}
+	if tr.To == core.StatusAnswered || (tr.To == core.StatusCancelled && tr.By != nil) {
+		res.RespondedAt = &at
+	}
+	b, _ := json.Marshal(res)
+	return string(b)
+}
+
+// transitionDetail is the audit trail's one-line account of a transition.
+func transitionDetail(tr core.Transition) string {
+	switch {
+	case tr.Answer != nil && tr.Defaulted:
+		return "default on timeout: " + tr.Answer.Response
+	case tr.Answer != nil:
+		return tr.Answer.Response
+	case tr.CancelReason != "" && tr.CancelNote != "":
+		return tr.CancelReason + ": " + tr.CancelNote
+	case tr.CancelReason != "":
+		return tr.CancelReason
+	}
+	return ""
+}
+
+// Due implements core.Store.
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]core.Ref, error) {
+	return s.dueIn(ctx, "deadlines", now, limit)
+}
+
+// dueIn lists, across projects, the members of a per-project time index
+// whose time has come.
+func (s *Store) dueIn(ctx context.Context, index string, now time.Time, limit int) ([]core.Ref, error) {
+	projects, err := s.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.StringSliceCmd, len(projects))
+	for i, p := range projects {
+		cmds[i] = pipe.ZRangeByScore(ctx, s.base(p)+index, &redis.ZRangeBy{Min: "-inf",
+			Max: strconv.FormatInt(ms(now), 10), Count: int64(limit)})
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, s.wrap(err)
+	}
+	var refs []core.Ref
+	for i, c := range cmds {
+		for _, id := range c.Val() {
+			refs = append(refs, core.Ref{ProjectID: projects[i], ID: id})
+		}
+	}
+	return refs, nil
+}
+
+// Vote implements core.Store.
+func (s *Store) Vote(ctx context.Context, project, id string, v core.Vote, required int, veto bool, tr core.Transition) (*core.Question, bool, error) {
+	if v.At.IsZero() {
+		v.At = time.Now().UTC()
+	}
+	at := v.At
+	if tr.At.IsZero() {
+		tr.At = at
+	}
+	vote, _ := json.Marshal(v)
+	vetoArg, requirePaused := "0", "0"
+	if veto {
+		vetoArg = "1"
+	}
+	if tr.RequirePausedRun {
+		requirePaused = "1"
+	}
+	args := append(s.common(project, at, tr.Retention), id, v.By.Platform+":"+v.By.ID, vote, v.Label, required, vetoArg,
+		resultJSON(tr, tr.At), requirePaused, tr.ContinuationRunID, tr.DeliveryID, personJSON(&v.By), s.deliveryKeep.Milliseconds())
+	out, err := voteScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, args...).StringSlice()
+	if err != nil {
+		return nil, false, s.wrap(err)
+	}
+	q, err := s.outcome(ctx, project, id, out)
+	return q, out[0] == "resolved", err
+}
+
+// DueEscalations implements core.Store.
+func (s *Store) DueEscalations(ctx context.Context, now time.Time, limit int) ([]core.Ref, error) {
+	return s.dueIn(ctx, "escal", now, limit)
+}
+
+// Escalate implements core.Store.
+func (s *Store) Escalate(ctx context.Context, project, id string, level int, next time.Time, detail string, at time.Time) (bool, error) {
+	nextMS := int64(0)
+	if !next.IsZero() {
+		nextMS = ms(next)
+	}
+	args := append(s.common(project, at, 0), id, level, nextMS, detail)
+	n, err := escalateScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, args...).Int()
+	return n == 1, s.wrap(err)
+}
