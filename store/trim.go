@@ -4,11 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
 )
-
-// The router's sweeper finds Trim through core.Trimmer.
-var _ core.Trimmer = (*Store)(nil)
 
 // trimLimit bounds the final records one Trim drops per project, and
 // trimScan the entries of the all index it re-checks per project: a
