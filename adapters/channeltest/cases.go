@@ -215,6 +215,29 @@ func lastingOutage(t *testing.T, newEnv Factory) {
 	}
 }
 
+func platformUnreachable(t *testing.T, newEnv Factory) {
+	s := start(t, newEnv)
+	q := s.ask(core.AskRequest{Questions: []core.Item{authItem()}})
+	c := s.copyOf(q)
+	gone := s.env.Unreachable()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := gone.Post(ctx, q, s.env.Target)
+	if err == nil {
+		t.Fatal("posting to an unreachable platform succeeded")
+	}
+	s.errs = append(s.errs, err)
+	if core.IsPermanent(err) {
+		t.Errorf("posting to an unreachable platform: %v is marked permanent", err)
+	}
+	q.Status = core.StatusExpired
+	if err := gone.Finish(ctx, q, c); err == nil || core.IsPermanent(err) {
+		t.Errorf("finishing on an unreachable platform: %v; want a transient error", err)
+	} else {
+		s.errs = append(s.errs, err)
+	}
+}
+
 // logBuffer collects the router's log lines.
 type logBuffer struct {
 	mu  sync.Mutex

@@ -12,6 +12,8 @@
 //     exactly one message.
 //   - A failure that outlasts those retries is returned as transient
 //     (core.IsPermanent false), so the Router retries it later.
+//   - Network failures are transient too, and their errors carry no
+//     token (Discord's webhook URLs hold interaction tokens).
 //   - Finishing a copy that was deleted, or posting to a channel that does
 //     not exist, returns a permanent error (core.IsPermanent true).
 package channeltest
@@ -58,6 +60,9 @@ type Env struct {
 	Text  func(t core.Target) string
 	Live  func(t core.Target) bool
 	Count func(t core.Target) int
+	// Unreachable builds another adapter on Router whose platform API
+	// address refuses connections, logging where Logs reads.
+	Unreachable func() core.Channel
 	// Secrets must never appear in an error or in Logs (bot token,
 	// signing secret or public key, app token).
 	Secrets []string
@@ -176,4 +181,5 @@ func Run(t *testing.T, newEnv Factory) {
 	t.Run("PostToMissingChannel", func(t *testing.T) { postToMissingChannel(t, newEnv) })
 	t.Run("RateLimitAndServerErrors", func(t *testing.T) { rateLimitAndServerErrors(t, newEnv) })
 	t.Run("LastingOutage", func(t *testing.T) { lastingOutage(t, newEnv) })
+	t.Run("PlatformUnreachable", func(t *testing.T) { platformUnreachable(t, newEnv) })
 }

@@ -66,6 +66,14 @@ func TestChannelConformance(t *testing.T) {
 				}
 				return false
 			},
+			Unreachable: func() core.Channel {
+				gone, err := New(Config{BotToken: f.BotToken, ApplicationID: f.AppID, PublicKey: f.PublicKey(),
+					APIURL: "http://127.0.0.1:1/api/v10", RetryBackoff: 10 * time.Millisecond}, router, log)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return gone
+			},
 			Count:   func(c core.Target) int { return len(f.Messages(c.Channel)) },
 			Secrets: []string{f.BotToken},
 			Logs:    logs,

@@ -53,6 +53,14 @@ func TestChannelConformance(t *testing.T) {
 				m, ok := fake.Message(c.Channel, c.MessageTS)
 				return ok && strings.Contains(string(m.Blocks), `"action_id"`)
 			},
+			Unreachable: func() core.Channel {
+				gone, err := New(Config{BotToken: fake.BotToken, SigningSecret: testSecret, APIURL: "http://127.0.0.1:1/api/"}, router, log)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gone.retry.base = 10 * time.Millisecond
+				return gone
+			},
 			Count:   func(c core.Target) int { return len(fake.Messages(c.Channel)) },
 			Secrets: []string{fake.BotToken, testSecret},
 			Logs:    logs,
