@@ -217,7 +217,10 @@ type Store interface {
 	Ping(ctx context.Context) error
 }
 
-// Channel is one chat platform's adapter.
+// Channel is one chat platform's adapter. A failure no retry can fix (the
+// message or channel is gone, the bot lost access, a platform limit) is
+// returned wrapped with Permanent, so the Router does not retry it; every
+// other error is taken as transient (channelerr.go).
 type Channel interface {
 	// Platform is the name used in targets ("slack", "discord").
 	Platform() string

@@ -588,6 +588,11 @@ func (r *Router) eachCopy(q *Question, what string, f func(ctx context.Context, 
 					}
 					return
 				}
+				if IsPermanent(err) { // no retry can fix it (channelerr.go)
+					r.log.Warn(what+" cannot succeed; not retrying", "question", q.ID,
+						"platform", t.Platform, "channel", t.Channel, "attempts", attempt, "err", err)
+					return
+				}
 				if time.Since(start) >= r.cfg.CopyRetryFor || r.bgCtx.Err() != nil {
 					r.log.Error(what+" failed; the copy may still show live controls", "question", q.ID,
 						"platform", t.Platform, "channel", t.Channel, "attempts", attempt, "err", err)

@@ -238,7 +238,9 @@ func TestRateLimitDoesNotBlockOtherChannels(t *testing.T) {
 	e.copyOf(slowQ)
 }
 
-func TestPostFailureIsReportedWithoutSecrets(t *testing.T) {
+// TestPostFailureIsReported; that no secret is in the error is checked by
+// channeltest (PostToMissingChannel).
+func TestPostFailureIsReported(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
 	res, err := e.router.Ask(context.Background(), "ops", &core.AskRequest{AgentID: "a", Questions: []core.Item{authItem()},
@@ -249,9 +251,6 @@ func TestPostFailureIsReportedWithoutSecrets(t *testing.T) {
 	tg := res.Question.Targets[0]
 	if tg.Error == "" || !strings.Contains(tg.Error, "Unknown Channel") || !strings.Contains(res.Message, "Posting to Discord channel 31337 failed") {
 		t.Errorf("failure not reported: target error %q, message %q", tg.Error, res.Message)
-	}
-	if strings.Contains(tg.Error, f.BotToken) || strings.Contains(res.Message, f.BotToken) {
-		t.Error("the bot token leaked into an error")
 	}
 	f.Fail("post", 500, 500, 500, 500, 500)
 	res, _ = e.router.Ask(context.Background(), "ops", &core.AskRequest{AgentID: "a", RunID: "r2", Questions: []core.Item{authItem()},

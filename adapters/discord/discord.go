@@ -406,8 +406,7 @@ func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) e
 }
 
 // edit shows m on a posted copy: through the last interaction token on the
-// copy while that is valid, else with the bot token. A deleted copy is
-// left alone.
+// copy while that is valid, else with the bot token.
 func (a *Adapter) edit(ctx context.Context, q *core.Question, t core.Target, m message) error {
 	if tok, app, ok := a.validToken(t); ok {
 		err := a.call(ctx, "editing the copy with its interaction token", func(opts ...discordgo.RequestOption) error {
@@ -432,10 +431,8 @@ func (a *Adapter) edit(ctx context.Context, q *core.Question, t core.Target, m m
 		}, opts...)
 		return err
 	})
-	if errCode(err) == codeUnknownMessage {
-		a.log.Info("the copy was deleted; nothing to finish", "question", q.ID, "channel", channel, "message", t.MessageTS)
-		return nil
-	}
+	// A deleted copy (Unknown Message) is a permanent error (permanent.go),
+	// as on Slack: the router logs it once and does not retry.
 	return err
 }
 

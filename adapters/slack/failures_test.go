@@ -51,17 +51,15 @@ func TestServerErrorsAndNetworkErrorsRetried(t *testing.T) {
 	assert.NotEmpty(t, e.copyOn(q, "C1").MessageTS)
 	assert.Len(t, e.fake.Calls("chat.postMessage"), 3)
 
-	// A Slack that is gone: the post fails after its retries, with no secret in the error.
-	var logs bytes.Buffer
-	a, err := New(Config{BotToken: "xoxb-secret-bot-token", SigningSecret: testSecret, APIURL: "http://127.0.0.1:1/api/"},
-		e.router, slog.New(slog.NewTextHandler(&logs, nil)))
+	// A Slack that is gone: the post fails after its retries (that no
+	// secret is in the error or the log is checked by channeltest,
+	// PlatformUnreachable).
+	a, err := New(Config{BotToken: "xoxb-secret-bot-token", SigningSecret: testSecret, APIURL: "http://127.0.0.1:1/api/"}, e.router, nil)
 	require.NoError(t, err)
 	a.retry.base = 10 * time.Millisecond
 	_, err = a.Post(context.Background(), q, core.Target{Platform: "slack", Channel: "C1"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "gave up after 5 attempts")
-	assert.NotContains(t, err.Error()+logs.String(), "xoxb-secret-bot-token")
-	assert.NotContains(t, logs.String(), testSecret)
 }
 
 func TestQuestionThatCannotBePostedIsReported(t *testing.T) {
