@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/ackpool"
 	"github.com/askbridge/askbridge/adapters/internal/httpx"
 	"github.com/askbridge/askbridge/core"
 	"github.com/bwmarrin/discordgo"
@@ -83,15 +84,9 @@ type Adapter struct {
 	retry     retryPolicy
 	guilds    sync.Map      // channel id → guild id, for jump links
 	updating  sync.Map      // message id → *copyUpdate: an interaction answering on that copy
-	work      chan struct{} // bounds concurrent handling of interactions
+	pool      *ackpool.Pool // handling of interactions, bounded and behind acknowledgements
 	undecided atomic.Int64  // interactions handled inline whose initial response is not decided yet
-	lastIn    atomic.Int64  // unix nanoseconds of the last interaction received
 	queued    atomic.Int64  // interactions acknowledged at once and not yet handled to the end
-	acking    atomic.Int64  // HTTP interactions whose initial response is not written yet
-
-	bg       sync.WaitGroup
-	bgCtx    context.Context
-	bgCancel context.CancelFunc
 }
 
 var _ core.Channel = (*Adapter)(nil)
@@ -168,8 +163,7 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 	s.Identify.Intents = discordgo.IntentsNone // INTERACTION_CREATE needs no intent
 	a := &Adapter{cfg: cfg, router: router, log: log.With("adapter", "discord"), s: s, pub: pub,
 		retry: retryPolicy{Attempts: cfg.RetryAttempts, BaseBackoff: cfg.RetryBackoff, MaxWait: cfg.MaxRetryAfter}}
-	a.work = make(chan struct{}, maxWorkers)
-	a.bgCtx, a.bgCancel = context.WithCancel(context.Background())
+	a.pool = ackpool.New(maxWorkers)
 	return a, nil
 }
 
@@ -209,27 +203,10 @@ func (a *Adapter) Start(ctx context.Context) error {
 
 // Close waits for tracked background work (deferred answers, follow-ups)
 // to end, or for ctx, then stops it.
-func (a *Adapter) Close(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { a.bg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		a.bgCancel()
-		<-done
-		return ctx.Err()
-	}
-}
+func (a *Adapter) Close(ctx context.Context) error { return a.pool.Close(ctx) }
 
 // goTrack runs fn in tracked background work that stops on Close.
-func (a *Adapter) goTrack(fn func(ctx context.Context)) {
-	a.bg.Add(1)
-	go func() {
-		defer a.bg.Done()
-		fn(a.bgCtx)
-	}()
-}
+func (a *Adapter) goTrack(fn func(ctx context.Context)) { a.pool.Go(fn) }
 
 // Post implements core.Channel: it posts a copy of q in t's channel, or in
 // the run's thread when the route keeps runs in threads.

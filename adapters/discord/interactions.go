@@ -166,8 +166,7 @@ func (a *Adapter) verify(h http.Header, msg []byte, tsLen int) bool {
 // answered in the response body within its budget (see Config.AckAfter).
 func (a *Adapter) InteractionsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.acking.Add(1)
-		defer a.acking.Add(-1)
+		defer a.pool.Acking()()
 		// The signed message is timestamp+body: read the body in after
 		// the timestamp, into one buffer of the announced length.
 		ts := r.Header.Get("X-Signature-Timestamp")
@@ -365,14 +364,6 @@ const updateMemory = time.Minute
 // reads, the atomic answer, renders).
 const maxWorkers = 8
 
-// Interactions queued behind a burst give way to acknowledgements: they
-// start once no HTTP interaction is waiting for its initial response and
-// none has arrived for ackQuiet, or after maxAckYield.
-const (
-	ackQuiet    = time.Millisecond
-	maxAckYield = 100 * time.Millisecond
-)
-
 // exchange starts handling in in tracked background work. An interaction
 // that arrives while none is being handled is answered in its initial
 // response (type 7 with the final state: one round trip). During a burst,
@@ -384,7 +375,7 @@ const (
 func (a *Adapter) exchange(in *inbound) *exchange {
 	x := &exchange{a: a, in: in, first: make(chan *discordgo.InteractionResponse, 1), sent: make(chan struct{}),
 		budget: a.cfg.AckAfter}
-	a.lastIn.Store(time.Now().UnixNano())
+	a.pool.Arrived()
 	run := func(ctx context.Context) {
 		defer x.handled()
 		defer x.ensureAck()
@@ -405,51 +396,28 @@ func (a *Adapter) exchange(in *inbound) *exchange {
 	// handled (a burst is not over until those are done), and a worker is
 	// free. During a burst the acknowledgements go first.
 	if a.undecided.Load() == 0 && a.queued.Load() == 0 {
-		select {
-		case a.work <- struct{}{}:
-			a.undecided.Add(1)
-			x.decided = func() { a.undecided.Add(-1) }
-			a.goTrack(func(ctx context.Context) {
-				defer func() { <-a.work }()
-				run(context.WithValue(ctx, slotKey{}, true))
-			})
+		// Counted before the worker is taken: its initial response may be
+		// decided (awaitFirst) before the work starts.
+		a.undecided.Add(1)
+		x.decided = func() { a.undecided.Add(-1) }
+		if a.pool.TryGo(run) {
 			return x
-		default:
 		}
+		x.decided = nil
+		a.undecided.Add(-1)
 	}
 	x.reply(context.Background(), deferredUpdate) // acknowledged now; the outcome follows
 	a.queued.Add(1)
 	a.goTrack(func(ctx context.Context) {
 		defer a.queued.Add(-1)
-		select {
-		case a.work <- struct{}{}:
-			defer func() { <-a.work }()
-		case <-ctx.Done():
-			return
-		}
-		a.yieldToAcks(ctx)
-		run(context.WithValue(ctx, slotKey{}, true))
+		a.pool.Run(ctx, run)
 	})
 	return x
 }
 
-// slotKey marks a context whose work holds a worker slot.
-type slotKey struct{}
-
 // idle waits for d without holding a worker slot, so an answer waiting for
 // its run to pause does not hold up other interactions.
-func (a *Adapter) idle(ctx context.Context, d time.Duration) error {
-	if ctx.Value(slotKey{}) != nil {
-		<-a.work
-		defer func() { a.work <- struct{}{} }() // the worker's deferred release expects it held
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
+func (a *Adapter) idle(ctx context.Context, d time.Duration) error { return a.pool.Idle(ctx, d) }
 
 // opensModal reports whether the interaction may have to be answered with
 // a modal: "Other…", "Answer…", or "Other…" chosen in a select.
@@ -480,26 +448,6 @@ func (x *exchange) setAcked() {
 	if x.decided != nil {
 		x.decided()
 		x.decided = nil
-	}
-}
-
-// yieldToAcks waits while interactions are arriving or being acknowledged
-// (see ackQuiet).
-func (a *Adapter) yieldToAcks(ctx context.Context) {
-	deadline := time.Now().Add(maxAckYield)
-	for {
-		wait := ackQuiet - time.Since(time.Unix(0, a.lastIn.Load()))
-		if a.acking.Load() > 0 {
-			wait = max(wait, ackQuiet)
-		}
-		if wait <= 0 || time.Now().After(deadline) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
 	}
 }
 
