@@ -77,7 +77,7 @@ type Config struct {
 // Adapter is the Discord core.Channel plus its interaction handlers.
 type Adapter struct {
 	cfg       Config
-	router    *core.Router
+	router    core.Chat
 	log       *slog.Logger
 	s         *discordgo.Session
 	pub       *publicKey // nil: no HTTP interactions endpoint
@@ -93,7 +93,7 @@ var _ core.Channel = (*Adapter)(nil)
 
 // New builds the adapter. Errors name the missing or malformed setting and
 // never contain a secret.
-func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
+func New(cfg Config, router core.Chat, log *slog.Logger) (*Adapter, error) {
 	if strings.TrimSpace(cfg.BotToken) == "" {
 		return nil, errors.New("discord: DISCORD_BOT_TOKEN is required")
 	}
@@ -321,7 +321,7 @@ func (a *Adapter) perRunThread(q *core.Question) bool {
 
 // runThread finds the thread an earlier question of q's run opened in channel.
 func (a *Adapter) runThread(ctx context.Context, q *core.Question, channel string) string {
-	qs, err := a.router.Store().RunQuestions(ctx, q.ProjectID, q.RunID)
+	qs, err := a.router.RunQuestions(ctx, q.ProjectID, q.RunID)
 	if err != nil {
 		a.log.Warn("reading the run's questions failed; posting without its thread", "question", q.ID, "err", err)
 		return ""
@@ -451,7 +451,7 @@ func (a *Adapter) rememberToken(ctx context.Context, q *core.Question, i *discor
 		refs[refToken] = i.Token
 		refs[refTokenExpires] = a.now().Add(tokenLifetime).UTC().Format(time.RFC3339Nano)
 		t.Refs = refs
-		if err := a.router.Store().AttachCopy(ctx, q.ProjectID, q.ID, t); err != nil {
+		if err := a.router.AttachCopy(ctx, q.ProjectID, q.ID, t); err != nil {
 			a.log.Warn("recording the interaction token on the copy failed", "question", q.ID, "err", err)
 		}
 		return

@@ -598,7 +598,7 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 		a.failed(ctx, x, err)
 		return
 	}
-	q, err := a.router.Store().Get(ctx, project, act.QuestionID)
+	q, err := a.router.Question(ctx, project, act.QuestionID)
 	if err != nil {
 		a.failed(ctx, x, err)
 		return
@@ -626,7 +626,7 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 		}
 		prefill := ""
 		if usesDrafts(q) {
-			draft, _ := a.router.Store().GetDraft(ctx, project, q.ID, draftKey(who))
+			draft, _ := a.router.GetDraft(ctx, project, q.ID, draftKey(who))
 			prefill = freeText(q.Questions[act.Item], draft[q.Questions[act.Item].Question])
 		}
 		x.reply(ctx, modalFor(q, act.Item, prefill))
@@ -639,7 +639,7 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 		if !a.gate(ctx, x, q, who) {
 			return
 		}
-		draft, err := a.router.Store().GetDraft(ctx, project, q.ID, draftKey(who))
+		draft, err := a.router.GetDraft(ctx, project, q.ID, draftKey(who))
 		if err != nil {
 			a.failed(ctx, x, err)
 			return
@@ -749,7 +749,7 @@ func (a *Adapter) selectChanged(ctx context.Context, x *exchange, q *core.Questi
 // editDraft applies fn to the person's draft and stores it until shortly
 // after the question's deadline (at most a day), readable by any replica.
 func (a *Adapter) editDraft(ctx context.Context, q *core.Question, who core.Person, fn func(map[string][]string)) error {
-	st := a.router.Store()
+	st := a.router
 	d, err := st.GetDraft(ctx, q.ProjectID, q.ID, draftKey(who))
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ type Config struct {
 // Adapter is the Slack core.Channel with its interaction endpoints.
 type Adapter struct {
 	cfg    Config
-	router *core.Router
+	router core.Chat
 	log    *slog.Logger
 	api    *slack.Client
 	retry  *retrier
@@ -56,7 +56,7 @@ var _ core.Channel = (*Adapter)(nil)
 
 // New checks cfg and builds the adapter. Errors name the missing or malformed
 // setting and never contain a secret.
-func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
+func New(cfg Config, router core.Chat, log *slog.Logger) (*Adapter, error) {
 	var problems []string
 	switch {
 	case cfg.BotToken == "":
@@ -179,7 +179,7 @@ func (a *Adapter) runThread(ctx context.Context, q *core.Question, channel strin
 	if !ok || rt.Thread != "per-run" {
 		return ""
 	}
-	qs, err := a.router.Store().RunQuestions(ctx, q.ProjectID, q.RunID)
+	qs, err := a.router.RunQuestions(ctx, q.ProjectID, q.RunID)
 	if err != nil {
 		a.log.Warn("finding the run's thread failed; posting a new message", "question", q.ID, "err", err)
 		return ""
