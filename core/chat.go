@@ -119,4 +119,6 @@ func (r *Router) MarkRead(ctx context.Context, project, id string) (*Question, e
 }
 
 // Watch implements Inbox.
-func (r *Router) Watch(project, id string) (<-chan struct{}, func()) { return r.store.Watch(project, id) }
+func (r *Router) Watch(project, id string) (<-chan struct{}, func()) {
+	return r.store.Watch(project, id)
+}
