@@ -2,6 +2,7 @@ package discord
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -265,14 +266,13 @@ func BenchmarkAckDuringBurst(b *testing.B) {
 	body, _ := json.Marshal(in)
 	sig, stamp := f.Sign(body, time.Now())
 	h := e.ad.InteractionsHandler()
+	busy := make(chan struct{})
 	for range maxWorkers {
-		e.ad.work <- struct{}{}
+		e.ad.pool.TryGo(func(context.Context) { <-busy })
 	}
 	b.Cleanup(func() {
-		e.ad.bgCancel() // the queued handling gives up
-		for range maxWorkers {
-			<-e.ad.work
-		}
+		e.ad.pool.Stop() // the queued handling gives up
+		close(busy)
 	})
 	reqs := make([]*http.Request, b.N)
 	for i := range reqs {

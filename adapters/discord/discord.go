@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/ackpool"
 	"github.com/askbridge/askbridge/adapters/internal/httpx"
 	"github.com/askbridge/askbridge/core"
 	"github.com/bwmarrin/discordgo"
@@ -76,29 +77,23 @@ type Config struct {
 // Adapter is the Discord core.Channel plus its interaction handlers.
 type Adapter struct {
 	cfg       Config
-	router    *core.Router
+	router    core.Chat
 	log       *slog.Logger
 	s         *discordgo.Session
 	pub       *publicKey // nil: no HTTP interactions endpoint
 	retry     retryPolicy
 	guilds    sync.Map      // channel id → guild id, for jump links
 	updating  sync.Map      // message id → *copyUpdate: an interaction answering on that copy
-	work      chan struct{} // bounds concurrent handling of interactions
+	pool      *ackpool.Pool // handling of interactions, bounded and behind acknowledgements
 	undecided atomic.Int64  // interactions handled inline whose initial response is not decided yet
-	lastIn    atomic.Int64  // unix nanoseconds of the last interaction received
 	queued    atomic.Int64  // interactions acknowledged at once and not yet handled to the end
-	acking    atomic.Int64  // HTTP interactions whose initial response is not written yet
-
-	bg       sync.WaitGroup
-	bgCtx    context.Context
-	bgCancel context.CancelFunc
 }
 
 var _ core.Channel = (*Adapter)(nil)
 
 // New builds the adapter. Errors name the missing or malformed setting and
 // never contain a secret.
-func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
+func New(cfg Config, router core.Chat, log *slog.Logger) (*Adapter, error) {
 	if strings.TrimSpace(cfg.BotToken) == "" {
 		return nil, errors.New("discord: DISCORD_BOT_TOKEN is required")
 	}
@@ -168,8 +163,7 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 	s.Identify.Intents = discordgo.IntentsNone // INTERACTION_CREATE needs no intent
 	a := &Adapter{cfg: cfg, router: router, log: log.With("adapter", "discord"), s: s, pub: pub,
 		retry: retryPolicy{Attempts: cfg.RetryAttempts, BaseBackoff: cfg.RetryBackoff, MaxWait: cfg.MaxRetryAfter}}
-	a.work = make(chan struct{}, maxWorkers)
-	a.bgCtx, a.bgCancel = context.WithCancel(context.Background())
+	a.pool = ackpool.New(maxWorkers)
 	return a, nil
 }
 
@@ -209,27 +203,10 @@ func (a *Adapter) Start(ctx context.Context) error {
 
 // Close waits for tracked background work (deferred answers, follow-ups)
 // to end, or for ctx, then stops it.
-func (a *Adapter) Close(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { a.bg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		a.bgCancel()
-		<-done
-		return ctx.Err()
-	}
-}
+func (a *Adapter) Close(ctx context.Context) error { return a.pool.Close(ctx) }
 
 // goTrack runs fn in tracked background work that stops on Close.
-func (a *Adapter) goTrack(fn func(ctx context.Context)) {
-	a.bg.Add(1)
-	go func() {
-		defer a.bg.Done()
-		fn(a.bgCtx)
-	}()
-}
+func (a *Adapter) goTrack(fn func(ctx context.Context)) { a.pool.Go(fn) }
 
 // Post implements core.Channel: it posts a copy of q in t's channel, or in
 // the run's thread when the route keeps runs in threads.
@@ -344,7 +321,7 @@ func (a *Adapter) perRunThread(q *core.Question) bool {
 
 // runThread finds the thread an earlier question of q's run opened in channel.
 func (a *Adapter) runThread(ctx context.Context, q *core.Question, channel string) string {
-	qs, err := a.router.Store().RunQuestions(ctx, q.ProjectID, q.RunID)
+	qs, err := a.router.RunQuestions(ctx, q.ProjectID, q.RunID)
 	if err != nil {
 		a.log.Warn("reading the run's questions failed; posting without its thread", "question", q.ID, "err", err)
 		return ""
@@ -471,7 +448,7 @@ func (a *Adapter) rememberToken(ctx context.Context, q *core.Question, i *discor
 		refs[refToken] = i.Token
 		refs[refTokenExpires] = a.now().Add(tokenLifetime).UTC().Format(time.RFC3339Nano)
 		t.Refs = refs
-		if err := a.router.Store().AttachCopy(ctx, q.ProjectID, q.ID, t); err != nil {
+		if err := a.router.AttachCopy(ctx, q.ProjectID, q.ID, t); err != nil {
 			a.log.Warn("recording the interaction token on the copy failed", "question", q.ID, "err", err)
 		}
 		return

@@ -30,7 +30,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, t core.Target) e
 	}
 	// Votes may have come in since q was read, and a click may have left a
 	// fresher interaction token on the copy: use the latest record.
-	if fresh, err := a.router.Store().Get(ctx, q.ProjectID, q.ID); err == nil {
+	if fresh, err := a.router.Question(ctx, q.ProjectID, q.ID); err == nil {
 		q = fresh
 		for _, ft := range fresh.Targets {
 			if ft.Platform == "discord" && ft.MessageTS == t.MessageTS {

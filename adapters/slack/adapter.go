@@ -10,10 +10,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/ackpool"
 	"github.com/askbridge/askbridge/adapters/internal/httpx"
 	"github.com/askbridge/askbridge/core"
 	"github.com/slack-go/slack"
@@ -44,24 +43,20 @@ type Config struct {
 // Adapter is the Slack core.Channel with its interaction endpoints.
 type Adapter struct {
 	cfg    Config
-	router *core.Router
+	router core.Chat
 	log    *slog.Logger
 	api    *slack.Client
 	retry  *retrier
 	groups *groupCache
 
-	work     chan struct{} // bounds concurrent answer work
-	lastAck  atomic.Int64  // unix nanoseconds of the last request to acknowledge
-	bg       sync.WaitGroup
-	bgCtx    context.Context
-	bgCancel context.CancelFunc
+	pool *ackpool.Pool // answer work, bounded and behind acknowledgements
 }
 
 var _ core.Channel = (*Adapter)(nil)
 
 // New checks cfg and builds the adapter. Errors name the missing or malformed
 // setting and never contain a secret.
-func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
+func New(cfg Config, router core.Chat, log *slog.Logger) (*Adapter, error) {
 	var problems []string
 	switch {
 	case cfg.BotToken == "":
@@ -109,8 +104,7 @@ func New(cfg Config, router *core.Router, log *slog.Logger) (*Adapter, error) {
 	}
 	a.api = slack.New(cfg.BotToken, opts...)
 	a.groups = newGroupCache(cfg.UserGroupTTL, cfg.Now, a.fetchGroup)
-	a.work = make(chan struct{}, maxWorkers)
-	a.bgCtx, a.bgCancel = context.WithCancel(context.Background())
+	a.pool = ackpool.New(maxWorkers)
 	return a, nil
 }
 
@@ -185,7 +179,7 @@ func (a *Adapter) runThread(ctx context.Context, q *core.Question, channel strin
 	if !ok || rt.Thread != "per-run" {
 		return ""
 	}
-	qs, err := a.router.Store().RunQuestions(ctx, q.ProjectID, q.RunID)
+	qs, err := a.router.RunQuestions(ctx, q.ProjectID, q.RunID)
 	if err != nil {
 		a.log.Warn("finding the run's thread failed; posting a new message", "question", q.ID, "err", err)
 		return ""
@@ -223,53 +217,16 @@ func (a *Adapter) Register(mux *http.ServeMux) {
 
 // Close waits for background work (answers, modals, messages to people) to
 // end, or for ctx, whichever comes first; then it cancels what is left.
-func (a *Adapter) Close(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { a.bg.Wait(); close(done) }()
-	select {
-	case <-done:
-		a.bgCancel()
-		return nil
-	case <-ctx.Done():
-		a.bgCancel()
-		<-done
-		return ctx.Err()
-	}
-}
+func (a *Adapter) Close(ctx context.Context) error { return a.pool.Close(ctx) }
 
 // maxWorkers bounds how many answers are processed at once, so a burst of
 // clicks cannot starve the acknowledgements (which must stay fast) and does
 // not hammer Slack's per-workspace rate limits.
 const maxWorkers = 16
 
-// Answer work gives way to acknowledgements: it starts once no request has
-// arrived for ackQuiet, or after maxAckYield at the latest. Acknowledgements
-// have Slack's 3 s deadline and cost little; answers have no deadline, and
-// on two cores a burst of both makes the acknowledgements wait for the CPU.
-const (
-	ackQuiet    = time.Millisecond
-	maxAckYield = 100 * time.Millisecond
-)
-
-// arrived notes that a request to acknowledge has come in.
-func (a *Adapter) arrived() { a.lastAck.Store(time.Now().UnixNano()) }
-
-// yieldToAcks waits while requests are arriving (see ackQuiet).
-func (a *Adapter) yieldToAcks(ctx context.Context) {
-	deadline := time.Now().Add(maxAckYield)
-	for {
-		wait := ackQuiet - time.Since(time.Unix(0, a.lastAck.Load()))
-		if wait <= 0 || time.Now().After(deadline) {
-			return
-		}
-		if sleep(ctx, wait) != nil {
-			return
-		}
-	}
-}
-
-// slotKey marks a context whose work holds a worker slot.
-type slotKey struct{}
+// arrived notes that a request to acknowledge has come in: answer work
+// gives way to acknowledgements (ackpool.Quiet).
+func (a *Adapter) arrived() { a.pool.Arrived() }
 
 // goBG runs fn as tracked background work with its own deadline, at most
 // maxWorkers at a time (modals bypass the bound: their trigger dies in 3 s).
@@ -278,41 +235,18 @@ func (a *Adapter) goBG(timeout time.Duration, fn func(ctx context.Context)) {
 }
 
 func (a *Adapter) goTracked(timeout time.Duration, bounded bool, fn func(ctx context.Context)) {
-	a.bg.Add(1)
-	go func() {
-		defer a.bg.Done()
-		if bounded {
-			select {
-			case a.work <- struct{}{}:
-				defer func() { <-a.work }()
-			case <-a.bgCtx.Done():
-				return
-			}
-			a.yieldToAcks(a.bgCtx)
-		}
-		ctx, cancel := context.WithTimeout(a.bgCtx, timeout)
+	timed := func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		if bounded {
-			ctx = context.WithValue(ctx, slotKey{}, true)
-		}
 		fn(ctx)
-	}()
+	}
+	if bounded {
+		a.pool.GoBounded(timed)
+	} else {
+		a.pool.Go(timed)
+	}
 }
 
 // idle sleeps for d without holding a worker slot, so work that waits (a
 // run that has not paused yet) does not hold up other answers.
-func (a *Adapter) idle(ctx context.Context, d time.Duration) error {
-	if ctx.Value(slotKey{}) == nil {
-		return sleep(ctx, d)
-	}
-	<-a.work
-	err := sleep(ctx, d)
-	select {
-	case a.work <- struct{}{}:
-		return err
-	case <-ctx.Done():
-		// Keep the deferred release balanced: take the slot back once free.
-		a.work <- struct{}{}
-		return ctx.Err()
-	}
-}
+func (a *Adapter) idle(ctx context.Context, d time.Duration) error { return a.pool.Idle(ctx, d) }

@@ -71,7 +71,7 @@ func (a *Adapter) event(ev outerEvent) {
 		return // only people's replies in threads can answer
 	}
 	a.goBG(a.answerTimeout(), func(ctx context.Context) {
-		first, err := a.router.Store().Once(ctx, "slack:event:"+ev.EventID, eventDedupeTTL)
+		first, err := a.router.Once(ctx, "slack:event:"+ev.EventID, eventDedupeTTL)
 		if err != nil {
 			a.log.Error("deduplicating a Slack event failed", "event_id", ev.EventID, "err", err)
 			return

@@ -121,7 +121,7 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 			}
 			a.goBG(a.answerTimeout(), func(ctx context.Context) {
 				a.respond(ctx, w, qid, func(ctx context.Context, project string, q *core.Question) (core.RespondRequest, string) {
-					draft, err := a.router.Store().GetDraft(ctx, project, q.ID, "slack:"+w.user)
+					draft, err := a.router.GetDraft(ctx, project, q.ID, "slack:"+w.user)
 					if err != nil {
 						a.log.Warn("reading a draft failed", "question", q.ID, "err", err)
 					}
@@ -186,7 +186,7 @@ func (a *Adapter) load(ctx context.Context, qid string) (string, *core.Question,
 	if err != nil {
 		return "", nil, err
 	}
-	q, err := a.router.Store().Get(ctx, project, qid)
+	q, err := a.router.Question(ctx, project, qid)
 	return project, q, err
 }
 
@@ -461,7 +461,7 @@ func (a *Adapter) saveDraft(ctx context.Context, w place, meta modalMeta, text s
 	if meta.Item < 0 || meta.Item >= len(q.Questions) {
 		return
 	}
-	st := a.router.Store()
+	st := a.router
 	person := "slack:" + w.user
 	draft, err := st.GetDraft(ctx, project, q.ID, person)
 	if err != nil || draft == nil {

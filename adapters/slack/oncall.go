@@ -24,7 +24,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, t core.Target) e
 		return nil
 	}
 	// Votes may have come in since q was read: show the latest state.
-	if fresh, err := a.router.Store().Get(ctx, q.ProjectID, q.ID); err == nil {
+	if fresh, err := a.router.Question(ctx, q.ProjectID, q.ID); err == nil {
 		q = fresh
 	}
 	if q.Status != core.StatusPending {

@@ -81,7 +81,7 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// after the sync is missed.
 	pending := []syncEntry{}
 	for _, p := range projects {
-		qs, err := i.store.List(ctx, p, core.StatusPending, maxPending)
+		qs, err := i.router.List(ctx, p, core.StatusPending, maxPending)
 		if err != nil {
 			i.log.Error("live inbox: listing questions failed", "project", p, "err", err)
 			return
@@ -163,7 +163,7 @@ type stream struct {
 }
 
 func (s *stream) watch(p string) {
-	wake, stop := s.i.store.Watch(p, "")
+	wake, stop := s.i.router.Watch(p, "")
 	s.stops[p] = stop
 	s.wg.Add(1)
 	go func() {
@@ -246,7 +246,7 @@ func (s *stream) reconcile(ctx context.Context, projects []string, full bool) er
 // diff sends what changed in project p since the last look. Only a failed
 // write ends the stream; a store error is retried on the next wake or tick.
 func (s *stream) diff(ctx context.Context, p string) error {
-	qs, err := s.i.store.List(ctx, p, core.StatusPending, maxPending)
+	qs, err := s.i.router.List(ctx, p, core.StatusPending, maxPending)
 	if err != nil {
 		s.i.log.Warn("live inbox: listing questions failed", "project", p, "err", err)
 		return nil
@@ -270,7 +270,7 @@ func (s *stream) diff(ctx context.Context, p string) error {
 		if _, ok := cur[id]; ok {
 			continue
 		}
-		q, err := s.i.store.Get(ctx, p, id)
+		q, err := s.i.router.Question(ctx, p, id)
 		if err != nil {
 			err = s.event("question.removed", liveEvent{ID: id, ProjectID: p})
 		} else {

@@ -26,7 +26,7 @@ func (i *Inbox) pending(ctx context.Context, v *viewer) ([]*core.Question, []str
 	}
 	var all []*core.Question
 	for _, p := range projects {
-		qs, err := i.store.List(ctx, p, core.StatusPending, maxPending)
+		qs, err := i.router.List(ctx, p, core.StatusPending, maxPending)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -110,7 +110,7 @@ func (i *Inbox) locate(ctx context.Context, v *viewer, id string) (*core.Questio
 	if !v.may(project) {
 		return nil, nil
 	}
-	q, err := i.store.Get(ctx, project, id)
+	q, err := i.router.Question(ctx, project, id)
 	if core.ErrorCode(err) == core.ENotFound {
 		return nil, nil
 	}
@@ -147,7 +147,7 @@ func (i *Inbox) handleQuestion(rq *request) error {
 	if q.Status == core.StatusPending && !q.Read {
 		// Opening the notification's page reads it: the page itself no
 		// longer calls it new.
-		if _, err := i.store.MarkRead(ctx, q.ProjectID, q.ID); err != nil {
+		if _, err := i.router.MarkRead(ctx, q.ProjectID, q.ID); err != nil {
 			i.log.Warn("marking notification read failed", "question", q.ID, "err", err)
 		} else {
 			c.Unread = false
@@ -221,7 +221,7 @@ func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.P
 		back = "/questions/" + url.PathEscape(q.ID)
 	}
 	if err == nil {
-		if _, err := i.store.MarkRead(ctx, final.ProjectID, final.ID); err != nil {
+		if _, err := i.router.MarkRead(ctx, final.ProjectID, final.ID); err != nil {
 			i.log.Warn("marking notification read failed", "question", final.ID, "err", err)
 		}
 		i.setFlash(rq.w, q.ID)
@@ -333,11 +333,11 @@ func (i *Inbox) handleRun(rq *request) error {
 		i.notFound(rq, "Run")
 		return nil
 	}
-	run, err := i.store.Run(ctx, project, runID)
+	run, err := i.router.Run(ctx, project, runID)
 	if err != nil && core.ErrorCode(err) != core.ENotFound {
 		return err
 	}
-	qs, err := i.store.RunQuestions(ctx, project, runID)
+	qs, err := i.router.RunQuestions(ctx, project, runID)
 	if err != nil && core.ErrorCode(err) != core.ENotFound {
 		return err
 	}

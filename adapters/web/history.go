@@ -94,7 +94,7 @@ func (i *Inbox) handleHistory(rq *request) error {
 	agents := map[string]bool{}
 	var rows []historyRow
 	for _, p := range projects {
-		qs, err := i.store.List(ctx, p, "", historyScan)
+		qs, err := i.router.List(ctx, p, "", historyScan)
 		if err != nil {
 			return err
 		}

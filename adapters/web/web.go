@@ -37,7 +37,8 @@ type Authenticator interface {
 
 // Config configures the inbox.
 type Config struct {
-	Router *core.Router
+	// Router is the core the inbox reads and answers through (a *core.Router).
+	Router core.Inbox
 	// Auth resolves operator tokens at sign-in (and on every request, see
 	// session.go). May be nil when RequireLogin is false.
 	Auth Authenticator
@@ -58,8 +59,7 @@ type Config struct {
 // Inbox serves the web inbox.
 type Inbox struct {
 	cfg    Config
-	router *core.Router
-	store  core.Store
+	router core.Inbox
 	log    *slog.Logger
 	seal   *sealer
 	tmpl   map[string]*template.Template
@@ -93,7 +93,7 @@ func New(cfg Config) (*Inbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	i := &Inbox{cfg: cfg, router: cfg.Router, store: cfg.Router.Store(),
+	i := &Inbox{cfg: cfg, router: cfg.Router,
 		log: cfg.Logger.With("adapter", "web"), seal: seal,
 		runNotPausedWait: 10 * time.Second, syncEvery: time.Second}
 	if i.assets, err = loadAssets(static); err != nil {
@@ -150,7 +150,7 @@ func (i *Inbox) projects(ctx context.Context, v *viewer) ([]string, error) {
 	if !v.all {
 		return v.projects, nil
 	}
-	ps, err := i.store.Projects(ctx)
+	ps, err := i.router.Projects(ctx)
 	if err != nil {
 		return nil, err
 	}
