@@ -14,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -31,8 +30,8 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
-	"github.com/askbridge/askbridge/agentrun/api"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/app"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/google/uuid"
@@ -321,40 +320,50 @@ func serve(h http.Handler) (*server, error) {
 
 func (s *server) Close() { s.srv.Close() }
 
-// replica is one bridge in this process: store, router, API, Slack adapter.
+// replica is one bridge in this process, built by app.New as `bridge
+// serve` builds it, with its Slack adapter pointed at a fake Slack.
 type replica struct {
-	st     *store.Store
+	app    *app.App
 	router *core.Router
 	web    *server
+	stop   context.CancelFunc
+	done   chan error
 }
 
 const signingSecret = "bench-signing-secret"
 
 func newReplica(redisURL string, fake *fakeslack.Server) (*replica, error) {
-	st, err := store.Open(context.Background(), store.Options{URL: redisURL})
-	if err != nil {
-		return nil, err
-	}
-	log := slog.New(slog.DiscardHandler)
-	r := core.NewRouter(core.RouterConfig{Store: st, Logger: log})
-	mux := http.NewServeMux()
+	s := app.Settings{Addr: "127.0.0.1:0", RedisURL: redisURL}
 	if fake != nil {
-		a, err := slack.New(slack.Config{BotToken: fake.BotToken, SigningSecret: signingSecret, APIURL: fake.APIURL()}, r, log)
-		if err != nil {
-			return nil, err
-		}
-		r.AddChannel(a)
-		a.Register(mux)
+		s.Slack = slack.Config{BotToken: fake.BotToken, SigningSecret: signingSecret, APIURL: fake.APIURL()}
 	}
-	api.New(api.Config{Router: r, Logger: log}).Register(mux)
-	web, err := serve(mux)
-	if err != nil {
-		return nil, err
-	}
-	return &replica{st: st, router: r, web: web}, nil
+	return startReplica(s)
 }
 
-func (r *replica) Close() { r.web.Close(); r.st.Close() }
+// startReplica builds a bridge from s and runs it until Close.
+func startReplica(s app.Settings) (*replica, error) {
+	a, err := app.New(context.Background(), s)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := a.Listen()
+	if err != nil {
+		_ = a.Close(context.Background())
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	r := &replica{app: a, router: a.Router(), web: &server{URL: "http://" + addr.String()}, stop: stop, done: make(chan error, 1)}
+	go func() { r.done <- a.Run(ctx) }()
+	return r, nil
+}
+
+func (r *replica) Close() {
+	r.stop()
+	<-r.done
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = r.app.Close(ctx)
+}
 
 func postJSON(c *http.Client, u string, body any) (int, map[string]any, error) {
 	b, _ := json.Marshal(body)
@@ -521,7 +530,7 @@ func benchAck(rs *storetest.Server, o opts, floor lat) error {
 	p := percentiles(ls)
 	answered := 0
 	storetest.WaitFor(ctx, 30*time.Second, func() bool {
-		qs, _ := r.st.List(ctx, "ack", core.StatusAnswered, n+10)
+		qs, _ := r.app.Store().List(ctx, "ack", core.StatusAnswered, n+10)
 		answered = len(qs)
 		return answered == n
 	})

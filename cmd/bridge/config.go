@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/agentrun/api"
 	"github.com/askbridge/askbridge/agentrun/egress"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/app"
 	"gopkg.in/yaml.v3"
 )
 
@@ -141,29 +141,7 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // settings is the resolved configuration: file, then environment.
-type settings struct {
-	Addr          string
-	RedisURL      string
-	RedisPrefix   string
-	Timeout       time.Duration
-	Retention     time.Duration
-	WebhookSecret string
-	// WebhookAllow is webhooks.allow (or BRIDGE_WEBHOOK_ALLOW).
-	WebhookAllow []string
-	// WebhookGiveUp is webhooks.give_up_after (default 24h).
-	WebhookGiveUp time.Duration
-	// WebhookLease is BRIDGE_WEBHOOK_LEASE (default 60s).
-	WebhookLease  time.Duration
-	Agents        []api.Agent
-	Operators     []api.Operator
-	Routes        []core.Route
-	Slack         struct{ BotToken, SigningSecret, AppToken, APIURL string }
-	Discord       struct{ BotToken, ApplicationID, PublicKey, APIURL string }
-	SessionKey    string
-	SecureCookies bool
-	PublicURL     string
-	MetricsToken  string
-}
+type settings = app.Settings
 
 // loadConfig reads the file at path (may be empty) and applies the
 // environment. Errors name the file, line and key, never a secret's value.
@@ -403,14 +381,4 @@ func loadConfig(path string, getenv func(string) string) (*settings, error) {
 		return nil, fmt.Errorf("%s:\n  %s", where, strings.Join(errs, "\n  "))
 	}
 	return s, nil
-}
-
-// webhookSecret returns the signing secret for an agent: its own, else the
-// bridge's.
-func (s *settings) webhookSecret(agentID string) []byte {
-	i := slices.IndexFunc(s.Agents, func(a api.Agent) bool { return a.ID == agentID })
-	if i >= 0 && s.Agents[i].WebhookSecret != "" {
-		return []byte(s.Agents[i].WebhookSecret)
-	}
-	return []byte(s.WebhookSecret)
 }

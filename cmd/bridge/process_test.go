@@ -314,8 +314,8 @@ func TestConfigErrorsNameLineAndKey(t *testing.T) {
 		return ""
 	})
 	require.NoError(t, err)
-	assert.Equal(t, "env-secret", string(s.webhookSecret("other")))
-	assert.Equal(t, "own", string(s.webhookSecret("bot")))
+	assert.Equal(t, "env-secret", string(s.WebhookSecretFor("other")))
+	assert.Equal(t, "own", string(s.WebhookSecretFor("bot")))
 }
 
 func TestUnknownCommand(t *testing.T) {
