@@ -24,8 +24,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors and help are printed below
 	o := serveOptions{sweep: 250 * time.Millisecond}
-	fs.StringVar(&o.addr, "addr", envOr(getenv, "BRIDGE_ADDR", "127.0.0.1:8080"), "listen `address` (env BRIDGE_ADDR)")
-	fs.StringVar(&o.config, "config", getenv("BRIDGE_CONFIG"), "YAML configuration `file` (env BRIDGE_CONFIG)")
+	env := readServeEnv(getenv) // its problems are reported with the configuration's
+	fs.StringVar(&o.addr, "addr", env.addr, "listen `address` (env BRIDGE_ADDR)")
+	fs.StringVar(&o.config, "config", env.config, "YAML configuration `file` (env BRIDGE_CONFIG)")
 	// No default from REDIS_URL here: the help must never print a password.
 	// The configuration applies REDIS_URL (and REDIS_URL_FILE) itself.
 	fs.StringVar(&o.redisURL, "redis-url", "", "Redis `URL` (env REDIS_URL); empty: the embedded in-memory store")
@@ -42,33 +43,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintf(stderr, "bridge serve: unexpected argument %q (see bridge serve --help)\n", fs.Arg(0))
 		return 2
 	}
-	log := newLogger(stderr, getenv("BRIDGE_LOG_LEVEL"))
-	if err := runServer(ctx, o, getenv, stdout, log); err != nil {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: env.logLevel}))
+	if err := runServer(ctx, o, env, stdout, log); err != nil {
 		fmt.Fprintf(stderr, "bridge serve: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func envOr(getenv func(string) string, key, def string) string {
-	if v := getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil || level == "" {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
-}
-
 // runServer builds the bridge from the configuration and serves until ctx
 // ends, then shuts down gracefully within 30 s (app.App.Close).
-func runServer(ctx context.Context, o serveOptions, getenv func(string) string, stdout io.Writer, log *slog.Logger) error {
-	cfg, err := loadConfig(o.config, getenv)
+func runServer(ctx context.Context, o serveOptions, env *serveEnvValues, stdout io.Writer, log *slog.Logger) error {
+	cfg, err := resolveConfig(o.config, env)
 	if err != nil {
 		return err
 	}
