@@ -242,74 +242,42 @@ func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	return s
 }
 
-// routes reads the routes of the file.
+// routes reads the routes of the file; core.ValidateRoute holds the rules
+// they share with the ask path.
 func (p *configProblems) routes(rcs []routeConfig) []core.Route {
 	var routes []core.Route
 	routeNames := map[string]bool{}
 	defaults := 0
+	targets := func(ts []targetConfig) []core.Target {
+		var out []core.Target
+		for _, t := range ts {
+			out = append(out, core.CleanTarget(core.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS}))
+		}
+		return out
+	}
 	for i, rc := range rcs {
-		f := fmt.Sprintf("routes[%d]", i)
-		if rc.Name == "" {
-			p.fail("%s.name: required", f)
-		} else if routeNames[rc.Name] {
-			p.fail("%s.name: route %q is defined twice", f, rc.Name)
+		if rc.Name != "" && routeNames[rc.Name] {
+			p.fail("routes[%d].name: route %q is defined twice", i, rc.Name)
 		}
 		routeNames[rc.Name] = true
 		if rc.Default {
 			defaults++
 		}
-		if rc.Thread != "" && rc.Thread != "per-run" {
-			p.fail("%s.thread: %q is not a thread mode (use per-run or leave it out)", f, rc.Thread)
-		}
-		if t := time.Duration(rc.Timeout); t != 0 && (t < core.MinTimeout || t > core.MaxTimeout) {
-			p.fail("%s.timeout: must be between 10s and 720h", f)
-		}
 		r := core.Route{Name: rc.Name, Default: rc.Default, Thread: rc.Thread, Timeout: time.Duration(rc.Timeout),
-			Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired}
-		targets := func(field string, ts []targetConfig) []core.Target {
-			var out []core.Target
-			for j, t := range ts {
-				if t.Platform != "slack" && t.Platform != "discord" {
-					p.fail("%s[%d].platform: %q is not a chat platform (slack or discord)", field, j, t.Platform)
-				}
-				if t.Channel == "" {
-					p.fail("%s[%d].channel: required", field, j)
-				}
-				out = append(out, core.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS})
-			}
-			return out
-		}
-		r.Targets = targets(f+".targets", rc.Targets)
-		if rc.ApprovalsRequired < 0 || rc.ApprovalsRequired > core.MaxApprovals {
-			p.fail("%s.approvals_required: from 1 to %d", f, core.MaxApprovals)
-		}
+			Targets: targets(rc.Targets), Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired}
 		if rc.OnTimeout != nil {
-			if strings.TrimSpace(rc.OnTimeout.Answer) == "" {
-				p.fail("%s.on_timeout.answer: required", f)
-			}
 			r.OnTimeout = &core.OnTimeout{Answer: rc.OnTimeout.Answer}
 		}
-		var last time.Duration
-		for j, e := range rc.Escalation {
-			ef := fmt.Sprintf("%s.escalation[%d]", f, j)
-			if time.Duration(e.After) <= last {
-				p.fail("%s.after: must be later than the step before (and above 0)", ef)
-			}
-			last = time.Duration(e.After)
-			if !e.Remind && len(e.Targets) == 0 && e.Responders == nil {
-				p.fail("%s: does nothing; set remind: true, targets or responders", ef)
-			}
-			step := core.EscalationStep{After: core.Duration(e.After), Remind: e.Remind, Targets: targets(ef+".targets", e.Targets)}
+		for _, e := range rc.Escalation {
+			step := core.EscalationStep{After: core.Duration(e.After), Remind: e.Remind, Targets: targets(e.Targets)}
 			if e.Responders != nil {
 				rs := e.Responders.core()
 				step.Responders = &rs
 			}
 			r.Escalation = append(r.Escalation, step)
 		}
-		for j, u := range rc.Responders.Users {
-			if !strings.Contains(u, ":") {
-				p.fail("%s.responders.users[%d]: %q must be <platform>:<id>, e.g. slack:U0123", f, j, u)
-			}
+		for _, d := range core.ValidateRoute(r) {
+			p.fail("routes[%d].%s: %s", i, d.Field, d.Problem)
 		}
 		routes = append(routes, r)
 	}
@@ -390,17 +358,32 @@ func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
 	if e.discordAPIURL == "" && s.Discord.APIURL != "" && !webURL(s.Discord.APIURL) {
 		p.fail("discord.api_url: %q must be an http:// or https:// address such as https://discord.com/api/v10", s.Discord.APIURL)
 	}
+	var configured []string
+	if s.Slack.BotToken != "" {
+		configured = append(configured, "slack")
+	}
+	if s.Discord.BotToken != "" {
+		configured = append(configured, "discord")
+	}
 	for i, r := range s.Routes {
-		all := r.Targets
-		for _, e := range r.Escalation {
-			all = append(all, e.Targets...)
+		fields := map[string][]core.Target{"targets": r.Targets}
+		order := []string{"targets"}
+		for j, e := range r.Escalation {
+			f := fmt.Sprintf("escalation[%d].targets", j)
+			fields[f], order = e.Targets, append(order, f)
 		}
-		for j, t := range all {
-			if t.Platform == "slack" && s.Slack.BotToken == "" {
-				p.fail("routes[%d].targets[%d]: route %q posts to Slack but no Slack bot token is set (SLACK_BOT_TOKEN or slack.bot_token)", i, j, r.Name)
-			}
-			if t.Platform == "discord" && s.Discord.BotToken == "" {
-				p.fail("routes[%d].targets[%d]: route %q posts to Discord but no Discord bot token is set (DISCORD_BOT_TOKEN or discord.bot_token)", i, j, r.Name)
+		for _, f := range order {
+			for j, t := range fields[f] {
+				switch {
+				case t.Platform == "" || t.Channel == "":
+					// core.ValidateRoute reported it
+				case t.Platform == "slack" && s.Slack.BotToken == "":
+					p.fail("routes[%d].%s[%d]: route %q posts to Slack but no Slack bot token is set (SLACK_BOT_TOKEN or slack.bot_token)", i, f, j, r.Name)
+				case t.Platform == "discord" && s.Discord.BotToken == "":
+					p.fail("routes[%d].%s[%d]: route %q posts to Discord but no Discord bot token is set (DISCORD_BOT_TOKEN or discord.bot_token)", i, f, j, r.Name)
+				case !slices.Contains(configured, t.Platform):
+					p.fail("routes[%d].%s[%d].platform: %s", i, f, j, core.NotConfigured(t.Platform, configured))
+				}
 			}
 		}
 	}
