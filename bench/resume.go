@@ -5,16 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/egress"
 	"github.com/askbridge/askbridge/agentrun/resume"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/internal/app"
 	"github.com/askbridge/askbridge/store/storetest"
 )
 
@@ -48,14 +46,6 @@ func benchResume(rs *storetest.Server, o opts) error {
 		return err
 	}
 	defer hole.close()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for _, r := range reps {
-		wg.Add(1)
-		go func() { defer wg.Done(); r.d.Run(ctx) }()
-	}
-	defer func() { hole.close(); cancel(); wg.Wait() }()
 
 	const n, rate = 100, 20
 	measure := func(phase string) (lat, error) {
@@ -104,32 +94,19 @@ func benchResume(rs *storetest.Server, o opts) error {
 	return nil
 }
 
-type resumeReplica struct {
-	st     *store.Store
-	router *core.Router
-	d      *resume.Deliverer
-}
+// resumeReplica is a replica whose deliverer signs every webhook; it runs
+// from the start (app.App.Run), and a webhook-mode transition kicks it.
+type resumeReplica struct{ *replica }
 
 func newResumeReplica(redisURL, prefix string) (*resumeReplica, error) {
-	st, err := store.Open(context.Background(), store.Options{URL: redisURL, Prefix: prefix})
+	r, err := startReplica(app.Settings{Addr: "127.0.0.1:0", RedisURL: redisURL, RedisPrefix: prefix, WebhookSecret: "bench"})
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(slog.DiscardHandler)
-	// Wired as cmd/bridge wires it: a webhook-mode transition kicks the
-	// replica's deliverer.
-	d := resume.New(resume.Config{Store: st, Logger: log, Secret: func(string) []byte { return []byte("bench") },
-		Egress: egress.MustNew(egress.Config{AllowLoopback: true})})
-	r := core.NewRouter(core.RouterConfig{Store: st, Logger: log, HasWebhookSecret: func(string) bool { return true },
-		Observe: func(q *core.Question) {
-			if q.WebhookMode() {
-				d.Kick()
-			}
-		}})
-	return &resumeReplica{st: st, router: r, d: d}, nil
+	return &resumeReplica{r}, nil
 }
 
-func (r *resumeReplica) close() { r.st.Close() }
+func (r *resumeReplica) close() { r.Close() }
 
 // answer asks a webhook-mode question, pauses its run and answers it; at is
 // just before the answer.
@@ -140,7 +117,7 @@ func (r *resumeReplica) answer(project, run, url string) (id string, at time.Tim
 	if err != nil {
 		return "", at, err
 	}
-	if _, err := r.st.PauseRun(ctx, project, run, "bot", time.Now()); err != nil {
+	if _, err := r.app.Store().PauseRun(ctx, project, run, "bot", time.Now()); err != nil {
 		return "", at, err
 	}
 	yes := "yes"

@@ -269,9 +269,7 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 	timeout := def.Timeout
 	if req.Timeout != nil {
 		timeout = time.Duration(*req.Timeout)
-		if timeout < MinTimeout || timeout > MaxTimeout {
-			p.add("timeout", "must be between 10s and 720h (30 days), got %s", timeout)
-		}
+		checkTimeout(&p, "timeout", timeout)
 	}
 	if timeout == 0 {
 		timeout = DefaultTimeout
@@ -281,40 +279,23 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 	if len(targets) == 0 {
 		targets = def.Targets
 	}
-	if len(targets) > MaxTargets {
-		p.add("targets", "at most %d targets", MaxTargets)
-	}
+	checkTargets(&p, "targets", targets) // the rules of a route's targets (route.go)
 	clean := make([]Target, 0, len(targets))
-	for i, t := range targets {
-		f := fmt.Sprintf("targets[%d]", i)
-		t.Platform = strings.ToLower(strings.TrimSpace(t.Platform))
-		t.Channel = strings.TrimSpace(t.Channel)
-		if t.Platform == "" {
-			p.add(f+".platform", "required (slack or discord)")
-		}
-		if t.Channel == "" {
-			p.add(f+".channel", "required")
-		}
-		clean = append(clean, Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS})
+	for _, t := range targets {
+		clean = append(clean, CleanTarget(t))
 	}
 
 	responders := def.Responders
 	if req.Responders != nil {
 		responders = *req.Responders
 	}
-	for i, u := range responders.Users {
-		if !strings.Contains(u, ":") {
-			p.add(fmt.Sprintf("responders.users[%d]", i), "must be <platform>:<id>, e.g. slack:U0123")
-		}
-	}
+	checkResponders(&p, "responders", responders)
 
 	approvals := def.ApprovalsRequired
 	if req.ApprovalsRequired != nil {
 		approvals = *req.ApprovalsRequired
 	}
-	if approvals < 0 || approvals > MaxApprovals {
-		p.add("approvals_required", "from 1 to %d", MaxApprovals)
-	}
+	checkApprovals(&p, approvals)
 	if approvals > 1 && (len(items) != 1 || items[0].OpenEnded() || items[0].MultiSelect) {
 		p.add("approvals_required", "several approvals need exactly one single-select question with options")
 	}

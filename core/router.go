@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,7 +201,7 @@ func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agent
 	var p problems
 	for i, t := range q.Targets {
 		if _, ok := r.channels[t.Platform]; !ok {
-			p.add(fmt.Sprintf("targets[%d].platform", i), "%q is not configured on this bridge (configured: %s)", t.Platform, r.platforms())
+			p.add(fmt.Sprintf("targets[%d].platform", i), "%s", NotConfigured(t.Platform, slices.Collect(maps.Keys(r.channels))))
 		}
 	}
 	if err := p.err(EInvalid, "the question is not valid"); err != nil {
@@ -232,17 +234,6 @@ func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agent
 		q = fresh
 	}
 	return AskResult{Question: q, Created: true, Message: r.message(q, false)}, nil
-}
-
-func (r *Router) platforms() string {
-	if len(r.channels) == 0 {
-		return "none; the question can be answered in the web inbox or the API"
-	}
-	var names []string
-	for n := range r.channels {
-		names = append(names, n)
-	}
-	return strings.Join(names, ", ")
 }
 
 // post posts a copy on each target in parallel and records each on the

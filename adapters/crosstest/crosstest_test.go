@@ -18,6 +18,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/app"
 	"github.com/askbridge/askbridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,37 +39,38 @@ type bridge struct {
 
 func newBridge(t *testing.T) *bridge {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-
 	fs := fakeslack.New("C1")
 	t.Cleanup(fs.Close)
 	fd := fakediscord.New(t)
 
-	router := core.NewRouter(core.RouterConfig{Store: st})
-	sa, err := slack.New(slack.Config{BotToken: fs.BotToken, SigningSecret: slackSecret, APIURL: fs.APIURL()}, router, nil)
-	require.NoError(t, err)
-	da, err := discord.New(discord.Config{BotToken: fd.BotToken, ApplicationID: fd.AppID,
-		PublicKey: fd.PublicKey(), APIURL: fd.APIURL()}, router, nil)
-	require.NoError(t, err)
-	router.AddChannel(sa)
-	router.AddChannel(da)
+	b := newApp(t, app.Settings{
+		Slack:   slack.Config{BotToken: fs.BotToken, SigningSecret: slackSecret, APIURL: fs.APIURL()},
+		Discord: discord.Config{BotToken: fd.BotToken, ApplicationID: fd.AppID, PublicKey: fd.PublicKey(), APIURL: fd.APIURL()},
+	})
+	fd.Target = b.srv.URL + "/discord/interactions"
+	return &bridge{t: t, store: b.app.Store(), router: b.app.Router(), slack: fs, discord: fd, srv: b.srv}
+}
 
-	mux := http.NewServeMux()
-	sa.Register(mux)
-	da.Register(mux)
-	srv := httptest.NewServer(mux)
-	fd.Target = srv.URL + "/discord/interactions"
+// served is a bridge built by app.New (as `bridge serve` builds it) behind
+// a test server; the test drives the sweeper itself where it needs one.
+type served struct {
+	app *app.App
+	srv *httptest.Server
+}
+
+func newApp(t *testing.T, s app.Settings) served {
+	t.Helper()
+	s.Addr = "127.0.0.1:0"
+	a, err := app.New(context.Background(), s)
+	require.NoError(t, err)
+	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = sa.Close(ctx)
-		_ = da.Close(ctx)
-		_ = router.Close(ctx)
+		_ = a.Close(ctx)
 		srv.Close()
 	})
-	return &bridge{t: t, store: st, router: router, slack: fs, discord: fd, srv: srv}
+	return served{a, srv}
 }
 
 // ask fans one question out to Slack channel C1 and Discord channel 1000.

@@ -19,9 +19,9 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
-	"github.com/askbridge/askbridge/adapters/web"
 	"github.com/askbridge/askbridge/agentrun/api"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/app"
 	"github.com/askbridge/askbridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,9 +63,6 @@ type onCall struct {
 
 func newOnCall(t *testing.T, routes ...core.Route) *onCall {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
 	c := &clock{now: time.Now().UTC().Truncate(time.Second)}
 
 	fs := fakeslack.New("C1", "C2")
@@ -74,38 +71,18 @@ func newOnCall(t *testing.T, routes ...core.Route) *onCall {
 	fd := fakediscord.New(t)
 	fd.Now = c.Now // Discord checks signatures and token lifetimes on the bridge's clock
 
-	router := core.NewRouter(core.RouterConfig{Store: st, Clock: c, Routes: routes, PostTimeout: 5 * time.Second})
-	sa, err := slack.New(slack.Config{BotToken: fs.BotToken, SigningSecret: slackSecret, APIURL: fs.APIURL(),
-		RunNotPausedRetry: time.Second}, router, nil)
-	require.NoError(t, err)
-	da, err := discord.New(discord.Config{BotToken: fd.BotToken, ApplicationID: fd.AppID,
-		PublicKey: fd.PublicKey(), APIURL: fd.APIURL(), AckAfter: time.Second, RetryBackoff: 10 * time.Millisecond}, router, nil)
-	require.NoError(t, err)
-	router.AddChannel(sa)
-	router.AddChannel(da)
-
-	auth := api.NewAuth(nil, []api.Operator{
-		{ID: "alice", Projects: []string{"ops"}, Token: aliceToken},
-		{ID: "bob", Projects: []string{"ops"}, Token: bobToken}})
-	inbox, err := web.New(web.Config{Router: router, Auth: auth, RequireLogin: true})
-	require.NoError(t, err)
-
-	mux := http.NewServeMux()
-	sa.Register(mux)
-	da.Register(mux)
-	inbox.Register(mux)
-	api.New(api.Config{Router: router, Auth: auth}).Register(mux)
-	srv := httptest.NewServer(mux)
-	fd.Target = srv.URL + "/discord/interactions"
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = sa.Close(ctx)
-		_ = da.Close(ctx)
-		_ = router.Close(ctx)
-		srv.Close()
+	b := newApp(t, app.Settings{
+		Routes: routes, Clock: c, PostTimeout: 5 * time.Second,
+		Slack: slack.Config{BotToken: fs.BotToken, SigningSecret: slackSecret, APIURL: fs.APIURL(),
+			RunNotPausedRetry: time.Second},
+		Discord: discord.Config{BotToken: fd.BotToken, ApplicationID: fd.AppID,
+			PublicKey: fd.PublicKey(), APIURL: fd.APIURL(), AckAfter: time.Second, RetryBackoff: 10 * time.Millisecond},
+		Operators: []api.Operator{
+			{ID: "alice", Projects: []string{"ops"}, Token: aliceToken},
+			{ID: "bob", Projects: []string{"ops"}, Token: bobToken}},
 	})
-	return &onCall{t: t, store: st, router: router, clock: c, slack: fs, discord: fd, srv: srv}
+	fd.Target = b.srv.URL + "/discord/interactions"
+	return &onCall{t: t, store: b.app.Store(), router: b.app.Router(), clock: c, slack: fs, discord: fd, srv: b.srv}
 }
 
 func (b *onCall) ask(req core.AskRequest) *core.Question {

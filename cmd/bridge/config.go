@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/askbridge/askbridge/agentrun/api"
 	"github.com/askbridge/askbridge/agentrun/egress"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/app"
 	"gopkg.in/yaml.v3"
 )
 
@@ -141,276 +141,250 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // settings is the resolved configuration: file, then environment.
-type settings struct {
-	Addr          string
-	RedisURL      string
-	RedisPrefix   string
-	Timeout       time.Duration
-	Retention     time.Duration
-	WebhookSecret string
-	// WebhookAllow is webhooks.allow (or BRIDGE_WEBHOOK_ALLOW).
-	WebhookAllow []string
-	// WebhookGiveUp is webhooks.give_up_after (default 24h).
-	WebhookGiveUp time.Duration
-	// WebhookLease is BRIDGE_WEBHOOK_LEASE (default 60s).
-	WebhookLease  time.Duration
-	Agents        []api.Agent
-	Operators     []api.Operator
-	Routes        []core.Route
-	Slack         struct{ BotToken, SigningSecret, AppToken, APIURL string }
-	Discord       struct{ BotToken, ApplicationID, PublicKey, APIURL string }
-	SessionKey    string
-	SecureCookies bool
-	PublicURL     string
-	MetricsToken  string
-}
+type settings = app.Settings
 
 // loadConfig reads the file at path (may be empty) and applies the
 // environment. Errors name the file, line and key, never a secret's value.
 func loadConfig(path string, getenv func(string) string) (*settings, error) {
-	var fc fileConfig
-	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("config: %v", err)
-		}
-		if err := decodeConfig(b, &fc); err != nil {
-			return nil, fmt.Errorf("config %s:\n  %s", path, err)
-		}
+	return resolveConfig(path, readServeEnv(getenv))
+}
+
+// resolveConfig reads the file at path (may be empty), applies the
+// environment e over it and checks the result, reporting every problem at
+// once: the file's, the environment's, then those of the combination.
+func resolveConfig(path string, e *serveEnvValues) (*settings, error) {
+	fc, err := readConfigFile(path)
+	if err != nil {
+		return nil, err
 	}
+	var p configProblems
+	s := p.fromFile(fc)
+	e.overlay(s)
+	p = append(p, e.problems...)
+	p.check(s, fc, e)
+	if len(p) > 0 {
+		where := "configuration"
+		if path != "" {
+			where = "config " + path
+		}
+		return nil, fmt.Errorf("%s:\n  %s", where, strings.Join(p, "\n  "))
+	}
+	return s, nil
+}
+
+// readConfigFile decodes the YAML file at path; no path is an empty file.
+func readConfigFile(path string) (*fileConfig, error) {
+	var fc fileConfig
+	if path == "" {
+		return &fc, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %v", err)
+	}
+	if err := decodeConfig(b, &fc); err != nil {
+		return nil, fmt.Errorf("config %s:\n  %s", path, err)
+	}
+	return &fc, nil
+}
+
+// configProblems collects the problems of a configuration, one line each.
+type configProblems []string
+
+func (p *configProblems) fail(format string, args ...any) {
+	*p = append(*p, fmt.Sprintf(format, args...))
+}
+
+// secret returns a secret given inline or as a key_file.
+func (p *configProblems) secret(key, val, file string) string {
+	if val != "" && file != "" {
+		p.fail("%s and %s_file are both set; keep one", key, key)
+	}
+	if file == "" {
+		return val
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		p.fail("%s_file: %v", key, err)
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// fromFile turns the file's values into settings, with defaults.
+func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	s := &settings{Timeout: time.Duration(fc.Defaults.Timeout), Retention: time.Duration(fc.Defaults.Retention),
 		RedisPrefix: fc.Redis.Prefix, SecureCookies: fc.Web.Secure}
-	var errs []string
-	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	secret := func(key, val, file string) string {
-		if val != "" && file != "" {
-			fail("%s and %s_file are both set; keep one", key, key)
-		}
-		if file == "" {
-			return val
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			fail("%s_file: %v", key, err)
-			return ""
-		}
-		return strings.TrimSpace(string(b))
-	}
-	s.WebhookSecret = secret("webhooks.secret", fc.Webhooks.Secret, fc.Webhooks.SecretFile)
+	s.WebhookSecret = p.secret("webhooks.secret", fc.Webhooks.Secret, fc.Webhooks.SecretFile)
 	s.WebhookAllow, s.WebhookGiveUp = fc.Webhooks.Allow, time.Duration(fc.Webhooks.GiveUpAfter)
 	if s.WebhookGiveUp == 0 {
 		s.WebhookGiveUp = 24 * time.Hour
 	}
 	if s.WebhookGiveUp < time.Minute || s.WebhookGiveUp > core.MaxTimeout {
-		fail("webhooks.give_up_after: must be between 1m and 720h (how long a resume webhook is retried)")
+		p.fail("webhooks.give_up_after: must be between 1m and 720h (how long a resume webhook is retried)")
 	}
-	s.RedisURL = secret("redis.url", fc.Redis.URL, fc.Redis.URLFile)
-	s.Slack.BotToken = secret("slack.bot_token", fc.Slack.BotToken, fc.Slack.BotTokenFile)
-	s.Slack.SigningSecret = secret("slack.signing_secret", fc.Slack.SigningSecret, fc.Slack.SigningSecretFile)
-	s.Slack.AppToken = secret("slack.app_token", fc.Slack.AppToken, fc.Slack.AppTokenFile)
+	s.RedisURL = p.secret("redis.url", fc.Redis.URL, fc.Redis.URLFile)
+	s.Slack.BotToken = p.secret("slack.bot_token", fc.Slack.BotToken, fc.Slack.BotTokenFile)
+	s.Slack.SigningSecret = p.secret("slack.signing_secret", fc.Slack.SigningSecret, fc.Slack.SigningSecretFile)
+	s.Slack.AppToken = p.secret("slack.app_token", fc.Slack.AppToken, fc.Slack.AppTokenFile)
 	s.Slack.APIURL = fc.Slack.APIURL
-	s.Discord.BotToken = secret("discord.bot_token", fc.Discord.BotToken, fc.Discord.BotTokenFile)
+	s.Discord.BotToken = p.secret("discord.bot_token", fc.Discord.BotToken, fc.Discord.BotTokenFile)
 	s.Discord.ApplicationID, s.Discord.PublicKey, s.Discord.APIURL = fc.Discord.ApplicationID, fc.Discord.PublicKey, fc.Discord.APIURL
-	s.SessionKey = secret("web.session_key", fc.Web.SessionKey, fc.Web.SessionKeyFile)
-	s.MetricsToken = secret("metrics.token", fc.Metrics.Token, fc.Metrics.TokenFile)
+	s.SessionKey = p.secret("web.session_key", fc.Web.SessionKey, fc.Web.SessionKeyFile)
+	s.MetricsToken = p.secret("metrics.token", fc.Metrics.Token, fc.Metrics.TokenFile)
 	s.PublicURL = fc.PublicURL
-
 	if s.Timeout != 0 && (s.Timeout < core.MinTimeout || s.Timeout > core.MaxTimeout) {
-		fail("defaults.timeout: must be between 10s and 720h")
+		p.fail("defaults.timeout: must be between 10s and 720h")
 	}
+	s.Routes = p.routes(fc.Routes)
+	s.Agents = p.agents(fc.Agents, s.Routes)
+	s.Operators = p.operators(fc.Operators)
+	return s
+}
+
+// routes reads the routes of the file; core.ValidateRoute holds the rules
+// they share with the ask path.
+func (p *configProblems) routes(rcs []routeConfig) []core.Route {
+	var routes []core.Route
 	routeNames := map[string]bool{}
 	defaults := 0
-	for i, rc := range fc.Routes {
-		f := fmt.Sprintf("routes[%d]", i)
-		if rc.Name == "" {
-			fail("%s.name: required", f)
-		} else if routeNames[rc.Name] {
-			fail("%s.name: route %q is defined twice", f, rc.Name)
+	targets := func(ts []targetConfig) []core.Target {
+		var out []core.Target
+		for _, t := range ts {
+			out = append(out, core.CleanTarget(core.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS}))
+		}
+		return out
+	}
+	for i, rc := range rcs {
+		if rc.Name != "" && routeNames[rc.Name] {
+			p.fail("routes[%d].name: route %q is defined twice", i, rc.Name)
 		}
 		routeNames[rc.Name] = true
 		if rc.Default {
 			defaults++
 		}
-		if rc.Thread != "" && rc.Thread != "per-run" {
-			fail("%s.thread: %q is not a thread mode (use per-run or leave it out)", f, rc.Thread)
-		}
-		if t := time.Duration(rc.Timeout); t != 0 && (t < core.MinTimeout || t > core.MaxTimeout) {
-			fail("%s.timeout: must be between 10s and 720h", f)
-		}
 		r := core.Route{Name: rc.Name, Default: rc.Default, Thread: rc.Thread, Timeout: time.Duration(rc.Timeout),
-			Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired}
-		targets := func(field string, ts []targetConfig) []core.Target {
-			var out []core.Target
-			for j, t := range ts {
-				if t.Platform != "slack" && t.Platform != "discord" {
-					fail("%s[%d].platform: %q is not a chat platform (slack or discord)", field, j, t.Platform)
-				}
-				if t.Channel == "" {
-					fail("%s[%d].channel: required", field, j)
-				}
-				out = append(out, core.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS})
-			}
-			return out
-		}
-		r.Targets = targets(f+".targets", rc.Targets)
-		if rc.ApprovalsRequired < 0 || rc.ApprovalsRequired > core.MaxApprovals {
-			fail("%s.approvals_required: from 1 to %d", f, core.MaxApprovals)
-		}
+			Targets: targets(rc.Targets), Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired}
 		if rc.OnTimeout != nil {
-			if strings.TrimSpace(rc.OnTimeout.Answer) == "" {
-				fail("%s.on_timeout.answer: required", f)
-			}
 			r.OnTimeout = &core.OnTimeout{Answer: rc.OnTimeout.Answer}
 		}
-		var last time.Duration
-		for j, e := range rc.Escalation {
-			ef := fmt.Sprintf("%s.escalation[%d]", f, j)
-			if time.Duration(e.After) <= last {
-				fail("%s.after: must be later than the step before (and above 0)", ef)
-			}
-			last = time.Duration(e.After)
-			if !e.Remind && len(e.Targets) == 0 && e.Responders == nil {
-				fail("%s: does nothing; set remind: true, targets or responders", ef)
-			}
-			step := core.EscalationStep{After: core.Duration(e.After), Remind: e.Remind, Targets: targets(ef+".targets", e.Targets)}
+		for _, e := range rc.Escalation {
+			step := core.EscalationStep{After: core.Duration(e.After), Remind: e.Remind, Targets: targets(e.Targets)}
 			if e.Responders != nil {
 				rs := e.Responders.core()
 				step.Responders = &rs
 			}
 			r.Escalation = append(r.Escalation, step)
 		}
-		for j, u := range rc.Responders.Users {
-			if !strings.Contains(u, ":") {
-				fail("%s.responders.users[%d]: %q must be <platform>:<id>, e.g. slack:U0123", f, j, u)
-			}
+		for _, d := range core.ValidateRoute(r) {
+			p.fail("routes[%d].%s: %s", i, d.Field, d.Problem)
 		}
-		s.Routes = append(s.Routes, r)
+		routes = append(routes, r)
 	}
 	if defaults > 1 {
-		fail("routes: %d routes are marked default; mark at most one", defaults)
+		p.fail("routes: %d routes are marked default; mark at most one", defaults)
 	}
+	return routes
+}
+
+// agents reads the agents of the file; routes are the routes read.
+func (p *configProblems) agents(acs []agentConfig, routes []core.Route) []api.Agent {
+	var agents []api.Agent
 	seen := map[string]bool{}
-	for i, ac := range fc.Agents {
+	for i, ac := range acs {
 		f := fmt.Sprintf("agents[%d]", i)
 		if ac.ID == "" {
-			fail("%s.id: required", f)
+			p.fail("%s.id: required", f)
 		} else if seen[ac.ID] {
-			fail("%s.id: agent %q is defined twice", f, ac.ID)
+			p.fail("%s.id: agent %q is defined twice", f, ac.ID)
 		}
 		seen[ac.ID] = true
 		if ac.Project == "" {
-			fail("%s.project: required", f)
+			p.fail("%s.project: required", f)
 		}
-		tok := secret(f+".token", ac.Token, ac.TokenFile)
+		tok := p.secret(f+".token", ac.Token, ac.TokenFile)
 		if tok == "" {
-			fail("%s.token: required (or token_file)", f)
+			p.fail("%s.token: required (or token_file)", f)
 		}
 		for _, t := range ac.Tools {
 			if t != "ask_user" {
-				fail("%s.tools: unknown tool %q (known: ask_user)", f, t)
+				p.fail("%s.tools: unknown tool %q (known: ask_user)", f, t)
 			}
 		}
-		if ac.Route != "" && !routeNames[ac.Route] {
-			fail("%s.route: no route named %q", f, ac.Route)
+		if ac.Route != "" && !slices.ContainsFunc(routes, func(r core.Route) bool { return r.Name == ac.Route }) {
+			p.fail("%s.route: no route named %q", f, ac.Route)
 		}
-		s.Agents = append(s.Agents, api.Agent{ID: ac.ID, Project: ac.Project, Token: tok, Tools: ac.Tools,
-			Route: ac.Route, WebhookSecret: secret(f+".webhook_secret", ac.WebhookSecret, ac.WebhookSecretFile)})
+		agents = append(agents, api.Agent{ID: ac.ID, Project: ac.Project, Token: tok, Tools: ac.Tools,
+			Route: ac.Route, WebhookSecret: p.secret(f+".webhook_secret", ac.WebhookSecret, ac.WebhookSecretFile)})
 	}
-	for i, oc := range fc.Operators {
-		f := fmt.Sprintf("operators[%d]", i)
-		if oc.ID == "" {
-			fail("%s.id: required", f)
-		}
-		if len(oc.Projects) == 0 {
-			fail("%s.projects: list the projects (or \"*\" for all)", f)
-		}
-		tok := secret(f+".token", oc.Token, oc.TokenFile)
-		if tok == "" {
-			fail("%s.token: required (or token_file)", f)
-		}
-		s.Operators = append(s.Operators, api.Operator{ID: oc.ID, Projects: oc.Projects, Token: tok, ActFor: oc.ActFor})
-	}
-
-	// The environment overrides the file.
-	env := func(name string, dst *string) {
-		if v := getenv(name); v != "" {
-			*dst = v
-		}
-		if file := getenv(name + "_FILE"); file != "" {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				fail("%s_FILE: %v", name, err)
-				return
-			}
-			*dst = strings.TrimSpace(string(b))
-		}
-	}
-	env("REDIS_URL", &s.RedisURL)
-	env("BRIDGE_WEBHOOK_SECRET", &s.WebhookSecret)
-	env("SLACK_BOT_TOKEN", &s.Slack.BotToken)
-	env("SLACK_SIGNING_SECRET", &s.Slack.SigningSecret)
-	env("SLACK_APP_TOKEN", &s.Slack.AppToken)
-	env("SLACK_API_URL", &s.Slack.APIURL)
-	env("DISCORD_BOT_TOKEN", &s.Discord.BotToken)
-	env("DISCORD_APPLICATION_ID", &s.Discord.ApplicationID)
-	env("DISCORD_PUBLIC_KEY", &s.Discord.PublicKey)
-	env("DISCORD_API_URL", &s.Discord.APIURL)
-	env("BRIDGE_WEB_SESSION_KEY", &s.SessionKey)
-	env("BRIDGE_METRICS_TOKEN", &s.MetricsToken)
-	env("BRIDGE_PUBLIC_URL", &s.PublicURL)
-	if s.PublicURL != "" {
-		if u, err := url.Parse(s.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			fail("public_url: %q must be an http:// or https:// address such as https://bridge.example.com", s.PublicURL)
-		}
-	}
-	if v := getenv("BRIDGE_WEBHOOK_ALLOW"); v != "" {
-		s.WebhookAllow = strings.Split(v, ",")
-	}
-	if _, err := egress.New(egress.Config{Allow: s.WebhookAllow}); err != nil {
-		fail("webhooks.allow: %v (each entry: a CIDR like 10.0.0.0/8, an address, host, host:port or *.domain)", err)
-	}
-	if v := getenv("BRIDGE_WEBHOOK_LEASE"); v != "" {
-		d, err := core.ParseDuration(v)
-		switch {
-		case err != nil:
-			fail("BRIDGE_WEBHOOK_LEASE: %q is not a duration (write e.g. 60s or 2m)", v)
-		case d < time.Second:
-			fail("BRIDGE_WEBHOOK_LEASE: %s is too short (at least 1s; leases are renewed every third of it)", d)
-		default:
-			s.WebhookLease = d
-		}
-	}
-
-	for i, r := range s.Routes {
-		all := r.Targets
-		for _, e := range r.Escalation {
-			all = append(all, e.Targets...)
-		}
-		for j, t := range all {
-			if t.Platform == "slack" && s.Slack.BotToken == "" {
-				fail("routes[%d].targets[%d]: route %q posts to Slack but no Slack bot token is set (SLACK_BOT_TOKEN or slack.bot_token)", i, j, r.Name)
-			}
-			if t.Platform == "discord" && s.Discord.BotToken == "" {
-				fail("routes[%d].targets[%d]: route %q posts to Discord but no Discord bot token is set (DISCORD_BOT_TOKEN or discord.bot_token)", i, j, r.Name)
-			}
-		}
-	}
-	if len(errs) > 0 {
-		where := "configuration"
-		if path != "" {
-			where = "config " + path
-		}
-		return nil, fmt.Errorf("%s:\n  %s", where, strings.Join(errs, "\n  "))
-	}
-	return s, nil
+	return agents
 }
 
-// webhookSecret returns the signing secret for an agent: its own, else the
-// bridge's.
-func (s *settings) webhookSecret(agentID string) []byte {
-	i := slices.IndexFunc(s.Agents, func(a api.Agent) bool { return a.ID == agentID })
-	if i >= 0 && s.Agents[i].WebhookSecret != "" {
-		return []byte(s.Agents[i].WebhookSecret)
+// operators reads the operators of the file.
+func (p *configProblems) operators(ocs []operatorConfig) []api.Operator {
+	var ops []api.Operator
+	for i, oc := range ocs {
+		f := fmt.Sprintf("operators[%d]", i)
+		if oc.ID == "" {
+			p.fail("%s.id: required", f)
+		}
+		if len(oc.Projects) == 0 {
+			p.fail("%s.projects: list the projects (or \"*\" for all)", f)
+		}
+		tok := p.secret(f+".token", oc.Token, oc.TokenFile)
+		if tok == "" {
+			p.fail("%s.token: required (or token_file)", f)
+		}
+		ops = append(ops, api.Operator{ID: oc.ID, Projects: oc.Projects, Token: tok, ActFor: oc.ActFor})
 	}
-	return []byte(s.WebhookSecret)
+	return ops
+}
+
+// check validates what depends on the file and the environment together;
+// values the environment set were checked, naming their variable, by
+// readServeEnv.
+func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
+	if e.publicURL == "" && s.PublicURL != "" && !webURL(s.PublicURL) {
+		p.fail("public_url: %q must be an http:// or https:// address such as https://bridge.example.com", s.PublicURL)
+	}
+	if e.webhookAllow == nil {
+		if _, err := egress.New(egress.Config{Allow: fc.Webhooks.Allow}); err != nil {
+			p.fail("webhooks.allow: %v (each entry: a CIDR like 10.0.0.0/8, an address, host, host:port or *.domain)", err)
+		}
+	}
+	if e.slackAPIURL == "" && s.Slack.APIURL != "" && !webURL(s.Slack.APIURL) {
+		p.fail("slack.api_url: %q must be an http:// or https:// address such as https://slack.com/api/", s.Slack.APIURL)
+	}
+	if e.discordAPIURL == "" && s.Discord.APIURL != "" && !webURL(s.Discord.APIURL) {
+		p.fail("discord.api_url: %q must be an http:// or https:// address such as https://discord.com/api/v10", s.Discord.APIURL)
+	}
+	var configured []string
+	if s.Slack.BotToken != "" {
+		configured = append(configured, "slack")
+	}
+	if s.Discord.BotToken != "" {
+		configured = append(configured, "discord")
+	}
+	for i, r := range s.Routes {
+		fields := map[string][]core.Target{"targets": r.Targets}
+		order := []string{"targets"}
+		for j, e := range r.Escalation {
+			f := fmt.Sprintf("escalation[%d].targets", j)
+			fields[f], order = e.Targets, append(order, f)
+		}
+		for _, f := range order {
+			for j, t := range fields[f] {
+				switch {
+				case t.Platform == "" || t.Channel == "":
+					// core.ValidateRoute reported it
+				case t.Platform == "slack" && s.Slack.BotToken == "":
+					p.fail("routes[%d].%s[%d]: route %q posts to Slack but no Slack bot token is set (SLACK_BOT_TOKEN or slack.bot_token)", i, f, j, r.Name)
+				case t.Platform == "discord" && s.Discord.BotToken == "":
+					p.fail("routes[%d].%s[%d]: route %q posts to Discord but no Discord bot token is set (DISCORD_BOT_TOKEN or discord.bot_token)", i, f, j, r.Name)
+				case !slices.Contains(configured, t.Platform):
+					p.fail("routes[%d].%s[%d].platform: %s", i, f, j, core.NotConfigured(t.Platform, configured))
+				}
+			}
+		}
+	}
 }

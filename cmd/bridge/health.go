@@ -82,3 +82,11 @@ func localAddr(addr string) string {
 	}
 	return net.JoinHostPort(host, port)
 }
+
+// envOr is getenv(key), or def when it is empty.
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}

@@ -291,7 +291,7 @@ func TestConfigErrorsNameLineAndKey(t *testing.T) {
 		"bad thread":       {"routes:\n  - {name: a, thread: always}\n", `"always" is not a thread mode`},
 		"secret and file":  {"webhooks: {secret: x, secret_file: /nope}\n", "webhooks.secret and webhooks.secret_file are both set"},
 		"missing file":     {"webhooks: {secret_file: /nonexistent/secret}\n", "webhooks.secret_file"},
-		"bad platform":     {"routes:\n  - {name: a, targets: [{platform: irc, channel: x}]}\n", `"irc" is not a chat platform`},
+		"bad platform":     {"routes:\n  - {name: a, targets: [{platform: irc, channel: x}]}\n", `"irc" is not configured on this bridge`},
 		"operator no proj": {"operators:\n  - {id: alice, token: t}\n", "operators[0].projects"},
 	}
 	for name, c := range cases {
@@ -314,8 +314,8 @@ func TestConfigErrorsNameLineAndKey(t *testing.T) {
 		return ""
 	})
 	require.NoError(t, err)
-	assert.Equal(t, "env-secret", string(s.webhookSecret("other")))
-	assert.Equal(t, "own", string(s.webhookSecret("bot")))
+	assert.Equal(t, "env-secret", string(s.WebhookSecretFor("other")))
+	assert.Equal(t, "own", string(s.WebhookSecretFor("bot")))
 }
 
 func TestUnknownCommand(t *testing.T) {

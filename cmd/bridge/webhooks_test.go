@@ -38,7 +38,7 @@ func TestWebhookSettingsAreCheckedNotIgnored(t *testing.T) {
 		"lease not a duration": {"", env("BRIDGE_WEBHOOK_LEASE", "ten seconds"), `BRIDGE_WEBHOOK_LEASE: "ten seconds" is not a duration`},
 		"lease too short":      {"", env("BRIDGE_WEBHOOK_LEASE", "100ms"), "BRIDGE_WEBHOOK_LEASE: 100ms is too short"},
 		"allow entry":          {"webhooks: {allow: [\"10.0.0.0/8\", \"http://x\"]}\n", env(), `webhooks.allow: "http://x"`},
-		"allow from env":       {"", env("BRIDGE_WEBHOOK_ALLOW", "10.0.0.0/8,bad host"), `webhooks.allow: "bad host"`},
+		"allow from env":       {"", env("BRIDGE_WEBHOOK_ALLOW", "10.0.0.0/8,bad host"), `BRIDGE_WEBHOOK_ALLOW: "bad host"`},
 		"give up too short":    {"webhooks: {give_up_after: 5s}\n", env(), "webhooks.give_up_after: must be between 1m and 720h"},
 	}
 	for name, c := range cases {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/store/storetest"
+	"github.com/redis/go-redis/v9"
+)
+
+// floorHTTP is a bare HTTP POST round trip on loopback (a handler that
+// reads the body and answers 200) at the same arrival rate as the clicks.
+func floorHTTP(o opts) (lat, error) {
+	srv, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(200)
+	}))
+	if err != nil {
+		return lat{}, err
+	}
+	defer srv.Close()
+	c := client(256)
+	body := bytes.Repeat([]byte("x"), 1500)
+	ls, _, err := openLoop(o.rate, time.Duration(min(o.secs, 5))*time.Second, func(int) (time.Duration, error) {
+		t := time.Now()
+		res, err := c.Post(srv.URL, "application/x-www-form-urlencoded", bytes.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return time.Since(t), nil
+	})
+	return percentiles(ls), err
+}
+
+// floorRedis is a PING round trip through go-redis, and redis-cli --latency.
+func floorRedis(rs *storetest.Server) (lat, string, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	var ls []time.Duration
+	for range 5000 {
+		t := time.Now()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			return lat{}, "", err
+		}
+		ls = append(ls, time.Since(t))
+	}
+	line := "(redis-cli not installed)"
+	if storetest.HaveRedisCli() {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		out, _ := exec.CommandContext(cctx, "redis-cli", "-p", fmt.Sprint(rs.Port), "--latency", "--raw").Output()
+		line = lastLine(string(out)) + " (min max avg ms, samples; 5 s)"
+	}
+	return percentiles(ls), line, nil
+}
+
+func lastLine(s string) string {
+	ls := strings.Split(strings.TrimSpace(strings.ReplaceAll(s, "\r", "\n")), "\n")
+	return strings.TrimSpace(ls[len(ls)-1])
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/agentrun/egress"
+	"github.com/askbridge/askbridge/core"
+)
+
+// serveEnvValues is every environment variable `bridge serve` reads (and
+// `bridge health` reads BRIDGE_ADDR from), read and checked in one place:
+// readServeEnv. servehelp.go's serveEnv lists the same names for --help.
+type serveEnvValues struct {
+	addr, config string
+	logLevel     slog.Level
+	// Set values override the configuration file; empty ones leave it.
+	redisURL, webhookSecret, publicURL, metricsToken, sessionKey   string
+	slackBotToken, slackSigningSecret, slackAppToken, slackAPIURL  string
+	discordBotToken, discordAppID, discordPublicKey, discordAPIURL string
+	webhookAllow                                                   []string
+	webhookLease                                                   time.Duration
+	// problems are the bad values, each naming its variable and the fix.
+	problems []string
+}
+
+// readServeEnv reads every environment variable of `bridge serve` and
+// checks each value: a value that cannot be used is a problem naming the
+// variable, never silently replaced by a default.
+func readServeEnv(getenv func(string) string) *serveEnvValues {
+	e := &serveEnvValues{addr: "127.0.0.1:8080", logLevel: slog.LevelInfo}
+	fail := func(format string, args ...any) { e.problems = append(e.problems, fmt.Sprintf(format, args...)) }
+	// env reads NAME, then NAME_FILE (a file holding the value) over it.
+	env := func(name string, dst *string) {
+		if v := getenv(name); v != "" {
+			*dst = v
+		}
+		if file := getenv(name + "_FILE"); file != "" {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				fail("%s_FILE: %v", name, err)
+				return
+			}
+			*dst = strings.TrimSpace(string(b))
+		}
+	}
+
+	if v := getenv("BRIDGE_ADDR"); v != "" {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			fail("BRIDGE_ADDR: %q is not a listen address (write host:port, e.g. 127.0.0.1:8080 or 0.0.0.0:8080)", v)
+		} else {
+			e.addr = v
+		}
+	}
+	e.config = getenv("BRIDGE_CONFIG")
+	if v := getenv("BRIDGE_LOG_LEVEL"); v != "" {
+		if err := e.logLevel.UnmarshalText([]byte(strings.TrimSpace(v))); err != nil {
+			e.logLevel = slog.LevelInfo
+			fail("BRIDGE_LOG_LEVEL: %q is not a log level (write debug, info, warn or error)", v)
+		}
+	}
+	env("REDIS_URL", &e.redisURL)
+	env("BRIDGE_WEBHOOK_SECRET", &e.webhookSecret)
+	if v := getenv("BRIDGE_WEBHOOK_LEASE"); v != "" {
+		d, err := core.ParseDuration(v)
+		switch {
+		case err != nil:
+			fail("BRIDGE_WEBHOOK_LEASE: %q is not a duration (write e.g. 60s or 2m)", v)
+		case d < time.Second:
+			fail("BRIDGE_WEBHOOK_LEASE: %s is too short (at least 1s; leases are renewed every third of it)", d)
+		default:
+			e.webhookLease = d
+		}
+	}
+	if v := getenv("BRIDGE_WEBHOOK_ALLOW"); v != "" {
+		e.webhookAllow = strings.Split(v, ",")
+		if _, err := egress.New(egress.Config{Allow: e.webhookAllow}); err != nil {
+			fail("BRIDGE_WEBHOOK_ALLOW: %v (each entry: a CIDR like 10.0.0.0/8, an address, host, host:port or *.domain)", err)
+		}
+	}
+	env("BRIDGE_PUBLIC_URL", &e.publicURL)
+	if e.publicURL != "" && !webURL(e.publicURL) {
+		fail("BRIDGE_PUBLIC_URL: %q must be an http:// or https:// address such as https://bridge.example.com", e.publicURL)
+	}
+	env("BRIDGE_METRICS_TOKEN", &e.metricsToken)
+	env("BRIDGE_WEB_SESSION_KEY", &e.sessionKey)
+	env("SLACK_BOT_TOKEN", &e.slackBotToken)
+	env("SLACK_SIGNING_SECRET", &e.slackSigningSecret)
+	env("SLACK_APP_TOKEN", &e.slackAppToken)
+	env("SLACK_API_URL", &e.slackAPIURL)
+	if e.slackAPIURL != "" && !webURL(e.slackAPIURL) {
+		fail("SLACK_API_URL: %q must be an http:// or https:// address such as https://slack.com/api/", e.slackAPIURL)
+	}
+	env("DISCORD_BOT_TOKEN", &e.discordBotToken)
+	env("DISCORD_APPLICATION_ID", &e.discordAppID)
+	env("DISCORD_PUBLIC_KEY", &e.discordPublicKey)
+	env("DISCORD_API_URL", &e.discordAPIURL)
+	if e.discordAPIURL != "" && !webURL(e.discordAPIURL) {
+		fail("DISCORD_API_URL: %q must be an http:// or https:// address such as https://discord.com/api/v10", e.discordAPIURL)
+	}
+	return e
+}
+
+// overlay applies the set variables over the configuration file's values.
+func (e *serveEnvValues) overlay(s *settings) {
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&s.RedisURL, e.redisURL)
+	set(&s.WebhookSecret, e.webhookSecret)
+	set(&s.PublicURL, e.publicURL)
+	set(&s.MetricsToken, e.metricsToken)
+	set(&s.SessionKey, e.sessionKey)
+	set(&s.Slack.BotToken, e.slackBotToken)
+	set(&s.Slack.SigningSecret, e.slackSigningSecret)
+	set(&s.Slack.AppToken, e.slackAppToken)
+	set(&s.Slack.APIURL, e.slackAPIURL)
+	set(&s.Discord.BotToken, e.discordBotToken)
+	set(&s.Discord.ApplicationID, e.discordAppID)
+	set(&s.Discord.PublicKey, e.discordPublicKey)
+	set(&s.Discord.APIURL, e.discordAPIURL)
+	if e.webhookAllow != nil {
+		s.WebhookAllow = e.webhookAllow
+	}
+	if e.webhookLease != 0 {
+		s.WebhookLease = e.webhookLease
+	}
+}
+
+// webURL reports whether s is an absolute http(s) address without a user
+// name or password.
+func webURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
+}
