@@ -132,12 +132,15 @@ func (p *parker) watch(pk *parked) (stop func()) {
 		return p.fw.WatchFunc(pk.project, pk.id, func() { p.enqueue(pk) })
 	}
 	return fw.WatchFinal(pk.project, pk.id, func(q *core.Question) {
-		if q != nil {
-			p.mu.Lock()
+		p.mu.Lock()
+		had := pk.final != nil
+		if q != nil && !had {
 			pk.final = q
-			p.mu.Unlock()
 		}
-		p.enqueue(pk)
+		p.mu.Unlock()
+		if !had { // the plain wake-up after the record adds nothing
+			p.enqueue(pk)
+		}
 	})
 }
 
@@ -228,10 +231,15 @@ func (p *parker) check(pk *parked) {
 		enc.Encode(public(q))
 		body = buf.Bytes()
 	}
-	pk.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(pk.conn, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
+	// Head and body go out in one write: two writes are two TCP segments
+	// (no Nagle), and a client that has read the head waits to be woken
+	// again for the body.
+	out := make([]byte, 0, len(body)+128)
+	out = fmt.Appendf(out, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
 		status, http.StatusText(status), len(body))
-	pk.conn.Write(body)
+	out = append(out, body...)
+	pk.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	pk.conn.Write(out)
 	pk.conn.Close()
 }
 
