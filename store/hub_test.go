@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -89,7 +91,29 @@ func testFinalWakeUps(t *testing.T, a, b *store.Store) {
 			got := make(chan *core.Question, 10)
 			stop := a.WatchFinal(p, q.ID, func(q *core.Question) { got <- q })
 			defer stop()
+			raw := a.Client().PSubscribe(ctx, "*")
+			defer raw.Close()
+			_, err := raw.Receive(ctx)
+			require.NoError(t, err)
 			tc.finish(q)
+			// An earlier release splits every wake-up at its first \x1f and
+			// wakes "project\x1fid" and "project\x1f": the record must wake
+			// nothing there, and the plain wake-up must still follow it.
+			var plain bool
+			for !plain {
+				m, err := raw.ReceiveTimeout(ctx, 3*time.Second)
+				require.NoError(t, err, "no plain wake-up for the question")
+				msg, ok := m.(*redis.Message)
+				if !ok {
+					continue
+				}
+				if strings.HasPrefix(msg.Payload, "\x1e") {
+					// Read by an earlier release as a project named
+					// "\x1e…", which nobody watches.
+					require.NotContains(t, msg.Payload, "\x1f", "the record holds a raw \\x1f")
+				}
+				plain = msg.Payload == p+"\x1f"+q.ID
+			}
 			var final *core.Question
 			for final == nil {
 				select {
