@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
-
-	"github.com/redis/go-redis/v9"
+	"encoding/json"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/redis/go-redis/v9"
 )
 
 // hub fans one Redis subscription out to every in-process watcher, so a
@@ -17,10 +19,12 @@ type hub struct {
 }
 
 // watcher is woken through its channel, or its function (which must not
-// block: it runs on the subscriber loop).
+// block: it runs on the subscriber loop). A final watcher is also handed
+// the final record when the wake-up carries it (WatchFinal).
 type watcher struct {
-	ch chan struct{}
-	f  func()
+	ch    chan struct{}
+	f     func()
+	final func(*core.Question)
 }
 
 func newHub() *hub { return &hub{watchers: map[string]map[*watcher]struct{}{}} }
@@ -48,19 +52,35 @@ func (h *hub) wake(key string) {
 	var fs []func()
 	h.mu.Lock()
 	for w := range h.watchers[key] {
-		if w.f != nil {
+		switch {
+		case w.final != nil:
+			fs = append(fs, func() { w.final(nil) })
+		case w.f != nil:
 			fs = append(fs, w.f)
-			continue
-		}
-		select {
-		case w.ch <- struct{}{}:
-		default: // already woken; the watcher re-reads state anyway
+		default:
+			select {
+			case w.ch <- struct{}{}:
+			default: // already woken; the watcher re-reads state anyway
+			}
 		}
 	}
 	h.mu.Unlock()
 	for _, f := range fs {
 		f()
 	}
+}
+
+// finalWatchers returns the watchers of key that take the final record.
+func (h *hub) finalWatchers(key string) []func(*core.Question) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var fs []func(*core.Question)
+	for w := range h.watchers[key] {
+		if w.final != nil {
+			fs = append(fs, w.final)
+		}
+	}
+	return fs
 }
 
 // wakeAll wakes every watcher (after a lost subscription, anything may have
@@ -88,6 +108,52 @@ func (s *Store) Watch(project, id string) (<-chan struct{}, func()) {
 // subscriber loop and must not block.
 func (s *Store) WatchFunc(project, id string, f func()) (stop func()) {
 	return s.hub.add(project+"\x1f"+id, &watcher{f: f})
+}
+
+// WatchFinal is WatchFunc for a caller that only needs the question once
+// it is final (a parked long-poll): when the question becomes final, f is
+// given the final record as the script that finalized it left it, carried
+// in the wake-up itself, so the caller need not read it back from Redis.
+// Every other wake-up (and one after the record, since an earlier replica
+// publishes only those) calls f(nil): re-read the question. f runs on the
+// replica's subscriber loop and must not block; the record is shared with
+// the question's other watchers on this replica: do not modify it.
+func (s *Store) WatchFinal(project, id string, f func(q *core.Question)) (stop func()) {
+	return s.hub.add(project+"\x1f"+id, &watcher{final: f})
+}
+
+// finalPrefix starts a wake-up that carries a final record (finalize in
+// scripts.go): "\x1e" project "\x1e" id "\x1e" hash-as-JSON "\x1e" d:<id>.
+// An earlier release, which splits a wake-up at its first "\x1f", reads
+// it as a project name (they never hold "\x1e") nobody watches.
+const finalPrefix = "\x1e"
+
+// wakeFinal hands the record a final wake-up carries to the question's
+// final watchers. It decodes the record only when someone on this replica
+// waits for it; a record that does not decode is dropped (the plain
+// wake-up published after it makes the watchers re-read).
+func (s *Store) wakeFinal(payload string) {
+	parts := strings.SplitN(payload[len(finalPrefix):], finalPrefix, 4)
+	if len(parts) != 4 {
+		return
+	}
+	project, id, hash, doc := parts[0], parts[1], parts[2], parts[3]
+	fs := s.hub.finalWatchers(project + "\x1f" + id)
+	if len(fs) == 0 {
+		return
+	}
+	var h map[string]string
+	if err := json.Unmarshal([]byte(hash), &h); err != nil {
+		s.log.Warn("a final wake-up did not decode; waiters re-read the question", "question", id, "err", err)
+		return
+	}
+	q, _, err := decode(project, id, h, doc)
+	if err != nil || !q.Status.Final() {
+		return
+	}
+	for _, f := range fs {
+		f(q)
+	}
 }
 
 // subscribe is the replica's single subscriber loop. It reconnects on
@@ -131,6 +197,10 @@ func (s *Store) subscribe(ctx context.Context, ready chan struct{}) {
 						s.hub.wakeAll()
 					}
 				case *redis.Message:
+					if strings.HasPrefix(msg.Payload, finalPrefix) {
+						s.wakeFinal(msg.Payload)
+						continue
+					}
 					project, id, _ := strings.Cut(msg.Payload, "\x1f")
 					s.hub.wake(project + "\x1f" + id)
 					if id != "" {

@@ -77,6 +77,17 @@ local function wake(id)
   redis.call('PUBLISH', C.chan, C.project .. '\31' .. id)
 end
 
+-- wakeFinal publishes a final record itself (its hash as JSON and its
+-- d:<id>), so replicas answer their parked waiters without reading it
+-- back (hub.go). An earlier release, which splits a wake-up at its first
+-- \31, reads it as a project name (they never hold \30) nobody watches.
+local function wakeFinal(id, qk, doc)
+  local h = redis.call('HGETALL', qk)
+  local m = {}
+  for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
+  redis.call('PUBLISH', C.chan, '\30' .. C.project .. '\30' .. id .. '\30' .. cjson.encode(m) .. '\30' .. doc)
+end
+
 -- finalize closes a pending question: status, result, indexes, TTLs, event,
 -- audit entry and wake-up.
 local function finalize(id, status, result, evtype, by, detail)
@@ -117,6 +128,7 @@ local function finalize(id, status, result, evtype, by, detail)
   end
   event(evtype, id, run)
   audit(status, id, run, by, detail)
+  if d then wakeFinal(id, qk, d .. '\nR' .. result) end
   wake(id)
 end
 

@@ -21,6 +21,14 @@ type funcWatcher interface {
 	WatchFunc(project, id string, f func()) (stop func())
 }
 
+// finalWatcher is implemented by stores whose wake-ups carry the final
+// record (store.Store does): a woken wait is answered without reading the
+// question back, one Redis round trip fewer between an answer and the
+// waiting agent. f gets nil for a wake-up without the record.
+type finalWatcher interface {
+	WatchFinal(project, id string, f func(q *core.Question)) (stop func())
+}
+
 // parker holds long-polls that are still waiting without a goroutine or
 // net/http's buffers each: the connection is taken over from net/http,
 // and answered (then closed) when the question changes, the wait times
@@ -45,6 +53,7 @@ type parked struct {
 	project string
 	id      string
 	expired bool
+	final   *core.Question // the final record a wake-up carried (guarded by parker.mu)
 	// guarded by parker.mu: set once each by park, run once by finish.
 	timer      *time.Timer
 	stopWatch  func()
@@ -102,7 +111,7 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 	p.mu.Unlock()
 	// Each release is handed over under the lock: a wake-up, the timer or
 	// a hang-up may finish the wait before park has set up the others.
-	p.adopt(pk, func(pk *parked, f func()) { pk.stopWatch = f }, p.fw.WatchFunc(project, id, func() { p.enqueue(pk) }))
+	p.adopt(pk, func(pk *parked, f func()) { pk.stopWatch = f }, p.watch(pk))
 	timer := time.AfterFunc(timeout, func() {
 		p.mu.Lock()
 		pk.expired = true
@@ -113,6 +122,26 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 	p.adopt(pk, func(pk *parked, f func()) { pk.stopHangup = f }, watchHangup(conn, func() { p.gone(pk) }))
 	p.enqueue(pk) // the question may have changed before the watch began
 	return true
+}
+
+// watch subscribes pk to its question's wake-ups, keeping the final
+// record when a wake-up carries it.
+func (p *parker) watch(pk *parked) (stop func()) {
+	fw, ok := p.store.(finalWatcher)
+	if !ok {
+		return p.fw.WatchFunc(pk.project, pk.id, func() { p.enqueue(pk) })
+	}
+	return fw.WatchFinal(pk.project, pk.id, func(q *core.Question) {
+		p.mu.Lock()
+		had := pk.final != nil
+		if q != nil && !had {
+			pk.final = q
+		}
+		p.mu.Unlock()
+		if !had { // the plain wake-up after the record adds nothing
+			p.enqueue(pk)
+		}
+	})
 }
 
 // adopt gives pk a release function, or runs it at once if the wait is
@@ -173,10 +202,14 @@ func (p *parker) check(pk *parked) {
 		return
 	}
 	force := pk.expired || p.closing
+	q := pk.final
 	p.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	q, err := p.store.Get(ctx, pk.project, pk.id)
+	var err error
+	if q == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		q, err = p.store.Get(ctx, pk.project, pk.id)
+	}
 	if !force && (err != nil || !q.Status.Final()) {
 		return // still pending, or the store is away: keep waiting (re-read on the next wake or recheck)
 	}
@@ -193,10 +226,15 @@ func (p *parker) check(pk *parked) {
 		enc.Encode(public(q))
 		body = buf.Bytes()
 	}
-	pk.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(pk.conn, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
+	// Head and body go out in one write: two writes are two TCP segments
+	// (no Nagle), and a client that has read the head waits to be woken
+	// again for the body.
+	out := make([]byte, 0, len(body)+128)
+	out = fmt.Appendf(out, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
 		status, http.StatusText(status), len(body))
-	pk.conn.Write(body)
+	out = append(out, body...)
+	pk.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	pk.conn.Write(out)
 	pk.conn.Close()
 }
 

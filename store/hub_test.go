@@ -1,0 +1,134 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/store/storetest"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFinalWakeUpCarriesTheRecordAGetReads: a watcher on another replica
+// is handed the final record in the wake-up — the same record, field for
+// field, that reading the question back gives — for every way a question
+// becomes final (an answer resuming a paused run, the deciding vote of an
+// approval, a dismissal with a note, a question superseded by the run's
+// next one), on real Redis and on the embedded store.
+func TestFinalWakeUpCarriesTheRecordAGetReads(t *testing.T) {
+	for _, mode := range []string{"redis", "embedded"} {
+		t.Run(mode, func(t *testing.T) {
+			var a, b *store.Store
+			if mode == "redis" {
+				srv := storetest.Redis(t)
+				a, b = open(t, srv.URL), open(t, srv.URL)
+			} else {
+				a = open(t, "")
+				b = open(t, a.EmbeddedURL())
+			}
+			testFinalWakeUps(t, a, b)
+		})
+	}
+}
+
+func testFinalWakeUps(t *testing.T, a, b *store.Store) {
+	ctx := context.Background()
+	p := "p" + uuid.NewString()[:8]
+	newQ := func(run string) *core.Question {
+		items := []core.Item{{Question: "Ship \"1.2\" <now> / ü?", Header: "Ship", MultiSelect: true,
+			Options: []core.Option{{Label: "Yes", Value: "yes", Description: "go"}, {Label: "No", Value: "no", Veto: true}}}}
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		q := &core.Question{ID: core.NewQuestionID(p), ProjectID: p, RunID: run, AgentID: "bot", Kind: core.KindQuestion,
+			Status: core.StatusPending, Questions: items, Targets: []core.Target{}, CreatedAt: now, UpdatedAt: now,
+			ExpiresAt: now.Add(time.Hour), Fingerprint: core.Fingerprint(items), Context: "line 1\nline 2\t\x1f\x1e"}
+		_, err := a.Create(ctx, q)
+		require.NoError(t, err)
+		return q
+	}
+	by := &core.Person{Platform: "api", ID: "alice", Name: "Alice"}
+	yes := core.Resolve(newQ("run-x").Questions, [][]string{{"Yes"}})
+
+	for _, tc := range []struct {
+		name   string
+		status core.Status
+		finish func(q *core.Question) // on replica b
+	}{
+		{"answer resuming a paused run", core.StatusAnswered, func(q *core.Question) {
+			_, err := b.PauseRun(ctx, p, q.RunID, "bot", time.Now())
+			require.NoError(t, err)
+			_, err = b.Transition(ctx, p, q.ID, core.Transition{To: core.StatusAnswered, Answer: &yes, By: by, At: time.Now().UTC(),
+				RequirePausedRun: true, ContinuationRunID: "cont-" + q.RunID, DeliveryID: uuid.NewString()})
+			require.NoError(t, err)
+		}},
+		{"deciding vote", core.StatusAnswered, func(q *core.Question) {
+			for _, who := range []string{"bob", "carol"} {
+				v := core.Vote{By: core.Person{Platform: "slack", ID: who}, Label: "Yes", At: time.Now().UTC()}
+				_, _, err := b.Vote(ctx, p, q.ID, v, 2, false, core.Transition{To: core.StatusAnswered, Answer: &yes, By: &v.By})
+				require.NoError(t, err)
+			}
+		}},
+		{"dismissed with a note", core.StatusCancelled, func(q *core.Question) {
+			_, err := b.Transition(ctx, p, q.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelUser,
+				CancelNote: "not now", By: by, At: time.Now().UTC()})
+			require.NoError(t, err)
+		}},
+		{"superseded", core.StatusCancelled, func(q *core.Question) {
+			next := newQ(q.RunID)
+			next.Questions[0].Question = "Something else?"
+			next.Fingerprint = core.Fingerprint(next.Questions)
+			_, err := b.Create(ctx, next)
+			require.NoError(t, err)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := newQ("run-" + uuid.NewString()[:6])
+			got := make(chan *core.Question, 10)
+			stop := a.WatchFinal(p, q.ID, func(q *core.Question) { got <- q })
+			defer stop()
+			raw := a.Client().PSubscribe(ctx, "*")
+			defer raw.Close()
+			_, err := raw.Receive(ctx)
+			require.NoError(t, err)
+			tc.finish(q)
+			// An earlier release splits every wake-up at its first \x1f and
+			// wakes "project\x1fid" and "project\x1f": the record must wake
+			// nothing there, and the plain wake-up must still follow it.
+			var plain bool
+			for !plain {
+				m, err := raw.ReceiveTimeout(ctx, 3*time.Second)
+				require.NoError(t, err, "no plain wake-up for the question")
+				msg, ok := m.(*redis.Message)
+				if !ok {
+					continue
+				}
+				if strings.HasPrefix(msg.Payload, "\x1e") {
+					// Read by an earlier release as a project named
+					// "\x1e…", which nobody watches.
+					require.NotContains(t, msg.Payload, "\x1f", "the record holds a raw \\x1f")
+				}
+				plain = msg.Payload == p+"\x1f"+q.ID
+			}
+			var final *core.Question
+			for final == nil {
+				select {
+				case final = <-got:
+				case <-time.After(3 * time.Second):
+					t.Fatal("no wake-up carried the final record")
+				}
+			}
+			read, err := a.Get(ctx, p, q.ID)
+			require.NoError(t, err)
+			require.Equal(t, tc.status, final.Status)
+			want, _ := json.Marshal(read)
+			have, _ := json.Marshal(final)
+			require.JSONEq(t, string(want), string(have))
+			require.Equal(t, read, final)
+		})
+	}
+}
