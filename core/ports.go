@@ -155,6 +155,13 @@ type EventLog interface {
 	// event for the question id occurs, on any replica; id "" watches the
 	// whole project. Call stop to release it.
 	Watch(project, id string) (wake <-chan struct{}, stop func())
+	// WatchFinal is Watch with a callback, for a caller that parks many
+	// waits without a goroutine each and needs the question once it is
+	// final: f gets the final record when the wake-up carries it, nil for
+	// any other wake-up (read the question back). f runs on the replica's
+	// subscriber loop and must not block, nor modify the record (it is
+	// shared with the question's other watchers).
+	WatchFinal(project, id string, f func(q *Question)) (stop func())
 }
 
 // AuditLog is a project's audit trail.

@@ -63,7 +63,7 @@ type API struct {
 	mux *http.ServeMux // the routes, for answers taken over the live WebSocket
 
 	parkOnce sync.Once
-	parks    *parker // nil when the store cannot wake callbacks
+	parks    *parker
 }
 
 // parker starts the parker on first use.

@@ -15,17 +15,12 @@ import (
 	"github.com/askbridge/askbridge/internal/httperr"
 )
 
-// funcWatcher is implemented by stores that wake a callback instead of a
-// channel (store.Store does).
-type funcWatcher interface {
-	WatchFunc(project, id string, f func()) (stop func())
-}
-
-// finalWatcher is implemented by stores whose wake-ups carry the final
-// record (store.Store does): a woken wait is answered without reading the
-// question back, one Redis round trip fewer between an answer and the
-// waiting agent. f gets nil for a wake-up without the record.
-type finalWatcher interface {
+// parkStore is what the parker needs of the store: the question, and
+// wake-ups that carry its final record, so a woken wait is answered
+// without reading the question back (one Redis round trip fewer between
+// an answer and the waiting agent).
+type parkStore interface {
+	Get(ctx context.Context, project, id string) (*core.Question, error)
 	WatchFinal(project, id string, f func(q *core.Question)) (stop func())
 }
 
@@ -36,8 +31,7 @@ type finalWatcher interface {
 // away (watchHangup). Tens of thousands of agents can wait on one replica
 // this way.
 type parker struct {
-	store core.QuestionReader
-	fw    funcWatcher
+	store parkStore
 	log   *slog.Logger
 	work  chan *parked
 
@@ -64,16 +58,12 @@ type parked struct {
 // parkWorkers bound how many woken waits are checked at once.
 const parkWorkers = 4
 
-func newParker(st core.QuestionReader, log *slog.Logger) *parker {
+func newParker(st parkStore, log *slog.Logger) *parker {
 	return startParker(st, log, recheckEvery)
 }
 
-func startParker(st core.QuestionReader, log *slog.Logger, every time.Duration) *parker {
-	fw, ok := st.(funcWatcher)
-	if !ok {
-		return nil
-	}
-	p := &parker{store: st, fw: fw, log: log, work: make(chan *parked, 4096), waits: map[*parked]struct{}{},
+func startParker(st parkStore, log *slog.Logger, every time.Duration) *parker {
+	p := &parker{store: st, log: log, work: make(chan *parked, 4096), waits: map[*parked]struct{}{},
 		stop: make(chan struct{}), every: every}
 	for range parkWorkers {
 		go p.loop()
@@ -127,11 +117,7 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 // watch subscribes pk to its question's wake-ups, keeping the final
 // record when a wake-up carries it.
 func (p *parker) watch(pk *parked) (stop func()) {
-	fw, ok := p.store.(finalWatcher)
-	if !ok {
-		return p.fw.WatchFunc(pk.project, pk.id, func() { p.enqueue(pk) })
-	}
-	return fw.WatchFinal(pk.project, pk.id, func(q *core.Question) {
+	return p.store.WatchFinal(pk.project, pk.id, func(q *core.Question) {
 		p.mu.Lock()
 		had := pk.final != nil
 		if q != nil && !had {

@@ -35,8 +35,8 @@ type rereadStore struct {
 	st *store.Store
 }
 
-func (s rereadStore) WatchFunc(project, id string, f func()) func() {
-	return s.st.WatchFunc(project, id, f)
+func (s rereadStore) WatchFinal(project, id string, f func(*core.Question)) func() {
+	return s.st.WatchFunc(project, id, func() { f(nil) })
 }
 
 func serveStore(t *testing.T, st core.Store) string {

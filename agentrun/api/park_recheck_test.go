@@ -46,7 +46,7 @@ func (s *sweepStore) Get(ctx context.Context, project, id string) (*core.Questio
 	return &core.Question{ID: id, ProjectID: project, Status: st}, nil
 }
 
-func (s *sweepStore) WatchFunc(project, id string, f func()) func() { return func() {} }
+func (s *sweepStore) WatchFinal(project, id string, f func(*core.Question)) func() { return func() {} }
 
 // TestWakeIsNotQueuedBehindTheRecheckSweep: the periodic re-read of every
 // parked wait must not delay the wake-up of a question just answered. The
