@@ -28,6 +28,12 @@ type Route struct {
 	OnTimeout *OnTimeout
 	// Escalation runs in order, each step After the question was created.
 	Escalation []EscalationStep
+	// NoEdit refuses edited arguments on this route's approvals
+	// (allow_edit: false in the config).
+	NoEdit bool
+	// AutoAllow approves, without asking, an approval whose action one of
+	// these rules matches (core/autoallow.go), e.g. "Bash(git status*)".
+	AutoAllow []string
 }
 
 // RouterConfig configures a Router.
@@ -449,8 +455,14 @@ func (r *Router) AnswerRead(ctx context.Context, q *Question, req RespondRequest
 		r.audit(ctx, q, AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
 		return q, err
 	}
+	if err := prepareApproval(q, &req, !r.routes[q.Route].NoEdit); err != nil {
+		return q, err
+	}
 	ans, err := ParseAnswer(q, req)
 	if err != nil {
+		return q, err
+	}
+	if err := decideApproval(q, req, &ans, &who); err != nil {
 		return q, err
 	}
 	tr := Transition{To: StatusAnswered, Answer: &ans, By: &who}
@@ -460,7 +472,11 @@ func (r *Router) AnswerRead(ctx context.Context, q *Question, req RespondRequest
 	if q.ApprovalsRequired > 1 {
 		return r.vote(ctx, q, tr)
 	}
-	return r.transition(ctx, q, tr)
+	final, err := r.transition(ctx, q, tr)
+	if err == nil {
+		r.auditApproval(ctx, final, q, &ans)
+	}
+	return final, err
 }
 
 // vote counts who's choice on an approval that needs several. The question
