@@ -658,8 +658,9 @@ func (r *Router) ExpireDue(ctx context.Context) (int, error) {
 		tr := Transition{To: StatusExpired}
 		if q.OnTimeout != nil {
 			if ans, err := ParseAnswer(q, RespondRequest{Response: &q.OnTimeout.Answer}); err == nil {
-				tr = Transition{To: StatusAnswered, Answer: &ans, Defaulted: true,
-					By: &Person{Platform: "system", ID: "timeout", Name: "system:timeout"}}
+				by := &Person{Platform: "system", ID: "timeout", Name: "system:timeout"}
+				_ = decideApproval(q, RespondRequest{}, &ans, by)
+				tr = Transition{To: StatusAnswered, Answer: &ans, Defaulted: true, By: by}
 			}
 		}
 		if _, err := r.transition(ctx, q, tr); err == nil {
