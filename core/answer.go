@@ -45,6 +45,15 @@ type RespondRequest struct {
 	// trust model: only relay operators, or the local user of a bridge
 	// without tokens, may set it).
 	RespondedBy *PersonRef `json:"responded_by,omitempty"`
+	// Approvals with an action (core/decide.go). EditedInput approves the
+	// action with these arguments instead; Rule picks one of the action's
+	// suggestions ("always allow"), by index; Digest is the action digest
+	// the person saw (a different one is refused as a conflict); Reason
+	// denies in one step, with the reason as the agent's feedback.
+	EditedInput json.RawMessage `json:"edited_input,omitempty"`
+	Rule        *int            `json:"rule,omitempty"`
+	Digest      string          `json:"digest,omitempty"`
+	Reason      *string         `json:"reason,omitempty"`
 }
 
 // PersonRef is how a request names a person: an object {"platform", "id",

@@ -110,6 +110,9 @@ type AskRequest struct {
 	RequestedBy       string     `json:"requested_by,omitempty"`
 	ApprovalsRequired *int       `json:"approvals_required,omitempty"`
 	OnTimeout         *OnTimeout `json:"on_timeout,omitempty"`
+	// Action is the tool call an approval decides (core/action.go); it
+	// makes the question an approval.
+	Action *Action `json:"action,omitempty"`
 }
 
 // ResumeRequest is the resume block of an ask.
@@ -250,9 +253,16 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 	p = append(p, ValidateItems(items)...)
 
 	kind := req.Kind
+	if kind == "" && req.Action != nil {
+		kind = KindApproval
+	}
 	if kind == "" {
 		kind = KindQuestion
 	}
+	if req.Action != nil && kind != KindApproval {
+		p.add("action", "only an approval (kind \"approval\") carries an action")
+	}
+	action := prepareAction(&p, req.Action)
 	if kind != KindQuestion && kind != KindApproval {
 		p.add("kind", "must be %q or %q", KindQuestion, KindApproval)
 	}
@@ -346,8 +356,9 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 		RunID: req.RunID, AgentID: req.AgentID, AgentName: req.AgentName,
 		Kind: kind, Status: StatusPending, Questions: items, Context: req.Context,
 		Targets: clean, Responders: responders, Resume: resume, Route: req.Route,
-		IdempotencyKey: req.IdempotencyKey, Fingerprint: Fingerprint(items),
+		IdempotencyKey: req.IdempotencyKey, Fingerprint: actionFingerprint(items, action),
 		RequestedBy: req.RequestedBy, ApprovalsRequired: approvals, OnTimeout: onTimeout, Escalation: def.Escalation,
+		Action: action,
 	}
 	return q, timeout, nil
 }

@@ -31,6 +31,11 @@ func ValidateRoute(r Route) []Detail {
 	checkTargets(&p, "targets", r.Targets)
 	checkResponders(&p, "responders", r.Responders)
 	checkApprovals(&p, r.ApprovalsRequired)
+	for j, rule := range r.AutoAllow {
+		if err := CheckAutoAllowRule(rule); err != nil {
+			p.add(fmt.Sprintf("auto_allow[%d]", j), "%v", err)
+		}
+	}
 	if r.OnTimeout != nil && strings.TrimSpace(r.OnTimeout.Answer) == "" {
 		p.add("on_timeout.answer", "required")
 	}

@@ -30,6 +30,12 @@ type Route struct {
 	OnTimeout *OnTimeout
 	// Escalation runs in order, each step After the question was created.
 	Escalation []EscalationStep
+	// NoEdit refuses edited arguments on this route's approvals
+	// (allow_edit: false in the config).
+	NoEdit bool
+	// AutoAllow approves, without asking, an approval whose action one of
+	// these rules matches (core/autoallow.go), e.g. "Bash(git status*)".
+	AutoAllow []string
 }
 
 // RouterConfig configures a Router.
@@ -218,6 +224,7 @@ func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agent
 		q.RunID = "run-" + uuid.NewString()
 	}
 	q.CreatedAt, q.UpdatedAt, q.ExpiresAt = now, now, now.Add(timeout)
+	rule := r.autoRule(ctx, project, q, route)
 	res, err := r.store.Create(ctx, q)
 	if err != nil {
 		return AskResult{}, err
@@ -229,6 +236,11 @@ func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agent
 		return AskResult{Question: res.Question, Message: r.message(res.Question, true)}, nil
 	}
 	q = res.Question
+	if rule != "" {
+		if final, err := r.autoApprove(ctx, q, rule); err == nil {
+			return AskResult{Question: final, Created: true, Message: fmt.Sprintf("Approved at once by the auto-allow rule %s; nobody was asked.", rule)}, nil
+		}
+	}
 	r.post(ctx, q, q.Targets)
 	if fresh, err := r.store.Get(ctx, project, q.ID); err == nil {
 		q = fresh
@@ -430,8 +442,14 @@ func (r *Router) AnswerRead(ctx context.Context, q *Question, req RespondRequest
 		r.audit(ctx, q, AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
 		return q, err
 	}
+	if err := prepareApproval(q, &req, !r.routes[q.Route].NoEdit); err != nil {
+		return q, err
+	}
 	ans, err := ParseAnswer(q, req)
 	if err != nil {
+		return q, err
+	}
+	if err := decideApproval(q, req, &ans, &who); err != nil {
 		return q, err
 	}
 	tr := Transition{To: StatusAnswered, Answer: &ans, By: &who}
@@ -441,7 +459,11 @@ func (r *Router) AnswerRead(ctx context.Context, q *Question, req RespondRequest
 	if q.ApprovalsRequired > 1 {
 		return r.vote(ctx, q, tr)
 	}
-	return r.transition(ctx, q, tr)
+	final, err := r.transition(ctx, q, tr)
+	if err == nil {
+		r.auditApproval(ctx, final, q, &ans)
+	}
+	return final, err
 }
 
 // vote counts who's choice on an approval that needs several. The question
@@ -622,8 +644,9 @@ func (r *Router) ExpireDue(ctx context.Context) (int, error) {
 		tr := Transition{To: StatusExpired}
 		if q.OnTimeout != nil {
 			if ans, err := ParseAnswer(q, RespondRequest{Response: &q.OnTimeout.Answer}); err == nil {
-				tr = Transition{To: StatusAnswered, Answer: &ans, Defaulted: true,
-					By: &Person{Platform: "system", ID: "timeout", Name: "system:timeout"}}
+				by := &Person{Platform: "system", ID: "timeout", Name: "system:timeout"}
+				_ = decideApproval(q, RespondRequest{}, &ans, by)
+				tr = Transition{To: StatusAnswered, Answer: &ans, Defaulted: true, By: by}
 			}
 		}
 		if _, err := r.transition(ctx, q, tr); err == nil {

@@ -203,6 +203,14 @@ type Question struct {
 	// IdempotencyKey and Fingerprint support re-attaching repeated asks.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	Fingerprint    string `json:"-"`
+	// Approvals of a tool call (core/action.go): the action asked about,
+	// and once answered the decision the agent reads, the edited action if
+	// a person changed the arguments, and the index of the chosen "always
+	// allow" suggestion.
+	Action       *Action       `json:"action,omitempty"`
+	Decision     *Decision     `json:"decision,omitempty"`
+	EditedAction *EditedAction `json:"edited_action,omitempty"`
+	AppliedRule  *int          `json:"applied_rule,omitempty"`
 }
 
 // WebhookMode reports whether the run resumes through a webhook.
@@ -213,6 +221,11 @@ type Answer struct {
 	Answers    map[string]string   `json:"answers"`
 	Selections map[string][]string `json:"selections"`
 	Response   string              `json:"response"`
+	// Set on an approval with an action (core/decide.go); stored with the
+	// result.
+	Decision    *Decision     `json:"-"`
+	Edited      *EditedAction `json:"-"`
+	AppliedRule *int          `json:"-"`
 }
 
 // Run is one execution of an agent.

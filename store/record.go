@@ -39,6 +39,7 @@ type docV2 struct {
 	Ap int                   `json:"ap,omitempty"`
 	Ot *core.OnTimeout       `json:"ot,omitempty"`
 	Es []core.EscalationStep `json:"es,omitempty"`
+	Ac *core.Action          `json:"ac,omitempty"` // an approval's action
 }
 
 type itemV2 struct {
@@ -84,7 +85,7 @@ func copyLine(t core.Target) string {
 // encodeDoc is the first line of d:<id>.
 func encodeDoc(q *core.Question) string {
 	d := docV2{V: 2, A: q.AgentID, N: q.AgentName, K: q.Kind, X: q.Context, C: q.CreatedAt.UnixNano(), E: int64(q.ExpiresAt.Sub(q.CreatedAt)),
-		Rs: q.Resume, Ro: q.Route, I: q.IdempotencyKey, Rb: q.RequestedBy, Ap: q.ApprovalsRequired, Ot: q.OnTimeout, Es: q.Escalation}
+		Rs: q.Resume, Ro: q.Route, I: q.IdempotencyKey, Rb: q.RequestedBy, Ap: q.ApprovalsRequired, Ot: q.OnTimeout, Es: q.Escalation, Ac: q.Action}
 	if d.K == core.KindQuestion {
 		d.K = ""
 	}
@@ -133,7 +134,7 @@ func decodeDoc(q *core.Question, line string) error {
 	q.CreatedAt = time.Unix(0, d.C).UTC()
 	q.ExpiresAt = q.CreatedAt.Add(time.Duration(d.E))
 	q.Resume, q.Route, q.IdempotencyKey, q.RequestedBy = d.Rs, d.Ro, d.I, d.Rb
-	q.ApprovalsRequired, q.OnTimeout, q.Escalation = d.Ap, d.Ot, d.Es
+	q.ApprovalsRequired, q.OnTimeout, q.Escalation, q.Action = d.Ap, d.Ot, d.Es, d.Ac
 	q.Questions = make([]core.Item, len(d.Q))
 	for i, it := range d.Q {
 		q.Questions[i] = core.Item{Question: it.Q, Header: it.H, MultiSelect: it.M}
@@ -196,6 +197,15 @@ type result struct {
 	CancelReason string              `json:"cancel_reason,omitempty"`
 	CancelNote   string              `json:"cancel_note,omitempty"`
 	Defaulted    bool                `json:"defaulted,omitempty"`
+	// An approval's decision, edited action and chosen rule.
+	Decision     *core.Decision     `json:"dc,omitempty"`
+	EditedAction *core.EditedAction `json:"ed,omitempty"`
+	AppliedRule  *int               `json:"ar,omitempty"`
+}
+
+// setApproval copies an approval's decision from the answer.
+func (r *result) setApproval(a *core.Answer) {
+	r.Decision, r.EditedAction, r.AppliedRule = a.Decision, a.Edited, a.AppliedRule
 }
 
 // decode builds a question from its hash and its d:<id> string. It
@@ -251,6 +261,7 @@ func decode(project, id string, h map[string]string, d string) (*core.Question, 
 			q.Answers, q.Selections, q.Response = res.Answers, res.Selections, res.Response
 			q.RespondedBy, q.RespondedAt, q.CancelReason = res.RespondedBy, res.RespondedAt, res.CancelReason
 			q.Defaulted, q.CancelNote = res.Defaulted, res.CancelNote
+			q.Decision, q.EditedAction, q.AppliedRule = res.Decision, res.EditedAction, res.AppliedRule
 		}
 	}
 	q.FreeText = core.FreeTextItems(q.Questions, q.Selections)

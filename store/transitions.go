@@ -65,6 +65,7 @@ func resultJSON(tr core.Transition, at time.Time) string {
 	res := result{RespondedBy: tr.By, CancelReason: tr.CancelReason, CancelNote: tr.CancelNote, Defaulted: tr.Defaulted}
 	if tr.Answer != nil {
 		res.Answers, res.Selections, res.Response = tr.Answer.Answers, tr.Answer.Selections, tr.Answer.Response
+		res.setApproval(tr.Answer)
 	}
 	if tr.To == core.StatusAnswered || (tr.To == core.StatusCancelled && tr.By != nil) {
 		res.RespondedAt = &at

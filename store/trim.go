@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"time"
-
 )
 
 // trimLimit bounds the final records one Trim drops per project, and

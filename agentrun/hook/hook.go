@@ -74,6 +74,10 @@ type Input struct {
 	ToolName       string          `json:"tool_name"`
 	ToolInput      json.RawMessage `json:"tool_input"`
 	ToolUseID      string          `json:"tool_use_id"`
+	// PermissionSuggestions are the "always allow" rules a
+	// PermissionRequest offers; one a person chooses is returned as
+	// updatedPermissions.
+	PermissionSuggestions []json.RawMessage `json:"permission_suggestions"`
 	// Set inside a subagent.
 	AgentID   string `json:"agent_id"`
 	AgentType string `json:"agent_type"`
@@ -103,8 +107,12 @@ type Decision struct {
 	Behavior string `json:"behavior"`
 	Message  string `json:"message,omitempty"`
 	// UpdatedInput replaces the tool's input on allow (AskUserQuestion:
-	// the questions with their answers).
+	// the questions with their answers; an approval: the arguments a
+	// person edited).
 	UpdatedInput any `json:"updatedInput,omitempty"`
+	// UpdatedPermissions are the "always allow" rules a person chose among
+	// the request's permission_suggestions (allow only).
+	UpdatedPermissions []json.RawMessage `json:"updatedPermissions,omitempty"`
 }
 
 // config is the parsed flags.
@@ -345,7 +353,8 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 			{Label: "Allow", Description: "Let the agent run it"},
 			{Label: "Deny", Description: "Refuse; Deny with note… tells the agent why"},
 		}}},
-		Context: h.contextLine() + "\n\n" + toolDetails(h.in.ToolName, h.in.ToolInput)}
+		Context: h.contextLine() + "\n\n" + toolDetails(h.in.ToolName, h.in.ToolInput),
+		Action:  h.action()}
 	w, err := h.askAndWait(ctx, req)
 	if err != nil {
 		return nil, err
@@ -358,6 +367,8 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 	}
 	q := w.q
 	switch {
+	case q.Status == core.StatusAnswered && q.Decision != nil:
+		return h.decided(q), nil
 	case q.Status == core.StatusAnswered:
 		ans := strings.TrimSpace(q.Answers[q.Questions[0].Question])
 		by := "the user"

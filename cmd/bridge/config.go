@@ -105,6 +105,9 @@ type routeConfig struct {
 		Targets    []targetConfig    `yaml:"targets"`
 		Responders *respondersConfig `yaml:"responders"`
 	} `yaml:"escalation"`
+	// Approvals of tool calls (core/action.go, core/autoallow.go).
+	AllowEdit *bool    `yaml:"allow_edit"`
+	AutoAllow []string `yaml:"auto_allow"`
 }
 
 type respondersConfig struct {
@@ -264,7 +267,8 @@ func (p *configProblems) routes(rcs []routeConfig) []core.Route {
 			defaults++
 		}
 		r := core.Route{Name: rc.Name, Default: rc.Default, Thread: rc.Thread, Timeout: time.Duration(rc.Timeout),
-			Targets: targets(rc.Targets), Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired}
+			Targets: targets(rc.Targets), Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired,
+			NoEdit: rc.AllowEdit != nil && !*rc.AllowEdit, AutoAllow: rc.AutoAllow}
 		if rc.OnTimeout != nil {
 			r.OnTimeout = &core.OnTimeout{Answer: rc.OnTimeout.Answer}
 		}
