@@ -24,6 +24,9 @@ func TestAdaptersReachTheCoreThroughItsPorts(t *testing.T) {
 	fset := token.NewFileSet()
 	var found []string
 	err := filepath.WalkDir("../adapters", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && (d.Name() == "channeltest" || d.Name() == "crosstest") {
+			return filepath.SkipDir // test harnesses build a whole bridge around the adapters
+		}
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
 		}

@@ -1,7 +1,3 @@
-// Package core holds askbridge's domain: questions, runs, validation, answer
-// parsing, error codes, the state machine and the Router. It knows no chat
-// platform and no storage technology; those sit behind the Store and Channel
-// interfaces.
 package core
 
 import (
