@@ -175,40 +175,67 @@ func allowOption(it Item) (Option, bool) {
 	return Option{}, false
 }
 
+// Tone is what choosing an option of an approval does.
+type Tone int
+
+// Tones of an approval's options.
+const (
+	ToneNeutral Tone = iota // neither: a plain option
+	ToneAllow               // lets the agent go ahead
+	ToneDeny                // refuses
+)
+
 var (
 	denyWords  = []string{"deny", "reject", "refuse", "decline", "no", "block", "abort", "veto", "disallow", "don't", "do not", "stop"}
 	allowWords = []string{"allow", "approve", "yes", "accept", "confirm", "proceed", "ok", "go", "grant", "permit", "continue", "run"}
 )
 
-// optionAllows reports whether choosing o allows the action: its label or
-// value starts with an allow word ("Allow", "Approve", "Yes, run it"), or,
-// when no option of the item is recognised, it is the first of two (the
-// order the hook uses). A veto option never allows.
+// OptionTone classifies one option of an approval by the first word of its
+// label or value ("Deny", "Deny it", "Approve", "Yes, run it") or its veto
+// flag. Every surface and the decision use this one rule.
+func OptionTone(o Option) Tone {
+	if o.Veto {
+		return ToneDeny
+	}
+	for _, s := range []string{o.Label, o.Value} {
+		s = strings.ToLower(strings.TrimSpace(s))
+		for _, w := range denyWords {
+			if startsWithWord(s, w) {
+				return ToneDeny
+			}
+		}
+		for _, w := range allowWords {
+			if startsWithWord(s, w) {
+				return ToneAllow
+			}
+		}
+	}
+	return ToneNeutral
+}
+
+// ItemTones classifies every option of an approval's item. When no option
+// is recognised and there are exactly two, the first allows and the second
+// denies: the order the hook and the on-call examples use.
+func ItemTones(it Item) []Tone {
+	out := make([]Tone, len(it.Options))
+	known := false
+	for j, o := range it.Options {
+		out[j] = OptionTone(o)
+		known = known || out[j] != ToneNeutral
+	}
+	if !known && len(it.Options) == 2 {
+		out[0], out[1] = ToneAllow, ToneDeny
+	}
+	return out
+}
+
+// optionAllows reports whether choosing o allows the action (ItemTones).
 func optionAllows(it Item, o Option) bool {
-	tone := func(o Option) int {
-		if o.Veto {
-			return -1
+	tones := ItemTones(it)
+	for j, x := range it.Options {
+		if x.Label == o.Label {
+			return tones[j] == ToneAllow
 		}
-		for _, s := range []string{o.Label, o.Value} {
-			s = strings.ToLower(strings.TrimSpace(s))
-			for _, w := range denyWords {
-				if startsWithWord(s, w) {
-					return -1
-				}
-			}
-			for _, w := range allowWords {
-				if startsWithWord(s, w) {
-					return 1
-				}
-			}
-		}
-		return 0
-	}
-	if t := tone(o); t != 0 {
-		return t > 0
-	}
-	if len(it.Options) == 2 && tone(it.Options[0]) == 0 && tone(it.Options[1]) == 0 {
-		return it.Options[0].Label == o.Label
 	}
 	return false
 }

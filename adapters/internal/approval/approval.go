@@ -21,19 +21,15 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// Tone is what choosing an option of an approval does.
-type Tone int
+// Tone is what choosing an option of an approval does (core.Tone: the
+// core decides with the same rule).
+type Tone = core.Tone
 
 // Tones.
 const (
-	Neutral Tone = iota // neither: styled as a plain option
-	Allow               // lets the agent go ahead: primary / success styling
-	Deny                // refuses: danger styling
-)
-
-var (
-	denyWords  = []string{"deny", "reject", "refuse", "decline", "no", "block", "abort", "veto", "disallow", "don't", "do not", "stop"}
-	allowWords = []string{"allow", "approve", "yes", "accept", "confirm", "proceed", "ok", "go", "grant", "permit", "continue", "run"}
+	Neutral = core.ToneNeutral // neither: styled as a plain option
+	Allow   = core.ToneAllow   // lets the agent go ahead: primary / success styling
+	Deny    = core.ToneDeny    // refuses: danger styling
 )
 
 // Is reports whether q is an approval with the one single-select item the
@@ -44,53 +40,17 @@ func Is(q *core.Question) bool {
 }
 
 // ToneOf classifies one option of an approval by its label or value: its
-// first word ("Deny", "Deny it", "Reject") or a veto flag.
-func ToneOf(o core.Option) Tone {
-	if o.Veto {
-		return Deny
-	}
-	for _, s := range []string{o.Label, o.Value} {
-		s = strings.ToLower(strings.TrimSpace(s))
-		for _, w := range denyWords {
-			if startsWithWord(s, w) {
-				return Deny
-			}
-		}
-		for _, w := range allowWords {
-			if startsWithWord(s, w) {
-				return Allow
-			}
-		}
-	}
-	return Neutral
-}
+// first word ("Deny", "Deny it", "Reject") or a veto flag (core.OptionTone).
+func ToneOf(o core.Option) Tone { return core.OptionTone(o) }
 
-func startsWithWord(s, w string) bool {
-	if !strings.HasPrefix(s, w) {
-		return false
-	}
-	rest := s[len(w):]
-	return rest == "" || strings.IndexAny(rest[:1], " ,.:;!-—(") == 0
-}
-
-// Tones classifies every option of an approval's item. When no option is
-// recognised and there are exactly two, the first allows and the second
-// denies: the order the hook and the on-call examples use.
+// Tones classifies every option of an approval's item (core.ItemTones):
+// when no option is recognised and there are exactly two, the first allows
+// and the second denies. Nil when q is not an approval Is accepts.
 func Tones(q *core.Question) []Tone {
 	if !Is(q) {
 		return nil
 	}
-	opts := q.Questions[0].Options
-	out := make([]Tone, len(opts))
-	known := false
-	for j, o := range opts {
-		out[j] = ToneOf(o)
-		known = known || out[j] != Neutral
-	}
-	if !known && len(opts) == 2 {
-		out[0], out[1] = Allow, Deny
-	}
-	return out
+	return core.ItemTones(q.Questions[0])
 }
 
 // DenyOption returns the index of the option that denies, or -1.
