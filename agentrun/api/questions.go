@@ -1,0 +1,235 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// visible keeps the questions p may see, as the API shows them.
+func visible(qs []*core.Question, p Principal) []*core.Question {
+	out := []*core.Question{}
+	for _, q := range qs {
+		if p.owns(q) {
+			out = append(out, public(q))
+		}
+	}
+	return out
+}
+
+// public is a question as the API shows it: platform secrets never leave
+// the bridge.
+func public(q *core.Question) *core.Question { return q.Public() }
+
+// question loads a question p may see; another project's or agent's is not
+// found (its existence is not revealed).
+func (a *API) question(r *http.Request, p Principal) (*core.Question, error) {
+	q, err := a.store.Get(r.Context(), r.PathValue("p"), r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	if !p.owns(q) {
+		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", r.PathValue("id"), r.PathValue("p"))
+	}
+	return q, nil
+}
+
+func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
+	var req core.AskRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	project := r.PathValue("p")
+	agentRoute := ""
+	switch {
+	case p.Agent != nil:
+		if req.AgentID != "" && req.AgentID != p.Agent.ID {
+			return &core.Error{Code: core.EForbidden, Message: "this token belongs to another agent",
+				Details: []core.Detail{{Field: "agent_id", Problem: fmt.Sprintf("must be %q or empty", p.Agent.ID)}}}
+		}
+		req.AgentID = p.Agent.ID
+		if !p.Agent.HasTool("ask_user") {
+			return core.Errorf(core.EToolNotEnabled, "agent %s does not have the ask_user tool: add ask_user to its tools in the configuration", p.Agent.ID)
+		}
+		agentRoute = p.Agent.Route
+	case p.Operator != nil:
+		// An operator asks in its own name: never as a configured agent,
+		// whose runs and webhook secret belong to that agent alone.
+		if req.AgentID == "" {
+			req.AgentID = "agent"
+		}
+		if _, ok := a.auth.AgentByID(req.AgentID); ok {
+			return &core.Error{Code: core.EForbidden, Message: fmt.Sprintf("agent_id %s is a configured agent: only its own token may ask as it", req.AgentID),
+				Details: []core.Detail{{Field: "agent_id", Problem: "use an agent id that is not configured, or the agent's own token"}}}
+		}
+	default: // a bridge without tokens: the local user may name any agent
+		if req.AgentID == "" {
+			req.AgentID = "agent"
+		}
+	}
+	res, err := a.router.Ask(r.Context(), project, &req, agentRoute)
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if !res.Created {
+		status = http.StatusOK
+	}
+	if res.Created && a.m != nil {
+		a.m.Asked(project)
+	}
+	writeJSON(w, status, struct {
+		*core.Question
+		Message string `json:"message"`
+	}{public(res.Question), res.Message})
+	return nil
+}
+
+func (a *API) list(w http.ResponseWriter, r *http.Request, p Principal) error {
+	status := core.Status(r.URL.Query().Get("status"))
+	switch status {
+	case "", core.StatusPending, core.StatusAnswered, core.StatusCancelled, core.StatusExpired:
+	default:
+		return &core.Error{Code: core.EInvalid, Message: "invalid status filter",
+			Details: []core.Detail{{Field: "status", Problem: "one of pending, answered, cancelled, expired"}}}
+	}
+	qs, err := a.store.List(r.Context(), r.PathValue("p"), status, 500)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"questions": visible(qs, p)})
+	return nil
+}
+
+func (a *API) get(w http.ResponseWriter, r *http.Request, p Principal) error {
+	q, err := a.question(r, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, public(q))
+	return nil
+}
+
+func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
+	q, err := a.question(r, p)
+	if err != nil {
+		return err
+	}
+	timeout := 25 * time.Second
+	if s := r.URL.Query().Get("timeout"); s != "" {
+		d, err := core.ParseDuration(s)
+		if err != nil || d < 0 {
+			return &core.Error{Code: core.EInvalid, Message: "invalid timeout",
+				Details: []core.Detail{{Field: "timeout", Problem: "a duration such as 25s, at most 120s"}}}
+		}
+		timeout = min(d, MaxWait)
+	}
+	if !q.Status.Final() && timeout > 0 && a.drainCtx.Err() == nil {
+		if pk := a.parker(); pk != nil && pk.park(w, r, q.ProjectID, q.ID, timeout) {
+			return nil // answered by the parker
+		}
+	}
+	// Shutdown drains long-polls: draining cancels this wait. AfterFunc
+	// costs no goroutine per waiter while nothing happens.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(a.drainCtx, cancel)
+	defer stop()
+	q, err = a.router.Wait(ctx, r.PathValue("p"), r.PathValue("id"), timeout)
+	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
+		q, err = a.store.Get(r.Context(), r.PathValue("p"), r.PathValue("id"))
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, public(q))
+	return nil
+}
+
+func (a *API) respond(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if p.Agent != nil {
+		return core.Errorf(core.EForbidden, "agent tokens may not answer questions; use an operator token")
+	}
+	q, err := a.question(r, p)
+	if err != nil {
+		return err
+	}
+	var req core.RespondRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	who, err := respondent(p, req.RespondedBy)
+	if err != nil {
+		return err
+	}
+	if who.Via != "" {
+		// A relayed person passes the same responders check as their own
+		// click: the chat adapter fills in their groups.
+		who = a.router.ResolvePerson(r.Context(), q, who)
+	}
+	q, err = a.router.AnswerRead(r.Context(), q, req, who)
+	if err != nil {
+		return err
+	}
+	run := q.RunID
+	if q.ResumedRunID != "" {
+		run = q.ResumedRunID
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": q.ID, "status": string(q.Status), "run_id": run})
+	return nil
+}
+
+func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error {
+	q, err := a.question(r, p)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Reason string `json:"reason"`
+		Note   string `json:"note"`
+	}
+	if r.ContentLength != 0 {
+		if err := decode(r, &body); err != nil {
+			return err
+		}
+	}
+	reason := body.Reason
+	if reason == "" {
+		reason = core.CancelUser
+		if p.Agent != nil {
+			reason = core.CancelAgent
+		}
+	}
+	var bad []core.Detail
+	if reason != core.CancelUser && reason != core.CancelAgent {
+		bad = append(bad, core.Detail{Field: "reason", Problem: "user (a person dismissed it) or agent (the runtime withdrew it); put free text in note"})
+	}
+	note := strings.Join(strings.Fields(body.Note), " ") // one line on every copy
+	if n := utf8.RuneCountInString(note); n > core.MaxCancelNote {
+		bad = append(bad, core.Detail{Field: "note", Problem: fmt.Sprintf("at most %d characters (this one has %d)", core.MaxCancelNote, n)})
+	}
+	if len(bad) > 0 {
+		return &core.Error{Code: core.EInvalid, Message: "invalid cancel request", Details: bad}
+	}
+	var who *core.Person
+	switch {
+	case p.Operator != nil:
+		who = &core.Person{Platform: "api", ID: p.Operator.ID, Name: p.Operator.ID}
+	case p.Agent != nil:
+		who = &core.Person{Platform: "agent", ID: p.Agent.ID}
+	}
+	if reason == core.CancelAgent {
+		who = nil
+	}
+	final, err := a.router.CancelWithNote(r.Context(), q.ProjectID, q.ID, reason, note, who)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, public(final))
+	return nil
+}
