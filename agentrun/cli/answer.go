@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// qAnswer is `bridge questions answer`: by option numbers, free text, or an
+// approval's edit, always-allow choice or denial reason.
+func (a *app) qAnswer(ctx context.Context, args []string) int {
+	const usage = `usage: bridge questions answer ID N | N,M | -m "text" | N -m "note" | --text ITEM=TEXT ...   (see bridge questions --help)`
+	fs := newFlags("questions answer", a.stderr, usage)
+	note := fs.String("m", "", "free text answer, or the feedback of a Deny")
+	texts := itemTexts{}
+	fs.Var(texts, "text", "`ITEM=TEXT`: free text for item ITEM (1-based), even text that looks like a number; repeatable")
+	asJSON := fs.Bool("json", false, "print the response as JSON")
+	var edits editFlags
+	fs.Var(&edits, "edit", "approve with other arguments: a JSON object, or key=value for one argument; repeatable")
+	always := fs.Int("always", 0, "allow, accepting the action's \"always allow\" choice `N` (as numbered by show)")
+	deny := fs.String("deny", "", "deny the approval with this `reason` as the agent's feedback")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if len(edits) > 0 || *always != 0 || *deny != "" {
+		return a.qDecide(ctx, fs.Args(), edits, *always, *deny, *asJSON)
+	}
+	if fs.NArg() < 1 {
+		fmt.Fprintln(a.stderr, usage)
+		return ExitUsage
+	}
+	id, err := a.resolveID(ctx, fs.Arg(0), true)
+	if err != nil {
+		return a.idFailure("questions answer", err)
+	}
+	picks := fs.Args()[1:]
+	c := a.env.Client()
+	q, err := c.Get(ctx, id)
+	if err != nil {
+		return a.apiFailure("questions answer", err)
+	}
+	answers, err := choose(q, picks, *note, texts)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "bridge questions answer: %v\n", err)
+		return ExitUsage
+	}
+	res, err := c.Respond(ctx, q.ID, core.RespondRequest{Answers: answers})
+	if err != nil {
+		return a.apiFailure("questions answer", err)
+	}
+	if *asJSON {
+		return a.printJSON(res)
+	}
+	for _, it := range q.Questions {
+		fmt.Fprintf(a.stdout, "answered %q: %s\n", it.Question, strings.Join(answers[it.Question], ", "))
+	}
+	if res.RunID != "" && res.RunID != q.RunID {
+		fmt.Fprintf(a.stdout, "the run continues as %s\n", res.RunID)
+	}
+	return ExitOK
+}
+
+// itemTexts collects --text ITEM=TEXT: free text per item (1-based).
+type itemTexts map[int]string
+
+// choose maps an operator's picks (one argument per item not given with
+// --text: "2", "1,3", or free text), note (-m) and texts (--text) to the
+// answers of a respond request. It never dismisses: that is `cancel`.
+func choose(q *core.Question, picks []string, note string, texts itemTexts) (map[string]core.StringList, error) {
+	items := q.Questions
+	answers := map[string]core.StringList{}
+	for n := range texts {
+		if n > len(items) {
+			return nil, fmt.Errorf("--text %d=…: this question has %d item(s)", n, len(items))
+		}
+	}
+	if len(items) == 1 {
+		it := items[0]
+		if text, ok := texts[1]; ok {
+			if note != "" || len(picks) > 0 {
+				return nil, fmt.Errorf("--text 1=… is the whole answer: give no option number or -m with it")
+			}
+			note = text
+		}
+		if len(picks) > 1 {
+			return nil, fmt.Errorf("one argument expected after the id (e.g. 2 or 1,3), got %d; free text goes with -m", len(picks))
+		}
+		if len(picks) == 0 || it.OpenEnded() {
+			text := note
+			if len(picks) == 1 {
+				if note != "" {
+					return nil, fmt.Errorf("this item is open-ended: give its answer once, as an argument or with -m")
+				}
+				text = picks[0]
+			}
+			if strings.TrimSpace(text) == "" {
+				return nil, fmt.Errorf("give an option number (see bridge questions show %s) or -m \"text\"", q.ID)
+			}
+			answers[it.Question] = core.StringList{text}
+			return answers, nil
+		}
+		labels, err := numbered(q, it, picks[0], true)
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(note) != "" {
+			switch {
+			case q.Kind == core.KindApproval:
+				if len(labels) == 1 && strings.EqualFold(labels[0], "Allow") {
+					return nil, fmt.Errorf("a note goes with Deny (it becomes the agent's feedback), not with Allow")
+				}
+				// Free text denies, with the text as the agent's feedback.
+				labels = []string{note}
+			case it.MultiSelect:
+				labels = append(labels, note)
+			default:
+				return nil, fmt.Errorf("this item takes one answer: an option number or -m \"text\", not both")
+			}
+		}
+		answers[it.Question] = labels
+		return answers, nil
+	}
+	if note != "" {
+		return nil, fmt.Errorf("this question has %d items: give one argument per item (free text for item N: --text N=\"...\") instead of -m", len(items))
+	}
+	var rest []int // the items the arguments answer, in order
+	for i := range items {
+		if _, ok := texts[i+1]; !ok {
+			rest = append(rest, i)
+		}
+	}
+	if len(picks) != len(rest) {
+		given := ""
+		if len(texts) > 0 {
+			given = fmt.Sprintf(" (%d given with --text)", len(texts))
+		}
+		return nil, fmt.Errorf("this question has %d items%s: give one argument for each of the other %d (a number such as 2, numbers such as 1,3, or free text), got %d",
+			len(items), given, len(rest), len(picks))
+	}
+	for n, text := range texts {
+		if strings.TrimSpace(text) == "" {
+			return nil, fmt.Errorf("--text %d= is empty", n)
+		}
+		answers[items[n-1].Question] = core.StringList{text}
+	}
+	for k, i := range rest {
+		it, pick := items[i], picks[k]
+		if it.OpenEnded() || !isNumbers(pick) {
+			answers[it.Question] = core.StringList{pick}
+			continue
+		}
+		labels, err := numbered(q, it, pick, false)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i+1, err)
+		}
+		answers[it.Question] = labels
+	}
+	return answers, nil
+}
+
+// numbered maps "2" or "1,3" to option labels.
+func numbered(q *core.Question, it core.Item, pick string, single bool) ([]string, error) {
+	if !isNumbers(pick) {
+		hint := "free text goes with -m"
+		if !single {
+			hint = "free text goes as the item's argument"
+		}
+		return nil, fmt.Errorf("%q is not an option number (1-%d); %s", pick, len(it.Options), hint)
+	}
+	var labels []string
+	seen := map[int]bool{}
+	for _, p := range strings.Split(pick, ",") {
+		n, _ := strconv.Atoi(strings.TrimSpace(p))
+		switch {
+		case n < 1 || n > len(it.Options):
+			return nil, fmt.Errorf("option %d does not exist: choose 1-%d (free text that looks like a number: --text N=%q; to dismiss the question: bridge questions cancel %s)",
+				n, len(it.Options), p, q.ID)
+		case !seen[n]:
+			seen[n] = true
+			labels = append(labels, it.Options[n-1].Label)
+		}
+	}
+	if !it.MultiSelect && len(labels) > 1 {
+		return nil, fmt.Errorf("this item takes one answer, got %d", len(labels))
+	}
+	return labels, nil
+}
+
+func isNumbers(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return false
+		}
+		if _, err := strconv.Atoi(p); err != nil {
+			return false
+		}
+	}
+	return true
+}
