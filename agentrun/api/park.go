@@ -124,11 +124,37 @@ func (p *parker) watch(pk *parked) (stop func()) {
 			pk.final = q
 		}
 		p.mu.Unlock()
-		if !had { // the plain wake-up after the record adds nothing
+		switch {
+		case had: // the plain wake-up after the record adds nothing
+		case q != nil:
+			// Answered here, on the subscriber loop, when the answer is
+			// small: no hand-over to a worker between the wake-up and the
+			// write (each hand-over can wait for a thread on a busy
+			// machine). A small write cannot block: it fits the empty send
+			// buffer of a connection that has sent nothing since its
+			// request. A larger one goes to the workers.
+			if out := response(q, nil); len(out) <= inlineMax {
+				if p.finish(pk) {
+					p.write(pk, out, inlineWriteTTL)
+				}
+				return
+			}
+			p.enqueue(pk)
+		default:
 			p.enqueue(pk)
 		}
 	})
 }
+
+// inlineMax bounds the answers written on the subscriber loop, well below
+// the 16 KiB a Linux TCP connection's send buffer starts with
+// (net.ipv4.tcp_wmem's default).
+const inlineMax = 8 << 10
+
+// inlineWriteTTL bounds a write on the subscriber loop, should the kernel
+// ever refuse a small write: every other wake-up of the replica waits
+// behind it.
+const inlineWriteTTL = 100 * time.Millisecond
 
 // adopt gives pk a release function, or runs it at once if the wait is
 // already finished.
@@ -202,6 +228,12 @@ func (p *parker) check(pk *parked) {
 	if !p.finish(pk) {
 		return
 	}
+	p.write(pk, response(q, err), 10*time.Second)
+}
+
+// response is the whole HTTP response of a finished wait: the record, or
+// the error reading it.
+func response(q *core.Question, err error) []byte {
 	status, body := http.StatusOK, []byte(nil)
 	if err != nil {
 		status, body = httperr.Response(httperr.Of(err))
@@ -218,8 +250,12 @@ func (p *parker) check(pk *parked) {
 	out := make([]byte, 0, len(body)+128)
 	out = fmt.Appendf(out, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
 		status, http.StatusText(status), len(body))
-	out = append(out, body...)
-	pk.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	return append(out, body...)
+}
+
+// write sends a finished wait its response and closes the connection.
+func (p *parker) write(pk *parked, out []byte, ttl time.Duration) {
+	pk.conn.SetWriteDeadline(time.Now().Add(ttl))
 	pk.conn.Write(out)
 	pk.conn.Close()
 }
