@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -52,7 +53,7 @@ func personJSON(p *core.Person) string {
 	if p == nil {
 		return ""
 	}
-	b, _ := json.Marshal(p)
+	b := marshal(p)
 	return string(b)
 }
 
@@ -67,4 +68,15 @@ func boolArg(b bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// marshal encodes v as stored: without encoding/json's HTML escaping, so
+// raw JSON kept on a record (an approval's arguments, whose digest is
+// computed on their bytes) reads back byte for byte.
+func marshal(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -19,7 +18,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult
 	if err := s.register(ctx, q.ProjectID); err != nil {
 		return core.CreateResult{}, s.wrap(err)
 	}
-	supJSON, _ := json.Marshal(result{CancelReason: core.CancelSuperseded})
+	supJSON := marshal(result{CancelReason: core.CancelSuperseded})
 	now := q.CreatedAt
 	// Keys live while the question may be pending, plus retention; once
 	// final, retention from then (finalize in scripts.go).

@@ -78,7 +78,7 @@ func (c storedCopy) target() core.Target {
 
 // copyLine is a copy's line in d:<id>.
 func copyLine(t core.Target) string {
-	b, _ := json.Marshal(toStored(t))
+	b := marshal(toStored(t))
 	return string(b)
 }
 
@@ -110,7 +110,7 @@ func encodeDoc(q *core.Question) string {
 	for _, t := range q.Targets {
 		d.T = append(d.T, toStored(t))
 	}
-	b, _ := json.Marshal(d)
+	b := marshal(d)
 	return string(b)
 }
 

@@ -16,7 +16,7 @@ func (s *Store) PutDraft(ctx context.Context, project, id, person string, draft 
 	if ttl <= 0 {
 		ttl = s.retention
 	}
-	b, _ := json.Marshal(draft)
+	b := marshal(draft)
 	pipe := s.rdb.TxPipeline()
 	pipe.HSet(ctx, s.base(project)+"draft:"+id, person, b)
 	pipe.PExpire(ctx, s.base(project)+"draft:"+id, ttl)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -70,7 +69,7 @@ func resultJSON(tr core.Transition, at time.Time) string {
 	if tr.To == core.StatusAnswered || (tr.To == core.StatusCancelled && tr.By != nil) {
 		res.RespondedAt = &at
 	}
-	b, _ := json.Marshal(res)
+	b := marshal(res)
 	return string(b)
 }
 
@@ -128,7 +127,7 @@ func (s *Store) Vote(ctx context.Context, project, id string, v core.Vote, requi
 	if tr.At.IsZero() {
 		tr.At = at
 	}
-	vote, _ := json.Marshal(v)
+	vote := marshal(v)
 	vetoArg, requirePaused := "0", "0"
 	if veto {
 		vetoArg = "1"

@@ -1,7 +1,10 @@
 package api_test
 
 import (
+	"encoding/json"
 	"testing"
+
+	"github.com/askbridge/askbridge/core"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,4 +74,31 @@ func TestApprovalReasonAndBadAction(t *testing.T) {
 	require.Equal(t, 202, r.status, string(r.raw))
 	r = b.do("GET", "/api/projects/ops/agent-questions/"+id, "", nil)
 	assert.Equal(t, map[string]any{"behavior": "deny", "digest": r.body["action"].(map[string]any)["digest"], "message": "use make clean"}, r.body["decision"])
+}
+
+// TestActionWithMarkupCharactersKeepsItsDigest: arguments holding <, > and
+// & (a shell redirection, a pipe chain) come back byte for byte as the
+// digest was computed on them, so an agent can check the digest, and
+// approving them unchanged through edited_input is no edit.
+func TestActionWithMarkupCharactersKeepsItsDigest(t *testing.T) {
+	b := newBridge(t, opts{})
+	input := `{"command":"make test > out.log 2>&1 && grep '<fail>' ./build/out.log"}`
+	id := b.ask("ops", "", map[string]any{"run_id": "run-1", "question": "Run it?", "options": []map[string]any{{"label": "Allow"}, {"label": "Deny"}},
+		"action": map[string]any{"tool": "Bash", "input": json.RawMessage(input)}})
+	r := b.do("GET", "/api/projects/ops/agent-questions/"+id, "", nil)
+	require.Equal(t, 200, r.status)
+	var rec struct {
+		Action core.Action `json:"action"`
+	}
+	require.NoError(t, json.Unmarshal(r.raw, &rec))
+	assert.Equal(t, input, string(rec.Action.Input), "the arguments as asked, not HTML-escaped")
+	assert.Equal(t, core.ActionDigest("Bash", json.RawMessage(input)), rec.Action.Digest)
+
+	r = b.do("POST", "/api/projects/ops/agent-questions/"+id+"/respond", "", map[string]any{"edited_input": json.RawMessage(input), "digest": rec.Action.Digest})
+	require.Equal(t, 202, r.status, string(r.raw))
+	r = b.do("GET", "/api/projects/ops/agent-questions/"+id, "", nil)
+	d := r.body["decision"].(map[string]any)
+	assert.Equal(t, "allow", d["behavior"])
+	assert.Nil(t, d["edited"], "the same arguments sent back are no edit")
+	assert.Nil(t, r.body["edited_action"])
 }
