@@ -26,7 +26,7 @@ import (
 
 // inboxDiffLines is how many diff lines an inbox card shows before the
 // rest goes behind a <details>; the question page shows them all.
-const inboxDiffLines = 40
+const inboxDiffLines = 24
 
 // inboxEditBytes bounds the arguments an inbox card offers to edit in
 // place; longer ones are edited on the question page.
@@ -205,14 +205,24 @@ func bashCommand(a *core.Action) (cmd, rest string, ok bool) {
 	return cmd, rest, true
 }
 
-// prettyJSON indents canonical JSON for reading, keeping characters such
-// as < and & as they are (the template escapes them for HTML).
+// prettyJSON indents JSON for reading, showing characters such as < and
+// & as themselves, not as the \u003c escapes a stored record may hold
+// (the template escapes them for HTML). Numbers keep their digits.
 func prettyJSON(b json.RawMessage) string {
-	var out bytes.Buffer
-	if json.Indent(&out, b, "", "  ") != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
 		return string(b)
 	}
-	return out.String()
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if enc.Encode(v) != nil {
+		return string(b)
+	}
+	return strings.TrimSuffix(out.String(), "\n")
 }
 
 // splitDiff splits a unified diff into classified lines.
@@ -302,6 +312,17 @@ func actionFromForm(q *core.Question, form url.Values) (req core.RespondRequest,
 		if err != nil {
 			return req, true, &core.Error{Code: core.EInvalidAnswer, Message: "The edited action was not sent: " + err.Error() + ". Nothing was decided; fix it below and allow again.",
 				Details: []core.Detail{{Field: "edited_input", Problem: err.Error()}}}
+		}
+		if unchanged(q.Action.Input, in) {
+			// "Allow with these changes" without a change allows the
+			// action as asked, not as an edit.
+			for j, tone := range approval.Tones(q) {
+				if tone == approval.Allow {
+					label := q.Questions[0].Options[j].Label
+					req.Response = &label
+					return req, true, nil
+				}
+			}
 		}
 		req.EditedInput = in
 		return req, true, nil
@@ -400,4 +421,12 @@ func isActionConflict(err *core.Error) bool {
 		}
 	}
 	return false
+}
+
+// unchanged reports whether edited is the asked input, compared in
+// canonical form (a stored input may spell < as \u003c).
+func unchanged(asked, edited json.RawMessage) bool {
+	a, err1 := core.CanonicalInput(asked)
+	b, err2 := core.CanonicalInput(edited)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }

@@ -270,7 +270,7 @@ func TestActionAlwaysAllow(t *testing.T) {
 		!strings.Contains(string(got.Decision.Rules[0]), `"ruleContent":"make release:*"`) || got.AppliedRule == nil || *got.AppliedRule != 2 {
 		t.Fatalf("decision %+v", got.Decision)
 	}
-	if p := c.getPage("/questions/" + q.ID); !strings.Contains(html.UnescapeString(p.body), "Allowed, and not asked again this session for Bash(make release:*)") {
+	if p := c.getPage("/questions/" + q.ID); !strings.Contains(html.UnescapeString(p.body), "Allowed by local web user, and not asked again this session for Bash(make release:*)") {
 		t.Error("the page does not show the rule the action was allowed with")
 	}
 }
@@ -297,5 +297,33 @@ func TestActionDenyWithReasonOneStep(t *testing.T) {
 	}
 	if p := c.getPage("/questions/" + q.ID); !strings.Contains(html.UnescapeString(p.body), "Denied with reason: Deny: Allow") {
 		t.Error("the page does not show the reason")
+	}
+}
+
+// TestActionEditUnchangedAllowsAsAsked: "Allow with these changes" with
+// the arguments as shown (even re-spaced, and with < and & that the
+// record stores escaped) allows the action as asked, not as an edit.
+func TestActionEditUnchangedAllowsAsAsked(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.client()
+	q := e.ask("ops", apiAction("s-1"))
+	p := c.getPage("/questions/" + q.ID)
+	m := regexp.MustCompile(`(?s)name="edited_input"[^>]*>\n(.*?)</textarea>`).FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatal("no JSON edit form")
+	}
+	shown := html.UnescapeString(m[1])
+	if !strings.Contains(shown, `"note": "<b>peak</b>"`) {
+		t.Errorf("the edit form shows escapes instead of the argument: %s", shown)
+	}
+	if r := actionPost(t, c, q, url.Values{"do": {"edit"}, "edited_input": {shown}}); r.status != http.StatusSeeOther {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	got := e.get("ops", q.ID)
+	if got.Decision == nil || got.Decision.Behavior != core.BehaviorAllow || got.Decision.Edited || got.EditedAction != nil {
+		t.Fatalf("an unchanged edit was recorded as %+v", got.Decision)
+	}
+	if p := c.getPage("/questions/" + q.ID); !strings.Contains(p.body, "Allowed as asked by local web user") {
+		t.Error("the page does not say the action was allowed as asked")
 	}
 }
