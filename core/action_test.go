@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/stretchr/testify/assert"
@@ -226,3 +227,21 @@ func TestChosenRuleAndNoEditRoute(t *testing.T) {
 }
 
 func intp(v int) *int { return &v }
+
+// TestDefaultOnTimeoutDecides: an approval answered by on_timeout carries
+// the decision too, so agents reading decision never miss one.
+func TestDefaultOnTimeoutDecides(t *testing.T) {
+	f := newFixture(t, "")
+	req := toolApproval("r1", "Bash", `{"command":"ls"}`)
+	req.OnTimeout = &core.OnTimeout{Answer: "Deny"}
+	res, err := f.router.Ask(ctx, "p", req, "")
+	require.NoError(t, err)
+	f.clock.add(core.DefaultTimeout + time.Second)
+	_, err = f.router.ExpireDue(ctx)
+	require.NoError(t, err)
+	q, err := f.store.Get(ctx, "p", res.Question.ID)
+	require.NoError(t, err)
+	require.NotNil(t, q.Decision)
+	assert.Equal(t, "deny", q.Decision.Behavior)
+	assert.Equal(t, "No answer in time: denied by default (on_timeout).", q.Decision.Message)
+}

@@ -129,9 +129,12 @@ func decideApproval(q *Question, req RespondRequest, ans *Answer, who *Person) e
 			return &Error{Code: EInvalidAnswer, Message: "the answer is not valid",
 				Details: []Detail{{Field: f, Problem: "goes with allowing the action; to refuse it, leave " + f + " out"}}}
 		}
-		if isOption {
+		switch {
+		case isOption && who != nil && who.Platform == "system":
+			d.Message = "No answer in time: denied by default (on_timeout)."
+		case isOption:
 			d.Message = "Denied by " + personName(who) + "."
-		} else {
+		default:
 			d.Message = label
 		}
 		ans.Decision = d

@@ -222,6 +222,7 @@ func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agent
 		q.RunID = "run-" + uuid.NewString()
 	}
 	q.CreatedAt, q.UpdatedAt, q.ExpiresAt = now, now, now.Add(timeout)
+	rule := r.autoRule(ctx, project, q, route)
 	res, err := r.store.Create(ctx, q)
 	if err != nil {
 		return AskResult{}, err
@@ -233,6 +234,11 @@ func (r *Router) Ask(ctx context.Context, project string, req *AskRequest, agent
 		return AskResult{Question: res.Question, Message: r.message(res.Question, true)}, nil
 	}
 	q = res.Question
+	if rule != "" {
+		if final, err := r.autoApprove(ctx, q, rule); err == nil {
+			return AskResult{Question: final, Created: true, Message: fmt.Sprintf("Approved at once by the auto-allow rule %s; nobody was asked.", rule)}, nil
+		}
+	}
 	r.post(ctx, q, q.Targets)
 	if fresh, err := r.store.Get(ctx, project, q.ID); err == nil {
 		q = fresh
@@ -652,8 +658,9 @@ func (r *Router) ExpireDue(ctx context.Context) (int, error) {
 		tr := Transition{To: StatusExpired}
 		if q.OnTimeout != nil {
 			if ans, err := ParseAnswer(q, RespondRequest{Response: &q.OnTimeout.Answer}); err == nil {
-				tr = Transition{To: StatusAnswered, Answer: &ans, Defaulted: true,
-					By: &Person{Platform: "system", ID: "timeout", Name: "system:timeout"}}
+				by := &Person{Platform: "system", ID: "timeout", Name: "system:timeout"}
+				_ = decideApproval(q, RespondRequest{}, &ans, by)
+				tr = Transition{To: StatusAnswered, Answer: &ans, Defaulted: true, By: by}
 			}
 		}
 		if _, err := r.transition(ctx, q, tr); err == nil {

@@ -26,6 +26,10 @@ commands:
                                        for an open-ended item the argument is always its text
   answer ID --text 1="3" 1,3 "text"    free text for item N, even one that looks like a number;
                                        the other items take the arguments, in order
+  answer ID --edit '{"command":"ls"}'  approve a tool call with other arguments (or --edit key=value,
+                                       repeatable); only for an approval that carries an action
+  answer ID --always N                 allow, and accept the action's "always allow" choice N
+  answer ID --deny "reason"            deny an approval, the reason being the agent's feedback
   cancel ID [--reason user|agent]      dismiss (user, default) or withdraw (agent); answer
     [--note TEXT]                      never dismisses; --note says why, on every copy
   audit [ID] [--jsonl]                 the audit trail of one question (or the project), oldest first
@@ -164,6 +168,7 @@ func (a *app) render(q *core.Question) {
 	if q.Context != "" {
 		fmt.Fprintf(w, "\n%s\n", q.Context)
 	}
+	renderAction(w, q)
 	for i, it := range q.Questions {
 		fmt.Fprintln(w)
 		head := ""
@@ -222,8 +227,15 @@ func (a *app) qAnswer(ctx context.Context, args []string) int {
 	texts := itemTexts{}
 	fs.Var(texts, "text", "`ITEM=TEXT`: free text for item ITEM (1-based), even text that looks like a number; repeatable")
 	asJSON := fs.Bool("json", false, "print the response as JSON")
+	var edits editFlags
+	fs.Var(&edits, "edit", "approve with other arguments: a JSON object, or key=value for one argument; repeatable")
+	always := fs.Int("always", 0, "allow, accepting the action's \"always allow\" choice `N` (as numbered by show)")
+	deny := fs.String("deny", "", "deny the approval with this `reason` as the agent's feedback")
 	if code, ok := parse(fs, args); !ok {
 		return code
+	}
+	if len(edits) > 0 || *always != 0 || *deny != "" {
+		return a.qDecide(ctx, fs.Args(), edits, *always, *deny, *asJSON)
 	}
 	if fs.NArg() < 1 {
 		fmt.Fprintln(a.stderr, usage)

@@ -5,6 +5,13 @@
 // back as *core.Error, so callers use errors.As or core.ErrorCode on them.
 // Network failures are returned wrapped, as they came from net/http. The
 // token never appears in an error.
+//
+// Approvals of tool calls: set core.AskRequest.Action (tool and input) to
+// ask about the exact call; the answered record's Decision says what to do
+// (Behavior "allow" with Input, possibly edited by a person, and Rules the
+// person chose to always allow; or "deny" with Message). Operators answer
+// with core.RespondRequest's EditedInput, Rule, Digest and Reason
+// (README "Approvals of tool calls").
 package client
 
 import (

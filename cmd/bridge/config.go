@@ -105,6 +105,9 @@ type routeConfig struct {
 		Targets    []targetConfig    `yaml:"targets"`
 		Responders *respondersConfig `yaml:"responders"`
 	} `yaml:"escalation"`
+	// Approvals of tool calls (core/action.go, core/autoallow.go).
+	AllowEdit *bool    `yaml:"allow_edit"`
+	AutoAllow []string `yaml:"auto_allow"`
 }
 
 type respondersConfig struct {
@@ -253,6 +256,13 @@ func loadConfig(path string, getenv func(string) string) (*settings, error) {
 			return out
 		}
 		r.Targets = targets(f+".targets", rc.Targets)
+		r.NoEdit = rc.AllowEdit != nil && !*rc.AllowEdit
+		for j, rule := range rc.AutoAllow {
+			if err := core.CheckAutoAllowRule(rule); err != nil {
+				fail("%s.auto_allow[%d]: %v", f, j, err)
+			}
+		}
+		r.AutoAllow = rc.AutoAllow
 		if rc.ApprovalsRequired < 0 || rc.ApprovalsRequired > core.MaxApprovals {
 			fail("%s.approvals_required: from 1 to %d", f, core.MaxApprovals)
 		}
