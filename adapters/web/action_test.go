@@ -327,3 +327,30 @@ func TestActionEditUnchangedAllowsAsAsked(t *testing.T) {
 		t.Error("the page does not say the action was allowed as asked")
 	}
 }
+
+// TestActionAutoAllowedAndFlash: an approval a route's auto_allow rule
+// approved says so on its page; the confirmation after a decision made on
+// the web says how it was decided.
+func TestActionAutoAllowedAndFlash(t *testing.T) {
+	e := newEnv(t, envOptions{routes: []core.Route{{Name: "dev", AutoAllow: []string{"Bash(git status*)"}}}})
+	c := e.client()
+	req := bashAction("s-1", "git status --short")
+	req.Route = "dev"
+	q := e.ask("ops", req)
+	if got := e.get("ops", q.ID); got.Status != core.StatusAnswered {
+		t.Fatalf("auto_allow did not answer: %s", got.Status)
+	}
+	if p := c.getPage("/questions/" + q.ID); !strings.Contains(html.UnescapeString(p.body), "Allowed automatically by the rule Bash(git status*)") {
+		t.Error("the page does not name the rule that allowed the action")
+	}
+
+	b := e.ask("ops", bashAction("s-2", "rm -rf build"))
+	r := actionPost(t, c, b, url.Values{"do": {"edit"}, "edited_command": {"rm -rf build/tmp"}})
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("edit: %d", r.status)
+	}
+	p := c.getPage(r.location)
+	if flash := html.UnescapeString(p.body); !strings.Contains(flash, `Decided “Allow Bash?”: Allowed with edits by you.`) {
+		t.Errorf("the confirmation does not say the action was allowed with edits")
+	}
+}

@@ -80,6 +80,9 @@ func (i *Inbox) flash(ctx context.Context, rq *request) string {
 	}
 	switch q.Status {
 	case core.StatusAnswered:
+		if line := decisionLine(q, "you"); line != "" {
+			return "Decided " + what + ": " + line + "."
+		}
 		var parts []string
 		for _, it := range q.Questions {
 			parts = append(parts, q.Answers[it.Question])
