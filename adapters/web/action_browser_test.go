@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -120,4 +121,27 @@ func TestBrowserScreenshotApprovalDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s", file)
+}
+
+// TestBrowserActionAnsweredElsewhereShowsOutcome: the edit form's
+// pre-filled arguments are not "something the person typed": an open
+// question page whose approval is decided elsewhere shows the outcome,
+// instead of keeping a stale card that says an answer was not sent.
+func TestBrowserActionAnsweredElsewhereShowsOutcome(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := browser(t)
+	q := e.ask("ops", bashAction("sess-else", "rm -rf build"))
+	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/questions/"+q.ID),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-live="on"]`)))
+	if _, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{EditedInput: json.RawMessage(`{"command": "rm -rf build/tmp"}`)},
+		core.Person{Platform: "slack", ID: "U1", Name: "maria"}); err != nil {
+		t.Fatal(err)
+	}
+	line := value(t, ctx, chromedp.Poll[string](`(function(){ var o = document.querySelector("p.outcome"); return o ? o.textContent : null })()`))
+	if !strings.HasPrefix(line, "Allowed with edits by maria (Slack)") {
+		t.Errorf("outcome %q", line)
+	}
+	if n := value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll(".settled-note").length`)); n != 0 {
+		t.Error("the page kept the stale card as if the person had typed an answer")
+	}
 }
