@@ -55,6 +55,9 @@ type actionView struct {
 	EditField, EditValue string
 	EditOpen             bool
 	Problem              string // what is wrong with the edit, after a refusal
+	// Unsent is an edit whose form came after the approval was decided
+	// elsewhere: kept on the page so nothing typed is lost.
+	Unsent string
 	Rules                []ruleView
 	// Outcome, once answered: what was decided, in words, and for an
 	// edit the arguments that ran and how they differ from the asked ones.
@@ -117,6 +120,9 @@ func (i *Inbox) actionView(q *core.Question, prev url.Values, v *viewer, ret str
 			where, what := ruleWords(s)
 			av.Rules = append(av.Rules, ruleView{Index: n, Label: "Allow, and don't ask again " + where + what})
 		}
+	}
+	if prev != nil && !av.Pending && prev.Get("do") == "edit" {
+		av.Unsent = prev.Get(av.EditField)
 	}
 	if q.Status == core.StatusAnswered && q.Decision != nil {
 		av.outcome(q)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -352,5 +353,30 @@ func TestActionAutoAllowedAndFlash(t *testing.T) {
 	p := c.getPage(r.location)
 	if flash := html.UnescapeString(p.body); !strings.Contains(flash, `Decided “Allow Bash?”: Allowed with edits by you.`) {
 		t.Errorf("the confirmation does not say the action was allowed with edits")
+	}
+}
+
+// TestActionStaleEditKept: an edit sent after the approval was decided
+// elsewhere is not recorded, and the page shows what was typed.
+func TestActionStaleEditKept(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.client()
+	q := e.ask("ops", bashAction("s-1", "rm -rf build"))
+	tok := c.csrf("/questions/" + q.ID)
+	if _, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{Response: ptr("Deny")},
+		core.Person{Platform: "slack", ID: "U1", Name: "maria"}); err != nil {
+		t.Fatal(err)
+	}
+	r := c.post("/questions/"+q.ID+"/answer", url.Values{"csrf": {tok}, "return": {"question"}, "digest": {q.Action.Digest},
+		"do": {"edit"}, "edited_command": {"rm -rf build/cache-only"}})
+	if r.status != http.StatusConflict {
+		t.Fatalf("status %d", r.status)
+	}
+	body := html.UnescapeString(r.body)
+	if !strings.Contains(body, "already answered by maria (Slack)") || !strings.Contains(body, "Your edit (not sent):") || !strings.Contains(body, "rm -rf build/cache-only") {
+		t.Errorf("the stale edit is not kept on the page:\n%s", body)
+	}
+	if got := e.get("ops", q.ID); got.Decision == nil || got.Decision.Behavior != core.BehaviorDeny {
+		t.Errorf("decision %+v", got.Decision)
 	}
 }
