@@ -58,7 +58,7 @@ type actionView struct {
 	// Unsent is an edit whose form came after the approval was decided
 	// elsewhere: kept on the page so nothing typed is lost.
 	Unsent string
-	Rules                []ruleView
+	Rules  []ruleView
 	// Outcome, once answered: what was decided, in words, and for an
 	// edit the arguments that ran and how they differ from the asked ones.
 	Outcome  string
