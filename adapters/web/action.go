@@ -65,6 +65,9 @@ type actionView struct {
 	Reason   string
 	Edited   string // the edited command or pretty arguments
 	EditDiff []diffLine
+	// EditedFile is the file edit the edited arguments make, for file
+	// edits: shown as the diff that runs, the JSON behind a <details>.
+	EditedFile []diffLine
 }
 
 // diffLine is one line of a unified diff: Kind is "add", "del", "hunk",
@@ -151,6 +154,9 @@ func (av *actionView) outcome(q *core.Question) {
 		} else {
 			av.Edited = prettyJSON(e.Input)
 			av.EditDiff = splitDiff(textdiff.Hunks(av.Pretty, av.Edited, 1, 1))
+			if q.Action.Diff != "" {
+				av.EditedFile = splitDiff(core.ActionDiff(e.Tool, e.Input))
+			}
 		}
 	default:
 		av.Outcome = "Allowed as asked"

@@ -89,6 +89,10 @@ func TestBrowserEditApprovalDiffAndEdit(t *testing.T) {
 	if line := value(t, ctx, chromedp.Text(chromedp.CSS(`.decision-line`))); line != "Allowed with edits" {
 		t.Errorf("outcome %q", line)
 	}
+	// The answered page shows the file edit that runs, line by line.
+	if n := value(t, ctx, chromedp.Evaluate[int](`Array.from(document.querySelectorAll(".decision pre.diff .dl.add")).filter(function(l){ return l.checkVisibility() && l.textContent === "+new line seven" }).length`)); n != 1 {
+		t.Errorf("the outcome does not show the edited file diff (%d lines \"+new line seven\")", n)
+	}
 }
 
 // TestBrowserScreenshotApprovalDiff renders docs/img/approval-diff.png:
