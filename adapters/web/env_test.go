@@ -63,6 +63,7 @@ type envOptions struct {
 	sessionKey   []byte
 	store        core.Store
 	clock        core.Clock
+	routes       []core.Route
 }
 
 // testClock is a clock the test moves.
@@ -89,7 +90,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if st == nil {
 		st = newTestStore(t)
 	}
-	router := core.NewRouter(core.RouterConfig{Store: st, Clock: o.clock, HasWebhookSecret: func(string) bool { return true }})
+	router := core.NewRouter(core.RouterConfig{Store: st, Clock: o.clock, Routes: o.routes, HasWebhookSecret: func(string) bool { return true }})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -81,6 +81,9 @@ func (i *Inbox) flash(ctx context.Context, rq *request) string {
 	}
 	switch q.Status {
 	case core.StatusAnswered:
+		if line := decisionLine(q, "you"); line != "" {
+			return "Decided " + what + ": " + line + "."
+		}
 		var parts []string
 		for _, it := range q.Questions {
 			parts = append(parts, q.Answers[it.Question])
@@ -238,6 +241,9 @@ func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.P
 	if code == core.ERunNotPaused {
 		pe.Message = "The agent's run has not paused yet, so the answer cannot resume it. Try again in a few seconds."
 	}
+	if code == core.EConflict && isActionConflict(ce) {
+		pe.Title, pe.Message = "The action changed", actionConflict
+	}
 	shown := q
 	if final != nil {
 		shown = final
@@ -253,6 +259,9 @@ func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.P
 	c.Error = pe
 	if shown.Status.Final() {
 		c.Unsent = unsent(shown, rq.r.PostForm)
+	}
+	if c.Action != nil {
+		c.Action.problem(pe.Details)
 	}
 	for n := range c.Items {
 		for _, d := range pe.Details {

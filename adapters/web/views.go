@@ -69,6 +69,8 @@ type cardView struct {
 	Note     bool
 	Return   string // where the form returns: "inbox" or "question"
 	CSRF     string
+	// Action is an approval's exact action (action.go), else nil.
+	Action *actionView
 }
 
 type itemView struct {
@@ -125,6 +127,7 @@ func (i *Inbox) card(q *core.Question, prev url.Values, v *viewer, ret string) *
 	}
 	c.Buttons = len(q.Questions) == 1 && !q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
 	c.Approval, c.Note = q.Kind == core.KindApproval, approval.NoteAllowed(q)
+	c.Action = i.actionView(q, prev, v, ret)
 	tones := approval.Tones(q)
 	for n, it := range q.Questions {
 		iv := itemView{Index: n, Field: "a" + strconv.Itoa(n), Text: "t" + strconv.Itoa(n), Item: it,
@@ -251,6 +254,12 @@ func answerFromForm(q *core.Question, form url.Values) (core.RespondRequest, err
 // single-vote Allow / Deny approval a note that denies.
 func approvalFromForm(q *core.Question, form url.Values) (core.RespondRequest, error) {
 	req := core.RespondRequest{Answers: map[string]core.StringList{}}
+	if q.Action != nil {
+		if r, ok, err := actionFromForm(q, form); ok {
+			return r, err
+		}
+		req.Digest = strings.TrimSpace(form.Get("digest"))
+	}
 	for n, it := range q.Questions {
 		picks := form["a"+strconv.Itoa(n)]
 		text := strings.TrimSpace(form.Get("t" + strconv.Itoa(n)))
@@ -297,6 +306,9 @@ func finalLine(q *core.Question) string {
 			return strings.TrimSuffix(core.OutcomeLine(q), ": "+q.Answers[q.Questions[0].Question])
 		}
 		by := personLabel(q.RespondedBy)
+		if line := decisionLine(q, by); line != "" {
+			return line
+		}
 		switch tone, note := approval.Outcome(q); {
 		case tone == approval.Allow:
 			return "Allowed by " + by
@@ -416,14 +428,14 @@ func parseTemplates(funcs template.FuncMap) (map[string]*template.Template, erro
 	out := map[string]*template.Template{}
 	for _, p := range pages {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS,
-			"templates/layout.html", "templates/card.html", "templates/"+p+".html")
+			"templates/layout.html", "templates/card.html", "templates/action.html", "templates/"+p+".html")
 		if err != nil {
 			return nil, err
 		}
 		out[p] = t
 	}
 	// The bare card, for live updates.
-	t, err := template.New("card.html").Funcs(funcs).ParseFS(templateFS, "templates/card.html")
+	t, err := template.New("card.html").Funcs(funcs).ParseFS(templateFS, "templates/card.html", "templates/action.html")
 	if err != nil {
 		return nil, err
 	}

@@ -105,6 +105,13 @@
     }, 250);
   }
 
+  // Whether the person typed into a field. A field the page pre-fills
+  // (an action's arguments to edit) counts only once changed.
+  function typedInto(t) {
+    if (t.hasAttribute("data-prefilled")) return t.value !== t.defaultValue;
+    return t.value.trim() !== "";
+  }
+
   // A question settled elsewhere: the card stays, says so, and keeps what
   // the person had typed (read-only, so it can still be copied); its
   // controls stop working. "Hide" removes it.
@@ -113,7 +120,7 @@
     if (!card || card.classList.contains("settled") || card.classList.contains("leaving")) return;
     var typed = false;
     card.querySelectorAll("input[type=text], textarea").forEach(function (t) {
-      if (t.value.trim() !== "") typed = true;
+      if (typedInto(t)) typed = true;
       t.readOnly = true;
     });
     card.querySelectorAll("input[type=radio], input[type=checkbox]").forEach(function (c) { c.disabled = true; });
@@ -280,7 +287,7 @@
   function started(card) {
     if (!card) return false;
     var any = false;
-    card.querySelectorAll("input[type=text], textarea").forEach(function (t) { if (t.value.trim() !== "") any = true; });
+    card.querySelectorAll("input[type=text], textarea").forEach(function (t) { if (typedInto(t)) any = true; });
     if (card.querySelector("input[type=radio]:checked, input[type=checkbox]:checked")) any = true;
     return any;
   }
