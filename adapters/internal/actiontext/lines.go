@@ -38,14 +38,14 @@ func Pretty(raw json.RawMessage) string {
 	return b.String()
 }
 
-// Command returns the shell command of a Bash-like action (an input with
-// a string "command") and the other arguments; ok is false otherwise.
+// Command returns the shell command of a Bash action (its string
+// "command") and the other arguments; ok is false for any other action.
 func Command(tool string, input json.RawMessage) (cmd string, rest map[string]json.RawMessage, ok bool) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(input, &m) != nil {
 		return "", nil, false
 	}
-	if json.Unmarshal(m["command"], &cmd) != nil || (tool != "Bash" && cmd == "") {
+	if tool != "Bash" || json.Unmarshal(m["command"], &cmd) != nil {
 		return "", nil, false
 	}
 	delete(m, "command")
