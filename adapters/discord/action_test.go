@@ -275,3 +275,36 @@ func TestActionAllowedAsAsked(t *testing.T) {
 	e.settle()
 	e.assertFinished(msg, "✅ Allowed by alice as asked")
 }
+
+// TestManyLongSuggestionsStayWithinLimits: twenty always-allow
+// suggestions with long rules still make a message Discord accepts (five
+// rows, labels of at most 80 characters); every rule whose button was
+// shortened or found no room is listed in full in the embed.
+func TestManyLongSuggestionsStayWithinLimits(t *testing.T) {
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t), withPublicURL)
+	a := bashFixture(t)
+	a.Suggestions = nil
+	for i := range 20 {
+		a.Suggestions = append(a.Suggestions, json.RawMessage(fmt.Sprintf(
+			`{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"./scripts/very/long/path/to/a/tool-number-%02d --with-flags:*"}],"behavior":"allow","destination":"session"}`, i)))
+	}
+	q := askAction(e, a, "")
+	msg := e.copyOf(q)
+	m := f.Message(msg)
+	if len(m.Components) > 5 {
+		t.Fatalf("%d rows", len(m.Components))
+	}
+	text := embedText(m)
+	for i := range 20 {
+		if !strings.Contains(text, fmt.Sprintf("Bash(./scripts/very/long/path/to/a/tool-number-%02d --with-flags:*)", i)) {
+			t.Errorf("rule %d is not shown in full", i)
+		}
+	}
+	if !strings.Contains(text, "no room for its button: choose it at "+publicURL+"/questions/"+q.ID) {
+		t.Errorf("the rules without a button do not say where to choose them:\n%s", text)
+	}
+	if len(f.Violations()) > 0 {
+		t.Fatalf("violations: %v", f.Violations())
+	}
+}

@@ -161,8 +161,10 @@ func rulesNote(q *core.Question, o renderOpts, shownButtons int) string {
 	for j, s := range q.Action.Suggestions {
 		l := actiontext.AlwaysAllowLabel(s)
 		switch {
-		case j >= shownButtons:
+		case j >= shownButtons && o.PublicURL != "":
 			fmt.Fprintf(&b, "\n%d. %s (no room for its button: choose it at %s)", j+1, l, o.fullAction(q))
+		case j >= shownButtons:
+			fmt.Fprintf(&b, "\n%d. %s (no room for its button: choose it with `bridge questions answer %s --always %d`)", j+1, l, q.ID, j+1)
 		case utf8.RuneCountInString(l) > maxButtonLabel:
 			fmt.Fprintf(&b, "\n%d. %s", j+1, l)
 		}
