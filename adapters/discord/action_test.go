@@ -308,3 +308,26 @@ func TestManyLongSuggestionsStayWithinLimits(t *testing.T) {
 		t.Fatalf("violations: %v", f.Violations())
 	}
 }
+
+// TestEditOfAnotherActionIsRefused: an edit modal opened on another
+// action (its custom_id carries the digest the person saw) records
+// nothing and says why.
+func TestEditOfAnotherActionIsRefused(t *testing.T) {
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
+	q := askAction(e, apiAction(), "")
+	msg := e.copyOf(q)
+	modal := f.Click(alice, msg, "Edit…")
+	id := modal.Data.CustomID
+	if !strings.HasSuffix(id, ":"+strings.TrimPrefix(q.Action.Digest, "sha256:")[:16]) {
+		t.Fatalf("the edit modal's custom_id %q does not carry the digest shown", id)
+	}
+	modal.Data.CustomID = id[:len(id)-16] + "0123456789abcdef"
+	r := f.SubmitModal(alice, msg, modal, `{"service": "api", "replicas": 5}`)
+	if r.Type != 4 || !strings.Contains(Deref(r.Data.Content), "action changed") || !strings.Contains(Deref(r.Data.Content), "nothing was recorded") {
+		t.Errorf("an edit of another action answered %d %q", r.Type, Deref(r.Data.Content))
+	}
+	if cur, _ := e.router.Question(t.Context(), "ops", q.ID); cur.Status != core.StatusPending {
+		t.Fatalf("the question is %s", cur.Status)
+	}
+}

@@ -24,7 +24,10 @@ func editText(a *core.Action) (text string, command bool) {
 	if cmd, _, ok := actiontext.Command(a.Tool, a.Input); ok {
 		return cmd, true
 	}
-	return actiontext.Pretty(a.Input), false
+	if p := actiontext.Pretty(a.Input); utf8.RuneCountInString(p) <= maxTextInputLength {
+		return p, false
+	}
+	return string(a.Input), false // compact, when indenting would not fit the text box
 }
 
 // openEditor answers "Edit…" with the edit modal, or says why not.
