@@ -137,9 +137,12 @@ func TestEditApprovalWithLongDiffSaysWhatIsShownAndLinks(t *testing.T) {
 			if !strings.Contains(text, "@@ -1,300 +1,300 @@\n-\tvalue000 := compute(0) // old\n-\tvalue001") {
 				t.Errorf("the diff's first change is not shown:\n%s", text)
 			}
+			if !strings.Contains(text, "\n+\tvalue000 := computeFast(0) // new\n") || !strings.Contains(text, "more removed lines\n") {
+				t.Errorf("the new side of the change is not shown, or the cut is not marked:\n%s", text)
+			}
 			block := text[strings.Index(text, "```diff\n")+8:]
 			block = block[:strings.Index(block, "```")]
-			shown := strings.Count(block, "\n")
+			shown := strings.Count(block, "\n") - strings.Count(block, "⋯ ")
 			if shown < 20 || shown >= total {
 				t.Fatalf("%d of %d diff lines shown", shown, total)
 			}

@@ -114,7 +114,11 @@ func actionText(q *core.Question, o renderOpts, budget int) string {
 			left -= n + overhead
 			continue
 		}
-		shownText, shown, total := actiontext.HeadLines(text, max(left-reserve-overhead-160, 0))
+		cut := actiontext.HeadLines
+		if s.lang == "diff" {
+			cut = actiontext.CutDiff // the start of both sides of each change
+		}
+		shownText, shown, total := cut(text, max(left-reserve-overhead-160, 0))
 		note := fmt.Sprintf("\n%s: %d lines, %d shown — full action: %s", s.label, total, shown, where)
 		if shown > 0 {
 			out += "\n```" + s.lang + "\n" + shownText + "\n```"

@@ -47,3 +47,32 @@ func TestChangesSaysWhatAnEditChanged(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestCutDiffShowsBothSidesOfAReplacement: a replaced block too long for
+// the budget shows the start of its removed and of its added lines, each
+// cut marked, within the budget.
+func TestCutDiffShowsBothSidesOfAReplacement(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("--- a/f\n+++ b/f\n@@ -1,100 +1,100 @@\n")
+	for i := range 100 {
+		b.WriteString("-old line " + strings.Repeat("x", i%7) + "\n")
+	}
+	for i := range 100 {
+		b.WriteString("+new line " + strings.Repeat("y", i%7) + "\n")
+	}
+	text, shown, total := CutDiff(b.String(), 500)
+	if n := len([]rune(text)); n > 500 {
+		t.Fatalf("%d runes, budget 500", n)
+	}
+	if total != 203 || shown < 20 || shown >= total {
+		t.Errorf("shown %d of %d", shown, total)
+	}
+	for _, want := range []string{"@@ -1,100 +1,100 @@\n-old line \n", "\n+new line \n", "more removed lines\n+new", "more added lines"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in\n%s", want, text)
+		}
+	}
+	if full, s, n := CutDiff("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n", 500); s != n || strings.Contains(full, "⋯") {
+		t.Errorf("a diff that fits was cut: %q", full)
+	}
+}
