@@ -50,6 +50,11 @@ type Config struct {
 	ApplicationID string // DISCORD_APPLICATION_ID, required
 	PublicKey     string // DISCORD_PUBLIC_KEY, hex Ed25519; enables POST /discord/interactions
 	APIURL        string // DISCORD_API_URL, default DefaultAPIURL
+	// PublicURL is the bridge's public address (public_url): an approval
+	// whose action does not fit a message links to its page there
+	// (<PublicURL>/questions/<id>). Empty: the copy names the CLI command
+	// that shows it instead.
+	PublicURL string
 
 	// Transport carries requests to Discord (default httpx.Transport: like
 	// http.DefaultTransport, with connections to Discord kept alive).
@@ -223,7 +228,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, t core.Target) (co
 			refs[refThread] = th
 		}
 	}
-	m := render(q, a.now())
+	m := a.render(q)
 	var msg *discordgo.Message
 	send := &discordgo.MessageSend{Embeds: m.Embeds, Components: m.Components, AllowedMentions: noMentions()}
 	err := a.call(ctx, "posting the question to channel "+channel, func(opts ...discordgo.RequestOption) error {
@@ -379,7 +384,7 @@ func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) e
 			return nil
 		}
 	}
-	return a.edit(ctx, q, t, render(q, a.now()))
+	return a.edit(ctx, q, t, a.render(q))
 }
 
 // edit shows m on a posted copy: through the last interaction token on the

@@ -155,7 +155,7 @@ func opensModal(in *inbound) bool {
 		return false
 	}
 	switch act.Kind {
-	case actOther, actText:
+	case actOther, actText, actEdit:
 		return true
 	case actSelect:
 		for _, v := range in.Data.Values {

@@ -18,7 +18,7 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 		return
 	}
 	act, ok := parseCustomID(in.Data.CustomID)
-	if !ok || (in.Type == typeModalSubmit) != (act.Kind == actModal) {
+	if !ok || (in.Type == typeModalSubmit) != (act.Kind == actModal || act.Kind == actEditSave) {
 		x.reply(ctx, ephemeral("This control does not belong to an askbridge question."))
 		return
 	}
@@ -45,6 +45,17 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 			return
 		}
 		a.answer(ctx, x, q, who, map[string]core.StringList{it.Question: {it.Options[act.Option].Label}})
+	case actRule:
+		if !hasAction(q) || act.Option >= len(q.Action.Suggestions) {
+			x.reply(ctx, ephemeral("This choice no longer matches the question; nothing was recorded."))
+			return
+		}
+		rule := act.Option
+		a.respond(ctx, x, q, who, core.RespondRequest{Rule: &rule, Digest: q.Action.Digest})
+	case actEdit:
+		a.openEditor(ctx, x, q, who)
+	case actEditSave:
+		a.editSubmitted(ctx, x, q, who, act.Digest)
 	case actDismiss:
 		x.expectUpdate()
 		final, err := a.router.Cancel(ctx, project, q.ID, core.CancelUser, &who)
@@ -105,6 +116,12 @@ func (a *Adapter) modalSubmitted(ctx context.Context, x *exchange, q *core.Quest
 	text := x.in.text()
 	if text == "" {
 		x.reply(ctx, ephemeral("The answer was empty; nothing was recorded."))
+		return
+	}
+	if hasAction(q) && approval.NoteAllowed(q) {
+		// The back end denies the action with the note as its reason (the
+		// agent's feedback), in one step.
+		a.respond(ctx, x, q, who, core.RespondRequest{Reason: &text, Digest: q.Action.Digest})
 		return
 	}
 	if q.Kind == core.KindApproval && !it.OpenEnded() {
@@ -237,7 +254,11 @@ func (a *Adapter) gate(ctx context.Context, x *exchange, q *core.Question, who c
 // answer records the answer; while the run has not paused yet (webhook
 // mode) it acknowledges at once and retries for RunNotPausedWait.
 func (a *Adapter) answer(ctx context.Context, x *exchange, q *core.Question, who core.Person, answers map[string]core.StringList) {
-	req := core.RespondRequest{Answers: answers}
+	a.respond(ctx, x, q, who, core.RespondRequest{Answers: answers})
+}
+
+// respond records req as who's answer (see answer).
+func (a *Adapter) respond(ctx context.Context, x *exchange, q *core.Question, who core.Person, req core.RespondRequest) {
 	x.expectUpdate()
 	final, err := a.router.Answer(ctx, q.ProjectID, q.ID, req, who)
 	if core.ErrorCode(err) == core.ERunNotPaused {
@@ -263,11 +284,11 @@ func (a *Adapter) outcome(ctx context.Context, x *exchange, q *core.Question, wh
 		// A vote that did not decide an approval yet: the clicked copy
 		// shows the tally; Update brings the other copies along. Not a
 		// final state, so Finish must still edit this copy later.
-		x.reply(ctx, update(render(q, a.now())))
+		x.reply(ctx, update(a.render(q)))
 		return
 	}
 	if err == nil {
-		x.replyFinal(ctx, update(render(q, a.now())))
+		x.replyFinal(ctx, update(a.render(q)))
 		return
 	}
 	switch core.ErrorCode(err) {
@@ -275,6 +296,8 @@ func (a *Adapter) outcome(ctx context.Context, x *exchange, q *core.Question, wh
 		x.reply(ctx, ephemeral(notAllowedMessage(q, who)))
 	case core.EAlreadyAnswered, core.EQuestionCancelled, core.EQuestionExpired:
 		x.reply(ctx, ephemeral(lateMessage(q)))
+	case core.EConflict:
+		x.reply(ctx, ephemeral("The action changed since it was shown to you, so nothing was recorded; look at the question again and decide."))
 	default:
 		a.failed(ctx, x, err)
 	}

@@ -41,7 +41,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, t core.Target) e
 	if q.Status != core.StatusPending {
 		return nil
 	}
-	return a.edit(ctx, q, t, render(q, a.now()))
+	return a.edit(ctx, q, t, a.render(q))
 }
 
 // Remind implements core.Reminder: a reply to the copy that mentions the

@@ -54,6 +54,9 @@ const (
 	actSubmit   = "u" // Submit of a question with drafts
 	actDismiss  = "d" // Dismiss
 	actModal    = "m" // modal submit
+	actEdit     = "e" // "Edit…" of an approval's action: opens the edit modal
+	actEditSave = "n" // edit modal submit: "ab:n:<question id>:<digest prefix>"
+	actRule     = "r" // "Allow, and don't ask again …": allows with suggestion <option>
 	otherValue  = "other"
 	textInputID = "text"
 )
@@ -64,6 +67,22 @@ type action struct {
 	QuestionID string
 	Item       int // -1 when absent
 	Option     int // -1 when absent
+	// Digest is the start of the action digest (hex) an edit modal was
+	// opened on.
+	Digest string
+}
+
+// digestPrefix is how much of an action's digest an edit modal carries in
+// its custom_id: enough to tell the action the person edited.
+const digestPrefix = 16
+
+func editSaveID(q *core.Question) string {
+	return idPrefix + ":" + actEditSave + ":" + q.ID + ":" + shortDigest(q.Action.Digest)
+}
+
+func shortDigest(d string) string {
+	d = strings.TrimPrefix(d, "sha256:")
+	return d[:min(len(d), digestPrefix)]
 }
 
 func customID(kind, qid string, nums ...int) string {
@@ -86,6 +105,13 @@ func parseCustomID(s string) (action, bool) {
 		return action{}, false
 	}
 	a := action{Kind: parts[1], QuestionID: parts[2], Item: -1, Option: -1}
+	if a.Kind == actEditSave {
+		if len(parts) != 4 || len(parts[3]) != digestPrefix || strings.Trim(parts[3], "0123456789abcdef") != "" {
+			return action{}, false
+		}
+		a.Digest = parts[3]
+		return a, true
+	}
 	nums := []*int{&a.Item, &a.Option}
 	for i, p := range parts[3:] {
 		n, err := strconv.Atoi(p)
@@ -95,9 +121,9 @@ func parseCustomID(s string) (action, bool) {
 		*nums[i] = n
 	}
 	switch a.Kind {
-	case actOption:
+	case actOption, actRule:
 		return a, a.Item >= 0 && a.Option >= 0
-	case actSelect, actOther, actText, actModal:
+	case actSelect, actOther, actText, actModal, actEdit:
 		return a, a.Item >= 0 && a.Option < 0
 	case actSubmit, actDismiss:
 		return a, a.Item < 0
@@ -150,9 +176,10 @@ func noMentions() *discordgo.MessageAllowedMentions {
 
 // render draws q as it should look now: pending with live controls, or
 // final with the outcome line and disabled controls.
-func render(q *core.Question, now time.Time) message {
+func render(q *core.Question, now time.Time, o renderOpts) message {
 	final := q.Status.Final()
-	m := message{Embeds: []*discordgo.MessageEmbed{renderEmbed(q, now)}}
+	comps, shownRules := renderComponents(q, final, o)
+	m := message{Embeds: []*discordgo.MessageEmbed{renderEmbed(q, now, o, shownRules)}}
 	if final {
 		icon := "⏹️"
 		if q.Status == core.StatusAnswered {
@@ -169,12 +196,15 @@ func render(q *core.Question, now time.Time) message {
 			}
 		}
 		m.Content = core.Shorten(icon+" "+line, maxContent)
+		if l, ok := actionOutcome(q, o); ok {
+			m.Content = l
+		}
 	}
-	m.Components = renderComponents(q, final)
+	m.Components = comps
 	return m
 }
 
-func renderEmbed(q *core.Question, now time.Time) *discordgo.MessageEmbed {
+func renderEmbed(q *core.Question, now time.Time, o renderOpts, shownRules int) *discordgo.MessageEmbed {
 	e := &discordgo.MessageEmbed{Type: discordgo.EmbedTypeRich, Color: colourPending}
 	switch q.Status {
 	case core.StatusAnswered:
@@ -228,6 +258,12 @@ func renderEmbed(q *core.Question, now time.Time) *discordgo.MessageEmbed {
 		used += utf8.RuneCountInString(f.Name) + utf8.RuneCountInString(f.Value)
 	}
 	room := min(maxEmbedDesc, maxEmbedTotal-used)
+	if q.Action != nil && len(q.Questions) == 1 {
+		// The action comes whole or explicitly cut, before the context.
+		body = core.Shorten(body, min(room/4, 1000))
+		body += rulesNote(q, o, shownRules)
+		body += "\n\n" + actionText(q, o, room-utf8.RuneCountInString(body)-2)
+	}
 	if body != "" {
 		body = core.Shorten(body, room)
 		room -= utf8.RuneCountInString(body) + 2
@@ -288,7 +324,9 @@ func itemText(it core.Item, maxQuestion, maxDesc int) string {
 	return b.String()
 }
 
-func renderComponents(q *core.Question, final bool) []discordgo.MessageComponent {
+// renderComponents draws the controls and tells how many "always allow"
+// choices got a button.
+func renderComponents(q *core.Question, final bool, o renderOpts) ([]discordgo.MessageComponent, int) {
 	var chosen map[string]bool
 	if q.Status == core.StatusAnswered {
 		chosen = map[string]bool{}
@@ -327,13 +365,17 @@ func renderComponents(q *core.Question, final bool) []discordgo.MessageComponent
 				CustomID: customID(actOption, id, 0, j), Disabled: final})
 		}
 		row(bs...)
+		var edit []discordgo.MessageComponent
+		if canEdit(q, o) {
+			edit = append(edit, discordgo.Button{Label: editLabel, Style: discordgo.PrimaryButton, CustomID: customID(actEdit, id, 0), Disabled: final})
+		}
 		switch {
 		case approval.NoteAllowed(q):
 			// An approval has no "Other": free text never decides.
 			// Denying with a note is its own, explicit action.
-			row(discordgo.Button{Label: denyNoteLabel, Style: discordgo.SecondaryButton, CustomID: customID(actOther, id, 0), Disabled: final}, dismiss)
+			row(append(append([]discordgo.MessageComponent{discordgo.Button{Label: denyNoteLabel, Style: discordgo.SecondaryButton, CustomID: customID(actOther, id, 0), Disabled: final}}, edit...), dismiss)...)
 		case q.Kind == core.KindApproval:
-			row(dismiss)
+			row(append(edit, dismiss)...)
 		default:
 			row(discordgo.Button{Label: "Other…", Style: discordgo.SecondaryButton, CustomID: customID(actOther, id, 0), Disabled: final}, dismiss)
 		}
@@ -353,7 +395,13 @@ func renderComponents(q *core.Question, final bool) []discordgo.MessageComponent
 		}
 		row(discordgo.Button{Label: "Submit", Style: discordgo.SuccessButton, CustomID: customID(actSubmit, id), Disabled: final}, dismiss)
 	}
-	return rows
+	rules, missing := ruleButtons(q, final, maxRows-len(rows))
+	rows = append(rows, rules...)
+	shown := 0
+	if q.Action != nil {
+		shown = len(q.Action.Suggestions) - missing
+	}
+	return rows, shown
 }
 
 func itemName(it core.Item, i int) string {
@@ -398,6 +446,10 @@ func selectFor(q *core.Question, i int, final bool, chosen map[string]bool) disc
 // denyNoteLabel is the approval's "Deny with note…" button: it opens a
 // modal whose text is recorded as a denial (adapters/internal/approval).
 const denyNoteLabel = "Deny with note…"
+
+// editLabel is the approval's "Edit…" button: it opens a modal with the
+// action's arguments, and submitting it allows the edited action.
+const editLabel = "Edit…"
 
 // modalFor is the modal of "Other…", "Answer…" and "Deny with note…" for item i.
 func modalFor(q *core.Question, i int, prefill string) *discordgo.InteractionResponse {

@@ -89,6 +89,8 @@ func (f *Server) checkMessage(w http.ResponseWriter, op string, p *Payload) bool
 		if len(*p.Embeds) > 10 {
 			bad("more than 10 embeds")
 		}
+		// Discord counts the 6000 characters over all embeds of a message.
+		all := 0
 		for _, e := range *p.Embeds {
 			total := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Description)
 			if utf8.RuneCountInString(e.Title) > 256 {
@@ -116,6 +118,10 @@ func (f *Server) checkMessage(w http.ResponseWriter, op string, p *Payload) bool
 			if total > 6000 {
 				bad("embed total %d characters, more than 6000", total)
 			}
+			all += total
+		}
+		if all > 6000 && len(*p.Embeds) > 1 {
+			bad("embeds total %d characters, more than 6000", all)
 		}
 	}
 	if p.Components != nil {
