@@ -185,7 +185,11 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		if s.Discord.PublicKey == "" {
 			mode = "gateway"
 		}
-		c, err := discord.New(s.Discord, a.router, a.log.With("adapter", "discord"))
+		dc := s.Discord
+		if dc.PublicURL == "" {
+			dc.PublicURL = s.PublicURL // copies link to the question page there
+		}
+		c, err := discord.New(dc, a.router, a.log.With("adapter", "discord"))
 		if err := add("Discord", mode, c, err); err != nil {
 			return err
 		}
