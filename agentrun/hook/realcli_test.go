@@ -305,6 +305,7 @@ type claudeRun struct {
 	stdin          io.WriteCloser
 	done           chan error
 	ctx            context.Context
+	work           string // the project directory Claude Code runs in
 }
 
 // startClaude runs the real CLI for one turn in a fresh home and project
@@ -340,7 +341,7 @@ func startClaude(t *testing.T, bin string, srv *bridgetest.Server, api *fakeMess
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1")
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	run := &claudeRun{stdin: stdin, done: make(chan error, 1), ctx: ctx, stderr: &resultWatcher{}}
+	run := &claudeRun{stdin: stdin, done: make(chan error, 1), ctx: ctx, stderr: &resultWatcher{}, work: work}
 	// In stream-json mode Claude Code waits for more input after its
 	// result: end the input then.
 	run.stdout = &resultWatcher{onResult: func() { stdin.Close() }}
