@@ -32,16 +32,25 @@ func Command(a *core.Action) (string, bool) {
 	return *in.Command, true
 }
 
-// Pretty is a JSON object indented by two spaces, keys in the order given,
-// no HTML escaping; b unchanged when it is not valid JSON.
+// Pretty is JSON indented by two spaces, object keys sorted, no HTML
+// escaping; b unchanged when it is not valid JSON.
 func Pretty(b json.RawMessage) string {
-	var out bytes.Buffer
-	if json.Indent(&out, b, "", "  ") != nil {
+	// Decode and encode again: a stored input may carry Go's HTML escapes
+	// (\u003c for <), which a person should read as the characters.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
 		return string(b)
 	}
-	// json.Indent keeps the escapes of the input; canonical input has none
-	// of Go's HTML escapes, so what remains is what the agent sent.
-	return out.String()
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if enc.Encode(v) != nil {
+		return string(b)
+	}
+	return strings.TrimRight(out.String(), "\n")
 }
 
 // diffFields are the arguments a file edit's diff already shows.
