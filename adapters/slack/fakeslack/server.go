@@ -91,6 +91,7 @@ func New(channels ...string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.api)
 	mux.HandleFunc("/socket", s.socket)
+	mux.HandleFunc("/preview", s.servePreview)
 	s.Server = httptest.NewServer(mux)
 	return s
 }
