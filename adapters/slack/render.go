@@ -399,12 +399,10 @@ func personRef(p *core.Person) string {
 	return "*" + escClip(oneLine(p.String()), 200) + "*"
 }
 
-// renderFinal builds the blocks of a finished copy: the question without
+// renderFinalX builds the blocks of a finished copy: the question without
 // controls, and the outcome, within Slack's total text limit (see fit).
-func renderFinal(q *core.Question) ([]slack.Block, string) { return renderFinalX(q, extras{}) }
-
-// renderFinalX is renderFinal with the action of an action approval still
-// shown: it is what was decided.
+//
+// An action approval keeps showing its action: it is what was decided.
 func renderFinalX(q *core.Question, x extras) ([]slack.Block, string) {
 	render := func(ab []slack.Block, limit int) []slack.Block {
 		return fitWithin(q, true, limit, func(l layout) []slack.Block {
