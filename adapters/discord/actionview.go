@@ -66,7 +66,7 @@ func fence(s string) string { return strings.ReplaceAll(s, "```", "`\u200b``") }
 
 func actionSections(a *core.Action) []section {
 	var out []section
-	if cmd, rest, ok := actiontext.Command(a.Tool, a.Input); ok && a.Diff == "" {
+	if cmd, rest, ok := actiontext.SplitCommand(a.Tool, a.Input); ok && a.Diff == "" {
 		out = append(out, section{"sh", "command", cmd})
 		if len(rest) > 0 {
 			b, _ := json.Marshal(rest)

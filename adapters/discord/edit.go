@@ -21,7 +21,7 @@ import (
 // editText is what the edit modal holds for a: the command of a
 // Bash-like action, else the arguments as pretty JSON.
 func editText(a *core.Action) (text string, command bool) {
-	if cmd, _, ok := actiontext.Command(a.Tool, a.Input); ok {
+	if cmd, _, ok := actiontext.SplitCommand(a.Tool, a.Input); ok {
 		return cmd, true
 	}
 	if p := actiontext.Pretty(a.Input); utf8.RuneCountInString(p) <= maxTextInputLength {

@@ -36,6 +36,10 @@ type Config struct {
 	// HTTPClient calls the Web API (default: a client with a 15 s timeout
 	// that keeps connections to Slack alive, httpx.Transport).
 	HTTPClient *http.Client
+	// PublicURL is where people reach the bridge's web inbox (public_url):
+	// an approval whose action does not fit a message links to its
+	// question page there. Empty: a "Show full action" button instead.
+	PublicURL string
 	// Now is the clock of signature checks (default time.Now).
 	Now func() time.Time
 }
@@ -131,7 +135,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, t core.Target) (co
 	if thread == "" {
 		thread = a.runThread(ctx, q, t.Channel)
 	}
-	blocks, text := renderQuestion(q, a.router.Clock().Now())
+	blocks, text := renderQuestionX(q, a.router.Clock().Now(), a.extras(q))
 	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...),
 		slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl()}
 	if thread != "" {
@@ -161,7 +165,7 @@ func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) e
 	if t.MessageTS == "" {
 		return nil
 	}
-	blocks, text := renderFinal(q)
+	blocks, text := renderFinalX(q, a.extras(q))
 	return a.call(ctx, "chat.update", t.Channel, callOpts{}, func(ctx context.Context) error {
 		_, _, _, err := a.api.UpdateMessageContext(ctx, t.Channel, t.MessageTS,
 			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))

@@ -91,10 +91,15 @@ func wanted(q *core.Question, final bool, w *whole) layout {
 // copy the outcome line is kept whole as far as possible: it is what people
 // look for.
 func fit(q *core.Question, final bool, render func(layout) []slack.Block) []slack.Block {
+	return fitWithin(q, final, maxBlocksText, render)
+}
+
+// fitWithin is fit to at most limit units of text.
+func fitWithin(q *core.Question, final bool, limit int, render func(layout) []slack.Block) []slack.Block {
 	w := measure(q)
 	blocks := render(fullLayout(q, w))
 	total := blocksText(blocks)
-	if total <= maxBlocksText {
+	if total <= limit {
 		return blocks
 	}
 	want := wanted(q, final, w)
@@ -104,17 +109,17 @@ func fit(q *core.Question, final bool, render func(layout) []slack.Block) []slac
 	for _, p := range parts {
 		used += p
 	}
-	avail := maxBlocksText - (total - used)
+	avail := limit - (total - used)
 	for range 8 {
 		l := layout{outcome: min(want.outcome, max(avail*6/10, minPart)), whole: w}
 		got := share(parts, avail-l.outcome)
 		l.context, l.approval, l.items, l.options = got[0], got[1], got[2:2+n], got[2+n:]
 		blocks = render(l)
 		total = blocksText(blocks)
-		if total <= maxBlocksText {
+		if total <= limit {
 			return blocks
 		}
-		avail -= total - maxBlocksText + 50
+		avail -= total - limit + 50
 	}
 	return blocks
 }

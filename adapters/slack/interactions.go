@@ -108,7 +108,11 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 						return core.RespondRequest{}, "That button no longer matches the question."
 					}
 					it := q.Questions[act.item]
-					return core.RespondRequest{Answers: map[string]core.StringList{it.Question: {it.Options[act.option].Label}}}, ""
+					req := core.RespondRequest{Answers: map[string]core.StringList{it.Question: {it.Options[act.option].Label}}}
+					if q.Action != nil && q.Kind == core.KindApproval {
+						req.Digest = q.Action.Digest // the action the message showed
+					}
+					return req, ""
 				})
 			})
 		case actOther, actAnswer:
@@ -130,6 +134,17 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 			})
 		case actDismiss:
 			a.goBG(a.answerTimeout(), func(ctx context.Context) { a.dismiss(ctx, w, qid) })
+		case actEdit:
+			trigger := ic.TriggerID
+			a.goTracked(3*time.Second, false, func(ctx context.Context) { a.openEdit(ctx, w, qid, trigger) })
+		case actRule:
+			a.goBG(a.answerTimeout(), func(ctx context.Context) { a.allowWithRule(ctx, w, qid, act.item) })
+		case actFullAction:
+			trigger, page, viewID := ic.TriggerID, act.item, ""
+			if ic.Container.Type == "view" {
+				viewID = ic.View.ID
+			}
+			a.goTracked(3*time.Second, false, func(ctx context.Context) { a.showFullAction(ctx, w, qid, page, trigger, viewID) })
 		case actFull, actFullContext:
 			trigger, item := ic.TriggerID, act.item // -1 for the context
 			a.goTracked(3*time.Second, false, func(ctx context.Context) { a.showFull(ctx, w, qid, item, trigger) })
@@ -406,6 +421,9 @@ func errText(err error) string {
 // viewSubmission validates a modal synchronously (inline errors must be in
 // the acknowledgement) and records the answer in the background.
 func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
+	if ic.View.CallbackID == editCallback {
+		return a.editSubmission(ic)
+	}
 	if ic.View.CallbackID != modalCallback {
 		return nil
 	}
@@ -434,6 +452,11 @@ func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
 				return core.RespondRequest{}, "That form no longer matches the question."
 			}
 			answer := text
+			if q.Action != nil && approval.NoteAllowed(q) {
+				// An action approval denies with the note as the agent's
+				// reason, in one step (core/decide.go).
+				return core.RespondRequest{Reason: &text, Digest: q.Action.Digest}, ""
+			}
 			if q.Kind == core.KindApproval && !q.Questions[meta.Item].OpenEnded() {
 				// Only "Deny with note…" opens a modal on an approval: the
 				// text denies, and never reads as another option.

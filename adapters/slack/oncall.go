@@ -30,7 +30,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, t core.Target) e
 	if q.Status != core.StatusPending {
 		return nil
 	}
-	blocks, text := renderQuestion(q, a.router.Clock().Now())
+	blocks, text := renderQuestionX(q, a.router.Clock().Now(), a.extras(q))
 	return a.call(ctx, "chat.update", t.Channel, callOpts{}, func(ctx context.Context) error {
 		_, _, _, err := a.api.UpdateMessageContext(ctx, t.Channel, t.MessageTS,
 			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))

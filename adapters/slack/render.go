@@ -65,9 +65,9 @@ func parseActionID(id string) (action, bool) {
 	switch {
 	case a.verb == actOption && len(nums) == 2:
 		a.item, a.option = nums[0], nums[1]
-	case (a.verb == actPick || a.verb == actOther || a.verb == actAnswer || a.verb == actFull) && len(nums) == 1:
+	case (a.verb == actPick || a.verb == actOther || a.verb == actAnswer || a.verb == actFull || a.verb == actRule || a.verb == actFullAction) && len(nums) == 1:
 		a.item = nums[0]
-	case (a.verb == actSubmit || a.verb == actDismiss || a.verb == actFullContext) && len(nums) == 0:
+	case (a.verb == actSubmit || a.verb == actDismiss || a.verb == actFullContext || a.verb == actEdit) && len(nums) == 0:
 	default:
 		return action{}, false
 	}
@@ -244,14 +244,40 @@ func optionObjects(it core.Item) []*slack.OptionBlockObject {
 // renderQuestion builds the blocks and fallback text of a pending question,
 // within Slack's total text limit (see fit).
 func renderQuestion(q *core.Question, now time.Time) ([]slack.Block, string) {
-	return fit(q, false, func(l layout) []slack.Block { return questionBlocks(q, now, l) }), fallback(q)
+	return renderQuestionX(q, now, extras{})
 }
 
-func questionBlocks(q *core.Question, now time.Time, l layout) []slack.Block {
+// renderQuestionX is renderQuestion with what an action approval needs
+// (see action.go): the action gets what the question's text leaves of the
+// budget, and at least minActionBudget.
+func renderQuestionX(q *core.Question, now time.Time, x extras) ([]slack.Block, string) {
+	if q.Action == nil {
+		return fit(q, false, func(l layout) []slack.Block { return questionBlocks(q, now, l, x, nil) }), fallback(q)
+	}
+	ab := withAction(q, false, func(ab []slack.Block, limit int) []slack.Block {
+		return fitWithin(q, false, limit, func(l layout) []slack.Block { return questionBlocks(q, now, l, x, ab) })
+	}, x)
+	return ab, fallback(q)
+}
+
+// withAction renders a message with q's action: first without it, to see
+// what the rest needs, then with the action in what is left.
+func withAction(q *core.Question, final bool, render func(ab []slack.Block, limit int) []slack.Block, x extras) []slack.Block {
+	rest := blocksText(render(nil, maxBlocksText))
+	budget := max(maxBlocksText-rest, minActionBudget)
+	ab := actionBlocks(q, budget, x)
+	// The whole message, action included, is fitted: the question's texts
+	// give way to the action where they must.
+	return render(ab, maxBlocksText)
+}
+
+func questionBlocks(q *core.Question, now time.Time, l layout, x extras, ab []slack.Block) []slack.Block {
 	blocks := heading(q, now, true, l)
 	single := len(q.Questions) == 1
+	edit, rules := actionControls(q, x)
 	for i, it := range q.Questions {
 		blocks = append(blocks, itemBlocks(q, i, l)...)
+		blocks = append(blocks, ab...)
 		part := strconv.Itoa(i)
 		var elems []slack.BlockElement
 		switch {
@@ -277,6 +303,9 @@ func questionBlocks(q *core.Question, now time.Time, l layout) []slack.Block {
 				}
 				elems = append(elems, b)
 			}
+			if edit != nil {
+				elems = append(elems, edit)
+			}
 		case it.MultiSelect:
 			elems = append(elems, slack.NewCheckboxGroupsBlockElement(fmt.Sprintf("%s:%d", actPick, i), optionObjects(it)...))
 		default:
@@ -295,6 +324,7 @@ func questionBlocks(q *core.Question, now time.Time, l layout) []slack.Block {
 			elems = append(elems, dismissButton())
 		}
 		blocks = append(blocks, slack.NewActionBlock(blockID(q.ID, part), elems...))
+		blocks = append(blocks, rules...)
 	}
 	if hasSubmit(q) {
 		submit := slack.NewButtonBlockElement(actSubmit, "submit", plain("Submit"))
@@ -316,6 +346,9 @@ func outcomeWithin(q *core.Question, max int) string {
 		}
 		if q.ApprovalsRequired > 1 { // "Approved by alice, bob: Approve"
 			return ":white_check_mark: " + escClip(core.OutcomeLine(q), max)
+		}
+		if line := decisionLine(q, max); line != "" { // "Allowed with edits by <@U1>: …"
+			return line
 		}
 		if verb, note, ok := approval.Verdict(q); ok { // "Denied with a note by <@U1>: …"
 			icon := ":white_check_mark: "
@@ -366,16 +399,27 @@ func personRef(p *core.Person) string {
 	return "*" + escClip(oneLine(p.String()), 200) + "*"
 }
 
-// renderFinal builds the blocks of a finished copy: the question without
+// renderFinalX builds the blocks of a finished copy: the question without
 // controls, and the outcome, within Slack's total text limit (see fit).
-func renderFinal(q *core.Question) ([]slack.Block, string) {
-	blocks := fit(q, true, func(l layout) []slack.Block {
-		blocks := heading(q, time.Time{}, false, l)
-		for i := range q.Questions {
-			blocks = append(blocks, itemBlocks(q, i, l)...)
-		}
-		return append(blocks, slack.NewSectionBlock(mrkdwn(clip(outcomeWithin(q, l.outcome), maxSectionText)), nil, nil))
-	})
+//
+// An action approval keeps showing its action: it is what was decided.
+func renderFinalX(q *core.Question, x extras) ([]slack.Block, string) {
+	render := func(ab []slack.Block, limit int) []slack.Block {
+		return fitWithin(q, true, limit, func(l layout) []slack.Block {
+			blocks := heading(q, time.Time{}, false, l)
+			for i := range q.Questions {
+				blocks = append(blocks, itemBlocks(q, i, l)...)
+				blocks = append(blocks, ab...)
+			}
+			return append(blocks, slack.NewSectionBlock(mrkdwn(clip(outcomeWithin(q, l.outcome), maxSectionText)), nil, nil))
+		})
+	}
+	var blocks []slack.Block
+	if q.Action == nil {
+		blocks = render(nil, maxBlocksText)
+	} else {
+		blocks = withAction(q, true, render, x)
+	}
 	return blocks, clip(escClip(oneLine(title(q)), maxHeaderText)+" — "+outcome(q), maxFallbackText)
 }
 
@@ -386,6 +430,10 @@ type modalMeta struct {
 	Channel    string `json:"c,omitempty"`
 	ThreadTS   string `json:"t,omitempty"`
 	Draft      bool   `json:"d,omitempty"` // keep the text until Submit
+	// The edit modal of an action approval: the digest of the action the
+	// person saw, and whether the text is a Bash command (else JSON).
+	Digest string `json:"g,omitempty"`
+	Bash   bool   `json:"b,omitempty"`
 }
 
 // renderModal builds the free-text modal of an item.

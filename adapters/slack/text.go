@@ -117,7 +117,7 @@ func escClip(s string, max int) string {
 	}
 	// A broadcast word may have been cut before its joiner was added.
 	out := broadcasts.ReplaceAllString(b.String(), "@\u2060$1")
-	for textLen(out)+1 > max {
+	for out != "" && textLen(out)+1 > max { // max may be below 1: then nothing is left
 		_, size := utf8.DecodeLastRuneInString(out)
 		out = out[:len(out)-size]
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/askbridge/askbridge/adapters/internal/actiontext"
 	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/textdiff"
@@ -88,7 +89,7 @@ func (i *Inbox) actionView(q *core.Question, prev url.Values, v *viewer, ret str
 		return nil
 	}
 	av := &actionView{ID: q.ID, CSRF: v.CSRF, Return: ret, Tool: a.Tool, Digest: a.Digest, Inbox: ret == "inbox",
-		Pending: q.Status == core.StatusPending, Pretty: prettyJSON(a.Input)}
+		Pending: q.Status == core.StatusPending, Pretty: actiontext.Pretty(a.Input)}
 	if cmd, rest, ok := bashCommand(a); ok {
 		av.Command, av.Rest = cmd, rest
 		av.EditField, av.EditValue = "edited_command", cmd
@@ -152,7 +153,7 @@ func (av *actionView) outcome(q *core.Question) {
 			av.Edited = cmd
 			av.EditDiff = splitDiff(textdiff.Hunks(old, cmd, 1, 1))
 		} else {
-			av.Edited = prettyJSON(e.Input)
+			av.Edited = actiontext.Pretty(e.Input)
 			av.EditDiff = splitDiff(textdiff.Hunks(av.Pretty, av.Edited, 1, 1))
 			if q.Action.Diff != "" {
 				av.EditedFile = splitDiff(core.ActionDiff(e.Tool, e.Input))
@@ -198,43 +199,12 @@ func decisionLine(q *core.Question, by string) string {
 // bashCommand returns a Bash call's command and its other arguments as
 // pretty JSON.
 func bashCommand(a *core.Action) (cmd, rest string, ok bool) {
-	if a.Tool != "Bash" {
-		return "", "", false
+	cmd, others, ok := actiontext.SplitCommand(a.Tool, a.Input)
+	if ok && len(others) > 0 {
+		b, _ := json.Marshal(others)
+		rest = actiontext.Pretty(b)
 	}
-	var in map[string]json.RawMessage
-	if json.Unmarshal(a.Input, &in) != nil {
-		return "", "", false
-	}
-	raw, found := in["command"]
-	if !found || json.Unmarshal(raw, &cmd) != nil {
-		return "", "", false
-	}
-	delete(in, "command")
-	if len(in) > 0 {
-		b, _ := json.Marshal(in)
-		rest = prettyJSON(b)
-	}
-	return cmd, rest, true
-}
-
-// prettyJSON indents JSON for reading, showing characters such as < and
-// & as themselves, not as the \u003c escapes a stored record may hold
-// (the template escapes them for HTML). Numbers keep their digits.
-func prettyJSON(b json.RawMessage) string {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return string(b)
-	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if enc.Encode(v) != nil {
-		return string(b)
-	}
-	return strings.TrimSuffix(out.String(), "\n")
+	return cmd, rest, ok
 }
 
 // splitDiff splits a unified diff into classified lines.
@@ -259,56 +229,12 @@ func splitDiff(diff string) []diffLine {
 }
 
 // ruleWords describes one "always allow" rule (Claude Code's
-// permission_suggestions) in words: where it applies ("this session") and
-// what it allows (" for Bash(npm test:*)", " for files in /src", ": switch
-// to acceptEdits mode").
+// permission_suggestions) in the words every surface uses
+// (actiontext.Describe): where it applies ("this session") and what it
+// allows (" for Bash(npm test:*)").
 func ruleWords(raw json.RawMessage) (where, what string) {
-	var r struct {
-		Type  string `json:"type"`
-		Rules []struct {
-			ToolName    string `json:"toolName"`
-			RuleContent string `json:"ruleContent"`
-		} `json:"rules"`
-		Behavior    string   `json:"behavior"`
-		Directories []string `json:"directories"`
-		Mode        string   `json:"mode"`
-		Destination string   `json:"destination"`
-	}
-	if json.Unmarshal(raw, &r) != nil {
-		return "this session", ": " + string(raw)
-	}
-	switch r.Destination {
-	case "localSettings":
-		where = "in this project (your local settings)"
-	case "projectSettings":
-		where = "in this project (the shared project settings)"
-	case "userSettings":
-		where = "in any project (your user settings)"
-	default:
-		where = "this session"
-	}
-	switch r.Type {
-	case "addRules", "replaceRules":
-		var names []string
-		for _, x := range r.Rules {
-			n := x.ToolName
-			if x.RuleContent != "" {
-				n += "(" + x.RuleContent + ")"
-			}
-			names = append(names, n)
-		}
-		what = " for " + strings.Join(names, ", ")
-		if r.Behavior != "" && r.Behavior != "allow" {
-			what += " (a rule to " + r.Behavior + ")"
-		}
-	case "addDirectories":
-		what = " for files in " + strings.Join(r.Directories, ", ")
-	case "setMode":
-		what = ": switch to " + r.Mode + " mode"
-	default:
-		what = ": " + string(raw)
-	}
-	return where, what
+	r := actiontext.Describe(raw)
+	return r.Where, " for " + r.What
 }
 
 // actionFromForm reads the answer to an approval with an action: an edit

@@ -253,7 +253,7 @@ func TestActionAlwaysAllow(t *testing.T) {
 	body := html.UnescapeString(p.body)
 	for _, want := range []string{
 		`name="rule" value="0"`, "Allow, and don't ask again this session for files in /home/dev/proj/build",
-		`name="rule" value="1"`, "Allow, and don't ask again this session: switch to acceptEdits mode",
+		`name="rule" value="1"`, "Allow, and don't ask again this session for file edits (acceptEdits mode)",
 		`name="rule" value="2"`, "Allow, and don't ask again this session for Bash(make release:*)",
 	} {
 		if !strings.Contains(body, want) {

@@ -175,7 +175,11 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		if s.Slack.AppToken != "" {
 			mode = "Socket Mode"
 		}
-		c, err := slack.New(s.Slack, a.router, a.log.With("adapter", "slack"))
+		sc := s.Slack
+		if sc.PublicURL == "" {
+			sc.PublicURL = s.PublicURL // approvals link to their question page
+		}
+		c, err := slack.New(sc, a.router, a.log.With("adapter", "slack"))
 		if err := add("Slack", mode, c, err); err != nil {
 			return err
 		}

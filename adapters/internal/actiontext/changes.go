@@ -29,7 +29,7 @@ func Changes(tool string, old, edited json.RawMessage) []string {
 		sorted = append(sorted, k)
 	}
 	sort.Strings(sorted)
-	_, _, bashLike := Command(tool, old)
+	_, _, bashLike := SplitCommand(tool, old)
 	show := func(k string, v json.RawMessage) string {
 		var s string
 		if k == "command" && bashLike && json.Unmarshal(v, &s) == nil {

@@ -1,7 +1,6 @@
 package actiontext
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -28,19 +27,9 @@ func HeadLines(text string, budget int) (head string, shown, total int) {
 	return text, len(lines), len(lines)
 }
 
-// Pretty indents a JSON value with two spaces, keeping the order of its
-// keys; input that is not valid JSON is returned as is.
-func Pretty(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Indent(&b, raw, "", "  ") != nil {
-		return string(raw)
-	}
-	return b.String()
-}
-
-// Command returns the shell command of a Bash action (its string
+// SplitCommand returns the shell command of a Bash action (its string
 // "command") and the other arguments; ok is false for any other action.
-func Command(tool string, input json.RawMessage) (cmd string, rest map[string]json.RawMessage, ok bool) {
+func SplitCommand(tool string, input json.RawMessage) (cmd string, rest map[string]json.RawMessage, ok bool) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(input, &m) != nil {
 		return "", nil, false

@@ -1,7 +1,3 @@
-// Package actiontext holds platform-free helpers for presenting the action
-// of an approval (core.Action): a suggested "always allow" rule in words,
-// the arguments as a person reads them, and a long text cut by whole lines
-// to a budget with an explicit count of what is shown.
 package actiontext
 
 import (
@@ -9,77 +5,99 @@ import (
 	"strings"
 )
 
-// RuleWords describes one "always allow" suggestion (a Claude Code
-// permission_suggestions entry) as the thing it stops asking about:
-// addRules → "Bash(git status:*)", addDirectories → "files in /a, /b",
-// setMode → "file edits (acceptEdits mode)". A suggestion of another or an
-// unknown type is described by its type.
-func RuleWords(s json.RawMessage) string {
-	var v struct {
+// Rule is an "always allow" suggestion (Claude Code's
+// permission_suggestions entry) in words.
+type Rule struct {
+	// What the rule covers: "Bash(npm test:*)", "files in
+	// /home/dev/proj/build", "file edits (acceptEdits mode)".
+	What string
+	// Where it applies: "this session", "this project", …
+	Where string
+}
+
+// Sentence is the choice as a person reads it: "Allow, and don't ask
+// again this session for Bash(npm test:*)".
+func (r Rule) Sentence() string {
+	return "Allow, and don't ask again " + r.Where + " for " + r.What
+}
+
+var modes = map[string]string{
+	"acceptEdits":       "file edits",
+	"bypassPermissions": "anything",
+	"plan":              "nothing: planning only",
+	"dontAsk":           "nothing it has not allowed",
+}
+
+var destinations = map[string]string{
+	"session":         "this session",
+	"localSettings":   "in this project (your local settings)",
+	"projectSettings": "in this project (shared settings)",
+	"userSettings":    "in any of your projects",
+	"cliArg":          "this session",
+}
+
+// Describe puts one suggestion in words, the same on every surface:
+// addRules → "Tool(rule content)", addDirectories → "files in <dirs>",
+// setMode → "file edits (acceptEdits mode)". A suggestion of another shape
+// is shown as its JSON, so nothing is hidden.
+func Describe(raw json.RawMessage) Rule {
+	var s struct {
 		Type  string `json:"type"`
 		Rules []struct {
 			ToolName    string `json:"toolName"`
 			RuleContent string `json:"ruleContent"`
 		} `json:"rules"`
+		Behavior    string   `json:"behavior"`
 		Directories []string `json:"directories"`
 		Mode        string   `json:"mode"`
+		Destination string   `json:"destination"`
 	}
-	if json.Unmarshal(s, &v) != nil {
-		return "this rule"
+	_ = json.Unmarshal(raw, &s)
+	r := Rule{Where: destinations[s.Destination]}
+	if r.Where == "" {
+		r.Where = "this session"
+		if s.Destination != "" {
+			r.Where = "(" + s.Destination + ")"
+		}
 	}
-	switch v.Type {
+	switch s.Type {
 	case "addRules", "replaceRules":
-		var rs []string
-		for _, r := range v.Rules {
-			if r.RuleContent == "" {
-				rs = append(rs, r.ToolName)
+		var parts []string
+		for _, x := range s.Rules {
+			if x.RuleContent != "" {
+				parts = append(parts, x.ToolName+"("+x.RuleContent+")")
 			} else {
-				rs = append(rs, r.ToolName+"("+r.RuleContent+")")
+				parts = append(parts, x.ToolName)
 			}
 		}
-		if len(rs) > 0 {
-			return strings.Join(rs, ", ")
+		if len(parts) > 0 && (s.Behavior == "" || s.Behavior == "allow") {
+			r.What = strings.Join(parts, ", ")
+			return r
 		}
 	case "addDirectories":
-		if len(v.Directories) > 0 {
-			return "files in " + strings.Join(v.Directories, ", ")
+		if len(s.Directories) > 0 {
+			r.What = "files in " + strings.Join(s.Directories, ", ")
+			return r
 		}
 	case "setMode":
-		switch v.Mode {
-		case "acceptEdits":
-			return "file edits (acceptEdits mode)"
-		case "bypassPermissions":
-			return "anything (bypassPermissions mode)"
-		case "":
-		default:
-			return v.Mode + " mode"
+		if s.Mode != "" {
+			r.What = s.Mode + " mode"
+			if m := modes[s.Mode]; m != "" {
+				r.What = m + " (" + r.What + ")"
+			}
+			return r
 		}
 	}
-	if v.Type == "" {
-		return "this rule"
-	}
-	return "this rule (" + v.Type + ")"
+	r.What = "the rule " + string(raw)
+	return r
 }
 
-// RuleScope is where a suggestion applies, from its destination:
-// "this session" (session, or none given), "this project" (projectSettings,
-// localSettings), "every project" (userSettings).
-func RuleScope(s json.RawMessage) string {
-	var v struct {
-		Destination string `json:"destination"`
-	}
-	_ = json.Unmarshal(s, &v)
-	switch v.Destination {
-	case "projectSettings", "localSettings":
-		return "in this project"
-	case "userSettings":
-		return "in any project"
-	}
-	return "this session"
-}
+// RuleWords is what a suggestion stops asking about (Describe's What).
+func RuleWords(s json.RawMessage) string { return Describe(s).What }
 
-// AlwaysAllowLabel is the choice offered for a suggestion: "Allow, and
-// don't ask again this session for Bash(git status:*)".
-func AlwaysAllowLabel(s json.RawMessage) string {
-	return "Allow, and don't ask again " + RuleScope(s) + " for " + RuleWords(s)
-}
+// RuleScope is where a suggestion applies (Describe's Where).
+func RuleScope(s json.RawMessage) string { return Describe(s).Where }
+
+// AlwaysAllowLabel is the choice offered for a suggestion (Describe's
+// Sentence): "Allow, and don't ask again this session for Bash(git status:*)".
+func AlwaysAllowLabel(s json.RawMessage) string { return Describe(s).Sentence() }

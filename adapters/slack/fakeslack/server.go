@@ -49,6 +49,7 @@ type View struct {
 	ID        string
 	TriggerID string
 	View      json.RawMessage
+	Updates   int // views.update calls on it
 }
 
 // Server is the fake Slack.
@@ -90,6 +91,7 @@ func New(channels ...string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.api)
 	mux.HandleFunc("/socket", s.socket)
+	mux.HandleFunc("/preview", s.servePreview)
 	s.Server = httptest.NewServer(mux)
 	return s
 }
@@ -406,6 +408,26 @@ func (s *Server) handle(method string, p map[string]string, raw obj) resp {
 		s.seq++
 		s.views = append(s.views, v)
 		return resp{"ok": true, "view": resp{"id": v.ID}}
+	case "views.update":
+		// A modal's own buttons update it in place (no trigger needed).
+		var c checker
+		c.view(raw["view"])
+		if len(c.problems) > 0 {
+			return fail("invalid_arguments", c.problems...)
+		}
+		if vo, ok := raw["view"].(obj); ok {
+			if total := blocksText(vo["blocks"]); total > maxBlocksText {
+				return fail("msg_blocks_too_long", fmt.Sprintf("[ERROR] the view's blocks hold %d characters of text, more than %d", total, maxBlocksText))
+			}
+		}
+		for i := range s.views {
+			if s.views[i].ID == p["view_id"] && p["view_id"] != "" {
+				s.views[i].View = json.RawMessage(p["view"])
+				s.views[i].Updates++
+				return resp{"ok": true, "view": resp{"id": s.views[i].ID}}
+			}
+		}
+		return fail("not_found")
 	case "usergroups.users.list":
 		members, ok := s.groups[p["usergroup"]]
 		if !ok {

@@ -11,10 +11,12 @@ import (
 func TestRuleWordsOfClaudeCodeSuggestions(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"git status:*"}],"behavior":"allow","destination":"session"}`: "Allow, and don't ask again this session for Bash(git status:*)",
-		`{"type":"addRules","rules":[{"toolName":"Read"}],"destination":"projectSettings"}`:                                         "Allow, and don't ask again in this project for Read",
+		`{"type":"addRules","rules":[{"toolName":"Read"}],"destination":"projectSettings"}`:                                         "Allow, and don't ask again in this project (shared settings) for Read",
 		`{"type":"addDirectories","directories":["/home/dev/proj/build"],"destination":"session"}`:                                  "Allow, and don't ask again this session for files in /home/dev/proj/build",
 		`{"type":"setMode","mode":"acceptEdits","destination":"session"}`:                                                           "Allow, and don't ask again this session for file edits (acceptEdits mode)",
-		`{"type":"somethingNew"}`: "Allow, and don't ask again this session for this rule (somethingNew)",
+		`{"type":"somethingNew"}`: `Allow, and don't ask again this session for the rule {"type":"somethingNew"}`,
+		// What Claude Code 2.1.330 sends for `npm run build-docs`.
+		`{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm run *"}],"behavior":"allow","destination":"localSettings"}`: "Allow, and don't ask again in this project (your local settings) for Bash(npm run *)",
 	} {
 		if got := AlwaysAllowLabel(json.RawMessage(in)); got != want {
 			t.Errorf("%s\n got %q\nwant %q", in, got, want)
