@@ -51,10 +51,12 @@ func runWakeClient() error {
 			}
 		}()
 	}
+	rtts := make([]time.Duration, n)
 	time.Sleep(2 * time.Second) // every waiter is parked
 	ls, _, err := openLoop(job.Rate, time.Duration(n/job.Rate)*time.Second, func(i int) (time.Duration, error) {
 		t := time.Now()
 		code, _, err := postJSON(c, job.B+"/api/projects/wake/agent-questions/"+job.IDs[i]+"/respond", map[string]any{"response": "yes"})
+		rtts[i] = time.Since(t)
 		if err != nil || code != 202 {
 			return 0, fmt.Errorf("respond: %d %v", code, err)
 		}
@@ -68,6 +70,11 @@ func runWakeClient() error {
 	if err != nil {
 		return err
 	}
+	p := percentiles(rtts)
+	// Printed beside (b): a waiter cannot be woken before the answer is
+	// recorded, so this round trip (HTTP, the read of the question, the
+	// transition script) bounds the wake-up from below.
+	fmt.Fprintf(os.Stderr, "(b) the answers' own round trip to B (respond → 202): p50 %s  p99 %s\n", ms(p.p50), ms(p.p99))
 	return json.NewEncoder(os.Stdout).Encode(ls)
 }
 
