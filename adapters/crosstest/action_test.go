@@ -42,8 +42,8 @@ func TestLongApprovalLinksToItsQuestionPageOnEveryChat(t *testing.T) {
 		"old_string": strings.Join(old, "\n"), "new_string": strings.Join(new, "\n")})
 	res, err := b.app.Router().Ask(context.Background(), "ops", &core.AskRequest{RunID: "run-1", AgentID: "claude",
 		Question: "Allow Edit of main.go?", Options: []core.Option{{Label: "Allow"}, {Label: "Deny"}},
-		Action:   &core.Action{Tool: "Edit", Input: input},
-		Targets:  []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "1000"}}}, "")
+		Action:  &core.Action{Tool: "Edit", Input: input},
+		Targets: []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "1000"}}}, "")
 	require.NoError(t, err)
 	q := res.Question
 	link := "https://bridge.example.com/questions/" + q.ID
