@@ -89,8 +89,15 @@ func TestBrowserStaleFormAndErrors(t *testing.T) {
 		"Which region?": {"us"}, "Why?": {"cheaper"}}}, core.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}); err != nil {
 		t.Fatal(err)
 	}
-	// The page may already show the notice; send the stale form anyway.
-	value(t, ctx, chromedp.Evaluate[bool](`document.getElementById("f-`+two.ID+`").submit(), true`))
+	// The page shows the notice, which disables the card's controls (and a
+	// disabled choice is not sent); send the form as it was before the
+	// notice, as a person who pressed send at that very moment.
+	run(t, ctx, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(card(two.ID)+`.settled`)))
+	value(t, ctx, chromedp.Evaluate[bool](`(function (f) {
+		f.querySelectorAll("input, textarea, button").forEach(function (x) { x.disabled = false; });
+		f.submit();
+		return true;
+	})(document.getElementById("f-`+two.ID+`"))`))
 	run(t, ctx, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(`.alert`)))
 	alert := value(t, ctx, chromedp.Text(chromedp.CSS(`.alert`)))
 	if !strings.Contains(alert, "already answered by maria (Slack)") || strings.Contains(alert, two.ID) {
