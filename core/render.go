@@ -32,6 +32,27 @@ func Shorten(s string, max int) string {
 	return s
 }
 
+// AnswerLine is an answered question's answers on one line: the answer of
+// a single item, else "Region: eu; Why: cost" (headers, else the items'
+// texts). Empty unless the question is answered.
+func AnswerLine(q *Question) string {
+	if q.Status != StatusAnswered {
+		return ""
+	}
+	if len(q.Questions) == 1 {
+		return q.Answers[q.Questions[0].Question]
+	}
+	parts := make([]string, 0, len(q.Questions))
+	for _, it := range q.Questions {
+		name := it.Header
+		if name == "" {
+			name = it.Question
+		}
+		parts = append(parts, name+": "+q.Answers[it.Question])
+	}
+	return strings.Join(parts, "; ")
+}
+
 // OutcomeLine is the one line every copy shows once a question is final:
 // "Answered by alice: OAuth 2.0", "Expired", "Cancelled (superseded)",
 // "Dismissed by bob". Empty while the question is pending.
@@ -48,18 +69,7 @@ func OutcomeLine(q *Question) string {
 				by = "Vetoed by " + voters(q, label)
 			}
 		}
-		if len(q.Questions) == 1 {
-			return by + ": " + q.Answers[q.Questions[0].Question]
-		}
-		parts := make([]string, 0, len(q.Questions))
-		for _, it := range q.Questions {
-			name := it.Header
-			if name == "" {
-				name = it.Question
-			}
-			parts = append(parts, name+": "+q.Answers[it.Question])
-		}
-		return by + ": " + strings.Join(parts, "; ")
+		return by + ": " + AnswerLine(q)
 	case StatusExpired:
 		return "Expired"
 	case StatusCancelled:

@@ -110,7 +110,7 @@ func (i *Inbox) handleHistory(rq *request) error {
 			if !f.matches(q) {
 				continue
 			}
-			rows = append(rows, historyRow{Q: q, Title: cardTitle(q, agent), Outcome: finalLine(q), Answer: answerLine(q), Agent: agent})
+			rows = append(rows, historyRow{Q: q, Title: cardTitle(q, agent), Outcome: finalLine(q), Answer: core.AnswerLine(q), Agent: agent})
 		}
 	}
 	// Newest ending first.
@@ -174,23 +174,4 @@ func ended(q *core.Question) time.Time {
 		return q.ExpiresAt
 	}
 	return q.UpdatedAt
-}
-
-// answerLine is a question's answers on one line ("Region: eu; Why: cost").
-func answerLine(q *core.Question) string {
-	if q.Status != core.StatusAnswered {
-		return ""
-	}
-	if len(q.Questions) == 1 {
-		return q.Answers[q.Questions[0].Question]
-	}
-	parts := make([]string, 0, len(q.Questions))
-	for _, it := range q.Questions {
-		name := it.Header
-		if name == "" {
-			name = it.Question
-		}
-		parts = append(parts, name+": "+q.Answers[it.Question])
-	}
-	return strings.Join(parts, "; ")
 }
