@@ -19,11 +19,10 @@ type hub struct {
 }
 
 // watcher is woken through its channel, or its function (which must not
-// block: it runs on the subscriber loop). A final watcher is also handed
-// the final record when the wake-up carries it (WatchFinal).
+// block: it runs on the subscriber loop), which is also handed the final
+// record when the wake-up carries it (WatchFinal).
 type watcher struct {
 	ch    chan struct{}
-	f     func()
 	final func(*core.Question)
 }
 
@@ -55,8 +54,6 @@ func (h *hub) wake(key string) {
 		switch {
 		case w.final != nil:
 			fs = append(fs, func() { w.final(nil) })
-		case w.f != nil:
-			fs = append(fs, w.f)
 		default:
 			select {
 			case w.ch <- struct{}{}:
@@ -103,14 +100,8 @@ func (s *Store) Watch(project, id string) (<-chan struct{}, func()) {
 	return w.ch, s.hub.add(project+"\x1f"+id, w)
 }
 
-// WatchFunc is Watch with a callback instead of a channel, for callers
-// that park many waits without a goroutine each. f runs on the replica's
-// subscriber loop and must not block.
-func (s *Store) WatchFunc(project, id string, f func()) (stop func()) {
-	return s.hub.add(project+"\x1f"+id, &watcher{f: f})
-}
-
-// WatchFinal is WatchFunc for a caller that only needs the question once
+// WatchFinal is Watch with a callback, for a caller that parks many waits
+// without a goroutine each and only needs the question once
 // it is final (a parked long-poll): when the question becomes final, f is
 // given the final record as the script that finalized it left it, carried
 // in the wake-up itself, so the caller need not read it back from Redis.

@@ -41,8 +41,10 @@ type Config struct {
 	MetricsToken string
 }
 
-// reads is what the API reads from the store directly; every change goes
-// through the Router.
+// reads is what the API takes from the store directly: reads, plus two
+// changes that are bookkeeping, not decisions (marking a notification
+// read, a run's pause). Asking, answering and cancelling go through the
+// Router.
 type reads interface {
 	core.QuestionReader
 	core.Runs

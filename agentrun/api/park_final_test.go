@@ -28,15 +28,16 @@ func (s *countingStore) Get(ctx context.Context, project, id string) (*core.Ques
 	return s.Store.Get(ctx, project, id)
 }
 
-// rereadStore is a store whose wake-ups carry no record (as a store
-// without WatchFinal): a parked wait re-reads the question when woken.
+// rereadStore is a store whose wake-ups carry no record (as from a
+// replica of an earlier release): a parked wait re-reads the question when
+// woken.
 type rereadStore struct {
 	core.Store
 	st *store.Store
 }
 
 func (s rereadStore) WatchFinal(project, id string, f func(*core.Question)) func() {
-	return s.st.WatchFunc(project, id, func() { f(nil) })
+	return s.st.WatchFinal(project, id, func(*core.Question) { f(nil) })
 }
 
 func serveStore(t *testing.T, st core.Store) string {
