@@ -16,13 +16,8 @@ import (
 // pre-filled. Arguments longer than a Slack input holds cannot be edited
 // here; the person is told so and pointed at the question page.
 func (a *Adapter) openEdit(ctx context.Context, w place, qid, trigger string) {
-	_, q, err := a.load(ctx, qid)
-	if err != nil {
-		a.tell(ctx, w, a.explain(w.user, err, nil))
-		return
-	}
-	if q.Status != core.StatusPending {
-		a.tell(ctx, w, a.explain(w.user, core.StatusError(q), q))
+	_, q, ok := a.loadPending(ctx, w, qid)
+	if !ok {
 		return
 	}
 	if q.Action == nil {
@@ -50,7 +45,7 @@ func (a *Adapter) openEdit(ctx context.Context, w place, qid, trigger string) {
 	}
 	meta, _ := json.Marshal(modalMeta{QuestionID: qid, Channel: w.channel, ThreadTS: w.thread, Digest: q.Action.Digest, Bash: bash})
 	view := renderEdit(q, text, bash, string(meta))
-	err = a.call(ctx, "views.open", w.user, callOpts{noWait: true}, func(ctx context.Context) error {
+	err := a.call(ctx, "views.open", w.user, callOpts{noWait: true}, func(ctx context.Context) error {
 		_, err := a.api.OpenViewContext(ctx, trigger, view)
 		return err
 	})

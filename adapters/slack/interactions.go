@@ -205,18 +205,29 @@ func (a *Adapter) load(ctx context.Context, qid string) (string, *core.Question,
 	return project, q, err
 }
 
+// loadPending reads question qid for an action that answers it; when it
+// cannot be read or is no longer pending, the person is told why (who
+// answered, when it ended) and ok is false.
+func (a *Adapter) loadPending(ctx context.Context, w place, qid string) (project string, q *core.Question, ok bool) {
+	project, q, err := a.load(ctx, qid)
+	if err != nil {
+		a.tell(ctx, w, a.explain(w.user, err, nil))
+		return "", nil, false
+	}
+	if q.Status != core.StatusPending {
+		a.tell(ctx, w, a.explain(w.user, core.StatusError(q), q))
+		return "", nil, false
+	}
+	return project, q, true
+}
+
 // respond records a person's answer to question qid. build turns the
 // interaction into an answer, or returns a hint for the person instead.
 // It reports whether the answer was recorded.
 func (a *Adapter) respond(ctx context.Context, w place, qid string,
 	build func(ctx context.Context, project string, q *core.Question) (core.RespondRequest, string)) bool {
-	project, q, err := a.load(ctx, qid)
-	if err != nil {
-		a.tell(ctx, w, a.explain(w.user, err, nil))
-		return false
-	}
-	if q.Status != core.StatusPending {
-		a.tell(ctx, w, a.explain(w.user, core.StatusError(q), q))
+	project, q, ok := a.loadPending(ctx, w, qid)
+	if !ok {
 		return false
 	}
 	who := a.person(ctx, q, w.user, w.name)
@@ -362,13 +373,8 @@ func (a *Adapter) tell(ctx context.Context, w place, text string) {
 
 // openModal opens the free-text modal of an item within the trigger window.
 func (a *Adapter) openModal(ctx context.Context, w place, qid string, item int, trigger string) {
-	_, q, err := a.load(ctx, qid)
-	if err != nil {
-		a.tell(ctx, w, a.explain(w.user, err, nil))
-		return
-	}
-	if q.Status != core.StatusPending {
-		a.tell(ctx, w, a.explain(w.user, core.StatusError(q), q))
+	_, q, ok := a.loadPending(ctx, w, qid)
+	if !ok {
 		return
 	}
 	if item < 0 || item >= len(q.Questions) {
@@ -380,7 +386,7 @@ func (a *Adapter) openModal(ctx context.Context, w place, qid string, item int, 
 	}
 	meta, _ := json.Marshal(modalMeta{QuestionID: qid, Item: item, Channel: w.channel, ThreadTS: w.thread, Draft: hasSubmit(q)})
 	view := renderModal(q, item, string(meta), hasSubmit(q))
-	err = a.call(ctx, "views.open", w.user, callOpts{noWait: true}, func(ctx context.Context) error {
+	err := a.call(ctx, "views.open", w.user, callOpts{noWait: true}, func(ctx context.Context) error {
 		_, err := a.api.OpenViewContext(ctx, trigger, view)
 		return err
 	})
@@ -472,13 +478,8 @@ func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
 
 // saveDraft keeps one item's free text until the person presses Submit.
 func (a *Adapter) saveDraft(ctx context.Context, w place, meta modalMeta, text string) {
-	project, q, err := a.load(ctx, meta.QuestionID)
-	if err != nil {
-		a.tell(ctx, w, a.explain(w.user, err, nil))
-		return
-	}
-	if q.Status != core.StatusPending {
-		a.tell(ctx, w, a.explain(w.user, core.StatusError(q), q))
+	project, q, ok := a.loadPending(ctx, w, meta.QuestionID)
+	if !ok {
 		return
 	}
 	if meta.Item < 0 || meta.Item >= len(q.Questions) {
