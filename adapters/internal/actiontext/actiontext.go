@@ -16,19 +16,14 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// Command returns the shell command of a Bash-like action (a tool whose
-// input has a "command" string), and whether it is one.
+// Command returns the shell command of a Bash action, and whether it is
+// one (SplitCommand: the same rule on every surface).
 func Command(a *core.Action) (string, bool) {
 	if a == nil {
 		return "", false
 	}
-	var in struct {
-		Command *string `json:"command"`
-	}
-	if json.Unmarshal(a.Input, &in) != nil || in.Command == nil {
-		return "", false
-	}
-	return *in.Command, true
+	cmd, _, ok := SplitCommand(a.Tool, a.Input)
+	return cmd, ok
 }
 
 // Pretty is JSON indented by two spaces, object keys sorted, no HTML

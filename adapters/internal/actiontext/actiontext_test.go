@@ -97,3 +97,16 @@ func TestArgumentsOfAnEditLeaveTheDiffToTheDiff(t *testing.T) {
 	text, _ := Arguments(a)
 	assert.Equal(t, "{\n  \"file_path\": \"/x.go\",\n  \"replace_all\": false\n}", text)
 }
+
+// TestCommandIsTheSameRuleOnEverySurface: a Bash call's command is shown
+// and edited as a command; another tool that happens to take a "command"
+// argument is shown as its arguments, on Slack as on Discord and the web.
+func TestCommandIsTheSameRuleOnEverySurface(t *testing.T) {
+	cmd, ok := Command(&core.Action{Tool: "Bash", Input: json.RawMessage(`{"command":"ls"}`)})
+	assert.True(t, ok)
+	assert.Equal(t, "ls", cmd)
+	_, ok = Command(&core.Action{Tool: "deploy.run", Input: json.RawMessage(`{"command":"ls"}`)})
+	_, _, split := SplitCommand("deploy.run", json.RawMessage(`{"command":"ls"}`))
+	assert.False(t, ok)
+	assert.Equal(t, split, ok)
+}
