@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -133,13 +132,8 @@ func (s *Store) wakeFinal(payload string) {
 	if len(fs) == 0 {
 		return
 	}
-	var h map[string]string
-	if err := json.Unmarshal([]byte(hash), &h); err != nil {
-		s.log.Warn("a final wake-up did not decode; waiters re-read the question", "question", id, "err", err)
-		return
-	}
-	q, _, err := decode(project, id, h, doc)
-	if err != nil || !q.Status.Final() {
+	q, ok := s.carried(project, id, hash, doc)
+	if !ok {
 		return
 	}
 	for _, f := range fs {

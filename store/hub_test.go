@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +21,9 @@ import (
 // field, that reading the question back gives — for every way a question
 // becomes final (an answer resuming a paused run, the deciding vote of an
 // approval, a dismissal with a note, a question superseded by the run's
-// next one), on real Redis and on the embedded store.
+// next one), on real Redis and on the embedded store. The replica that
+// made the change gets that record back from its script too, and sends no
+// command besides the script (it used to read the question back: 2 more).
 func TestFinalWakeUpCarriesTheRecordAGetReads(t *testing.T) {
 	for _, mode := range []string{"redis", "embedded"} {
 		t.Run(mode, func(t *testing.T) {
@@ -53,37 +56,52 @@ func testFinalWakeUps(t *testing.T, a, b *store.Store) {
 	}
 	by := &core.Person{Platform: "api", ID: "alice", Name: "Alice"}
 	yes := core.Resolve(newQ("run-x").Questions, [][]string{{"Yes"}})
+	var cmds commandCounter
+	b.Client().AddHook(&cmds)
 
 	for _, tc := range []struct {
 		name   string
 		status core.Status
-		finish func(q *core.Question) // on replica b
+		// finish makes q final on replica b; it returns the record b's
+		// call returned and the commands that call sent (nil, 0: the call
+		// returns no record).
+		finish func(q *core.Question) (*core.Question, int64)
 	}{
-		{"answer resuming a paused run", core.StatusAnswered, func(q *core.Question) {
+		{"answer resuming a paused run", core.StatusAnswered, func(q *core.Question) (*core.Question, int64) {
 			_, err := b.PauseRun(ctx, p, q.RunID, "bot", time.Now())
 			require.NoError(t, err)
-			_, err = b.Transition(ctx, p, q.ID, core.Transition{To: core.StatusAnswered, Answer: &yes, By: by, At: time.Now().UTC(),
+			n := cmds.n.Load()
+			got, err := b.Transition(ctx, p, q.ID, core.Transition{To: core.StatusAnswered, Answer: &yes, By: by, At: time.Now().UTC(),
 				RequirePausedRun: true, ContinuationRunID: "cont-" + q.RunID, DeliveryID: uuid.NewString()})
 			require.NoError(t, err)
+			return got, cmds.n.Load() - n
 		}},
-		{"deciding vote", core.StatusAnswered, func(q *core.Question) {
+		{"deciding vote", core.StatusAnswered, func(q *core.Question) (*core.Question, int64) {
+			var got *core.Question
+			var n int64
 			for _, who := range []string{"bob", "carol"} {
 				v := core.Vote{By: core.Person{Platform: "slack", ID: who}, Label: "Yes", At: time.Now().UTC()}
-				_, _, err := b.Vote(ctx, p, q.ID, v, 2, false, core.Transition{To: core.StatusAnswered, Answer: &yes, By: &v.By})
+				n = cmds.n.Load()
+				var err error
+				got, _, err = b.Vote(ctx, p, q.ID, v, 2, false, core.Transition{To: core.StatusAnswered, Answer: &yes, By: &v.By})
 				require.NoError(t, err)
 			}
+			return got, cmds.n.Load() - n
 		}},
-		{"dismissed with a note", core.StatusCancelled, func(q *core.Question) {
-			_, err := b.Transition(ctx, p, q.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelUser,
+		{"dismissed with a note", core.StatusCancelled, func(q *core.Question) (*core.Question, int64) {
+			n := cmds.n.Load()
+			got, err := b.Transition(ctx, p, q.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelUser,
 				CancelNote: "not now", By: by, At: time.Now().UTC()})
 			require.NoError(t, err)
+			return got, cmds.n.Load() - n
 		}},
-		{"superseded", core.StatusCancelled, func(q *core.Question) {
+		{"superseded", core.StatusCancelled, func(q *core.Question) (*core.Question, int64) {
 			next := newQ(q.RunID)
 			next.Questions[0].Question = "Something else?"
 			next.Fingerprint = core.Fingerprint(next.Questions)
 			_, err := b.Create(ctx, next)
 			require.NoError(t, err)
+			return nil, 0
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,7 +113,7 @@ func testFinalWakeUps(t *testing.T, a, b *store.Store) {
 			defer raw.Close()
 			_, err := raw.Receive(ctx)
 			require.NoError(t, err)
-			tc.finish(q)
+			returned, sent := tc.finish(q)
 			// An earlier release splits every wake-up at its first \x1f and
 			// wakes "project\x1fid" and "project\x1f": the record must wake
 			// nothing there, and the plain wake-up must still follow it.
@@ -129,6 +147,38 @@ func testFinalWakeUps(t *testing.T, a, b *store.Store) {
 			have, _ := json.Marshal(final)
 			require.JSONEq(t, string(want), string(have))
 			require.Equal(t, read, final)
+			if returned != nil {
+				require.Equal(t, read, returned, "the record the change returned")
+				require.Zero(t, sent, "commands the change sent besides its script (a read back)")
+			}
 		})
+	}
+}
+
+// commandCounter counts the commands other than scripts (EVALSHA, and EVAL
+// after NOSCRIPT) a client sends, one per command of a pipeline.
+type commandCounter struct{ n atomic.Int64 }
+
+func (c *commandCounter) count(cmds ...redis.Cmder) {
+	for _, cmd := range cmds {
+		if name := cmd.Name(); name != "evalsha" && name != "eval" {
+			c.n.Add(1)
+		}
+	}
+}
+
+func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.count(cmds...)
+		return next(ctx, cmds)
 	}
 }

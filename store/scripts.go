@@ -81,15 +81,20 @@ end
 -- d:<id>), so replicas answer their parked waiters without reading it
 -- back (hub.go). An earlier release, which splits a wake-up at its first
 -- \31, reads it as a project name (they never hold \30) nobody watches.
+-- It returns the hash as JSON, which the calling script also returns, so
+-- the replica that made the change need not read the record back either.
 local function wakeFinal(id, qk, doc)
   local h = redis.call('HGETALL', qk)
   local m = {}
   for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
-  redis.call('PUBLISH', C.chan, '\30' .. C.project .. '\30' .. id .. '\30' .. cjson.encode(m) .. '\30' .. doc)
+  local hj = cjson.encode(m)
+  redis.call('PUBLISH', C.chan, '\30' .. C.project .. '\30' .. id .. '\30' .. hj .. '\30' .. doc)
+  return hj
 end
 
 -- finalize closes a pending question: status, result, indexes, TTLs, event,
--- audit entry and wake-up.
+-- audit entry and wake-up. It returns the final record (the hash as JSON
+-- and d:<id>), or two empty strings for a record of the earlier layout.
 local function finalize(id, status, result, evtype, by, detail)
   local qk = C.base .. 'q:' .. id
   local run = redis.call('HGET', qk, 'run')
@@ -128,8 +133,13 @@ local function finalize(id, status, result, evtype, by, detail)
   end
   event(evtype, id, run)
   audit(status, id, run, by, detail)
-  if d then wakeFinal(id, qk, d .. '\nR' .. result) end
+  local hj, doc = '', ''
+  if d then
+    doc = d .. '\nR' .. result
+    hj = wakeFinal(id, qk, doc)
+  end
   wake(id)
+  return hj, doc
 end
 
 -- enqueue adds the resume delivery dlv with a snapshot of the question as
@@ -149,7 +159,8 @@ end
 
 -- close is a transition of a pending question whose run state has been
 -- checked: it creates the continuation run (webhook mode, run paused),
--- finalizes, and enqueues the resume delivery. Returns the continuation id.
+-- finalizes, and enqueues the resume delivery. Returns the continuation id
+-- and the final record (finalize).
 local function close(qk, id, status, result, evtype, by, detail, cont, dlv)
   local run = redis.call('HGET', qk, 'run')
   local rk = C.base .. 'run:' .. run
@@ -165,9 +176,9 @@ local function close(qk, id, status, result, evtype, by, detail, cont, dlv)
     audit('resumed', id, run, '', cont)
     made = cont
   end
-  finalize(id, status, result, evtype, by, detail)
+  local hj, doc = finalize(id, status, result, evtype, by, detail)
   if dlv ~= '' then enqueue(qk, id, evtype, dlv) end
-  return made
+  return made, hj, doc
 end
 
 local function runStatus(qk)
@@ -243,8 +254,8 @@ return {'created', id, sup}
 // transitionScript: KEYS[1] = the question's hash.
 // ARGV 10..: id, status, result, evtype, requirePaused, contRun, deliveryID, by, detail,
 // delivery keep ms (last)
-// Returns {"ok", contRunID}, {"final", status}, {"notfound"} or
-// {"run_not_paused", runStatus}.
+// Returns {"ok", contRunID, hash JSON, doc} (the final record: see
+// finalize), {"final", status}, {"notfound"} or {"run_not_paused", runStatus}.
 var transitionScript = redis.NewScript(preludeLua + `
 local id, status, result, evtype = ARGV[10], ARGV[11], ARGV[12], ARGV[13]
 local requirePaused, cont, dlv, by, detail = ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18]
@@ -253,7 +264,8 @@ if not st then return {'notfound'} end
 if st ~= 'pending' then return {'final', st} end
 local runst = runStatus(KEYS[1])
 if requirePaused == '1' and runst ~= 'paused' then return {'run_not_paused', runst} end
-return {'ok', close(KEYS[1], id, status, result, evtype, by, detail, cont, dlv)}
+local made, hj, doc = close(KEYS[1], id, status, result, evtype, by, detail, cont, dlv)
+return {'ok', made, hj, doc}
 `)
 
 // voteScript records one person's vote on an approval needing several, and
@@ -261,7 +273,7 @@ return {'ok', close(KEYS[1], id, status, result, evtype, by, detail, cont, dlv)}
 // KEYS[1] = the question's hash.
 // ARGV 10..: id, person, voteJSON, label, required, veto, winResult,
 // requirePaused, contRun, deliveryID, by, delivery keep ms (last)
-// Returns {"voted", count}, {"resolved", contRunID}, {"final", status},
+// Returns {"voted", count}, {"resolved", contRunID, hash JSON, doc}, {"final", status},
 // {"notfound"} or {"run_not_paused", runStatus}.
 var voteScript = redis.NewScript(preludeLua + `
 local id, person, vote, label, required, veto = ARGV[10], ARGV[11], ARGV[12], ARGV[13], tonumber(ARGV[14]), ARGV[15]
@@ -285,7 +297,8 @@ redis.call('HSET', qk, 'vote:' .. person, vote, 'vlabel:' .. person, label,
 local run = redis.call('HGET', qk, 'run')
 audit('voted', id, run, by, label .. ' (' .. n .. ' of ' .. required .. ')')
 if resolves then
-  return {'resolved', close(qk, id, 'answered', win, 'question.answered', by, label, cont, dlv)}
+  local made, hj, doc = close(qk, id, 'answered', win, 'question.answered', by, label, cont, dlv)
+  return {'resolved', made, hj, doc}
 end
 wake(id)
 return {'voted', tostring(n)}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -37,8 +38,14 @@ func (s *Store) Transition(ctx context.Context, project, id string, tr core.Tran
 // caller gets: the question as it now is, or the refusal. Both scripts
 // answer {"notfound"}, {"final", status} or {"run_not_paused", runStatus}
 // when they change nothing; any other reply (ok, voted, resolved) changed
-// the question.
+// the question. A reply that made it final carries the final record
+// (finalize in scripts.go), which saves reading it back.
 func (s *Store) outcome(ctx context.Context, project, id string, out []string) (*core.Question, error) {
+	if len(out) == 4 && out[2] != "" {
+		if q, ok := s.carried(project, id, out[2], out[3]); ok {
+			return q, nil
+		}
+	}
 	switch out[0] {
 	case "notfound":
 		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
@@ -58,6 +65,22 @@ func (s *Store) outcome(ctx context.Context, project, id string, out []string) (
 		return q, core.StatusError(q)
 	}
 	return s.Get(ctx, project, id)
+}
+
+// carried decodes a final record a script returned or published: its
+// hash as JSON and its d:<id>. ok is false when it does not decode or is
+// not final (the caller reads the record instead).
+func (s *Store) carried(project, id, hash, doc string) (*core.Question, bool) {
+	var h map[string]string
+	if err := json.Unmarshal([]byte(hash), &h); err != nil {
+		s.log.Warn("a final record from a script did not decode; reading it instead", "question", id, "err", err)
+		return nil, false
+	}
+	q, _, err := decode(project, id, h, doc)
+	if err != nil || !q.Status.Final() {
+		return nil, false
+	}
+	return q, true
 }
 
 func resultJSON(tr core.Transition, at time.Time) string {
