@@ -63,6 +63,20 @@ func floorRedis(rs *storetest.Server) (lat, string, error) {
 	return percentiles(ls), line, nil
 }
 
+// pingAtRate is a PING round trip through go-redis at the click rate for
+// 5 s, from the bridge's process: the path's Redis round trips come at
+// that rate, each after an idle gap, not back to back as in floorRedis.
+func pingAtRate(rs *storetest.Server, rate int) ([]time.Duration, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	ls, _, err := openLoop(rate, 5*time.Second, func(int) (time.Duration, error) {
+		t := time.Now()
+		err := rdb.Ping(context.Background()).Err()
+		return time.Since(t), err
+	})
+	return ls, err
+}
+
 func lastLine(s string) string {
 	ls := strings.Split(strings.TrimSpace(strings.ReplaceAll(s, "\r", "\n")), "\n")
 	return strings.TrimSpace(ls[len(ls)-1])

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"time"
@@ -16,30 +17,83 @@ import (
 // requests (three goroutines and two buffers each) tripled the goroutines
 // and heap the garbage collector scans and shared the replicas' scheduler,
 // so the client's own pauses were counted as wake latency.
+//
+// The child also measures the floors that (b) is compared with from where
+// the path's own requests start (see benchWake): a bare HTTP round trip to
+// the bridge's process, and the chain floor.
 
 // wakeJob is what the parent hands the child on stdin.
 type wakeJob struct {
 	A, B string // base URLs of the replicas
 	IDs  []string
 	Rate int
+	// FloorURL is a bare HTTP handler in the bridge's process.
+	FloorURL string
+	// ChainA, ChainB serve the wake paths with no askbridge code behind
+	// them (chain.go); ChainIDs are the ids to wait for and answer there.
+	ChainA, ChainB string
+	ChainIDs       []string
+}
+
+// wakeResult is what the child hands back on stdout.
+type wakeResult struct {
+	HTTPFloor []time.Duration // bare HTTP round trips
+	Chain     []time.Duration // answer → waiter woken through the chain floor
+	Respond   []time.Duration // respond → 202 on replica B
+	Wake      []time.Duration // answer → waiter woken, (b) itself
 }
 
 const wakeClientFlag = "-wake-client"
 
-// runWakeClient is the child: it parks a waiter per question on A, then
-// answers them on B at the rate, and writes each latency (ns) as JSON.
+// runWakeClient is the child: the HTTP floor, the chain floor, then (b).
 func runWakeClient() error {
 	var job wakeJob
 	if err := json.NewDecoder(os.Stdin).Decode(&job); err != nil {
 		return err
 	}
-	n := len(job.IDs)
+	var res wakeResult
+	var err error
+	if res.HTTPFloor, err = bareRoundTrips(job.FloorURL, job.Rate); err != nil {
+		return fmt.Errorf("HTTP floor: %w", err)
+	}
+	if res.Chain, _, err = wakeRound(job.ChainA, job.ChainB, job.ChainIDs, job.Rate); err != nil {
+		return fmt.Errorf("chain floor: %w", err)
+	}
+	if res.Wake, res.Respond, err = wakeRound(job.A, job.B, job.IDs, job.Rate); err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// bareRoundTrips posts to a bare handler at rate for 5 s, as floorHTTP
+// does in the bench's own process.
+func bareRoundTrips(u string, rate int) ([]time.Duration, error) {
+	c := client(256)
+	body := bytes.Repeat([]byte("x"), 1500)
+	ls, _, err := openLoop(rate, 5*time.Second, func(int) (time.Duration, error) {
+		t := time.Now()
+		res, err := c.Post(u, "application/x-www-form-urlencoded", bytes.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return time.Since(t), nil
+	})
+	return ls, err
+}
+
+// wakeRound parks a waiter per id on a, then answers them on b at rate;
+// it returns each answer's latency until its waiter had the answered
+// record, and each answer's own round trip.
+func wakeRound(a, b string, ids []string, rate int) (wake, respond []time.Duration, err error) {
+	n := len(ids)
 	c := client(n + 10)
 	woken := make([]chan time.Time, n)
-	for i, id := range job.IDs {
+	for i, id := range ids {
 		woken[i] = make(chan time.Time, 1)
 		go func() {
-			res, err := c.Get(job.A + "/api/projects/wake/agent-questions/" + id + "/wait?timeout=120s")
+			res, err := c.Get(a + "/api/projects/wake/agent-questions/" + id + "/wait?timeout=120s")
 			if err != nil {
 				return
 			}
@@ -51,12 +105,12 @@ func runWakeClient() error {
 			}
 		}()
 	}
-	rtts := make([]time.Duration, n)
+	respond = make([]time.Duration, n)
 	time.Sleep(2 * time.Second) // every waiter is parked
-	ls, _, err := openLoop(job.Rate, time.Duration(n/job.Rate)*time.Second, func(i int) (time.Duration, error) {
+	wake, _, err = openLoop(rate, time.Duration(n/rate)*time.Second, func(i int) (time.Duration, error) {
 		t := time.Now()
-		code, _, err := postJSON(c, job.B+"/api/projects/wake/agent-questions/"+job.IDs[i]+"/respond", map[string]any{"response": "yes"})
-		rtts[i] = time.Since(t)
+		code, _, err := postJSON(c, b+"/api/projects/wake/agent-questions/"+ids[i]+"/respond", map[string]any{"response": "yes"})
+		respond[i] = time.Since(t)
 		if err != nil || code != 202 {
 			return 0, fmt.Errorf("respond: %d %v", code, err)
 		}
@@ -67,22 +121,16 @@ func runWakeClient() error {
 			return 0, errors.New("waiter not woken")
 		}
 	})
-	if err != nil {
-		return err
-	}
-	p := percentiles(rtts)
-	// Printed beside (b): a waiter cannot be woken before the answer is
-	// recorded, so this round trip (HTTP, the read of the question, the
-	// transition script) bounds the wake-up from below.
-	fmt.Fprintf(os.Stderr, "(b) the answers' own round trip to B (respond → 202): p50 %s  p99 %s\n", ms(p.p50), ms(p.p99))
-	return json.NewEncoder(os.Stdout).Encode(ls)
+	c.CloseIdleConnections()
+	return wake, respond, err
 }
 
 // wakeInChild runs runWakeClient in a child process (this binary again).
-func wakeInChild(job wakeJob) ([]time.Duration, error) {
+func wakeInChild(job wakeJob) (wakeResult, error) {
+	var res wakeResult
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	in, _ := json.Marshal(job)
 	cmd := exec.Command(exe, wakeClientFlag)
@@ -90,11 +138,10 @@ func wakeInChild(job wakeJob) ([]time.Duration, error) {
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("wake client: %w", err)
+		return res, fmt.Errorf("wake client: %w", err)
 	}
-	var ls []time.Duration
-	if err := json.Unmarshal(out, &ls); err != nil {
-		return nil, fmt.Errorf("wake client output: %w", err)
+	if err := json.Unmarshal(out, &res); err != nil {
+		return res, fmt.Errorf("wake client output: %w", err)
 	}
-	return ls, nil
+	return res, nil
 }
