@@ -69,11 +69,15 @@ func floorRedis(rs *storetest.Server) (lat, string, error) {
 func pingAtRate(rs *storetest.Server, rate int) ([]time.Duration, error) {
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
 	defer rdb.Close()
-	ls, _, err := openLoop(rate, 5*time.Second, func(int) (time.Duration, error) {
+	ping := func(int) (time.Duration, error) {
 		t := time.Now()
 		err := rdb.Ping(context.Background()).Err()
 		return time.Since(t), err
-	})
+	}
+	if _, _, err := openLoop(rate, time.Second, ping); err != nil { // connections opened, unmeasured
+		return nil, err
+	}
+	ls, _, err := openLoop(rate, 5*time.Second, ping)
 	return ls, err
 }
 
