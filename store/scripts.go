@@ -95,10 +95,12 @@ end
 -- finalize closes a pending question: status, result, indexes, TTLs, event,
 -- audit entry and wake-up. It returns the final record (the hash as JSON
 -- and d:<id>), or two empty strings for a record of the earlier layout.
-local function finalize(id, status, result, evtype, by, detail)
+-- run and fp are the hash's fields of those names when the caller has read
+-- them already (nil: read here). Every call of a script costs: each one
+-- is a step of the answer's path (BENCHMARKS.md (b)).
+local function finalize(id, status, result, evtype, by, detail, run, fp)
   local qk = C.base .. 'q:' .. id
-  local run = redis.call('HGET', qk, 'run')
-  local fp = redis.call('HGET', qk, 'fp')
+  if not run then run, fp = unpack(redis.call('HMGET', qk, 'run', 'fp')) end
   -- The result goes beside the immutable part (a line "R<json>"), so the
   -- hash keeps only short fields (see record.go).
   local dk = C.base .. 'd:' .. id
@@ -117,14 +119,18 @@ local function finalize(id, status, result, evtype, by, detail)
   redis.call('DEL', C.base .. 'draft:' .. id)
   if d then keepIdem(id, string.match(d, '^[^\n]*')) end
   local rk = C.base .. 'run:' .. run
-  if redis.call('HGET', rk, 'pending') == id then redis.call('HDEL', rk, 'pending') end
+  local fpf = 'fp:' .. fp
+  local pending, fpq = unpack(redis.call('HMGET', rk, 'pending', fpf))
+  if pending == id then
+    redis.call('HDEL', rk, 'pending')
+    pending = false
+  end
   -- A run has at most one pending question, so once none is pending every
   -- question of the run goes within retention, and the run with them.
-  if redis.call('HEXISTS', rk, 'pending') == 0 then redis.call('PEXPIRE', rk, C.retention) end
+  if not pending then redis.call('PEXPIRE', rk, C.retention) end
   -- The run's re-ask fingerprint: an answered question stays re-attachable
   -- for the window ("id|until ms"); any other outcome forgets it.
-  local fpf = 'fp:' .. fp
-  if redis.call('HGET', rk, fpf) == id then
+  if fpq == id then
     if status == 'answered' then
       redis.call('HSET', rk, fpf, id .. '|' .. (tonumber(C.nowms) + tonumber(C.window)))
     else
@@ -160,9 +166,9 @@ end
 -- close is a transition of a pending question whose run state has been
 -- checked: it creates the continuation run (webhook mode, run paused),
 -- finalizes, and enqueues the resume delivery. Returns the continuation id
--- and the final record (finalize).
-local function close(qk, id, status, result, evtype, by, detail, cont, dlv)
-  local run = redis.call('HGET', qk, 'run')
+-- and the final record (finalize). run and fp: as for finalize.
+local function close(qk, id, status, result, evtype, by, detail, cont, dlv, run, fp)
+  if not run then run, fp = unpack(redis.call('HMGET', qk, 'run', 'fp')) end
   local rk = C.base .. 'run:' .. run
   local made = ''
   if cont ~= '' and redis.call('HGET', rk, 'status') == 'paused' then
@@ -176,7 +182,7 @@ local function close(qk, id, status, result, evtype, by, detail, cont, dlv)
     audit('resumed', id, run, '', cont)
     made = cont
   end
-  local hj, doc = finalize(id, status, result, evtype, by, detail)
+  local hj, doc = finalize(id, status, result, evtype, by, detail, run, fp)
   if dlv ~= '' then enqueue(qk, id, evtype, dlv) end
   return made, hj, doc
 end
@@ -259,12 +265,14 @@ return {'created', id, sup}
 var transitionScript = redis.NewScript(preludeLua + `
 local id, status, result, evtype = ARGV[10], ARGV[11], ARGV[12], ARGV[13]
 local requirePaused, cont, dlv, by, detail = ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18]
-local st = redis.call('HGET', KEYS[1], 'status')
+local st, run, fp = unpack(redis.call('HMGET', KEYS[1], 'status', 'run', 'fp'))
 if not st then return {'notfound'} end
 if st ~= 'pending' then return {'final', st} end
-local runst = runStatus(KEYS[1])
-if requirePaused == '1' and runst ~= 'paused' then return {'run_not_paused', runst} end
-local made, hj, doc = close(KEYS[1], id, status, result, evtype, by, detail, cont, dlv)
+if requirePaused == '1' then
+  local runst = redis.call('HGET', C.base .. 'run:' .. run, 'status') or ''
+  if runst ~= 'paused' then return {'run_not_paused', runst} end
+end
+local made, hj, doc = close(KEYS[1], id, status, result, evtype, by, detail, cont, dlv, run, fp)
 return {'ok', made, hj, doc}
 `)
 
