@@ -85,15 +85,13 @@ func (c *chain) done(id string) chan struct{} {
 	return ch
 }
 
-// fire wakes id's waiter, once.
+// fire wakes id's waiter; an id published twice wakes it once.
 func (c *chain) fire(id string) {
 	ch := c.done(id)
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	select {
 	case <-ch:
 	default:
-		close(ch)
+		close(ch) // only the subscriber goroutine closes
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"time"
@@ -53,7 +52,8 @@ func runWakeClient() error {
 	}
 	var res wakeResult
 	var err error
-	if res.HTTPFloor, err = bareRoundTrips(job.FloorURL, job.Rate); err != nil {
+	// As floorHTTP, from this process, after 1 s unmeasured.
+	if res.HTTPFloor, err = bareRoundTrips(job.FloorURL, job.Rate, time.Second, 5*time.Second); err != nil {
 		return fmt.Errorf("HTTP floor: %w", err)
 	}
 	if res.Chain, _, err = wakeRound(job.ChainA, job.ChainB, job.ChainIDs, job.Rate); err != nil {
@@ -63,30 +63,6 @@ func runWakeClient() error {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
-}
-
-// bareRoundTrips posts to a bare handler at rate for 5 s, as floorHTTP
-// does in the bench's own process, after 1 s of the same unmeasured: the
-// first requests of a fresh process (connections, stacks, heap) would
-// otherwise be the floor's slowest 1 % and raise it.
-func bareRoundTrips(u string, rate int) ([]time.Duration, error) {
-	c := client(256)
-	body := bytes.Repeat([]byte("x"), 1500)
-	post := func(int) (time.Duration, error) {
-		t := time.Now()
-		res, err := c.Post(u, "application/x-www-form-urlencoded", bytes.NewReader(body))
-		if err != nil {
-			return 0, err
-		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		return time.Since(t), nil
-	}
-	if _, _, err := openLoop(rate, time.Second, post); err != nil {
-		return nil, err
-	}
-	ls, _, err := openLoop(rate, 5*time.Second, post)
-	return ls, err
 }
 
 // wakeRound parks a waiter per id on a, then answers them on b at rate;
