@@ -187,9 +187,6 @@ local function close(qk, id, status, result, evtype, by, detail, cont, dlv, run,
   return made, hj, doc
 end
 
-local function runStatus(qk)
-  return redis.call('HGET', C.base .. 'run:' .. redis.call('HGET', qk, 'run'), 'status') or ''
-end
 `
 
 // createScript: KEYS[1] = the new question's hash.
@@ -292,20 +289,22 @@ if not st then return {'notfound'} end
 if st ~= 'pending' then return {'final', st} end
 local n = 1
 local fields = redis.call('HGETALL', qk)
+local run, fp
 for i = 1, #fields, 2 do
   local f = fields[i]
   if string.sub(f, 1, 7) == 'vlabel:' and f ~= 'vlabel:' .. person and fields[i + 1] == label then n = n + 1 end
+  if f == 'run' then run = fields[i + 1] elseif f == 'fp' then fp = fields[i + 1] end
 end
 local resolves = veto == '1' or n >= required
-if resolves and requirePaused == '1' and runStatus(qk) ~= 'paused' then
-  return {'run_not_paused', runStatus(qk)}
+if resolves and requirePaused == '1' then
+  local runst = redis.call('HGET', C.base .. 'run:' .. run, 'status') or ''
+  if runst ~= 'paused' then return {'run_not_paused', runst} end
 end
 redis.call('HSET', qk, 'vote:' .. person, vote, 'vlabel:' .. person, label,
   'vorder:' .. person, redis.call('HINCRBY', qk, 'vseq', 1), 'updated_at', C.nowstr)
-local run = redis.call('HGET', qk, 'run')
 audit('voted', id, run, by, label .. ' (' .. n .. ' of ' .. required .. ')')
 if resolves then
-  local made, hj, doc = close(qk, id, 'answered', win, 'question.answered', by, label, cont, dlv)
+  local made, hj, doc = close(qk, id, 'answered', win, 'question.answered', by, label, cont, dlv, run, fp)
   return {'resolved', made, hj, doc}
 end
 wake(id)
