@@ -294,6 +294,22 @@ func readParams(r *http.Request) (map[string]string, obj) {
 	return params, nil
 }
 
+// checkView refuses a modal view as Slack does: a malformed one, or one
+// whose blocks hold more text than Slack takes. nil: it is fine.
+func checkView(view any) resp {
+	var c checker
+	c.view(view)
+	if len(c.problems) > 0 {
+		return fail("invalid_arguments", c.problems...)
+	}
+	if vo, ok := view.(obj); ok {
+		if total := blocksText(vo["blocks"]); total > maxBlocksText {
+			return fail("msg_blocks_too_long", fmt.Sprintf("[ERROR] the view's blocks hold %d characters of text, more than %d", total, maxBlocksText))
+		}
+	}
+	return nil
+}
+
 func fail(code string, problems ...string) resp {
 	out := resp{"ok": false, "error": code}
 	if len(problems) > 0 {
@@ -393,15 +409,8 @@ func (s *Server) handle(method string, p map[string]string, raw obj) resp {
 		case time.Since(at) > 3*time.Second:
 			return fail("expired_trigger_id")
 		}
-		var c checker
-		c.view(raw["view"])
-		if len(c.problems) > 0 {
-			return fail("invalid_arguments", c.problems...)
-		}
-		if vo, ok := raw["view"].(obj); ok {
-			if total := blocksText(vo["blocks"]); total > maxBlocksText {
-				return fail("msg_blocks_too_long", fmt.Sprintf("[ERROR] the view's blocks hold %d characters of text, more than %d", total, maxBlocksText))
-			}
+		if bad := checkView(raw["view"]); bad != nil {
+			return bad
 		}
 		s.triggers[tid] = time.Time{}
 		v := View{ID: fmt.Sprintf("V%d", s.seq+1), TriggerID: tid, View: json.RawMessage(p["view"])}
@@ -410,15 +419,8 @@ func (s *Server) handle(method string, p map[string]string, raw obj) resp {
 		return resp{"ok": true, "view": resp{"id": v.ID}}
 	case "views.update":
 		// A modal's own buttons update it in place (no trigger needed).
-		var c checker
-		c.view(raw["view"])
-		if len(c.problems) > 0 {
-			return fail("invalid_arguments", c.problems...)
-		}
-		if vo, ok := raw["view"].(obj); ok {
-			if total := blocksText(vo["blocks"]); total > maxBlocksText {
-				return fail("msg_blocks_too_long", fmt.Sprintf("[ERROR] the view's blocks hold %d characters of text, more than %d", total, maxBlocksText))
-			}
+		if bad := checkView(raw["view"]); bad != nil {
+			return bad
 		}
 		for i := range s.views {
 			if s.views[i].ID == p["view_id"] && p["view_id"] != "" {
