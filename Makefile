@@ -69,10 +69,10 @@ FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./core:FuzzAsk \
 	./core:FuzzRespond \
-	./agentrun/api:FuzzCreateAndRespond \
-	./agentrun/hook:FuzzHookInput \
-	./agentrun/hook:FuzzShellCommands \
-	./agentrun/hook:FuzzTranscriptLine \
+	./server/api:FuzzCreateAndRespond \
+	./agent/hook:FuzzHookInput \
+	./agent/hook:FuzzShellCommands \
+	./agent/hook:FuzzTranscriptLine \
 	./cmd/bridge:FuzzConfigFile \
 	./adapters/slack:FuzzParseReply \
 	./adapters/slack:FuzzInteractionsHandler \

@@ -16,8 +16,8 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
+	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/internal/app"
 )
 
 type lat struct{ p50, p99, max time.Duration }

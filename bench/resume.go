@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/resume"
+	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/internal/app"
+	"github.com/askbridge/askbridge/server/resume"
 	"github.com/askbridge/askbridge/store/storetest"
 )
 

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/egress"
-	"github.com/askbridge/askbridge/agentrun/resume"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/server/egress"
+	"github.com/askbridge/askbridge/server/resume"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/stretchr/testify/assert"

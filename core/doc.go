@@ -1,7 +1,7 @@
 // Package core holds askbridge's domain: questions, runs, validation, answer
 // parsing, error codes, the state machine and the Router. It knows no chat
 // platform, no storage technology and no HTTP: those sit behind the ports
-// (ports.go) and are wired by internal/app.
+// (ports.go) and are wired by app.
 //
 // One job per file:
 //

@@ -40,4 +40,4 @@ if ! bin="$(find_bin)"; then
   fi
 fi
 echo "test-claude-code: $("$bin" --version)" >&2
-ASKBRIDGE_CLAUDE_CODE="$bin" "$GO" test -race -count=1 -timeout 10m -run '^TestRealClaudeCode' -v ./agentrun/hook
+ASKBRIDGE_CLAUDE_CODE="$bin" "$GO" test -race -count=1 -timeout 10m -run '^TestRealClaudeCode' -v ./agent/hook

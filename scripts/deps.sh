@@ -15,7 +15,7 @@ if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 && ! command 
 fi
 
 # The official MCP TypeScript SDK: an outside MCP client for the MCP server's
-# tests (agentrun/mcpserver), installed into a cache directory outside the
+# tests (agent/mcpserver), installed into a cache directory outside the
 # repository. Without npm the tests skip, except in CI where they fail.
 npm_dir="${ASKBRIDGE_NPM_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/askbridge/npm}"
 mcp_sdk_version="1.32.2"

@@ -11,8 +11,8 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
+	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/internal/app"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

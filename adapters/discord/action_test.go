@@ -23,7 +23,7 @@ func withPublicURL(_ *core.RouterConfig, c *Config) { c.PublicURL = publicURL }
 // bashFixture is Claude Code's captured Bash PermissionRequest.
 func bashFixture(t *testing.T) *core.Action {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "agentrun", "hook", "testdata", "claude-code", "permissionrequest-bash.json"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "agent", "hook", "testdata", "claude-code", "permissionrequest-bash.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // PermissionRequest (tool Bash, its input and permission_suggestions).
 func bashApproval(t *testing.T, run string) core.AskRequest {
 	t.Helper()
-	b, err := os.ReadFile("../../agentrun/hook/testdata/claude-code/permissionrequest-bash.json")
+	b, err := os.ReadFile("../../agent/hook/testdata/claude-code/permissionrequest-bash.json")
 	require.NoError(t, err)
 	var f struct {
 		Tool        string            `json:"tool_name"`

@@ -24,7 +24,7 @@ var bashSuggestions = []json.RawMessage{
 }
 
 // bashAction is the Claude Code hook's PermissionRequest for a Bash call
-// (agentrun/hook/testdata/claude-code/permissionrequest-bash.json, with one
+// (agent/hook/testdata/claude-code/permissionrequest-bash.json, with one
 // more suggestion).
 func bashAction(runID, command string) core.AskRequest {
 	in, _ := json.Marshal(map[string]string{"command": command, "description": "Remove the build directory"})

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/api"
+	"github.com/askbridge/askbridge/server/api"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/store"

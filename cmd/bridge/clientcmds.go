@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/askbridge/askbridge/agentrun/cli"
+	"github.com/askbridge/askbridge/agent/cli"
 )
 
 // clientCommand runs the client-side commands (ask, questions, mcp, hook);

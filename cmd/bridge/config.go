@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/api"
-	"github.com/askbridge/askbridge/agentrun/egress"
+	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/internal/app"
+	"github.com/askbridge/askbridge/server/api"
+	"github.com/askbridge/askbridge/server/egress"
 	"gopkg.in/yaml.v3"
 )
 

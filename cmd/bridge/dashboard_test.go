@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/api"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/server/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/egress"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/server/egress"
 )
 
 // serveEnvValues is every environment variable `bridge serve` reads (and

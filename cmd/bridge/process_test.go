@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/webhook"
+	"github.com/askbridge/askbridge/agent/webhook"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

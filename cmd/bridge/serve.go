@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/askbridge/askbridge/internal/app"
+	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/store"
 )
 

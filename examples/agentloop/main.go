@@ -32,9 +32,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/client"
-	"github.com/askbridge/askbridge/agentrun/executor"
-	"github.com/askbridge/askbridge/agentrun/webhook"
+	"github.com/askbridge/askbridge/agent/client"
+	"github.com/askbridge/askbridge/agent/executor"
+	"github.com/askbridge/askbridge/agent/webhook"
 	"github.com/askbridge/askbridge/core"
 	"github.com/google/uuid"
 )

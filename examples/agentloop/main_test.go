@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/agentrun/bridgetest"
-	"github.com/askbridge/askbridge/agentrun/client"
-	"github.com/askbridge/askbridge/agentrun/webhook"
+	"github.com/askbridge/askbridge/agent/bridgetest"
+	"github.com/askbridge/askbridge/agent/client"
+	"github.com/askbridge/askbridge/agent/webhook"
 	"github.com/askbridge/askbridge/core"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

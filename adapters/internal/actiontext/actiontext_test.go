@@ -19,7 +19,7 @@ func runes(s string) int { return utf8.RuneCountInString(s) }
 // TestDescribeClaudeCodeSuggestions: the suggestions of the captured
 // PermissionRequest read as the rules they add.
 func TestDescribeClaudeCodeSuggestions(t *testing.T) {
-	b, err := os.ReadFile("../../../agentrun/hook/testdata/claude-code/permissionrequest-bash.json")
+	b, err := os.ReadFile("../../../agent/hook/testdata/claude-code/permissionrequest-bash.json")
 	require.NoError(t, err)
 	var f struct {
 		Suggestions []json.RawMessage `json:"permission_suggestions"`

@@ -1,0 +1,210 @@
+// Package bridgetest builds the real bridge binary and runs `bridge serve`
+// on the embedded default for end-to-end tests of the client side.
+package bridgetest
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/agent/cli"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+	buildOut  []byte
+)
+
+// repoRoot is the module root, found from this file's location.
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Binary builds ./cmd/bridge once per test process and returns its path.
+// Long on a cold cache: callers skip under -short.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "askbridge-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "bridge")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/bridge")
+		cmd.Dir = repoRoot()
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("building bridge: %v\n%s", buildErr, buildOut)
+	}
+	return binPath
+}
+
+// HandlesClientCommands reports whether the built binary dispatches the
+// client-side commands (cmd/bridge's run calls clientCommand).
+func HandlesClientCommands(t testing.TB) bool {
+	out, _ := exec.Command(Binary(t), "questions", "--help").CombinedOutput()
+	return strings.Contains(string(out), "bridge questions <command>")
+}
+
+// Server is a running `bridge serve`.
+type Server struct {
+	URL string
+	cmd *exec.Cmd
+}
+
+var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+
+// Serve starts `bridge serve --addr 127.0.0.1:0` with env added to the
+// environment (e.g. "BRIDGE_WEBHOOK_SECRET=..."), waits until it listens
+// and stops it at the end of the test.
+func Serve(t testing.TB, env ...string) *Server {
+	t.Helper()
+	cmd := exec.Command(Binary(t), "serve", "--addr", "127.0.0.1:0")
+	cmd.Env = append(cleanEnv(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logWriter{t: t}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urlCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case urlCh <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	s := &Server{cmd: cmd}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		logs.stop()
+	})
+	select {
+	case s.URL = <-urlCh:
+	case <-time.After(30 * time.Second):
+		t.Fatal("bridge serve did not start listening within 30s")
+	}
+	return s
+}
+
+// cleanEnv is the environment without BRIDGE_*, REDIS_URL and chat
+// platform settings, so a developer's shell does not leak into tests.
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "BRIDGE_") || strings.HasPrefix(k, "SLACK_") || strings.HasPrefix(k, "DISCORD_") || k == "REDIS_URL" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// CleanEnv is the environment without askbridge settings.
+func CleanEnv() []string { return cleanEnv() }
+
+type logWriter struct {
+	t       testing.TB
+	mu      sync.Mutex
+	stopped bool
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.t.Logf("bridge serve: %s", strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *logWriter) stop() { w.mu.Lock(); w.stopped = true; w.mu.Unlock() }
+
+// Context returns a context that ends with the test or after d.
+func Context(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// envAsBridge makes a test binary act as the bridge's client side.
+const envAsBridge = "ASKBRIDGE_TEST_AS_BRIDGE"
+
+// RunAsBridge must be called first in the TestMain of a package that uses
+// ClientCommand: in the child process it runs the client command (the same
+// cli.Run that cmd/bridge calls) and exits.
+func RunAsBridge() {
+	if os.Getenv(envAsBridge) != "1" {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code, handled := cli.Run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if !handled {
+		code = 2
+	}
+	os.Exit(code)
+}
+
+// ClientCommand returns a command running `bridge <args>` against srv: the
+// built binary once cmd/bridge dispatches the client commands, until then
+// the test binary acting as it (see RunAsBridge). env is added to a clean
+// environment with BRIDGE_URL set.
+func ClientCommand(t testing.TB, srv *Server, args []string, env ...string) *exec.Cmd {
+	t.Helper()
+	var cmd *exec.Cmd
+	if HandlesClientCommands(t) {
+		cmd = exec.Command(Binary(t), args...)
+		cmd.Env = cleanEnv()
+	} else {
+		cmd = exec.Command(os.Args[0], args...)
+		cmd.Env = append(cleanEnv(), envAsBridge+"=1")
+	}
+	cmd.Env = append(cmd.Env, "BRIDGE_URL="+srv.URL)
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+// Main runs the tests of a package that uses this package: call it from
+// TestMain as os.Exit(bridgetest.Main(m)). It acts as the bridge in child
+// processes (RunAsBridge) and removes the built binary at the end.
+func Main(m *testing.M) int {
+	RunAsBridge()
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	return code
+}

@@ -1,0 +1,211 @@
+// Package cli holds the client-side commands of the bridge binary: ask,
+// questions, mcp and hook. They talk to a running bridge over its HTTP API,
+// configured by BRIDGE_URL, BRIDGE_TOKEN and BRIDGE_PROJECT.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/agent/client"
+	"github.com/askbridge/askbridge/agent/hook"
+	"github.com/askbridge/askbridge/agent/mcpserver"
+	"github.com/askbridge/askbridge/core"
+)
+
+// Exit codes of the client commands.
+const (
+	ExitOK        = 0 // answered (ask), done (other commands)
+	ExitError     = 1 // the bridge refused or could not be reached
+	ExitUsage     = 2 // bad flags or arguments
+	ExitExpired   = 3 // ask: the question expired unanswered
+	ExitCancelled = 4 // ask: the question was cancelled (dismissed, superseded, or ask interrupted)
+)
+
+// Defaults of the environment.
+const (
+	DefaultURL     = "http://127.0.0.1:8080"
+	DefaultProject = "default"
+)
+
+// Env is the client configuration read from the environment.
+type Env struct {
+	URL     string // BRIDGE_URL
+	Token   string // BRIDGE_TOKEN
+	Project string // BRIDGE_PROJECT
+	Route   string // BRIDGE_ROUTE
+	AgentID string // BRIDGE_AGENT_ID
+	RunID   string // BRIDGE_RUN_ID
+}
+
+// ReadEnv reads the BRIDGE_* variables, with defaults.
+func ReadEnv(getenv func(string) string) Env {
+	e := Env{
+		URL: getenv("BRIDGE_URL"), Token: getenv("BRIDGE_TOKEN"), Project: getenv("BRIDGE_PROJECT"),
+		Route: getenv("BRIDGE_ROUTE"), AgentID: getenv("BRIDGE_AGENT_ID"), RunID: getenv("BRIDGE_RUN_ID"),
+	}
+	if e.URL == "" {
+		e.URL = DefaultURL
+	}
+	if e.Project == "" {
+		e.Project = DefaultProject
+	}
+	return e
+}
+
+// Client returns an API client for the environment.
+func (e Env) Client(opts ...client.Option) *client.Client {
+	return client.New(e.URL, e.Token, e.Project, opts...)
+}
+
+// app carries what every command needs; tests replace isTTY and the clock.
+type app struct {
+	env    Env
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	isTTY  func(io.Writer) bool
+	now    func() time.Time
+	tick   time.Duration // refresh of the waiting line
+}
+
+// Run runs a client-side command. handled is false when args[0] is not one
+// of ask, questions, mcp, hook; the caller then handles it.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, handled bool) {
+	a := &app{env: ReadEnv(getenv), stdin: stdin, stdout: stdout, stderr: stderr,
+		isTTY: isTerminal, now: time.Now, tick: time.Second}
+	return a.run(ctx, args)
+}
+
+func (a *app) run(ctx context.Context, args []string) (int, bool) {
+	if len(args) == 0 {
+		return 0, false
+	}
+	switch args[0] {
+	case "ask":
+		return a.ask(ctx, args[1:]), true
+	case "questions":
+		return a.questions(ctx, args[1:]), true
+	case "mcp":
+		return a.mcp(ctx, args[1:]), true
+	case "hook":
+		return a.hook(ctx, args[1:]), true
+	}
+	return 0, false
+}
+
+func (a *app) mcp(ctx context.Context, args []string) int {
+	fs := newFlags("mcp", a.stderr, "usage: bridge mcp\n\nA stdio MCP server exposing the ask_user tool. Configured by BRIDGE_URL, BRIDGE_TOKEN,\nBRIDGE_PROJECT, BRIDGE_ROUTE, BRIDGE_AGENT_ID and BRIDGE_RUN_ID.")
+	every := fs.Duration("progress-every", mcpserver.DefaultProgressEvery, "interval of progress notifications while ask_user waits")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(a.stderr, "bridge mcp: unexpected argument %q\n", fs.Arg(0))
+		return ExitUsage
+	}
+	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	c := a.env.Client(client.WithUserAgent("askbridge-mcp"))
+	cfg := mcpserver.Config{
+		Client: c, Route: a.env.Route,
+		AgentID: a.env.AgentID, RunID: a.env.RunID, Logger: logger, ProgressEvery: *every,
+	}
+	if a.env.Token == "" {
+		// The embedded default (no tokens): the host's own user may answer
+		// through an elicitation. An agent token may not answer questions.
+		cfg.Answer = func(ctx context.Context, id string, req core.RespondRequest, _ core.Person) error {
+			_, err := c.Respond(ctx, id, req)
+			return err
+		}
+	}
+	srv := mcpserver.New(cfg)
+	if err := srv.Serve(ctx, a.stdin, a.stdout); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(a.stderr, "bridge mcp: %v\n", err)
+		return ExitError
+	}
+	return ExitOK
+}
+
+func (a *app) hook(ctx context.Context, args []string) int {
+	if len(args) == 0 || args[0] != "claude-code" {
+		fmt.Fprintln(a.stderr, "usage: bridge hook claude-code [flags] < hook-input.json")
+		return hook.ExitUsage
+	}
+	return hook.Run(ctx, args[1:], hook.Env{URL: a.env.URL, Token: a.env.Token, Project: a.env.Project,
+		Route: a.env.Route, AgentID: a.env.AgentID}, a.stdin, a.stdout, a.stderr)
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return strings.Join(*s, ", ") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+
+func newFlags(name string, stderr io.Writer, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usage)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(stderr, "\nflags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parse parses flags placed anywhere among the arguments ("answer ID 2 -m
+// note"). ok is false when the command must end with code.
+func parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return ExitOK, false
+			}
+			return ExitUsage, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+	// Re-parse the positional arguments alone so fs.Args returns them.
+	_ = fs.Parse(append([]string{"--"}, positional...))
+	return 0, true
+}
+
+// apiFailure prints an error of the bridge and returns ExitError.
+func (a *app) apiFailure(cmd string, err error) int {
+	var e *core.Error
+	if errors.As(err, &e) {
+		fmt.Fprintf(a.stderr, "bridge %s: %s: %s\n", cmd, e.Code, e.Message)
+		for _, d := range e.Details {
+			fmt.Fprintf(a.stderr, "  %s: %s\n", d.Field, d.Problem)
+		}
+		return ExitError
+	}
+	fmt.Fprintf(a.stderr, "bridge %s: %v\n", cmd, err)
+	return ExitError
+}

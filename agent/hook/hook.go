@@ -1,0 +1,478 @@
+// Package hook is the Claude Code hook of askbridge (bridge hook
+// claude-code). It reads one hook event as JSON on stdin and answers it on
+// stdout after asking people through the bridge:
+//
+//   - AskUserQuestion (PreToolUse, or the PermissionRequest Claude Code
+//     raises when no PreToolUse hook answered): the questions are asked
+//     through the bridge and the answers handed to Claude Code as
+//     updatedInput, keyed by the original question strings.
+//   - PermissionRequest for other tools, and PreToolUse for tools matched
+//     by --approve patterns: an approval (Allow / Deny) is asked.
+//
+// A PermissionRequest hook follows the session transcript: it re-attaches
+// to what a PreToolUse hook already asked for the same tool call, and
+// withdraws its question once the person decided in the terminal.
+//
+// Exit codes (Claude Code treats 2 as "block the tool call", so the hook
+// never uses it):
+//
+//	0  a decision was printed on stdout, or nothing was printed: no answer in
+//	   time (Claude Code falls back to its own dialog) or an event this hook
+//	   does not handle (a PreToolUse for a tool no --approve pattern matches)
+//	1  the input was malformed or unknown, the flags were wrong, or the bridge
+//	   refused or could not be reached: a message on stderr, nothing on stdout;
+//	   Claude Code shows the message and carries on as without the hook
+package hook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/agent/client"
+	"github.com/askbridge/askbridge/core"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitError = 1
+	// ExitUsage is ExitError: exit 2 would make Claude Code block the tool.
+	ExitUsage = 1
+)
+
+// Defaults.
+const (
+	DefaultTimeout = 9 * time.Minute
+	DefaultAgent   = "claude-code"
+	// MaxInput bounds the hook JSON read from stdin.
+	MaxInput = 4 << 20
+	// ReadTimeout bounds reading stdin, so a hook run by hand never hangs.
+	ReadTimeout = 30 * time.Second
+)
+
+// Env is the bridge connection (BRIDGE_URL, BRIDGE_TOKEN, BRIDGE_PROJECT,
+// BRIDGE_ROUTE, BRIDGE_AGENT_ID).
+type Env struct {
+	URL, Token, Project, Route, AgentID string
+}
+
+// Input is a Claude Code hook event.
+type Input struct {
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+	Cwd            string          `json:"cwd"`
+	PermissionMode string          `json:"permission_mode"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id"`
+	// PermissionSuggestions are the "always allow" rules a
+	// PermissionRequest offers; one a person chooses is returned as
+	// updatedPermissions.
+	PermissionSuggestions []json.RawMessage `json:"permission_suggestions"`
+	// Set inside a subagent.
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
+}
+
+// Output is what the hook prints.
+type Output struct {
+	HookSpecificOutput any `json:"hookSpecificOutput"`
+}
+
+// PreToolUseOutput answers a PreToolUse event.
+type PreToolUseOutput struct {
+	HookEventName            string `json:"hookEventName"`
+	PermissionDecision       string `json:"permissionDecision"`
+	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             any    `json:"updatedInput,omitempty"`
+}
+
+// PermissionRequestOutput answers a PermissionRequest event.
+type PermissionRequestOutput struct {
+	HookEventName string   `json:"hookEventName"`
+	Decision      Decision `json:"decision"`
+}
+
+// Decision is the behaviour of a PermissionRequest answer.
+type Decision struct {
+	Behavior string `json:"behavior"`
+	Message  string `json:"message,omitempty"`
+	// UpdatedInput replaces the tool's input on allow (AskUserQuestion:
+	// the questions with their answers; an approval: the arguments a
+	// person edited).
+	UpdatedInput any `json:"updatedInput,omitempty"`
+	// UpdatedPermissions are the "always allow" rules a person chose among
+	// the request's permission_suggestions (allow only).
+	UpdatedPermissions []json.RawMessage `json:"updatedPermissions,omitempty"`
+}
+
+// config is the parsed flags.
+type config struct {
+	agent     string
+	timeout   time.Duration
+	onTimeout string
+	approve   []string
+	route     string
+	poll      time.Duration
+}
+
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+
+const usage = `usage: bridge hook claude-code [flags] < hook-input.json
+
+Answers Claude Code hook events through askbridge: AskUserQuestion (PreToolUse
+or PermissionRequest) becomes a question in Slack/Discord/the web inbox; other
+PermissionRequests and PreToolUse for --approve tools become an Allow/Deny
+approval.
+
+exit codes: 0 decision printed, or nothing printed (no answer in time: Claude
+Code shows its own dialog; or a tool this hook does not handle); 1 malformed
+or unknown input, bad flags, or the bridge failed (message on stderr).`
+
+// Run runs the hook: args are the flags after "hook claude-code".
+func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hook claude-code", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, usage+"\n\nflags:"); fs.PrintDefaults() }
+	var cfg config
+	var approve stringsFlag
+	fs.StringVar(&cfg.agent, "agent", "", `agent id of the questions (default BRIDGE_AGENT_ID, else "claude-code")`)
+	fs.DurationVar(&cfg.timeout, "timeout", DefaultTimeout, "how long to wait for an answer; keep it under the hook's timeout in settings.json")
+	fs.StringVar(&cfg.onTimeout, "on-timeout", "fallback", `no answer in time: "fallback" (Claude Code asks in the terminal) or "deny"`)
+	fs.Var(&approve, "approve", `ask for approval before a tool runs (PreToolUse), e.g. "Bash(rm *)", "mcp__*__deploy"; repeatable`)
+	fs.StringVar(&cfg.route, "route", "", "route of the questions (default BRIDGE_ROUTE)")
+	fs.DurationVar(&cfg.poll, "poll", client.DefaultPollTimeout, "long-poll interval (testing)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bridge hook claude-code: unexpected argument %q\n", fs.Arg(0))
+		return ExitUsage
+	}
+	if cfg.onTimeout != "fallback" && cfg.onTimeout != "deny" {
+		fmt.Fprintf(stderr, "bridge hook claude-code: --on-timeout must be fallback or deny, got %q\n", cfg.onTimeout)
+		return ExitUsage
+	}
+	if cfg.timeout <= 0 {
+		fmt.Fprintf(stderr, "bridge hook claude-code: --timeout must be positive, got %s\n", cfg.timeout)
+		return ExitUsage
+	}
+	for _, p := range approve {
+		if _, err := parsePattern(p); err != nil {
+			fmt.Fprintf(stderr, "bridge hook claude-code: --approve %q: %v\n", p, err)
+			return ExitUsage
+		}
+	}
+	cfg.approve = approve
+	cfg.agent = firstNonEmpty(cfg.agent, env.AgentID, DefaultAgent)
+	cfg.route = firstNonEmpty(cfg.route, env.Route)
+
+	raw, err := readInput(ctx, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "bridge hook claude-code: %v\n", err)
+		return ExitError
+	}
+	in, err := parseInput(raw)
+	if err != nil {
+		fmt.Fprintf(stderr, "bridge hook claude-code: %v\n", err)
+		return ExitError
+	}
+	h := &hook{cfg: cfg, in: in, stderr: stderr,
+		c: client.New(env.URL, env.Token, env.Project, client.WithUserAgent("askbridge-hook"), client.WithPollTimeout(cfg.poll))}
+	out, err := h.handle(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "bridge hook claude-code: %v\n", err)
+		return ExitError
+	}
+	if out == nil {
+		return ExitOK
+	}
+	b, _ := json.Marshal(out)
+	fmt.Fprintln(stdout, string(b))
+	return ExitOK
+}
+
+// readInput reads stdin, refusing a terminal, oversized input and a writer
+// that never closes.
+func readInput(ctx context.Context, r io.Reader) ([]byte, error) {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return nil, errors.New("expects the hook event as JSON on stdin (it is run by Claude Code, see docs/agents.md)")
+		}
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
+		done <- result{b, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil {
+			return nil, fmt.Errorf("reading stdin: %w", res.err)
+		}
+		if len(res.b) > MaxInput {
+			return nil, fmt.Errorf("hook input larger than %d bytes", MaxInput)
+		}
+		return res.b, nil
+	case <-time.After(ReadTimeout):
+		return nil, fmt.Errorf("no hook input on stdin within %s", ReadTimeout)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func parseInput(raw []byte) (*Input, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, errors.New("empty input: expected the hook event as JSON on stdin")
+	}
+	var in Input
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&in); err != nil {
+		return nil, fmt.Errorf("input is not a hook event (JSON object expected): %v", err)
+	}
+	if dec.More() {
+		return nil, errors.New("input has data after the hook event's JSON object")
+	}
+	if in.HookEventName == "" {
+		return nil, errors.New("input has no hook_event_name")
+	}
+	return &in, nil
+}
+
+type hook struct {
+	cfg    config
+	in     *Input
+	c      *client.Client
+	stderr io.Writer
+	// tr follows the session transcript while a PermissionRequest waits.
+	tr *transcript
+}
+
+func (h *hook) handle(ctx context.Context) (*Output, error) {
+	switch h.in.HookEventName {
+	case "PreToolUse":
+		if h.in.ToolName == "" {
+			return nil, errors.New("PreToolUse input has no tool_name")
+		}
+		if h.in.ToolName == "AskUserQuestion" {
+			return h.askUserQuestion(ctx)
+		}
+		for _, p := range h.cfg.approve {
+			pat, _ := parsePattern(p)
+			if pat.match(h.in.ToolName, h.in.ToolInput) {
+				return h.approval(ctx)
+			}
+		}
+		return nil, nil // not ours: the normal permission flow goes on
+	case "PermissionRequest":
+		if h.in.ToolName == "" {
+			return nil, errors.New("PermissionRequest input has no tool_name")
+		}
+		h.findToolCall(ctx)
+		if h.in.ToolName == "AskUserQuestion" {
+			// Claude Code raises this when no PreToolUse hook answered:
+			// the answer is the questions' answers, not an "Allow".
+			return h.askUserQuestion(ctx)
+		}
+		return h.approval(ctx)
+	}
+	return nil, fmt.Errorf("unsupported hook event %q: configure this hook for PreToolUse (AskUserQuestion and --approve tools) and PermissionRequest", h.in.HookEventName)
+}
+
+// askUserQuestion asks AskUserQuestion's questions (PreToolUse or
+// PermissionRequest) and hands the answers to Claude Code as updatedInput.
+func (h *hook) askUserQuestion(ctx context.Context) (*Output, error) {
+	event := h.in.HookEventName
+	ai, err := parseAskInput(h.in.ToolInput)
+	if err != nil {
+		return nil, err
+	}
+	shown := ai.display()
+	req := &core.AskRequest{RunID: h.in.SessionID, AgentID: h.cfg.agent, AgentName: "Claude Code",
+		Questions: shown, Route: h.cfg.route, IdempotencyKey: h.in.ToolUseID,
+		Context: h.contextLine()}
+	if h.in.AgentID != "" {
+		// A subagent: the bridge refuses it, like Claude Code itself.
+		req.RunID = h.in.SessionID + "/" + h.in.AgentID
+		req.ParentRunID = h.in.SessionID
+	}
+	w, err := h.askAndWait(ctx, req)
+	if err != nil {
+		if core.ErrorCode(err) == core.ESubagentNotAllowed {
+			return h.deny("only parent conversations can ask user questions: ask the parent agent to ask the user"), nil
+		}
+		return nil, err
+	}
+	q := w.q
+	switch {
+	case w.terminal:
+		return nil, nil
+	case w.timedOut:
+		return h.onTimeout(event, "No answer came through askbridge within "+h.cfg.timeout.String()+"."), nil
+	case q.Status == core.StatusAnswered:
+		return h.allow("", ai.updatedInput(ai.answers(q, shown))), nil
+	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelUser:
+		return h.deny(dismissed(q)), nil
+	}
+	// Expired, superseded or withdrawn: Claude Code asks in the terminal.
+	fmt.Fprintf(h.stderr, "bridge hook claude-code: question %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
+	return h.onTimeout(event, "No answer came through askbridge: the question "+describe(q)+"."), nil
+}
+
+// approval handles PermissionRequest and PreToolUse for --approve tools.
+func (h *hook) approval(ctx context.Context) (*Output, error) {
+	event := h.in.HookEventName
+	summary := summarize(h.in.ToolName, h.in.ToolInput)
+	text := "Allow " + h.in.ToolName + "?"
+	if summary != "" {
+		text = "Allow " + h.in.ToolName + ": " + summary + "?"
+	}
+	req := &core.AskRequest{RunID: h.in.SessionID, AgentID: h.cfg.agent, AgentName: "Claude Code",
+		Kind: core.KindApproval, Route: h.cfg.route, IdempotencyKey: approvalKey(h.in),
+		Questions: []core.Item{{Question: shorten(text, 300), Header: "Approval", Options: []core.Option{
+			{Label: "Allow", Description: "Let the agent run it"},
+			{Label: "Deny", Description: "Refuse; Deny with note… tells the agent why"},
+		}}},
+		Context: h.contextLine() + "\n\n" + toolDetails(h.in.ToolName, h.in.ToolInput),
+		Action:  h.action()}
+	w, err := h.askAndWait(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if w.terminal {
+		return nil, nil
+	}
+	if w.timedOut {
+		return h.onTimeout(event, "No approval came through askbridge within "+h.cfg.timeout.String()+"."), nil
+	}
+	q := w.q
+	switch {
+	case q.Status == core.StatusAnswered && q.Decision != nil:
+		return h.decided(q), nil
+	case q.Status == core.StatusAnswered:
+		ans := strings.TrimSpace(q.Answers[q.Questions[0].Question])
+		by := "the user"
+		if q.RespondedBy != nil {
+			by = q.RespondedBy.String()
+		}
+		switch {
+		case strings.EqualFold(ans, "Allow"):
+			return h.allow("Allowed by "+by+" via askbridge.", nil), nil
+		case strings.EqualFold(ans, "Deny"):
+			return h.deny("Denied by " + by + " via askbridge."), nil
+		default:
+			return h.deny("Denied by " + by + " via askbridge, who said: " + ans), nil
+		}
+	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelUser:
+		return h.deny(dismissed(q)), nil
+	}
+	fmt.Fprintf(h.stderr, "bridge hook claude-code: approval %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
+	return h.onTimeout(event, "No approval came through askbridge: the request "+describe(q)+"."), nil
+}
+
+// allow answers the event with an allow decision; reason is shown for
+// PreToolUse only (a PermissionRequest allow carries none).
+func (h *hook) allow(reason string, updated any) *Output {
+	if h.in.HookEventName == "PermissionRequest" {
+		return &Output{HookSpecificOutput: PermissionRequestOutput{HookEventName: "PermissionRequest",
+			Decision: Decision{Behavior: "allow", UpdatedInput: updated}}}
+	}
+	return preToolUse("allow", reason, updated)
+}
+
+func (h *hook) deny(msg string) *Output {
+	if h.in.HookEventName == "PermissionRequest" {
+		return &Output{HookSpecificOutput: PermissionRequestOutput{HookEventName: "PermissionRequest",
+			Decision: Decision{Behavior: "deny", Message: msg}}}
+	}
+	return preToolUse("deny", msg, nil)
+}
+
+func (h *hook) onTimeout(event, reason string) *Output {
+	if h.cfg.onTimeout == "deny" {
+		return h.deny(reason)
+	}
+	if event == "PreToolUse" && h.in.ToolName != "AskUserQuestion" {
+		// An approved-by-pattern tool: make Claude Code ask in the terminal
+		// rather than run it under the usual rules.
+		return preToolUse("ask", reason, nil)
+	}
+	return nil
+}
+
+func (h *hook) contextLine() string {
+	var parts []string
+	if h.in.Cwd != "" {
+		parts = append(parts, "in `"+h.in.Cwd+"`")
+	}
+	if h.in.AgentType != "" {
+		parts = append(parts, "subagent "+h.in.AgentType)
+	}
+	if len(parts) == 0 {
+		return "Claude Code session " + h.in.SessionID
+	}
+	return "Claude Code session " + h.in.SessionID + " (" + strings.Join(parts, ", ") + ")"
+}
+
+func preToolUse(decision, reason string, updated any) *Output {
+	return &Output{HookSpecificOutput: PreToolUseOutput{HookEventName: "PreToolUse", PermissionDecision: decision,
+		PermissionDecisionReason: reason, UpdatedInput: updated}}
+}
+
+func dismissed(q *core.Question) string {
+	by := "The user"
+	if q.RespondedBy != nil {
+		by = q.RespondedBy.String()
+	}
+	return by + " dismissed the question without answering (via askbridge). Continue without the answer."
+}
+
+func describe(q *core.Question) string {
+	switch q.Status {
+	case core.StatusExpired:
+		return "expired"
+	case core.StatusCancelled:
+		return "was cancelled (" + q.CancelReason + ")"
+	}
+	return "is " + string(q.Status)
+}
+
+// approvalKey makes repeated deliveries of the same permission prompt
+// re-attach, and a PermissionRequest re-attach to the PreToolUse approval
+// of the same tool call: the tool_use_id (sent with PreToolUse, read from
+// the transcript for PermissionRequest).
+func approvalKey(in *Input) string {
+	if in.ToolUseID == "" {
+		return ""
+	}
+	return "approval:" + in.ToolUseID
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,416 @@
+// Package mcpserver is askbridge's MCP server: one tool, ask_user, in the
+// shape of Claude Code's AskUserQuestion, that posts the question through a
+// bridge and blocks until someone answers. It serves stdio (bridge mcp) and
+// Streamable HTTP (/mcp of bridge serve).
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/agent/client"
+	"github.com/askbridge/askbridge/core"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolName is the name of the tool.
+const ToolName = "ask_user"
+
+// DefaultProgressEvery is how often a waiting call reports progress.
+const DefaultProgressEvery = 15 * time.Second
+
+// Backend is the bridge a call asks through: the HTTP API client for
+// bridge mcp, the in-process API for /mcp.
+type Backend interface {
+	Ask(ctx context.Context, req *core.AskRequest) (*client.Asked, error)
+	Wait(ctx context.Context, id string) (*core.Question, error)
+	Cancel(ctx context.Context, id, reason string) (*core.Question, error)
+}
+
+// Caller is who a call asks for, as the transport established it.
+type Caller struct {
+	Backend Backend
+	// AgentID overrides the agent id ("" = Config.AgentID, else the MCP
+	// client's name, else "mcp").
+	AgentID string
+	// RunID is a run the client named; "" = one run per call of the session.
+	RunID string
+	// Answer takes the host user's answer to an elicitation; nil = no
+	// elicitation.
+	Answer Answerer
+}
+
+// Config configures the server.
+type Config struct {
+	// Client is the bridge of every call (bridge mcp). Ignored when
+	// CallerFor is set.
+	Client  *client.Client
+	Route   string // BRIDGE_ROUTE: route of every question ("" = the agent's or the default)
+	AgentID string // BRIDGE_AGENT_ID ("" = the MCP client's name, else "mcp")
+	// RunID (BRIDGE_RUN_ID) puts every question in that run; it outlives
+	// the session. Else every call gets a run of its own derived from the
+	// session, withdrawn when the session ends.
+	RunID string
+	// CallerFor resolves each call's bridge and identity (Streamable HTTP:
+	// from the request's token and headers).
+	CallerFor func(req *mcp.CallToolRequest) (Caller, error)
+	// Answer, when set, offers each question to the host's own user as a
+	// form elicitation if the host supports it (bridge mcp).
+	Answer Answerer
+	// ProgressEvery is the interval of progress notifications (default 15s).
+	ProgressEvery time.Duration
+	// Version is reported to clients.
+	Version string
+	Logger  *slog.Logger
+}
+
+// Server is the MCP server.
+type Server struct {
+	cfg    Config
+	server *mcp.Server
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*session
+	closed   bool
+}
+
+const toolDescription = `Ask a person on the team a question and wait for their answer. The question is posted where the team works (Slack, Discord or the askbridge web inbox) and this call blocks until someone answers, it expires, or it is dismissed.
+
+Use it when you need a decision, preference or piece of information that only a person can give and guessing would risk wasted or harmful work: choosing between approaches, confirming a destructive or costly step, clarifying an ambiguous requirement. Do not use it for things you can find out yourself, or to report progress.
+
+Ask 1-4 related questions in one call. Give each 2-4 short, distinct options with a one-line description of the trade-off, or no options for an open-ended question. Do not add an "Other" option: the person can always answer in their own words instead ("Other" is added automatically). If you recommend an option, put it first and end its label with "(Recommended)".`
+
+// New builds the server.
+func New(cfg Config) *Server {
+	if cfg.ProgressEvery <= 0 {
+		cfg.ProgressEvery = DefaultProgressEvery
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[*mcp.ServerSession]*session{}}
+	s.server = mcp.NewServer(&mcp.Implementation{Name: "askbridge", Title: "askbridge", Version: cfg.Version},
+		&mcp.ServerOptions{Logger: cfg.Logger,
+			Instructions: "ask_user asks a person on the team and waits for the answer. Use it for decisions only a person can make."})
+	// The raw handler (not mcp.AddTool) so invalid input gets the bridge's
+	// own problems, naming the question by index, instead of the SDK's
+	// schema paths.
+	s.server.AddTool(&mcp.Tool{
+		Name: ToolName, Title: "Ask the user", Description: toolDescription,
+		InputSchema: InputSchema(), OutputSchema: OutputSchema(),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolp(true)},
+	}, s.askUser)
+	return s
+}
+
+func boolp(b bool) *bool { return &b }
+
+// MCP returns the underlying SDK server (to serve other transports).
+func (s *Server) MCP() *mcp.Server { return s.server }
+
+// Serve runs one MCP session over r and w (stdin and stdout of bridge mcp)
+// until the client closes r or ctx ends (SIGTERM, SIGINT), whether or not a
+// call is waiting. The session's questions are then withdrawn unless
+// Config.RunID pins their run.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	eof := make(chan struct{})
+	in := &eofReader{r: r, eof: eof}
+	ss, err := s.server.Connect(ctx, &mcp.IOTransport{Reader: in, Writer: writeCloser{w}}, nil)
+	if err != nil {
+		return err
+	}
+	s.sessionFor(ss, "")
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		s.log.Info("signal received: ending the session")
+	case <-eof:
+	case err := <-ended:
+		s.endSession(ss)
+		return quiet(err)
+	}
+	s.endSession(ss)
+	// Calls still asking finish their ask and withdraw what it created.
+	_ = ss.Close()
+	select {
+	case <-ended:
+	case <-time.After(withdrawTimeout):
+	}
+	return nil
+}
+
+func quiet(err error) error {
+	if err != nil && (errors.Is(err, io.EOF) || strings.Contains(err.Error(), "server is closing")) {
+		return nil
+	}
+	return err
+}
+
+// eofReader closes eof once its reader fails: the client closed stdin.
+type eofReader struct {
+	r    io.Reader
+	eof  chan struct{}
+	once sync.Once
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.once.Do(func() { close(e.eof) })
+	}
+	return n, err
+}
+
+func (e *eofReader) Close() error { return nil }
+
+type writeCloser struct{ io.Writer }
+
+func (writeCloser) Close() error { return nil }
+
+func (s *Server) caller(req *mcp.CallToolRequest) (Caller, error) {
+	if s.cfg.CallerFor != nil {
+		return s.cfg.CallerFor(req)
+	}
+	return Caller{Backend: s.cfg.Client, RunID: s.cfg.RunID, Answer: s.cfg.Answer}, nil
+}
+
+// runID is the run of a call: the one the caller named, else one of its own
+// derived from the session and the call's questions. Two different
+// concurrent calls never share a run (a run's newer question supersedes its
+// pending one), while the identical call repeated in the session (after the
+// host's timeout cut it) lands in the same run and re-attaches.
+func runID(st *session, named string, in Input) string {
+	if named != "" {
+		return named
+	}
+	b, _ := json.Marshal(in.Questions)
+	sum := sha256.Sum256(b)
+	return st.prefix + "-" + hex.EncodeToString(sum[:6])
+}
+
+func (s *Server) agent(ss *mcp.ServerSession, override string) (id, name string) {
+	if ss != nil {
+		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+			name = p.ClientInfo.Title
+			if name == "" {
+				name = p.ClientInfo.Name
+			}
+			id = strings.Join(strings.Fields(p.ClientInfo.Name), "-")
+		}
+	}
+	if s.cfg.AgentID != "" {
+		id = s.cfg.AgentID
+	}
+	if override != "" {
+		id = override
+	}
+	if id == "" {
+		id = "mcp"
+	}
+	return id, name
+}
+
+func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, problems := decodeInput(req.Params.Arguments)
+	if len(problems) > 0 {
+		out := newOutput(StatusInvalid)
+		out.Problems = problems
+		return result(true, "The question was not sent: "+strings.Join(problems, "; ")+". Fix these and call ask_user again.", out), nil
+	}
+	who, err := s.caller(req)
+	if err != nil {
+		return result(true, notSent(err), newOutput(StatusNotSent)), nil
+	}
+	key := ""
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		key = req.Extra.TokenInfo.UserID
+	}
+	st := s.sessionFor(req.Session, key)
+	agentID, agentName := s.agent(req.Session, who.AgentID)
+	ask := &core.AskRequest{RunID: runID(st, who.RunID, in), AgentID: agentID, AgentName: agentName, Route: s.cfg.Route}
+	for _, it := range in.Questions {
+		item := core.Item{Question: it.Question, Header: it.Header, MultiSelect: it.MultiSelect}
+		for _, o := range it.Options {
+			item.Options = append(item.Options, core.Option{Label: o.Label, Description: o.Description})
+		}
+		ask.Questions = append(ask.Questions, item)
+	}
+	// The ask itself is not cut when the session ends, so the question it
+	// creates is known and can be withdrawn; the wait ends with the session.
+	asked, err := who.Backend.Ask(ctx, ask)
+	if err != nil {
+		status := StatusNotSent
+		var e *core.Error
+		if errors.As(err, &e) && e.Code == core.EInvalid {
+			status = StatusInvalid
+		}
+		return result(true, notSent(err), newOutput(status)), nil
+	}
+	s.log.Info("question asked", "question", asked.ID, "run", asked.RunID, "reattached", asked.Replayed)
+	q := &asked.Question
+	if !q.Status.Final() {
+		if !st.track(q.ID, askedIn{backend: who.Backend, pinned: who.RunID != ""}) {
+			if who.RunID == "" {
+				s.withdraw(context.WithoutCancel(ctx), who.Backend, q.ID)
+			}
+			return nil, context.Canceled
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(st.ctx, cancel)()
+		stop := s.progress(ctx, req, q)
+		// The host's own user may answer too, where the agent runs; the
+		// form is withdrawn when the wait ends (answered anywhere).
+		ectx, ecancel := context.WithCancel(ctx)
+		var formOpen chan bool
+		if person := hostUser(agentID, agentName); who.Answer != nil && canElicit(req.Session) && core.Allowed(q.Responders, person) {
+			formOpen = make(chan bool, 1)
+			go func() { formOpen <- s.elicit(ectx, req.Session, q, who.Answer, person) }()
+		}
+		q, err = who.Backend.Wait(ctx, asked.ID)
+		ecancel()
+		if formOpen != nil && <-formOpen {
+			// The SDK sends the form's cancellation in the background; over
+			// Streamable HTTP it rides on this call's stream, which closes
+			// with the result: give it a moment to leave first.
+			time.Sleep(formWithdrawGrace)
+		}
+		stop()
+		if err != nil {
+			if ctx.Err() != nil {
+				if st.ctx.Err() != nil {
+					s.log.Info("session ended before an answer", "question", asked.ID)
+				} else {
+					// The client gave up (cancelled or timed out). The question
+					// stays pending: the same call repeated re-attaches to it.
+					s.log.Info("call ended before an answer; question left pending", "question", asked.ID)
+				}
+				return nil, ctx.Err()
+			}
+			out := newOutput(StatusPending)
+			out.QuestionID = asked.ID
+			return result(true, fmt.Sprintf("Waiting for the answer to question %s failed: %v. The question is still open; you may call ask_user again with the same questions to keep waiting, or continue without the answer.", asked.ID, err), out), nil
+		}
+	}
+	st.settled(q.ID)
+	out := newOutput(string(q.Status))
+	out.QuestionID = q.ID
+	for k, v := range q.Answers {
+		out.Answers[k] = v
+	}
+	for k, v := range q.Selections {
+		out.Selections[k] = v
+	}
+	if q.Status == core.StatusAnswered {
+		return result(false, AnsweredText(q), out), nil
+	}
+	return result(true, NoAnswerText(q), out), nil
+}
+
+func newOutput(status string) Output {
+	return Output{Status: status, Answers: map[string]string{}, Selections: map[string][]string{}}
+}
+
+// result is a tool result: the prose for the model first, then the
+// structured result as JSON text (the spec's advice for clients that read
+// only text content).
+func result(isError bool, text string, out Output) *mcp.CallToolResult {
+	b, _ := json.Marshal(out)
+	return &mcp.CallToolResult{IsError: isError, StructuredContent: out,
+		Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: string(b)}}}
+}
+
+// progress sends a progress notification every ProgressEvery while the
+// call waits, if the client gave a progress token. stop ends it.
+func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, q *core.Question) (stop func()) {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	where := q.Places()
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.cfg.ProgressEvery)
+		defer t.Stop()
+		for n := 1; ; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			msg := fmt.Sprintf("waiting for an answer in %s — expires in %s", where, core.HumanDuration(time.Until(q.ExpiresAt)))
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token, Progress: float64(n), Message: msg,
+			}); err != nil && ctx.Err() == nil {
+				s.log.Warn("progress notification failed", "err", err)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// AnsweredText is the tool result text of an answered question, in Claude
+// Code's AskUserQuestion phrasing.
+func AnsweredText(q *core.Question) string {
+	parts := make([]string, 0, len(q.Questions))
+	for _, it := range q.Questions {
+		parts = append(parts, fmt.Sprintf("%q=%q", it.Question, q.Answers[it.Question]))
+	}
+	return "User has answered your questions: " + strings.Join(parts, ", ") +
+		". You can now continue with the user's answers in mind."
+}
+
+// NoAnswerText tells the model plainly that no answer came and that it
+// should continue without one.
+func NoAnswerText(q *core.Question) string {
+	const cont = " Continue without the answer: make the safest reasonable choice yourself and tell the user which one you made. Do not ask the same question again."
+	switch {
+	case q.Status == core.StatusExpired:
+		return fmt.Sprintf("No answer: the question expired at %s before anyone answered.", q.ExpiresAt.Format(time.RFC3339)) + cont
+	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelUser:
+		by := "The user"
+		if q.RespondedBy != nil {
+			by = q.RespondedBy.String()
+		}
+		return by + " dismissed the question without answering." + cont
+	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelSuperseded:
+		return "No answer: the question was replaced by a newer question of this run." + cont
+	case q.Status == core.StatusCancelled:
+		return "No answer: the question was withdrawn." + cont
+	}
+	return fmt.Sprintf("No answer: the question is %s.", q.Status) + cont
+}
+
+func notSent(err error) string {
+	var e *core.Error
+	if errors.As(err, &e) {
+		msg := "The question was not sent: " + e.Message
+		if len(e.Details) > 0 {
+			var ps []string
+			for _, d := range e.Details {
+				ps = append(ps, d.Field+": "+d.Problem)
+			}
+			msg += " (" + strings.Join(ps, "; ") + "). Fix these and call ask_user again."
+		} else {
+			msg += ". Continue without asking."
+		}
+		return msg
+	}
+	return "The question was not sent: the askbridge server could not be reached (" + err.Error() + "). Continue without the answer: make the safest reasonable choice yourself and tell the user which one you made."
+}

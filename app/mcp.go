@@ -1,0 +1,44 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/askbridge/askbridge/agent/mcpserver"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/server/api"
+)
+
+// mountMCP serves the ask_user tool over Streamable HTTP at /mcp (remote
+// MCP). Calls go through the API handler in-process with the request's own
+// bearer token, so /mcp obeys exactly the API's rules: an agent token asks
+// as its agent in its project; operators and open mode (no tokens, loopback
+// only) name the project with ?project= or the Askbridge-Project header
+// (default "default"). Hosts that support form elicitation also get
+// the question as a form for their own user. close ends every session, withdrawing its pending
+// questions; call it before draining the API.
+func mountMCP(mux *http.ServeMux, auth *api.Auth, apiHandler http.Handler, router *core.Router, log *slog.Logger) (close func()) {
+	srv := mcpserver.New(mcpserver.Config{Logger: log})
+	h := mcpserver.HTTPConfig{API: apiHandler,
+		// A host's user answering an elicitation answers through the Router,
+		// like a click: responders, votes and the first-answer-wins rule apply.
+		Answer: func(ctx context.Context, project, id string, req core.RespondRequest, who core.Person) error {
+			_, err := router.Answer(ctx, project, id, req, who)
+			return err
+		}}
+	if !auth.Open() {
+		h.Authenticate = func(r *http.Request) (mcpserver.Principal, error) {
+			p, err := auth.Authenticate(r)
+			if err != nil {
+				return mcpserver.Principal{}, err
+			}
+			if p.Agent != nil {
+				return mcpserver.Principal{Key: "agent:" + p.Agent.ID, AgentID: p.Agent.ID, Project: p.Agent.Project}, nil
+			}
+			return mcpserver.Principal{Key: "operator:" + p.Operator.ID}, nil
+		}
+	}
+	mux.Handle("/mcp", srv.HTTPHandler(h))
+	return srv.Close
+}

@@ -1,0 +1,61 @@
+package app
+
+import (
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/discord"
+	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/server/api"
+)
+
+// Settings is everything one bridge needs: the resolved configuration of
+// `bridge serve` (file, then environment, then flags), or what a benchmark
+// or a test sets to point it at fakes.
+type Settings struct {
+	// Addr is the listen address (default 127.0.0.1:8080; ":0" or
+	// "127.0.0.1:0" picks a free port).
+	Addr        string
+	RedisURL    string // empty: the embedded in-memory store
+	RedisPrefix string
+	Timeout     time.Duration
+	Retention   time.Duration
+	// WebhookSecret signs resume webhooks of agents without their own.
+	WebhookSecret string
+	// WebhookAllow is webhooks.allow (or BRIDGE_WEBHOOK_ALLOW).
+	WebhookAllow []string
+	// WebhookGiveUp is webhooks.give_up_after (default 24h).
+	WebhookGiveUp time.Duration
+	// WebhookLease is BRIDGE_WEBHOOK_LEASE (default 60s).
+	WebhookLease time.Duration
+	Agents       []api.Agent
+	Operators    []api.Operator
+	Routes       []core.Route
+	// Slack and Discord are enabled when their BotToken is set.
+	Slack         slack.Config
+	Discord       discord.Config
+	SessionKey    string
+	SecureCookies bool
+	PublicURL     string
+	MetricsToken  string
+
+	// Sweep is the deadline sweeper's interval (default 250ms).
+	Sweep time.Duration
+	// Logger receives every component's log (default: discarded).
+	Logger *slog.Logger
+	// Clock and PostTimeout, if set, are the router's (tests).
+	Clock       core.Clock
+	PostTimeout time.Duration
+}
+
+// WebhookSecretFor returns the signing secret for an agent: its own, else
+// the bridge's.
+func (s *Settings) WebhookSecretFor(agentID string) []byte {
+	i := slices.IndexFunc(s.Agents, func(a api.Agent) bool { return a.ID == agentID })
+	if i >= 0 && s.Agents[i].WebhookSecret != "" {
+		return []byte(s.Agents[i].WebhookSecret)
+	}
+	return []byte(s.WebhookSecret)
+}

@@ -1,0 +1,354 @@
+// Package resume delivers resume webhooks (README "Webhook mode"): it takes deliveries
+// from the store's durable queue, signs and POSTs them, and retries with
+// exponential backoff for 24 h. A delivery leased by a replica that dies is
+// picked up by another when the lease runs out; a replica renews the leases
+// of what it is sending, so nothing is sent twice unless something failed.
+//
+// Delivery is fair: deliveries are claimed continuously as workers free up,
+// from every project in turn, and each destination host gets at most
+// PerHost workers (one while it fails, after a growing pause), so a dead or
+// slow receiver only ever delays its own deliveries.
+package resume
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/server/egress"
+)
+
+// Store is what the deliverer needs of the store: the delivery queue, the
+// question a delivery was enqueued for (deliveries of older releases carry
+// no snapshot), and the audit trail and event stream where an outcome is
+// told.
+type Store interface {
+	core.DeliveryQueue
+	Get(ctx context.Context, project, id string) (*core.Question, error)
+	AppendAudit(ctx context.Context, e core.AuditEntry) error
+	AppendEvent(ctx context.Context, ev core.Event) error
+}
+
+// Config configures a Deliverer.
+type Config struct {
+	Store Store
+	// Secret returns the signing secret for an agent (its own, else the
+	// bridge's); nil or empty means the delivery cannot be signed.
+	Secret func(agentID string) []byte
+	// Egress decides where webhooks may go (default: egress.New with no
+	// allow list: loopback, private, link-local, metadata … refused).
+	Egress *egress.Policy
+	// Client sends the webhooks (default: Egress's client). A client
+	// without a Transport gets Egress's; redirects are never followed.
+	Client *http.Client
+	// AttemptTimeout bounds one attempt (default 15s).
+	AttemptTimeout time.Duration
+	Clock          core.Clock
+	Logger         *slog.Logger
+	// Observe is told each attempt's outcome: delivered, retried, failed.
+	Observe func(outcome string)
+	// Poll is how often the queue is read when nothing else wakes the
+	// deliverer (default 500ms).
+	Poll time.Duration
+	// Lease is how long a claimed delivery is reserved before another
+	// replica may take it over (default 60s); it is renewed every Lease/3
+	// while the delivery is in flight.
+	Lease time.Duration
+	// MinBackoff, MaxBackoff and GiveUpAfter shape retries (1s, 5min, 24h).
+	MinBackoff, MaxBackoff, GiveUpAfter time.Duration
+	// Workers bounds deliveries in flight on this replica (default 64).
+	Workers int
+	// PerHost bounds deliveries in flight to one host (default 8).
+	PerHost int
+	// HostMaxPause caps the pause of a failing host's circuit (default 30s).
+	HostMaxPause time.Duration
+	// Batch is how many deliveries one read of the queue claims (default 64).
+	Batch int
+}
+
+// Deliverer sends resume webhooks.
+type Deliverer struct {
+	cfg    Config
+	client *http.Client
+
+	mu    sync.Mutex
+	hosts *hosts
+	held  map[string]core.Delivery // in flight on this replica, by id
+	wg    sync.WaitGroup
+	freed chan struct{}
+	kick  chan struct{}
+}
+
+// New builds a Deliverer with defaults filled in.
+func New(cfg Config) *Deliverer {
+	if cfg.AttemptTimeout <= 0 {
+		cfg.AttemptTimeout = 15 * time.Second
+	}
+	if cfg.Egress == nil {
+		cfg.Egress = egress.MustNew(egress.Config{})
+	}
+	client := cfg.Egress.Client(cfg.AttemptTimeout)
+	if cfg.Client != nil {
+		c := *cfg.Client
+		if c.Transport == nil {
+			c.Transport = client.Transport
+		}
+		c.CheckRedirect = client.CheckRedirect
+		client = &c
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = core.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Observe == nil {
+		cfg.Observe = func(string) {}
+	}
+	if cfg.Secret == nil {
+		cfg.Secret = func(string) []byte { return nil }
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 500 * time.Millisecond
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 60 * time.Second
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 5 * time.Minute
+	}
+	if cfg.GiveUpAfter <= 0 {
+		cfg.GiveUpAfter = 24 * time.Hour
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 64
+	}
+	if cfg.PerHost <= 0 {
+		cfg.PerHost = 8
+	}
+	if cfg.HostMaxPause <= 0 {
+		cfg.HostMaxPause = 30 * time.Second
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 64
+	}
+	return &Deliverer{cfg: cfg, client: client, hosts: newHosts(cfg.PerHost, cfg.MinBackoff, cfg.HostMaxPause),
+		held: map[string]core.Delivery{}, freed: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
+}
+
+// Payload is the body of a resume webhook.
+type Payload struct {
+	Event       string         `json:"event"`
+	Question    *core.Question `json:"question"`
+	Run         RunRef         `json:"run"`
+	UserMessage string         `json:"user_message"`
+}
+
+// RunRef names the run that continues.
+type RunRef struct {
+	ID          string `json:"id"`
+	ResumedFrom string `json:"resumed_from,omitempty"`
+	AgentID     string `json:"agent_id"`
+	ProjectID   string `json:"project_id"`
+}
+
+// Run delivers until ctx ends; in-flight deliveries finish first (and keep
+// their leases meanwhile).
+func (d *Deliverer) Run(ctx context.Context) {
+	rctx, stopRenew := context.WithCancel(context.WithoutCancel(ctx))
+	renewed := make(chan struct{})
+	go func() { defer close(renewed); d.renewLoop(rctx) }()
+	t := time.NewTicker(d.cfg.Poll)
+	defer t.Stop()
+	for {
+		last := time.Now()
+		d.fill(ctx)
+		select {
+		case <-ctx.Done():
+			d.wg.Wait()
+			stopRenew()
+			<-renewed
+			return
+		case <-t.C:
+		case <-d.freed:
+		case <-d.kick:
+		}
+		// However often it is woken, the queue is read at most every 20 ms.
+		if wait := minGap - time.Since(last); wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+		}
+	}
+}
+
+const minGap = 20 * time.Millisecond
+
+// Kick tells the deliverer a delivery was just enqueued (this replica took
+// an answer in webhook mode), so it reads the queue now rather than at its
+// next poll. It never blocks.
+func (d *Deliverer) Kick() {
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Once claims and starts the deliveries due now, waits for them, and
+// returns how many it claimed (tests step an injected clock with it).
+func (d *Deliverer) Once(ctx context.Context) int {
+	n := d.fill(ctx)
+	d.wg.Wait()
+	return n
+}
+
+// fill claims due deliveries while there are free workers and full
+// batches keep coming (deliveries put back for their host's sake make room
+// for the next ones at once).
+func (d *Deliverer) fill(ctx context.Context) int {
+	total := 0
+	for round := range 64 {
+		if ctx.Err() != nil {
+			return total
+		}
+		d.mu.Lock()
+		free := d.cfg.Workers - len(d.held)
+		d.mu.Unlock()
+		if free <= 0 {
+			return total
+		}
+		// After a round that put deliveries back for their host's sake,
+		// claim a whole batch to get past them quickly.
+		want := free
+		if round > 0 {
+			want = max(free, d.cfg.Batch)
+		}
+		now := d.cfg.Clock.Now()
+		ds, err := d.cfg.Store.ClaimDeliveries(ctx, now, d.cfg.Lease, want)
+		if err != nil && ctx.Err() == nil {
+			d.cfg.Logger.Warn("reading the resume queue failed", "err", err)
+		}
+		for _, dl := range ds {
+			d.dispatch(ctx, dl, now)
+		}
+		total += len(ds)
+		if err != nil || len(ds) < want {
+			return total
+		}
+	}
+	return total
+}
+
+// dispatch starts a claimed delivery, or puts it back unsent (not counted
+// as an attempt) when its host is busy or paused or no worker is free.
+func (d *Deliverer) dispatch(ctx context.Context, dl core.Delivery, now time.Time) {
+	log := d.cfg.Logger.With("delivery", dl.ID, "question", dl.QuestionID, "project", dl.ProjectID, "attempt", dl.Attempts)
+	if dl.Expired {
+		d.fail(ctx, dl, log, "its record expired before it could be sent (the bridge was stopped for longer than deliveries are kept)")
+		return
+	}
+	q := dl.Question
+	if q == nil { // enqueued by an older release: read the question
+		var err error
+		if q, err = d.cfg.Store.Get(ctx, dl.ProjectID, dl.QuestionID); err != nil {
+			if core.ErrorCode(err) == core.ENotFound {
+				d.fail(ctx, dl, log, "the question no longer exists")
+			} else {
+				d.retry(ctx, dl, log, err.Error())
+			}
+			return
+		}
+	}
+	if !q.WebhookMode() {
+		d.fail(ctx, dl, log, "the question has no resume url")
+		return
+	}
+	if !dl.CreatedAt.IsZero() && now.Sub(dl.CreatedAt) > d.cfg.GiveUpAfter {
+		d.fail(ctx, dl, log, "gave up after "+d.cfg.GiveUpAfter.String()+" without a successful delivery")
+		return
+	}
+	host := hostOf(q.Resume.URL)
+	d.mu.Lock()
+	ok, at := len(d.held) < d.cfg.Workers, now
+	if ok {
+		ok, at = d.hosts.admit(host, now)
+	}
+	if ok {
+		d.held[dl.ID] = dl
+	}
+	d.mu.Unlock()
+	if !ok {
+		// Spread what comes back at once over a tenth of the wait.
+		if wait := at.Sub(now); wait > 10*time.Millisecond {
+			at = at.Add(rand.N(wait / 10))
+		}
+		dl.Attempts--
+		if err := d.cfg.Store.RetryDelivery(ctx, dl, at); err != nil {
+			log.Warn("putting a delivery back failed; it is retried when its lease ends", "err", err)
+		}
+		return
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		reached := d.deliver(context.WithoutCancel(ctx), dl, q, log)
+		d.mu.Lock()
+		delete(d.held, dl.ID)
+		d.hosts.done(host, now, d.cfg.Clock.Now(), reached)
+		d.mu.Unlock()
+		select {
+		case d.freed <- struct{}{}:
+		default:
+		}
+	}()
+}
+
+// renewLoop keeps the leases of the deliveries in flight, so no other
+// replica takes over a delivery that is merely slow.
+func (d *Deliverer) renewLoop(ctx context.Context) {
+	t := time.NewTicker(max(d.cfg.Lease/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		d.mu.Lock()
+		ds := make([]core.Delivery, 0, len(d.held))
+		for _, dl := range d.held {
+			ds = append(ds, dl)
+		}
+		d.mu.Unlock()
+		if len(ds) == 0 {
+			continue
+		}
+		lost, err := d.cfg.Store.RenewDeliveries(ctx, ds, d.cfg.Clock.Now().Add(d.cfg.Lease))
+		if err != nil && ctx.Err() == nil {
+			d.cfg.Logger.Warn("renewing delivery leases failed; another replica may send them too", "err", err)
+		}
+		for _, id := range lost {
+			d.cfg.Logger.Warn("lost the lease of a delivery in flight; another replica may send it too", "delivery", id)
+		}
+	}
+}
+
+// hostOf is the destination a delivery counts against: the url's host and
+// port.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return strings.ToLower(u.Host)
+}
