@@ -16,10 +16,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/web"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/server/egress"
 	"github.com/askbridge/askbridge/server/resume"
@@ -41,7 +43,7 @@ type App struct {
 	s         Settings
 	log       *slog.Logger
 	st        *store.Store
-	router    *core.Router
+	router    *lifecycle.Router
 	api       *api.API
 	deliverer *resume.Deliverer
 	closeMCP  func()
@@ -114,12 +116,12 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 	metrics := api.NewMetrics()
 	a.deliverer = resume.New(resume.Config{Store: a.st, Secret: s.WebhookSecretFor, Logger: log.With("component", "resume"),
 		Observe: metrics.Delivery, Lease: s.WebhookLease, GiveUpAfter: s.WebhookGiveUp, Egress: policy})
-	a.router = core.NewRouter(core.RouterConfig{
+	a.router = lifecycle.NewRouter(lifecycle.RouterConfig{
 		Store: a.st, Routes: s.Routes, Logger: log.With("component", "router"), Clock: s.Clock, PostTimeout: s.PostTimeout,
 		DefaultTimeout: s.Timeout, Retention: s.Retention,
 		HasWebhookSecret: func(agentID string) bool { return len(s.WebhookSecretFor(agentID)) > 0 },
 		CheckResumeURL:   policy.CheckURL,
-		Observe: func(q *core.Question) {
+		Observe: func(q *domain.Question) {
 			metrics.Observe(q)
 			if q.WebhookMode() {
 				a.deliverer.Kick() // its resume webhook goes out now, not at the next poll
@@ -152,7 +154,7 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 // chat is one chat adapter as the router and the mux see it.
 type chat interface {
 	adapter
-	core.Channel
+	lifecycle.Channel
 	Register(mux *http.ServeMux)
 }
 
@@ -202,7 +204,7 @@ func (a *App) addChats(mux *http.ServeMux) error {
 }
 
 // Router is the bridge's router.
-func (a *App) Router() *core.Router { return a.router }
+func (a *App) Router() *lifecycle.Router { return a.router }
 
 // Store is the bridge's store.
 func (a *App) Store() *store.Store { return a.st }

@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/agent/mcpserver"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
 )
 
@@ -18,12 +20,12 @@ import (
 // (default "default"). Hosts that support form elicitation also get
 // the question as a form for their own user. close ends every session, withdrawing its pending
 // questions; call it before draining the API.
-func mountMCP(mux *http.ServeMux, auth *api.Auth, apiHandler http.Handler, router *core.Router, log *slog.Logger) (close func()) {
+func mountMCP(mux *http.ServeMux, auth *api.Auth, apiHandler http.Handler, router *lifecycle.Router, log *slog.Logger) (close func()) {
 	srv := mcpserver.New(mcpserver.Config{Logger: log})
 	h := mcpserver.HTTPConfig{API: apiHandler,
 		// A host's user answering an elicitation answers through the Router,
 		// like a click: responders, votes and the first-answer-wins rule apply.
-		Answer: func(ctx context.Context, project, id string, req core.RespondRequest, who core.Person) error {
+		Answer: func(ctx context.Context, project, id string, req domain.RespondRequest, who domain.Person) error {
 			_, err := router.Answer(ctx, project, id, req, who)
 			return err
 		}}

@@ -5,9 +5,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/slack"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
 )
 
@@ -32,7 +34,7 @@ type Settings struct {
 	WebhookLease time.Duration
 	Agents       []api.Agent
 	Operators    []api.Operator
-	Routes       []core.Route
+	Routes       []domain.Route
 	// Slack and Discord are enabled when their BotToken is set.
 	Slack         slack.Config
 	Discord       discord.Config
@@ -46,7 +48,7 @@ type Settings struct {
 	// Logger receives every component's log (default: discarded).
 	Logger *slog.Logger
 	// Clock and PostTimeout, if set, are the router's (tests).
-	Clock       core.Clock
+	Clock       lifecycle.Clock
 	PostTimeout time.Duration
 }
 

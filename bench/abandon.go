@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store/storetest"
 )
 
@@ -28,8 +28,8 @@ func benchAbandon(rs *storetest.Server, o opts) error {
 		return err
 	}
 	defer r.Close()
-	res, err := r.router.Ask(context.Background(), "abandon", &core.AskRequest{RunID: "run-1", Question: "Ship it?",
-		Options: []core.Option{{Label: "Yes"}, {Label: "No"}}}, "")
+	res, err := r.router.Ask(context.Background(), "abandon", &domain.AskRequest{RunID: "run-1", Question: "Ship it?",
+		Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}}, "")
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store/storetest"
 )
 
@@ -34,8 +34,8 @@ func benchAck(rs *storetest.Server, o opts, floor lat) error {
 	chans := []string{"C1", "C2", "C3", "C4"}
 	for i := range n {
 		ch := chans[i%len(chans)]
-		res, err := r.router.Ask(ctx, "ack", &core.AskRequest{RunID: fmt.Sprint("run-", i), Question: "Ship it?",
-			Options: []core.Option{{Label: "Yes"}, {Label: "No"}}, Targets: []core.Target{{Platform: "slack", Channel: ch}}}, "")
+		res, err := r.router.Ask(ctx, "ack", &domain.AskRequest{RunID: fmt.Sprint("run-", i), Question: "Ship it?",
+			Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}, Targets: []domain.Target{{Platform: "slack", Channel: ch}}}, "")
 		if err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func benchAck(rs *storetest.Server, o opts, floor lat) error {
 	p := percentiles(ls)
 	answered := 0
 	storetest.WaitFor(ctx, 30*time.Second, func() bool {
-		qs, _ := r.app.Store().List(ctx, "ack", core.StatusAnswered, n+10)
+		qs, _ := r.app.Store().List(ctx, "ack", domain.StatusAnswered, n+10)
 		answered = len(qs)
 		return answered == n
 	})

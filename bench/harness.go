@@ -14,10 +14,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/askbridge/askbridge/app"
-	"github.com/askbridge/askbridge/core"
 )
 
 type lat struct{ p50, p99, max time.Duration }
@@ -108,7 +109,7 @@ func (s *server) Close() { s.srv.Close() }
 // serve` builds it, with its Slack adapter pointed at a fake Slack.
 type replica struct {
 	app    *app.App
-	router *core.Router
+	router *lifecycle.Router
 	web    *server
 	stop   context.CancelFunc
 	done   chan error

@@ -11,7 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/google/uuid"
@@ -43,7 +45,7 @@ func benchLifetimes(dir string, o opts) error {
 			return err
 		}
 		defer s.Close()
-		r := core.NewRouter(core.RouterConfig{Store: s, Retention: o.lifeRetention})
+		r := lifecycle.NewRouter(lifecycle.RouterConfig{Store: s, Retention: o.lifeRetention})
 		go r.Sweep(ctx, 250*time.Millisecond)
 		if st == nil {
 			st = s
@@ -131,14 +133,14 @@ func askAndAnswer(ctx context.Context, st *store.Store, n int) (int, error) {
 			defer func() { <-sem }()
 			p := fmt.Sprintf("life%d", i%10)
 			now := time.Now().UTC()
-			items := []core.Item{{Question: fmt.Sprintf("Deploy build %d of api-server to production?", i), Header: "Deploy",
-				Options: []core.Option{{Label: "Ship it", Description: "Roll out to all regions", Value: "ship"},
+			items := []domain.Item{{Question: fmt.Sprintf("Deploy build %d of api-server to production?", i), Header: "Deploy",
+				Options: []domain.Option{{Label: "Ship it", Description: "Roll out to all regions", Value: "ship"},
 					{Label: "Hold", Description: "Keep the current version", Value: "hold"}}}}
-			q := &core.Question{ID: core.NewQuestionID(p), ProjectID: p, RunID: fmt.Sprint("run-", i%5000), AgentID: "deploy-bot",
-				Kind: core.KindQuestion, Status: core.StatusPending, Questions: items,
+			q := &domain.Question{ID: domain.NewQuestionID(p), ProjectID: p, RunID: fmt.Sprint("run-", i%5000), AgentID: "deploy-bot",
+				Kind: domain.KindQuestion, Status: domain.StatusPending, Questions: items,
 				Context:   "CI passed on main (commit 3f2a9c1). Canary error rate 0.02%.",
-				Targets:   []core.Target{{Platform: "slack", Channel: "C0123ABCD"}},
-				CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(30 * time.Minute), Fingerprint: core.Fingerprint(items)}
+				Targets:   []domain.Target{{Platform: "slack", Channel: "C0123ABCD"}},
+				CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(30 * time.Minute), Fingerprint: domain.Fingerprint(items)}
 			if i%2 == 0 {
 				q.IdempotencyKey = uuid.NewString()
 			}
@@ -159,9 +161,9 @@ func askAndAnswer(ctx context.Context, st *store.Store, n int) (int, error) {
 					return
 				}
 			}
-			a := core.Resolve(q.Questions, [][]string{{"Ship it"}})
-			if _, err := st.Transition(ctx, p, q.ID, core.Transition{To: core.StatusAnswered, Answer: &a,
-				By: &core.Person{Platform: "slack", ID: "U0123ABCD", Name: "alice"}}); err != nil {
+			a := domain.Resolve(q.Questions, [][]string{{"Ship it"}})
+			if _, err := st.Transition(ctx, p, q.ID, lifecycle.Transition{To: domain.StatusAnswered, Answer: &a,
+				By: &domain.Person{Platform: "slack", ID: "U0123ABCD", Name: "alice"}}); err != nil {
 				fail(err)
 				return
 			}

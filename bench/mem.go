@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/google/uuid"
@@ -71,7 +73,7 @@ func benchMem(dir string, o opts) error {
 		o.memN, strings.Join(append([]string{"defaults"}, o.memArgs...), " "), per, hash, strings.Join(breakdown, ", "), verdict(per <= 2048))
 	// The same questions once answered, as kept for the retention period
 	// (for sizing; the target is about pending ones).
-	qs, err := st.List(ctx, "mem", core.StatusPending, o.memN+50)
+	qs, err := st.List(ctx, "mem", domain.StatusPending, o.memN+50)
 	if err != nil {
 		return err
 	}
@@ -81,9 +83,9 @@ func benchMem(dir string, o opts) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			a := core.Resolve(q.Questions, [][]string{{q.Questions[0].Options[0].Label}})
-			st.Transition(ctx, "mem", q.ID, core.Transition{To: core.StatusAnswered, Answer: &a,
-				By: &core.Person{Platform: "slack", ID: "U0123ABCD", Name: "alice"}})
+			a := domain.Resolve(q.Questions, [][]string{{q.Questions[0].Options[0].Label}})
+			st.Transition(ctx, "mem", q.ID, lifecycle.Transition{To: domain.StatusAnswered, Answer: &a,
+				By: &domain.Person{Platform: "slack", ID: "U0123ABCD", Name: "alice"}})
 		})
 	}
 	wg.Wait()
@@ -93,7 +95,7 @@ func benchMem(dir string, o opts) error {
 	// string key with a TTL and nothing else (no index, run, event).
 	recs := make([][]byte, len(qs))
 	for i, q := range qs {
-		q.Status = core.StatusPending
+		q.Status = domain.StatusPending
 		q.Answers, q.Selections, q.Response, q.RespondedBy, q.RespondedAt = nil, nil, "", nil, nil
 		recs[i], _ = json.Marshal(q)
 	}
@@ -122,14 +124,14 @@ func createPending(ctx context.Context, st *store.Store, project string, from, n
 			defer wg.Done()
 			defer func() { <-sem }()
 			now := time.Now().UTC()
-			items := []core.Item{{Question: fmt.Sprintf("Deploy build %d of api-server to production?", i), Header: "Deploy",
-				Options: []core.Option{{Label: "Ship it", Description: "Roll out to all regions", Value: "ship"},
+			items := []domain.Item{{Question: fmt.Sprintf("Deploy build %d of api-server to production?", i), Header: "Deploy",
+				Options: []domain.Option{{Label: "Ship it", Description: "Roll out to all regions", Value: "ship"},
 					{Label: "Hold", Description: "Keep the current version", Value: "hold"}}}}
-			q := &core.Question{ID: uuid.NewString(), ProjectID: project, RunID: fmt.Sprint("run-", i), AgentID: "deploy-bot",
-				AgentName: "Deploy bot", Kind: core.KindQuestion, Status: core.StatusPending, Questions: items,
+			q := &domain.Question{ID: uuid.NewString(), ProjectID: project, RunID: fmt.Sprint("run-", i), AgentID: "deploy-bot",
+				AgentName: "Deploy bot", Kind: domain.KindQuestion, Status: domain.StatusPending, Questions: items,
 				Context:   "CI passed on main (commit 3f2a9c1). Canary error rate 0.02%.",
-				Targets:   []core.Target{{Platform: "slack", Channel: "C0123ABCD"}},
-				CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(30 * time.Minute), Fingerprint: core.Fingerprint(items)}
+				Targets:   []domain.Target{{Platform: "slack", Channel: "C0123ABCD"}},
+				CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(30 * time.Minute), Fingerprint: domain.Fingerprint(items)}
 			if _, err := st.Create(ctx, q); err != nil {
 				firstErr.CompareAndSwap(nil, err)
 				return

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/app"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/resume"
 	"github.com/askbridge/askbridge/store/storetest"
 )
@@ -112,8 +112,8 @@ func (r *resumeReplica) close() { r.Close() }
 // just before the answer.
 func (r *resumeReplica) answer(project, run, url string) (id string, at time.Time, err error) {
 	ctx := context.Background()
-	res, err := r.router.Ask(ctx, project, &core.AskRequest{RunID: run, AgentID: "bot", Question: "Continue?",
-		Resume: &core.ResumeRequest{URL: url}}, "")
+	res, err := r.router.Ask(ctx, project, &domain.AskRequest{RunID: run, AgentID: "bot", Question: "Continue?",
+		Resume: &domain.ResumeRequest{URL: url}}, "")
 	if err != nil {
 		return "", at, err
 	}
@@ -122,7 +122,7 @@ func (r *resumeReplica) answer(project, run, url string) (id string, at time.Tim
 	}
 	yes := "yes"
 	at = time.Now()
-	_, err = r.router.Answer(ctx, project, res.Question.ID, core.RespondRequest{Response: &yes}, core.Person{Platform: "api", ID: "u"})
+	_, err = r.router.Answer(ctx, project, res.Question.ID, domain.RespondRequest{Response: &yes}, domain.Person{Platform: "api", ID: "u"})
 	return res.Question.ID, at, err
 }
 

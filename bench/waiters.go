@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 )
@@ -42,7 +42,7 @@ func benchWaiters(rs *storetest.Server, o opts) error {
 	if err := createPending(ctx, st, "waiters", 0, o.waiters); err != nil {
 		return err
 	}
-	qs, err := st.List(ctx, "waiters", core.StatusPending, o.waiters)
+	qs, err := st.List(ctx, "waiters", domain.StatusPending, o.waiters)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func benchWaiters(rs *storetest.Server, o opts) error {
 	}
 	c := client(o.waiters + 100)
 	var parked atomic.Int64
-	wait := func(qs []*core.Question) {
+	wait := func(qs []*domain.Question) {
 		for _, q := range qs {
 			go func() {
 				req, _ := http.NewRequest("GET", base+"/api/projects/waiters/agent-questions/"+q.ID+"/wait?timeout=120s", nil)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store/storetest"
 )
 
@@ -37,8 +37,8 @@ func benchWake(rs *storetest.Server, o opts, inProcess lat) error {
 	ids := make([]string, n)
 	chainIDs := make([]string, n)
 	for i := range ids {
-		res, err := a.router.Ask(ctx, "wake", &core.AskRequest{RunID: fmt.Sprint("run-", i), Question: "Ship it?",
-			Options: []core.Option{{Label: "Yes"}, {Label: "No"}}}, "")
+		res, err := a.router.Ask(ctx, "wake", &domain.AskRequest{RunID: fmt.Sprint("run-", i), Question: "Ship it?",
+			Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}}, "")
 		if err != nil {
 			return err
 		}

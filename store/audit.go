@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/redis/go-redis/v9"
 )
 
-// AppendAudit implements core.Store.
-func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
+// AppendAudit implements domain.Store.
+func (s *Store) AppendAudit(ctx context.Context, e domain.AuditEntry) error {
 	if e.At.IsZero() {
 		e.At = time.Now().UTC()
 	}
@@ -20,12 +20,12 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 			"detail", e.Detail, "at", stamp(e.At)}}).Err())
 }
 
-// Audit implements core.Store.
-func (s *Store) Audit(ctx context.Context, project, question string, limit int) ([]core.AuditEntry, error) {
+// Audit implements domain.Store.
+func (s *Store) Audit(ctx context.Context, project, question string, limit int) ([]domain.AuditEntry, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
-	out := []core.AuditEntry{}
+	out := []domain.AuditEntry{}
 	start := "-"
 	for len(out) < limit {
 		msgs, err := s.rdb.XRangeN(ctx, s.base(project)+"audit", start, "+", 1000).Result()
@@ -36,10 +36,10 @@ func (s *Store) Audit(ctx context.Context, project, question string, limit int) 
 			if question != "" && str(m.Values["question"]) != question {
 				continue
 			}
-			e := core.AuditEntry{ID: m.ID, Type: str(m.Values["type"]), ProjectID: project,
+			e := domain.AuditEntry{ID: m.ID, Type: str(m.Values["type"]), ProjectID: project,
 				QuestionID: str(m.Values["question"]), RunID: str(m.Values["run"]), Detail: str(m.Values["detail"])}
 			if b := str(m.Values["by"]); b != "" {
-				var p core.Person
+				var p domain.Person
 				if json.Unmarshal([]byte(b), &p) == nil {
 					e.By = &p
 				}

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/stretchr/testify/assert"
@@ -71,7 +73,7 @@ func TestConnectionsPerReplica(t *testing.T) {
 				}
 				s.Get(ctx, p, q.ID)
 				s.List(ctx, p, "", 50)
-				s.Transition(ctx, p, q.ID, core.Transition{To: core.StatusCancelled, At: time.Now(), CancelReason: "load"})
+				s.Transition(ctx, p, q.ID, lifecycle.Transition{To: domain.StatusCancelled, At: time.Now(), CancelReason: "load"})
 			}
 		})
 	}

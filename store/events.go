@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/redis/go-redis/v9"
 )
 
-// Events implements core.Store.
-func (s *Store) Events(ctx context.Context, project, after string, limit int) ([]core.Event, error) {
+// Events implements domain.Store.
+func (s *Store) Events(ctx context.Context, project, after string, limit int) ([]domain.Event, error) {
 	if after == "$" {
 		return nil, nil
 	}
@@ -29,14 +29,14 @@ func (s *Store) Events(ctx context.Context, project, after string, limit int) ([
 	}
 	if err != nil {
 		if strings.Contains(err.Error(), "Invalid stream ID") || strings.Contains(err.Error(), "invalid stream ID") {
-			return nil, core.Errorf(core.EInvalid, "Last-Event-ID %q is not an event id", after)
+			return nil, domain.Errorf(domain.EInvalid, "Last-Event-ID %q is not an event id", after)
 		}
 		return nil, s.wrap(err)
 	}
-	var out []core.Event
+	var out []domain.Event
 	for _, st := range res {
 		for _, m := range st.Messages {
-			ev := core.Event{ID: m.ID, ProjectID: project, Type: str(m.Values["type"]),
+			ev := domain.Event{ID: m.ID, ProjectID: project, Type: str(m.Values["type"]),
 				QuestionID: str(m.Values["question"]), RunID: str(m.Values["run"])}
 			ev.At = parseStamp(str(m.Values["at"]))
 			if d := str(m.Values["data"]); d != "" {
@@ -57,8 +57,8 @@ func (s *Store) LastEventID(ctx context.Context, project string) (string, error)
 	return res[0].ID, nil
 }
 
-// AppendEvent implements core.Store.
-func (s *Store) AppendEvent(ctx context.Context, ev core.Event) error {
+// AppendEvent implements domain.Store.
+func (s *Store) AppendEvent(ctx context.Context, ev domain.Event) error {
 	if ev.At.IsZero() {
 		ev.At = time.Now().UTC()
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,7 +22,7 @@ type hub struct {
 // record when the wake-up carries it (WatchFinal).
 type watcher struct {
 	ch    chan struct{}
-	final func(*core.Question)
+	final func(*domain.Question)
 }
 
 func newHub() *hub { return &hub{watchers: map[string]map[*watcher]struct{}{}} }
@@ -67,10 +67,10 @@ func (h *hub) wake(key string) {
 }
 
 // finalWatchers returns the watchers of key that take the final record.
-func (h *hub) finalWatchers(key string) []func(*core.Question) {
+func (h *hub) finalWatchers(key string) []func(*domain.Question) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var fs []func(*core.Question)
+	var fs []func(*domain.Question)
 	for w := range h.watchers[key] {
 		if w.final != nil {
 			fs = append(fs, w.final)
@@ -93,7 +93,7 @@ func (h *hub) wakeAll() {
 	}
 }
 
-// Watch implements core.Store.
+// Watch implements domain.Store.
 func (s *Store) Watch(project, id string) (<-chan struct{}, func()) {
 	w := &watcher{ch: make(chan struct{}, 1)}
 	return w.ch, s.hub.add(project+"\x1f"+id, w)
@@ -108,7 +108,7 @@ func (s *Store) Watch(project, id string) (<-chan struct{}, func()) {
 // publishes only those) calls f(nil): re-read the question. f runs on the
 // replica's subscriber loop and must not block; the record is shared with
 // the question's other watchers on this replica: do not modify it.
-func (s *Store) WatchFinal(project, id string, f func(q *core.Question)) (stop func()) {
+func (s *Store) WatchFinal(project, id string, f func(q *domain.Question)) (stop func()) {
 	return s.hub.add(project+"\x1f"+id, &watcher{final: f})
 }
 

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/google/uuid"
@@ -43,62 +45,62 @@ func TestFinalWakeUpCarriesTheRecordAGetReads(t *testing.T) {
 func testFinalWakeUps(t *testing.T, a, b *store.Store) {
 	ctx := context.Background()
 	p := "p" + uuid.NewString()[:8]
-	newQ := func(run string) *core.Question {
-		items := []core.Item{{Question: "Ship \"1.2\" <now> / ü?", Header: "Ship", MultiSelect: true,
-			Options: []core.Option{{Label: "Yes", Value: "yes", Description: "go"}, {Label: "No", Value: "no", Veto: true}}}}
+	newQ := func(run string) *domain.Question {
+		items := []domain.Item{{Question: "Ship \"1.2\" <now> / ü?", Header: "Ship", MultiSelect: true,
+			Options: []domain.Option{{Label: "Yes", Value: "yes", Description: "go"}, {Label: "No", Value: "no", Veto: true}}}}
 		now := time.Now().UTC().Truncate(time.Millisecond)
-		q := &core.Question{ID: core.NewQuestionID(p), ProjectID: p, RunID: run, AgentID: "bot", Kind: core.KindQuestion,
-			Status: core.StatusPending, Questions: items, Targets: []core.Target{}, CreatedAt: now, UpdatedAt: now,
-			ExpiresAt: now.Add(time.Hour), Fingerprint: core.Fingerprint(items), Context: "line 1\nline 2\t\x1f\x1e"}
+		q := &domain.Question{ID: domain.NewQuestionID(p), ProjectID: p, RunID: run, AgentID: "bot", Kind: domain.KindQuestion,
+			Status: domain.StatusPending, Questions: items, Targets: []domain.Target{}, CreatedAt: now, UpdatedAt: now,
+			ExpiresAt: now.Add(time.Hour), Fingerprint: domain.Fingerprint(items), Context: "line 1\nline 2\t\x1f\x1e"}
 		_, err := a.Create(ctx, q)
 		require.NoError(t, err)
 		return q
 	}
-	by := &core.Person{Platform: "api", ID: "alice", Name: "Alice"}
-	yes := core.Resolve(newQ("run-x").Questions, [][]string{{"Yes"}})
+	by := &domain.Person{Platform: "api", ID: "alice", Name: "Alice"}
+	yes := domain.Resolve(newQ("run-x").Questions, [][]string{{"Yes"}})
 	var cmds commandCounter
 	b.Client().AddHook(&cmds)
 
 	for _, tc := range []struct {
 		name   string
-		status core.Status
+		status domain.Status
 		// finish makes q final on replica b; it returns the record b's
 		// call returned and the commands that call sent (nil, 0: the call
 		// returns no record).
-		finish func(q *core.Question) (*core.Question, int64)
+		finish func(q *domain.Question) (*domain.Question, int64)
 	}{
-		{"answer resuming a paused run", core.StatusAnswered, func(q *core.Question) (*core.Question, int64) {
+		{"answer resuming a paused run", domain.StatusAnswered, func(q *domain.Question) (*domain.Question, int64) {
 			_, err := b.PauseRun(ctx, p, q.RunID, "bot", time.Now())
 			require.NoError(t, err)
 			n := cmds.n.Load()
-			got, err := b.Transition(ctx, p, q.ID, core.Transition{To: core.StatusAnswered, Answer: &yes, By: by, At: time.Now().UTC(),
+			got, err := b.Transition(ctx, p, q.ID, lifecycle.Transition{To: domain.StatusAnswered, Answer: &yes, By: by, At: time.Now().UTC(),
 				RequirePausedRun: true, ContinuationRunID: "cont-" + q.RunID, DeliveryID: uuid.NewString()})
 			require.NoError(t, err)
 			return got, cmds.n.Load() - n
 		}},
-		{"deciding vote", core.StatusAnswered, func(q *core.Question) (*core.Question, int64) {
-			var got *core.Question
+		{"deciding vote", domain.StatusAnswered, func(q *domain.Question) (*domain.Question, int64) {
+			var got *domain.Question
 			var n int64
 			for _, who := range []string{"bob", "carol"} {
-				v := core.Vote{By: core.Person{Platform: "slack", ID: who}, Label: "Yes", At: time.Now().UTC()}
+				v := domain.Vote{By: domain.Person{Platform: "slack", ID: who}, Label: "Yes", At: time.Now().UTC()}
 				n = cmds.n.Load()
 				var err error
-				got, _, err = b.Vote(ctx, p, q.ID, v, 2, false, core.Transition{To: core.StatusAnswered, Answer: &yes, By: &v.By})
+				got, _, err = b.Vote(ctx, p, q.ID, v, 2, false, lifecycle.Transition{To: domain.StatusAnswered, Answer: &yes, By: &v.By})
 				require.NoError(t, err)
 			}
 			return got, cmds.n.Load() - n
 		}},
-		{"dismissed with a note", core.StatusCancelled, func(q *core.Question) (*core.Question, int64) {
+		{"dismissed with a note", domain.StatusCancelled, func(q *domain.Question) (*domain.Question, int64) {
 			n := cmds.n.Load()
-			got, err := b.Transition(ctx, p, q.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelUser,
+			got, err := b.Transition(ctx, p, q.ID, lifecycle.Transition{To: domain.StatusCancelled, CancelReason: domain.CancelUser,
 				CancelNote: "not now", By: by, At: time.Now().UTC()})
 			require.NoError(t, err)
 			return got, cmds.n.Load() - n
 		}},
-		{"superseded", core.StatusCancelled, func(q *core.Question) (*core.Question, int64) {
+		{"superseded", domain.StatusCancelled, func(q *domain.Question) (*domain.Question, int64) {
 			next := newQ(q.RunID)
 			next.Questions[0].Question = "Something else?"
-			next.Fingerprint = core.Fingerprint(next.Questions)
+			next.Fingerprint = domain.Fingerprint(next.Questions)
 			_, err := b.Create(ctx, next)
 			require.NoError(t, err)
 			return nil, 0
@@ -106,8 +108,8 @@ func testFinalWakeUps(t *testing.T, a, b *store.Store) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := newQ("run-" + uuid.NewString()[:6])
-			got := make(chan *core.Question, 10)
-			stop := a.WatchFinal(p, q.ID, func(q *core.Question) { got <- q })
+			got := make(chan *domain.Question, 10)
+			stop := a.WatchFinal(p, q.ID, func(q *domain.Question) { got <- q })
 			defer stop()
 			raw := a.Client().PSubscribe(ctx, "*")
 			defer raw.Close()
@@ -132,7 +134,7 @@ func testFinalWakeUps(t *testing.T, a, b *store.Store) {
 				}
 				plain = msg.Payload == p+"\x1f"+q.ID
 			}
-			var final *core.Question
+			var final *domain.Question
 			for final == nil {
 				select {
 				case final = <-got:

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // base is the key prefix of a project; the hash tag keeps a project's keys
@@ -37,7 +37,7 @@ func (s *Store) common(project string, now time.Time, retention time.Duration) [
 	if retention <= 0 {
 		retention = s.retention
 	}
-	return []any{s.base(project), ms(now), stamp(now), retention.Milliseconds(), core.ReattachWindow.Milliseconds(),
+	return []any{s.base(project), ms(now), stamp(now), retention.Milliseconds(), domain.ReattachWindow.Milliseconds(),
 		s.maxLen, s.channel, project, minID(now.Add(-s.auditKeep))}
 }
 
@@ -49,7 +49,7 @@ func minID(t time.Time) string {
 	return fmt.Sprintf("%d-0", ms(t))
 }
 
-func personJSON(p *core.Person) string {
+func personJSON(p *domain.Person) string {
 	if p == nil {
 		return ""
 	}

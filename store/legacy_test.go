@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
@@ -51,7 +53,7 @@ func TestRecordsOfTheEarlierLayoutStayReadable(t *testing.T) {
 	assert.Equal(t, time.Date(2026, 11, 1, 9, 0, 1, 0, time.UTC), q.UpdatedAt)
 	require.Len(t, q.Targets, 1)
 	assert.Equal(t, "171.1", q.Targets[0].MessageTS)
-	pending, err := s.List(ctx, p, core.StatusPending, 0)
+	pending, err := s.List(ctx, p, domain.StatusPending, 0)
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
 	qs, err := s.RunQuestions(ctx, p, run)
@@ -62,14 +64,14 @@ func TestRecordsOfTheEarlierLayoutStayReadable(t *testing.T) {
 	assert.Equal(t, time.Date(2026, 11, 1, 9, 0, 2, 0, time.UTC), r.UpdatedAt)
 
 	// A newer copy of the same target (attached by this layout) wins over the old field.
-	require.NoError(t, s.AttachCopy(ctx, p, id, core.Target{Platform: "slack", Channel: "C1", MessageTS: "171.9"}))
-	a := core.Resolve(q.Questions, [][]string{{"Yes"}})
-	q, err = s.Transition(ctx, p, id, core.Transition{To: core.StatusAnswered, Answer: &a, By: &core.Person{Platform: "api", ID: "x"}})
+	require.NoError(t, s.AttachCopy(ctx, p, id, domain.Target{Platform: "slack", Channel: "C1", MessageTS: "171.9"}))
+	a := domain.Resolve(q.Questions, [][]string{{"Yes"}})
+	q, err = s.Transition(ctx, p, id, lifecycle.Transition{To: domain.StatusAnswered, Answer: &a, By: &domain.Person{Platform: "api", ID: "x"}})
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusAnswered, q.Status)
+	assert.Equal(t, domain.StatusAnswered, q.Status)
 	require.Len(t, q.Targets, 1)
 	assert.Equal(t, "171.9", q.Targets[0].MessageTS)
-	pending, _ = s.List(ctx, p, core.StatusPending, 0)
+	pending, _ = s.List(ctx, p, domain.StatusPending, 0)
 	assert.Empty(t, pending)
 }
 
@@ -82,21 +84,21 @@ func TestCorruptRecordIsAnErrorNotAbsent(t *testing.T) {
 	s := open(t, srv.URL)
 	ctx := context.Background()
 	p := "corrupt"
-	good, bad := core.NewQuestionID(p), core.NewQuestionID(p)
+	good, bad := domain.NewQuestionID(p), domain.NewQuestionID(p)
 	for _, id := range []string{good, bad} {
 		now := time.Now().UTC()
-		items := []core.Item{{Question: "Ship " + id + "?", Options: []core.Option{{Label: "Yes", Value: "yes"}, {Label: "No", Value: "no"}}}}
-		_, err := s.Create(ctx, &core.Question{ID: id, ProjectID: p, RunID: "run-" + id, AgentID: "bot", Kind: core.KindQuestion,
-			Status: core.StatusPending, Questions: items, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour),
-			Fingerprint: core.Fingerprint(items)})
+		items := []domain.Item{{Question: "Ship " + id + "?", Options: []domain.Option{{Label: "Yes", Value: "yes"}, {Label: "No", Value: "no"}}}}
+		_, err := s.Create(ctx, &domain.Question{ID: id, ProjectID: p, RunID: "run-" + id, AgentID: "bot", Kind: domain.KindQuestion,
+			Status: domain.StatusPending, Questions: items, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour),
+			Fingerprint: domain.Fingerprint(items)})
 		require.NoError(t, err)
 	}
 	require.NoError(t, s.Client().Set(ctx, "askbridge:{"+p+"}:d:"+bad, `{"v":2,"q":[`, redis.KeepTTL).Err())
 	_, err := s.Get(ctx, p, bad)
 	require.Error(t, err)
-	assert.NotEqual(t, core.ENotFound, core.ErrorCode(err), "a corrupt record is not reported as missing: %v", err)
+	assert.NotEqual(t, domain.ENotFound, domain.ErrorCode(err), "a corrupt record is not reported as missing: %v", err)
 	assert.Contains(t, err.Error(), "corrupt question record")
-	list, err := s.List(ctx, p, core.StatusPending, 0)
+	list, err := s.List(ctx, p, domain.StatusPending, 0)
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	assert.Equal(t, good, list[0].ID)

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/stretchr/testify/assert"
@@ -49,8 +51,8 @@ func TestRedisReturnsToBaselineAfterRetention(t *testing.T) {
 		require.NoError(t, s.PutDraft(ctx, p, q.ID, "discord:1", map[string][]string{"0": {"Yes"}}, time.Hour))
 		_, err = s.Once(ctx, "slack:event:"+q.ID, 0)
 		require.NoError(t, err)
-		_, err = s.Transition(ctx, p, q.ID, core.Transition{To: core.StatusAnswered, At: time.Now(),
-			Answer: &core.Answer{Response: "yes"}, By: &core.Person{Platform: "api", ID: "u"}})
+		_, err = s.Transition(ctx, p, q.ID, lifecycle.Transition{To: domain.StatusAnswered, At: time.Now(),
+			Answer: &domain.Answer{Response: "yes"}, By: &domain.Person{Platform: "api", ID: "u"}})
 		require.NoError(t, err)
 	}
 	// A run paused with no question yet lives for retention too.
@@ -95,7 +97,7 @@ func TestSweeperTrims(t *testing.T) {
 		s, err := store.Open(ctx, store.Options{URL: srv.URL, Retention: time.Second})
 		require.NoError(t, err)
 		t.Cleanup(func() { s.Close() })
-		r := core.NewRouter(core.RouterConfig{Store: s, Retention: time.Second})
+		r := lifecycle.NewRouter(lifecycle.RouterConfig{Store: s, Retention: time.Second})
 		go r.Sweep(ctx, 20*time.Millisecond)
 		if first == nil {
 			first = s
@@ -105,7 +107,7 @@ func TestSweeperTrims(t *testing.T) {
 		q := pendingQuestion("sweep")
 		_, err := first.Create(ctx, q)
 		require.NoError(t, err)
-		_, err = first.Transition(ctx, "sweep", q.ID, core.Transition{To: core.StatusCancelled, At: time.Now(),
+		_, err = first.Transition(ctx, "sweep", q.ID, lifecycle.Transition{To: domain.StatusCancelled, At: time.Now(),
 			CancelReason: "no longer needed", Retention: time.Second})
 		require.NoError(t, err)
 	}

@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -82,10 +83,10 @@ redis.call('ZADD', KEYS[1], 'XX', ARGV[4], ARGV[2])
 return 1
 `)
 
-// ClaimDeliveries implements core.Store. Projects are read in turn, each
+// ClaimDeliveries implements domain.Store. Projects are read in turn, each
 // call starting one further, and each gets an equal share of max first, so
 // a project with a long queue cannot starve the others.
-func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, max int) ([]core.Delivery, error) {
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, max int) ([]lifecycle.Delivery, error) {
 	projects, err := s.Projects(ctx)
 	if err != nil || len(projects) == 0 || max <= 0 {
 		return nil, err
@@ -97,7 +98,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 	if share < 1 {
 		share = 1
 	}
-	var out []core.Delivery
+	var out []lifecycle.Delivery
 	full := map[string]bool{} // projects that may have more due
 	for pass := 0; pass < 2 && len(out) < max; pass++ {
 		for i := range projects {
@@ -123,20 +124,20 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 	return out, nil
 }
 
-func (s *Store) claimIn(ctx context.Context, p string, now time.Time, lease time.Duration, max int, token string) ([]core.Delivery, error) {
+func (s *Store) claimIn(ctx context.Context, p string, now time.Time, lease time.Duration, max int, token string) ([]lifecycle.Delivery, error) {
 	vals, err := claimScript.Run(ctx, s.rdb, []string{s.base(p) + "outbox"}, s.base(p), ms(now),
 		lease.Milliseconds(), max, token).StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.wrap(err)
 	}
-	var out []core.Delivery
+	var out []lifecycle.Delivery
 	for i := 0; i+6 < len(vals); i += 7 {
 		if vals[i+1] == "" {
-			out = append(out, core.Delivery{ID: vals[i], ProjectID: p, Expired: true})
+			out = append(out, lifecycle.Delivery{ID: vals[i], ProjectID: p, Expired: true})
 			continue
 		}
 		n, _ := strconv.Atoi(vals[i+3])
-		d := core.Delivery{ID: vals[i], ProjectID: p, QuestionID: vals[i+1], Event: vals[i+2], Attempts: n,
+		d := lifecycle.Delivery{ID: vals[i], ProjectID: p, QuestionID: vals[i+1], Event: vals[i+2], Attempts: n,
 			CreatedAt: parseStamp(vals[i+4]), Lease: token}
 		if doc, hash := vals[i+5], vals[i+6]; doc != "" && hash != "" {
 			h := map[string]string{}
@@ -151,8 +152,8 @@ func (s *Store) claimIn(ctx context.Context, p string, now time.Time, lease time
 	return out, nil
 }
 
-// RenewDeliveries implements core.Store.
-func (s *Store) RenewDeliveries(ctx context.Context, ds []core.Delivery, until time.Time) ([]string, error) {
+// RenewDeliveries implements domain.Store.
+func (s *Store) RenewDeliveries(ctx context.Context, ds []lifecycle.Delivery, until time.Time) ([]string, error) {
 	byProject := map[string][]any{}
 	for _, d := range ds {
 		byProject[d.ProjectID] = append(byProject[d.ProjectID], d.ID, d.Lease)
@@ -169,8 +170,8 @@ func (s *Store) RenewDeliveries(ctx context.Context, ds []core.Delivery, until t
 	return lost, nil
 }
 
-// FinishDelivery implements core.Store.
-func (s *Store) FinishDelivery(ctx context.Context, d core.Delivery) error {
+// FinishDelivery implements domain.Store.
+func (s *Store) FinishDelivery(ctx context.Context, d lifecycle.Delivery) error {
 	pipe := s.rdb.TxPipeline()
 	pipe.ZRem(ctx, s.base(d.ProjectID)+"outbox", d.ID)
 	pipe.Del(ctx, s.base(d.ProjectID)+"dlv:"+d.ID)
@@ -178,8 +179,8 @@ func (s *Store) FinishDelivery(ctx context.Context, d core.Delivery) error {
 	return s.wrap(err)
 }
 
-// RetryDelivery implements core.Store.
-func (s *Store) RetryDelivery(ctx context.Context, d core.Delivery, at time.Time) error {
+// RetryDelivery implements domain.Store.
+func (s *Store) RetryDelivery(ctx context.Context, d lifecycle.Delivery, at time.Time) error {
 	return s.wrap(retryScript.Run(ctx, s.rdb, []string{s.base(d.ProjectID) + "outbox"}, s.base(d.ProjectID), d.ID,
 		d.Lease, ms(at), d.Attempts).Err())
 }

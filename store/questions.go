@@ -9,16 +9,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/redis/go-redis/v9"
 )
 
-// Create implements core.Store.
-func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult, error) {
+// Create implements domain.Store.
+func (s *Store) Create(ctx context.Context, q *domain.Question) (lifecycle.CreateResult, error) {
 	if err := s.register(ctx, q.ProjectID); err != nil {
-		return core.CreateResult{}, s.wrap(err)
+		return lifecycle.CreateResult{}, s.wrap(err)
 	}
-	supJSON := marshal(result{CancelReason: core.CancelSuperseded})
+	supJSON := marshal(result{CancelReason: domain.CancelSuperseded})
 	now := q.CreatedAt
 	// Keys live while the question may be pending, plus retention; once
 	// final, retention from then (finalize in scripts.go).
@@ -29,15 +31,15 @@ func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult
 	}
 	asked := fmt.Sprintf("%d question(s) by %s", len(q.Questions), q.AgentID)
 	args := append(s.common(q.ProjectID, now, 0), q.ID, q.RunID, q.AgentID, encodeDoc(q),
-		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == core.KindApproval))
+		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == domain.KindApproval))
 	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)}, args...).StringSlice()
 	if err != nil {
-		return core.CreateResult{}, s.wrap(err)
+		return lifecycle.CreateResult{}, s.wrap(err)
 	}
 	if res[0] == "run_owned" {
-		return core.CreateResult{}, errRunOwned(q.RunID)
+		return lifecycle.CreateResult{}, errRunOwned(q.RunID)
 	}
-	out := core.CreateResult{}
+	out := lifecycle.CreateResult{}
 	id := res[1]
 	if res[0] == "reattach" {
 		out.Reattached = true
@@ -50,12 +52,12 @@ func (s *Store) Create(ctx context.Context, q *core.Question) (core.CreateResult
 	return out, err
 }
 
-// Locate implements core.Store. There is no id→project index: ids made by
-// core.NewQuestionID carry a hash of their project, so Locate first looks
+// Locate implements domain.Store. There is no id→project index: ids made by
+// domain.NewQuestionID carry a hash of their project, so Locate first looks
 // in the projects with that hash (one round trip, usually one key), then,
 // for other ids (an older release's) or a miss, in every project.
 func (s *Store) Locate(ctx context.Context, id string) (string, error) {
-	hint, hinted := core.ProjectHint(id)
+	hint, hinted := domain.ProjectHint(id)
 	tried := map[string]bool{}
 	for pass := range 3 {
 		// 0: hinted projects as known; 1: the same after reading the
@@ -66,7 +68,7 @@ func (s *Store) Locate(ctx context.Context, id string) (string, error) {
 		}
 		var cands []string
 		for _, p := range ps {
-			if !tried[p] && (pass == 2 || !hinted || core.ProjectHash(p) == hint) {
+			if !tried[p] && (pass == 2 || !hinted || domain.ProjectHash(p) == hint) {
 				cands = append(cands, p)
 				tried[p] = true
 			}
@@ -88,30 +90,30 @@ func (s *Store) Locate(ctx context.Context, id string) (string, error) {
 			}
 		}
 	}
-	return "", core.Errorf(core.ENotFound, "no question %s", id)
+	return "", domain.Errorf(domain.ENotFound, "no question %s", id)
 }
 
-// Get implements core.Store. Unlike a list, which skips a corrupt record,
+// Get implements domain.Store. Unlike a list, which skips a corrupt record,
 // Get reports it as the error it is rather than as "not found".
-func (s *Store) Get(ctx context.Context, project, id string) (*core.Question, error) {
+func (s *Store) Get(ctx context.Context, project, id string) (*domain.Question, error) {
 	pipe := s.rdb.Pipeline()
 	hc, dc := pipe.HGetAll(ctx, s.qkey(project, id)), pipe.Get(ctx, s.base(project)+"d:"+id)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.wrap(err)
 	}
 	if len(hc.Val()) == 0 || dc.Err() != nil {
-		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
+		return nil, domain.Errorf(domain.ENotFound, "no question %s in project %s", id, project)
 	}
 	q, _, err := decode(project, id, hc.Val(), dc.Val())
 	return q, err
 }
 
-// List implements core.Store.
-func (s *Store) List(ctx context.Context, project string, status core.Status, limit int) ([]*core.Question, error) {
+// List implements domain.Store.
+func (s *Store) List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error) {
 	if limit <= 0 {
 		limit = 500
 	}
-	if status == core.StatusPending {
+	if status == domain.StatusPending {
 		return s.listPending(ctx, project, limit)
 	}
 	// Non-pending filters scan more of the index to fill the page.
@@ -127,7 +129,7 @@ func (s *Store) List(ctx context.Context, project string, status core.Status, li
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*core.Question, 0, len(qs))
+	out := make([]*domain.Question, 0, len(qs))
 	for i := len(qs) - 1; i >= 0; i-- { // oldest first
 		if status == "" || qs[i].Status == status {
 			out = append(out, qs[i])
@@ -142,7 +144,7 @@ func (s *Store) List(ctx context.Context, project string, status core.Status, li
 // listPending lists the newest limit pending questions, oldest first. The
 // deadlines index holds exactly the pending questions, so no index of its
 // own is kept for them; creation order is each record's sequence number.
-func (s *Store) listPending(ctx context.Context, project string, limit int) ([]*core.Question, error) {
+func (s *Store) listPending(ctx context.Context, project string, limit int) ([]*domain.Question, error) {
 	ids, err := s.rdb.ZRange(ctx, s.base(project)+"deadlines", 0, -1).Result()
 	if err != nil {
 		return nil, s.wrap(err)
@@ -167,10 +169,10 @@ func (s *Store) listPending(ctx context.Context, project string, limit int) ([]*
 	if err != nil {
 		return nil, err
 	}
-	order := make(map[*core.Question]int64, len(qs))
+	order := make(map[*domain.Question]int64, len(qs))
 	out := qs[:0]
 	for i, q := range qs {
-		if q.Status == core.StatusPending {
+		if q.Status == domain.StatusPending {
 			order[q] = seqs[i]
 			out = append(out, q)
 		}
@@ -181,7 +183,7 @@ func (s *Store) listPending(ctx context.Context, project string, limit int) ([]*
 
 // getMany reads questions in one round trip, with their sequence numbers,
 // and drops index entries whose record has expired.
-func (s *Store) getMany(ctx context.Context, project, index string, ids []string) ([]*core.Question, []int64, error) {
+func (s *Store) getMany(ctx context.Context, project, index string, ids []string) ([]*domain.Question, []int64, error) {
 	if len(ids) == 0 {
 		return nil, nil, nil
 	}
@@ -195,7 +197,7 @@ func (s *Store) getMany(ctx context.Context, project, index string, ids []string
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, s.wrap(err)
 	}
-	out := make([]*core.Question, 0, len(ids))
+	out := make([]*domain.Question, 0, len(ids))
 	seqs := make([]int64, 0, len(ids))
 	var gone []any
 	for i, c := range cmds {
@@ -218,9 +220,9 @@ func (s *Store) getMany(ctx context.Context, project, index string, ids []string
 	return out, seqs, nil
 }
 
-// RunQuestions implements core.Store. A run's questions are fields
+// RunQuestions implements domain.Store. A run's questions are fields
 // q:<seq> of its hash (runs of the earlier layout: the zset runq:<run>).
-func (s *Store) RunQuestions(ctx context.Context, project, run string) ([]*core.Question, error) {
+func (s *Store) RunQuestions(ctx context.Context, project, run string) ([]*domain.Question, error) {
 	pipe := s.rdb.Pipeline()
 	hc := pipe.HGetAll(ctx, s.base(project)+"run:"+run)
 	zc := pipe.ZRangeWithScores(ctx, s.base(project)+"runq:"+run, 0, -1)
@@ -250,33 +252,33 @@ func (s *Store) RunQuestions(ctx context.Context, project, run string) ([]*core.
 	}
 	qs, _, err := s.getMany(ctx, project, "", ids)
 	if qs == nil && err == nil {
-		qs = []*core.Question{}
+		qs = []*domain.Question{}
 	}
 	return qs, err
 }
 
-// AttachCopy implements core.Store: the copy's line in d:<id> replaces the
+// AttachCopy implements domain.Store: the copy's line in d:<id> replaces the
 // line of the same target, or is added.
-func (s *Store) AttachCopy(ctx context.Context, project, id string, t core.Target) error {
+func (s *Store) AttachCopy(ctx context.Context, project, id string, t domain.Target) error {
 	n, err := attachScript.Run(ctx, s.rdb, []string{s.qkey(project, id), s.base(project) + "d:" + id},
 		t.Platform, t.Channel, t.ThreadTS, copyLine(t)).Int()
 	if err != nil {
 		return s.wrap(err)
 	}
 	if n == 0 {
-		return core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
+		return domain.Errorf(domain.ENotFound, "no question %s in project %s", id, project)
 	}
 	return nil
 }
 
-// MarkRead implements core.Store.
-func (s *Store) MarkRead(ctx context.Context, project, id string) (*core.Question, error) {
+// MarkRead implements domain.Store.
+func (s *Store) MarkRead(ctx context.Context, project, id string) (*domain.Question, error) {
 	n, err := markReadScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}).Int()
 	if err != nil {
 		return nil, s.wrap(err)
 	}
 	if n == 0 {
-		return nil, core.Errorf(core.ENotFound, "no notification %s in project %s", id, project)
+		return nil, domain.Errorf(domain.ENotFound, "no notification %s in project %s", id, project)
 	}
 	return s.Get(ctx, project, id)
 }

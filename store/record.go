@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // A question is two keys (see scripts.go): the hash q:<id> holds what
@@ -22,24 +22,24 @@ import (
 
 // docV2 is the immutable part of a question record.
 type docV2 struct {
-	V  int                   `json:"v"` // 2
-	A  string                `json:"a"` // agent id
-	N  string                `json:"n,omitempty"`
-	K  string                `json:"k,omitempty"` // kind, omitted for "question"
-	Q  []itemV2              `json:"q"`
-	X  string                `json:"x,omitempty"` // context
-	T  []storedCopy          `json:"t,omitempty"` // requested targets
-	R  *core.Responders      `json:"r,omitempty"`
-	C  int64                 `json:"c"` // created, Unix ns
-	E  int64                 `json:"e"` // expires, ns after created
-	Rs *core.Resume          `json:"rs,omitempty"`
-	Ro string                `json:"ro,omitempty"`
-	I  string                `json:"i,omitempty"` // idempotency key
-	Rb string                `json:"rb,omitempty"`
-	Ap int                   `json:"ap,omitempty"`
-	Ot *core.OnTimeout       `json:"ot,omitempty"`
-	Es []core.EscalationStep `json:"es,omitempty"`
-	Ac *core.Action          `json:"ac,omitempty"` // an approval's action
+	V  int                     `json:"v"` // 2
+	A  string                  `json:"a"` // agent id
+	N  string                  `json:"n,omitempty"`
+	K  string                  `json:"k,omitempty"` // kind, omitted for "question"
+	Q  []itemV2                `json:"q"`
+	X  string                  `json:"x,omitempty"` // context
+	T  []storedCopy            `json:"t,omitempty"` // requested targets
+	R  *domain.Responders      `json:"r,omitempty"`
+	C  int64                   `json:"c"` // created, Unix ns
+	E  int64                   `json:"e"` // expires, ns after created
+	Rs *domain.Resume          `json:"rs,omitempty"`
+	Ro string                  `json:"ro,omitempty"`
+	I  string                  `json:"i,omitempty"` // idempotency key
+	Rb string                  `json:"rb,omitempty"`
+	Ap int                     `json:"ap,omitempty"`
+	Ot *domain.OnTimeout       `json:"ot,omitempty"`
+	Es []domain.EscalationStep `json:"es,omitempty"`
+	Ac *domain.Action          `json:"ac,omitempty"` // an approval's action
 }
 
 type itemV2 struct {
@@ -68,25 +68,25 @@ type storedCopy struct {
 	E string            `json:"e,omitempty"`
 }
 
-func toStored(t core.Target) storedCopy {
+func toStored(t domain.Target) storedCopy {
 	return storedCopy{P: t.Platform, C: t.Channel, T: t.ThreadTS, M: t.MessageTS, U: t.URL, R: t.Refs, E: t.Error}
 }
 
-func (c storedCopy) target() core.Target {
-	return core.Target{Platform: c.P, Channel: c.C, ThreadTS: c.T, MessageTS: c.M, URL: c.U, Refs: c.R, Error: c.E}
+func (c storedCopy) target() domain.Target {
+	return domain.Target{Platform: c.P, Channel: c.C, ThreadTS: c.T, MessageTS: c.M, URL: c.U, Refs: c.R, Error: c.E}
 }
 
 // copyLine is a copy's line in d:<id>.
-func copyLine(t core.Target) string {
+func copyLine(t domain.Target) string {
 	b := marshal(toStored(t))
 	return string(b)
 }
 
 // encodeDoc is the first line of d:<id>.
-func encodeDoc(q *core.Question) string {
+func encodeDoc(q *domain.Question) string {
 	d := docV2{V: 2, A: q.AgentID, N: q.AgentName, K: q.Kind, X: q.Context, C: q.CreatedAt.UnixNano(), E: int64(q.ExpiresAt.Sub(q.CreatedAt)),
 		Rs: q.Resume, Ro: q.Route, I: q.IdempotencyKey, Rb: q.RequestedBy, Ap: q.ApprovalsRequired, Ot: q.OnTimeout, Es: q.Escalation, Ac: q.Action}
-	if d.K == core.KindQuestion {
+	if d.K == domain.KindQuestion {
 		d.K = ""
 	}
 	if !q.Responders.Empty() || q.Responders.ExcludeRequester {
@@ -116,7 +116,7 @@ func encodeDoc(q *core.Question) string {
 
 // decodeDoc fills q from the first line of d:<id>, in this layout or the
 // one before it (docLegacy).
-func decodeDoc(q *core.Question, line string) error {
+func decodeDoc(q *domain.Question, line string) error {
 	if !strings.HasPrefix(line, `{"v":2,`) {
 		return decodeLegacyDoc(q, line)
 	}
@@ -126,7 +126,7 @@ func decodeDoc(q *core.Question, line string) error {
 	}
 	q.AgentID, q.AgentName, q.Kind, q.Context = d.A, d.N, d.K, d.X
 	if q.Kind == "" {
-		q.Kind = core.KindQuestion
+		q.Kind = domain.KindQuestion
 	}
 	if d.R != nil {
 		q.Responders = *d.R
@@ -135,18 +135,18 @@ func decodeDoc(q *core.Question, line string) error {
 	q.ExpiresAt = q.CreatedAt.Add(time.Duration(d.E))
 	q.Resume, q.Route, q.IdempotencyKey, q.RequestedBy = d.Rs, d.Ro, d.I, d.Rb
 	q.ApprovalsRequired, q.OnTimeout, q.Escalation, q.Action = d.Ap, d.Ot, d.Es, d.Ac
-	q.Questions = make([]core.Item, len(d.Q))
+	q.Questions = make([]domain.Item, len(d.Q))
 	for i, it := range d.Q {
-		q.Questions[i] = core.Item{Question: it.Q, Header: it.H, MultiSelect: it.M}
+		q.Questions[i] = domain.Item{Question: it.Q, Header: it.H, MultiSelect: it.M}
 		if it.O != nil {
-			q.Questions[i].Options = make([]core.Option, len(it.O))
+			q.Questions[i].Options = make([]domain.Option, len(it.O))
 		}
 		for j, o := range it.O {
 			v := o.V
 			if v == "" {
 				v = o.L
 			}
-			q.Questions[i].Options[j] = core.Option{Label: o.L, Description: o.D, Value: v, Recommended: o.R, Veto: o.X}
+			q.Questions[i].Options[j] = domain.Option{Label: o.L, Description: o.D, Value: v, Recommended: o.R, Veto: o.X}
 		}
 	}
 	for _, t := range d.T {
@@ -157,25 +157,25 @@ func decodeDoc(q *core.Question, line string) error {
 
 // docLegacy is the immutable part as the first layout stored it.
 type docLegacy struct {
-	AgentID           string                `json:"agent_id"`
-	AgentName         string                `json:"agent_name,omitempty"`
-	Kind              string                `json:"kind"`
-	Questions         []core.Item           `json:"questions"`
-	Context           string                `json:"context,omitempty"`
-	Targets           []core.Target         `json:"targets,omitempty"`
-	Responders        core.Responders       `json:"responders"`
-	CreatedAt         time.Time             `json:"created_at"`
-	ExpiresAt         time.Time             `json:"expires_at"`
-	Resume            *core.Resume          `json:"resume,omitempty"`
-	Route             string                `json:"route,omitempty"`
-	IdempotencyKey    string                `json:"idempotency_key,omitempty"`
-	RequestedBy       string                `json:"requested_by,omitempty"`
-	ApprovalsRequired int                   `json:"approvals_required,omitempty"`
-	OnTimeout         *core.OnTimeout       `json:"on_timeout,omitempty"`
-	Escalation        []core.EscalationStep `json:"escalation,omitempty"`
+	AgentID           string                  `json:"agent_id"`
+	AgentName         string                  `json:"agent_name,omitempty"`
+	Kind              string                  `json:"kind"`
+	Questions         []domain.Item           `json:"questions"`
+	Context           string                  `json:"context,omitempty"`
+	Targets           []domain.Target         `json:"targets,omitempty"`
+	Responders        domain.Responders       `json:"responders"`
+	CreatedAt         time.Time               `json:"created_at"`
+	ExpiresAt         time.Time               `json:"expires_at"`
+	Resume            *domain.Resume          `json:"resume,omitempty"`
+	Route             string                  `json:"route,omitempty"`
+	IdempotencyKey    string                  `json:"idempotency_key,omitempty"`
+	RequestedBy       string                  `json:"requested_by,omitempty"`
+	ApprovalsRequired int                     `json:"approvals_required,omitempty"`
+	OnTimeout         *domain.OnTimeout       `json:"on_timeout,omitempty"`
+	Escalation        []domain.EscalationStep `json:"escalation,omitempty"`
 }
 
-func decodeLegacyDoc(q *core.Question, line string) error {
+func decodeLegacyDoc(q *domain.Question, line string) error {
 	var d docLegacy
 	if err := json.Unmarshal([]byte(line), &d); err != nil {
 		return err
@@ -192,32 +192,32 @@ type result struct {
 	Answers      map[string]string   `json:"answers,omitempty"`
 	Selections   map[string][]string `json:"selections,omitempty"`
 	Response     string              `json:"response,omitempty"`
-	RespondedBy  *core.Person        `json:"responded_by,omitempty"`
+	RespondedBy  *domain.Person      `json:"responded_by,omitempty"`
 	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
 	CancelReason string              `json:"cancel_reason,omitempty"`
 	CancelNote   string              `json:"cancel_note,omitempty"`
 	Defaulted    bool                `json:"defaulted,omitempty"`
 	// An approval's decision, edited action and chosen rule.
-	Decision     *core.Decision     `json:"dc,omitempty"`
-	EditedAction *core.EditedAction `json:"ed,omitempty"`
-	AppliedRule  *int               `json:"ar,omitempty"`
+	Decision     *domain.Decision     `json:"dc,omitempty"`
+	EditedAction *domain.EditedAction `json:"ed,omitempty"`
+	AppliedRule  *int                 `json:"ar,omitempty"`
 }
 
 // setApproval copies an approval's decision from the answer.
-func (r *result) setApproval(a *core.Answer) {
+func (r *result) setApproval(a *domain.Answer) {
 	r.Decision, r.EditedAction, r.AppliedRule = a.Decision, a.Edited, a.AppliedRule
 }
 
 // decode builds a question from its hash and its d:<id> string. It
 // returns the question's sequence number in its project too (creation
 // order).
-func decode(project, id string, h map[string]string, d string) (*core.Question, int64, error) {
-	q := &core.Question{ID: id, ProjectID: project}
+func decode(project, id string, h map[string]string, d string) (*domain.Question, int64, error) {
+	q := &domain.Question{ID: id, ProjectID: project}
 	docLine, copies, _ := strings.Cut(d, "\n")
 	if err := decodeDoc(q, docLine); err != nil {
 		return nil, 0, fmt.Errorf("store: corrupt question record: %w", err)
 	}
-	q.RunID, q.Status, q.Fingerprint = h["run"], core.Status(h["status"]), h["fp"]
+	q.RunID, q.Status, q.Fingerprint = h["run"], domain.Status(h["status"]), h["fp"]
 	q.Read, q.ResumedRunID = h["read"] == "1", h["resumed_run_id"]
 	seq, _ := strconv.ParseInt(h["seq"], 10, 64)
 	q.EscalationLevel, _ = strconv.Atoi(h["esc_level"])
@@ -264,7 +264,7 @@ func decode(project, id string, h map[string]string, d string) (*core.Question, 
 			q.Decision, q.EditedAction, q.AppliedRule = res.Decision, res.EditedAction, res.AppliedRule
 		}
 	}
-	q.FreeText = core.FreeTextItems(q.Questions, q.Selections)
+	q.FreeText = domain.FreeTextItems(q.Questions, q.Selections)
 	decodeVotes(q, h)
 	// Posted copies replace their target; copies on new targets are added.
 	for _, c := range posted {
@@ -281,18 +281,18 @@ func decode(project, id string, h map[string]string, d string) (*core.Question, 
 		}
 	}
 	if q.Targets == nil {
-		q.Targets = []core.Target{}
+		q.Targets = []domain.Target{}
 	}
 	return q, seq, nil
 }
 
 // decodeVotes reads the votes of an approval, in voting order (a changed
 // vote counts from when it changed).
-func decodeVotes(q *core.Question, h map[string]string) {
+func decodeVotes(q *domain.Question, h map[string]string) {
 	order := map[string]int{}
 	for k, v := range h {
 		if person, ok := strings.CutPrefix(k, "vote:"); ok {
-			var vt core.Vote
+			var vt domain.Vote
 			if json.Unmarshal([]byte(v), &vt) == nil {
 				order[vt.By.Platform+":"+vt.By.ID], _ = strconv.Atoi(h["vorder:"+person])
 				q.Votes = append(q.Votes, vt)

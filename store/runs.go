@@ -5,33 +5,33 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // errRunOwned refuses a run id another agent started; it does not say which.
 func errRunOwned(run string) error {
-	return &core.Error{Code: core.EConflict, Message: fmt.Sprintf("run %s belongs to another agent", run),
-		Details: []core.Detail{{Field: "run_id", Problem: "a run belongs to the agent that started it; use a run id of your own"}}}
+	return &domain.Error{Code: domain.EConflict, Message: fmt.Sprintf("run %s belongs to another agent", run),
+		Details: []domain.Detail{{Field: "run_id", Problem: "a run belongs to the agent that started it; use a run id of your own"}}}
 }
 
-// Run implements core.Store.
-func (s *Store) Run(ctx context.Context, project, id string) (*core.Run, error) {
+// Run implements domain.Store.
+func (s *Store) Run(ctx context.Context, project, id string) (*domain.Run, error) {
 	h, err := s.rdb.HGetAll(ctx, s.base(project)+"run:"+id).Result()
 	if err != nil {
 		return nil, s.wrap(err)
 	}
 	if len(h) == 0 || h["status"] == "" {
-		return nil, core.Errorf(core.ENotFound, "no run %s in project %s", id, project)
+		return nil, domain.Errorf(domain.ENotFound, "no run %s in project %s", id, project)
 	}
-	r := &core.Run{ID: h["id"], ProjectID: project, AgentID: h["agent_id"], Status: core.RunStatus(h["status"]),
+	r := &domain.Run{ID: h["id"], ProjectID: project, AgentID: h["agent_id"], Status: domain.RunStatus(h["status"]),
 		ResumedFrom: h["resumed_from"], ResumedBy: h["resumed_by"]}
 	r.CreatedAt = parseStamp(h["created_at"])
 	r.UpdatedAt = parseStamp(h["updated_at"])
 	return r, nil
 }
 
-// PauseRun implements core.Store.
-func (s *Store) PauseRun(ctx context.Context, project, id, agentID string, at time.Time) (*core.Run, error) {
+// PauseRun implements domain.Store.
+func (s *Store) PauseRun(ctx context.Context, project, id, agentID string, at time.Time) (*domain.Run, error) {
 	if err := s.register(ctx, project); err != nil {
 		return nil, s.wrap(err)
 	}
@@ -45,7 +45,7 @@ func (s *Store) PauseRun(ctx context.Context, project, id, agentID string, at ti
 	}
 	if out[0] == "resumed" {
 		r, _ := s.Run(ctx, project, id)
-		return r, core.Errorf(core.EConflict, "run %s was already resumed as run %s", id, out[1])
+		return r, domain.Errorf(domain.EConflict, "run %s was already resumed as run %s", id, out[1])
 	}
 	return s.Run(ctx, project, id)
 }

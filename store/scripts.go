@@ -40,7 +40,7 @@ import "github.com/redis/go-redis/v9"
 // Every key is bounded: README "Redis keys and lifetimes" gives each one's life.
 //
 // There is no id -> project index: question ids carry a hash of their
-// project (core.NewQuestionID, Store.Locate).
+// project (domain.NewQuestionID, Store.Locate).
 //
 // Every script takes the same first nine arguments (see Store.common):
 // base, nowms, nowstr (now as Unix ns, see stamp), retention ms, re-attach window ms, events maxlen,

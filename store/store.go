@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -44,7 +46,7 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
-// Store is core.Store on Redis.
+// Store is domain.Store on Redis.
 type Store struct {
 	rdb       redis.UniversalClient
 	prefix    string
@@ -72,7 +74,7 @@ type Store struct {
 	done   chan struct{}
 }
 
-var _ core.Store = (*Store)(nil)
+var _ lifecycle.Store = (*Store)(nil)
 
 const defaultRetention = 7 * 24 * time.Hour
 
@@ -237,7 +239,7 @@ func redactErr(err error, u *url.URL) string {
 	return msg
 }
 
-// Ping implements core.Store.
+// Ping implements domain.Store.
 func (s *Store) Ping(ctx context.Context) error { return s.wrap(s.rdb.Ping(ctx).Err()) }
 
 // wrap turns Redis failures into an unavailable error that carries no
@@ -246,7 +248,7 @@ func (s *Store) wrap(err error) error {
 	if err == nil || errors.Is(err, redis.Nil) {
 		return nil
 	}
-	var ce *core.Error
+	var ce *domain.Error
 	if errors.As(err, &ce) {
 		return err
 	}
@@ -258,10 +260,10 @@ func (s *Store) wrap(err error) error {
 
 // errUnavailable is what callers and users see of a Redis failure: no
 // address, no driver detail.
-var errUnavailable = &core.Error{Code: core.EUnavailable, Message: "the store is unavailable; try again in a moment"}
+var errUnavailable = &domain.Error{Code: domain.EUnavailable, Message: "the store is unavailable; try again in a moment"}
 
 // unavailable is a Redis failure. Its Error() keeps the cause for the log;
-// errors.As finds the plain core.Error shown to users.
+// errors.As finds the plain domain.Error shown to users.
 type unavailable struct{ cause error }
 
 func (u *unavailable) Error() string { return errUnavailable.Message + ": " + u.cause.Error() }

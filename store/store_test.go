@@ -4,7 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/stretchr/testify/assert"
@@ -20,16 +21,16 @@ func open(t *testing.T, url string) *store.Store {
 }
 
 func TestConformanceRealRedis(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) func() core.Store {
+	storetest.Run(t, func(t *testing.T) func() lifecycle.Store {
 		srv := storetest.Redis(t)
-		return func() core.Store { return open(t, srv.URL) }
+		return func() lifecycle.Store { return open(t, srv.URL) }
 	})
 }
 
 func TestConformanceEmbedded(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) func() core.Store {
+	storetest.Run(t, func(t *testing.T) func() lifecycle.Store {
 		var first *store.Store
-		return func() core.Store {
+		return func() lifecycle.Store {
 			if first == nil {
 				first = open(t, "")
 				return first

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -23,8 +25,8 @@ func TestCluster(t *testing.T) {
 	t.Cleanup(c.Close)
 
 	t.Run("Conformance", func(t *testing.T) {
-		storetest.Run(t, func(t *testing.T) func() core.Store {
-			return func() core.Store { return open(t, c.URL) }
+		storetest.Run(t, func(t *testing.T) func() lifecycle.Store {
+			return func() lifecycle.Store { return open(t, c.URL) }
 		})
 	})
 
@@ -37,8 +39,8 @@ func TestCluster(t *testing.T) {
 			q := pendingQuestion(p)
 			_, err := s.Create(ctx, q)
 			require.NoError(t, err, "create on the master owning %s", p)
-			_, err = s.Transition(ctx, p, q.ID, core.Transition{To: core.StatusAnswered, At: time.Now(),
-				Answer: &core.Answer{Response: "yes"}, By: &core.Person{Platform: "api", ID: "u"}})
+			_, err = s.Transition(ctx, p, q.ID, lifecycle.Transition{To: domain.StatusAnswered, At: time.Now(),
+				Answer: &domain.Answer{Response: "yes"}, By: &domain.Person{Platform: "api", ID: "u"}})
 			require.NoError(t, err)
 			slot, err := s.Client().ClusterKeySlot(ctx, "askbridge:{"+p+"}:q:"+q.ID).Result()
 			require.NoError(t, err)
@@ -54,12 +56,12 @@ func TestCluster(t *testing.T) {
 	})
 }
 
-func pendingQuestion(project string) *core.Question {
+func pendingQuestion(project string) *domain.Question {
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	items := []core.Item{{Question: "Ship " + uuid.NewString()[:6] + "?", Options: []core.Option{{Label: "Yes", Value: "yes"}, {Label: "No", Value: "no"}}}}
-	return &core.Question{ID: uuid.NewString(), ProjectID: project, RunID: "run-" + uuid.NewString()[:6], AgentID: "bot",
-		Kind: core.KindQuestion, Status: core.StatusPending, Questions: items, Targets: []core.Target{},
-		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour), Fingerprint: core.Fingerprint(items)}
+	items := []domain.Item{{Question: "Ship " + uuid.NewString()[:6] + "?", Options: []domain.Option{{Label: "Yes", Value: "yes"}, {Label: "No", Value: "no"}}}}
+	return &domain.Question{ID: uuid.NewString(), ProjectID: project, RunID: "run-" + uuid.NewString()[:6], AgentID: "bot",
+		Kind: domain.KindQuestion, Status: domain.StatusPending, Questions: items, Targets: []domain.Target{},
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour), Fingerprint: domain.Fingerprint(items)}
 }
 
 // TestSentinel runs the conformance suite through Sentinel, then kills the
@@ -72,8 +74,8 @@ func TestSentinel(t *testing.T) {
 	t.Cleanup(sn.Close)
 
 	t.Run("Conformance", func(t *testing.T) {
-		storetest.Run(t, func(t *testing.T) func() core.Store {
-			return func() core.Store { return open(t, sn.URL) }
+		storetest.Run(t, func(t *testing.T) func() lifecycle.Store {
+			return func() lifecycle.Store { return open(t, sn.URL) }
 		})
 	})
 
@@ -81,7 +83,7 @@ func TestSentinel(t *testing.T) {
 		ctx := context.Background()
 		s := open(t, sn.URL)
 		p := "failover"
-		var pending []*core.Question
+		var pending []*domain.Question
 		for range 50 {
 			q := pendingQuestion(p)
 			_, err := s.Create(ctx, q)
@@ -106,7 +108,7 @@ func TestSentinel(t *testing.T) {
 
 		// The same client (no restart) reaches the new master.
 		require.Eventually(t, func() bool { return s.Ping(ctx) == nil }, 15*time.Second, 50*time.Millisecond)
-		list, err := s.List(ctx, p, core.StatusPending, 100)
+		list, err := s.List(ctx, p, domain.StatusPending, 100)
 		require.NoError(t, err)
 		assert.Len(t, list, len(pending), "no pending question was lost")
 
@@ -115,8 +117,8 @@ func TestSentinel(t *testing.T) {
 		drain(wake)
 		var won int
 		for range 3 {
-			if _, err := s.Transition(ctx, p, pending[0].ID, core.Transition{To: core.StatusAnswered, At: time.Now(),
-				Answer: &core.Answer{Response: "yes"}, By: &core.Person{Platform: "api", ID: "u"}}); err == nil {
+			if _, err := s.Transition(ctx, p, pending[0].ID, lifecycle.Transition{To: domain.StatusAnswered, At: time.Now(),
+				Answer: &domain.Answer{Response: "yes"}, By: &domain.Person{Platform: "api", ID: "u"}}); err == nil {
 				won++
 			}
 		}

@@ -7,14 +7,16 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/redis/go-redis/v9"
 )
 
-// Transition implements core.Store.
-func (s *Store) Transition(ctx context.Context, project, id string, tr core.Transition) (*core.Question, error) {
+// Transition implements domain.Store.
+func (s *Store) Transition(ctx context.Context, project, id string, tr lifecycle.Transition) (*domain.Question, error) {
 	if !tr.To.Final() {
-		return nil, core.Errorf(core.EInvalid, "cannot move a question to %q", tr.To)
+		return nil, domain.Errorf(domain.EInvalid, "cannot move a question to %q", tr.To)
 	}
 	at := tr.At
 	if at.IsZero() {
@@ -25,7 +27,7 @@ func (s *Store) Transition(ctx context.Context, project, id string, tr core.Tran
 	if tr.RequirePausedRun {
 		requirePaused = "1"
 	}
-	args := append(s.common(project, at, tr.Retention), id, string(tr.To), resJSON, core.EventForStatus(tr.To),
+	args := append(s.common(project, at, tr.Retention), id, string(tr.To), resJSON, domain.EventForStatus(tr.To),
 		requirePaused, tr.ContinuationRunID, tr.DeliveryID, personJSON(tr.By), transitionDetail(tr), s.deliveryKeep.Milliseconds())
 	out, err := transitionScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}, args...).StringSlice()
 	if err != nil {
@@ -40,7 +42,7 @@ func (s *Store) Transition(ctx context.Context, project, id string, tr core.Tran
 // when they change nothing; any other reply (ok, voted, resolved) changed
 // the question. A reply that made it final carries the final record
 // (finalize in scripts.go), which saves reading it back.
-func (s *Store) outcome(ctx context.Context, project, id string, out []string) (*core.Question, error) {
+func (s *Store) outcome(ctx context.Context, project, id string, out []string) (*domain.Question, error) {
 	if len(out) == 4 && out[2] != "" {
 		if q, ok := s.carried(project, id, out[2], out[3]); ok {
 			return q, nil
@@ -48,21 +50,21 @@ func (s *Store) outcome(ctx context.Context, project, id string, out []string) (
 	}
 	switch out[0] {
 	case "notfound":
-		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", id, project)
+		return nil, domain.Errorf(domain.ENotFound, "no question %s in project %s", id, project)
 	case "run_not_paused":
 		q, _ := s.Get(ctx, project, id)
 		state := "its state is unknown" // the run's record is gone (expired or evicted)
 		if len(out) > 1 && out[1] != "" {
 			state = "it is " + out[1]
 		}
-		return q, core.Errorf(core.ERunNotPaused, "the question's run is not paused (%s): a webhook-mode question "+
+		return q, domain.Errorf(domain.ERunNotPaused, "the question's run is not paused (%s): a webhook-mode question "+
 			"takes an answer only after its run has reported its pause", state)
 	case "final":
 		q, err := s.Get(ctx, project, id)
 		if err != nil {
 			return nil, err
 		}
-		return q, core.StatusError(q)
+		return q, domain.StatusError(q)
 	}
 	return s.Get(ctx, project, id)
 }
@@ -70,7 +72,7 @@ func (s *Store) outcome(ctx context.Context, project, id string, out []string) (
 // carried decodes a final record a script returned or published: its
 // hash as JSON and its d:<id>. ok is false when it does not decode or is
 // not final (the caller reads the record instead).
-func (s *Store) carried(project, id, hash, doc string) (*core.Question, bool) {
+func (s *Store) carried(project, id, hash, doc string) (*domain.Question, bool) {
 	var h map[string]string
 	if err := json.Unmarshal([]byte(hash), &h); err != nil {
 		s.log.Warn("a final record from a script did not decode; reading it instead", "question", id, "err", err)
@@ -83,13 +85,13 @@ func (s *Store) carried(project, id, hash, doc string) (*core.Question, bool) {
 	return q, true
 }
 
-func resultJSON(tr core.Transition, at time.Time) string {
+func resultJSON(tr lifecycle.Transition, at time.Time) string {
 	res := result{RespondedBy: tr.By, CancelReason: tr.CancelReason, CancelNote: tr.CancelNote, Defaulted: tr.Defaulted}
 	if tr.Answer != nil {
 		res.Answers, res.Selections, res.Response = tr.Answer.Answers, tr.Answer.Selections, tr.Answer.Response
 		res.setApproval(tr.Answer)
 	}
-	if tr.To == core.StatusAnswered || (tr.To == core.StatusCancelled && tr.By != nil) {
+	if tr.To == domain.StatusAnswered || (tr.To == domain.StatusCancelled && tr.By != nil) {
 		res.RespondedAt = &at
 	}
 	b := marshal(res)
@@ -97,7 +99,7 @@ func resultJSON(tr core.Transition, at time.Time) string {
 }
 
 // transitionDetail is the audit trail's one-line account of a transition.
-func transitionDetail(tr core.Transition) string {
+func transitionDetail(tr lifecycle.Transition) string {
 	switch {
 	case tr.Answer != nil && tr.Defaulted:
 		return "default on timeout: " + tr.Answer.Response
@@ -111,14 +113,14 @@ func transitionDetail(tr core.Transition) string {
 	return ""
 }
 
-// Due implements core.Store.
-func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]core.Ref, error) {
+// Due implements domain.Store.
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
 	return s.dueIn(ctx, "deadlines", now, limit)
 }
 
 // dueIn lists, across projects, the members of a per-project time index
 // whose time has come.
-func (s *Store) dueIn(ctx context.Context, index string, now time.Time, limit int) ([]core.Ref, error) {
+func (s *Store) dueIn(ctx context.Context, index string, now time.Time, limit int) ([]lifecycle.Ref, error) {
 	projects, err := s.Projects(ctx)
 	if err != nil {
 		return nil, err
@@ -132,17 +134,17 @@ func (s *Store) dueIn(ctx context.Context, index string, now time.Time, limit in
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.wrap(err)
 	}
-	var refs []core.Ref
+	var refs []lifecycle.Ref
 	for i, c := range cmds {
 		for _, id := range c.Val() {
-			refs = append(refs, core.Ref{ProjectID: projects[i], ID: id})
+			refs = append(refs, lifecycle.Ref{ProjectID: projects[i], ID: id})
 		}
 	}
 	return refs, nil
 }
 
-// Vote implements core.Store.
-func (s *Store) Vote(ctx context.Context, project, id string, v core.Vote, required int, veto bool, tr core.Transition) (*core.Question, bool, error) {
+// Vote implements domain.Store.
+func (s *Store) Vote(ctx context.Context, project, id string, v domain.Vote, required int, veto bool, tr lifecycle.Transition) (*domain.Question, bool, error) {
 	if v.At.IsZero() {
 		v.At = time.Now().UTC()
 	}
@@ -168,12 +170,12 @@ func (s *Store) Vote(ctx context.Context, project, id string, v core.Vote, requi
 	return q, out[0] == "resolved", err
 }
 
-// DueEscalations implements core.Store.
-func (s *Store) DueEscalations(ctx context.Context, now time.Time, limit int) ([]core.Ref, error) {
+// DueEscalations implements domain.Store.
+func (s *Store) DueEscalations(ctx context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
 	return s.dueIn(ctx, "escal", now, limit)
 }
 
-// Escalate implements core.Store.
+// Escalate implements domain.Store.
 func (s *Store) Escalate(ctx context.Context, project, id string, level int, next time.Time, detail string, at time.Time) (bool, error) {
 	nextMS := int64(0)
 	if !next.IsZero() {

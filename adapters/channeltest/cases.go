@@ -11,13 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 )
 
-func opt(label, desc string) core.Option { return core.Option{Label: label, Description: desc} }
+func opt(label, desc string) domain.Option { return domain.Option{Label: label, Description: desc} }
 
-func authItem() core.Item {
-	return core.Item{Question: "Which auth method?", Header: "Auth", Options: []core.Option{
+func authItem() domain.Item {
+	return domain.Item{Question: "Which auth method?", Header: "Auth", Options: []domain.Option{
 		opt("OAuth 2.0", "Standard"), opt("API key", "Simple")}}
 }
 
@@ -29,35 +31,35 @@ func long(start string, n int) string {
 }
 
 // shapes are the questions every adapter must post.
-func shapes() map[string]core.AskRequest {
-	four := make([]core.Item, core.MaxItems)
+func shapes() map[string]domain.AskRequest {
+	four := make([]domain.Item, domain.MaxItems)
 	for i := range four {
-		four[i] = core.Item{Question: fmt.Sprintf("Question %d of four?", i+1), Header: fmt.Sprintf("Q%d", i+1)}
-		for j := range core.MaxOptions {
+		four[i] = domain.Item{Question: fmt.Sprintf("Question %d of four?", i+1), Header: fmt.Sprintf("Q%d", i+1)}
+		for j := range domain.MaxOptions {
 			four[i].Options = append(four[i].Options, opt(fmt.Sprintf("Choice %d.%d", i+1, j+1), "about it"))
 		}
 	}
 	four[1].MultiSelect = true
-	longest := make([]core.Item, core.MaxItems)
+	longest := make([]domain.Item, domain.MaxItems)
 	for i := range longest {
-		longest[i] = core.Item{Question: long(fmt.Sprintf("Long question %d", i+1), core.MaxQuestionLen),
-			Header: long("H", core.MaxHeaderLen), MultiSelect: i%2 == 1}
-		for j := range core.MaxOptions {
-			longest[i].Options = append(longest[i].Options, core.Option{
-				Label:       long(fmt.Sprintf("Label %d.%d", i+1, j+1), core.MaxLabelLen),
-				Description: long("Description", core.MaxDescriptionLen),
-				Value:       long(fmt.Sprintf("v%d%d", i, j), core.MaxValueLen)})
+		longest[i] = domain.Item{Question: long(fmt.Sprintf("Long question %d", i+1), domain.MaxQuestionLen),
+			Header: long("H", domain.MaxHeaderLen), MultiSelect: i%2 == 1}
+		for j := range domain.MaxOptions {
+			longest[i].Options = append(longest[i].Options, domain.Option{
+				Label:       long(fmt.Sprintf("Label %d.%d", i+1, j+1), domain.MaxLabelLen),
+				Description: long("Description", domain.MaxDescriptionLen),
+				Value:       long(fmt.Sprintf("v%d%d", i, j), domain.MaxValueLen)})
 		}
 	}
-	return map[string]core.AskRequest{
-		"single-select": {Questions: []core.Item{authItem()}},
-		"multi-select": {Questions: []core.Item{{Question: "Which regions?", Header: "Regions", MultiSelect: true,
-			Options: []core.Option{opt("eu-west", ""), opt("us-east", ""), opt("ap-south", "")}}}},
-		"open-ended":      {Questions: []core.Item{{Question: "What should the release be called?"}}},
+	return map[string]domain.AskRequest{
+		"single-select": {Questions: []domain.Item{authItem()}},
+		"multi-select": {Questions: []domain.Item{{Question: "Which regions?", Header: "Regions", MultiSelect: true,
+			Options: []domain.Option{opt("eu-west", ""), opt("us-east", ""), opt("ap-south", "")}}}},
+		"open-ended":      {Questions: []domain.Item{{Question: "What should the release be called?"}}},
 		"four-by-four":    {Questions: four},
-		"approval":        {Kind: core.KindApproval, Question: "Deploy api v2.14 to production?", Options: []core.Option{opt("Approve", ""), opt("Deny", "")}},
-		"longest":         {Questions: longest, Context: long("Context", core.MaxContextLen), AgentName: long("Agent", core.MaxIDLen)},
-		"longest-context": {Question: long("One long question", core.MaxQuestionLen), Context: long("Context", core.MaxContextLen)},
+		"approval":        {Kind: domain.KindApproval, Question: "Deploy api v2.14 to production?", Options: []domain.Option{opt("Approve", ""), opt("Deny", "")}},
+		"longest":         {Questions: longest, Context: long("Context", domain.MaxContextLen), AgentName: long("Agent", domain.MaxIDLen)},
+		"longest-context": {Question: long("One long question", domain.MaxQuestionLen), Context: long("Context", domain.MaxContextLen)},
 	}
 }
 
@@ -85,29 +87,29 @@ func postEveryShape(t *testing.T, newEnv Factory) {
 }
 
 func finishEveryOutcome(t *testing.T, newEnv Factory) {
-	pick := func(label string) core.RespondRequest { return core.RespondRequest{Response: &label} }
+	pick := func(label string) domain.RespondRequest { return domain.RespondRequest{Response: &label} }
 	cases := []struct {
 		name string
-		req  core.AskRequest
-		end  func(s *suite, q *core.Question)
+		req  domain.AskRequest
+		end  func(s *suite, q *domain.Question)
 		want []string // texts the finished copy shows
 	}{
-		{"answered", core.AskRequest{Questions: []core.Item{authItem()}}, func(s *suite, q *core.Question) {
+		{"answered", domain.AskRequest{Questions: []domain.Item{authItem()}}, func(s *suite, q *domain.Question) {
 			s.answer(q, pick("API key"))
 		}, []string{"alice", "API key"}},
-		{"answered with free text", core.AskRequest{Questions: []core.Item{authItem()}}, func(s *suite, q *core.Question) {
+		{"answered with free text", domain.AskRequest{Questions: []domain.Item{authItem()}}, func(s *suite, q *domain.Question) {
 			s.answer(q, pick("mutual TLS, please"))
 		}, []string{"alice", "mutual TLS, please"}},
-		{"cancelled with a note", core.AskRequest{Questions: []core.Item{authItem()}}, func(s *suite, q *core.Question) {
-			if _, err := s.env.Router.CancelWithNote(context.Background(), "ops", q.ID, core.CancelAgent, "superseded by run 7", nil); err != nil {
+		{"cancelled with a note", domain.AskRequest{Questions: []domain.Item{authItem()}}, func(s *suite, q *domain.Question) {
+			if _, err := s.env.Router.CancelWithNote(context.Background(), "ops", q.ID, domain.CancelAgent, "superseded by run 7", nil); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"superseded by run 7"}},
-		{"expired", core.AskRequest{Questions: []core.Item{authItem()}}, func(s *suite, q *core.Question) {
+		{"expired", domain.AskRequest{Questions: []domain.Item{authItem()}}, func(s *suite, q *domain.Question) {
 			s.expire()
 		}, []string{"xpired"}},
-		{"defaulted", core.AskRequest{Questions: []core.Item{authItem()}, OnTimeout: &core.OnTimeout{Answer: "API key"}},
-			func(s *suite, q *core.Question) { s.expire() }, []string{"default", "API key"}},
+		{"defaulted", domain.AskRequest{Questions: []domain.Item{authItem()}, OnTimeout: &domain.OnTimeout{Answer: "API key"}},
+			func(s *suite, q *domain.Question) { s.expire() }, []string{"default", "API key"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -129,7 +131,7 @@ func finishEveryOutcome(t *testing.T, newEnv Factory) {
 	}
 }
 
-func (s *suite) answer(q *core.Question, req core.RespondRequest) {
+func (s *suite) answer(q *domain.Question, req domain.RespondRequest) {
 	s.t.Helper()
 	if _, err := s.env.Router.Answer(context.Background(), "ops", q.ID, req, s.person("alice")); err != nil {
 		s.t.Fatalf("answer: %v", err)
@@ -139,7 +141,7 @@ func (s *suite) answer(q *core.Question, req core.RespondRequest) {
 // expire moves the clock past every deadline and runs the expiry sweep.
 func (s *suite) expire() {
 	s.t.Helper()
-	s.clock.Add(core.MaxTimeout + time.Hour)
+	s.clock.Add(domain.MaxTimeout + time.Hour)
 	if n, err := s.env.Router.ExpireDue(context.Background()); err != nil || n != 1 {
 		s.t.Fatalf("expiring: %d, %v", n, err)
 	}
@@ -147,14 +149,14 @@ func (s *suite) expire() {
 
 func finishDeletedCopy(t *testing.T, newEnv Factory) {
 	s := start(t, newEnv)
-	q := s.ask(core.AskRequest{Questions: []core.Item{authItem()}})
+	q := s.ask(domain.AskRequest{Questions: []domain.Item{authItem()}})
 	c := s.copyOf(q)
 	s.env.Delete(c)
-	q.Status = core.StatusExpired
+	q.Status = domain.StatusExpired
 	err := s.env.Channel.Finish(context.Background(), q, c)
 	if err != nil {
 		s.errs = append(s.errs, err)
-		if !core.IsPermanent(err) {
+		if !lifecycle.IsPermanent(err) {
 			t.Errorf("finishing a deleted copy: %v; want nil or a permanent error, never a retryable one", err)
 		}
 	}
@@ -162,13 +164,13 @@ func finishDeletedCopy(t *testing.T, newEnv Factory) {
 
 func postToMissingChannel(t *testing.T, newEnv Factory) {
 	s := start(t, newEnv)
-	q := s.ask(core.AskRequest{Questions: []core.Item{authItem()}})
-	_, err := s.env.Channel.Post(context.Background(), q, core.Target{Platform: s.env.Target.Platform, Channel: s.env.Missing})
+	q := s.ask(domain.AskRequest{Questions: []domain.Item{authItem()}})
+	_, err := s.env.Channel.Post(context.Background(), q, domain.Target{Platform: s.env.Target.Platform, Channel: s.env.Missing})
 	if err == nil {
 		t.Fatal("posting to a channel that does not exist succeeded")
 	}
 	s.errs = append(s.errs, err)
-	if !core.IsPermanent(err) {
+	if !lifecycle.IsPermanent(err) {
 		t.Errorf("posting to a missing channel: %v; want a permanent error", err)
 	}
 }
@@ -177,7 +179,7 @@ func rateLimitAndServerErrors(t *testing.T, newEnv Factory) {
 	s := start(t, newEnv)
 	s.env.RateLimit(OpPost)
 	s.env.Fail(OpPost, http.StatusBadGateway, 1)
-	q := s.ask(core.AskRequest{Questions: []core.Item{authItem()}}) // fails the test if the post failed
+	q := s.ask(domain.AskRequest{Questions: []domain.Item{authItem()}}) // fails the test if the post failed
 	c := s.copyOf(q)
 	if n := s.env.Count(c); n != 1 {
 		t.Errorf("%d messages in the channel after a post through one 429 and one 502, want 1", n)
@@ -187,7 +189,7 @@ func rateLimitAndServerErrors(t *testing.T, newEnv Factory) {
 	defer cancel()
 	s.env.RateLimit(OpFinish)
 	s.env.Fail(OpFinish, http.StatusServiceUnavailable, 2)
-	q.Status, q.CancelReason = core.StatusCancelled, core.CancelAgent
+	q.Status, q.CancelReason = domain.StatusCancelled, domain.CancelAgent
 	if err := s.env.Channel.Finish(ctx, q, c); err != nil {
 		s.errs = append(s.errs, err)
 		t.Fatalf("a finish through one 429 and two 503s: %v; want it retried within the adapter", err)
@@ -199,25 +201,25 @@ func rateLimitAndServerErrors(t *testing.T, newEnv Factory) {
 
 func lastingOutage(t *testing.T, newEnv Factory) {
 	s := start(t, newEnv)
-	q := s.ask(core.AskRequest{Questions: []core.Item{authItem()}})
+	q := s.ask(domain.AskRequest{Questions: []domain.Item{authItem()}})
 	c := s.copyOf(q)
 	s.env.Fail(OpFinish, http.StatusInternalServerError, 50)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	q.Status = core.StatusExpired
+	q.Status = domain.StatusExpired
 	err := s.env.Channel.Finish(ctx, q, c)
 	if err == nil {
 		t.Fatal("a finish during a lasting outage succeeded")
 	}
 	s.errs = append(s.errs, err)
-	if core.IsPermanent(err) {
+	if lifecycle.IsPermanent(err) {
 		t.Errorf("a lasting outage: %v is marked permanent; the router must retry it later", err)
 	}
 }
 
 func platformUnreachable(t *testing.T, newEnv Factory) {
 	s := start(t, newEnv)
-	q := s.ask(core.AskRequest{Questions: []core.Item{authItem()}})
+	q := s.ask(domain.AskRequest{Questions: []domain.Item{authItem()}})
 	c := s.copyOf(q)
 	gone := s.env.Unreachable()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -227,11 +229,11 @@ func platformUnreachable(t *testing.T, newEnv Factory) {
 		t.Fatal("posting to an unreachable platform succeeded")
 	}
 	s.errs = append(s.errs, err)
-	if core.IsPermanent(err) {
+	if lifecycle.IsPermanent(err) {
 		t.Errorf("posting to an unreachable platform: %v is marked permanent", err)
 	}
-	q.Status = core.StatusExpired
-	if err := gone.Finish(ctx, q, c); err == nil || core.IsPermanent(err) {
+	q.Status = domain.StatusExpired
+	if err := gone.Finish(ctx, q, c); err == nil || lifecycle.IsPermanent(err) {
 		t.Errorf("finishing on an unreachable platform: %v; want a transient error", err)
 	} else {
 		s.errs = append(s.errs, err)

@@ -1,4 +1,4 @@
-// Package channeltest is the conformance suite every core.Channel adapter
+// Package channeltest is the conformance suite every domain.Channel adapter
 // passes: each adapter's tests call Run with a factory that builds the
 // adapter against its fake platform, and the suite checks what a person
 // and the Router see — every question shape posts within the platform's
@@ -11,11 +11,11 @@
 //     inside the adapter: Post and Finish succeed, and a post leaves
 //     exactly one message.
 //   - A failure that outlasts those retries is returned as transient
-//     (core.IsPermanent false), so the Router retries it later.
+//     (domain.IsPermanent false), so the Router retries it later.
 //   - Network failures are transient too, and their errors carry no
 //     token (Discord's webhook URLs hold interaction tokens).
 //   - Finishing a copy that was deleted, or posting to a channel that does
-//     not exist, returns a permanent error (core.IsPermanent true).
+//     not exist, returns a permanent error (domain.IsPermanent true).
 package channeltest
 
 import (
@@ -25,7 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 )
 
 // Op names a Channel call a hook injects failures into.
@@ -42,13 +44,13 @@ const (
 type Env struct {
 	// Router has the adapter added as a channel and uses the clock and
 	// logger the suite gave the factory.
-	Router  *core.Router
-	Channel core.Channel
+	Router  *lifecycle.Router
+	Channel lifecycle.Channel
 	// Channel is a channel the fake knows; Missing one it does not.
-	Target  core.Target
+	Target  domain.Target
 	Missing string
 	// Delete deletes a posted copy on the fake, as a person would.
-	Delete func(t core.Target)
+	Delete func(t domain.Target)
 	// RateLimit makes the next call of op answer 429 with a Retry-After
 	// of about a second or less.
 	RateLimit func(op Op)
@@ -57,12 +59,12 @@ type Env struct {
 	// Text is every text of the copy as the fake holds it, as a person
 	// reads it; Live reports whether it still shows enabled controls;
 	// Count is how many messages the fake holds in t's channel.
-	Text  func(t core.Target) string
-	Live  func(t core.Target) bool
-	Count func(t core.Target) int
+	Text  func(t domain.Target) string
+	Live  func(t domain.Target) bool
+	Count func(t domain.Target) int
 	// Unreachable builds another adapter on Router whose platform API
 	// address refuses connections, logging where Logs reads.
-	Unreachable func() core.Channel
+	Unreachable func() lifecycle.Channel
 	// Secrets must never appear in an error or in Logs (bot token,
 	// signing secret or public key, app token).
 	Secrets []string
@@ -71,8 +73,8 @@ type Env struct {
 }
 
 // Factory builds an Env; it passes rc (Clock and Logger set by the suite)
-// to core.NewRouter after adding its Store.
-type Factory func(t *testing.T, rc core.RouterConfig) *Env
+// to domain.NewRouter after adding its Store.
+type Factory func(t *testing.T, rc lifecycle.RouterConfig) *Env
 
 // Clock is the suite's settable clock.
 type Clock struct {
@@ -80,7 +82,7 @@ type Clock struct {
 	now time.Time
 }
 
-// Now implements core.Clock.
+// Now implements domain.Clock.
 func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 
 // Add moves the clock forward.
@@ -99,7 +101,7 @@ func start(t *testing.T, newEnv Factory) *suite {
 	t.Helper()
 	clock := &Clock{now: time.Now().UTC()}
 	logs := &logBuffer{}
-	rc := core.RouterConfig{Clock: clock, Logger: logs.logger(),
+	rc := lifecycle.RouterConfig{Clock: clock, Logger: logs.logger(),
 		CopyRetryBackoff: 5 * time.Millisecond, CopyRetryFor: time.Second,
 		HasWebhookSecret: func(string) bool { return true }}
 	s := &suite{t: t, env: newEnv(t, rc), clock: clock, logs: logs}
@@ -122,7 +124,7 @@ func (s *suite) checkSecrets() {
 }
 
 // ask asks req on the env's target and returns the posted question.
-func (s *suite) ask(req core.AskRequest) *core.Question {
+func (s *suite) ask(req domain.AskRequest) *domain.Question {
 	s.t.Helper()
 	if req.AgentID == "" {
 		req.AgentID, req.AgentName = "deploy-bot", "Deploy bot"
@@ -131,7 +133,7 @@ func (s *suite) ask(req core.AskRequest) *core.Question {
 		req.RunID = "run-1"
 	}
 	if req.Targets == nil {
-		req.Targets = []core.Target{s.env.Target}
+		req.Targets = []domain.Target{s.env.Target}
 	}
 	res, err := s.env.Router.Ask(context.Background(), "ops", &req, "")
 	if err != nil {
@@ -150,7 +152,7 @@ func (s *suite) ask(req core.AskRequest) *core.Question {
 }
 
 // copyOf returns the question's one posted copy.
-func (s *suite) copyOf(q *core.Question) core.Target {
+func (s *suite) copyOf(q *domain.Question) domain.Target {
 	s.t.Helper()
 	if len(q.Targets) != 1 {
 		s.t.Fatalf("want one copy, got %+v", q.Targets)
@@ -169,8 +171,8 @@ func (s *suite) settle() {
 }
 
 // person is someone on the adapter's platform.
-func (s *suite) person(name string) core.Person {
-	return core.Person{Platform: s.env.Channel.Platform(), ID: "U-" + name, Name: name}
+func (s *suite) person(name string) domain.Person {
+	return domain.Person{Platform: s.env.Channel.Platform(), ID: "U-" + name, Name: name}
 }
 
 // Run runs every case against adapters newEnv builds, one env per case.

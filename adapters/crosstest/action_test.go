@@ -12,7 +12,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/askbridge/askbridge/app"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,10 +40,10 @@ func TestLongApprovalLinksToItsQuestionPageOnEveryChat(t *testing.T) {
 	}
 	input, _ := json.Marshal(map[string]any{"file_path": "/home/dev/proj/main.go",
 		"old_string": strings.Join(old, "\n"), "new_string": strings.Join(new, "\n")})
-	res, err := b.app.Router().Ask(context.Background(), "ops", &core.AskRequest{RunID: "run-1", AgentID: "claude",
-		Question: "Allow Edit of main.go?", Options: []core.Option{{Label: "Allow"}, {Label: "Deny"}},
-		Action:  &core.Action{Tool: "Edit", Input: input},
-		Targets: []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "1000"}}}, "")
+	res, err := b.app.Router().Ask(context.Background(), "ops", &domain.AskRequest{RunID: "run-1", AgentID: "claude",
+		Question: "Allow Edit of main.go?", Options: []domain.Option{{Label: "Allow"}, {Label: "Deny"}},
+		Action:  &domain.Action{Tool: "Edit", Input: input},
+		Targets: []domain.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "1000"}}}, "")
 	require.NoError(t, err)
 	q := res.Question
 	link := "https://bridge.example.com/questions/" + q.ID

@@ -1,5 +1,5 @@
 // Package crosstest runs the real Slack and Discord adapters together,
-// against their fake platforms, with one core.Router and the real store:
+// against their fake platforms, with one domain.Router and the real store:
 // what a person on one platform does must show on the other.
 package crosstest
 
@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/askbridge/askbridge/app"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,7 +33,7 @@ const slackSecret = "cross-test-signing-secret"
 type bridge struct {
 	t       *testing.T
 	store   *store.Store
-	router  *core.Router
+	router  *lifecycle.Router
 	slack   *fakeslack.Server
 	discord *fakediscord.Server
 	srv     *httptest.Server
@@ -74,12 +76,12 @@ func newApp(t *testing.T, s app.Settings) served {
 }
 
 // ask fans one question out to Slack channel C1 and Discord channel 1000.
-func (b *bridge) ask() (q *core.Question, slackTS, discordID string) {
+func (b *bridge) ask() (q *domain.Question, slackTS, discordID string) {
 	b.t.Helper()
-	res, err := b.router.Ask(context.Background(), "ops", &core.AskRequest{RunID: "run-1", AgentID: "deploy-bot",
-		AgentName: "Deploy bot", Questions: []core.Item{{Question: "Which auth method?", Header: "Auth",
-			Options: []core.Option{{Label: "OAuth 2.0", Value: "oauth"}, {Label: "API key", Value: "apikey"}}}},
-		Targets: []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "1000"}}}, "")
+	res, err := b.router.Ask(context.Background(), "ops", &domain.AskRequest{RunID: "run-1", AgentID: "deploy-bot",
+		AgentName: "Deploy bot", Questions: []domain.Item{{Question: "Which auth method?", Header: "Auth",
+			Options: []domain.Option{{Label: "OAuth 2.0", Value: "oauth"}, {Label: "API key", Value: "apikey"}}}},
+		Targets: []domain.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "1000"}}}, "")
 	require.NoError(b.t, err)
 	q = res.Question
 	for _, t := range q.Targets {
@@ -97,7 +99,7 @@ func (b *bridge) ask() (q *core.Question, slackTS, discordID string) {
 }
 
 // final is the agent's waiter.
-func (b *bridge) final(q *core.Question) *core.Question {
+func (b *bridge) final(q *domain.Question) *domain.Question {
 	b.t.Helper()
 	got, err := b.router.Wait(context.Background(), q.ProjectID, q.ID, 5*time.Second)
 	require.NoError(b.t, err)
@@ -196,9 +198,9 @@ func TestAnsweredOnDiscordUpdatesTheSlackCopy(t *testing.T) {
 	resp := b.discord.Click(fakediscord.User{ID: "4455", Name: "dana"}, msg, "OAuth 2.0")
 	require.Contains(t, []int{6, 7}, resp.Type)
 	got := b.final(q)
-	assert.Equal(t, core.StatusAnswered, got.Status)
+	assert.Equal(t, domain.StatusAnswered, got.Status)
 	assert.Equal(t, "oauth", got.Response)
-	assert.Equal(t, core.Person{Platform: "discord", ID: "4455", Name: "dana"}, *got.RespondedBy)
+	assert.Equal(t, domain.Person{Platform: "discord", ID: "4455", Name: "dana"}, *got.RespondedBy)
 
 	b.discordFinished(msg, "Answered by dana: OAuth 2.0")
 	m := b.slackUpdated(ts)
@@ -241,7 +243,7 @@ func TestAnsweredOnSlackUpdatesTheDiscordCopy(t *testing.T) {
 func TestCancelNoteOnEveryCopy(t *testing.T) {
 	b := newBridge(t)
 	q, ts, msg := b.ask()
-	_, err := b.router.CancelWithNote(context.Background(), q.ProjectID, q.ID, core.CancelAgent, "rolled back <b>", nil)
+	_, err := b.router.CancelWithNote(context.Background(), q.ProjectID, q.ID, domain.CancelAgent, "rolled back <b>", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "rolled back <b>", b.final(q).CancelNote)
 	b.discordFinished(msg, `Cancelled (withdrawn by the agent) — "rolled back <b>"`)

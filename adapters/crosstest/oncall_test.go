@@ -15,12 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/askbridge/askbridge/app"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/store"
 	"github.com/stretchr/testify/assert"
@@ -54,14 +56,14 @@ const (
 type onCall struct {
 	t       *testing.T
 	store   *store.Store
-	router  *core.Router
+	router  *lifecycle.Router
 	clock   *clock
 	slack   *fakeslack.Server
 	discord *fakediscord.Server
 	srv     *httptest.Server
 }
 
-func newOnCall(t *testing.T, routes ...core.Route) *onCall {
+func newOnCall(t *testing.T, routes ...domain.Route) *onCall {
 	t.Helper()
 	c := &clock{now: time.Now().UTC().Truncate(time.Second)}
 
@@ -85,7 +87,7 @@ func newOnCall(t *testing.T, routes ...core.Route) *onCall {
 	return &onCall{t: t, store: b.app.Store(), router: b.app.Router(), clock: c, slack: fs, discord: fd, srv: b.srv}
 }
 
-func (b *onCall) ask(req core.AskRequest) *core.Question {
+func (b *onCall) ask(req domain.AskRequest) *domain.Question {
 	b.t.Helper()
 	if req.AgentID == "" {
 		req.AgentID, req.AgentName = "deploy-bot", "Deploy bot"
@@ -98,7 +100,7 @@ func (b *onCall) ask(req core.AskRequest) *core.Question {
 	return res.Question
 }
 
-func (b *onCall) get(q *core.Question) *core.Question {
+func (b *onCall) get(q *domain.Question) *domain.Question {
 	b.t.Helper()
 	got, err := b.store.Get(context.Background(), "ops", q.ID)
 	require.NoError(b.t, err)
@@ -106,7 +108,7 @@ func (b *onCall) get(q *core.Question) *core.Question {
 }
 
 // copyOn returns the message ts (Slack) or id (Discord) of q's copy.
-func (b *onCall) copyOn(q *core.Question, platform, channel string) string {
+func (b *onCall) copyOn(q *domain.Question, platform, channel string) string {
 	b.t.Helper()
 	for _, tg := range b.get(q).Targets {
 		if tg.Platform == platform && tg.Channel == channel && tg.MessageTS != "" {
@@ -117,7 +119,7 @@ func (b *onCall) copyOn(q *core.Question, platform, channel string) string {
 	return ""
 }
 
-func (b *onCall) final(q *core.Question) *core.Question {
+func (b *onCall) final(q *domain.Question) *domain.Question {
 	b.t.Helper()
 	got, err := b.router.Wait(context.Background(), "ops", q.ID, 5*time.Second)
 	require.NoError(b.t, err)
@@ -134,7 +136,7 @@ func (b *onCall) settle() {
 }
 
 // audit reads the question's audit trail through the API, as an operator.
-func (b *onCall) audit(q *core.Question) []core.AuditEntry {
+func (b *onCall) audit(q *domain.Question) []domain.AuditEntry {
 	b.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/api/projects/ops/audit?question="+q.ID, nil)
 	req.Header.Set("Authorization", "Bearer "+aliceToken)
@@ -143,14 +145,14 @@ func (b *onCall) audit(q *core.Question) []core.AuditEntry {
 	defer res.Body.Close()
 	require.Equal(b.t, http.StatusOK, res.StatusCode)
 	var out struct {
-		Entries []core.AuditEntry `json:"entries"`
+		Entries []domain.AuditEntry `json:"entries"`
 	}
 	require.NoError(b.t, json.NewDecoder(res.Body).Decode(&out))
 	return out.Entries
 }
 
-func refusedBy(trail []core.AuditEntry, platform, id string) []core.AuditEntry {
-	var out []core.AuditEntry
+func refusedBy(trail []domain.AuditEntry, platform, id string) []domain.AuditEntry {
+	var out []domain.AuditEntry
 	for _, e := range trail {
 		if e.Type == "refused" && e.By != nil && e.By.Platform == platform && e.By.ID == id {
 			out = append(out, e)
@@ -159,7 +161,7 @@ func refusedBy(trail []core.AuditEntry, platform, id string) []core.AuditEntry {
 	return out
 }
 
-func types(trail []core.AuditEntry) []string {
+func types(trail []domain.AuditEntry) []string {
 	var out []string
 	for _, e := range trail {
 		out = append(out, e.Type)
@@ -383,13 +385,13 @@ func (br *browser) csrf(path string) string {
 }
 
 // answerOnWeb clicks the first option of the question's card.
-func (br *browser) answerOnWeb(q *core.Question) (int, string) {
+func (br *browser) answerOnWeb(q *domain.Question) (int, string) {
 	return br.post("/questions/"+q.ID+"/answer", url.Values{"csrf": {br.csrf("/questions/" + q.ID)},
 		"return": {"question"}, "a0": {"o0"}})
 }
 
 // respondAPI answers through POST .../respond with an operator token.
-func (b *onCall) respondAPI(token string, q *core.Question, response string) (int, map[string]any) {
+func (b *onCall) respondAPI(token string, q *domain.Question, response string) (int, map[string]any) {
 	b.t.Helper()
 	body, _ := json.Marshal(map[string]any{"response": response})
 	req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/api/projects/ops/agent-questions/"+q.ID+"/respond", strings.NewReader(string(body)))
@@ -410,7 +412,7 @@ func (b *onCall) respondAPI(token string, q *core.Question, response string) (in
 // and the refusal is in the audit trail.
 func TestPolicyMatrixOnEverySurface(t *testing.T) {
 	b := newOnCall(t)
-	responders := &core.Responders{
+	responders := &domain.Responders{
 		Users:           []string{"slack:U1", "discord:4455", "web:alice", "api:alice"},
 		SlackUsergroups: []string{oncallID}, DiscordRoles: []string{oncallRole}, ExcludeRequester: true}
 	const someoneElse = "slack:U0REQ"
@@ -418,9 +420,9 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 	type person struct{ platform, id string }
 	// An attempt acts as one person on one surface; a refused one also
 	// checks what the person was told.
-	type attempt func(t *testing.T, q *core.Question, allowed bool)
-	slackAs := func(user string, do func(q *core.Question)) attempt {
-		return func(t *testing.T, q *core.Question, allowed bool) {
+	type attempt func(t *testing.T, q *domain.Question, allowed bool)
+	slackAs := func(user string, do func(q *domain.Question)) attempt {
+		return func(t *testing.T, q *domain.Question, allowed bool) {
 			before := len(b.slack.Ephemerals(user))
 			do(q)
 			if !allowed {
@@ -434,8 +436,8 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 			}
 		}
 	}
-	discordAs := func(u fakediscord.User, do func(q *core.Question) *fakediscord.Response) attempt {
-		return func(t *testing.T, q *core.Question, allowed bool) {
+	discordAs := func(u fakediscord.User, do func(q *domain.Question) *fakediscord.Response) attempt {
+		return func(t *testing.T, q *domain.Question, allowed bool) {
 			resp := do(q)
 			if !allowed {
 				require.Equal(t, 4, resp.Type, "a refusal is a private message")
@@ -445,10 +447,10 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 		}
 	}
 	slackClick := func(user string) attempt {
-		return slackAs(user, func(q *core.Question) { b.slackClick(user, "C1", b.copyOn(q, "slack", "C1"), "Approve") })
+		return slackAs(user, func(q *domain.Question) { b.slackClick(user, "C1", b.copyOn(q, "slack", "C1"), "Approve") })
 	}
 	slackModal := func(user string) attempt {
-		return slackAs(user, func(q *core.Question) {
+		return slackAs(user, func(q *domain.Question) {
 			before := len(b.slack.Views())
 			b.slackClick(user, "C1", b.copyOn(q, "slack", "C1"), "Deny with note…")
 			// Allowed people get the modal; the refused get a private
@@ -462,15 +464,15 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 		})
 	}
 	slackThread := func(user string) attempt {
-		return slackAs(user, func(q *core.Question) { b.slackReply(user, b.copyOn(q, "slack", "C1"), "1") })
+		return slackAs(user, func(q *domain.Question) { b.slackReply(user, b.copyOn(q, "slack", "C1"), "1") })
 	}
 	discordClick := func(u fakediscord.User) attempt {
-		return discordAs(u, func(q *core.Question) *fakediscord.Response {
+		return discordAs(u, func(q *domain.Question) *fakediscord.Response {
 			return b.discord.Click(u, b.copyOn(q, "discord", "1000"), "Approve")
 		})
 	}
 	discordModal := func(u fakediscord.User) attempt {
-		return discordAs(u, func(q *core.Question) *fakediscord.Response {
+		return discordAs(u, func(q *domain.Question) *fakediscord.Response {
 			msg := b.copyOn(q, "discord", "1000")
 			resp := b.discord.Click(u, msg, "Deny with note…")
 			if resp.Type != 9 {
@@ -484,7 +486,7 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 		})
 	}
 	webForm := func(token string) attempt {
-		return func(t *testing.T, q *core.Question, allowed bool) {
+		return func(t *testing.T, q *domain.Question, allowed bool) {
 			code, body := b.signIn(token).answerOnWeb(q)
 			if !allowed {
 				require.Equal(t, http.StatusForbidden, code)
@@ -496,7 +498,7 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 		}
 	}
 	apiRespond := func(token string) attempt {
-		return func(t *testing.T, q *core.Question, allowed bool) {
+		return func(t *testing.T, q *domain.Question, allowed bool) {
 			code, out := b.respondAPI(token, q, "Approve")
 			if !allowed {
 				require.Equal(t, http.StatusForbidden, code)
@@ -549,20 +551,20 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 			if c.requester {
 				requestedBy = c.as.platform + ":" + c.as.id
 			}
-			q := b.ask(core.AskRequest{RunID: fmt.Sprint("run-", i), Kind: core.KindApproval,
-				Question: "Deploy api v2 to production?", Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}},
-				Targets:    []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "1000"}},
+			q := b.ask(domain.AskRequest{RunID: fmt.Sprint("run-", i), Kind: domain.KindApproval,
+				Question: "Deploy api v2 to production?", Options: []domain.Option{{Label: "Approve"}, {Label: "Deny"}},
+				Targets:    []domain.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "1000"}},
 				Responders: responders, RequestedBy: requestedBy})
 			c.do(t, q, c.allowed)
 			if c.allowed {
 				got := b.final(q)
-				assert.Equal(t, core.StatusAnswered, got.Status)
+				assert.Equal(t, domain.StatusAnswered, got.Status)
 				assert.Equal(t, c.as.platform, got.RespondedBy.Platform)
 				assert.Equal(t, c.as.id, got.RespondedBy.ID)
 				assert.Empty(t, refusedBy(b.audit(q), c.as.platform, c.as.id))
 				return
 			}
-			var trail []core.AuditEntry
+			var trail []domain.AuditEntry
 			want := 1
 			if strings.HasSuffix(c.surface, "modal") {
 				want = 2 // the click that would open the modal, and the submission
@@ -578,7 +580,7 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 			}
 			b.settle()
 			got := b.get(q)
-			assert.Equal(t, core.StatusPending, got.Status, "a refused attempt changes nothing")
+			assert.Equal(t, domain.StatusPending, got.Status, "a refused attempt changes nothing")
 			assert.Nil(t, got.RespondedBy)
 			assert.Empty(t, got.Votes)
 			assert.NotContains(t, types(b.audit(q)), "answered")
@@ -596,20 +598,20 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 // Discord and one on Slack decide it; every copy shows the tally, then
 // the outcome; the audit trail tells the whole story in order.
 func TestOnCallGateAcrossSlackAndDiscord(t *testing.T) {
-	route := core.Route{Name: "oncall", Timeout: 30 * time.Minute, ApprovalsRequired: 2,
-		Targets:    []core.Target{{Platform: "slack", Channel: "C1"}},
-		Responders: core.Responders{Users: []string{"slack:U1"}, SlackUsergroups: []string{oncallID}},
-		OnTimeout:  &core.OnTimeout{Answer: "Deny"},
-		Escalation: []core.EscalationStep{
-			{After: core.Duration(10 * time.Minute), Remind: true},
-			{After: core.Duration(20 * time.Minute), Targets: []core.Target{{Platform: "discord", Channel: "1000"}},
-				Responders: &core.Responders{DiscordRoles: []string{oncallRole}, Users: []string{"discord:4455"}}},
-			{After: core.Duration(25 * time.Minute), Remind: true},
+	route := domain.Route{Name: "oncall", Timeout: 30 * time.Minute, ApprovalsRequired: 2,
+		Targets:    []domain.Target{{Platform: "slack", Channel: "C1"}},
+		Responders: domain.Responders{Users: []string{"slack:U1"}, SlackUsergroups: []string{oncallID}},
+		OnTimeout:  &domain.OnTimeout{Answer: "Deny"},
+		Escalation: []domain.EscalationStep{
+			{After: domain.Duration(10 * time.Minute), Remind: true},
+			{After: domain.Duration(20 * time.Minute), Targets: []domain.Target{{Platform: "discord", Channel: "1000"}},
+				Responders: &domain.Responders{DiscordRoles: []string{oncallRole}, Users: []string{"discord:4455"}}},
+			{After: domain.Duration(25 * time.Minute), Remind: true},
 		}}
 	b := newOnCall(t, route)
 	ctx := context.Background()
-	q := b.ask(core.AskRequest{RunID: "deploy-42", Kind: core.KindApproval, Route: "oncall",
-		Question: "Deploy api v2 to production? @everyone", Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}}})
+	q := b.ask(domain.AskRequest{RunID: "deploy-42", Kind: domain.KindApproval, Route: "oncall",
+		Question: "Deploy api v2 to production? @everyone", Options: []domain.Option{{Label: "Approve"}, {Label: "Deny"}}})
 	ts := b.copyOn(q, "slack", "C1")
 	b.slackSays("C1", ts, "Needs 2 approvals", "no votes yet", "Who may answer: slack:U1, Slack user group "+oncallID)
 
@@ -671,7 +673,7 @@ func TestOnCallGateAcrossSlackAndDiscord(t *testing.T) {
 	// carol (on-call role) approves on Discord: every copy shows the tally.
 	resp := b.discord.Click(dCarol, msg, "Approve")
 	assert.Equal(t, 7, resp.Type, "the clicked copy shows the tally at once")
-	assert.Equal(t, core.StatusPending, b.get(q).Status)
+	assert.Equal(t, domain.StatusPending, b.get(q).Status)
 	b.slackSays("C1", ts, "Approve: 1 of 2 approvals — carol")
 	dm = b.discordSays(msg, "Approve: 1 of 2 approvals — carol")
 	assert.Equal(t, 3, liveControls(dm), "the controls stay live while votes are missing")
@@ -698,14 +700,14 @@ func TestOnCallGateAcrossSlackAndDiscord(t *testing.T) {
 func TestDefaultOnTimeoutFinishesEveryCopy(t *testing.T) {
 	b := newOnCall(t)
 	ctx := context.Background()
-	timeout := core.Duration(15 * time.Minute)
+	timeout := domain.Duration(15 * time.Minute)
 	two := 2
-	q := b.ask(core.AskRequest{RunID: "deploy-43", Kind: core.KindApproval, Timeout: &timeout,
-		Question: "Deploy api v2 to production?", Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}},
-		ApprovalsRequired: &two, OnTimeout: &core.OnTimeout{Answer: "Deny"},
-		Targets: []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"},
+	q := b.ask(domain.AskRequest{RunID: "deploy-43", Kind: domain.KindApproval, Timeout: &timeout,
+		Question: "Deploy api v2 to production?", Options: []domain.Option{{Label: "Approve"}, {Label: "Deny"}},
+		ApprovalsRequired: &two, OnTimeout: &domain.OnTimeout{Answer: "Deny"},
+		Targets: []domain.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"},
 			{Platform: "discord", Channel: "1000"}}})
-	waited := make(chan *core.Question, 1)
+	waited := make(chan *domain.Question, 1)
 	go func() {
 		got, _ := b.router.Wait(ctx, "ops", q.ID, time.Minute)
 		waited <- got
@@ -723,17 +725,17 @@ func TestDefaultOnTimeoutFinishesEveryCopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 
-	var got *core.Question
+	var got *domain.Question
 	select {
 	case got = <-waited:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter was not woken")
 	}
 	require.NotNil(t, got)
-	assert.Equal(t, core.StatusAnswered, got.Status)
+	assert.Equal(t, domain.StatusAnswered, got.Status)
 	assert.True(t, got.Defaulted)
 	assert.Equal(t, "Deny", got.Response)
-	assert.Equal(t, core.Person{Platform: "system", ID: "timeout", Name: "system:timeout"}, *got.RespondedBy)
+	assert.Equal(t, domain.Person{Platform: "system", ID: "timeout", Name: "system:timeout"}, *got.RespondedBy)
 
 	const line = "No answer in time; answered by default: Deny"
 	for _, ch := range []string{"C1", "C2"} {

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // Approvals of a tool call (issue 18) on Discord: the exact action in
@@ -18,10 +20,10 @@ import (
 
 const publicURL = "https://bridge.example.com"
 
-func withPublicURL(_ *core.RouterConfig, c *Config) { c.PublicURL = publicURL }
+func withPublicURL(_ *lifecycle.RouterConfig, c *Config) { c.PublicURL = publicURL }
 
 // bashFixture is Claude Code's captured Bash PermissionRequest.
-func bashFixture(t *testing.T) *core.Action {
+func bashFixture(t *testing.T) *domain.Action {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "agent", "hook", "testdata", "claude-code", "permissionrequest-bash.json"))
 	if err != nil {
@@ -35,14 +37,14 @@ func bashFixture(t *testing.T) *core.Action {
 	if err := json.Unmarshal(b, &ev); err != nil {
 		t.Fatal(err)
 	}
-	return &core.Action{Tool: ev.ToolName, Input: ev.ToolInput, Suggestions: ev.Suggestions}
+	return &domain.Action{Tool: ev.ToolName, Input: ev.ToolInput, Suggestions: ev.Suggestions}
 }
 
-func askAction(e *env, a *core.Action, route string) *core.Question {
+func askAction(e *env, a *domain.Action, route string) *domain.Question {
 	e.t.Helper()
-	req := &core.AskRequest{RunID: "sess-1", Kind: core.KindApproval, Route: route, Action: a, Questions: []core.Item{{
+	req := &domain.AskRequest{RunID: "sess-1", Kind: domain.KindApproval, Route: route, Action: a, Questions: []domain.Item{{
 		Question: "Allow " + a.Tool + "?", Header: "Approval",
-		Options: []core.Option{{Label: "Allow"}, {Label: "Deny"}}}}}
+		Options: []domain.Option{{Label: "Allow"}, {Label: "Deny"}}}}}
 	return e.ask(req)
 }
 
@@ -93,7 +95,7 @@ func TestBashApprovalShowsCommandAndAlwaysAllow(t *testing.T) {
 	}
 	f.Click(alice, msg, mode)
 	final := e.wait(q)
-	if final.Decision == nil || final.Decision.Behavior != core.BehaviorAllow || len(final.Decision.Rules) != 1 ||
+	if final.Decision == nil || final.Decision.Behavior != domain.BehaviorAllow || len(final.Decision.Rules) != 1 ||
 		!strings.Contains(string(final.Decision.Rules[0]), "acceptEdits") || final.AppliedRule == nil || *final.AppliedRule != 1 {
 		t.Fatalf("decision %+v, applied rule %v; want allow with the setMode rule (index 1)", final.Decision, final.AppliedRule)
 	}
@@ -102,14 +104,14 @@ func TestBashApprovalShowsCommandAndAlwaysAllow(t *testing.T) {
 }
 
 // bigEdit is an Edit of 300 changed lines.
-func bigEdit() *core.Action {
+func bigEdit() *domain.Action {
 	var o, n strings.Builder
 	for i := range 300 {
 		fmt.Fprintf(&o, "\tvalue%03d := compute(%d) // old\n", i, i)
 		fmt.Fprintf(&n, "\tvalue%03d := computeFast(%d) // new\n", i, i)
 	}
 	in, _ := json.Marshal(map[string]any{"file_path": "/home/dev/proj/main.go", "old_string": o.String(), "new_string": n.String()})
-	return &core.Action{Tool: "Edit", Input: in}
+	return &domain.Action{Tool: "Edit", Input: in}
 }
 
 // TestEditApprovalWithLongDiffSaysWhatIsShownAndLinks: a 300-changed-line
@@ -164,8 +166,8 @@ func TestEditApprovalWithLongDiffSaysWhatIsShownAndLinks(t *testing.T) {
 
 func Deref(s *string) string { return fakediscord.Deref(s) }
 
-func apiAction() *core.Action {
-	return &core.Action{Tool: "deploy", Input: json.RawMessage(`{"service":"api","replicas":3,"env":{"REGION":"eu-west-1"}}`)}
+func apiAction() *domain.Action {
+	return &domain.Action{Tool: "deploy", Input: json.RawMessage(`{"service":"api","replicas":3,"env":{"REGION":"eu-west-1"}}`)}
 }
 
 // TestAPIApprovalShowsJSONAndEditReachesDecision: an API approval shows
@@ -192,13 +194,13 @@ func TestAPIApprovalShowsJSONAndEditReachesDecision(t *testing.T) {
 	if r.Type != 4 || r.Data.Flags&64 == 0 || !strings.Contains(Deref(r.Data.Content), "not valid JSON") || !strings.Contains(Deref(r.Data.Content), "nothing was recorded") {
 		t.Errorf("bad JSON answered %d %q", r.Type, Deref(r.Data.Content))
 	}
-	if cur, _ := e.router.Question(t.Context(), "ops", q.ID); cur.Status != core.StatusPending {
+	if cur, _ := e.router.Question(t.Context(), "ops", q.ID); cur.Status != domain.StatusPending {
 		t.Fatalf("bad JSON changed the question to %s", cur.Status)
 	}
 	f.SubmitModal(alice, msg, modal, `{"service": "api", "replicas": 5, "env": {"REGION": "eu-west-1"}}`)
 	final := e.wait(q)
 	d := final.Decision
-	if d == nil || d.Behavior != core.BehaviorAllow || !d.Edited || string(d.Input) != `{"env":{"REGION":"eu-west-1"},"replicas":5,"service":"api"}` {
+	if d == nil || d.Behavior != domain.BehaviorAllow || !d.Edited || string(d.Input) != `{"env":{"REGION":"eu-west-1"},"replicas":5,"service":"api"}` {
 		t.Fatalf("decision %+v", d)
 	}
 	if final.EditedAction == nil || final.EditedAction.By == nil || final.EditedAction.By.ID != alice.ID {
@@ -233,8 +235,8 @@ func TestBashEditModalEditsTheCommand(t *testing.T) {
 // no "Edit…".
 func TestNoEditButtonWhenRouteForbids(t *testing.T) {
 	f := fakediscord.New(t)
-	e := newEnv(t, f, newTestStore(t), func(rc *core.RouterConfig, _ *Config) {
-		rc.Routes = append(rc.Routes, core.Route{Name: "strict", NoEdit: true, Targets: []core.Target{{Platform: "discord", Channel: "1000"}}})
+	e := newEnv(t, f, newTestStore(t), func(rc *lifecycle.RouterConfig, _ *Config) {
+		rc.Routes = append(rc.Routes, domain.Route{Name: "strict", NoEdit: true, Targets: []domain.Target{{Platform: "discord", Channel: "1000"}}})
 	})
 	q := askAction(e, bashFixture(t), "strict")
 	m := f.Message(e.copyOf(q))
@@ -256,7 +258,7 @@ func TestActionDenyWithReason(t *testing.T) {
 	modal := f.Click(alice, msg, "Deny with note…")
 	f.SubmitModal(alice, msg, modal, "use make clean instead")
 	final := e.wait(q)
-	if d := final.Decision; d == nil || d.Behavior != core.BehaviorDeny || d.Message != "use make clean instead" {
+	if d := final.Decision; d == nil || d.Behavior != domain.BehaviorDeny || d.Message != "use make clean instead" {
 		t.Fatalf("decision %+v", final.Decision)
 	}
 	e.settle()
@@ -272,7 +274,7 @@ func TestActionAllowedAsAsked(t *testing.T) {
 	msg := e.copyOf(q)
 	f.Click(alice, msg, "Allow")
 	final := e.wait(q)
-	if d := final.Decision; d == nil || d.Behavior != core.BehaviorAllow || d.Edited || string(d.Input) != string(q.Action.Input) {
+	if d := final.Decision; d == nil || d.Behavior != domain.BehaviorAllow || d.Edited || string(d.Input) != string(q.Action.Input) {
 		t.Fatalf("decision %+v", final.Decision)
 	}
 	e.settle()
@@ -330,7 +332,7 @@ func TestEditOfAnotherActionIsRefused(t *testing.T) {
 	if r.Type != 4 || !strings.Contains(Deref(r.Data.Content), "action changed") || !strings.Contains(Deref(r.Data.Content), "nothing was recorded") {
 		t.Errorf("an edit of another action answered %d %q", r.Type, Deref(r.Data.Content))
 	}
-	if cur, _ := e.router.Question(t.Context(), "ops", q.ID); cur.Status != core.StatusPending {
+	if cur, _ := e.router.Question(t.Context(), "ops", q.ID); cur.Status != domain.StatusPending {
 		t.Fatalf("the question is %s", cur.Status)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/adapters/internal/actiontext"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -25,7 +25,7 @@ type renderOpts struct {
 }
 
 // renderOpts of q on this adapter.
-func (a *Adapter) opts(q *core.Question) renderOpts {
+func (a *Adapter) opts(q *domain.Question) renderOpts {
 	o := renderOpts{PublicURL: a.cfg.PublicURL, Edit: true}
 	if r, ok := a.router.Route(q.Route); ok && r.NoEdit {
 		o.Edit = false
@@ -34,11 +34,11 @@ func (a *Adapter) opts(q *core.Question) renderOpts {
 }
 
 // render is render with this adapter's options.
-func (a *Adapter) render(q *core.Question) message { return render(q, a.now(), a.opts(q)) }
+func (a *Adapter) render(q *domain.Question) message { return render(q, a.now(), a.opts(q)) }
 
 // fullAction says where a person sees the whole action: the question page
 // when the bridge has a public URL, else the CLI command.
-func (o renderOpts) fullAction(q *core.Question) string {
+func (o renderOpts) fullAction(q *domain.Question) string {
 	if o.PublicURL != "" {
 		return strings.TrimRight(o.PublicURL, "/") + "/questions/" + q.ID
 	}
@@ -47,12 +47,12 @@ func (o renderOpts) fullAction(q *core.Question) string {
 
 // hasAction reports whether q is a single-vote approval of a tool call,
 // the kind that takes edits and "always allow" choices.
-func hasAction(q *core.Question) bool {
-	return q.Action != nil && q.Kind == core.KindApproval && len(q.Questions) == 1 && shapeOf(q) == shapeSingleButtons
+func hasAction(q *domain.Question) bool {
+	return q.Action != nil && q.Kind == domain.KindApproval && len(q.Questions) == 1 && shapeOf(q) == shapeSingleButtons
 }
 
 // canEdit reports whether q's copy offers "Edit…".
-func canEdit(q *core.Question, o renderOpts) bool {
+func canEdit(q *domain.Question, o renderOpts) bool {
 	return hasAction(q) && o.Edit && q.ApprovalsRequired < 2
 }
 
@@ -64,7 +64,7 @@ type section struct {
 // fence escapes a triple backtick inside a code block, which would end it.
 func fence(s string) string { return strings.ReplaceAll(s, "```", "`\u200b``") }
 
-func actionSections(a *core.Action) []section {
+func actionSections(a *domain.Action) []section {
 	var out []section
 	if cmd, rest, ok := actiontext.SplitCommand(a.Tool, a.Input); ok && a.Diff == "" {
 		out = append(out, section{"sh", "command", cmd})
@@ -86,7 +86,7 @@ func actionSections(a *core.Action) []section {
 // actionText renders q's action in at most budget runes: everything, or
 // the head of each block that does not fit with a line saying how much is
 // shown and where the rest is. Never cut silently.
-func actionText(q *core.Question, o renderOpts, budget int) string {
+func actionText(q *domain.Question, o renderOpts, budget int) string {
 	a := q.Action
 	head := "Tool: `" + strings.ReplaceAll(a.Tool, "`", "'") + "`"
 	secs := actionSections(a)
@@ -131,7 +131,7 @@ func actionText(q *core.Question, o renderOpts, budget int) string {
 
 // ruleButtons are the "always allow" choices of q's action that fit the
 // rows left, and how many did not fit.
-func ruleButtons(q *core.Question, final bool, rowsLeft int) (rows []discordgo.MessageComponent, missing int) {
+func ruleButtons(q *domain.Question, final bool, rowsLeft int) (rows []discordgo.MessageComponent, missing int) {
 	if !hasAction(q) || q.ApprovalsRequired > 1 || len(q.Action.Suggestions) == 0 || rowsLeft <= 0 {
 		return nil, 0
 	}
@@ -145,7 +145,7 @@ func ruleButtons(q *core.Question, final bool, rowsLeft int) (rows []discordgo.M
 		if len(rows) == rowsLeft {
 			return rows, n - j
 		}
-		cur = append(cur, discordgo.Button{Label: core.Shorten(actiontext.AlwaysAllowLabel(s), maxButtonLabel),
+		cur = append(cur, discordgo.Button{Label: domain.Shorten(actiontext.AlwaysAllowLabel(s), maxButtonLabel),
 			Style: discordgo.SuccessButton, CustomID: customID(actRule, q.ID, 0, j), Disabled: final})
 		if len(cur) == perRow || j == n-1 {
 			rows = append(rows, discordgo.ActionsRow{Components: cur})
@@ -157,8 +157,8 @@ func ruleButtons(q *core.Question, final bool, rowsLeft int) (rows []discordgo.M
 
 // rulesNote lists, in the embed, the "always allow" choices whose button
 // label had to be shortened or that found no button, so none is hidden.
-func rulesNote(q *core.Question, o renderOpts, shownButtons int) string {
-	if !hasAction(q) || q.ApprovalsRequired > 1 || q.Status != core.StatusPending {
+func rulesNote(q *domain.Question, o renderOpts, shownButtons int) string {
+	if !hasAction(q) || q.ApprovalsRequired > 1 || q.Status != domain.StatusPending {
 		return ""
 	}
 	var b strings.Builder
@@ -182,13 +182,13 @@ func rulesNote(q *core.Question, o renderOpts, shownButtons int) string {
 // actionOutcome is the outcome line of an answered approval of a tool
 // call: allowed as asked, with edits (what changed), with a rule, or
 // denied (with the reason). ok is false when the generic line applies.
-func actionOutcome(q *core.Question, o renderOpts) (string, bool) {
+func actionOutcome(q *domain.Question, o renderOpts) (string, bool) {
 	d := q.Decision
-	if q.Action == nil || d == nil || q.Status != core.StatusAnswered || q.RespondedBy == nil || q.Defaulted || q.ApprovalsRequired > 1 {
+	if q.Action == nil || d == nil || q.Status != domain.StatusAnswered || q.RespondedBy == nil || q.Defaulted || q.ApprovalsRequired > 1 {
 		return "", false
 	}
 	by := q.RespondedBy.String()
-	if d.Behavior != core.BehaviorAllow {
+	if d.Behavior != domain.BehaviorAllow {
 		return "", false // the denial lines of adapters/internal/approval
 	}
 	var line string
@@ -212,7 +212,7 @@ func actionOutcome(q *core.Question, o renderOpts) (string, bool) {
 		line += ", and not asked again " + actiontext.RuleScope(s) + " for " + actiontext.RuleWords(s)
 	}
 	if utf8.RuneCountInString(line) > maxContent {
-		line = core.Shorten(line, maxContent-200) + " (the rest at " + o.fullAction(q) + ")"
+		line = domain.Shorten(line, maxContent-200) + " (the rest at " + o.fullAction(q) + ")"
 	}
 	return line, true
 }

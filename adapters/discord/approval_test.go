@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // TestApprovalButtonsStyledAndDenyWithNote: Allow is a success (green)
@@ -14,9 +14,9 @@ import (
 func TestApprovalButtonsStyledAndDenyWithNote(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	q := e.ask(&core.AskRequest{RunID: "sess-1", Kind: core.KindApproval, Questions: []core.Item{{
+	q := e.ask(&domain.AskRequest{RunID: "sess-1", Kind: domain.KindApproval, Questions: []domain.Item{{
 		Question: "Allow Bash: rm -rf build?", Header: "Approval",
-		Options: []core.Option{{Label: "Allow", Description: "Let the agent run it"}, {Label: "Deny", Description: "Refuse"}}}}})
+		Options: []domain.Option{{Label: "Allow", Description: "Let the agent run it"}, {Label: "Deny", Description: "Refuse"}}}}})
 	msg := e.copyOf(q)
 	m := f.Message(msg)
 	if s := f.Button(m, "Allow").Style; s != 3 {

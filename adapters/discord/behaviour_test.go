@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -39,14 +41,14 @@ func (c *testClock) Add(d time.Duration) {
 }
 
 func withClock(c *testClock) envOption {
-	return func(rc *core.RouterConfig, _ *Config) { rc.Clock = c }
+	return func(rc *lifecycle.RouterConfig, _ *Config) { rc.Clock = c }
 }
 
 func TestRespondersByUserAndRole(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()},
-		Responders: &core.Responders{Users: []string{"discord:1234"}, DiscordRoles: []string{"667788"}}})
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem()},
+		Responders: &domain.Responders{Users: []string{"discord:1234"}, DiscordRoles: []string{"667788"}}})
 	msg := e.copyOf(q)
 
 	for _, label := range []string{"OAuth 2.0", "Dismiss", "Other…"} {
@@ -58,7 +60,7 @@ func TestRespondersByUserAndRole(t *testing.T) {
 			t.Errorf("outsider told %q; it should name who may answer", got)
 		}
 	}
-	if e.pending(q) != core.StatusPending || f.Message(msg).Edits != 0 {
+	if e.pending(q) != domain.StatusPending || f.Message(msg).Edits != 0 {
 		t.Fatal("an outsider's click changed something")
 	}
 
@@ -77,7 +79,7 @@ func TestRespondersByUserAndRole(t *testing.T) {
 func TestSignaturesAreCheckedBeforeAnything(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem()}})
 	msg := e.copyOf(q)
 	m := f.Message(msg)
 	in, _, _ := f.Interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
@@ -124,7 +126,7 @@ func TestSignaturesAreCheckedBeforeAnything(t *testing.T) {
 			t.Errorf("%s interaction: HTTP %d, want 401", name, code)
 		}
 	}
-	if e.pending(q) != core.StatusPending || f.Message(msg).Edits != 0 {
+	if e.pending(q) != domain.StatusPending || f.Message(msg).Edits != 0 {
 		t.Fatal("a refused interaction changed something")
 	}
 
@@ -147,7 +149,7 @@ func TestSignaturesAreCheckedBeforeAnything(t *testing.T) {
 	if code := post(body, goodSig, goodStamp); code != 200 {
 		t.Fatalf("genuine click: HTTP %d", code)
 	}
-	if e.wait(q).Status != core.StatusAnswered {
+	if e.wait(q).Status != domain.StatusAnswered {
 		t.Fatal("genuine click did not answer")
 	}
 }
@@ -155,7 +157,7 @@ func TestSignaturesAreCheckedBeforeAnything(t *testing.T) {
 func TestThreadPerRunKeepsRunTogether(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	first := e.ask(&core.AskRequest{RunID: "run-7", Route: "threads", Questions: []core.Item{authItem()}})
+	first := e.ask(&domain.AskRequest{RunID: "run-7", Route: "threads", Questions: []domain.Item{authItem()}})
 	m1 := f.Message(e.copyOf(first))
 	if m1.ChannelID != "1000" || m1.Thread == "" {
 		t.Fatalf("first question of the run: channel %s thread %q; want it in the channel, starting a thread", m1.ChannelID, m1.Thread)
@@ -166,7 +168,7 @@ func TestThreadPerRunKeepsRunTogether(t *testing.T) {
 	f.Click(alice, m1.ID, "OAuth 2.0")
 	e.wait(first)
 
-	second := e.ask(&core.AskRequest{RunID: "run-7", Route: "threads", Questions: []core.Item{featuresItem()}})
+	second := e.ask(&domain.AskRequest{RunID: "run-7", Route: "threads", Questions: []domain.Item{featuresItem()}})
 	m2 := f.Message(e.copyOf(second))
 	if m2.ChannelID != m1.Thread {
 		t.Fatalf("second question posted in %s, want the run's thread %s", m2.ChannelID, m1.Thread)
@@ -174,7 +176,7 @@ func TestThreadPerRunKeepsRunTogether(t *testing.T) {
 	if want := "https://discord.com/channels/900/" + m1.Thread + "/" + m2.ID; second.Targets[0].URL != want {
 		t.Errorf("jump link %q, want %q", second.Targets[0].URL, want)
 	}
-	other := e.ask(&core.AskRequest{RunID: "run-8", Route: "threads", Questions: []core.Item{featuresItem()}})
+	other := e.ask(&domain.AskRequest{RunID: "run-8", Route: "threads", Questions: []domain.Item{featuresItem()}})
 	if m3 := f.Message(e.copyOf(other)); m3.ChannelID != "1000" || m3.Thread == m1.Thread {
 		t.Errorf("another run's question went into run-7's thread")
 	}
@@ -192,13 +194,13 @@ func TestRetriesOn429And5xx(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
 	f.Fail("post", http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusTooManyRequests)
-	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem()}})
 	e.copyOf(q)
 	if n := f.Count("post"); n != 5 {
 		t.Errorf("%d post attempts, want 5 (4 failures then success)", n)
 	}
 	f.Fail("edit", http.StatusServiceUnavailable, http.StatusTooManyRequests)
-	q.Status = core.StatusExpired
+	q.Status = domain.StatusExpired
 	if err := e.ad.Finish(context.Background(), q, q.Targets[0]); err != nil {
 		t.Fatalf("finish after transient failures: %v", err)
 	}
@@ -214,18 +216,18 @@ func TestRateLimitDoesNotBlockOtherChannels(t *testing.T) {
 
 	var wg sync.WaitGroup
 	var slow, fast time.Duration
-	var slowQ *core.Question
+	var slowQ *domain.Question
 	start := time.Now()
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		slowQ = e.ask(&core.AskRequest{RunID: "a", Questions: []core.Item{authItem()}, Targets: []core.Target{{Platform: "discord", Channel: "2000"}}})
+		slowQ = e.ask(&domain.AskRequest{RunID: "a", Questions: []domain.Item{authItem()}, Targets: []domain.Target{{Platform: "discord", Channel: "2000"}}})
 		slow = time.Since(start)
 	}()
 	go func() {
 		defer wg.Done()
 		time.Sleep(50 * time.Millisecond) // let the rate-limited post go first
-		e.ask(&core.AskRequest{RunID: "b", Questions: []core.Item{authItem()}})
+		e.ask(&domain.AskRequest{RunID: "b", Questions: []domain.Item{authItem()}})
 		fast = time.Since(start)
 	}()
 	wg.Wait()
@@ -243,8 +245,8 @@ func TestRateLimitDoesNotBlockOtherChannels(t *testing.T) {
 func TestPostFailureIsReported(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	res, err := e.router.Ask(context.Background(), "ops", &core.AskRequest{AgentID: "a", Questions: []core.Item{authItem()},
-		Targets: []core.Target{{Platform: "discord", Channel: "31337"}}}, "")
+	res, err := e.router.Ask(context.Background(), "ops", &domain.AskRequest{AgentID: "a", Questions: []domain.Item{authItem()},
+		Targets: []domain.Target{{Platform: "discord", Channel: "31337"}}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,15 +255,15 @@ func TestPostFailureIsReported(t *testing.T) {
 		t.Errorf("failure not reported: target error %q, message %q", tg.Error, res.Message)
 	}
 	f.Fail("post", 500, 500, 500, 500, 500)
-	res, _ = e.router.Ask(context.Background(), "ops", &core.AskRequest{AgentID: "a", RunID: "r2", Questions: []core.Item{authItem()},
-		Targets: []core.Target{{Platform: "discord", Channel: "1000"}}}, "")
+	res, _ = e.router.Ask(context.Background(), "ops", &domain.AskRequest{AgentID: "a", RunID: "r2", Questions: []domain.Item{authItem()},
+		Targets: []domain.Target{{Platform: "discord", Channel: "1000"}}}, "")
 	if e := res.Question.Targets[0].Error; !strings.Contains(e, "HTTP 500") {
 		t.Errorf("persistent 5xx: target error %q", e)
 	}
 }
 
 func TestNewNamesMissingSettingsWithoutSecrets(t *testing.T) {
-	r := core.NewRouter(core.RouterConfig{Store: newTestStore(t)})
+	r := lifecycle.NewRouter(lifecycle.RouterConfig{Store: newTestStore(t)})
 	for _, c := range []struct {
 		cfg  Config
 		want string
@@ -296,7 +298,7 @@ func TestFinishUsesInteractionTokenThenBotToken(t *testing.T) {
 	}{{"within 15 minutes", 5 * time.Minute, true}, {"after 15 minutes", 16 * time.Minute, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, f, newTestStore(t), withClock(clock))
-			q := e.ask(&core.AskRequest{RunID: strings.ReplaceAll(c.name, " ", "-"), Questions: []core.Item{featuresItem()}, Timeout: durationPtr(time.Hour)})
+			q := e.ask(&domain.AskRequest{RunID: strings.ReplaceAll(c.name, " ", "-"), Questions: []domain.Item{featuresItem()}, Timeout: durationPtr(time.Hour)})
 			msg := e.copyOf(q)
 			f.Choose(alice, msg, 0, "Login") // leaves its token on the copy
 			e.settle()
@@ -306,7 +308,7 @@ func TestFinishUsesInteractionTokenThenBotToken(t *testing.T) {
 			}
 			clock.Add(c.advance)
 			tokenEdits, botEdits := f.Count("token-edit"), f.Count("edit")
-			if _, err := e.router.Cancel(context.Background(), "ops", q.ID, core.CancelAgent, nil); err != nil {
+			if _, err := e.router.Cancel(context.Background(), "ops", q.ID, domain.CancelAgent, nil); err != nil {
 				t.Fatal(err)
 			}
 			e.settle()
@@ -320,13 +322,13 @@ func TestFinishUsesInteractionTokenThenBotToken(t *testing.T) {
 	}
 }
 
-func durationPtr(d time.Duration) *core.Duration { v := core.Duration(d); return &v }
+func durationPtr(d time.Duration) *domain.Duration { v := domain.Duration(d); return &v }
 
 func TestRunNotPausedRetriesThenAnswers(t *testing.T) {
 	f := fakediscord.New(t)
 	st := newTestStore(t)
 	e := newEnv(t, f, st)
-	q := e.ask(&core.AskRequest{RunID: "run-w", Questions: []core.Item{authItem()}, Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
+	q := e.ask(&domain.AskRequest{RunID: "run-w", Questions: []domain.Item{authItem()}, Resume: &domain.ResumeRequest{URL: "https://runtime.example/resume"}})
 	msg := e.copyOf(q)
 	go func() {
 		time.Sleep(600 * time.Millisecond)
@@ -341,7 +343,7 @@ func TestRunNotPausedRetriesThenAnswers(t *testing.T) {
 		t.Errorf("deferred response took %s", took)
 	}
 	final := e.wait(q)
-	if final.Status != core.StatusAnswered || final.ResumedRunID == "" {
+	if final.Status != domain.StatusAnswered || final.ResumedRunID == "" {
 		t.Fatalf("answer after the run paused: %s resumed %q", final.Status, final.ResumedRunID)
 	}
 	e.settle()
@@ -350,8 +352,8 @@ func TestRunNotPausedRetriesThenAnswers(t *testing.T) {
 
 func TestRunNotPausedGivesUpAndSaysSo(t *testing.T) {
 	f := fakediscord.New(t)
-	e := newEnv(t, f, newTestStore(t), func(_ *core.RouterConfig, c *Config) { c.RunNotPausedWait = 300 * time.Millisecond })
-	q := e.ask(&core.AskRequest{RunID: "run-x", Questions: []core.Item{authItem()}, Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
+	e := newEnv(t, f, newTestStore(t), func(_ *lifecycle.RouterConfig, c *Config) { c.RunNotPausedWait = 300 * time.Millisecond })
+	q := e.ask(&domain.AskRequest{RunID: "run-x", Questions: []domain.Item{authItem()}, Resume: &domain.ResumeRequest{URL: "https://runtime.example/resume"}})
 	msg := e.copyOf(q)
 	if resp := f.Click(alice, msg, "OAuth 2.0"); resp.Type != 6 {
 		t.Fatalf("got type %d, want 6", resp.Type)
@@ -361,18 +363,18 @@ func TestRunNotPausedGivesUpAndSaysSo(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], "has not paused yet") {
 		t.Fatalf("private follow-ups %q; want one telling alice to retry", got)
 	}
-	if e.pending(q) != core.StatusPending {
+	if e.pending(q) != domain.StatusPending {
 		t.Fatal("question changed although the run never paused")
 	}
 }
 
 // slowStore delays reads, like an overloaded Redis.
 type slowStore struct {
-	core.Store
+	lifecycle.Store
 	delay time.Duration
 }
 
-func (s slowStore) Get(ctx context.Context, p, id string) (*core.Question, error) {
+func (s slowStore) Get(ctx context.Context, p, id string) (*domain.Question, error) {
 	time.Sleep(s.delay)
 	return s.Store.Get(ctx, p, id)
 }
@@ -380,8 +382,8 @@ func (s slowStore) Get(ctx context.Context, p, id string) (*core.Question, error
 func TestSlowHandlingIsDeferredThenEdited(t *testing.T) {
 	f := fakediscord.New(t)
 	mem := newTestStore(t)
-	e := newEnv(t, f, slowStore{Store: mem, delay: 150 * time.Millisecond}, func(_ *core.RouterConfig, c *Config) { c.AckAfter = 100 * time.Millisecond })
-	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
+	e := newEnv(t, f, slowStore{Store: mem, delay: 150 * time.Millisecond}, func(_ *lifecycle.RouterConfig, c *Config) { c.AckAfter = 100 * time.Millisecond })
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem()}})
 	msg := e.copyOf(q)
 	start := time.Now()
 	resp := f.Click(alice, msg, "API key")
@@ -398,7 +400,7 @@ func TestSlowHandlingIsDeferredThenEdited(t *testing.T) {
 	}
 	e.assertFinished(msg, "Answered by alice: API key")
 	// A slow outsider still hears why nothing happened, as a follow-up.
-	q2 := e.ask(&core.AskRequest{RunID: "r2", Questions: []core.Item{authItem()}, Responders: &core.Responders{Users: []string{"discord:1"}}})
+	q2 := e.ask(&domain.AskRequest{RunID: "r2", Questions: []domain.Item{authItem()}, Responders: &domain.Responders{Users: []string{"discord:1"}}})
 	f.Click(bob, e.copyOf(q2), "API key")
 	e.settle()
 	if got := f.Private(bob.ID); len(got) != 1 || !strings.Contains(got[0], "discord:1") {
@@ -408,8 +410,8 @@ func TestSlowHandlingIsDeferredThenEdited(t *testing.T) {
 
 func TestGatewayUsesTheSameHandlers(t *testing.T) {
 	f := fakediscord.New(t)
-	e := newEnv(t, f, newTestStore(t), func(_ *core.RouterConfig, c *Config) { c.PublicKey = "" })
-	q := e.ask(&core.AskRequest{Questions: []core.Item{featuresItem()}})
+	e := newEnv(t, f, newTestStore(t), func(_ *lifecycle.RouterConfig, c *Config) { c.PublicKey = "" })
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{featuresItem()}})
 	msg := e.copyOf(q)
 	gateway := func(u fakediscord.User, typ int, data map[string]any) {
 		in, _, _ := f.Interaction(u, f.Message(msg), typ, data)
@@ -442,8 +444,8 @@ func TestGatewayUsesTheSameHandlers(t *testing.T) {
 func TestClicksDuringABurstAreAcknowledgedFirstThenEdited(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, slowStore{Store: newTestStore(t), delay: 200 * time.Millisecond})
-	q1 := e.ask(&core.AskRequest{RunID: "r1", Questions: []core.Item{authItem()}})
-	q2 := e.ask(&core.AskRequest{RunID: "r2", Questions: []core.Item{authItem()}})
+	q1 := e.ask(&domain.AskRequest{RunID: "r1", Questions: []domain.Item{authItem()}})
+	q2 := e.ask(&domain.AskRequest{RunID: "r2", Questions: []domain.Item{authItem()}})
 	m1, m2 := e.copyOf(q1), e.copyOf(q2)
 
 	// Alice's click is being handled (the store is slow) when carol's
@@ -481,10 +483,10 @@ func TestClicksDuringABurstAreAcknowledgedFirstThenEdited(t *testing.T) {
 func TestClicksBehindAcknowledgedOnesAreAcknowledgedAtOnce(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, slowStore{Store: newTestStore(t), delay: 200 * time.Millisecond},
-		func(_ *core.RouterConfig, c *Config) { c.AckAfter = time.Second })
-	var qs []*core.Question
+		func(_ *lifecycle.RouterConfig, c *Config) { c.AckAfter = time.Second })
+	var qs []*domain.Question
 	for i := range 3 {
-		qs = append(qs, e.ask(&core.AskRequest{RunID: fmt.Sprintf("r%d", i), Questions: []core.Item{authItem()}}))
+		qs = append(qs, e.ask(&domain.AskRequest{RunID: fmt.Sprintf("r%d", i), Questions: []domain.Item{authItem()}}))
 	}
 	first := make(chan *fakediscord.Response, 1)
 	go func() { first <- f.Click(alice, e.copyOf(qs[0]), "OAuth 2.0") }()
@@ -514,7 +516,7 @@ func TestClicksBehindAcknowledgedOnesAreAcknowledgedAtOnce(t *testing.T) {
 	e.settle()
 	e.assertFinished(e.copyOf(qs[2]), "Answered by carol: API key")
 	// And once all is handled, a click that comes alone gets its outcome at once again.
-	q := e.ask(&core.AskRequest{RunID: "alone", Questions: []core.Item{authItem()}})
+	q := e.ask(&domain.AskRequest{RunID: "alone", Questions: []domain.Item{authItem()}})
 	if resp := f.Click(alice, e.copyOf(q), "OAuth 2.0"); resp.Type != 7 {
 		t.Errorf("a click alone got type %d, want 7", resp.Type)
 	}
@@ -524,17 +526,17 @@ func TestClicksWaitingForARunDoNotHoldUpOtherAnswers(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t)) // runs are waited for 2 s
 	// More webhook-mode clicks than there are workers, on runs that never pause.
-	var waiting []*core.Question
+	var waiting []*domain.Question
 	for i := range maxWorkers + 2 {
-		q := e.ask(&core.AskRequest{RunID: fmt.Sprintf("run-webhook-%d", i), Questions: []core.Item{authItem()},
-			Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
+		q := e.ask(&domain.AskRequest{RunID: fmt.Sprintf("run-webhook-%d", i), Questions: []domain.Item{authItem()},
+			Resume: &domain.ResumeRequest{URL: "https://runtime.example/resume"}})
 		if resp := f.Click(alice, e.copyOf(q), "OAuth 2.0"); resp.Type != 6 {
 			t.Fatalf("click on a running run got type %d, want a deferred update (6)", resp.Type)
 		}
 		waiting = append(waiting, q)
 	}
 	// Meanwhile a click on an ordinary question is answered at once.
-	q := e.ask(&core.AskRequest{RunID: "run-wait-mode", Questions: []core.Item{authItem()}})
+	q := e.ask(&domain.AskRequest{RunID: "run-wait-mode", Questions: []domain.Item{authItem()}})
 	start := time.Now()
 	f.Click(carol, e.copyOf(q), "API key")
 	if final := e.wait(q); final.Response != "API key" {
@@ -544,7 +546,7 @@ func TestClicksWaitingForARunDoNotHoldUpOtherAnswers(t *testing.T) {
 		t.Errorf("the answer took %s: it waited behind clicks retrying for their runs", took)
 	}
 	for _, w := range waiting {
-		if e.pending(w) != core.StatusPending {
+		if e.pending(w) != domain.StatusPending {
 			t.Errorf("question %s changed although its run never paused", w.ID)
 		}
 	}

@@ -17,9 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/adapters/internal/burst"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // BenchmarkInteractionResponse measures how long the bridge takes to
@@ -53,7 +55,7 @@ func BenchmarkInteractionResponse(b *testing.B) {
 	const concurrent = 200
 	f := fakediscord.New(b)
 	st := redisReplicas(b, 2)
-	defaults := func(_ *core.RouterConfig, c *Config) { c.AckAfter = 0 } // as configured in production
+	defaults := func(_ *lifecycle.RouterConfig, c *Config) { c.AckAfter = 0 } // as configured in production
 	r1 := newEnv(b, f, st[0], defaults)
 	r2 := newEnv(b, f, st[1], defaults)
 	// Each replica's endpoint, timed inside the handler.
@@ -92,13 +94,13 @@ func BenchmarkInteractionResponse(b *testing.B) {
 	profDir := os.Getenv("BURST_CPUPROFILE")
 	b.StopTimer()
 	for n := range b.N + 1 { // round 0 warms up connections and is not counted
-		qs := make([]*core.Question, concurrent)
+		qs := make([]*domain.Question, concurrent)
 		reqs := make([][]byte, concurrent)
 		floorReqs := make([][]byte, concurrent)
 		toks := make([]*fakediscord.Token, concurrent)
 		for i := range concurrent {
 			env := []*env{r1, r2}[i%2]
-			q := env.ask(&core.AskRequest{RunID: fmt.Sprintf("bench-%d-%d", n, i), Questions: []core.Item{authItem()}})
+			q := env.ask(&domain.AskRequest{RunID: fmt.Sprintf("bench-%d-%d", n, i), Questions: []domain.Item{authItem()}})
 			qs[i] = q
 			m := f.Message(env.copyOf(q))
 			in, tok, _ := f.Interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
@@ -231,7 +233,7 @@ func BenchmarkHandleClick(b *testing.B) {
 	}
 	reqs := make([]prepared, b.N)
 	for i := range b.N {
-		q := e.ask(&core.AskRequest{RunID: fmt.Sprintf("click-%d", i), Questions: []core.Item{authItem()}})
+		q := e.ask(&domain.AskRequest{RunID: fmt.Sprintf("click-%d", i), Questions: []domain.Item{authItem()}})
 		m := f.Message(e.copyOf(q))
 		in, _, _ := f.Interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
 		body, _ := json.Marshal(in)
@@ -260,7 +262,7 @@ func BenchmarkHandleClick(b *testing.B) {
 func BenchmarkAckDuringBurst(b *testing.B) {
 	f := fakediscord.New(b)
 	e := newEnv(b, f, newTestStore(b))
-	q := e.ask(&core.AskRequest{RunID: "ack", Questions: []core.Item{authItem()}})
+	q := e.ask(&domain.AskRequest{RunID: "ack", Questions: []domain.Item{authItem()}})
 	m := f.Message(e.copyOf(q))
 	in, _, _ := f.Interaction(alice, m, 3, map[string]any{"custom_id": m.Components[0].Components[0].CustomID, "component_type": 2})
 	body, _ := json.Marshal(in)

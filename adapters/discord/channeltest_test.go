@@ -7,18 +7,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/channeltest"
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // TestChannelConformance runs the suite every Channel adapter passes
 // against the fake Discord.
 func TestChannelConformance(t *testing.T) {
-	channeltest.Run(t, func(t *testing.T, rc core.RouterConfig) *channeltest.Env {
+	channeltest.Run(t, func(t *testing.T, rc lifecycle.RouterConfig) *channeltest.Env {
 		f := fakediscord.New(t)
 		rc.Store = newTestStore(t)
-		router := core.NewRouter(rc)
+		router := lifecycle.NewRouter(rc)
 		log, logs := channeltest.NewLog()
 		a, err := New(Config{BotToken: f.BotToken, ApplicationID: f.AppID, PublicKey: f.PublicKey(), APIURL: f.APIURL(),
 			RetryBackoff: 10 * time.Millisecond}, router, log)
@@ -34,15 +36,15 @@ func TestChannelConformance(t *testing.T) {
 		})
 		op := map[channeltest.Op]string{channeltest.OpPost: "post", channeltest.OpFinish: "edit"}
 		return &channeltest.Env{
-			Router: router, Channel: a, Target: core.Target{Platform: "discord", Channel: "1000"}, Missing: "31337",
-			Delete:    func(c core.Target) { f.Forget(c.MessageTS) },
+			Router: router, Channel: a, Target: domain.Target{Platform: "discord", Channel: "1000"}, Missing: "31337",
+			Delete:    func(c domain.Target) { f.Forget(c.MessageTS) },
 			RateLimit: func(o channeltest.Op) { f.Fail(op[o], http.StatusTooManyRequests) },
 			Fail: func(o channeltest.Op, status, n int) {
 				for range n {
 					f.Fail(op[o], status)
 				}
 			},
-			Text: func(c core.Target) string {
+			Text: func(c domain.Target) string {
 				m := f.Message(c.MessageTS)
 				parts := []string{m.Content}
 				for _, e := range m.Embeds {
@@ -56,7 +58,7 @@ func TestChannelConformance(t *testing.T) {
 				}
 				return strings.Join(parts, "\n")
 			},
-			Live: func(c core.Target) bool {
+			Live: func(c domain.Target) bool {
 				for _, row := range f.Message(c.MessageTS).Components {
 					for _, el := range row.Components {
 						if !el.Disabled {
@@ -66,7 +68,7 @@ func TestChannelConformance(t *testing.T) {
 				}
 				return false
 			},
-			Unreachable: func() core.Channel {
+			Unreachable: func() lifecycle.Channel {
 				gone, err := New(Config{BotToken: f.BotToken, ApplicationID: f.AppID, PublicKey: f.PublicKey(),
 					APIURL: "http://127.0.0.1:1/api/v10", RetryBackoff: 10 * time.Millisecond}, router, log)
 				if err != nil {
@@ -74,7 +76,7 @@ func TestChannelConformance(t *testing.T) {
 				}
 				return gone
 			},
-			Count:   func(c core.Target) int { return len(f.Messages(c.Channel)) },
+			Count:   func(c domain.Target) int { return len(f.Messages(c.Channel)) },
 			Secrets: []string{f.BotToken},
 			Logs:    logs,
 		}

@@ -21,16 +21,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/internal/ackpool"
 	"github.com/askbridge/askbridge/adapters/internal/httpx"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/bwmarrin/discordgo"
 )
 
 // DefaultAPIURL is Discord's API base (DISCORD_API_URL).
 const DefaultAPIURL = "https://discord.com/api/v10"
 
-// Keys of core.Target.Refs owned by this adapter.
+// Keys of domain.Target.Refs owned by this adapter.
 const (
 	refChannel      = "channel_id"    // where the message is: the channel or its thread
 	refThread       = "thread_id"     // the run's thread (route thread: per-run)
@@ -79,10 +81,10 @@ type Config struct {
 	MaxRetryAfter time.Duration
 }
 
-// Adapter is the Discord core.Channel plus its interaction handlers.
+// Adapter is the Discord domain.Channel plus its interaction handlers.
 type Adapter struct {
 	cfg       Config
-	router    core.Chat
+	router    lifecycle.Chat
 	log       *slog.Logger
 	s         *discordgo.Session
 	pub       *publicKey // nil: no HTTP interactions endpoint
@@ -94,11 +96,11 @@ type Adapter struct {
 	queued    atomic.Int64  // interactions acknowledged at once and not yet handled to the end
 }
 
-var _ core.Channel = (*Adapter)(nil)
+var _ lifecycle.Channel = (*Adapter)(nil)
 
 // New builds the adapter. Errors name the missing or malformed setting and
 // never contain a secret.
-func New(cfg Config, router core.Chat, log *slog.Logger) (*Adapter, error) {
+func New(cfg Config, router lifecycle.Chat, log *slog.Logger) (*Adapter, error) {
 	if strings.TrimSpace(cfg.BotToken) == "" {
 		return nil, errors.New("discord: DISCORD_BOT_TOKEN is required")
 	}
@@ -172,7 +174,7 @@ func New(cfg Config, router core.Chat, log *slog.Logger) (*Adapter, error) {
 	return a, nil
 }
 
-// Platform implements core.Channel.
+// Platform implements domain.Channel.
 func (a *Adapter) Platform() string { return "discord" }
 
 func (a *Adapter) now() time.Time { return a.router.Clock().Now() }
@@ -213,9 +215,9 @@ func (a *Adapter) Close(ctx context.Context) error { return a.pool.Close(ctx) }
 // goTrack runs fn in tracked background work that stops on Close.
 func (a *Adapter) goTrack(fn func(ctx context.Context)) { a.pool.Go(fn) }
 
-// Post implements core.Channel: it posts a copy of q in t's channel, or in
+// Post implements domain.Channel: it posts a copy of q in t's channel, or in
 // the run's thread when the route keeps runs in threads.
-func (a *Adapter) Post(ctx context.Context, q *core.Question, t core.Target) (core.Target, error) {
+func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target) (domain.Target, error) {
 	channel := t.Channel
 	refs := map[string]string{}
 	perRun := a.perRunThread(q)
@@ -252,7 +254,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, t core.Target) (co
 	}
 	refs[refChannel] = channel
 	if perRun && refs[refThread] == "" {
-		name := core.Shorten(q.AgentLabel()+" · "+q.RunID, maxThreadName)
+		name := domain.Shorten(q.AgentLabel()+" · "+q.RunID, maxThreadName)
 		var th *discordgo.Channel
 		err := a.call(ctx, "starting the run's thread", func(opts ...discordgo.RequestOption) error {
 			var err error
@@ -316,7 +318,7 @@ func nonce(parts ...string) string {
 }
 
 // perRunThread reports whether q's route keeps a run's questions in one thread.
-func (a *Adapter) perRunThread(q *core.Question) bool {
+func (a *Adapter) perRunThread(q *domain.Question) bool {
 	if q.Route == "" {
 		return false
 	}
@@ -325,7 +327,7 @@ func (a *Adapter) perRunThread(q *core.Question) bool {
 }
 
 // runThread finds the thread an earlier question of q's run opened in channel.
-func (a *Adapter) runThread(ctx context.Context, q *core.Question, channel string) string {
+func (a *Adapter) runThread(ctx context.Context, q *domain.Question, channel string) string {
 	qs, err := a.router.RunQuestions(ctx, q.ProjectID, q.RunID)
 	if err != nil {
 		a.log.Warn("reading the run's questions failed; posting without its thread", "question", q.ID, "err", err)
@@ -363,10 +365,10 @@ func (a *Adapter) guildOf(ctx context.Context, channel string) string {
 	return ch.GuildID
 }
 
-// Finish implements core.Channel: the copy shows the outcome line and its
+// Finish implements domain.Channel: the copy shows the outcome line and its
 // controls disabled. It edits through the last interaction token on the
 // copy while that is valid, else with the bot token.
-func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) error {
+func (a *Adapter) Finish(ctx context.Context, q *domain.Question, t domain.Target) error {
 	if t.MessageTS == "" {
 		return nil
 	}
@@ -389,7 +391,7 @@ func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) e
 
 // edit shows m on a posted copy: through the last interaction token on the
 // copy while that is valid, else with the bot token.
-func (a *Adapter) edit(ctx context.Context, q *core.Question, t core.Target, m message) error {
+func (a *Adapter) edit(ctx context.Context, q *domain.Question, t domain.Target, m message) error {
 	if tok, app, ok := a.validToken(t); ok {
 		err := a.call(ctx, "editing the copy with its interaction token", func(opts ...discordgo.RequestOption) error {
 			_, err := a.s.WebhookMessageEdit(app, tok, "@original", &discordgo.WebhookEdit{
@@ -420,7 +422,7 @@ func (a *Adapter) edit(ctx context.Context, q *core.Question, t core.Target, m m
 
 // validToken returns the copy's interaction token while Discord still
 // accepts it, with a minute to spare.
-func (a *Adapter) validToken(t core.Target) (token, app string, ok bool) {
+func (a *Adapter) validToken(t domain.Target) (token, app string, ok bool) {
 	token, app = t.Refs[refToken], t.Refs[refAppID]
 	if token == "" || app == "" {
 		return "", "", false
@@ -434,7 +436,7 @@ func (a *Adapter) validToken(t core.Target) (token, app string, ok bool) {
 
 // rememberToken stores the interaction's token on the copy it was clicked
 // on, so any replica can edit that copy through it for 15 minutes.
-func (a *Adapter) rememberToken(ctx context.Context, q *core.Question, i *discordgo.Interaction) {
+func (a *Adapter) rememberToken(ctx context.Context, q *domain.Question, i *discordgo.Interaction) {
 	if i.Message == nil || i.Token == "" {
 		return
 	}

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // env is one bridge replica with the Discord adapter, talking to a fake
@@ -17,18 +19,18 @@ import (
 type env struct {
 	t      testing.TB
 	fake   *fakediscord.Server
-	store  core.Store
-	router *core.Router
+	store  lifecycle.Store
+	router *lifecycle.Router
 	ad     *Adapter
 	srv    *httptest.Server
 }
 
-type envOption func(*core.RouterConfig, *Config)
+type envOption func(*lifecycle.RouterConfig, *Config)
 
-func newEnv(t testing.TB, fake *fakediscord.Server, st core.Store, opts ...envOption) *env {
+func newEnv(t testing.TB, fake *fakediscord.Server, st lifecycle.Store, opts ...envOption) *env {
 	t.Helper()
-	rc := core.RouterConfig{Store: st, Routes: []core.Route{
-		{Name: "threads", Targets: []core.Target{{Platform: "discord", Channel: "1000"}}, Thread: "per-run"},
+	rc := lifecycle.RouterConfig{Store: st, Routes: []domain.Route{
+		{Name: "threads", Targets: []domain.Target{{Platform: "discord", Channel: "1000"}}, Thread: "per-run"},
 	}, HasWebhookSecret: func(string) bool { return true }, PostTimeout: 5 * time.Second}
 	cfg := Config{BotToken: fake.BotToken, ApplicationID: fake.AppID, PublicKey: fake.PublicKey(), APIURL: fake.APIURL(),
 		RetryBackoff: 10 * time.Millisecond, RunNotPausedWait: 2 * time.Second,
@@ -38,7 +40,7 @@ func newEnv(t testing.TB, fake *fakediscord.Server, st core.Store, opts ...envOp
 	for _, o := range opts {
 		o(&rc, &cfg)
 	}
-	router := core.NewRouter(rc)
+	router := lifecycle.NewRouter(rc)
 	ad, err := New(cfg, router, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -59,10 +61,10 @@ func newEnv(t testing.TB, fake *fakediscord.Server, st core.Store, opts ...envOp
 	return e
 }
 
-func (e *env) ask(req *core.AskRequest) *core.Question {
+func (e *env) ask(req *domain.AskRequest) *domain.Question {
 	e.t.Helper()
 	if len(req.Targets) == 0 && req.Route == "" {
-		req.Targets = []core.Target{{Platform: "discord", Channel: "1000"}}
+		req.Targets = []domain.Target{{Platform: "discord", Channel: "1000"}}
 	}
 	if req.AgentID == "" {
 		req.AgentID, req.AgentName = "deploy-bot", "Deploy bot"
@@ -75,7 +77,7 @@ func (e *env) ask(req *core.AskRequest) *core.Question {
 }
 
 // copyOf returns the message id of the question's Discord copy.
-func (e *env) copyOf(q *core.Question) string {
+func (e *env) copyOf(q *domain.Question) string {
 	e.t.Helper()
 	for _, t := range q.Targets {
 		if t.Platform == "discord" {
@@ -90,7 +92,7 @@ func (e *env) copyOf(q *core.Question) string {
 }
 
 // wait is the agent's waiter: it returns the final record.
-func (e *env) wait(q *core.Question) *core.Question {
+func (e *env) wait(q *domain.Question) *domain.Question {
 	e.t.Helper()
 	final, err := e.router.Wait(context.Background(), "ops", q.ID, 5*time.Second)
 	if err != nil {
@@ -138,15 +140,15 @@ var (
 	carol = fakediscord.User{ID: "7777", Name: "carol", Roles: []string{"667788"}}
 )
 
-func authItem() core.Item {
-	return core.Item{Question: "Which auth method?", Header: "Auth", Options: []core.Option{
+func authItem() domain.Item {
+	return domain.Item{Question: "Which auth method?", Header: "Auth", Options: []domain.Option{
 		{Label: "OAuth 2.0", Description: "Standard", Value: "oauth", Recommended: true},
 		{Label: "API key", Description: "Simple"},
 	}}
 }
 
-func featuresItem() core.Item {
-	return core.Item{Question: "Which features?", Header: "Features", MultiSelect: true, Options: []core.Option{
+func featuresItem() domain.Item {
+	return domain.Item{Question: "Which features?", Header: "Features", MultiSelect: true, Options: []domain.Option{
 		{Label: "Login"}, {Label: "Dashboard"}, {Label: "Billing", Description: "Stripe"},
 	}}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 func TestSubmitTakenByAnotherReplica(t *testing.T) {
@@ -16,7 +16,7 @@ func TestSubmitTakenByAnotherReplica(t *testing.T) {
 	r2 := newEnv(t, f, st[1])
 	r2URL := f.Target
 
-	q := r1.ask(&core.AskRequest{Questions: []core.Item{authItem(), featuresItem()}})
+	q := r1.ask(&domain.AskRequest{Questions: []domain.Item{authItem(), featuresItem()}})
 	msg := r1.copyOf(q)
 	f.Target = r1URL // replica 1 sees the selections
 	f.Choose(alice, msg, 0, "API key")

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/adapters/internal/actiontext"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -20,7 +20,7 @@ import (
 
 // editText is what the edit modal holds for a: the command of a
 // Bash-like action, else the arguments as pretty JSON.
-func editText(a *core.Action) (text string, command bool) {
+func editText(a *domain.Action) (text string, command bool) {
 	if cmd, _, ok := actiontext.SplitCommand(a.Tool, a.Input); ok {
 		return cmd, true
 	}
@@ -31,7 +31,7 @@ func editText(a *core.Action) (text string, command bool) {
 }
 
 // openEditor answers "Edit…" with the edit modal, or says why not.
-func (a *Adapter) openEditor(ctx context.Context, x *exchange, q *core.Question, who core.Person) {
+func (a *Adapter) openEditor(ctx context.Context, x *exchange, q *domain.Question, who domain.Person) {
 	if !a.gate(ctx, x, q, who) {
 		return
 	}
@@ -57,7 +57,7 @@ func (a *Adapter) openEditor(ctx context.Context, x *exchange, q *core.Question,
 		Type: discordgo.InteractionResponseModal,
 		Data: &discordgo.InteractionResponseData{
 			CustomID: editSaveID(q),
-			Title:    core.Shorten("Edit, then allow: "+q.Action.Tool, maxModalTitle),
+			Title:    domain.Shorten("Edit, then allow: "+q.Action.Tool, maxModalTitle),
 			Components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
 				discordgo.TextInput{CustomID: textInputID, Label: label, Style: discordgo.TextInputParagraph,
 					Placeholder: ph, Value: text, Required: true, MinLength: 1, MaxLength: maxTextInputLength},
@@ -68,7 +68,7 @@ func (a *Adapter) openEditor(ctx context.Context, x *exchange, q *core.Question,
 
 // editSubmitted allows the action with the edited arguments. seen is the
 // digest prefix of the action the modal was opened on.
-func (a *Adapter) editSubmitted(ctx context.Context, x *exchange, q *core.Question, who core.Person, seen string) {
+func (a *Adapter) editSubmitted(ctx context.Context, x *exchange, q *domain.Question, who domain.Person, seen string) {
 	if !a.gate(ctx, x, q, who) {
 		return
 	}
@@ -100,7 +100,7 @@ func (a *Adapter) editSubmitted(ctx context.Context, x *exchange, q *core.Questi
 		}
 		input = json.RawMessage(text)
 	}
-	a.respond(ctx, x, q, who, core.RespondRequest{EditedInput: input, Digest: q.Action.Digest})
+	a.respond(ctx, x, q, who, domain.RespondRequest{EditedInput: input, Digest: q.Action.Digest})
 }
 
 // jsonProblem says in plain words why text is not a JSON object of

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -277,7 +277,7 @@ func (x *exchange) reply(ctx context.Context, resp *discordgo.InteractionRespons
 
 func ephemeral(text string) *discordgo.InteractionResponse {
 	return &discordgo.InteractionResponse{Type: responseMessage, Data: &discordgo.InteractionResponseData{
-		Content: core.Shorten(text, maxContent), Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions(),
+		Content: domain.Shorten(text, maxContent), Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions(),
 		Components: []discordgo.MessageComponent{}, Embeds: []*discordgo.MessageEmbed{},
 	}}
 }

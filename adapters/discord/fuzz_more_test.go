@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // Placeholders in fuzz inputs, replaced before signing by the pending
@@ -27,17 +29,17 @@ const (
 
 type interactionFuzz struct {
 	fake    *fakediscord.Server
-	store   core.Store
-	q       *core.Question
+	store   lifecycle.Store
+	q       *domain.Question
 	msg     string // the copy of q
 	scratch string // a message to check responses about other messages on
 	asked   int
 }
 
 // replica is one bridge replica for one input, with its adapter's log.
-func (h *interactionFuzz) replica(t *testing.T) (*core.Router, *Adapter, *lockedBuffer) {
+func (h *interactionFuzz) replica(t *testing.T) (*lifecycle.Router, *Adapter, *lockedBuffer) {
 	logs := &lockedBuffer{}
-	router := core.NewRouter(core.RouterConfig{Store: h.store, PostTimeout: 5 * time.Second})
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: h.store, PostTimeout: 5 * time.Second})
 	ad, err := New(Config{BotToken: h.fake.BotToken, ApplicationID: h.fake.AppID, PublicKey: h.fake.PublicKey(),
 		APIURL: h.fake.APIURL(), RetryBackoff: 10 * time.Millisecond, RunNotPausedWait: time.Second, AckAfter: time.Second},
 		router, slog.New(slog.NewTextHandler(logs, nil)))
@@ -54,12 +56,12 @@ func (h *interactionFuzz) replica(t *testing.T) (*core.Router, *Adapter, *locked
 	return router, ad, logs
 }
 
-func (h *interactionFuzz) ask(t *testing.T, router *core.Router) (*core.Question, string) {
+func (h *interactionFuzz) ask(t *testing.T, router *lifecycle.Router) (*domain.Question, string) {
 	h.asked++
-	res, err := router.Ask(context.Background(), "ops", &core.AskRequest{RunID: fmt.Sprintf("fuzz-%d", h.asked),
-		AgentID: "deploy-bot", Questions: []core.Item{authItem()},
-		Targets:    []core.Target{{Platform: "discord", Channel: "1000"}},
-		Responders: &core.Responders{Users: []string{"discord:" + alice.ID}}}, "")
+	res, err := router.Ask(context.Background(), "ops", &domain.AskRequest{RunID: fmt.Sprintf("fuzz-%d", h.asked),
+		AgentID: "deploy-bot", Questions: []domain.Item{authItem()},
+		Targets:    []domain.Target{{Platform: "discord", Channel: "1000"}},
+		Responders: &domain.Responders{Users: []string{"discord:" + alice.ID}}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +135,7 @@ func FuzzInteractionsHandler(f *testing.F) {
 		}
 		if h.q == nil {
 			h.q, h.msg = h.ask(t, router)
-		} else if q, err := h.store.Get(context.Background(), "ops", h.q.ID); err != nil || q.Status != core.StatusPending {
+		} else if q, err := h.store.Get(context.Background(), "ops", h.q.ID); err != nil || q.Status != domain.StatusPending {
 			h.q, h.msg = h.ask(t, router)
 		}
 		body = bytes.ReplaceAll(body, []byte(fuzzQID), []byte(h.q.ID))
@@ -197,11 +199,11 @@ func FuzzInteractionsHandler(f *testing.F) {
 			}
 			return
 		}
-		var q core.Question
+		var q domain.Question
 		if err := json.Unmarshal(rec1, &q); err != nil {
 			t.Fatal(err)
 		}
-		if q.Status == core.StatusPending {
+		if q.Status == domain.StatusPending {
 			if msg1.Content != msg0.Content {
 				t.Fatalf("still pending, yet the copy now says %q for %q", msg1.Content, body)
 			}
@@ -210,7 +212,7 @@ func FuzzInteractionsHandler(f *testing.F) {
 		if q.RespondedBy == nil || q.RespondedBy.Platform != "discord" || q.RespondedBy.ID != alice.ID {
 			t.Fatalf("question %s by %+v, who is not a responder, for %q", q.Status, q.RespondedBy, body)
 		}
-		if q.Status == core.StatusAnswered {
+		if q.Status == domain.StatusAnswered {
 			for _, it := range q.Questions {
 				if len(q.Selections[it.Question]) == 0 || slices.Contains(q.Selections[it.Question], "") {
 					t.Fatalf("incomplete answer %v for %q", q.Selections, body)

@@ -3,7 +3,7 @@ package discord
 import (
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/bwmarrin/discordgo"
 	sjson "github.com/segmentio/encoding/json"
 )
@@ -83,7 +83,7 @@ func (in *inbound) text() string {
 
 // person is who clicked: the member in a server (with role ids), the user
 // in a DM.
-func (in *inbound) person() core.Person {
+func (in *inbound) person() domain.Person {
 	var u *discordgo.User
 	var roles []string
 	nick := ""
@@ -93,7 +93,7 @@ func (in *inbound) person() core.Person {
 		u = in.User
 	}
 	if u == nil {
-		return core.Person{Platform: "discord"}
+		return domain.Person{Platform: "discord"}
 	}
 	name := nick
 	if name == "" {
@@ -102,7 +102,7 @@ func (in *inbound) person() core.Person {
 	if name == "" {
 		name = u.Username
 	}
-	return core.Person{Platform: "discord", ID: u.ID, Name: name, Groups: roles}
+	return domain.Person{Platform: "discord", ID: u.ID, Name: name, Groups: roles}
 }
 
 func fromDiscordgo(i *discordgo.Interaction) *inbound {

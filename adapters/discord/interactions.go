@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/approval"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // handle decides what an interaction does. Every path replies once.
@@ -44,21 +44,21 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 			x.reply(ctx, deferredUpdate)
 			return
 		}
-		a.answer(ctx, x, q, who, map[string]core.StringList{it.Question: {it.Options[act.Option].Label}})
+		a.answer(ctx, x, q, who, map[string]domain.StringList{it.Question: {it.Options[act.Option].Label}})
 	case actRule:
 		if !hasAction(q) || act.Option >= len(q.Action.Suggestions) {
 			x.reply(ctx, ephemeral("This choice no longer matches the question; nothing was recorded."))
 			return
 		}
 		rule := act.Option
-		a.respond(ctx, x, q, who, core.RespondRequest{Rule: &rule, Digest: q.Action.Digest})
+		a.respond(ctx, x, q, who, domain.RespondRequest{Rule: &rule, Digest: q.Action.Digest})
 	case actEdit:
 		a.openEditor(ctx, x, q, who)
 	case actEditSave:
 		a.editSubmitted(ctx, x, q, who, act.Digest)
 	case actDismiss:
 		x.expectUpdate()
-		final, err := a.router.Cancel(ctx, project, q.ID, core.CancelUser, &who)
+		final, err := a.router.Cancel(ctx, project, q.ID, domain.CancelUser, &who)
 		a.outcome(ctx, x, final, who, err)
 	case actOther, actText:
 		if !a.gate(ctx, x, q, who) {
@@ -86,14 +86,14 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 }
 
 // submit answers with the person's draft once every item has a choice.
-func (a *Adapter) submit(ctx context.Context, x *exchange, q *core.Question, who core.Person) {
+func (a *Adapter) submit(ctx context.Context, x *exchange, q *domain.Question, who domain.Person) {
 	draft, err := a.router.GetDraft(ctx, q.ProjectID, q.ID, draftKey(who))
 	if err != nil {
 		a.failed(ctx, x, err)
 		return
 	}
 	var missing []string
-	answers := map[string]core.StringList{}
+	answers := map[string]domain.StringList{}
 	for i, it := range q.Questions {
 		if len(draft[it.Question]) == 0 {
 			missing = append(missing, itemName(it, i))
@@ -111,7 +111,7 @@ func (a *Adapter) submit(ctx context.Context, x *exchange, q *core.Question, who
 // modalSubmitted takes the text typed in the modal of one item: the answer
 // itself, or a part of the person's draft on a question answered with
 // Submit.
-func (a *Adapter) modalSubmitted(ctx context.Context, x *exchange, q *core.Question, who core.Person, item int) {
+func (a *Adapter) modalSubmitted(ctx context.Context, x *exchange, q *domain.Question, who domain.Person, item int) {
 	it := q.Questions[item]
 	text := x.in.text()
 	if text == "" {
@@ -121,10 +121,10 @@ func (a *Adapter) modalSubmitted(ctx context.Context, x *exchange, q *core.Quest
 	if hasAction(q) && approval.NoteAllowed(q) {
 		// The back end denies the action with the note as its reason (the
 		// agent's feedback), in one step.
-		a.respond(ctx, x, q, who, core.RespondRequest{Reason: &text, Digest: q.Action.Digest})
+		a.respond(ctx, x, q, who, domain.RespondRequest{Reason: &text, Digest: q.Action.Digest})
 		return
 	}
-	if q.Kind == core.KindApproval && !it.OpenEnded() {
+	if q.Kind == domain.KindApproval && !it.OpenEnded() {
 		// Only "Deny with note…" opens a modal on an approval: the text
 		// denies, and never reads as another option.
 		if text = approval.NoteAnswer(q, text); text == "" {
@@ -133,7 +133,7 @@ func (a *Adapter) modalSubmitted(ctx context.Context, x *exchange, q *core.Quest
 		}
 	}
 	if !usesDrafts(q) {
-		a.answer(ctx, x, q, who, map[string]core.StringList{it.Question: {text}})
+		a.answer(ctx, x, q, who, map[string]domain.StringList{it.Question: {text}})
 		return
 	}
 	if !a.gate(ctx, x, q, who) {
@@ -156,7 +156,7 @@ func (a *Adapter) modalSubmitted(ctx context.Context, x *exchange, q *core.Quest
 
 // selectChanged keeps the person's choice for one item in their draft.
 // Choosing "Other…" opens the modal for the free text.
-func (a *Adapter) selectChanged(ctx context.Context, x *exchange, q *core.Question, who core.Person, item int, values []string) {
+func (a *Adapter) selectChanged(ctx context.Context, x *exchange, q *domain.Question, who domain.Person, item int, values []string) {
 	it := q.Questions[item]
 	var labels []string
 	other := false
@@ -197,7 +197,7 @@ func (a *Adapter) selectChanged(ctx context.Context, x *exchange, q *core.Questi
 
 // editDraft applies fn to the person's draft and stores it until shortly
 // after the question's deadline (at most a day), readable by any replica.
-func (a *Adapter) editDraft(ctx context.Context, q *core.Question, who core.Person, fn func(map[string][]string)) error {
+func (a *Adapter) editDraft(ctx context.Context, q *domain.Question, who domain.Person, fn func(map[string][]string)) error {
 	st := a.router
 	d, err := st.GetDraft(ctx, q.ProjectID, q.ID, draftKey(who))
 	if err != nil {
@@ -211,10 +211,10 @@ func (a *Adapter) editDraft(ctx context.Context, q *core.Question, who core.Pers
 	return st.PutDraft(ctx, q.ProjectID, q.ID, draftKey(who), d, ttl)
 }
 
-func draftKey(p core.Person) string { return "discord:" + p.ID }
+func draftKey(p domain.Person) string { return "discord:" + p.ID }
 
 // optionLabels keeps the choices that are option labels.
-func optionLabels(it core.Item, choices []string) []string {
+func optionLabels(it domain.Item, choices []string) []string {
 	var out []string
 	for _, c := range choices {
 		for _, o := range it.Options {
@@ -228,7 +228,7 @@ func optionLabels(it core.Item, choices []string) []string {
 }
 
 // freeText returns the choice that is not an option label, if any.
-func freeText(it core.Item, choices []string) string {
+func freeText(it domain.Item, choices []string) string {
 	for _, c := range choices {
 		if len(optionLabels(it, []string{c})) == 0 {
 			return c
@@ -239,8 +239,8 @@ func freeText(it core.Item, choices []string) string {
 
 // gate lets through a person who may act on a pending question, and tells
 // anyone else why nothing happens.
-func (a *Adapter) gate(ctx context.Context, x *exchange, q *core.Question, who core.Person) bool {
-	if q.Status != core.StatusPending {
+func (a *Adapter) gate(ctx context.Context, x *exchange, q *domain.Question, who domain.Person) bool {
+	if q.Status != domain.StatusPending {
 		x.reply(ctx, ephemeral(lateMessage(q)))
 		return false
 	}
@@ -253,24 +253,24 @@ func (a *Adapter) gate(ctx context.Context, x *exchange, q *core.Question, who c
 
 // answer records the answer; while the run has not paused yet (webhook
 // mode) it acknowledges at once and retries for RunNotPausedWait.
-func (a *Adapter) answer(ctx context.Context, x *exchange, q *core.Question, who core.Person, answers map[string]core.StringList) {
-	a.respond(ctx, x, q, who, core.RespondRequest{Answers: answers})
+func (a *Adapter) answer(ctx context.Context, x *exchange, q *domain.Question, who domain.Person, answers map[string]domain.StringList) {
+	a.respond(ctx, x, q, who, domain.RespondRequest{Answers: answers})
 }
 
 // respond records req as who's answer (see answer).
-func (a *Adapter) respond(ctx context.Context, x *exchange, q *core.Question, who core.Person, req core.RespondRequest) {
+func (a *Adapter) respond(ctx context.Context, x *exchange, q *domain.Question, who domain.Person, req domain.RespondRequest) {
 	x.expectUpdate()
 	final, err := a.router.Answer(ctx, q.ProjectID, q.ID, req, who)
-	if core.ErrorCode(err) == core.ERunNotPaused {
+	if domain.ErrorCode(err) == domain.ERunNotPaused {
 		x.reply(ctx, deferredUpdate)
 		deadline := time.Now().Add(a.cfg.RunNotPausedWait)
-		for core.ErrorCode(err) == core.ERunNotPaused && time.Now().Before(deadline) {
+		for domain.ErrorCode(err) == domain.ERunNotPaused && time.Now().Before(deadline) {
 			if a.idle(ctx, min(500*time.Millisecond, time.Until(deadline))) != nil {
 				return
 			}
 			final, err = a.router.Answer(ctx, q.ProjectID, q.ID, req, who)
 		}
-		if core.ErrorCode(err) == core.ERunNotPaused {
+		if domain.ErrorCode(err) == domain.ERunNotPaused {
 			x.reply(ctx, ephemeral("The agent's run has not paused yet, so your answer was not recorded. Please click again in a moment."))
 			return
 		}
@@ -279,8 +279,8 @@ func (a *Adapter) respond(ctx context.Context, x *exchange, q *core.Question, wh
 }
 
 // outcome replies to the result of an answer or dismissal.
-func (a *Adapter) outcome(ctx context.Context, x *exchange, q *core.Question, who core.Person, err error) {
-	if err == nil && q.Status == core.StatusPending {
+func (a *Adapter) outcome(ctx context.Context, x *exchange, q *domain.Question, who domain.Person, err error) {
+	if err == nil && q.Status == domain.StatusPending {
 		// A vote that did not decide an approval yet: the clicked copy
 		// shows the tally; Update brings the other copies along. Not a
 		// final state, so Finish must still edit this copy later.
@@ -291,12 +291,12 @@ func (a *Adapter) outcome(ctx context.Context, x *exchange, q *core.Question, wh
 		x.replyFinal(ctx, update(a.render(q)))
 		return
 	}
-	switch core.ErrorCode(err) {
-	case core.ENotAllowed:
+	switch domain.ErrorCode(err) {
+	case domain.ENotAllowed:
 		x.reply(ctx, ephemeral(notAllowedMessage(q, who)))
-	case core.EAlreadyAnswered, core.EQuestionCancelled, core.EQuestionExpired:
+	case domain.EAlreadyAnswered, domain.EQuestionCancelled, domain.EQuestionExpired:
 		x.reply(ctx, ephemeral(lateMessage(q)))
-	case core.EConflict:
+	case domain.EConflict:
 		x.reply(ctx, ephemeral("The action changed since it was shown to you, so nothing was recorded; look at the question again and decide."))
 	default:
 		a.failed(ctx, x, err)
@@ -305,10 +305,10 @@ func (a *Adapter) outcome(ctx context.Context, x *exchange, q *core.Question, wh
 
 // failed tells the person something went wrong, without internals.
 func (a *Adapter) failed(ctx context.Context, x *exchange, err error) {
-	switch core.ErrorCode(err) {
-	case core.ENotFound:
+	switch domain.ErrorCode(err) {
+	case domain.ENotFound:
 		x.reply(ctx, ephemeral("This question no longer exists."))
-	case core.EInvalidAnswer:
+	case domain.EInvalidAnswer:
 		x.reply(ctx, ephemeral("That answer was not accepted: "+err.Error()))
 	default:
 		a.log.Error("handling a Discord interaction failed", "interaction", x.in.ID, "custom_id", x.in.Data.CustomID, "err", err)
@@ -317,33 +317,33 @@ func (a *Adapter) failed(ctx context.Context, x *exchange, err error) {
 }
 
 // notAllowedMessage tells who why their click changed nothing and names
-// who may answer. It follows core.Permit: a requester the route excludes
+// who may answer. It follows domain.Permit: a requester the route excludes
 // is told so, since they may well hold a responder role.
-func notAllowedMessage(q *core.Question, who core.Person) string {
+func notAllowedMessage(q *domain.Question, who domain.Person) string {
 	if q.Responders.ExcludeRequester && q.RequestedBy != "" && q.RequestedBy == who.Platform+":"+who.ID {
 		others := "anyone else"
 		if !q.Responders.Empty() {
-			others = core.DescribeResponders(q.Responders)
+			others = domain.DescribeResponders(q.Responders)
 		}
 		return "You asked for this, so you may not answer it yourself; who may answer: " + others + ". Nothing was changed."
 	}
-	return "Only " + core.DescribeResponders(q.Responders) + " may answer this question; nothing was changed."
+	return "Only " + domain.DescribeResponders(q.Responders) + " may answer this question; nothing was changed."
 }
 
 // lateMessage tells a late clicker what became of the question.
-func lateMessage(q *core.Question) string {
+func lateMessage(q *domain.Question) string {
 	switch q.Status {
-	case core.StatusAnswered:
+	case domain.StatusAnswered:
 		by := "someone"
 		if q.RespondedBy != nil {
 			by = q.RespondedBy.String()
 		}
-		line := core.OutcomeLine(q)
+		line := domain.OutcomeLine(q)
 		return "Already answered by " + by + strings.TrimPrefix(line, "Answered by "+by) + "."
-	case core.StatusExpired:
+	case domain.StatusExpired:
 		return "This question has expired; answers are no longer taken."
-	case core.StatusCancelled:
-		return "This question is closed: " + core.OutcomeLine(q) + "."
+	case domain.StatusCancelled:
+		return "This question is closed: " + domain.OutcomeLine(q) + "."
 	}
 	return "This question is no longer open."
 }

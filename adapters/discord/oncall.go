@@ -7,24 +7,26 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/internal/mentions"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/bwmarrin/discordgo"
 )
 
 var (
-	_ core.Updater  = (*Adapter)(nil)
-	_ core.Reminder = (*Adapter)(nil)
+	_ lifecycle.Updater  = (*Adapter)(nil)
+	_ lifecycle.Reminder = (*Adapter)(nil)
 )
 
 // maxAllowedMentions is Discord's limit on allowed_mentions.roles and
 // allowed_mentions.users.
 const maxAllowedMentions = 100
 
-// Update implements core.Updater: it re-renders a pending copy with the
+// Update implements domain.Updater: it re-renders a pending copy with the
 // vote tally and the people who may answer now, controls still live. A
 // question that is no longer pending is left to Finish.
-func (a *Adapter) Update(ctx context.Context, q *core.Question, t core.Target) error {
+func (a *Adapter) Update(ctx context.Context, q *domain.Question, t domain.Target) error {
 	if t.MessageTS == "" {
 		return nil
 	}
@@ -38,17 +40,17 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, t core.Target) e
 			}
 		}
 	}
-	if q.Status != core.StatusPending {
+	if q.Status != domain.StatusPending {
 		return nil
 	}
 	return a.edit(ctx, q, t, a.render(q))
 }
 
-// Remind implements core.Reminder: a reply to the copy that mentions the
+// Remind implements domain.Reminder: a reply to the copy that mentions the
 // responders' roles and users, and says how long is left. allowed_mentions
 // lists exactly those roles and users, so nobody else (never @everyone or
 // @here) is pinged whatever the text says.
-func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) error {
+func (a *Adapter) Remind(ctx context.Context, q *domain.Question, t domain.Target) error {
 	if t.MessageTS == "" {
 		return nil
 	}
@@ -58,10 +60,10 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) e
 	}
 	roles, users := mentionIDs(q.Responders)
 	var b strings.Builder
-	b.WriteString("Still waiting for an answer — " + core.ExpiresPhrase(q, a.now()) + ".")
+	b.WriteString("Still waiting for an answer — " + domain.ExpiresPhrase(q, a.now()) + ".")
 	if q.ApprovalsRequired > 1 {
 		fmt.Fprintf(&b, " Needs %d approvals", q.ApprovalsRequired)
-		if tally := core.TallyLine(q); tally != "" {
+		if tally := domain.TallyLine(q); tally != "" {
 			b.WriteString("; " + tally)
 		}
 		b.WriteString(".")
@@ -74,7 +76,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) e
 		ms = append(ms, "<@"+u+">")
 	}
 	// As many mentions as fit, whole, and only those allowed to notify.
-	content, shown := mentions.Fit(ms, core.Shorten(b.String(), maxContent/2), maxContent, utf8.RuneCountInString)
+	content, shown := mentions.Fit(ms, domain.Shorten(b.String(), maxContent/2), maxContent, utf8.RuneCountInString)
 	if shown < len(roles) {
 		roles, users = roles[:shown], nil
 	} else {
@@ -98,7 +100,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) e
 // mentionIDs returns the Discord role and user ids among the responders,
 // at most Discord's limit of each. Anything that is not a snowflake is left
 // out, so no text can turn into a mention.
-func mentionIDs(r core.Responders) (roles, users []string) {
+func mentionIDs(r domain.Responders) (roles, users []string) {
 	for _, id := range r.DiscordRoles {
 		if snowflake(id) && len(roles) < maxAllowedMentions {
 			roles = append(roles, id)

@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // shows is what a person reads on a copy: content, embed and footer.
@@ -66,10 +68,10 @@ func TestVotesOnTwoCopies(t *testing.T) {
 	f.AddChannel("2000", "900")
 	e := newEnv(t, f, newTestStore(t))
 	two := 2
-	q := e.ask(&core.AskRequest{Kind: core.KindApproval, Question: "Deploy api v2 to production?", ApprovalsRequired: &two,
-		Options:    []core.Option{{Label: "Approve"}, {Label: "Deny"}},
-		Responders: &core.Responders{DiscordRoles: []string{"667788"}},
-		Targets:    []core.Target{{Platform: "discord", Channel: "1000"}, {Platform: "discord", Channel: "2000"}}})
+	q := e.ask(&domain.AskRequest{Kind: domain.KindApproval, Question: "Deploy api v2 to production?", ApprovalsRequired: &two,
+		Options:    []domain.Option{{Label: "Approve"}, {Label: "Deny"}},
+		Responders: &domain.Responders{DiscordRoles: []string{"667788"}},
+		Targets:    []domain.Target{{Platform: "discord", Channel: "1000"}, {Platform: "discord", Channel: "2000"}}})
 	var m1, m2 string
 	for _, tg := range q.Targets {
 		if tg.Channel == "1000" {
@@ -91,7 +93,7 @@ func TestVotesOnTwoCopies(t *testing.T) {
 		t.Error("the clicked copy's controls must stay live while votes are missing")
 	}
 	e.shows(m2, "Approve: 1 of 2 approvals — alice")
-	if e.pending(q) != core.StatusPending {
+	if e.pending(q) != domain.StatusPending {
 		t.Fatal("one vote of two decided the question")
 	}
 
@@ -112,19 +114,19 @@ func TestReminderInTheRunsThread(t *testing.T) {
 	f := fakediscord.New(t)
 	clock := &testClock{t: time.Now().UTC().Truncate(time.Second)}
 	f.Now = clock.Now
-	e := newEnv(t, f, newTestStore(t), withClock(clock), func(rc *core.RouterConfig, _ *Config) {
-		rc.Routes = append(rc.Routes, core.Route{Name: "gate", Thread: "per-run", Timeout: time.Hour,
-			Targets: []core.Target{{Platform: "discord", Channel: "1000"}},
-			Responders: core.Responders{DiscordRoles: []string{"667788", "@everyone"},
+	e := newEnv(t, f, newTestStore(t), withClock(clock), func(rc *lifecycle.RouterConfig, _ *Config) {
+		rc.Routes = append(rc.Routes, domain.Route{Name: "gate", Thread: "per-run", Timeout: time.Hour,
+			Targets: []domain.Target{{Platform: "discord", Channel: "1000"}},
+			Responders: domain.Responders{DiscordRoles: []string{"667788", "@everyone"},
 				Users: []string{"discord:4455", "slack:U1", "discord:<@&1>"}},
-			Escalation: []core.EscalationStep{{After: core.Duration(15 * time.Minute), Remind: true}}})
+			Escalation: []domain.EscalationStep{{After: domain.Duration(15 * time.Minute), Remind: true}}})
 	})
 	ctx := context.Background()
-	first := e.ask(&core.AskRequest{RunID: "run-5", Route: "gate", Questions: []core.Item{authItem()}})
+	first := e.ask(&domain.AskRequest{RunID: "run-5", Route: "gate", Questions: []domain.Item{authItem()}})
 	f.Click(alice, e.copyOf(first), "OAuth 2.0")
 	e.wait(first)
-	second := e.ask(&core.AskRequest{RunID: "run-5", Route: "gate",
-		Questions: []core.Item{{Question: "Ship it? @everyone @here", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}}}})
+	second := e.ask(&domain.AskRequest{RunID: "run-5", Route: "gate",
+		Questions: []domain.Item{{Question: "Ship it? @everyone @here", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}}}})
 	copy2 := f.Message(e.copyOf(second))
 	thread := f.Message(e.copyOf(first)).Thread
 	if thread == "" || copy2.ChannelID != thread {

@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // TestFinishingADeletedCopyIsAPermanentError: a person deleted the
@@ -15,14 +17,14 @@ import (
 // retry (as Slack's adapter does), and the router edits it once.
 func TestFinishingADeletedCopyIsAPermanentError(t *testing.T) {
 	f := fakediscord.New(t)
-	e := newEnv(t, f, newTestStore(t), func(rc *core.RouterConfig, _ *Config) {
+	e := newEnv(t, f, newTestStore(t), func(rc *lifecycle.RouterConfig, _ *Config) {
 		rc.CopyRetryBackoff, rc.CopyRetryFor = time.Millisecond, 500*time.Millisecond
 	})
-	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem()}})
 	f.Forget(e.copyOf(q))
 
 	err := e.ad.Finish(context.Background(), q, q.Targets[0])
-	if err == nil || !core.IsPermanent(err) {
+	if err == nil || !lifecycle.IsPermanent(err) {
 		t.Fatalf("finishing a deleted copy: %v; want a permanent error", err)
 	}
 	if _, err := e.router.Cancel(context.Background(), "ops", q.ID, "", nil); err != nil {
@@ -52,7 +54,7 @@ func TestDiscordFailureClasses(t *testing.T) {
 		{&apiError{Status: 502}, false},
 		{&apiError{Err: context.DeadlineExceeded}, false},
 	} {
-		if got := core.IsPermanent(c.e); got != c.want {
+		if got := lifecycle.IsPermanent(c.e); got != c.want {
 			t.Errorf("IsPermanent(%v) = %v, want %v", c.e, got, c.want)
 		}
 	}

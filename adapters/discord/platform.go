@@ -1,6 +1,6 @@
 package discord
 
-import "github.com/askbridge/askbridge/core"
+import "github.com/askbridge/askbridge/domain"
 
 // Platform is the name of Discord in targets and person keys.
 const Platform = "discord"
@@ -9,10 +9,10 @@ const Platform = "discord"
 // person's Groups (filled by this adapter) are their role ids, matched
 // against the route's discord_roles.
 func init() {
-	core.RegisterPlatform(core.PlatformInfo{
+	domain.RegisterPlatform(domain.PlatformInfo{
 		Name:      Platform,
 		Place:     func(channel string) string { return "Discord channel " + channel },
-		Groups:    func(r core.Responders) []string { return r.DiscordRoles },
+		Groups:    func(r domain.Responders) []string { return r.DiscordRoles },
 		GroupNoun: "Discord role",
 	})
 }

@@ -10,8 +10,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // A reminder naming more responders than 2,000 characters hold keeps its
@@ -26,13 +28,13 @@ func TestReminderNamingManyRespondersCutsBetweenMentions(t *testing.T) {
 		roles = append(roles, fmt.Sprintf("1000000000000000%02d", i))
 		users = append(users, fmt.Sprintf("discord:2000000000000000%02d", i))
 	}
-	e := newEnv(t, f, newTestStore(t), withClock(clock), func(rc *core.RouterConfig, _ *Config) {
-		rc.Routes = append(rc.Routes, core.Route{Name: "crowd", Timeout: time.Hour,
-			Targets:    []core.Target{{Platform: "discord", Channel: "1000"}},
-			Responders: core.Responders{DiscordRoles: roles, Users: users},
-			Escalation: []core.EscalationStep{{After: core.Duration(15 * time.Minute), Remind: true}}})
+	e := newEnv(t, f, newTestStore(t), withClock(clock), func(rc *lifecycle.RouterConfig, _ *Config) {
+		rc.Routes = append(rc.Routes, domain.Route{Name: "crowd", Timeout: time.Hour,
+			Targets:    []domain.Target{{Platform: "discord", Channel: "1000"}},
+			Responders: domain.Responders{DiscordRoles: roles, Users: users},
+			Escalation: []domain.EscalationStep{{After: domain.Duration(15 * time.Minute), Remind: true}}})
 	})
-	q := e.ask(&core.AskRequest{RunID: "run-9", Route: "crowd", Questions: []core.Item{authItem()}})
+	q := e.ask(&domain.AskRequest{RunID: "run-9", Route: "crowd", Questions: []domain.Item{authItem()}})
 	copyID := e.copyOf(q)
 	clock.Add(15 * time.Minute)
 	if n, err := e.router.EscalateDue(context.Background()); err != nil || n != 1 {

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/adapters/internal/approval"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -76,7 +76,7 @@ type action struct {
 // its custom_id: enough to tell the action the person edited.
 const digestPrefix = 16
 
-func editSaveID(q *core.Question) string {
+func editSaveID(q *domain.Question) string {
 	return idPrefix + ":" + actEditSave + ":" + q.ID + ":" + shortDigest(q.Action.Digest)
 }
 
@@ -141,7 +141,7 @@ const (
 	shapeItems                      // 2–4 items: one control per item + Submit
 )
 
-func shapeOf(q *core.Question) shape {
+func shapeOf(q *domain.Question) shape {
 	if len(q.Questions) != 1 {
 		return shapeItems
 	}
@@ -156,7 +156,7 @@ func shapeOf(q *core.Question) shape {
 }
 
 // usesDrafts reports whether selections wait for Submit.
-func usesDrafts(q *core.Question) bool {
+func usesDrafts(q *domain.Question) bool {
 	s := shapeOf(q)
 	return s == shapeSingleMulti || s == shapeItems
 }
@@ -176,16 +176,16 @@ func noMentions() *discordgo.MessageAllowedMentions {
 
 // render draws q as it should look now: pending with live controls, or
 // final with the outcome line and disabled controls.
-func render(q *core.Question, now time.Time, o renderOpts) message {
+func render(q *domain.Question, now time.Time, o renderOpts) message {
 	final := q.Status.Final()
 	comps, shownRules := renderComponents(q, final, o)
 	m := message{Embeds: []*discordgo.MessageEmbed{renderEmbed(q, now, o, shownRules)}}
 	if final {
 		icon := "⏹️"
-		if q.Status == core.StatusAnswered {
+		if q.Status == domain.StatusAnswered {
 			icon = "✅"
 		}
-		line := core.OutcomeLine(q)
+		line := domain.OutcomeLine(q)
 		if verb, note, ok := approval.Verdict(q); ok && q.RespondedBy != nil { // "⛔ Denied with a note by alice: …"
 			if verb != "Allowed" {
 				icon = "⛔"
@@ -195,7 +195,7 @@ func render(q *core.Question, now time.Time, o renderOpts) message {
 				line += ": " + note
 			}
 		}
-		m.Content = core.Shorten(icon+" "+line, maxContent)
+		m.Content = domain.Shorten(icon+" "+line, maxContent)
 		if l, ok := actionOutcome(q, o); ok {
 			m.Content = l
 		}
@@ -204,22 +204,22 @@ func render(q *core.Question, now time.Time, o renderOpts) message {
 	return m
 }
 
-func renderEmbed(q *core.Question, now time.Time, o renderOpts, shownRules int) *discordgo.MessageEmbed {
+func renderEmbed(q *domain.Question, now time.Time, o renderOpts, shownRules int) *discordgo.MessageEmbed {
 	e := &discordgo.MessageEmbed{Type: discordgo.EmbedTypeRich, Color: colourPending}
 	switch q.Status {
-	case core.StatusAnswered:
+	case domain.StatusAnswered:
 		e.Color = colourAnswered
-	case core.StatusCancelled, core.StatusExpired:
+	case domain.StatusCancelled, domain.StatusExpired:
 		e.Color = colourClosed
 	}
 	title := "Question from " + q.AgentLabel()
-	if q.Kind == core.KindApproval {
+	if q.Kind == domain.KindApproval {
 		title = "Approval requested by " + q.AgentLabel()
 	}
 	if len(q.Questions) == 1 && q.Questions[0].Header != "" {
 		title = q.Questions[0].Header + " · " + title
 	}
-	e.Title = core.Shorten(title, maxEmbedTitle)
+	e.Title = domain.Shorten(title, maxEmbedTitle)
 
 	var foot []string
 	if q.AgentID != "" {
@@ -228,11 +228,11 @@ func renderEmbed(q *core.Question, now time.Time, o renderOpts, shownRules int) 
 	if q.RunID != "" {
 		foot = append(foot, "run "+q.RunID)
 	}
-	if q.Status == core.StatusPending {
-		foot = append(foot, core.ExpiresPhrase(q, now))
+	if q.Status == domain.StatusPending {
+		foot = append(foot, domain.ExpiresPhrase(q, now))
 		e.Timestamp = q.ExpiresAt.UTC().Format(time.RFC3339)
 	}
-	e.Footer = &discordgo.MessageEmbedFooter{Text: core.Shorten(strings.Join(foot, " · "), maxEmbedFooter)}
+	e.Footer = &discordgo.MessageEmbedFooter{Text: domain.Shorten(strings.Join(foot, " · "), maxEmbedFooter)}
 
 	var body string
 	if len(q.Questions) == 1 {
@@ -244,12 +244,12 @@ func renderEmbed(q *core.Question, now time.Time, o renderOpts, shownRules int) 
 				name = fmt.Sprintf("Question %d", i+1)
 			}
 			e.Fields = append(e.Fields, &discordgo.MessageEmbedField{
-				Name:  core.Shorten(fmt.Sprintf("%d. %s", i+1, name), maxFieldName),
-				Value: core.Shorten(itemText(it, 500, 90), maxFieldValue),
+				Name:  domain.Shorten(fmt.Sprintf("%d. %s", i+1, name), maxFieldName),
+				Value: domain.Shorten(itemText(it, 500, 90), maxFieldValue),
 			})
 		}
 	}
-	if q.Status == core.StatusPending {
+	if q.Status == domain.StatusPending {
 		e.Fields = append(e.Fields, pendingFields(q)...)
 	}
 	// The context gets whatever room the rest leaves, within the limits.
@@ -260,17 +260,17 @@ func renderEmbed(q *core.Question, now time.Time, o renderOpts, shownRules int) 
 	room := min(maxEmbedDesc, maxEmbedTotal-used)
 	if q.Action != nil && len(q.Questions) == 1 {
 		// The action comes whole or explicitly cut, before the context.
-		body = core.Shorten(body, min(room/4, 1000))
+		body = domain.Shorten(body, min(room/4, 1000))
 		body += rulesNote(q, o, shownRules)
 		body += "\n\n" + actionText(q, o, room-utf8.RuneCountInString(body)-2)
 	}
 	if body != "" {
-		body = core.Shorten(body, room)
+		body = domain.Shorten(body, room)
 		room -= utf8.RuneCountInString(body) + 2
 	}
 	desc := body
 	if c := strings.TrimSpace(q.Context); c != "" && room > 20 {
-		desc = core.Shorten(c, room)
+		desc = domain.Shorten(c, room)
 		if body != "" {
 			desc += "\n\n" + body
 		}
@@ -283,42 +283,42 @@ func renderEmbed(q *core.Question, now time.Time, o renderOpts, shownRules int) 
 // needs and how the votes stand ("Approve: 1 of 2 approvals — alice"), and
 // who may answer (including people added by escalation). Names are plain
 // text: the copy never pings anyone; reminders do that.
-func pendingFields(q *core.Question) []*discordgo.MessageEmbedField {
+func pendingFields(q *domain.Question) []*discordgo.MessageEmbedField {
 	var fs []*discordgo.MessageEmbedField
 	if q.ApprovalsRequired > 1 {
-		tally := core.TallyLine(q)
+		tally := domain.TallyLine(q)
 		if tally == "" {
 			tally = "No votes yet"
 		}
 		fs = append(fs, &discordgo.MessageEmbedField{
-			Name:  core.Shorten(fmt.Sprintf("Needs %d approvals", q.ApprovalsRequired), maxFieldName),
-			Value: core.Shorten(tally, maxFieldValue),
+			Name:  domain.Shorten(fmt.Sprintf("Needs %d approvals", q.ApprovalsRequired), maxFieldName),
+			Value: domain.Shorten(tally, maxFieldValue),
 		})
 	}
 	if !q.Responders.Empty() {
-		who := core.DescribeResponders(q.Responders)
+		who := domain.DescribeResponders(q.Responders)
 		if q.Responders.ExcludeRequester && q.RequestedBy != "" {
 			who += " (not " + q.RequestedBy + ", who asked for it)"
 		}
-		fs = append(fs, &discordgo.MessageEmbedField{Name: "Who may answer", Value: core.Shorten(who, maxFieldValue)})
+		fs = append(fs, &discordgo.MessageEmbedField{Name: "Who may answer", Value: domain.Shorten(who, maxFieldValue)})
 	}
 	return fs
 }
 
 // itemText is an item's question and its options with their descriptions.
-func itemText(it core.Item, maxQuestion, maxDesc int) string {
+func itemText(it domain.Item, maxQuestion, maxDesc int) string {
 	var b strings.Builder
-	b.WriteString("**" + core.Shorten(it.Question, maxQuestion) + "**")
+	b.WriteString("**" + domain.Shorten(it.Question, maxQuestion) + "**")
 	if it.MultiSelect {
 		b.WriteString("\n*Choose one or more, then Submit.*")
 	}
 	for j, o := range it.Options {
-		fmt.Fprintf(&b, "\n%d. %s", j+1, core.Shorten(o.Label, maxSelectText))
+		fmt.Fprintf(&b, "\n%d. %s", j+1, domain.Shorten(o.Label, maxSelectText))
 		if o.Recommended {
 			b.WriteString(" ⭐ *recommended*")
 		}
 		if o.Description != "" {
-			b.WriteString(" — " + core.Shorten(o.Description, maxDesc))
+			b.WriteString(" — " + domain.Shorten(o.Description, maxDesc))
 		}
 	}
 	return b.String()
@@ -326,9 +326,9 @@ func itemText(it core.Item, maxQuestion, maxDesc int) string {
 
 // renderComponents draws the controls and tells how many "always allow"
 // choices got a button.
-func renderComponents(q *core.Question, final bool, o renderOpts) ([]discordgo.MessageComponent, int) {
+func renderComponents(q *domain.Question, final bool, o renderOpts) ([]discordgo.MessageComponent, int) {
 	var chosen map[string]bool
-	if q.Status == core.StatusAnswered {
+	if q.Status == domain.StatusAnswered {
 		chosen = map[string]bool{}
 		for item, labels := range q.Selections {
 			for _, l := range labels {
@@ -361,7 +361,7 @@ func renderComponents(q *core.Question, final bool, o renderOpts) ([]discordgo.M
 			if tones == nil && chosen[it.Question+"\x00"+o.Label] {
 				style = discordgo.SuccessButton
 			}
-			bs = append(bs, discordgo.Button{Label: core.Shorten(o.Label, maxButtonLabel), Style: style,
+			bs = append(bs, discordgo.Button{Label: domain.Shorten(o.Label, maxButtonLabel), Style: style,
 				CustomID: customID(actOption, id, 0, j), Disabled: final})
 		}
 		row(bs...)
@@ -374,7 +374,7 @@ func renderComponents(q *core.Question, final bool, o renderOpts) ([]discordgo.M
 			// An approval has no "Other": free text never decides.
 			// Denying with a note is its own, explicit action.
 			row(append(append([]discordgo.MessageComponent{discordgo.Button{Label: denyNoteLabel, Style: discordgo.SecondaryButton, CustomID: customID(actOther, id, 0), Disabled: final}}, edit...), dismiss)...)
-		case q.Kind == core.KindApproval:
+		case q.Kind == domain.KindApproval:
 			row(append(edit, dismiss)...)
 		default:
 			row(discordgo.Button{Label: "Other…", Style: discordgo.SecondaryButton, CustomID: customID(actOther, id, 0), Disabled: final}, dismiss)
@@ -387,7 +387,7 @@ func renderComponents(q *core.Question, final bool, o renderOpts) ([]discordgo.M
 	case shapeItems:
 		for i, it := range q.Questions {
 			if it.OpenEnded() {
-				row(discordgo.Button{Label: core.Shorten("Answer "+itemName(it, i)+"…", maxButtonLabel), Style: discordgo.PrimaryButton,
+				row(discordgo.Button{Label: domain.Shorten("Answer "+itemName(it, i)+"…", maxButtonLabel), Style: discordgo.PrimaryButton,
 					CustomID: customID(actText, id, i), Disabled: final})
 				continue
 			}
@@ -404,7 +404,7 @@ func renderComponents(q *core.Question, final bool, o renderOpts) ([]discordgo.M
 	return rows, shown
 }
 
-func itemName(it core.Item, i int) string {
+func itemName(it domain.Item, i int) string {
 	if it.Header != "" {
 		return it.Header
 	}
@@ -413,7 +413,7 @@ func itemName(it core.Item, i int) string {
 
 // selectFor renders item i as a string select; option values are option
 // indexes (labels may exceed 100 characters) plus "other".
-func selectFor(q *core.Question, i int, final bool, chosen map[string]bool) discordgo.SelectMenu {
+func selectFor(q *domain.Question, i int, final bool, chosen map[string]bool) discordgo.SelectMenu {
 	it := q.Questions[i]
 	minV := 1
 	var opts []discordgo.SelectMenuOption
@@ -423,11 +423,11 @@ func selectFor(q *core.Question, i int, final bool, chosen map[string]bool) disc
 			desc = strings.TrimSpace("Recommended. " + desc)
 		}
 		opts = append(opts, discordgo.SelectMenuOption{
-			Label: core.Shorten(o.Label, maxSelectText), Value: strconv.Itoa(j),
-			Description: core.Shorten(desc, maxSelectText), Default: chosen[it.Question+"\x00"+o.Label],
+			Label: domain.Shorten(o.Label, maxSelectText), Value: strconv.Itoa(j),
+			Description: domain.Shorten(desc, maxSelectText), Default: chosen[it.Question+"\x00"+o.Label],
 		})
 	}
-	if q.Kind != core.KindApproval { // an approval has no "Other"
+	if q.Kind != domain.KindApproval { // an approval has no "Other"
 		opts = append(opts, discordgo.SelectMenuOption{Label: "Other…", Value: otherValue, Description: "Type your own answer"})
 	}
 	maxV := 1
@@ -437,7 +437,7 @@ func selectFor(q *core.Question, i int, final bool, chosen map[string]bool) disc
 		ph = "Choose one or more"
 	}
 	if len(q.Questions) > 1 {
-		ph = core.Shorten(itemName(it, i)+": "+strings.ToLower(ph[:1])+ph[1:], maxPlaceholder)
+		ph = domain.Shorten(itemName(it, i)+": "+strings.ToLower(ph[:1])+ph[1:], maxPlaceholder)
 	}
 	return discordgo.SelectMenu{MenuType: discordgo.StringSelectMenu, CustomID: customID(actSelect, q.ID, i),
 		Placeholder: ph, MinValues: &minV, MaxValues: maxV, Options: opts, Disabled: final}
@@ -452,14 +452,14 @@ const denyNoteLabel = "Deny with note…"
 const editLabel = "Edit…"
 
 // modalFor is the modal of "Other…", "Answer…" and "Deny with note…" for item i.
-func modalFor(q *core.Question, i int, prefill string) *discordgo.InteractionResponse {
+func modalFor(q *domain.Question, i int, prefill string) *discordgo.InteractionResponse {
 	it := q.Questions[i]
 	title := "Your answer"
 	if it.Header != "" {
 		title = "Answer: " + it.Header
 	}
-	ph := core.Shorten(it.Question, maxSelectText)
-	label := core.Shorten(it.Question, maxTextInputLabel)
+	ph := domain.Shorten(it.Question, maxSelectText)
+	label := domain.Shorten(it.Question, maxTextInputLabel)
 	if approval.NoteAllowed(q) {
 		title, label, ph = "Deny with note", "Why are you denying it?", "The agent reads this note; the request is denied."
 	}
@@ -467,11 +467,11 @@ func modalFor(q *core.Question, i int, prefill string) *discordgo.InteractionRes
 		Type: discordgo.InteractionResponseModal,
 		Data: &discordgo.InteractionResponseData{
 			CustomID: customID(actModal, q.ID, i),
-			Title:    core.Shorten(title, maxModalTitle),
+			Title:    domain.Shorten(title, maxModalTitle),
 			Components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
 				discordgo.TextInput{CustomID: textInputID, Label: label,
 					Style: discordgo.TextInputParagraph, Placeholder: ph, Value: prefill, Required: true,
-					MinLength: 1, MaxLength: min(core.MaxAnswerLen, maxTextInputLength)},
+					MinLength: 1, MaxLength: min(domain.MaxAnswerLen, maxTextInputLength)},
 			}}},
 		},
 	}

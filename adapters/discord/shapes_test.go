@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 func TestSingleSelectButtonsAnswered(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	q := e.ask(&core.AskRequest{RunID: "run-42", Questions: []core.Item{authItem()}, Context: "Deploying **api** to prod"})
+	q := e.ask(&domain.AskRequest{RunID: "run-42", Questions: []domain.Item{authItem()}, Context: "Deploying **api** to prod"})
 	msg := e.copyOf(q)
 	if want := "https://discord.com/channels/900/1000/" + msg; q.Targets[0].URL != want {
 		t.Errorf("jump link %q, want %q", q.Targets[0].URL, want)
@@ -46,7 +46,7 @@ func TestSingleSelectButtonsAnswered(t *testing.T) {
 		t.Fatalf("click answered with type %d, want 7 (update the message)", resp.Type)
 	}
 	final := e.wait(q)
-	if final.Status != core.StatusAnswered || final.RespondedBy.Name != "alice" || final.RespondedBy.ID != "4455" {
+	if final.Status != domain.StatusAnswered || final.RespondedBy.Name != "alice" || final.RespondedBy.ID != "4455" {
 		t.Fatalf("final %s by %+v", final.Status, final.RespondedBy)
 	}
 	if !reflect.DeepEqual(final.Answers, map[string]string{"Which auth method?": "OAuth 2.0"}) ||
@@ -61,7 +61,7 @@ func TestSingleSelectButtonsAnswered(t *testing.T) {
 func TestOtherOpensModalAndAnswersWithFreeText(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem()}})
 	msg := e.copyOf(q)
 	modal := f.Click(alice, msg, "Other…")
 	if modal.Type != 9 {
@@ -82,7 +82,7 @@ func TestOtherOpensModalAndAnswersWithFreeText(t *testing.T) {
 func TestMultiSelectThenSubmit(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	q := e.ask(&core.AskRequest{Questions: []core.Item{featuresItem()}})
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{featuresItem()}})
 	msg := e.copyOf(q)
 	m := f.Message(msg)
 	sel := m.Components[0].Components[0]
@@ -92,7 +92,7 @@ func TestMultiSelectThenSubmit(t *testing.T) {
 	if resp := f.Choose(alice, msg, 0, "Login", "Billing"); resp.Type != 6 {
 		t.Fatalf("select answered with type %d, want 6", resp.Type)
 	}
-	if got := e.pending(q); got != core.StatusPending {
+	if got := e.pending(q); got != domain.StatusPending {
 		t.Fatalf("a selection alone must not answer; status %s", got)
 	}
 	if resp := f.Click(alice, msg, "Submit"); resp.Type != 7 {
@@ -110,7 +110,7 @@ func TestMultiSelectThenSubmit(t *testing.T) {
 func TestOpenEndedAnswerModal(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	q := e.ask(&core.AskRequest{Question: "What should the release be called?", Header: "Name"})
+	q := e.ask(&domain.AskRequest{Question: "What should the release be called?", Header: "Name"})
 	msg := e.copyOf(q)
 	modal := f.Click(alice, msg, "Answer…")
 	if modal.Type != 9 {
@@ -128,8 +128,8 @@ func TestOpenEndedAnswerModal(t *testing.T) {
 func TestSeveralItemsKeepDraftsUntilSubmit(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	notes := core.Item{Question: "Anything else?", Header: "Notes"}
-	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem(), featuresItem(), notes}})
+	notes := domain.Item{Question: "Anything else?", Header: "Notes"}
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem(), featuresItem(), notes}})
 	msg := e.copyOf(q)
 	m := f.Message(msg)
 	if len(m.Components) != 4 {
@@ -144,7 +144,7 @@ func TestSeveralItemsKeepDraftsUntilSubmit(t *testing.T) {
 	if resp.Type != 4 || !strings.Contains(fakediscord.Deref(resp.Data.Content), "Still to answer: Notes") {
 		t.Fatalf("early Submit: type %d %q", resp.Type, fakediscord.Deref(resp.Data.Content))
 	}
-	if e.pending(q) != core.StatusPending {
+	if e.pending(q) != domain.StatusPending {
 		t.Fatal("a partial answer reached the agent")
 	}
 	modal := f.Click(alice, msg, "Answer Notes…")
@@ -167,7 +167,7 @@ func TestSeveralItemsKeepDraftsUntilSubmit(t *testing.T) {
 func TestOtherInsideSelectKeepsChoicesAndAddsText(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	q := e.ask(&core.AskRequest{Questions: []core.Item{featuresItem()}})
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{featuresItem()}})
 	msg := e.copyOf(q)
 	modal := f.Choose(alice, msg, 0, "Login", "Other…")
 	if modal.Type != 9 {
@@ -184,11 +184,11 @@ func TestOtherInsideSelectKeepsChoicesAndAddsText(t *testing.T) {
 func TestDismiss(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem()}})
 	msg := e.copyOf(q)
 	f.Click(alice, msg, "Dismiss")
 	final := e.wait(q)
-	if final.Status != core.StatusCancelled || final.CancelReason != core.CancelUser {
+	if final.Status != domain.StatusCancelled || final.CancelReason != domain.CancelUser {
 		t.Fatalf("dismiss: %s %s", final.Status, final.CancelReason)
 	}
 	e.settle()
@@ -198,17 +198,17 @@ func TestDismiss(t *testing.T) {
 func TestFinishShowsEveryOutcome(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		mutate  func(q *core.Question)
+		mutate  func(q *domain.Question)
 		outcome string
 	}{
-		{"expired", func(q *core.Question) { q.Status = core.StatusExpired }, "Expired"},
-		{"withdrawn", func(q *core.Question) { q.Status, q.CancelReason = core.StatusCancelled, core.CancelAgent }, "Cancelled (withdrawn by the agent)"},
-		{"superseded", func(q *core.Question) { q.Status, q.CancelReason = core.StatusCancelled, core.CancelSuperseded }, "Cancelled (superseded)"},
+		{"expired", func(q *domain.Question) { q.Status = domain.StatusExpired }, "Expired"},
+		{"withdrawn", func(q *domain.Question) { q.Status, q.CancelReason = domain.StatusCancelled, domain.CancelAgent }, "Cancelled (withdrawn by the agent)"},
+		{"superseded", func(q *domain.Question) { q.Status, q.CancelReason = domain.StatusCancelled, domain.CancelSuperseded }, "Cancelled (superseded)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := fakediscord.New(t)
 			e := newEnv(t, f, newTestStore(t))
-			q := e.ask(&core.AskRequest{Questions: []core.Item{authItem(), featuresItem()}})
+			q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem(), featuresItem()}})
 			msg := e.copyOf(q)
 			c.mutate(q)
 			if err := e.ad.Finish(context.Background(), q, q.Targets[0]); err != nil {
@@ -222,9 +222,9 @@ func TestFinishShowsEveryOutcome(t *testing.T) {
 func TestAgentCancelFinishesCopy(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
-	q := e.ask(&core.AskRequest{Questions: []core.Item{authItem()}})
+	q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem()}})
 	msg := e.copyOf(q)
-	if _, err := e.router.Cancel(context.Background(), "ops", q.ID, core.CancelAgent, nil); err != nil {
+	if _, err := e.router.Cancel(context.Background(), "ops", q.ID, domain.CancelAgent, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.settle()
@@ -239,19 +239,19 @@ func TestLongTextsAreShortenedNeverRejected(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
 	long := func(c string, n int) string { return strings.Repeat(c, n) }
-	var items []core.Item
+	var items []domain.Item
 	for i := range 4 {
-		it := core.Item{Question: long(string(rune('a'+i)), 2000), Header: "Header" + string(rune('A'+i)), MultiSelect: i%2 == 1}
+		it := domain.Item{Question: long(string(rune('a'+i)), 2000), Header: "Header" + string(rune('A'+i)), MultiSelect: i%2 == 1}
 		for j := range 4 {
-			it.Options = append(it.Options, core.Option{Label: long(string(rune('A'+j)), 199) + string(rune('0'+i)),
+			it.Options = append(it.Options, domain.Option{Label: long(string(rune('A'+j)), 199) + string(rune('0'+i)),
 				Description: long("d", 1000), Value: long("v", 1000)})
 		}
 		items = append(items, it)
 	}
-	q := e.ask(&core.AskRequest{Questions: items, Context: long("c", 8000), AgentName: long("n", 200)})
+	q := e.ask(&domain.AskRequest{Questions: items, Context: long("c", 8000), AgentName: long("n", 200)})
 	msg := e.copyOf(q) // the fake rejects anything over a limit
 
-	single := e.ask(&core.AskRequest{RunID: "other-run", Question: long("q", 2000), Header: "Long", Options: []core.Option{
+	single := e.ask(&domain.AskRequest{RunID: "other-run", Question: long("q", 2000), Header: "Long", Options: []domain.Option{
 		{Label: long("x", 200), Description: long("d", 1000)}, {Label: long("y", 200)}}, Context: long("c", 8000)})
 	smsg := e.copyOf(single)
 	m := f.Message(smsg)
@@ -268,7 +268,7 @@ func TestLongTextsAreShortenedNeverRejected(t *testing.T) {
 }
 
 // pending reads the question's current status.
-func (e *env) pending(q *core.Question) core.Status {
+func (e *env) pending(q *domain.Question) domain.Status {
 	e.t.Helper()
 	cur, err := e.store.Get(context.Background(), "ops", q.ID)
 	if err != nil {

@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
 	"github.com/askbridge/askbridge/adapters/internal/storm"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // discordWeather is how Discord misbehaves: rate limits per route and
@@ -83,7 +85,7 @@ func stormEnv(t *testing.T) (*env, *storm.Proxy, *lockedBuffer) {
 	f.AddChannel("1002", "900")
 	px := storm.New(t, strings.TrimSuffix(f.APIURL(), "/api/v10"), discordWeather)
 	logs := &lockedBuffer{}
-	e := newEnv(t, f, newTestStore(t), func(rc *core.RouterConfig, c *Config) {
+	e := newEnv(t, f, newTestStore(t), func(rc *lifecycle.RouterConfig, c *Config) {
 		c.APIURL = px.URL + "/api/v10"
 		c.RetryBackoff = 0 // the default, 250 ms
 		rc.PostTimeout = 0 // the default, 15 s
@@ -93,7 +95,7 @@ func stormEnv(t *testing.T) (*env, *storm.Proxy, *lockedBuffer) {
 }
 
 type asked struct {
-	q   *core.Question
+	q   *domain.Question
 	msg string
 	err error
 }
@@ -103,10 +105,10 @@ func askMany(e *env, n int, prefix string, channels ...string) []asked {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			req := &core.AskRequest{RunID: fmt.Sprintf("%s-%d", prefix, i), AgentID: "deploy-bot",
-				Questions: []core.Item{authItem()}}
+			req := &domain.AskRequest{RunID: fmt.Sprintf("%s-%d", prefix, i), AgentID: "deploy-bot",
+				Questions: []domain.Item{authItem()}}
 			for _, c := range channels {
-				req.Targets = append(req.Targets, core.Target{Platform: "discord", Channel: c})
+				req.Targets = append(req.Targets, domain.Target{Platform: "discord", Channel: c})
 			}
 			res, err := e.router.Ask(context.Background(), "ops", req, "")
 			out[i] = asked{q: res.Question, msg: res.Message, err: err}
@@ -127,7 +129,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	}
 }
 
-func (e *env) record(q *core.Question) *core.Question {
+func (e *env) record(q *domain.Question) *domain.Question {
 	e.t.Helper()
 	got, err := e.store.Get(context.Background(), "ops", q.ID)
 	if err != nil {
@@ -136,7 +138,7 @@ func (e *env) record(q *core.Question) *core.Question {
 	return got
 }
 
-func eventsByType(t *testing.T, st core.Store) map[string][]string {
+func eventsByType(t *testing.T, st lifecycle.Store) map[string][]string {
 	t.Helper()
 	evs, err := st.Events(context.Background(), "ops", "", 10000)
 	if err != nil {
@@ -150,7 +152,7 @@ func eventsByType(t *testing.T, st core.Store) map[string][]string {
 }
 
 // carries reports whether a message on the fake is a copy of q.
-func carries(m *fakediscord.Message, q *core.Question) bool {
+func carries(m *fakediscord.Message, q *domain.Question) bool {
 	for _, row := range m.Components {
 		for _, c := range row.Components {
 			if strings.Contains(c.CustomID, q.ID) {
@@ -221,15 +223,15 @@ func TestStormDelaysButNeverDrops(t *testing.T) {
 			e.fake.Click(carol, got.Targets[1].MessageTS, "API key")
 		default:
 			resp := "oauth"
-			if _, err := e.router.Answer(context.Background(), "ops", a.q.ID, core.RespondRequest{Response: &resp},
-				core.Person{Platform: "api", ID: "dave", Name: "dave"}); err != nil {
+			if _, err := e.router.Answer(context.Background(), "ops", a.q.ID, domain.RespondRequest{Response: &resp},
+				domain.Person{Platform: "api", ID: "dave", Name: "dave"}); err != nil {
 				t.Fatalf("answer %d: %v", i, err)
 			}
 		}
 	}
 	for i, a := range qs {
 		final, err := e.router.Wait(context.Background(), "ops", a.q.ID, 10*time.Second)
-		if err != nil || final.Status != core.StatusAnswered {
+		if err != nil || final.Status != domain.StatusAnswered {
 			t.Fatalf("question %d: %v %v", i, final.Status, err)
 		}
 	}
@@ -261,8 +263,8 @@ func TestStormDelaysButNeverDrops(t *testing.T) {
 		t.Errorf("Retry-After not honoured:\n%s", strings.Join(v, "\n"))
 	}
 	evs := eventsByType(t, e.store)
-	if len(evs[core.EventCreated]) != n || len(evs[core.EventAnswered]) != n || len(evs[core.EventPostFailed]) != 0 {
-		t.Errorf("events: %d created, %d answered, %d post_failed", len(evs[core.EventCreated]), len(evs[core.EventAnswered]), len(evs[core.EventPostFailed]))
+	if len(evs[domain.EventCreated]) != n || len(evs[domain.EventAnswered]) != n || len(evs[domain.EventPostFailed]) != 0 {
+		t.Errorf("events: %d created, %d answered, %d post_failed", len(evs[domain.EventCreated]), len(evs[domain.EventAnswered]), len(evs[domain.EventPostFailed]))
 	}
 	if strings.Contains(logs.String(), "failed") {
 		t.Errorf("something was given up on:\n%s", logs)
@@ -347,10 +349,10 @@ func TestStormOutlastingRetriesFailsLoudly(t *testing.T) {
 	}
 	evs := eventsByType(t, e.store)
 	want := map[string]bool{only[0].q.ID: true, only[1].q.ID: true, only[2].q.ID: true}
-	if len(evs[core.EventPostFailed]) != 3 {
-		t.Errorf("question.post_failed for %v, want the 3 questions left without a copy", evs[core.EventPostFailed])
+	if len(evs[domain.EventPostFailed]) != 3 {
+		t.Errorf("question.post_failed for %v, want the 3 questions left without a copy", evs[domain.EventPostFailed])
 	}
-	for _, id := range evs[core.EventPostFailed] {
+	for _, id := range evs[domain.EventPostFailed] {
 		if !want[id] {
 			t.Errorf("question.post_failed for %s, which has a copy", id)
 		}
@@ -363,8 +365,8 @@ func TestStormOutlastingRetriesFailsLoudly(t *testing.T) {
 	}
 	for _, a := range only {
 		resp := "oauth"
-		if _, err := e.router.Answer(context.Background(), "ops", a.q.ID, core.RespondRequest{Response: &resp},
-			core.Person{Platform: "api", ID: "dave"}); err != nil {
+		if _, err := e.router.Answer(context.Background(), "ops", a.q.ID, domain.RespondRequest{Response: &resp},
+			domain.Person{Platform: "api", ID: "dave"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -414,14 +416,14 @@ func TestLostPostAnswersLeaveOneCopy(t *testing.T) {
 	f := fakediscord.New(t)
 	clock := &testClock{t: time.Now().UTC().Truncate(time.Second)}
 	f.Now = clock.Now
-	e := newEnv(t, f, newTestStore(t), withClock(clock), func(rc *core.RouterConfig, c *Config) {
+	e := newEnv(t, f, newTestStore(t), withClock(clock), func(rc *lifecycle.RouterConfig, c *Config) {
 		c.RetryBackoff = 10 * time.Millisecond
-		rc.Routes = append(rc.Routes, core.Route{Name: "gate", Timeout: time.Hour,
-			Targets:    []core.Target{{Platform: "discord", Channel: "1000"}},
-			Escalation: []core.EscalationStep{{After: core.Duration(15 * time.Minute), Remind: true}}})
+		rc.Routes = append(rc.Routes, domain.Route{Name: "gate", Timeout: time.Hour,
+			Targets:    []domain.Target{{Platform: "discord", Channel: "1000"}},
+			Escalation: []domain.EscalationStep{{After: domain.Duration(15 * time.Minute), Remind: true}}})
 	})
 	f.LoseResponses("post", 2)
-	q := e.ask(&core.AskRequest{RunID: "lost", Route: "gate", Questions: []core.Item{authItem()}})
+	q := e.ask(&domain.AskRequest{RunID: "lost", Route: "gate", Questions: []domain.Item{authItem()}})
 	msgs := f.Messages("1000")
 	if len(msgs) != 1 {
 		t.Fatalf("%d messages in the channel after lost answers, want the one copy", len(msgs))
@@ -443,7 +445,7 @@ func TestLostPostAnswersLeaveOneCopy(t *testing.T) {
 		t.Fatalf("after a lost reminder answer the channel holds %d messages, want the copy and one reminder replying to it", len(msgs))
 	}
 	// A new question of another run is a new message, not a deduplicated one.
-	other := e.ask(&core.AskRequest{RunID: "other", Route: "gate", Questions: []core.Item{authItem()}})
+	other := e.ask(&domain.AskRequest{RunID: "other", Route: "gate", Questions: []domain.Item{authItem()}})
 	if e.copyOf(other) == e.copyOf(q) {
 		t.Fatal("another question was matched to the first one's message")
 	}

@@ -6,11 +6,11 @@ import (
 	"strings"
 
 	"github.com/askbridge/askbridge/adapters/internal/actiontext"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/slack-go/slack"
 )
 
-// An approval that carries an action (core.Action) shows the tool and its
+// An approval that carries an action (domain.Action) shows the tool and its
 // whole arguments in code blocks, and a file edit's diff, within the
 // message's text budget. What does not fit is said in so many words
 // ("diff: 300 lines, 212 shown") with a link to the question page of the
@@ -41,7 +41,7 @@ type extras struct {
 }
 
 // extras works out the link and the edit permission of q.
-func (a *Adapter) extras(q *core.Question) extras {
+func (a *Adapter) extras(q *domain.Question) extras {
 	var x extras
 	if q.Action == nil {
 		return x
@@ -75,13 +75,13 @@ func codeBlocks(text string) []slack.Block {
 // actionBlocks show q's action within budget units of text: a line naming
 // the tool (and the diff's size), the arguments, the diff, and, when any
 // of them is cut, a line saying what is left out and where to see it all.
-func actionBlocks(q *core.Question, budget int, x extras) []slack.Block {
+func actionBlocks(q *domain.Question, budget int, x extras) []slack.Block {
 	a := q.Action
 	if a == nil {
 		return nil
 	}
 	args, bash := actiontext.Arguments(a)
-	head := "*Tool:* `" + codeEsc(oneLine(clip(a.Tool, core.MaxToolLen))) + "`"
+	head := "*Tool:* `" + codeEsc(oneLine(clip(a.Tool, domain.MaxToolLen))) + "`"
 	if bash {
 		head += " · command:"
 	}
@@ -136,7 +136,7 @@ func actionBlocks(q *core.Question, budget int, x extras) []slack.Block {
 
 // ruleLines lists the "always allow" choices in words, numbered like their
 // buttons (whose 75 characters may cut them).
-func ruleLines(q *core.Question) string {
+func ruleLines(q *domain.Question) string {
 	var lines []string
 	for i, s := range q.Action.Suggestions {
 		lines = append(lines, fmt.Sprintf("*%d.* %s", i+1, escape(actiontext.Describe(s).Sentence())))
@@ -146,7 +146,7 @@ func ruleLines(q *core.Question) string {
 
 // actionControls are the action's extra controls beside Allow and Deny:
 // "Edit…" (when the route allows it) and one button per suggestion.
-func actionControls(q *core.Question, x extras) (edit *slack.ButtonBlockElement, rules []slack.Block) {
+func actionControls(q *domain.Question, x extras) (edit *slack.ButtonBlockElement, rules []slack.Block) {
 	if q.Action == nil || !approvalShape(q) {
 		return nil, nil
 	}
@@ -168,17 +168,17 @@ func actionControls(q *core.Question, x extras) (edit *slack.ButtonBlockElement,
 }
 
 // approvalShape is an approval with one single-select item.
-func approvalShape(q *core.Question) bool {
-	return q.Kind == core.KindApproval && len(q.Questions) == 1 && !q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
+func approvalShape(q *domain.Question) bool {
+	return q.Kind == domain.KindApproval && len(q.Questions) == 1 && !q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
 }
 
 // decisionLine is what an answered action approval ended in: allowed as
 // asked, with edits (and what changed), with an "always allow" rule, or
 // automatically by a rule. "" for a denial: the generic outcome says it,
 // with the reason.
-func decisionLine(q *core.Question, max int) string {
+func decisionLine(q *domain.Question, max int) string {
 	d := q.Decision
-	if d == nil || d.Behavior != core.BehaviorAllow || q.Action == nil {
+	if d == nil || d.Behavior != domain.BehaviorAllow || q.Action == nil {
 		return ""
 	}
 	who := personRef(q.RespondedBy)
@@ -197,7 +197,7 @@ func decisionLine(q *core.Question, max int) string {
 // renderFullAction is page page of the whole action (the command or
 // arguments, then the diff) in a read-only modal, with a button to the
 // next page while there is one.
-func renderFullAction(q *core.Question, page int) slack.ModalViewRequest {
+func renderFullAction(q *domain.Question, page int) slack.ModalViewRequest {
 	pages := fullActionPages(q)
 	page = max(0, min(page, len(pages)-1))
 	var blocks []slack.Block
@@ -218,7 +218,7 @@ func renderFullAction(q *core.Question, page int) slack.ModalViewRequest {
 }
 
 // fullActionPages cuts the whole action into pages a modal holds.
-func fullActionPages(q *core.Question) []string {
+func fullActionPages(q *domain.Question) []string {
 	args, bash := actiontext.Arguments(q.Action)
 	text := args
 	if bash {

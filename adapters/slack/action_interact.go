@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/askbridge/askbridge/adapters/internal/actiontext"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/slack-go/slack"
 )
 
@@ -58,7 +58,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // renderEdit is the edit modal: the tool, and one multiline input with the
 // command or the JSON arguments.
-func renderEdit(q *core.Question, text string, bash bool, meta string) slack.ModalViewRequest {
+func renderEdit(q *domain.Question, text string, bash bool, meta string) slack.ModalViewRequest {
 	input := slack.NewPlainTextInputBlockElement(nil, editAction)
 	input.Multiline = true
 	input.MaxLength = maxInputLength
@@ -71,7 +71,7 @@ func renderEdit(q *core.Question, text string, bash bool, meta string) slack.Mod
 		hint = "Change the command, then press *Allow edited*. The agent runs your command; the audit keeps both versions."
 	}
 	blocks := []slack.Block{
-		slack.NewSectionBlock(mrkdwn("*Tool:* `"+codeEsc(oneLine(clip(q.Action.Tool, core.MaxToolLen)))+"`\n"+hint), nil, nil),
+		slack.NewSectionBlock(mrkdwn("*Tool:* `"+codeEsc(oneLine(clip(q.Action.Tool, domain.MaxToolLen)))+"`\n"+hint), nil, nil),
 		slack.NewInputBlock(editBlock, plain(label), nil, input),
 	}
 	return slack.ModalViewRequest{
@@ -100,7 +100,7 @@ func (a *Adapter) editSubmission(ic *slack.InteractionCallback) any {
 	// The arguments' own shape is checked against the record below; the
 	// JSON can be checked now, without it.
 	if !meta.Bash {
-		if _, err := actiontext.EditedInput(&core.Action{Input: json.RawMessage("{}")}, text, false); err != nil {
+		if _, err := actiontext.EditedInput(&domain.Action{Input: json.RawMessage("{}")}, text, false); err != nil {
 			return slack.NewErrorsViewSubmissionResponse(map[string]string{editBlock: clip(capitalize(err.Error())+". Fix it, or press Cancel.", 2000)})
 		}
 	} else if strings.TrimSpace(text) == "" {
@@ -108,15 +108,15 @@ func (a *Adapter) editSubmission(ic *slack.InteractionCallback) any {
 	}
 	w := place{channel: meta.Channel, thread: meta.ThreadTS, user: ic.User.ID, name: userName(ic.User)}
 	a.goBG(a.answerTimeout(), func(ctx context.Context) {
-		a.respond(ctx, w, meta.QuestionID, func(_ context.Context, _ string, q *core.Question) (core.RespondRequest, string) {
+		a.respond(ctx, w, meta.QuestionID, func(_ context.Context, _ string, q *domain.Question) (domain.RespondRequest, string) {
 			if q.Action == nil {
-				return core.RespondRequest{}, "This question has no action to edit."
+				return domain.RespondRequest{}, "This question has no action to edit."
 			}
 			in, err := actiontext.EditedInput(q.Action, text, meta.Bash)
 			if err != nil {
-				return core.RespondRequest{}, "Nothing was recorded: " + escape(err.Error())
+				return domain.RespondRequest{}, "Nothing was recorded: " + escape(err.Error())
 			}
-			return core.RespondRequest{EditedInput: in, Digest: meta.Digest}, ""
+			return domain.RespondRequest{EditedInput: in, Digest: meta.Digest}, ""
 		})
 	})
 	return nil
@@ -131,11 +131,11 @@ func capitalize(s string) string {
 
 // allowWithRule allows the action and accepts its suggestion n.
 func (a *Adapter) allowWithRule(ctx context.Context, w place, qid string, n int) {
-	a.respond(ctx, w, qid, func(_ context.Context, _ string, q *core.Question) (core.RespondRequest, string) {
+	a.respond(ctx, w, qid, func(_ context.Context, _ string, q *domain.Question) (domain.RespondRequest, string) {
 		if q.Action == nil || n >= len(q.Action.Suggestions) {
-			return core.RespondRequest{}, "That button no longer matches the question."
+			return domain.RespondRequest{}, "That button no longer matches the question."
 		}
-		return core.RespondRequest{Rule: &n, Digest: q.Action.Digest}, ""
+		return domain.RespondRequest{Rule: &n, Digest: q.Action.Digest}, ""
 	})
 }
 

@@ -7,15 +7,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // bashApproval is the approval the Claude Code hook asks for the captured
 // PermissionRequest (tool Bash, its input and permission_suggestions).
-func bashApproval(t *testing.T, run string) core.AskRequest {
+func bashApproval(t *testing.T, run string) domain.AskRequest {
 	t.Helper()
 	b, err := os.ReadFile("../../agent/hook/testdata/claude-code/permissionrequest-bash.json")
 	require.NoError(t, err)
@@ -26,12 +28,12 @@ func bashApproval(t *testing.T, run string) core.AskRequest {
 	}
 	require.NoError(t, json.Unmarshal(b, &f))
 	req := approvalRequest(run)
-	req.Action = &core.Action{Tool: f.Tool, Input: f.Input, Suggestions: f.Suggestions}
+	req.Action = &domain.Action{Tool: f.Tool, Input: f.Input, Suggestions: f.Suggestions}
 	return req
 }
 
 // editApproval is a Claude Code Edit whose diff changes 300 lines.
-func editApproval(run string) core.AskRequest {
+func editApproval(run string) domain.AskRequest {
 	var old, nw strings.Builder
 	for i := range 150 {
 		fmt.Fprintf(&old, "\told := computeTheOldValueOfLine(%d) // a line of ordinary Go code\n", i)
@@ -40,28 +42,30 @@ func editApproval(run string) core.AskRequest {
 	in, _ := json.Marshal(map[string]any{"file_path": "/home/dev/proj/main.go", "old_string": old.String(), "new_string": nw.String()})
 	req := approvalRequest(run)
 	req.Questions[0].Question = "Allow Edit: main.go?"
-	req.Action = &core.Action{Tool: "Edit", Input: in}
+	req.Action = &domain.Action{Tool: "Edit", Input: in}
 	return req
 }
 
 // apiApproval is an agent's API approval with a JSON argument object.
-func apiApproval(run string) core.AskRequest {
+func apiApproval(run string) domain.AskRequest {
 	req := approvalRequest(run)
 	req.Questions[0].Question = "Scale the api service?"
-	req.Action = &core.Action{Tool: "deploy.scale", Input: json.RawMessage(
+	req.Action = &domain.Action{Tool: "deploy.scale", Input: json.RawMessage(
 		`{"service":"api","replicas":3,"regions":["eu-west-1","us-east-2"],"limits":{"cpu":"500m","memory":"1Gi"},"note":"a < b & c"}`)}
 	return req
 }
 
-func withPublicURL(u string) envOpt { return func(c *Config, _ *core.RouterConfig) { c.PublicURL = u } }
+func withPublicURL(u string) envOpt {
+	return func(c *Config, _ *lifecycle.RouterConfig) { c.PublicURL = u }
+}
 
-func noEdit(_ *Config, rc *core.RouterConfig) {
+func noEdit(_ *Config, rc *lifecycle.RouterConfig) {
 	for i := range rc.Routes {
 		rc.Routes[i].NoEdit = true
 	}
 }
 
-func (e *env) message(q *core.Question) (string, string) {
+func (e *env) message(q *domain.Question) (string, string) {
 	e.t.Helper()
 	ts := e.copyOn(q, "C1").MessageTS
 	m, ok := e.fake.Message("C1", ts)
@@ -193,13 +197,13 @@ func TestActionEditModalReachesDecision(t *testing.T) {
 	resp := e.submitEdit(alice, `{"service": "api", "replicas": 5,`)
 	require.Equal(t, "errors", resp["response_action"], "bad JSON keeps the modal open")
 	assert.Contains(t, resp["errors"].(map[string]any)[editBlock], "Not valid JSON")
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 
 	edited := `{"service": "api", "replicas": 5, "regions": ["eu-west-1"], "limits": {"cpu": "500m", "memory": "1Gi"}, "note": "a < b & c"}`
 	assert.Nil(t, e.submitEdit(alice, edited))
 	got := e.final(q)
 	require.NotNil(t, got.Decision)
-	assert.Equal(t, core.BehaviorAllow, got.Decision.Behavior)
+	assert.Equal(t, domain.BehaviorAllow, got.Decision.Behavior)
 	assert.True(t, got.Decision.Edited)
 	assert.JSONEq(t, edited, string(got.Decision.Input))
 	require.NotNil(t, got.EditedAction)
@@ -245,7 +249,7 @@ func TestActionRuleButtonAllowsWithRule(t *testing.T) {
 	e.click(alice, "C1", ts, "rule:0", nil)
 	got := e.final(q)
 	require.NotNil(t, got.Decision)
-	assert.Equal(t, core.BehaviorAllow, got.Decision.Behavior)
+	assert.Equal(t, domain.BehaviorAllow, got.Decision.Behavior)
 	require.Len(t, got.Decision.Rules, 1)
 	assert.JSONEq(t, string(req.Action.Suggestions[0]), string(got.Decision.Rules[0]))
 	require.NotNil(t, got.AppliedRule)
@@ -268,7 +272,7 @@ func TestActionDenyWithReason(t *testing.T) {
 	e.submitView(alice, "use make clean instead")
 	got := e.final(q)
 	require.NotNil(t, got.Decision)
-	assert.Equal(t, core.BehaviorDeny, got.Decision.Behavior)
+	assert.Equal(t, domain.BehaviorDeny, got.Decision.Behavior)
 	assert.Equal(t, "use make clean instead", got.Decision.Message)
 	for _, m := range e.edited(q) {
 		assert.Contains(t, m.Texts(), "Denied with a note by <@U1>: use make clean instead")
@@ -282,7 +286,7 @@ func TestActionAllowAsAsked(t *testing.T) {
 	ts, _ := e.message(q)
 	e.click(alice, "C1", ts, "Allow", nil)
 	got := e.final(q)
-	assert.Equal(t, core.BehaviorAllow, got.Decision.Behavior)
+	assert.Equal(t, domain.BehaviorAllow, got.Decision.Behavior)
 	assert.False(t, got.Decision.Edited)
 	for _, m := range e.edited(q) {
 		assert.Contains(t, m.Texts(), "Allowed as asked by <@U1>")
@@ -295,7 +299,7 @@ func TestActionTooLongToEditHere(t *testing.T) {
 	e := newEnv(t, withPublicURL("https://bridge.example.com"))
 	req := approvalRequest("run-l1")
 	big, _ := json.Marshal(map[string]string{"command": strings.Repeat("echo hello; ", 400)})
-	req.Action = &core.Action{Tool: "Bash", Input: big}
+	req.Action = &domain.Action{Tool: "Bash", Input: big}
 	q := e.ask(req)
 	ts, texts := e.message(q)
 	assert.NotContains(t, texts, "Not all shown", "4,800 characters fit the message")
@@ -319,7 +323,7 @@ func TestActionHugeStaysWithinLimits(t *testing.T) {
 		fmt.Fprintf(&lines, "line %d of a long file with <tags> & ampersands\n", i)
 	}
 	in, _ := json.Marshal(map[string]any{"file_path": "/big.txt", "content": lines.String()})
-	req.Action = &core.Action{Tool: "Write", Input: in}
+	req.Action = &domain.Action{Tool: "Write", Input: in}
 	q := e.ask(req)
 	ts, texts := e.message(q)
 	assert.Contains(t, texts, "*Not all shown here* — diff: 3,503 lines, ")

@@ -12,9 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/internal/ackpool"
 	"github.com/askbridge/askbridge/adapters/internal/httpx"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/slack-go/slack"
 )
 
@@ -44,10 +46,10 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Adapter is the Slack core.Channel with its interaction endpoints.
+// Adapter is the Slack domain.Channel with its interaction endpoints.
 type Adapter struct {
 	cfg    Config
-	router core.Chat
+	router lifecycle.Chat
 	log    *slog.Logger
 	api    *slack.Client
 	retry  *retrier
@@ -56,11 +58,11 @@ type Adapter struct {
 	pool *ackpool.Pool // answer work, bounded and behind acknowledgements
 }
 
-var _ core.Channel = (*Adapter)(nil)
+var _ lifecycle.Channel = (*Adapter)(nil)
 
 // New checks cfg and builds the adapter. Errors name the missing or malformed
 // setting and never contain a secret.
-func New(cfg Config, router core.Chat, log *slog.Logger) (*Adapter, error) {
+func New(cfg Config, router lifecycle.Chat, log *slog.Logger) (*Adapter, error) {
 	var problems []string
 	switch {
 	case cfg.BotToken == "":
@@ -112,7 +114,7 @@ func New(cfg Config, router core.Chat, log *slog.Logger) (*Adapter, error) {
 	return a, nil
 }
 
-// Platform implements core.Channel.
+// Platform implements domain.Channel.
 func (a *Adapter) Platform() string { return "slack" }
 
 // SocketMode reports whether interactions arrive over Socket Mode.
@@ -128,9 +130,9 @@ func (a *Adapter) call(ctx context.Context, method, key string, o callOpts, fn f
 	return err
 }
 
-// Post implements core.Channel: it posts q on t (in the run's thread when
+// Post implements domain.Channel: it posts q on t (in the run's thread when
 // its route says `thread: per-run`) and returns t with the message ts set.
-func (a *Adapter) Post(ctx context.Context, q *core.Question, t core.Target) (core.Target, error) {
+func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target) (domain.Target, error) {
 	thread := t.ThreadTS
 	if thread == "" {
 		thread = a.runThread(ctx, q, t.Channel)
@@ -160,8 +162,8 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, t core.Target) (co
 	return t, nil
 }
 
-// Finish implements core.Channel: it edits the copy to q's final state.
-func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) error {
+// Finish implements domain.Channel: it edits the copy to q's final state.
+func (a *Adapter) Finish(ctx context.Context, q *domain.Question, t domain.Target) error {
 	if t.MessageTS == "" {
 		return nil
 	}
@@ -175,7 +177,7 @@ func (a *Adapter) Finish(ctx context.Context, q *core.Question, t core.Target) e
 
 // runThread returns the thread a question joins under `thread: per-run`:
 // the one of the run's earliest copy on the same channel.
-func (a *Adapter) runThread(ctx context.Context, q *core.Question, channel string) string {
+func (a *Adapter) runThread(ctx context.Context, q *domain.Question, channel string) string {
 	if q.Route == "" || q.RunID == "" {
 		return ""
 	}

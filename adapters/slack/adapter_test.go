@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +28,7 @@ func TestSingleSelectClickAnswersAndUpdatesEveryCopy(t *testing.T) {
 
 	e.click(alice, "C2", c2.MessageTS, "API key", nil)
 	got := e.final(q)
-	assert.Equal(t, core.StatusAnswered, got.Status)
+	assert.Equal(t, domain.StatusAnswered, got.Status)
 	assert.Equal(t, map[string]string{"Which auth method?": "API key"}, got.Answers)
 	assert.Equal(t, map[string][]string{"Which auth method?": {"API key"}}, got.Selections)
 	assert.Equal(t, "apikey", got.Response)
@@ -42,7 +44,7 @@ func TestSingleSelectClickAnswersAndUpdatesEveryCopy(t *testing.T) {
 func TestMultiSelectTicksAndSubmit(t *testing.T) {
 	e := newEnv(t)
 	req := authQuestion()
-	req.Questions = []core.Item{{Question: "Which features?", Header: "Features", MultiSelect: true, Options: []core.Option{
+	req.Questions = []domain.Item{{Question: "Which features?", Header: "Features", MultiSelect: true, Options: []domain.Option{
 		{Label: "Login"}, {Label: "Dashboard"}, {Label: "Billing"}}}}
 	req.Targets = req.Targets[:1]
 	q := e.ask(req)
@@ -64,9 +66,9 @@ func TestSeveralItemsAllOrNothing(t *testing.T) {
 	e := newEnv(t)
 	req := authQuestion()
 	req.Targets = req.Targets[:1]
-	req.Questions = []core.Item{
-		{Question: "Which auth method?", Header: "Auth", Options: []core.Option{{Label: "OAuth 2.0", Value: "oauth"}, {Label: "API key"}}},
-		{Question: "Which features?", Header: "Features", MultiSelect: true, Options: []core.Option{{Label: "Login"}, {Label: "Dashboard"}}},
+	req.Questions = []domain.Item{
+		{Question: "Which auth method?", Header: "Auth", Options: []domain.Option{{Label: "OAuth 2.0", Value: "oauth"}, {Label: "API key"}}},
+		{Question: "Which features?", Header: "Features", MultiSelect: true, Options: []domain.Option{{Label: "Login"}, {Label: "Dashboard"}}},
 		{Question: "Anything else?", Header: "Notes"},
 	}
 	q := e.ask(req)
@@ -86,7 +88,7 @@ func TestSeveralItemsAllOrNothing(t *testing.T) {
 	assert.Contains(t, hint, "Features")
 	assert.Contains(t, hint, "Notes")
 	assert.NotContains(t, hint, "Auth")
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 
 	// The open-ended part: modal, empty text refused inline, then saved.
 	e.click(bob, "C1", ts, "Write answer…", nil)
@@ -97,7 +99,7 @@ func TestSeveralItemsAllOrNothing(t *testing.T) {
 	rec = e.submitView(bob, "Ship it on Friday")
 	assert.Empty(t, strings.TrimSpace(rec.Body.String()))
 	e.wait("saved", func() bool { return len(e.ephemeralsTo(bob)) == 2 })
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 
 	e.click(bob, "C1", ts, "Submit", map[string]any{b0: radio, b1: boxes})
 	got := e.final(q)
@@ -111,7 +113,7 @@ func TestOpenEndedModal(t *testing.T) {
 	e := newEnv(t)
 	req := authQuestion()
 	req.Targets = req.Targets[:1]
-	req.Questions = []core.Item{{Question: "What should the release be called?", Header: "Name"}}
+	req.Questions = []domain.Item{{Question: "What should the release be called?", Header: "Name"}}
 	q := e.ask(req)
 	ts := e.copyOn(q, "C1").MessageTS
 	e.click(alice, "C1", ts, "Answer…", nil)
@@ -122,7 +124,7 @@ func TestOpenEndedModal(t *testing.T) {
 	var resp map[string]any
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &resp))
 	assert.Equal(t, "errors", resp["response_action"])
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 
 	e.submitView(alice, "Aurora")
 	got := e.final(q)
@@ -165,8 +167,8 @@ func TestDismissCancelsWithConfirm(t *testing.T) {
 	require.NotNil(t, el["confirm"], "Dismiss asks for confirmation")
 	e.click(carol, "C1", ts, "Dismiss", nil)
 	got := e.final(q)
-	assert.Equal(t, core.StatusCancelled, got.Status)
-	assert.Equal(t, core.CancelUser, got.CancelReason)
+	assert.Equal(t, domain.StatusCancelled, got.Status)
+	assert.Equal(t, domain.CancelUser, got.CancelReason)
 	for _, m := range e.edited(q) {
 		assert.Contains(t, m.Texts(), "Dismissed by <@U3>")
 	}
@@ -177,7 +179,7 @@ func TestRespondersUsersAndGroups(t *testing.T) {
 	e.fake.SetGroup("S1", "U3", "U9")
 	req := authQuestion()
 	req.Targets = req.Targets[:1]
-	req.Responders = &core.Responders{Users: []string{"slack:U1"}, SlackUsergroups: []string{"S1"}}
+	req.Responders = &domain.Responders{Users: []string{"slack:U1"}, SlackUsergroups: []string{"S1"}}
 	q := e.ask(req)
 	ts := e.copyOn(q, "C1").MessageTS
 
@@ -186,7 +188,7 @@ func TestRespondersUsersAndGroups(t *testing.T) {
 	msg := e.ephemeralsTo(bob)[0]
 	assert.Contains(t, msg, "<@U1>")
 	assert.Contains(t, msg, "<!subteam^S1>")
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 
 	// Alice's click is built from the message as she sees it before carol
 	// answers: it arrives late, whenever the copy gets updated.
@@ -239,27 +241,27 @@ func TestSignaturesRefused(t *testing.T) {
 		})
 	}
 	require.NoError(t, e.a.Close(context.Background()))
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 	assert.Len(t, e.fake.Calls(""), before, "no Slack call was made")
 }
 
 func TestFinishOnEveryOutcome(t *testing.T) {
 	cases := []struct {
 		name string
-		end  func(e *env, q *core.Question)
+		end  func(e *env, q *domain.Question)
 		want string
 	}{
-		{"expired", func(e *env, q *core.Question) {
+		{"expired", func(e *env, q *domain.Question) {
 			e.clock.Add(6 * time.Minute)
 			n, err := e.router.ExpireDue(context.Background())
 			require.NoError(t, err)
 			require.Equal(t, 1, n)
 		}, "Expired without an answer"},
-		{"cancelled by the agent", func(e *env, q *core.Question) {
-			_, err := e.router.Cancel(context.Background(), q.ProjectID, q.ID, core.CancelAgent, nil)
+		{"cancelled by the agent", func(e *env, q *domain.Question) {
+			_, err := e.router.Cancel(context.Background(), q.ProjectID, q.ID, domain.CancelAgent, nil)
 			require.NoError(t, err)
 		}, "Withdrawn by the agent"},
-		{"superseded", func(e *env, q *core.Question) {
+		{"superseded", func(e *env, q *domain.Question) {
 			next := authQuestion()
 			next.Questions[0].Question = "Which auth method, really?"
 			e.ask(next)
@@ -281,7 +283,7 @@ func TestFinishOnEveryOutcome(t *testing.T) {
 }
 
 func TestNewNamesMissingSettingsWithoutSecrets(t *testing.T) {
-	r := core.NewRouter(core.RouterConfig{Store: newTestStore(t)})
+	r := lifecycle.NewRouter(lifecycle.RouterConfig{Store: newTestStore(t)})
 	_, err := New(Config{SigningSecret: "s3cr3t-value"}, r, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "SLACK_BOT_TOKEN")

@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
-func approvalRequest(run string) core.AskRequest {
-	return core.AskRequest{RunID: run, AgentID: "claude", AgentName: "Claude Code", Kind: core.KindApproval, Route: "oncall",
-		Questions: []core.Item{{Question: "Allow Bash: rm -rf build?", Header: "Approval", Options: []core.Option{
+func approvalRequest(run string) domain.AskRequest {
+	return domain.AskRequest{RunID: run, AgentID: "claude", AgentName: "Claude Code", Kind: domain.KindApproval, Route: "oncall",
+		Questions: []domain.Item{{Question: "Allow Bash: rm -rf build?", Header: "Approval", Options: []domain.Option{
 			{Label: "Allow", Description: "Let the agent run it"}, {Label: "Deny", Description: "Refuse"}}}}}
 }
 
@@ -54,10 +54,10 @@ func TestApprovalThreadReplyTextNeverDecides(t *testing.T) {
 	e.reply("Ev1", alice, "C1", root, "yes go ahead")
 	e.wait("explanation", func() bool { return len(e.ephemeralsTo(alice)) == 1 })
 	assert.Contains(t, e.ephemeralsTo(alice)[0], "deny: your reason")
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 	e.reply("Ev2", alice, "C1", root, "other: fine")
 	e.wait("explanation", func() bool { return len(e.ephemeralsTo(alice)) == 2 })
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 	e.reply("Ev3", alice, "C1", root, "deny: use make clean instead")
 	got := e.final(q)
 	assert.Equal(t, "use make clean instead", got.Response)

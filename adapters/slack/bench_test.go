@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/internal/burst"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // BenchmarkConcurrentClicks fires 200 signed clicks at once, each on its own
@@ -33,9 +35,9 @@ func BenchmarkConcurrentClicks(b *testing.B) {
 	const clicks = 200
 	var mu sync.Mutex
 	recorded := map[string]time.Time{}
-	e := newEnv(b, func(_ *Config, rc *core.RouterConfig) {
+	e := newEnv(b, func(_ *Config, rc *lifecycle.RouterConfig) {
 		rc.Store = newRedisStore(b)
-		rc.Observe = func(q *core.Question) {
+		rc.Observe = func(q *domain.Question) {
 			mu.Lock()
 			recorded[q.ID] = time.Now()
 			mu.Unlock()
@@ -62,7 +64,7 @@ func BenchmarkConcurrentClicks(b *testing.B) {
 	rounds := 0
 	round := func(counted bool) {
 		rounds++
-		qs := make([]*core.Question, clicks)
+		qs := make([]*domain.Question, clicks)
 		reqs, floorReqs := make([][]byte, clicks), make([][]byte, clicks)
 		for i := range clicks {
 			req := authQuestion()
@@ -98,7 +100,7 @@ func BenchmarkConcurrentClicks(b *testing.B) {
 		}
 		for i, q := range qs {
 			got, err := e.router.Wait(context.Background(), q.ProjectID, q.ID, 10*time.Second)
-			if err != nil || got.Status != core.StatusAnswered {
+			if err != nil || got.Status != domain.StatusAnswered {
 				b.Fatalf("question %d not answered: %v", i, err)
 			}
 			if counted {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/slack-go/slack"
 )
 
@@ -43,7 +43,7 @@ type whole struct {
 	options   []string // each option list
 }
 
-func measure(q *core.Question) *whole {
+func measure(q *domain.Question) *whole {
 	w := &whole{items: make([]int, len(q.Questions)), options: make([]string, len(q.Questions))}
 	if strings.TrimSpace(q.Context) != "" {
 		w.contextMD = markdown(q.Context, unlimited)
@@ -60,7 +60,7 @@ func measure(q *core.Question) *whole {
 
 // fullLayout is each text's own block limit: what a message shows when the
 // total fits.
-func fullLayout(q *core.Question, w *whole) layout {
+func fullLayout(q *domain.Question, w *whole) layout {
 	l := layout{context: maxSectionText, approval: maxContextText, outcome: maxSectionText - 300, whole: w}
 	for range q.Questions {
 		l.items = append(l.items, maxSectionText-200)
@@ -70,7 +70,7 @@ func fullLayout(q *core.Question, w *whole) layout {
 }
 
 // wanted is how long each text is when shown whole, up to its block limit.
-func wanted(q *core.Question, final bool, w *whole) layout {
+func wanted(q *domain.Question, final bool, w *whole) layout {
 	full := fullLayout(q, w)
 	l := layout{items: make([]int, len(q.Questions)), options: make([]int, len(q.Questions))}
 	l.context = min(w.context, full.context)
@@ -90,12 +90,12 @@ func wanted(q *core.Question, final bool, w *whole) layout {
 // longest texts first until the total fits maxBlocksText. On a finished
 // copy the outcome line is kept whole as far as possible: it is what people
 // look for.
-func fit(q *core.Question, final bool, render func(layout) []slack.Block) []slack.Block {
+func fit(q *domain.Question, final bool, render func(layout) []slack.Block) []slack.Block {
 	return fitWithin(q, final, maxBlocksText, render)
 }
 
 // fitWithin is fit to at most limit units of text.
-func fitWithin(q *core.Question, final bool, limit int, render func(layout) []slack.Block) []slack.Block {
+func fitWithin(q *domain.Question, final bool, limit int, render func(layout) []slack.Block) []slack.Block {
 	w := measure(q)
 	blocks := render(fullLayout(q, w))
 	total := blocksText(blocks)
@@ -183,7 +183,7 @@ func blocksText(blocks []slack.Block) int {
 
 // itemBlocks are an item's question and option list, within l; when either
 // is shortened the question carries a "Show full question" button.
-func itemBlocks(q *core.Question, i int, l layout) []slack.Block {
+func itemBlocks(q *domain.Question, i int, l layout) []slack.Block {
 	it := q.Questions[i]
 	text := itemText(q, i, l.items[i])
 	var opts string
@@ -210,7 +210,7 @@ const fullCallback = "askbridge_full"
 // renderFull builds the modal showing item i of q whole (its question and
 // every option with its description), or the whole context for i < 0.
 // It is read-only: no input, no submit.
-func renderFull(q *core.Question, i int) slack.ModalViewRequest {
+func renderFull(q *domain.Question, i int) slack.ModalViewRequest {
 	var texts []string
 	modalTitle := "Context"
 	if i < 0 {

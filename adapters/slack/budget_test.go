@@ -8,18 +8,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // longItem is an item as long as the API allows: a 2,000-character question
 // and four options with long labels and descriptions.
-func longItem(i int, multi bool) core.Item {
-	it := core.Item{Question: fmt.Sprintf("Q%d ", i+1) + strings.Repeat(fmt.Sprintf("long question %d text ", i+1), 100)[:1990] + fmt.Sprintf(" END%d?", i+1),
+func longItem(i int, multi bool) domain.Item {
+	it := domain.Item{Question: fmt.Sprintf("Q%d ", i+1) + strings.Repeat(fmt.Sprintf("long question %d text ", i+1), 100)[:1990] + fmt.Sprintf(" END%d?", i+1),
 		Header: fmt.Sprintf("Part %d", i+1), MultiSelect: multi}
 	for j := range 4 {
-		it.Options = append(it.Options, core.Option{
+		it.Options = append(it.Options, domain.Option{
 			Label:       fmt.Sprintf("Option %d.%d ", i+1, j+1) + strings.Repeat("label ", 30),
 			Description: strings.Repeat(fmt.Sprintf("description %d.%d ", i+1, j+1), 55)})
 	}
@@ -31,19 +31,19 @@ func longItem(i int, multi bool) core.Item {
 // — the post and the final update — must stay under that, with the rest
 // of the question one click away.
 func TestLongQuestionsFitSlacksTotalTextLimit(t *testing.T) {
-	cases := map[string]core.AskRequest{
-		"4 long questions": {Questions: []core.Item{longItem(0, false), longItem(1, true), longItem(2, false), longItem(3, false)}},
-		"3 long questions": {Questions: []core.Item{longItem(0, false), longItem(1, false), longItem(2, true)}},
-		"2 long questions and a 3,000-character context": {Questions: []core.Item{longItem(0, false), longItem(1, false)},
+	cases := map[string]domain.AskRequest{
+		"4 long questions": {Questions: []domain.Item{longItem(0, false), longItem(1, true), longItem(2, false), longItem(3, false)}},
+		"3 long questions": {Questions: []domain.Item{longItem(0, false), longItem(1, false), longItem(2, true)}},
+		"2 long questions and a 3,000-character context": {Questions: []domain.Item{longItem(0, false), longItem(1, false)},
 			Context: strings.Repeat("Some **context** for the reader. ", 91)[:2993] + " CTXEND"},
-		"1 long question and the longest context": {Questions: []core.Item{longItem(0, false)},
-			Context: strings.Repeat("Context line & more <text>.\n", 290)[:core.MaxContextLen-7] + " CTXEND"},
+		"1 long question and the longest context": {Questions: []domain.Item{longItem(0, false)},
+			Context: strings.Repeat("Context line & more <text>.\n", 290)[:domain.MaxContextLen-7] + " CTXEND"},
 	}
 	for name, req := range cases {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			req.RunID, req.AgentID = "run-1", "bot"
-			req.Targets = []core.Target{{Platform: "slack", Channel: "C1"}}
+			req.Targets = []domain.Target{{Platform: "slack", Channel: "C1"}}
 			q := e.ask(req)
 			c := e.copyOn(q, "C1")
 			require.Empty(t, c.Error, "the post was refused")
@@ -75,12 +75,12 @@ func TestLongQuestionsFitSlacksTotalTextLimit(t *testing.T) {
 			}
 
 			// The final update, with long free-text answers, is accepted too.
-			answers := map[string]core.StringList{}
+			answers := map[string]domain.StringList{}
 			for _, it := range req.Questions {
-				answers[it.Question] = core.StringList{strings.Repeat("my own long answer ", 200)}
+				answers[it.Question] = domain.StringList{strings.Repeat("my own long answer ", 200)}
 			}
-			_, err := e.router.Answer(context.Background(), q.ProjectID, q.ID, core.RespondRequest{Answers: answers},
-				core.Person{Platform: "slack", ID: alice.id, Name: alice.name})
+			_, err := e.router.Answer(context.Background(), q.ProjectID, q.ID, domain.RespondRequest{Answers: answers},
+				domain.Person{Platform: "slack", ID: alice.id, Name: alice.name})
 			require.NoError(t, err)
 			e.wait("the final update", func() bool { return len(e.fake.Calls("chat.update")) > 0 })
 			for _, call := range e.fake.Calls("chat.update") {
@@ -101,9 +101,9 @@ func TestLongQuestionsFitSlacksTotalTextLimit(t *testing.T) {
 // accepts (four items, every text at its limit, the longest context): the
 // worst case of fitting Slack's total text limit.
 func BenchmarkRenderLongestQuestion(b *testing.B) {
-	q := &core.Question{ID: "00000000-0000-8000-aa00-000000000000", AgentName: "bot",
-		Context:   strings.Repeat("Some **context** & [a link](https://example.com/x). ", 160)[:core.MaxContextLen],
-		Questions: []core.Item{longItem(0, false), longItem(1, true), longItem(2, false), longItem(3, false)}}
+	q := &domain.Question{ID: "00000000-0000-8000-aa00-000000000000", AgentName: "bot",
+		Context:   strings.Repeat("Some **context** & [a link](https://example.com/x). ", 160)[:domain.MaxContextLen],
+		Questions: []domain.Item{longItem(0, false), longItem(1, true), longItem(2, false), longItem(3, false)}}
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -115,8 +115,8 @@ func BenchmarkRenderLongestQuestion(b *testing.B) {
 }
 
 func BenchmarkRenderShortQuestion(b *testing.B) {
-	q := &core.Question{ID: "00000000-0000-8000-aa00-000000000000", AgentName: "bot",
-		Questions: []core.Item{{Question: "Which auth method?", Options: []core.Option{{Label: "OAuth 2.0"}, {Label: "API key"}}}}}
+	q := &domain.Question{ID: "00000000-0000-8000-aa00-000000000000", AgentName: "bot",
+		Questions: []domain.Item{{Question: "Which auth method?", Options: []domain.Option{{Label: "OAuth 2.0"}, {Label: "API key"}}}}}
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -6,19 +6,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/channeltest"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // TestChannelConformance runs the suite every Channel adapter passes
 // against the fake Slack.
 func TestChannelConformance(t *testing.T) {
-	channeltest.Run(t, func(t *testing.T, rc core.RouterConfig) *channeltest.Env {
+	channeltest.Run(t, func(t *testing.T, rc lifecycle.RouterConfig) *channeltest.Env {
 		fake := fakeslack.New("C1")
 		t.Cleanup(fake.Close)
 		rc.Store = newTestStore(t)
-		router := core.NewRouter(rc)
+		router := lifecycle.NewRouter(rc)
 		log, logs := channeltest.NewLog()
 		a, err := New(Config{BotToken: fake.BotToken, SigningSecret: testSecret, APIURL: fake.APIURL()}, router, log)
 		if err != nil {
@@ -34,26 +36,26 @@ func TestChannelConformance(t *testing.T) {
 		})
 		method := map[channeltest.Op]string{channeltest.OpPost: "chat.postMessage", channeltest.OpFinish: "chat.update"}
 		return &channeltest.Env{
-			Router: router, Channel: a, Target: core.Target{Platform: "slack", Channel: "C1"}, Missing: "CGONE",
-			Delete:    func(c core.Target) { fake.Delete(c.Channel, c.MessageTS) },
+			Router: router, Channel: a, Target: domain.Target{Platform: "slack", Channel: "C1"}, Missing: "CGONE",
+			Delete:    func(c domain.Target) { fake.Delete(c.Channel, c.MessageTS) },
 			RateLimit: func(op channeltest.Op) { fake.RateLimit(method[op], 1) },
 			Fail: func(op channeltest.Op, status, n int) {
 				for range n {
 					fake.Fail(method[op], status)
 				}
 			},
-			Text: func(c core.Target) string {
+			Text: func(c domain.Target) string {
 				m, ok := fake.Message(c.Channel, c.MessageTS)
 				if !ok {
 					t.Fatalf("no message %s on the fake", c.MessageTS)
 				}
 				return m.Text + "\n" + m.Texts()
 			},
-			Live: func(c core.Target) bool {
+			Live: func(c domain.Target) bool {
 				m, ok := fake.Message(c.Channel, c.MessageTS)
 				return ok && strings.Contains(string(m.Blocks), `"action_id"`)
 			},
-			Unreachable: func() core.Channel {
+			Unreachable: func() lifecycle.Channel {
 				gone, err := New(Config{BotToken: fake.BotToken, SigningSecret: testSecret, APIURL: "http://127.0.0.1:1/api/"}, router, log)
 				if err != nil {
 					t.Fatal(err)
@@ -61,7 +63,7 @@ func TestChannelConformance(t *testing.T) {
 				gone.retry.base = 10 * time.Millisecond
 				return gone
 			},
-			Count:   func(c core.Target) int { return len(fake.Messages(c.Channel)) },
+			Count:   func(c domain.Target) int { return len(fake.Messages(c.Channel)) },
 			Secrets: []string{fake.BotToken, testSecret},
 			Logs:    logs,
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,8 +38,8 @@ func TestSubmitHintEscapesItemNames(t *testing.T) {
 	e := newEnv(t)
 	req := authQuestion()
 	req.Targets = req.Targets[:1]
-	req.Questions = []core.Item{
-		{Question: "<https://evil.example|click me>", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}},
+	req.Questions = []domain.Item{
+		{Question: "<https://evil.example|click me>", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}},
 		{Question: "<!here> anything else?"},
 	}
 	q := e.ask(req)
@@ -53,7 +53,7 @@ func TestSubmitHintEscapesItemNames(t *testing.T) {
 	assert.Contains(t, hint, "&lt;https://evil.example|click me&gt;")
 
 	// The draft confirmation and the already-answered explanation too.
-	_, err := e.router.Cancel(context.Background(), q.ProjectID, q.ID, core.CancelAgent, nil)
+	_, err := e.router.Cancel(context.Background(), q.ProjectID, q.ID, domain.CancelAgent, nil)
 	require.NoError(t, err)
 	e.click(bob, "C1", ts, "Submit", nil)
 	e.wait("closed", func() bool { return len(e.ephemeralsTo(bob)) == 2 })
@@ -66,11 +66,11 @@ func TestSubmitHintEscapesItemNames(t *testing.T) {
 // A reminder naming more people than Slack's text holds cuts between
 // mentions, never inside one, and keeps its sentence.
 func TestReminderNamingManyRespondersCutsBetweenMentions(t *testing.T) {
-	var r core.Responders
+	var r domain.Responders
 	for i := range 300 {
 		r.Users = append(r.Users, fmt.Sprintf("slack:U%08d", i))
 	}
-	q := &core.Question{Responders: r, ExpiresAt: time.Unix(3600, 0)}
+	q := &domain.Question{Responders: r, ExpiresAt: time.Unix(3600, 0)}
 	text := reminderText(q, time.Unix(0, 0))
 	assert.LessOrEqual(t, textLen(text), maxFallbackText)
 	assert.Regexp(t, `^(<@U\d{8}> )+and \d+ more Still waiting for an answer — expires in 1 h`, text)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/approval"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/slack-go/slack"
 )
 
@@ -91,7 +91,7 @@ func (a *Adapter) threadReply(ctx context.Context, m messageEvent) {
 	w := place{channel: m.Channel, thread: m.ThreadTS, user: m.User}
 	req, problem := parseReply(q, m.Text)
 	who := a.person(ctx, q, m.User, "")
-	if problem != "" && core.Permit(q, who) != nil {
+	if problem != "" && domain.Permit(q, who) != nil {
 		return // chatter from someone who may not answer: not an attempt
 	}
 	if err := a.router.Check(ctx, q, who); err != nil {
@@ -121,7 +121,7 @@ func (a *Adapter) threadReply(ctx context.Context, m messageEvent) {
 
 // threadQuestion finds the newest pending question posted in a thread, from
 // the block ids of our messages in it (no index needed: any replica can).
-func (a *Adapter) threadQuestion(ctx context.Context, channel, threadTS string) (string, *core.Question) {
+func (a *Adapter) threadQuestion(ctx context.Context, channel, threadTS string) (string, *domain.Question) {
 	var msgs []slack.Message
 	err := a.call(ctx, "conversations.replies", channel, callOpts{}, func(ctx context.Context) error {
 		var err error
@@ -141,7 +141,7 @@ func (a *Adapter) threadQuestion(ctx context.Context, channel, threadTS string) 
 			}
 			seen = append(seen, qid)
 			project, q, err := a.load(ctx, qid)
-			if err == nil && q.Status == core.StatusPending {
+			if err == nil && q.Status == domain.StatusPending {
 				return project, q
 			}
 		}
@@ -157,17 +157,17 @@ var (
 // parseReply reads a thread reply: free text for an open-ended item,
 // "other: …" for a free answer, option numbers ("2", "1,3") or labels.
 // problem explains a reply it cannot read.
-func parseReply(q *core.Question, text string) (core.RespondRequest, string) {
+func parseReply(q *domain.Question, text string) (domain.RespondRequest, string) {
 	text = strings.TrimSpace(unescape(mentionRE.ReplaceAllString(text, "")))
 	if len(q.Questions) != 1 {
-		return core.RespondRequest{}, "This question has several parts: answer it with the controls on the message and press Submit."
+		return domain.RespondRequest{}, "This question has several parts: answer it with the controls on the message and press Submit."
 	}
 	it := q.Questions[0]
-	answer := func(xs ...string) (core.RespondRequest, string) {
-		return core.RespondRequest{Answers: map[string]core.StringList{it.Question: xs}}, ""
+	answer := func(xs ...string) (domain.RespondRequest, string) {
+		return domain.RespondRequest{Answers: map[string]domain.StringList{it.Question: xs}}, ""
 	}
 	if text == "" {
-		return core.RespondRequest{}, "That reply is empty."
+		return domain.RespondRequest{}, "That reply is empty."
 	}
 	if it.OpenEnded() {
 		return answer(text)
@@ -177,7 +177,7 @@ func parseReply(q *core.Question, text string) (core.RespondRequest, string) {
 		help += " or several (\"1,3\")"
 	}
 	help += ", an option's label, or `other: your answer`."
-	if q.Kind == core.KindApproval {
+	if q.Kind == domain.KindApproval {
 		// Free text never decides an approval; a denial with a note is
 		// spelled out ("deny: use make clean instead").
 		help = "I could not read that as a decision. Reply with an option number (1–" + strconv.Itoa(len(it.Options)) + ") or an option's label"
@@ -189,11 +189,11 @@ func parseReply(q *core.Question, text string) (core.RespondRequest, string) {
 			if note := approval.NoteAnswer(q, rest); note != "" {
 				return answer(note)
 			}
-			return core.RespondRequest{}, help
+			return domain.RespondRequest{}, help
 		}
 	} else if rest, ok := cutPrefixFold(text, "other:"); ok {
 		if rest = strings.TrimSpace(rest); rest == "" {
-			return core.RespondRequest{}, help
+			return domain.RespondRequest{}, help
 		}
 		return answer(rest)
 	}
@@ -202,19 +202,19 @@ func parseReply(q *core.Question, text string) (core.RespondRequest, string) {
 		for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ';' || r == ' ' }) {
 			n, _ := strconv.Atoi(f)
 			if n < 1 || n > len(it.Options) {
-				return core.RespondRequest{}, "There is no option " + f + ". " + help
+				return domain.RespondRequest{}, "There is no option " + f + ". " + help
 			}
 			if l := it.Options[n-1].Label; !slices.Contains(labels, l) {
 				labels = append(labels, l)
 			}
 		}
 		if len(labels) > 1 && !it.MultiSelect {
-			return core.RespondRequest{}, "Pick one option only. " + help
+			return domain.RespondRequest{}, "Pick one option only. " + help
 		}
 		return answer(labels...)
 	}
 	match := func(s string) (string, bool) {
-		o, ok := core.MatchOption(it, s)
+		o, ok := domain.MatchOption(it, s)
 		return o.Label, ok
 	}
 	if l, ok := match(text); ok {
@@ -225,13 +225,13 @@ func parseReply(q *core.Question, text string) (core.RespondRequest, string) {
 		for _, part := range strings.Split(text, ",") {
 			l, ok := match(part)
 			if !ok {
-				return core.RespondRequest{}, help
+				return domain.RespondRequest{}, help
 			}
 			labels = append(labels, l)
 		}
 		return answer(labels...)
 	}
-	return core.RespondRequest{}, help
+	return domain.RespondRequest{}, help
 }
 
 func cutPrefixFold(s, prefix string) (string, bool) {

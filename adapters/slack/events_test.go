@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,8 +33,8 @@ func TestURLVerification(t *testing.T) {
 
 func TestThreadPerRunAndThreadReplies(t *testing.T) {
 	e := newEnv(t)
-	first := e.ask(core.AskRequest{RunID: "run-7", AgentID: "bot", Route: "oncall",
-		Questions: []core.Item{{Question: "Name the release?"}}})
+	first := e.ask(domain.AskRequest{RunID: "run-7", AgentID: "bot", Route: "oncall",
+		Questions: []domain.Item{{Question: "Name the release?"}}})
 	root := e.copyOn(first, "C1").MessageTS
 
 	// An open-ended answer in the thread.
@@ -43,8 +45,8 @@ func TestThreadPerRunAndThreadReplies(t *testing.T) {
 	e.wait("reaction", func() bool { return len(e.fake.Reactions("C1", replyTS)) == 1 })
 
 	// The run's next question joins the same thread.
-	second := e.ask(core.AskRequest{RunID: "run-7", AgentID: "bot", Route: "oncall",
-		Questions: []core.Item{{Question: "Which regions?", MultiSelect: true, Options: []core.Option{
+	second := e.ask(domain.AskRequest{RunID: "run-7", AgentID: "bot", Route: "oncall",
+		Questions: []domain.Item{{Question: "Which regions?", MultiSelect: true, Options: []domain.Option{
 			{Label: "eu-west"}, {Label: "us-east"}, {Label: "ap-south"}}}}})
 	c2 := e.copyOn(second, "C1")
 	m, _ := e.fake.Message("C1", c2.MessageTS)
@@ -54,7 +56,7 @@ func TestThreadPerRunAndThreadReplies(t *testing.T) {
 	_, _ = e.reply("Ev2", alice, "C1", root, "hmm, not sure")
 	e.wait("explanation", func() bool { return len(e.ephemeralsTo(alice)) == 1 })
 	assert.Contains(t, e.ephemeralsTo(alice)[0], "option number (1–3)")
-	assert.Equal(t, core.StatusPending, e.get(second).Status)
+	assert.Equal(t, domain.StatusPending, e.get(second).Status)
 
 	// Option numbers answer; a retried delivery of the same event counts once.
 	body, _ := json.Marshal(map[string]any{"type": "event_callback", "event_id": "Ev3", "event": map[string]any{
@@ -73,7 +75,7 @@ func TestThreadReplyFromOutsiderChangesNothing(t *testing.T) {
 	e := newEnv(t)
 	req := authQuestion()
 	req.Targets = req.Targets[:1]
-	req.Responders = &core.Responders{Users: []string{"slack:U1"}}
+	req.Responders = &domain.Responders{Users: []string{"slack:U1"}}
 	q := e.ask(req)
 	root := e.copyOn(q, "C1").MessageTS
 	e.reply("Ev1", bob, "C1", root, "looks fine to me") // chatter: ignored
@@ -99,18 +101,18 @@ func TestBotMessagesAndTopLevelMessagesIgnored(t *testing.T) {
 		assert.Equal(t, http.StatusOK, e.post("/slack/events", body, nil).Code)
 	}
 	require.NoError(t, e.a.Close(t.Context()))
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 	assert.Empty(t, e.fake.Calls("conversations.replies"))
 }
 
 func TestParseReply(t *testing.T) {
-	single := &core.Question{Questions: []core.Item{{Question: "Q", Options: []core.Option{
+	single := &domain.Question{Questions: []domain.Item{{Question: "Q", Options: []domain.Option{
 		{Label: "OAuth 2.0", Value: "oauth"}, {Label: "API key"}, {Label: "None"}}}}}
-	multi := &core.Question{Questions: []core.Item{{Question: "Q", MultiSelect: true, Options: []core.Option{
+	multi := &domain.Question{Questions: []domain.Item{{Question: "Q", MultiSelect: true, Options: []domain.Option{
 		{Label: "Login"}, {Label: "Dashboard"}, {Label: "Billing"}}}}}
-	open := &core.Question{Questions: []core.Item{{Question: "Q"}}}
+	open := &domain.Question{Questions: []domain.Item{{Question: "Q"}}}
 	cases := []struct {
-		q       *core.Question
+		q       *domain.Question
 		text    string
 		want    []string
 		problem string
@@ -132,7 +134,7 @@ func TestParseReply(t *testing.T) {
 		{multi, "login, cake", nil, `several ("1,3")`},
 		{open, "Ship &lt;it&gt; &amp; go", []string{"Ship <it> & go"}, ""},
 		{open, "   ", nil, "empty"},
-		{&core.Question{Questions: []core.Item{{Question: "A"}, {Question: "B"}}}, "x", nil, "several parts"},
+		{&domain.Question{Questions: []domain.Item{{Question: "A"}, {Question: "B"}}}, "x", nil, "several parts"},
 	}
 	for _, c := range cases {
 		req, problem := parseReply(c.q, c.text)
@@ -146,7 +148,7 @@ func TestParseReply(t *testing.T) {
 }
 
 func FuzzParseReply(f *testing.F) {
-	q := &core.Question{Questions: []core.Item{{Question: "Q", MultiSelect: true, Options: []core.Option{
+	q := &domain.Question{Questions: []domain.Item{{Question: "Q", MultiSelect: true, Options: []domain.Option{
 		{Label: "Login"}, {Label: "Dashboard"}}}}}
 	for _, s := range []string{"1", "1,2", "other: x", "<@U1> 2", "999999999999999999999", "&amp;"} {
 		f.Add(s)
@@ -163,10 +165,10 @@ func FuzzParseReply(f *testing.F) {
 }
 
 func TestRunNotPausedRetriedThenExplained(t *testing.T) {
-	e := newEnv(t, func(c *Config, _ *core.RouterConfig) { c.RunNotPausedRetry = 400 * time.Millisecond })
+	e := newEnv(t, func(c *Config, _ *lifecycle.RouterConfig) { c.RunNotPausedRetry = 400 * time.Millisecond })
 	req := authQuestion()
 	req.Targets = req.Targets[:1]
-	req.Resume = &core.ResumeRequest{URL: "https://runtime.example/resume"}
+	req.Resume = &domain.ResumeRequest{URL: "https://runtime.example/resume"}
 	q := e.ask(req)
 	ts := e.copyOn(q, "C1").MessageTS
 
@@ -174,7 +176,7 @@ func TestRunNotPausedRetriedThenExplained(t *testing.T) {
 	e.click(alice, "C1", ts, "API key", nil)
 	e.wait("retry notice", func() bool { return len(e.ephemeralsTo(alice)) == 1 })
 	assert.Contains(t, e.ephemeralsTo(alice)[0], "try again")
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 
 	// The run pauses while the click is being retried: the answer goes through.
 	e.click(alice, "C1", ts, "API key", nil)
@@ -190,12 +192,12 @@ func TestRunNotPausedRetriedThenExplained(t *testing.T) {
 func TestClicksWaitingForARunDoNotHoldUpOtherAnswers(t *testing.T) {
 	e := newEnv(t) // runs are waited for 2 s
 	// More webhook-mode clicks than there are workers, on runs that never pause.
-	var waiting []*core.Question
+	var waiting []*domain.Question
 	for i := range maxWorkers + 4 {
 		req := authQuestion()
 		req.RunID = fmt.Sprintf("run-webhook-%d", i)
 		req.Targets = req.Targets[:1]
-		req.Resume = &core.ResumeRequest{URL: "https://runtime.example/resume"}
+		req.Resume = &domain.ResumeRequest{URL: "https://runtime.example/resume"}
 		q := e.ask(req)
 		e.click(alice, "C1", e.copyOn(q, "C1").MessageTS, "API key", nil)
 		waiting = append(waiting, q)
@@ -210,7 +212,7 @@ func TestClicksWaitingForARunDoNotHoldUpOtherAnswers(t *testing.T) {
 	assert.Equal(t, "oauth", e.final(q).Response)
 	assert.Less(t, time.Since(start), time.Second, "the answer waited behind clicks retrying for their runs")
 	for _, w := range waiting {
-		assert.Equal(t, core.StatusPending, e.get(w).Status)
+		assert.Equal(t, domain.StatusPending, e.get(w).Status)
 	}
 }
 
@@ -218,7 +220,7 @@ func TestTwoReplicasOnRedis(t *testing.T) {
 	stores := redisReplicas(t, 2)
 	fake := fakeslack.New("C1", "C2")
 	t.Cleanup(fake.Close)
-	on := func(i int) envOpt { return func(_ *Config, rc *core.RouterConfig) { rc.Store = stores[i] } }
+	on := func(i int) envOpt { return func(_ *Config, rc *lifecycle.RouterConfig) { rc.Store = stores[i] } }
 	r1, r2 := newReplica(t, fake, on(0)), newReplica(t, fake, on(1))
 
 	// Posted by replica 1, clicked through replica 2, the waiter on replica 1 wakes.

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,12 +34,12 @@ func TestRateLimitHonoursRetryAfterPerMethodAndChannel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	other := time.Now()
-	_, err := e.a.Post(ctx, q, core.Target{Platform: "slack", Channel: "C1"})
+	_, err := e.a.Post(ctx, q, domain.Target{Platform: "slack", Channel: "C1"})
 	require.Error(t, err, "a 30 s Retry-After is beyond what a post waits")
 	assert.Equal(t, "ratelimited", ErrorCode(err))
 	assert.Less(t, time.Since(other), 500*time.Millisecond, "failed at once instead of waiting past the deadline")
 	other = time.Now()
-	_, err = e.a.Post(ctx, q, core.Target{Platform: "slack", Channel: "C2"})
+	_, err = e.a.Post(ctx, q, domain.Target{Platform: "slack", Channel: "C2"})
 	require.NoError(t, err)
 	assert.Less(t, time.Since(other), 500*time.Millisecond, "C2 was not held back")
 }
@@ -57,16 +59,16 @@ func TestServerErrorsAndNetworkErrorsRetried(t *testing.T) {
 	a, err := New(Config{BotToken: "xoxb-secret-bot-token", SigningSecret: testSecret, APIURL: "http://127.0.0.1:1/api/"}, e.router, nil)
 	require.NoError(t, err)
 	a.retry.base = 10 * time.Millisecond
-	_, err = a.Post(context.Background(), q, core.Target{Platform: "slack", Channel: "C1"})
+	_, err = a.Post(context.Background(), q, domain.Target{Platform: "slack", Channel: "C1"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "gave up after 5 attempts")
 }
 
 func TestQuestionThatCannotBePostedIsReported(t *testing.T) {
 	var logs bytes.Buffer
-	e := newEnv(t, func(_ *Config, rc *core.RouterConfig) { rc.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	e := newEnv(t, func(_ *Config, rc *lifecycle.RouterConfig) { rc.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	req := authQuestion()
-	req.Targets = []core.Target{{Platform: "slack", Channel: "CGONE"}}
+	req.Targets = []domain.Target{{Platform: "slack", Channel: "CGONE"}}
 	res, err := e.router.Ask(context.Background(), "ops", &req, "")
 	require.NoError(t, err)
 	assert.Contains(t, res.Message, "channel_not_found", "the waiter is told")
@@ -79,22 +81,22 @@ func TestQuestionThatCannotBePostedIsReported(t *testing.T) {
 	for _, ev := range evs {
 		types = append(types, ev.Type)
 	}
-	assert.Contains(t, types, core.EventPostFailed)
+	assert.Contains(t, types, domain.EventPostFailed)
 }
 
 func TestLongTextsStayWithinSlackLimits(t *testing.T) {
 	e := newEnv(t)
 	long := strings.Repeat("Ünïcødé & <b> 🚀 ", 200)
-	req := core.AskRequest{RunID: "run-" + strings.Repeat("r", 150), AgentID: "bot", AgentName: strings.Repeat("Agent ", 33),
+	req := domain.AskRequest{RunID: "run-" + strings.Repeat("r", 150), AgentID: "bot", AgentName: strings.Repeat("Agent ", 33),
 		Context:   strings.Repeat("**Bold** [link](https://example.com/x?a=1&b=2) <!channel> @here <@U999> ", 100),
-		Targets:   []core.Target{{Platform: "slack", Channel: "C1"}},
-		Questions: []core.Item{},
+		Targets:   []domain.Target{{Platform: "slack", Channel: "C1"}},
+		Questions: []domain.Item{},
 	}
 	for i := range 4 {
-		it := core.Item{Question: long[:1990] + string(rune('A'+i)), Header: "Header 12345", MultiSelect: i == 1}
+		it := domain.Item{Question: long[:1990] + string(rune('A'+i)), Header: "Header 12345", MultiSelect: i == 1}
 		if i < 3 {
 			for j := range 4 {
-				it.Options = append(it.Options, core.Option{Label: strings.Repeat("L", 190) + string(rune('a'+j)),
+				it.Options = append(it.Options, domain.Option{Label: strings.Repeat("L", 190) + string(rune('a'+j)),
 					Description: strings.Repeat("d&", 499), Value: strings.Repeat("v", 1000), Recommended: j == 0})
 			}
 		}
@@ -113,7 +115,7 @@ func TestLongTextsStayWithinSlackLimits(t *testing.T) {
 	// The modal of the long open-ended item, and the final state, fit too.
 	e.click(alice, "C1", c.MessageTS, "Write answer…", nil)
 	e.wait("modal", func() bool { return len(e.fake.Views()) == 1 })
-	_, err := e.router.Cancel(context.Background(), q.ProjectID, q.ID, core.CancelAgent, nil)
+	_, err := e.router.Cancel(context.Background(), q.ProjectID, q.ID, domain.CancelAgent, nil)
 	require.NoError(t, err)
 	e.edited(q)
 	for _, call := range append(e.fake.Calls("chat.update"), e.fake.Calls("views.open")...) {

@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // Placeholders in fuzz inputs, replaced before signing by the pending
@@ -31,9 +33,9 @@ const (
 // Slack, so the adapter's background work can be waited for.
 type handlerFuzz struct {
 	fake  *fakeslack.Server
-	store core.Store
-	q     *core.Question // the pending question inputs may name
-	ts    string         // its copy's ts in C1
+	store lifecycle.Store
+	q     *domain.Question // the pending question inputs may name
+	ts    string           // its copy's ts in C1
 	asked int
 }
 
@@ -68,13 +70,13 @@ func (h *handlerFuzz) snapshot(t *testing.T) snapshot {
 // run sends body, signed, to path on a fresh replica, waits for everything
 // the request started, and checks what changed.
 func (h *handlerFuzz) run(t *testing.T, path string, body []byte, contentType string) {
-	e := newReplica(t, h.fake, func(_ *Config, rc *core.RouterConfig) { rc.Store = h.store })
-	if h.q == nil || h.snapshotStatus(t) != core.StatusPending {
+	e := newReplica(t, h.fake, func(_ *Config, rc *lifecycle.RouterConfig) { rc.Store = h.store })
+	if h.q == nil || h.snapshotStatus(t) != domain.StatusPending {
 		h.asked++
 		req := authQuestion()
 		req.RunID = fmt.Sprintf("fuzz-%d", h.asked) // a fresh question, not a re-ask
-		req.Targets = []core.Target{{Platform: "slack", Channel: "C1"}}
-		req.Responders = &core.Responders{Users: []string{"slack:" + alice.id}}
+		req.Targets = []domain.Target{{Platform: "slack", Channel: "C1"}}
+		req.Responders = &domain.Responders{Users: []string{"slack:" + alice.id}}
 		h.q = e.ask(req)
 		h.ts = e.copyOn(h.q, "C1").MessageTS
 	}
@@ -123,11 +125,11 @@ func (h *handlerFuzz) run(t *testing.T, path string, body []byte, contentType st
 	}
 	// It may have answered or dismissed the question, then only as alice
 	// (the one responder), with a complete answer, and every copy says so.
-	var q core.Question
+	var q domain.Question
 	if err := json.Unmarshal(after.record, &q); err != nil {
 		t.Fatal(err)
 	}
-	if q.Status == core.StatusPending {
+	if q.Status == domain.StatusPending {
 		if !reflect.DeepEqual(before.messages, after.messages) {
 			t.Fatalf("the question is still pending but its messages changed for %q", body)
 		}
@@ -136,7 +138,7 @@ func (h *handlerFuzz) run(t *testing.T, path string, body []byte, contentType st
 	if q.RespondedBy == nil || q.RespondedBy.Platform != "slack" || q.RespondedBy.ID != alice.id {
 		t.Fatalf("question %s by %+v, who is not a responder, for %q", q.Status, q.RespondedBy, body)
 	}
-	if q.Status == core.StatusAnswered {
+	if q.Status == domain.StatusAnswered {
 		for _, it := range q.Questions {
 			if len(q.Selections[it.Question]) == 0 || slices.Contains(q.Selections[it.Question], "") {
 				t.Fatalf("incomplete answer %v for %q", q.Selections, body)
@@ -149,7 +151,7 @@ func (h *handlerFuzz) run(t *testing.T, path string, body []byte, contentType st
 	}
 }
 
-func (h *handlerFuzz) snapshotStatus(t *testing.T) core.Status {
+func (h *handlerFuzz) snapshotStatus(t *testing.T) domain.Status {
 	q, err := h.store.Get(context.Background(), "ops", h.q.ID)
 	if err != nil {
 		t.Fatal(err)

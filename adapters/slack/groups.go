@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // groupCache keeps Slack user group members for a TTL, so a burst of clicks
@@ -83,8 +83,8 @@ func (a *Adapter) fetchGroup(ctx context.Context, group string) ([]string, error
 
 // person describes a Slack user for the Router, with the user groups of q's
 // responders that the user belongs to.
-func (a *Adapter) person(ctx context.Context, q *core.Question, userID, name string) core.Person {
-	p := core.Person{Platform: "slack", ID: userID, Name: name}
+func (a *Adapter) person(ctx context.Context, q *domain.Question, userID, name string) domain.Person {
+	p := domain.Person{Platform: "slack", ID: userID, Name: name}
 	r := q.Responders
 	if r.Empty() || slices.Contains(r.Users, "slack:"+userID) {
 		return p
@@ -101,9 +101,9 @@ func (a *Adapter) person(ctx context.Context, q *core.Question, userID, name str
 	return p
 }
 
-// ResolvePerson implements core.PersonResolver: a Slack user named in an
+// ResolvePerson implements domain.PersonResolver: a Slack user named in an
 // answer relayed through the API gets the same user groups as a click.
-func (a *Adapter) ResolvePerson(ctx context.Context, q *core.Question, p core.Person) core.Person {
+func (a *Adapter) ResolvePerson(ctx context.Context, q *domain.Question, p domain.Person) domain.Person {
 	out := a.person(ctx, q, p.ID, p.Name)
 	out.Via = p.Via
 	return out

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 const testSecret = "test-signing-secret-value"
@@ -33,14 +35,14 @@ func (c *testClock) Add(d time.Duration) {
 type env struct {
 	t      testing.TB
 	fake   *fakeslack.Server
-	store  core.Store
-	router *core.Router
+	store  lifecycle.Store
+	router *lifecycle.Router
 	a      *Adapter
 	mux    *http.ServeMux
 	clock  *testClock
 }
 
-type envOpt func(*Config, *core.RouterConfig)
+type envOpt func(*Config, *lifecycle.RouterConfig)
 
 func newEnv(t testing.TB, opts ...envOpt) *env {
 	t.Helper()
@@ -54,10 +56,10 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 func newReplica(t testing.TB, fake *fakeslack.Server, opts ...envOpt) *env {
 	t.Helper()
 	clock := &testClock{t: time.Now().UTC()}
-	rc := core.RouterConfig{Clock: clock,
-		Routes: []core.Route{
-			{Name: "oncall", Targets: []core.Target{{Platform: "slack", Channel: "C1"}}, Thread: "per-run"},
-			{Name: "two", Targets: []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"}}},
+	rc := lifecycle.RouterConfig{Clock: clock,
+		Routes: []domain.Route{
+			{Name: "oncall", Targets: []domain.Target{{Platform: "slack", Channel: "C1"}}, Thread: "per-run"},
+			{Name: "two", Targets: []domain.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"}}},
 		},
 		HasWebhookSecret: func(string) bool { return true }}
 	cfg := Config{BotToken: fake.BotToken, SigningSecret: testSecret, APIURL: fake.APIURL(),
@@ -69,7 +71,7 @@ func newReplica(t testing.TB, fake *fakeslack.Server, opts ...envOpt) *env {
 		rc.Store = newTestStore(t)
 	}
 	st := rc.Store
-	router := core.NewRouter(rc)
+	router := lifecycle.NewRouter(rc)
 	a, err := New(cfg, router, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +88,7 @@ func newReplica(t testing.TB, fake *fakeslack.Server, opts ...envOpt) *env {
 	return &env{t: t, fake: fake, store: st, router: router, a: a, mux: mux, clock: clock}
 }
 
-func (e *env) ask(req core.AskRequest) *core.Question {
+func (e *env) ask(req domain.AskRequest) *domain.Question {
 	e.t.Helper()
 	res, err := e.router.Ask(context.Background(), "ops", &req, "")
 	if err != nil {
@@ -96,7 +98,7 @@ func (e *env) ask(req core.AskRequest) *core.Question {
 }
 
 // copyOn returns the question's posted copy on channel.
-func (e *env) copyOn(q *core.Question, channel string) core.Target {
+func (e *env) copyOn(q *domain.Question, channel string) domain.Target {
 	e.t.Helper()
 	fresh, err := e.store.Get(context.Background(), q.ProjectID, q.ID)
 	if err != nil {
@@ -108,7 +110,7 @@ func (e *env) copyOn(q *core.Question, channel string) core.Target {
 		}
 	}
 	e.t.Fatalf("no copy of %s on %s: %+v", q.ID, channel, fresh.Targets)
-	return core.Target{}
+	return domain.Target{}
 }
 
 // element finds, in the posted message, the interactive element whose
@@ -238,7 +240,7 @@ func (e *env) wait(what string, cond func() bool) {
 }
 
 // final waits for the question to leave pending and returns it.
-func (e *env) final(q *core.Question) *core.Question {
+func (e *env) final(q *domain.Question) *domain.Question {
 	e.t.Helper()
 	got, err := e.router.Wait(context.Background(), q.ProjectID, q.ID, 5*time.Second)
 	if err != nil {
@@ -250,7 +252,7 @@ func (e *env) final(q *core.Question) *core.Question {
 	return got
 }
 
-func (e *env) get(q *core.Question) *core.Question {
+func (e *env) get(q *domain.Question) *domain.Question {
 	e.t.Helper()
 	got, err := e.store.Get(context.Background(), q.ProjectID, q.ID)
 	if err != nil {
@@ -260,7 +262,7 @@ func (e *env) get(q *core.Question) *core.Question {
 }
 
 // edited waits until every copy of q was updated and returns their texts.
-func (e *env) edited(q *core.Question) []fakeslack.Message {
+func (e *env) edited(q *domain.Question) []fakeslack.Message {
 	e.t.Helper()
 	var out []fakeslack.Message
 	e.wait("every copy updated", func() bool {
@@ -285,12 +287,12 @@ func (e *env) ephemeralsTo(u user) []string {
 	return out
 }
 
-func authQuestion() core.AskRequest {
-	return core.AskRequest{RunID: "run-1", AgentID: "deploy-bot", AgentName: "Deploy bot",
-		Questions: []core.Item{{Question: "Which auth method?", Header: "Auth", Options: []core.Option{
+func authQuestion() domain.AskRequest {
+	return domain.AskRequest{RunID: "run-1", AgentID: "deploy-bot", AgentName: "Deploy bot",
+		Questions: []domain.Item{{Question: "Which auth method?", Header: "Auth", Options: []domain.Option{
 			{Label: "OAuth 2.0", Description: "Standard", Value: "oauth", Recommended: true},
 			{Label: "API key", Description: "Simple", Value: "apikey"}}}},
-		Targets: []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"}}}
+		Targets: []domain.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"}}}
 }
 
 func mustURL(s string) *url.URL {

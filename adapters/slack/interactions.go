@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/approval"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/slack-go/slack"
 )
 
@@ -103,13 +103,13 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 		switch act.verb {
 		case actOption:
 			a.goBG(a.answerTimeout(), func(ctx context.Context) {
-				a.respond(ctx, w, qid, func(_ context.Context, _ string, q *core.Question) (core.RespondRequest, string) {
+				a.respond(ctx, w, qid, func(_ context.Context, _ string, q *domain.Question) (domain.RespondRequest, string) {
 					if act.item >= len(q.Questions) || act.option >= len(q.Questions[act.item].Options) {
-						return core.RespondRequest{}, "That button no longer matches the question."
+						return domain.RespondRequest{}, "That button no longer matches the question."
 					}
 					it := q.Questions[act.item]
-					req := core.RespondRequest{Answers: map[string]core.StringList{it.Question: {it.Options[act.option].Label}}}
-					if q.Action != nil && q.Kind == core.KindApproval {
+					req := domain.RespondRequest{Answers: map[string]domain.StringList{it.Question: {it.Options[act.option].Label}}}
+					if q.Action != nil && q.Kind == domain.KindApproval {
 						req.Digest = q.Action.Digest // the action the message showed
 					}
 					return req, ""
@@ -124,7 +124,7 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 				state = ic.BlockActionState.Values
 			}
 			a.goBG(a.answerTimeout(), func(ctx context.Context) {
-				a.respond(ctx, w, qid, func(ctx context.Context, project string, q *core.Question) (core.RespondRequest, string) {
+				a.respond(ctx, w, qid, func(ctx context.Context, project string, q *domain.Question) (domain.RespondRequest, string) {
 					draft, err := a.router.GetDraft(ctx, project, q.ID, "slack:"+w.user)
 					if err != nil {
 						a.log.Warn("reading a draft failed", "question", q.ID, "err", err)
@@ -157,8 +157,8 @@ func (a *Adapter) answerTimeout() time.Duration { return a.cfg.RunNotPausedRetry
 // collect reads a Submit: the ticked boxes and radio buttons of the message,
 // plus free text the person saved from "Other…" or "Write answer…". Every
 // item must be answered; the hint names the ones that are not.
-func collect(q *core.Question, state map[string]map[string]slack.BlockAction, draft map[string][]string) (core.RespondRequest, string) {
-	answers := map[string]core.StringList{}
+func collect(q *domain.Question, state map[string]map[string]slack.BlockAction, draft map[string][]string) (domain.RespondRequest, string) {
+	answers := map[string]domain.StringList{}
 	var missing []string
 	for i, it := range q.Questions {
 		var picked []string
@@ -189,14 +189,14 @@ func collect(q *core.Question, state map[string]map[string]slack.BlockAction, dr
 		answers[it.Question] = picked
 	}
 	if len(missing) > 0 {
-		return core.RespondRequest{}, "Nothing was sent yet: please answer " + strings.Join(missing, " and ") +
+		return domain.RespondRequest{}, "Nothing was sent yet: please answer " + strings.Join(missing, " and ") +
 			", then press Submit. Answers go to the agent all together."
 	}
-	return core.RespondRequest{Answers: answers}, ""
+	return domain.RespondRequest{Answers: answers}, ""
 }
 
 // load finds a question from the id a click carries.
-func (a *Adapter) load(ctx context.Context, qid string) (string, *core.Question, error) {
+func (a *Adapter) load(ctx context.Context, qid string) (string, *domain.Question, error) {
 	project, err := a.router.Locate(ctx, qid)
 	if err != nil {
 		return "", nil, err
@@ -208,14 +208,14 @@ func (a *Adapter) load(ctx context.Context, qid string) (string, *core.Question,
 // loadPending reads question qid for an action that answers it; when it
 // cannot be read or is no longer pending, the person is told why (who
 // answered, when it ended) and ok is false.
-func (a *Adapter) loadPending(ctx context.Context, w place, qid string) (project string, q *core.Question, ok bool) {
+func (a *Adapter) loadPending(ctx context.Context, w place, qid string) (project string, q *domain.Question, ok bool) {
 	project, q, err := a.load(ctx, qid)
 	if err != nil {
 		a.tell(ctx, w, a.explain(w.user, err, nil))
 		return "", nil, false
 	}
-	if q.Status != core.StatusPending {
-		a.tell(ctx, w, a.explain(w.user, core.StatusError(q), q))
+	if q.Status != domain.StatusPending {
+		a.tell(ctx, w, a.explain(w.user, domain.StatusError(q), q))
 		return "", nil, false
 	}
 	return project, q, true
@@ -225,7 +225,7 @@ func (a *Adapter) loadPending(ctx context.Context, w place, qid string) (project
 // interaction into an answer, or returns a hint for the person instead.
 // It reports whether the answer was recorded.
 func (a *Adapter) respond(ctx context.Context, w place, qid string,
-	build func(ctx context.Context, project string, q *core.Question) (core.RespondRequest, string)) bool {
+	build func(ctx context.Context, project string, q *domain.Question) (domain.RespondRequest, string)) bool {
 	project, q, ok := a.loadPending(ctx, w, qid)
 	if !ok {
 		return false
@@ -245,7 +245,7 @@ func (a *Adapter) respond(ctx context.Context, w place, qid string,
 
 // record calls Router.Answer, retrying while a webhook-mode run has not
 // paused yet (README "Webhook mode"), and tells the person when it fails.
-func (a *Adapter) record(ctx context.Context, w place, project string, q *core.Question, who core.Person, req core.RespondRequest) bool {
+func (a *Adapter) record(ctx context.Context, w place, project string, q *domain.Question, who domain.Person, req domain.RespondRequest) bool {
 	deadline := time.Now().Add(a.cfg.RunNotPausedRetry)
 	for {
 		final, err := a.router.Answer(ctx, project, q.ID, req, who)
@@ -253,7 +253,7 @@ func (a *Adapter) record(ctx context.Context, w place, project string, q *core.Q
 			a.log.Info("question answered", "question", q.ID, "project", project, "user", who.ID)
 			return true
 		}
-		if core.ErrorCode(err) == core.ERunNotPaused && time.Now().Before(deadline) {
+		if domain.ErrorCode(err) == domain.ERunNotPaused && time.Now().Before(deadline) {
 			if a.idle(ctx, 250*time.Millisecond) == nil {
 				continue
 			}
@@ -273,7 +273,7 @@ func (a *Adapter) dismiss(ctx context.Context, w place, qid string) {
 		return
 	}
 	who := a.person(ctx, q, w.user, w.name)
-	final, err := a.router.Cancel(ctx, project, qid, core.CancelUser, &who)
+	final, err := a.router.Cancel(ctx, project, qid, domain.CancelUser, &who)
 	if err != nil {
 		if final == nil {
 			final = q
@@ -283,19 +283,19 @@ func (a *Adapter) dismiss(ctx context.Context, w place, qid string) {
 }
 
 // explain turns an error of the Router into a sentence for the person.
-func (a *Adapter) explain(user string, err error, q *core.Question) string {
-	switch core.ErrorCode(err) {
-	case core.ENotAllowed:
+func (a *Adapter) explain(user string, err error, q *domain.Question) string {
+	switch domain.ErrorCode(err) {
+	case domain.ENotAllowed:
 		return refusal(q, user)
-	case core.EAlreadyAnswered:
+	case domain.EAlreadyAnswered:
 		return ":information_source: " + strings.TrimPrefix(outcome(q), ":white_check_mark: ")
-	case core.EQuestionCancelled, core.EQuestionExpired:
+	case domain.EQuestionCancelled, domain.EQuestionExpired:
 		return ":information_source: This question is closed. " + outcome(q)
-	case core.ERunNotPaused:
+	case domain.ERunNotPaused:
 		return "The agent's run has not paused yet, so your answer could not be delivered. Nothing was recorded; please try again in a moment."
-	case core.EInvalidAnswer:
+	case domain.EInvalidAnswer:
 		return "That answer is not valid: " + escape(err.Error())
-	case core.ENotFound:
+	case domain.ENotFound:
 		return "This question no longer exists."
 	}
 	a.log.Error("recording a Slack answer failed", "err", err)
@@ -303,9 +303,9 @@ func (a *Adapter) explain(user string, err error, q *core.Question) string {
 }
 
 // refusal tells a person why their click changed nothing, naming who may
-// answer. It follows core.Permit: a requester the route excludes is told
+// answer. It follows domain.Permit: a requester the route excludes is told
 // so, since they may well be in the responders.
-func refusal(q *core.Question, user string) string {
+func refusal(q *domain.Question, user string) string {
 	if q == nil {
 		return "You may not answer this question. Your click changed nothing."
 	}
@@ -321,9 +321,9 @@ func refusal(q *core.Question, user string) string {
 
 // describe names who may answer, with Slack mentions for Slack users and
 // user groups (an ephemeral message notifies nobody).
-func describe(r core.Responders) string {
+func describe(r domain.Responders) string {
 	if r.Empty() {
-		return core.DescribeResponders(r)
+		return domain.DescribeResponders(r)
 	}
 	var parts []string
 	for _, u := range r.Users {
@@ -341,7 +341,7 @@ func describe(r core.Responders) string {
 	for _, g := range r.DiscordRoles {
 		parts = append(parts, "Discord role "+escape(g))
 	}
-	return strings.Join(parts, ", ") + " (" + escape(core.DescribeResponders(r)) + ")"
+	return strings.Join(parts, ", ") + " (" + escape(domain.DescribeResponders(r)) + ")"
 }
 
 func slackID(s string) bool {
@@ -444,8 +444,8 @@ func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
 	switch {
 	case text == "":
 		return slack.NewErrorsViewSubmissionResponse(map[string]string{modalBlock: "Write an answer, or press Cancel."})
-	case textLen(text) > core.MaxAnswerLen:
-		return slack.NewErrorsViewSubmissionResponse(map[string]string{modalBlock: fmt.Sprintf("At most %d characters, please.", core.MaxAnswerLen)})
+	case textLen(text) > domain.MaxAnswerLen:
+		return slack.NewErrorsViewSubmissionResponse(map[string]string{modalBlock: fmt.Sprintf("At most %d characters, please.", domain.MaxAnswerLen)})
 	}
 	w := place{channel: meta.Channel, thread: meta.ThreadTS, user: ic.User.ID, name: userName(ic.User)}
 	a.goBG(a.answerTimeout(), func(ctx context.Context) {
@@ -453,24 +453,24 @@ func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
 			a.saveDraft(ctx, w, meta, text)
 			return
 		}
-		a.respond(ctx, w, meta.QuestionID, func(_ context.Context, _ string, q *core.Question) (core.RespondRequest, string) {
+		a.respond(ctx, w, meta.QuestionID, func(_ context.Context, _ string, q *domain.Question) (domain.RespondRequest, string) {
 			if meta.Item < 0 || meta.Item >= len(q.Questions) {
-				return core.RespondRequest{}, "That form no longer matches the question."
+				return domain.RespondRequest{}, "That form no longer matches the question."
 			}
 			answer := text
 			if q.Action != nil && approval.NoteAllowed(q) {
 				// An action approval denies with the note as the agent's
-				// reason, in one step (core/decide.go).
-				return core.RespondRequest{Reason: &text, Digest: q.Action.Digest}, ""
+				// reason, in one step (domain/decide.go).
+				return domain.RespondRequest{Reason: &text, Digest: q.Action.Digest}, ""
 			}
-			if q.Kind == core.KindApproval && !q.Questions[meta.Item].OpenEnded() {
+			if q.Kind == domain.KindApproval && !q.Questions[meta.Item].OpenEnded() {
 				// Only "Deny with note…" opens a modal on an approval: the
 				// text denies, and never reads as another option.
 				if answer = approval.NoteAnswer(q, text); answer == "" {
-					return core.RespondRequest{}, "This approval is decided with its buttons; a note cannot be added to it."
+					return domain.RespondRequest{}, "This approval is decided with its buttons; a note cannot be added to it."
 				}
 			}
-			return core.RespondRequest{Answers: map[string]core.StringList{q.Questions[meta.Item].Question: {answer}}}, ""
+			return domain.RespondRequest{Answers: map[string]domain.StringList{q.Questions[meta.Item].Question: {answer}}}, ""
 		})
 	})
 	return nil

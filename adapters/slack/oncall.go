@@ -6,20 +6,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/internal/mentions"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/slack-go/slack"
 )
 
 var (
-	_ core.Updater  = (*Adapter)(nil)
-	_ core.Reminder = (*Adapter)(nil)
+	_ lifecycle.Updater  = (*Adapter)(nil)
+	_ lifecycle.Reminder = (*Adapter)(nil)
 )
 
-// Update implements core.Updater: it re-renders a pending copy with the
+// Update implements domain.Updater: it re-renders a pending copy with the
 // vote tally and the people who may answer now, controls still live. A
 // question that is no longer pending is left to Finish.
-func (a *Adapter) Update(ctx context.Context, q *core.Question, t core.Target) error {
+func (a *Adapter) Update(ctx context.Context, q *domain.Question, t domain.Target) error {
 	if t.MessageTS == "" {
 		return nil
 	}
@@ -27,7 +29,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, t core.Target) e
 	if fresh, err := a.router.Question(ctx, q.ProjectID, q.ID); err == nil {
 		q = fresh
 	}
-	if q.Status != core.StatusPending {
+	if q.Status != domain.StatusPending {
 		return nil
 	}
 	blocks, text := renderQuestionX(q, a.router.Clock().Now(), a.extras(q))
@@ -38,10 +40,10 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, t core.Target) e
 	})
 }
 
-// Remind implements core.Reminder: a reply in the copy's thread that
+// Remind implements domain.Reminder: a reply in the copy's thread that
 // mentions the responders (users and user groups) and says how long is
 // left. Nothing but the responders is ever mentioned.
-func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) error {
+func (a *Adapter) Remind(ctx context.Context, q *domain.Question, t domain.Target) error {
 	if t.MessageTS == "" {
 		return nil
 	}
@@ -64,12 +66,12 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, t core.Target) e
 // reminderText is "<!subteam^S0123> <@U0123> Still waiting for an answer —
 // expires in 12 min.", with the tally of an approval that needs several.
 // Mentions that do not fit are counted ("and 12 more"), never cut.
-func reminderText(q *core.Question, now time.Time) string {
+func reminderText(q *domain.Question, now time.Time) string {
 	var b strings.Builder
-	b.WriteString("Still waiting for an answer — " + core.ExpiresPhrase(q, now) + ".")
+	b.WriteString("Still waiting for an answer — " + domain.ExpiresPhrase(q, now) + ".")
 	if q.ApprovalsRequired > 1 {
 		fmt.Fprintf(&b, " Needs %d approvals", q.ApprovalsRequired)
-		if tally := core.TallyLine(q); tally != "" {
+		if tally := domain.TallyLine(q); tally != "" {
 			b.WriteString("; " + tally)
 		}
 		b.WriteString(".")
@@ -81,7 +83,7 @@ func reminderText(q *core.Question, now time.Time) string {
 // mentionList holds the Slack mentions of the responders: <@U…> for Slack
 // users, <!subteam^S…> for user groups. Ids that are not Slack ids are
 // left out, so nothing else (no @here, no @channel) can be mentioned.
-func mentionList(r core.Responders) []string {
+func mentionList(r domain.Responders) []string {
 	var out []string
 	for _, u := range r.Users {
 		if id, ok := strings.CutPrefix(u, "slack:"); ok && slackID(id) {

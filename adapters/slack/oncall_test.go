@@ -6,20 +6,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // approvalOnTwoChannels asks for a deploy approval that needs two of the
 // three on-call people, posted in C1 and C2.
-func approvalOnTwoChannels(e *env) *core.Question {
+func approvalOnTwoChannels(e *env) *domain.Question {
 	two := 2
-	return e.ask(core.AskRequest{RunID: "deploy-1", AgentID: "deploy-bot", Kind: core.KindApproval,
+	return e.ask(domain.AskRequest{RunID: "deploy-1", AgentID: "deploy-bot", Kind: domain.KindApproval,
 		Question: "Deploy api v2 to production?", ApprovalsRequired: &two,
-		Options:    []core.Option{{Label: "Approve"}, {Label: "Reject"}, {Label: "Block", Description: "stop the release", Veto: true}},
-		Responders: &core.Responders{Users: []string{"slack:U1", "slack:U2", "slack:U3"}},
-		Targets:    []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"}}})
+		Options:    []domain.Option{{Label: "Approve"}, {Label: "Reject"}, {Label: "Block", Description: "stop the release", Veto: true}},
+		Responders: &domain.Responders{Users: []string{"slack:U1", "slack:U2", "slack:U3"}},
+		Targets:    []domain.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"}}})
 }
 
 // says waits until the copy's blocks contain every want and returns them.
@@ -64,13 +66,13 @@ func TestTwoOfThreeApprovalsOnEveryCopy(t *testing.T) {
 		e.says(c.ch, c.ts, "Approve: 1 of 2 approvals — alice")
 		assert.True(t, e.hasButtons(c.ch, c.ts), "the copy on %s still takes votes", c.ch)
 	}
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 
 	// bob approves on C2: decided; both copies show who approved.
 	late := e.clickPayload(carol, "C1", c1, "Approve", nil) // carol's client still shows the buttons
 	e.click(bob, "C2", c2, "Approve", nil)
 	got := e.final(q)
-	assert.Equal(t, core.StatusAnswered, got.Status)
+	assert.Equal(t, domain.StatusAnswered, got.Status)
 	assert.Equal(t, "Approve", got.Response)
 	for _, c := range []struct{ ch, ts string }{{"C1", c1}, {"C2", c2}} {
 		e.says(c.ch, c.ts, "Approved by alice, bob: Approve")
@@ -121,7 +123,7 @@ func TestChangedVoteCountsOnce(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond, "alice's changed vote is recorded")
 	e.says("C2", c2, "Approve: 1 of 2 approvals — alice")
 	assert.NotContains(t, e.says("C2", c2), "Reject:")
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 	require.Len(t, e.get(q).Votes, 1)
 
 	e.click(bob, "C1", c1, "Approve", nil)
@@ -134,20 +136,20 @@ func TestChangedVoteCountsOnce(t *testing.T) {
 // is reminded in that thread (Slack refuses thread_ts of a reply), with
 // the responders mentioned and the time left on the injectable clock.
 func TestReminderInTheRunsThread(t *testing.T) {
-	e := newEnv(t, func(_ *Config, rc *core.RouterConfig) {
-		rc.Routes = append(rc.Routes, core.Route{Name: "gate", Thread: "per-run", Timeout: 30 * time.Minute,
-			Targets:    []core.Target{{Platform: "slack", Channel: "C1"}},
-			Responders: core.Responders{Users: []string{"slack:U1", "discord:4455", "slack:not-an-id"}, SlackUsergroups: []string{"S0123", "<!here>"}},
-			Escalation: []core.EscalationStep{{After: core.Duration(10 * time.Minute), Remind: true}}})
+	e := newEnv(t, func(_ *Config, rc *lifecycle.RouterConfig) {
+		rc.Routes = append(rc.Routes, domain.Route{Name: "gate", Thread: "per-run", Timeout: 30 * time.Minute,
+			Targets:    []domain.Target{{Platform: "slack", Channel: "C1"}},
+			Responders: domain.Responders{Users: []string{"slack:U1", "discord:4455", "slack:not-an-id"}, SlackUsergroups: []string{"S0123", "<!here>"}},
+			Escalation: []domain.EscalationStep{{After: domain.Duration(10 * time.Minute), Remind: true}}})
 	})
 	ctx := context.Background()
-	first := e.ask(core.AskRequest{RunID: "run-9", AgentID: "bot", Route: "gate", Question: "Which region?"})
+	first := e.ask(domain.AskRequest{RunID: "run-9", AgentID: "bot", Route: "gate", Question: "Which region?"})
 	root := e.copyOn(first, "C1").MessageTS
-	if _, err := e.router.Answer(ctx, "ops", first.ID, core.RespondRequest{Response: ptr("eu-west")},
-		core.Person{Platform: "slack", ID: "U1"}); err != nil {
+	if _, err := e.router.Answer(ctx, "ops", first.ID, domain.RespondRequest{Response: ptr("eu-west")},
+		domain.Person{Platform: "slack", ID: "U1"}); err != nil {
 		t.Fatal(err)
 	}
-	second := e.ask(core.AskRequest{RunID: "run-9", AgentID: "bot", Route: "gate", Question: "Ship it now?"})
+	second := e.ask(domain.AskRequest{RunID: "run-9", AgentID: "bot", Route: "gate", Question: "Ship it now?"})
 	c := e.copyOn(second, "C1")
 	m, _ := e.fake.Message("C1", c.MessageTS)
 	require.Equal(t, root, m.ThreadTS, "the run's second question is in its thread")

@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +16,7 @@ import (
 // which no retry can fix, so the router tries it once instead of for
 // CopyRetryFor.
 func TestFinishingADeletedCopyIsNotRetried(t *testing.T) {
-	e := newEnv(t, func(_ *Config, rc *core.RouterConfig) {
+	e := newEnv(t, func(_ *Config, rc *lifecycle.RouterConfig) {
 		rc.CopyRetryBackoff, rc.CopyRetryFor = time.Millisecond, 500*time.Millisecond
 	})
 	req := authQuestion()
@@ -26,7 +27,7 @@ func TestFinishingADeletedCopyIsNotRetried(t *testing.T) {
 
 	err := e.a.Finish(context.Background(), q, c)
 	require.Error(t, err)
-	assert.True(t, core.IsPermanent(err), "message_not_found is permanent: %v", err)
+	assert.True(t, lifecycle.IsPermanent(err), "message_not_found is permanent: %v", err)
 
 	_, err = e.router.Cancel(context.Background(), "ops", q.ID, "", nil)
 	require.NoError(t, err)
@@ -35,11 +36,11 @@ func TestFinishingADeletedCopyIsNotRetried(t *testing.T) {
 }
 
 func TestTransientSlackFailuresAreNotPermanent(t *testing.T) {
-	assert.False(t, core.IsPermanent(&Error{Method: "chat.update", Code: "ratelimited"}))
-	assert.False(t, core.IsPermanent(&Error{Method: "chat.update", Code: "internal_error"}))
-	assert.False(t, core.IsPermanent(&Error{Method: "chat.update", Err: context.DeadlineExceeded}))
+	assert.False(t, lifecycle.IsPermanent(&Error{Method: "chat.update", Code: "ratelimited"}))
+	assert.False(t, lifecycle.IsPermanent(&Error{Method: "chat.update", Code: "internal_error"}))
+	assert.False(t, lifecycle.IsPermanent(&Error{Method: "chat.update", Err: context.DeadlineExceeded}))
 	for _, code := range []string{"message_not_found", "channel_not_found", "is_archived", "not_in_channel",
 		"invalid_auth", "account_inactive", "msg_too_long", "invalid_blocks"} {
-		assert.True(t, core.IsPermanent(&Error{Method: "chat.update", Code: code}), code)
+		assert.True(t, lifecycle.IsPermanent(&Error{Method: "chat.update", Code: code}), code)
 	}
 }

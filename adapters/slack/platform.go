@@ -1,6 +1,6 @@
 package slack
 
-import "github.com/askbridge/askbridge/core"
+import "github.com/askbridge/askbridge/domain"
 
 // Platform is the name of Slack in targets and person keys.
 const Platform = "slack"
@@ -9,10 +9,10 @@ const Platform = "slack"
 // Groups (filled by this adapter) are their user group ids, matched against
 // the route's slack_usergroups.
 func init() {
-	core.RegisterPlatform(core.PlatformInfo{
+	domain.RegisterPlatform(domain.PlatformInfo{
 		Name:      Platform,
 		Place:     func(channel string) string { return "Slack " + channel },
-		Groups:    func(r core.Responders) []string { return r.SlackUsergroups },
+		Groups:    func(r domain.Responders) []string { return r.SlackUsergroups },
 		GroupNoun: "Slack user group",
 	})
 }

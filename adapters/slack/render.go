@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/approval"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/slack-go/slack"
 )
 
@@ -83,19 +83,19 @@ func mrkdwn(s string) *slack.TextBlockObject {
 
 // hasSubmit reports whether answers are collected and sent with a Submit
 // button (several items, or one multi-select item) rather than by one click.
-func hasSubmit(q *core.Question) bool {
+func hasSubmit(q *domain.Question) bool {
 	return len(q.Questions) > 1 || (len(q.Questions) == 1 && q.Questions[0].MultiSelect)
 }
 
-func itemName(it core.Item) string {
+func itemName(it domain.Item) string {
 	if it.Header != "" {
 		return it.Header
 	}
 	return it.Question
 }
 
-func title(q *core.Question) string {
-	if q.Kind == core.KindApproval {
+func title(q *domain.Question) string {
+	if q.Kind == domain.KindApproval {
 		return "Approval needed"
 	}
 	if len(q.Questions) == 1 && q.Questions[0].Header != "" {
@@ -106,7 +106,7 @@ func title(q *core.Question) string {
 
 // fallback is the message's top-level text: notifications and clients that
 // cannot show blocks.
-func fallback(q *core.Question) string {
+func fallback(q *domain.Question) string {
 	var b strings.Builder
 	b.WriteString(q.AgentLabel() + " asks: ")
 	for i, it := range q.Questions {
@@ -120,7 +120,7 @@ func fallback(q *core.Question) string {
 
 // heading is the header block and the line naming agent, run and deadline,
 // then the approval line and the context within l's limits.
-func heading(q *core.Question, now time.Time, pending bool, l layout) []slack.Block {
+func heading(q *domain.Question, now time.Time, pending bool, l layout) []slack.Block {
 	blocks := []slack.Block{slack.NewHeaderBlock(plain(clip(oneLine(title(q)), maxHeaderText)))}
 	meta := "*" + escClip(oneLine(q.AgentLabel()), 200) + "*"
 	if q.RunID != "" {
@@ -128,7 +128,7 @@ func heading(q *core.Question, now time.Time, pending bool, l layout) []slack.Bl
 	}
 	if pending && !q.ExpiresAt.IsZero() {
 		meta += fmt.Sprintf(" · expires in %s (<!date^%d^{date_short_pretty} {time}|%s>)",
-			core.HumanDuration(q.ExpiresAt.Sub(now)), q.ExpiresAt.Unix(), q.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
+			domain.HumanDuration(q.ExpiresAt.Sub(now)), q.ExpiresAt.Unix(), q.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	blocks = append(blocks, slack.NewContextBlock("", mrkdwn(clip(meta, maxContextText))))
 	if pending {
@@ -152,11 +152,11 @@ func heading(q *core.Question, now time.Time, pending bool, l layout) []slack.Bl
 // needs and how the votes stand ("Approve: 1 of 2 approvals — alice"), and
 // who may answer (including people added by escalation). Names are plain
 // text: an edited copy must not notify anyone; reminders do that.
-func approvalLine(q *core.Question) string {
+func approvalLine(q *domain.Question) string {
 	var parts []string
 	if q.ApprovalsRequired > 1 {
 		line := fmt.Sprintf("*Needs %d approvals* from different people", q.ApprovalsRequired)
-		if tally := core.TallyLine(q); tally != "" {
+		if tally := domain.TallyLine(q); tally != "" {
 			line += " · " + escape(tally)
 		} else {
 			line += " · no votes yet"
@@ -164,7 +164,7 @@ func approvalLine(q *core.Question) string {
 		parts = append(parts, line)
 	}
 	if !q.Responders.Empty() {
-		who := core.DescribeResponders(q.Responders)
+		who := domain.DescribeResponders(q.Responders)
 		if q.Responders.ExcludeRequester && q.RequestedBy != "" {
 			who += " (not " + q.RequestedBy + ", who asked for it)"
 		}
@@ -175,7 +175,7 @@ func approvalLine(q *core.Question) string {
 
 // itemText is the item's question, numbered when there are several; the
 // question's text takes at most max units.
-func itemText(q *core.Question, i int, max int) string {
+func itemText(q *domain.Question, i int, max int) string {
 	it := q.Questions[i]
 	var b strings.Builder
 	if len(q.Questions) > 1 {
@@ -194,7 +194,7 @@ func itemText(q *core.Question, i int, max int) string {
 // optionList shows every option with its number, description and whether
 // the agent recommends it, in at most limit units; the controls can only
 // show 75 characters.
-func optionList(it core.Item, limit int) string {
+func optionList(it domain.Item, limit int) string {
 	var lines []string
 	budget := (limit - 100) / max(len(it.Options), 1)
 	for j, o := range it.Options {
@@ -225,7 +225,7 @@ func dismissButton() *slack.ButtonBlockElement {
 	return b
 }
 
-func optionObjects(it core.Item) []*slack.OptionBlockObject {
+func optionObjects(it domain.Item) []*slack.OptionBlockObject {
 	opts := make([]*slack.OptionBlockObject, len(it.Options))
 	for j, o := range it.Options {
 		var desc *slack.TextBlockObject
@@ -243,14 +243,14 @@ func optionObjects(it core.Item) []*slack.OptionBlockObject {
 
 // renderQuestion builds the blocks and fallback text of a pending question,
 // within Slack's total text limit (see fit).
-func renderQuestion(q *core.Question, now time.Time) ([]slack.Block, string) {
+func renderQuestion(q *domain.Question, now time.Time) ([]slack.Block, string) {
 	return renderQuestionX(q, now, extras{})
 }
 
 // renderQuestionX is renderQuestion with what an action approval needs
 // (see action.go): the action gets what the question's text leaves of the
 // budget, and at least minActionBudget.
-func renderQuestionX(q *core.Question, now time.Time, x extras) ([]slack.Block, string) {
+func renderQuestionX(q *domain.Question, now time.Time, x extras) ([]slack.Block, string) {
 	if q.Action == nil {
 		return fit(q, false, func(l layout) []slack.Block { return questionBlocks(q, now, l, x, nil) }), fallback(q)
 	}
@@ -262,7 +262,7 @@ func renderQuestionX(q *core.Question, now time.Time, x extras) ([]slack.Block, 
 
 // withAction renders a message with q's action: first without it, to see
 // what the rest needs, then with the action in what is left.
-func withAction(q *core.Question, final bool, render func(ab []slack.Block, limit int) []slack.Block, x extras) []slack.Block {
+func withAction(q *domain.Question, final bool, render func(ab []slack.Block, limit int) []slack.Block, x extras) []slack.Block {
 	rest := blocksText(render(nil, maxBlocksText))
 	budget := max(maxBlocksText-rest, minActionBudget)
 	ab := actionBlocks(q, budget, x)
@@ -271,7 +271,7 @@ func withAction(q *core.Question, final bool, render func(ab []slack.Block, limi
 	return render(ab, maxBlocksText)
 }
 
-func questionBlocks(q *core.Question, now time.Time, l layout, x extras, ab []slack.Block) []slack.Block {
+func questionBlocks(q *domain.Question, now time.Time, l layout, x extras, ab []slack.Block) []slack.Block {
 	blocks := heading(q, now, true, l)
 	single := len(q.Questions) == 1
 	edit, rules := actionControls(q, x)
@@ -316,7 +316,7 @@ func questionBlocks(q *core.Question, now time.Time, l layout, x extras, ab []sl
 			// An approval has no "Other": free text never decides.
 			// Denying with a note is its own, explicit action.
 			elems = append(elems, slack.NewButtonBlockElement(fmt.Sprintf("%s:%d", actOther, i), "deny-note", plain(denyNoteLabel)))
-		case q.Kind == core.KindApproval:
+		case q.Kind == domain.KindApproval:
 		case !it.OpenEnded():
 			elems = append(elems, slack.NewButtonBlockElement(fmt.Sprintf("%s:%d", actOther, i), "other", plain("Other…")))
 		}
@@ -335,17 +335,17 @@ func questionBlocks(q *core.Question, now time.Time, l layout, x extras, ab []sl
 }
 
 // outcome is the one line a finished copy shows.
-func outcome(q *core.Question) string { return outcomeWithin(q, maxSectionText-300) }
+func outcome(q *domain.Question) string { return outcomeWithin(q, maxSectionText-300) }
 
 // outcomeWithin is outcome with the answers shortened to max units.
-func outcomeWithin(q *core.Question, max int) string {
+func outcomeWithin(q *domain.Question, max int) string {
 	switch q.Status {
-	case core.StatusAnswered:
+	case domain.StatusAnswered:
 		if q.Defaulted { // "No answer in time; answered by default: Deny"
-			return ":hourglass: " + escClip(core.OutcomeLine(q), max)
+			return ":hourglass: " + escClip(domain.OutcomeLine(q), max)
 		}
 		if q.ApprovalsRequired > 1 { // "Approved by alice, bob: Approve"
-			return ":white_check_mark: " + escClip(core.OutcomeLine(q), max)
+			return ":white_check_mark: " + escClip(domain.OutcomeLine(q), max)
 		}
 		if line := decisionLine(q, max); line != "" { // "Allowed with edits by <@U1>: …"
 			return line
@@ -371,14 +371,14 @@ func outcomeWithin(q *core.Question, max int) string {
 		}
 		return ":white_check_mark: Answered by " + personRef(q.RespondedBy) + ": " +
 			escClip(strings.Join(parts, "; "), max)
-	case core.StatusExpired:
+	case domain.StatusExpired:
 		return ":hourglass: Expired without an answer; the agent carries on without one."
-	case core.StatusCancelled:
-		note := escClip(core.NoteSuffix(q), 2*core.MaxCancelNote)
+	case domain.StatusCancelled:
+		note := escClip(domain.NoteSuffix(q), 2*domain.MaxCancelNote)
 		switch q.CancelReason {
-		case core.CancelUser:
+		case domain.CancelUser:
 			return ":no_entry_sign: Dismissed by " + personRef(q.RespondedBy) + note + "."
-		case core.CancelSuperseded:
+		case domain.CancelSuperseded:
 			return ":arrows_counterclockwise: Replaced by a newer question from this run."
 		default:
 			return ":no_entry_sign: Withdrawn by the agent" + note + "."
@@ -389,7 +389,7 @@ func outcomeWithin(q *core.Question, max int) string {
 
 // personRef names who acted: a Slack user as a mention (an edited message
 // notifies nobody), anyone else by name.
-func personRef(p *core.Person) string {
+func personRef(p *domain.Person) string {
 	switch {
 	case p == nil:
 		return "someone"
@@ -403,7 +403,7 @@ func personRef(p *core.Person) string {
 // controls, and the outcome, within Slack's total text limit (see fit).
 //
 // An action approval keeps showing its action: it is what was decided.
-func renderFinalX(q *core.Question, x extras) ([]slack.Block, string) {
+func renderFinalX(q *domain.Question, x extras) ([]slack.Block, string) {
 	render := func(ab []slack.Block, limit int) []slack.Block {
 		return fitWithin(q, true, limit, func(l layout) []slack.Block {
 			blocks := heading(q, time.Time{}, false, l)
@@ -437,7 +437,7 @@ type modalMeta struct {
 }
 
 // renderModal builds the free-text modal of an item.
-func renderModal(q *core.Question, item int, meta string, draft bool) slack.ModalViewRequest {
+func renderModal(q *domain.Question, item int, meta string, draft bool) slack.ModalViewRequest {
 	it := q.Questions[item]
 	label := "Your answer"
 	if !it.OpenEnded() {
@@ -451,7 +451,7 @@ func renderModal(q *core.Question, item int, meta string, draft bool) slack.Moda
 	input.MaxLength = maxInputLength
 	input.FocusOnLoad = true
 	blocks := []slack.Block{
-		slack.NewSectionBlock(mrkdwn(itemText(&core.Question{Questions: []core.Item{it}}, 0, maxSectionText-200)), nil, nil),
+		slack.NewSectionBlock(mrkdwn(itemText(&domain.Question{Questions: []domain.Item{it}}, 0, maxSectionText-200)), nil, nil),
 		slack.NewInputBlock(modalBlock, plain(clip(label, maxInputLabel)), nil, input),
 	}
 	submit := "Send"

@@ -16,7 +16,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 func TestScreenshotApprovalSlack(t *testing.T) {
@@ -40,7 +40,7 @@ func TestScreenshotApprovalSlack(t *testing.T) {
 	in, _ := json.Marshal(map[string]any{"file_path": "/home/dev/shop/config.go",
 		"old_string": "\ttimeout := 5 * time.Second\n\tretries := 1\n\tlog.Printf(\"starting\")\n",
 		"new_string": "\ttimeout := 30 * time.Second\n\tretries := 3\n\tlog.Printf(\"starting with %d retries\", retries)\n"})
-	req.Action = &core.Action{Tool: "Edit", Input: in, Suggestions: []json.RawMessage{
+	req.Action = &domain.Action{Tool: "Edit", Input: in, Suggestions: []json.RawMessage{
 		json.RawMessage(`{"type":"setMode","mode":"acceptEdits","destination":"session"}`)}}
 	q := e.ask(req)
 	ts := e.copyOn(q, "C1").MessageTS

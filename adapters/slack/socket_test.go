@@ -6,14 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestSocketModeSameHandlers(t *testing.T) {
 	var fakeApp string
-	e := newEnv(t, func(c *Config, _ *core.RouterConfig) { c.AppToken, c.SigningSecret = "xapp-fake-app-token", "" })
+	e := newEnv(t, func(c *Config, _ *lifecycle.RouterConfig) { c.AppToken, c.SigningSecret = "xapp-fake-app-token", "" })
 	fakeApp = e.fake.AppToken
 	require.Equal(t, fakeApp, e.a.cfg.AppToken)
 
@@ -28,7 +30,7 @@ func TestSocketModeSameHandlers(t *testing.T) {
 	// gets an inline error in the acknowledgement, a real one answers.
 	req := authQuestion()
 	req.Targets = req.Targets[:1]
-	req.Questions = []core.Item{{Question: "Release name?"}}
+	req.Questions = []domain.Item{{Question: "Release name?"}}
 	q := e.ask(req)
 	ts := e.copyOn(q, "C1").MessageTS
 	ack, err := sock.Send("interactive", e.clickPayload(alice, "C1", ts, "Answer…", nil), 3*time.Second)
@@ -46,7 +48,7 @@ func TestSocketModeSameHandlers(t *testing.T) {
 	ack, err = sock.Send("interactive", submission(""), 3*time.Second)
 	require.NoError(t, err)
 	assert.Contains(t, string(ack), `"response_action":"errors"`)
-	assert.Equal(t, core.StatusPending, e.get(q).Status)
+	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 
 	_, err = sock.Send("interactive", submission("Borealis"), 3*time.Second)
 	require.NoError(t, err)

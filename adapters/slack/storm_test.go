@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/adapters/internal/storm"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -78,7 +80,7 @@ func stormEnv(t *testing.T) (*env, *storm.Proxy, *lockedBuffer) {
 	t.Cleanup(fake.Close)
 	px := storm.New(t, fake.URL, slackWeather)
 	logs := &lockedBuffer{}
-	e := newReplica(t, fake, func(c *Config, rc *core.RouterConfig) {
+	e := newReplica(t, fake, func(c *Config, rc *lifecycle.RouterConfig) {
 		c.APIURL = px.URL + "/api/"
 		rc.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
@@ -86,13 +88,13 @@ func stormEnv(t *testing.T) (*env, *storm.Proxy, *lockedBuffer) {
 }
 
 type asked struct {
-	q   *core.Question
+	q   *domain.Question
 	msg string
 	err error
 }
 
 // askMany asks n questions at once, each from its own run, on targets.
-func askMany(e *env, n int, prefix string, targets ...core.Target) []asked {
+func askMany(e *env, n int, prefix string, targets ...domain.Target) []asked {
 	out := make([]asked, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -121,7 +123,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 }
 
 // copiesOf returns, per channel, the fake's messages that carry q's id.
-func copiesOf(fake *fakeslack.Server, q *core.Question) map[string][]fakeslack.Message {
+func copiesOf(fake *fakeslack.Server, q *domain.Question) map[string][]fakeslack.Message {
 	out := map[string][]fakeslack.Message{}
 	for _, m := range fake.Messages("") {
 		if strings.Contains(string(m.Blocks), blockID(q.ID, "")) {
@@ -131,7 +133,7 @@ func copiesOf(fake *fakeslack.Server, q *core.Question) map[string][]fakeslack.M
 	return out
 }
 
-func eventTypes(t *testing.T, st core.Store) map[string][]string {
+func eventTypes(t *testing.T, st lifecycle.Store) map[string][]string {
 	t.Helper()
 	evs, err := st.Events(context.Background(), "ops", "", 10000)
 	require.NoError(t, err)
@@ -149,7 +151,7 @@ func eventTypes(t *testing.T, st core.Store) map[string][]string {
 func TestStormDelaysButNeverDrops(t *testing.T) {
 	e, px, logs := stormEnv(t)
 	const n = 30
-	targets := []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"}}
+	targets := []domain.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"}}
 
 	const blow = 1500 * time.Millisecond
 	start := time.Now()
@@ -188,15 +190,15 @@ func TestStormDelaysButNeverDrops(t *testing.T) {
 			e.click(bob, "C2", e.copyOn(a.q, "C2").MessageTS, "API key", nil)
 		default:
 			resp := "oauth"
-			_, err := e.router.Answer(context.Background(), "ops", a.q.ID, core.RespondRequest{Response: &resp},
-				core.Person{Platform: "api", ID: "carol", Name: "carol"})
+			_, err := e.router.Answer(context.Background(), "ops", a.q.ID, domain.RespondRequest{Response: &resp},
+				domain.Person{Platform: "api", ID: "carol", Name: "carol"})
 			require.NoError(t, err)
 		}
 	}
 	for i, a := range qs {
 		final, err := e.router.Wait(context.Background(), "ops", a.q.ID, 10*time.Second)
 		require.NoError(t, err)
-		require.Equal(t, core.StatusAnswered, final.Status, "question %d", i)
+		require.Equal(t, domain.StatusAnswered, final.Status, "question %d", i)
 	}
 	waitFor(t, 15*time.Second, "every copy finished", func() bool {
 		for _, a := range qs {
@@ -227,9 +229,9 @@ func TestStormDelaysButNeverDrops(t *testing.T) {
 	assert.Empty(t, px.Violations(300*time.Millisecond), "Retry-After honoured")
 
 	evs := eventTypes(t, e.store)
-	assert.Len(t, evs[core.EventCreated], n)
-	assert.Len(t, evs[core.EventAnswered], n)
-	assert.Empty(t, evs[core.EventPostFailed])
+	assert.Len(t, evs[domain.EventCreated], n)
+	assert.Len(t, evs[domain.EventAnswered], n)
+	assert.Empty(t, evs[domain.EventPostFailed])
 	assert.NotContains(t, logs.String(), "failed", "nothing was given up on")
 	t.Logf("storm: asking took %s; faults answered %v", asking.Round(time.Millisecond), all)
 }
@@ -246,9 +248,9 @@ func TestStormOutlastingRetriesFailsLoudly(t *testing.T) {
 	var both, only []asked
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		both = askMany(e, 5, "both", core.Target{Platform: "slack", Channel: "C1"}, core.Target{Platform: "slack", Channel: "C2"})
+		both = askMany(e, 5, "both", domain.Target{Platform: "slack", Channel: "C1"}, domain.Target{Platform: "slack", Channel: "C2"})
 	})
-	wg.Go(func() { only = askMany(e, 3, "only", core.Target{Platform: "slack", Channel: "C2"}) })
+	wg.Go(func() { only = askMany(e, 3, "only", domain.Target{Platform: "slack", Channel: "C2"}) })
 	wg.Wait()
 	px.Calm()
 	calm := time.Now()
@@ -285,7 +287,7 @@ func TestStormOutlastingRetriesFailsLoudly(t *testing.T) {
 	}
 	assert.Equal(t, 8, strings.Count(logs.String(), "posting question failed"), "one log line per failed post")
 	evs := eventTypes(t, e.store)
-	assert.ElementsMatch(t, []string{only[0].q.ID, only[1].q.ID, only[2].q.ID}, evs[core.EventPostFailed],
+	assert.ElementsMatch(t, []string{only[0].q.ID, only[1].q.ID, only[2].q.ID}, evs[domain.EventPostFailed],
 		"question.post_failed for each question left without any copy")
 	assert.Equal(t, 3, strings.Count(logs.String(), "could not be posted to any target"))
 
@@ -296,8 +298,8 @@ func TestStormOutlastingRetriesFailsLoudly(t *testing.T) {
 	}
 	for _, a := range only {
 		resp := "oauth"
-		_, err := e.router.Answer(context.Background(), "ops", a.q.ID, core.RespondRequest{Response: &resp},
-			core.Person{Platform: "api", ID: "carol"})
+		_, err := e.router.Answer(context.Background(), "ops", a.q.ID, domain.RespondRequest{Response: &resp},
+			domain.Person{Platform: "api", ID: "carol"})
 		require.NoError(t, err)
 	}
 	for _, a := range both {
@@ -330,7 +332,7 @@ func TestLongRateLimitStormOnlyDelays(t *testing.T) {
 	const blow = 5 * time.Second
 	start := time.Now()
 	px.BlowFor(blow, storm.RateLimit(time.Second))
-	qs := askMany(e, 10, "limited", core.Target{Platform: "slack", Channel: "C1"}, core.Target{Platform: "slack", Channel: "C2"})
+	qs := askMany(e, 10, "limited", domain.Target{Platform: "slack", Channel: "C1"}, domain.Target{Platform: "slack", Channel: "C2"})
 	assert.GreaterOrEqual(t, time.Since(start), blow, "the posts waited for the storm to end")
 	for i, a := range qs {
 		require.NoError(t, a.err)

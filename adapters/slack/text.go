@@ -29,7 +29,7 @@ const (
 	maxConfirmButton   = 30
 	maxContextText     = 3000
 	// maxInputLength is plain_text_input's max_length ceiling (1–3000),
-	// below core.MaxAnswerLen.
+	// below domain.MaxAnswerLen.
 	maxInputLength = 3000
 )
 

@@ -11,11 +11,11 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/actiontext"
 	"github.com/askbridge/askbridge/adapters/internal/approval"
-	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/internal/textdiff"
+	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/domain/textdiff"
 )
 
-// An approval that carries the exact action (core.Action: the tool and its
+// An approval that carries the exact action (domain.Action: the tool and its
 // arguments) is shown whole on the web: the command or the pretty-printed
 // arguments, never truncated, and a coloured unified diff for file edits.
 // Its card offers, beside Allow / Deny, "Edit, then allow…" (a form
@@ -83,13 +83,13 @@ type ruleView struct {
 }
 
 // actionView builds the view of q's action; nil when q carries none.
-func (i *Inbox) actionView(q *core.Question, prev url.Values, v *viewer, ret string) *actionView {
+func (i *Inbox) actionView(q *domain.Question, prev url.Values, v *viewer, ret string) *actionView {
 	a := q.Action
 	if a == nil || !approval.Is(q) {
 		return nil
 	}
 	av := &actionView{ID: q.ID, CSRF: v.CSRF, Return: ret, Tool: a.Tool, Digest: a.Digest, Inbox: ret == "inbox",
-		Pending: q.Status == core.StatusPending, Pretty: actiontext.Pretty(a.Input)}
+		Pending: q.Status == domain.StatusPending, Pretty: actiontext.Pretty(a.Input)}
 	if cmd, rest, ok := bashCommand(a); ok {
 		av.Command, av.Rest = cmd, rest
 		av.EditField, av.EditValue = "edited_command", cmd
@@ -128,26 +128,26 @@ func (i *Inbox) actionView(q *core.Question, prev url.Values, v *viewer, ret str
 	if prev != nil && !av.Pending && prev.Get("do") == "edit" {
 		av.Unsent = prev.Get(av.EditField)
 	}
-	if q.Status == core.StatusAnswered && q.Decision != nil {
+	if q.Status == domain.StatusAnswered && q.Decision != nil {
 		av.outcome(q)
 	}
 	return av
 }
 
 // outcome describes an answered action's decision.
-func (av *actionView) outcome(q *core.Question) {
+func (av *actionView) outcome(q *domain.Question) {
 	d := q.Decision
 	switch {
-	case d.Behavior != core.BehaviorAllow:
+	case d.Behavior != domain.BehaviorAllow:
 		av.Outcome = "Denied"
-		if _, isOption := core.MatchOption(q.Questions[0], q.Answers[q.Questions[0].Question]); d.Message != "" && !isOption {
+		if _, isOption := domain.MatchOption(q.Questions[0], q.Answers[q.Questions[0].Question]); d.Message != "" && !isOption {
 			av.Outcome, av.Reason = "Denied with reason: "+d.Message, d.Message
 		}
 	case d.AutoRule != "":
 		av.Outcome = "Allowed automatically by the rule " + d.AutoRule
 	case d.Edited && q.EditedAction != nil:
 		av.Outcome = "Allowed with edits"
-		e := &core.Action{Tool: q.Action.Tool, Input: q.EditedAction.Input}
+		e := &domain.Action{Tool: q.Action.Tool, Input: q.EditedAction.Input}
 		if cmd, _, ok := bashCommand(e); ok {
 			old, _, _ := bashCommand(q.Action)
 			av.Edited = cmd
@@ -156,13 +156,13 @@ func (av *actionView) outcome(q *core.Question) {
 			av.Edited = actiontext.Pretty(e.Input)
 			av.EditDiff = splitDiff(textdiff.Hunks(av.Pretty, av.Edited, 1, 1))
 			if q.Action.Diff != "" {
-				av.EditedFile = splitDiff(core.ActionDiff(e.Tool, e.Input))
+				av.EditedFile = splitDiff(domain.ActionDiff(e.Tool, e.Input))
 			}
 		}
 	default:
 		av.Outcome = "Allowed as asked"
 	}
-	if d.Behavior == core.BehaviorAllow && len(d.Rules) > 0 {
+	if d.Behavior == domain.BehaviorAllow && len(d.Rules) > 0 {
 		where, what := ruleWords(d.Rules[0])
 		if av.Outcome == "Allowed as asked" {
 			av.Outcome = "Allowed"
@@ -174,14 +174,14 @@ func (av *actionView) outcome(q *core.Question) {
 // decisionLine is the outcome line of an answered approval with an
 // action ("Allowed with edits by maria (Slack)"), or "" for any other
 // question.
-func decisionLine(q *core.Question, by string) string {
-	if q.Action == nil || q.Decision == nil || q.Status != core.StatusAnswered || q.ApprovalsRequired > 1 || q.Defaulted {
+func decisionLine(q *domain.Question, by string) string {
+	if q.Action == nil || q.Decision == nil || q.Status != domain.StatusAnswered || q.ApprovalsRequired > 1 || q.Defaulted {
 		return ""
 	}
 	d := q.Decision
 	switch {
-	case d.Behavior != core.BehaviorAllow:
-		if _, isOption := core.MatchOption(q.Questions[0], q.Answers[q.Questions[0].Question]); d.Message != "" && !isOption {
+	case d.Behavior != domain.BehaviorAllow:
+		if _, isOption := domain.MatchOption(q.Questions[0], q.Answers[q.Questions[0].Question]); d.Message != "" && !isOption {
 			return "Denied by " + by + " with a reason"
 		}
 		return "Denied by " + by
@@ -198,7 +198,7 @@ func decisionLine(q *core.Question, by string) string {
 
 // bashCommand returns a Bash call's command and its other arguments as
 // pretty JSON.
-func bashCommand(a *core.Action) (cmd, rest string, ok bool) {
+func bashCommand(a *domain.Action) (cmd, rest string, ok bool) {
 	cmd, others, ok := actiontext.SplitCommand(a.Tool, a.Input)
 	if ok && len(others) > 0 {
 		b, _ := json.Marshal(others)
@@ -242,14 +242,14 @@ func ruleWords(raw json.RawMessage) (where, what string) {
 // choice (rule), a reason (the "Deny with note…" form), or an option; ok
 // is false for an option, which approvalFromForm reads as for any
 // approval. Every form sends the digest of the action it showed.
-func actionFromForm(q *core.Question, form url.Values) (req core.RespondRequest, ok bool, err error) {
+func actionFromForm(q *domain.Question, form url.Values) (req domain.RespondRequest, ok bool, err error) {
 	req.Digest = strings.TrimSpace(form.Get("digest"))
 	switch {
 	case form.Get("do") == "edit":
 		in, err := editedInput(q.Action, form)
 		if err != nil {
-			return req, true, &core.Error{Code: core.EInvalidAnswer, Message: "The edited action was not sent: " + err.Error() + ". Nothing was decided; fix it below and allow again.",
-				Details: []core.Detail{{Field: "edited_input", Problem: err.Error()}}}
+			return req, true, &domain.Error{Code: domain.EInvalidAnswer, Message: "The edited action was not sent: " + err.Error() + ". Nothing was decided; fix it below and allow again.",
+				Details: []domain.Detail{{Field: "edited_input", Problem: err.Error()}}}
 		}
 		if unchanged(q.Action.Input, in) {
 			// "Allow with these changes" without a change allows the
@@ -267,16 +267,16 @@ func actionFromForm(q *core.Question, form url.Values) (req core.RespondRequest,
 	case form.Has("rule"):
 		n, err := strconv.Atoi(form.Get("rule"))
 		if err != nil {
-			return req, true, &core.Error{Code: core.EInvalidAnswer, Message: "That \"always allow\" choice is not one this approval offers; reload the page.",
-				Details: []core.Detail{{Field: "rule", Problem: "not a number"}}}
+			return req, true, &domain.Error{Code: domain.EInvalidAnswer, Message: "That \"always allow\" choice is not one this approval offers; reload the page.",
+				Details: []domain.Detail{{Field: "rule", Problem: "not a number"}}}
 		}
 		req.Rule = &n
 		return req, true, nil
 	case form.Get("a0") == "note":
 		text := strings.TrimSpace(form.Get("t0"))
 		if text == "" {
-			return req, true, &core.Error{Code: core.EInvalidAnswer, Message: "Write a note to deny with, or press Deny.",
-				Details: []core.Detail{{Field: "answers[" + q.Questions[0].Question + "]", Problem: "the note is empty"}}}
+			return req, true, &domain.Error{Code: domain.EInvalidAnswer, Message: "Write a note to deny with, or press Deny.",
+				Details: []domain.Detail{{Field: "answers[" + q.Questions[0].Question + "]", Problem: "the note is empty"}}}
 		}
 		req.Reason = &text
 		return req, true, nil
@@ -287,7 +287,7 @@ func actionFromForm(q *core.Question, form url.Values) (req core.RespondRequest,
 // editedInput builds the edited arguments from the form: a Bash command
 // replaces the command and keeps the other arguments; otherwise the field
 // is the whole arguments as a JSON object.
-func editedInput(a *core.Action, form url.Values) (json.RawMessage, error) {
+func editedInput(a *domain.Action, form url.Values) (json.RawMessage, error) {
 	if _, _, ok := bashCommand(a); ok && form.Has("edited_command") {
 		cmd := strings.ReplaceAll(form.Get("edited_command"), "\r\n", "\n")
 		if strings.TrimSpace(cmd) == "" {
@@ -339,7 +339,7 @@ func lineCol(text string, off int) string {
 }
 
 // problem puts an edit's refusal next to its field.
-func (av *actionView) problem(details []core.Detail) {
+func (av *actionView) problem(details []domain.Detail) {
 	for _, d := range details {
 		if d.Field == "edited_input" {
 			av.Problem, av.EditOpen = d.Problem, true
@@ -352,7 +352,7 @@ func (av *actionView) problem(details []core.Detail) {
 const actionConflict = "The action this approval asks about is not the one you decided on: it changed since the page was loaded. Nothing was decided. Check the action below and decide again."
 
 // isActionConflict reports whether err refused a stale digest.
-func isActionConflict(err *core.Error) bool {
+func isActionConflict(err *domain.Error) bool {
 	for _, d := range err.Details {
 		if d.Field == "digest" {
 			return true
@@ -364,7 +364,7 @@ func isActionConflict(err *core.Error) bool {
 // unchanged reports whether edited is the asked input, compared in
 // canonical form (a stored input may spell < as \u003c).
 func unchanged(asked, edited json.RawMessage) bool {
-	a, err1 := core.CanonicalInput(asked)
-	b, err2 := core.CanonicalInput(edited)
+	a, err1 := domain.CanonicalInput(asked)
+	b, err2 := domain.CanonicalInput(edited)
 	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // TestBrowserEditApprovalDiffAndEdit: a Claude Code Edit of 300 lines
@@ -111,7 +111,7 @@ func TestBrowserScreenshotApprovalDiff(t *testing.T) {
 	req.Question = "Allow Edit of server/server.go?"
 	req.Context = "Claude Code in `~/src/shop`"
 	req.Timeout = dur(9 * time.Minute)
-	req.Action = &core.Action{Tool: "Edit", Input: in, Suggestions: []json.RawMessage{
+	req.Action = &domain.Action{Tool: "Edit", Input: in, Suggestions: []json.RawMessage{
 		json.RawMessage(`{"type": "setMode", "mode": "acceptEdits", "destination": "session"}`)}}
 	q := e.ask("ops", req)
 	file := filepath.Join(repoRoot(t), "docs", "img", "approval-diff.png")
@@ -137,8 +137,8 @@ func TestBrowserActionAnsweredElsewhereShowsOutcome(t *testing.T) {
 	q := e.ask("ops", bashAction("sess-else", "rm -rf build"))
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/questions/"+q.ID),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-live="on"]`)))
-	if _, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{EditedInput: json.RawMessage(`{"command": "rm -rf build/tmp"}`)},
-		core.Person{Platform: "slack", ID: "U1", Name: "maria"}); err != nil {
+	if _, err := e.router.Answer(context.Background(), "ops", q.ID, domain.RespondRequest{EditedInput: json.RawMessage(`{"command": "rm -rf build/tmp"}`)},
+		domain.Person{Platform: "slack", ID: "U1", Name: "maria"}); err != nil {
 		t.Fatal(err)
 	}
 	line := value(t, ctx, chromedp.Poll[string](`(function(){ var o = document.querySelector("p.outcome"); return o ? o.textContent : null })()`))

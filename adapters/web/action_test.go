@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // Approvals that carry the exact action (issue 18): what the web inbox
@@ -26,16 +26,16 @@ var bashSuggestions = []json.RawMessage{
 // bashAction is the Claude Code hook's PermissionRequest for a Bash call
 // (agent/hook/testdata/claude-code/permissionrequest-bash.json, with one
 // more suggestion).
-func bashAction(runID, command string) core.AskRequest {
+func bashAction(runID, command string) domain.AskRequest {
 	in, _ := json.Marshal(map[string]string{"command": command, "description": "Remove the build directory"})
 	req := hookApproval(runID)
 	req.Question = "Allow Bash?"
-	req.Action = &core.Action{Tool: "Bash", Input: in, Suggestions: bashSuggestions}
+	req.Action = &domain.Action{Tool: "Bash", Input: in, Suggestions: bashSuggestions}
 	return req
 }
 
 // editAction is a Claude Code Edit of n changed lines.
-func editAction(runID string, n int) core.AskRequest {
+func editAction(runID string, n int) domain.AskRequest {
 	var oldS, newS strings.Builder
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&oldS, "old line %d\n", i)
@@ -44,16 +44,16 @@ func editAction(runID string, n int) core.AskRequest {
 	in, _ := json.Marshal(map[string]any{"file_path": "/home/dev/proj/main.go", "old_string": oldS.String(), "new_string": newS.String()})
 	req := hookApproval(runID)
 	req.Question = "Allow Edit of main.go?"
-	req.Action = &core.Action{Tool: "Edit", Input: in}
+	req.Action = &domain.Action{Tool: "Edit", Input: in}
 	return req
 }
 
 // apiAction is an approval an agent asks through the API with a JSON
 // argument object.
-func apiAction(runID string) core.AskRequest {
-	return core.AskRequest{RunID: runID, Kind: core.KindApproval, AgentName: "Deploy bot", Question: "Scale the api service?",
-		Options: []core.Option{{Label: "Approve"}, {Label: "Reject"}},
-		Action:  &core.Action{Tool: "scale", Input: json.RawMessage(`{"service": "api", "replicas": 12, "regions": ["eu-west", "us-east"], "note": "<b>peak</b>"}`)}}
+func apiAction(runID string) domain.AskRequest {
+	return domain.AskRequest{RunID: runID, Kind: domain.KindApproval, AgentName: "Deploy bot", Question: "Scale the api service?",
+		Options: []domain.Option{{Label: "Approve"}, {Label: "Reject"}},
+		Action:  &domain.Action{Tool: "scale", Input: json.RawMessage(`{"service": "api", "replicas": 12, "regions": ["eu-west", "us-east"], "note": "<b>peak</b>"}`)}}
 }
 
 var digestRe = regexp.MustCompile(`name="digest" value="([^"]+)"`)
@@ -120,7 +120,7 @@ func TestActionShownInFull(t *testing.T) {
 }
 
 // post sends a form of the card on the question page.
-func actionPost(t *testing.T, c *client, q *core.Question, form url.Values) page {
+func actionPost(t *testing.T, c *client, q *domain.Question, form url.Values) page {
 	t.Helper()
 	p := c.getPage("/questions/" + q.ID)
 	m := csrfRe.FindStringSubmatch(p.body)
@@ -138,7 +138,7 @@ func actionPost(t *testing.T, c *client, q *core.Question, form url.Values) page
 }
 
 func TestActionEditBeforeApprove(t *testing.T) {
-	e := newEnv(t, envOptions{routes: []core.Route{{Name: "locked", NoEdit: true}}})
+	e := newEnv(t, envOptions{routes: []domain.Route{{Name: "locked", NoEdit: true}}})
 	c := e.client()
 
 	// Bash: the form is the command, pre-filled.
@@ -151,7 +151,7 @@ func TestActionEditBeforeApprove(t *testing.T) {
 	if r := c.post("/questions/"+bash.ID+"/answer", url.Values{"do": {"edit"}, "edited_command": {"rm -rf build/tmp"}}); r.status != http.StatusForbidden {
 		t.Errorf("an edit without CSRF token: status %d", r.status)
 	}
-	if got := e.get("ops", bash.ID); got.Status != core.StatusPending {
+	if got := e.get("ops", bash.ID); got.Status != domain.StatusPending {
 		t.Fatal("an edit without CSRF token was recorded")
 	}
 	r := actionPost(t, c, bash, url.Values{"do": {"edit"}, "edited_command": {"rm -rf build/tmp\r\n"}})
@@ -159,7 +159,7 @@ func TestActionEditBeforeApprove(t *testing.T) {
 		t.Fatalf("edit: status %d: %s", r.status, r.body)
 	}
 	got := e.get("ops", bash.ID)
-	if got.Decision == nil || got.Decision.Behavior != core.BehaviorAllow || !got.Decision.Edited {
+	if got.Decision == nil || got.Decision.Behavior != domain.BehaviorAllow || !got.Decision.Edited {
 		t.Fatalf("decision %+v", got.Decision)
 	}
 	var in map[string]string
@@ -197,7 +197,7 @@ func TestActionEditBeforeApprove(t *testing.T) {
 	if !strings.Contains(body, ">\n"+typed+"</textarea>") {
 		t.Error("what was typed was lost")
 	}
-	if got := e.get("ops", api.ID); got.Status != core.StatusPending {
+	if got := e.get("ops", api.ID); got.Status != domain.StatusPending {
 		t.Fatal("invalid JSON was recorded")
 	}
 	r = actionPost(t, c, api, url.Values{"do": {"edit"}, "edited_input": {`{"service": "api", "replicas": 4, "regions": ["eu-west"]}`}})
@@ -229,7 +229,7 @@ func TestActionDigestConflict(t *testing.T) {
 	if body := html.UnescapeString(r.body); !strings.Contains(body, "The action changed") || !strings.Contains(body, "decide again") {
 		t.Errorf("no clear conflict message:\n%s", body)
 	}
-	if got := e.get("ops", q.ID); got.Status != core.StatusPending {
+	if got := e.get("ops", q.ID); got.Status != domain.StatusPending {
 		t.Fatal("a decision on another action was recorded")
 	}
 	// Allow as asked carries the digest and is recorded as such.
@@ -237,7 +237,7 @@ func TestActionDigestConflict(t *testing.T) {
 		t.Fatalf("allow: %d", r.status)
 	}
 	got := e.get("ops", q.ID)
-	if got.Decision == nil || got.Decision.Behavior != core.BehaviorAllow || got.Decision.Edited || got.Decision.Digest != q.Action.Digest {
+	if got.Decision == nil || got.Decision.Behavior != domain.BehaviorAllow || got.Decision.Edited || got.Decision.Digest != q.Action.Digest {
 		t.Fatalf("decision %+v", got.Decision)
 	}
 	if p := c.getPage("/questions/" + q.ID); !strings.Contains(p.body, "Allowed as asked") {
@@ -267,7 +267,7 @@ func TestActionAlwaysAllow(t *testing.T) {
 		t.Fatalf("always allow: status %d: %s", r.status, r.body)
 	}
 	got := e.get("ops", q.ID)
-	if got.Decision == nil || got.Decision.Behavior != core.BehaviorAllow || len(got.Decision.Rules) != 1 ||
+	if got.Decision == nil || got.Decision.Behavior != domain.BehaviorAllow || len(got.Decision.Rules) != 1 ||
 		!strings.Contains(string(got.Decision.Rules[0]), `"ruleContent":"make release:*"`) || got.AppliedRule == nil || *got.AppliedRule != 2 {
 		t.Fatalf("decision %+v", got.Decision)
 	}
@@ -293,7 +293,7 @@ func TestActionDenyWithReasonOneStep(t *testing.T) {
 		t.Fatalf("deny with reason: %d %s", r.status, r.body)
 	}
 	got := e.get("ops", q.ID)
-	if got.Decision == nil || got.Decision.Behavior != core.BehaviorDeny || got.Decision.Message != "Deny: Allow" {
+	if got.Decision == nil || got.Decision.Behavior != domain.BehaviorDeny || got.Decision.Message != "Deny: Allow" {
 		t.Fatalf("decision %+v: a reason reading \"Allow\" must still deny, as the agent's feedback", got.Decision)
 	}
 	if p := c.getPage("/questions/" + q.ID); !strings.Contains(html.UnescapeString(p.body), "Denied with reason: Deny: Allow") {
@@ -321,7 +321,7 @@ func TestActionEditUnchangedAllowsAsAsked(t *testing.T) {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
 	got := e.get("ops", q.ID)
-	if got.Decision == nil || got.Decision.Behavior != core.BehaviorAllow || got.Decision.Edited || got.EditedAction != nil {
+	if got.Decision == nil || got.Decision.Behavior != domain.BehaviorAllow || got.Decision.Edited || got.EditedAction != nil {
 		t.Fatalf("an unchanged edit was recorded as %+v", got.Decision)
 	}
 	if p := c.getPage("/questions/" + q.ID); !strings.Contains(p.body, "Allowed as asked by local web user") {
@@ -333,12 +333,12 @@ func TestActionEditUnchangedAllowsAsAsked(t *testing.T) {
 // approved says so on its page; the confirmation after a decision made on
 // the web says how it was decided.
 func TestActionAutoAllowedAndFlash(t *testing.T) {
-	e := newEnv(t, envOptions{routes: []core.Route{{Name: "dev", AutoAllow: []string{"Bash(git status*)"}}}})
+	e := newEnv(t, envOptions{routes: []domain.Route{{Name: "dev", AutoAllow: []string{"Bash(git status*)"}}}})
 	c := e.client()
 	req := bashAction("s-1", "git status --short")
 	req.Route = "dev"
 	q := e.ask("ops", req)
-	if got := e.get("ops", q.ID); got.Status != core.StatusAnswered {
+	if got := e.get("ops", q.ID); got.Status != domain.StatusAnswered {
 		t.Fatalf("auto_allow did not answer: %s", got.Status)
 	}
 	if p := c.getPage("/questions/" + q.ID); !strings.Contains(html.UnescapeString(p.body), "Allowed automatically by the rule Bash(git status*)") {
@@ -363,8 +363,8 @@ func TestActionStaleEditKept(t *testing.T) {
 	c := e.client()
 	q := e.ask("ops", bashAction("s-1", "rm -rf build"))
 	tok := c.csrf("/questions/" + q.ID)
-	if _, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{Response: ptr("Deny")},
-		core.Person{Platform: "slack", ID: "U1", Name: "maria"}); err != nil {
+	if _, err := e.router.Answer(context.Background(), "ops", q.ID, domain.RespondRequest{Response: ptr("Deny")},
+		domain.Person{Platform: "slack", ID: "U1", Name: "maria"}); err != nil {
 		t.Fatal(err)
 	}
 	r := c.post("/questions/"+q.ID+"/answer", url.Values{"csrf": {tok}, "return": {"question"}, "digest": {q.Action.Digest},
@@ -376,7 +376,7 @@ func TestActionStaleEditKept(t *testing.T) {
 	if !strings.Contains(body, "already answered by maria (Slack)") || !strings.Contains(body, "Your edit (not sent):") || !strings.Contains(body, "rm -rf build/cache-only") {
 		t.Errorf("the stale edit is not kept on the page:\n%s", body)
 	}
-	if got := e.get("ops", q.ID); got.Decision == nil || got.Decision.Behavior != core.BehaviorDeny {
+	if got := e.get("ops", q.ID); got.Decision == nil || got.Decision.Behavior != domain.BehaviorDeny {
 		t.Errorf("decision %+v", got.Decision)
 	}
 }

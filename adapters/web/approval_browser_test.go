@@ -10,14 +10,14 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // hookApproval is the approval the Claude Code hook asks.
-func hookApproval(runID string) core.AskRequest {
-	return core.AskRequest{RunID: runID, Kind: core.KindApproval, AgentName: "Claude Code", Header: "Approval",
+func hookApproval(runID string) domain.AskRequest {
+	return domain.AskRequest{RunID: runID, Kind: domain.KindApproval, AgentName: "Claude Code", Header: "Approval",
 		Question: "Allow Bash: rm -rf build?",
-		Options: []core.Option{{Label: "Allow", Description: "Let the agent run it"},
+		Options: []domain.Option{{Label: "Allow", Description: "Let the agent run it"},
 			{Label: "Deny", Description: "Refuse; Deny with note… tells the agent why"}}}
 }
 
@@ -59,7 +59,7 @@ func TestBrowserApprovalAllowDenyUnmistakable(t *testing.T) {
 		chromedp.Click(chromedp.CSS(card(q.ID)+` details.deny-note button.danger`)),
 		chromedp.WaitVisible(chromedp.CSS(`.flash`)))
 	w := <-got
-	if w.err != nil || w.q.Status != core.StatusAnswered || w.q.Response != "use make clean instead" {
+	if w.err != nil || w.q.Status != domain.StatusAnswered || w.q.Response != "use make clean instead" {
 		t.Fatalf("agent got %v %+v", w.err, w.q)
 	}
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/questions/"+q.ID), chromedp.WaitVisible(chromedp.CSS(`p.outcome`)))
@@ -87,7 +87,7 @@ func TestApprovalTypedTextNeverDecides(t *testing.T) {
 		if p.status != http.StatusBadRequest || !strings.Contains(html.UnescapeString(p.body), "typed text alone decides nothing") {
 			t.Errorf("%v: status %d", form, p.status)
 		}
-		if got := e.get("ops", q.ID); got.Status != core.StatusPending {
+		if got := e.get("ops", q.ID); got.Status != domain.StatusPending {
 			t.Fatalf("%v turned typed text into a decision: %s %v", form, got.Status, got.Answers)
 		}
 	}
@@ -112,8 +112,8 @@ func TestBrowserOwnVoteShownOnGate(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
 	two := 2
-	q := e.ask("ops", core.AskRequest{RunID: "gate-1", Kind: core.KindApproval, Question: "Deploy api v2 to production?",
-		Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
+	q := e.ask("ops", domain.AskRequest{RunID: "gate-1", Kind: domain.KindApproval, Question: "Deploy api v2 to production?",
+		Options: []domain.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"),
 		chromedp.Click(chromedp.CSS(card(q.ID)+` button[value="o0"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
@@ -137,8 +137,8 @@ func TestBrowserOwnVoteShownOnGate(t *testing.T) {
 func TestBrowserDismissNeedsConfirmationAwayFromSubmit(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
-	q := e.ask("ops", core.AskRequest{RunID: "d-1", Question: "Which regions?", MultiSelect: true,
-		Options: []core.Option{{Label: "eu-west"}, {Label: "us-east"}}})
+	q := e.ask("ops", domain.AskRequest{RunID: "d-1", Question: "Which regions?", MultiSelect: true,
+		Options: []domain.Option{{Label: "eu-west"}, {Label: "us-east"}}})
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(card(q.ID))))
 	rect := func(sel string) [4]float64 {
 		return value(t, ctx, chromedp.Evaluate[[4]float64](`(function(){ var r = document.querySelector(`+jsString(sel)+`).getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom] })()`))
@@ -149,7 +149,7 @@ func TestBrowserDismissNeedsConfirmationAwayFromSubmit(t *testing.T) {
 		t.Errorf("Dismiss %v sits on Submit's row %v", dismiss, submit)
 	}
 	run(t, ctx, 10*time.Second, chromedp.Click(chromedp.CSS(card(q.ID)+` .dismiss summary, `+card(q.ID)+` button.dismiss`)), chromedp.Sleep(300*time.Millisecond))
-	if got := e.get("ops", q.ID); got.Status != core.StatusPending {
+	if got := e.get("ops", q.ID); got.Status != domain.StatusPending {
 		t.Fatalf("one click on Dismiss dismissed the question (%s)", got.Status)
 	}
 	run(t, ctx, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(card(q.ID)+` .dismiss-confirm button.danger`)))
@@ -158,7 +158,7 @@ func TestBrowserDismissNeedsConfirmationAwayFromSubmit(t *testing.T) {
 		t.Errorf("confirmation text %q", text)
 	}
 	run(t, ctx, 10*time.Second, chromedp.Click(chromedp.CSS(card(q.ID)+` .dismiss-confirm button.danger`)), chromedp.WaitVisible(chromedp.CSS(`.flash`)))
-	if got := e.get("ops", q.ID); got.Status != core.StatusCancelled {
+	if got := e.get("ops", q.ID); got.Status != domain.StatusCancelled {
 		t.Fatalf("confirmed dismissal: %s", got.Status)
 	}
 }

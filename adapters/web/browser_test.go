@@ -19,7 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 func chromiumPath(t *testing.T) string {
@@ -165,7 +165,7 @@ func value[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 }
 
 type waited struct {
-	q   *core.Question
+	q   *domain.Question
 	err error
 }
 
@@ -185,30 +185,30 @@ func card(id string) string { return "#q-" + id }
 func TestBrowserAnswerEachShape(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
-	auth := []core.Option{{Label: "OAuth 2.0", Value: "oauth", Description: "Standard"}, {Label: "API key", Description: "Simple", Recommended: true}}
-	feats := []core.Option{{Label: "Login"}, {Label: "Dashboard"}, {Label: "Billing"}}
+	auth := []domain.Option{{Label: "OAuth 2.0", Value: "oauth", Description: "Standard"}, {Label: "API key", Description: "Simple", Recommended: true}}
+	feats := []domain.Option{{Label: "Login"}, {Label: "Dashboard"}, {Label: "Billing"}}
 	type shape struct {
 		name    string
-		req     core.AskRequest
+		req     domain.AskRequest
 		do      func(id string) []chromedp.Action[chromedp.Void]
 		answers map[string]string
 		sel     map[string][]string
 		resp    string
 	}
 	shapes := []shape{
-		{"single select: one click", core.AskRequest{Question: "Which auth method?", Header: "Auth", Options: auth},
+		{"single select: one click", domain.AskRequest{Question: "Which auth method?", Header: "Auth", Options: auth},
 			func(id string) []chromedp.Action[chromedp.Void] {
 				return []chromedp.Action[chromedp.Void]{chromedp.Click(chromedp.CSS(card(id) + ` button[name="a0"][value="o1"]`))}
 			},
 			map[string]string{"Which auth method?": "API key"}, map[string][]string{"Which auth method?": {"API key"}}, "API key"},
-		{"single select: Other", core.AskRequest{Question: "Which auth method?", Options: auth},
+		{"single select: Other", domain.AskRequest{Question: "Which auth method?", Options: auth},
 			func(id string) []chromedp.Action[chromedp.Void] {
 				return []chromedp.Action[chromedp.Void]{
 					chromedp.SendKeys(chromedp.CSS(card(id)+` input[name="t0"]`), "SAML via Okta"),
 					chromedp.Click(chromedp.CSS(card(id) + ` button[name="a0"][value="other"]`))}
 			},
 			map[string]string{"Which auth method?": "SAML via Okta"}, map[string][]string{"Which auth method?": {"SAML via Okta"}}, "SAML via Okta"},
-		{"multi select: checkboxes, Other and Enter", core.AskRequest{Question: "Which features?", MultiSelect: true, Options: feats},
+		{"multi select: checkboxes, Other and Enter", domain.AskRequest{Question: "Which features?", MultiSelect: true, Options: feats},
 			func(id string) []chromedp.Action[chromedp.Void] {
 				return []chromedp.Action[chromedp.Void]{
 					chromedp.Click(chromedp.CSS(card(id) + ` input[name="a0"][value="o0"]`)),
@@ -219,7 +219,7 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 			},
 			map[string]string{"Which features?": "Login, Billing, Audit log"},
 			map[string][]string{"Which features?": {"Login", "Billing", "Audit log"}}, "Login, Billing, Audit log"},
-		{"open ended: text and Submit", core.AskRequest{Question: "Anything else before the release?"},
+		{"open ended: text and Submit", domain.AskRequest{Question: "Anything else before the release?"},
 			func(id string) []chromedp.Action[chromedp.Void] {
 				return []chromedp.Action[chromedp.Void]{
 					chromedp.SendKeys(chromedp.CSS(card(id)+` textarea[name="t0"]`), "Tag it v2.1"),
@@ -227,8 +227,8 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 			},
 			map[string]string{"Anything else before the release?": "Tag it v2.1"},
 			map[string][]string{"Anything else before the release?": {"Tag it v2.1"}}, "Tag it v2.1"},
-		{"two items: radio, Other typed, Submit", core.AskRequest{Questions: []core.Item{
-			{Question: "Which region?", Header: "Region", Options: []core.Option{{Label: "eu-west"}, {Label: "us-east"}}},
+		{"two items: radio, Other typed, Submit", domain.AskRequest{Questions: []domain.Item{
+			{Question: "Which region?", Header: "Region", Options: []domain.Option{{Label: "eu-west"}, {Label: "us-east"}}},
 			{Question: "Which features?", Header: "Features", MultiSelect: true, Options: feats}}},
 			func(id string) []chromedp.Action[chromedp.Void] {
 				return []chromedp.Action[chromedp.Void]{
@@ -261,7 +261,7 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the agent's waiter was not woken")
 			}
-			if w.err != nil || w.q.Status != core.StatusAnswered {
+			if w.err != nil || w.q.Status != domain.StatusAnswered {
 				t.Fatalf("waiter: %v %v", w.err, w.q)
 			}
 			if !reflect.DeepEqual(w.q.Answers, s.answers) || !reflect.DeepEqual(w.q.Selections, s.sel) || w.q.Response != s.resp {
@@ -271,14 +271,14 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 	}
 	// Dismiss: the waiter learns it was cancelled by a person.
 	t.Run("dismiss", func(t *testing.T) {
-		q := e.ask("ops", core.AskRequest{RunID: "run-z", Question: "Proceed?", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
+		q := e.ask("ops", domain.AskRequest{RunID: "run-z", Question: "Proceed?", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}})
 		got := e.waiter("ops", q.ID)
 		run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"),
 			chromedp.Click(chromedp.CSS(card(q.ID)+` details.dismiss summary`)),
 			chromedp.Click(chromedp.CSS(card(q.ID)+` details.dismiss button.danger`)),
 			chromedp.WaitVisible(chromedp.CSS(`.flash`)))
 		w := <-got
-		if w.q.Status != core.StatusCancelled || w.q.CancelReason != core.CancelUser {
+		if w.q.Status != domain.StatusCancelled || w.q.CancelReason != domain.CancelUser {
 			t.Fatalf("waiter got %s %s", w.q.Status, w.q.CancelReason)
 		}
 	})
@@ -287,8 +287,8 @@ func TestBrowserAnswerEachShape(t *testing.T) {
 func TestBrowserCardSettlesWhenAnsweredThroughAPI(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
-	q := e.ask("ops", core.AskRequest{RunID: "r1", Question: "Roll back the release?", Options: []core.Option{{Label: "Roll back"}, {Label: "Keep"}}})
-	keep := e.ask("ops", core.AskRequest{RunID: "r2", Question: "Rotate the keys?"})
+	q := e.ask("ops", domain.AskRequest{RunID: "r1", Question: "Roll back the release?", Options: []domain.Option{{Label: "Roll back"}, {Label: "Keep"}}})
+	keep := e.ask("ops", domain.AskRequest{RunID: "r2", Question: "Rotate the keys?"})
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(card(q.ID))),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-live="on"]`)))
@@ -311,8 +311,8 @@ func TestBrowserCardSettlesWhenAnsweredThroughAPI(t *testing.T) {
 	}
 
 	// A new question appears, in deadline order, without a reload.
-	fresh := e.ask("web", core.AskRequest{RunID: "r3", Question: "Merge the hotfix?", Timeout: dur(time.Minute),
-		Options: []core.Option{{Label: "Merge"}, {Label: "Hold"}}})
+	fresh := e.ask("web", domain.AskRequest{RunID: "r3", Question: "Merge the hotfix?", Timeout: dur(time.Minute),
+		Options: []domain.Option{{Label: "Merge"}, {Label: "Hold"}}})
 	run(t, ctx, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(card(fresh.ID))))
 	first := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#cards article.card`), "data-id")).Value
 	announced := value(t, ctx, chromedp.Poll[string](`document.getElementById("live").textContent`))
@@ -336,10 +336,10 @@ func TestBrowserCardSettlesWhenAnsweredThroughAPI(t *testing.T) {
 func TestBrowserRunPageAfterPauseAnswerContinuation(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
-	q := e.ask("ops", core.AskRequest{RunID: "run-a", AgentID: "deploy-bot", AgentName: "Deploy bot",
+	q := e.ask("ops", domain.AskRequest{RunID: "run-a", AgentID: "deploy-bot", AgentName: "Deploy bot",
 		Question: "Deploy v2 to production?", Header: "Deploy",
-		Options: []core.Option{{Label: "Deploy", Recommended: true}, {Label: "Wait"}},
-		Resume:  &core.ResumeRequest{URL: "https://runtime.example/resume"}})
+		Options: []domain.Option{{Label: "Deploy", Recommended: true}, {Label: "Wait"}},
+		Resume:  &domain.ResumeRequest{URL: "https://runtime.example/resume"}})
 	// The runtime reports that the run stopped (POST .../pause).
 	if _, err := e.store.PauseRun(context.Background(), "ops", "run-a", "deploy-bot", time.Now()); err != nil {
 		t.Fatal(err)
@@ -382,7 +382,7 @@ func TestBrowserRunPageAfterPauseAnswerContinuation(t *testing.T) {
 func TestBrowserLoginRequiredAndCSRF(t *testing.T) {
 	e := newEnv(t, envOptions{requireLogin: true})
 	ctx := browser(t)
-	q := e.ask("ops", core.AskRequest{RunID: "r1", Question: "Restart the database?", Options: []core.Option{{Label: "Restart"}, {Label: "Not now"}}})
+	q := e.ask("ops", domain.AskRequest{RunID: "r1", Question: "Restart the database?", Options: []domain.Option{{Label: "Restart"}, {Label: "Not now"}}})
 	run(t, ctx, 20*time.Second,
 		chromedp.Navigate(e.srv.URL+"/questions/"+q.ID),
 		chromedp.WaitVisible(chromedp.CSS(`#token`)))
@@ -410,7 +410,7 @@ func TestBrowserLoginRequiredAndCSRF(t *testing.T) {
 	if !strings.Contains(msg, "This form was refused") {
 		t.Fatalf("message %q", msg)
 	}
-	if got := e.get("ops", q.ID); got.Status != core.StatusPending {
+	if got := e.get("ops", q.ID); got.Status != domain.StatusPending {
 		t.Fatalf("the refused form changed the question: %s", got.Status)
 	}
 	// With the token it goes through, recorded under the operator.
@@ -433,32 +433,32 @@ func TestBrowserScreenshots(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
 	bg := context.Background()
-	dep := e.ask("ops", core.AskRequest{RunID: "deploy-7f3c", AgentID: "deploy-bot", AgentName: "Deploy bot", Header: "Deploy",
+	dep := e.ask("ops", domain.AskRequest{RunID: "deploy-7f3c", AgentID: "deploy-bot", AgentName: "Deploy bot", Header: "Deploy",
 		Question: "Deploy api v2.14.0 to production?",
 		Context:  "Canary at 5% for 30 min: error rate **0.02%** (baseline 0.03%), p99 latency 212 ms.\nRollback plan: `kubectl rollout undo deploy/api`.",
-		Options: []core.Option{{Label: "Deploy now", Description: "Roll out to 100% over 10 minutes", Recommended: true},
+		Options: []domain.Option{{Label: "Deploy now", Description: "Roll out to 100% over 10 minutes", Recommended: true},
 			{Label: "Hold", Description: "Keep the canary at 5% and ask again in an hour"}},
-		Timeout: dur(12 * time.Minute), Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
+		Timeout: dur(12 * time.Minute), Resume: &domain.ResumeRequest{URL: "https://runtime.example/resume"}})
 	_ = dep
-	e.ask("web", core.AskRequest{RunID: "migr-2291", AgentID: "schema-agent", AgentName: "Schema agent", Timeout: dur(3 * time.Hour),
-		Questions: []core.Item{{Question: "Which tables should the migration backfill now?", Header: "Backfill", MultiSelect: true,
-			Options: []core.Option{{Label: "orders", Description: "41 M rows, ~20 min"}, {Label: "invoices", Description: "6 M rows"}, {Label: "audit_log", Description: "Can run tonight"}}}}})
-	e.ask("ops", core.AskRequest{RunID: "oncall-88", AgentID: "triage", AgentName: "Triage agent", Header: "Incident",
+	e.ask("web", domain.AskRequest{RunID: "migr-2291", AgentID: "schema-agent", AgentName: "Schema agent", Timeout: dur(3 * time.Hour),
+		Questions: []domain.Item{{Question: "Which tables should the migration backfill now?", Header: "Backfill", MultiSelect: true,
+			Options: []domain.Option{{Label: "orders", Description: "41 M rows, ~20 min"}, {Label: "invoices", Description: "6 M rows"}, {Label: "audit_log", Description: "Can run tonight"}}}}})
+	e.ask("ops", domain.AskRequest{RunID: "oncall-88", AgentID: "triage", AgentName: "Triage agent", Header: "Incident",
 		Question: "What should the status page say about the checkout slowdown?", Timeout: dur(45 * time.Minute)})
 
 	// A run that paused, was answered and continued.
-	paused := e.ask("ops", core.AskRequest{RunID: "release-1042", AgentID: "deploy-bot", AgentName: "Deploy bot", Header: "Notes",
+	paused := e.ask("ops", domain.AskRequest{RunID: "release-1042", AgentID: "deploy-bot", AgentName: "Deploy bot", Header: "Notes",
 		Question: "Which changes go into the release notes?", MultiSelect: true,
-		Options: []core.Option{{Label: "Faster search"}, {Label: "New billing page"}, {Label: "Bug fixes"}},
-		Resume:  &core.ResumeRequest{URL: "https://runtime.example/resume"}})
+		Options: []domain.Option{{Label: "Faster search"}, {Label: "New billing page"}, {Label: "Bug fixes"}},
+		Resume:  &domain.ResumeRequest{URL: "https://runtime.example/resume"}})
 	_, _ = e.store.PauseRun(bg, "ops", "release-1042", "deploy-bot", time.Now())
-	done, err := e.router.Answer(bg, "ops", paused.ID, core.RespondRequest{Answers: map[string]core.StringList{paused.Questions[0].Question: {"Faster search", "Bug fixes"}}},
-		core.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"})
+	done, err := e.router.Answer(bg, "ops", paused.ID, domain.RespondRequest{Answers: map[string]domain.StringList{paused.Questions[0].Question: {"Faster search", "Bug fixes"}}},
+		domain.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := e.ask("ops", core.AskRequest{RunID: done.ResumedRunID, AgentID: "deploy-bot", AgentName: "Deploy bot", Header: "Tag",
-		Question: "Tag the release as v3.2.0?", Options: []core.Option{{Label: "Tag v3.2.0", Recommended: true}, {Label: "Tag v3.1.1"}}})
+	next := e.ask("ops", domain.AskRequest{RunID: done.ResumedRunID, AgentID: "deploy-bot", AgentName: "Deploy bot", Header: "Tag",
+		Question: "Tag the release as v3.2.0?", Options: []domain.Option{{Label: "Tag v3.2.0", Recommended: true}, {Label: "Tag v3.1.1"}}})
 	_ = next
 
 	// An approval from the Claude Code hook, and some history.
@@ -467,13 +467,13 @@ func TestBrowserScreenshots(t *testing.T) {
 	appr.Timeout = dur(9 * time.Minute)
 	approvalQ := e.ask("ops", appr)
 	old := e.ask("ops", hookApproval("sess-77aa"))
-	if _, err := e.router.Answer(bg, "ops", old.ID, core.RespondRequest{Response: ptr("keep build/, run make clean instead")},
-		core.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}); err != nil {
+	if _, err := e.router.Answer(bg, "ops", old.ID, domain.RespondRequest{Response: ptr("keep build/, run make clean instead")},
+		domain.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}); err != nil {
 		t.Fatal(err)
 	}
-	gone := e.ask("web", core.AskRequest{RunID: "migr-2280", AgentID: "schema-agent", AgentName: "Schema agent", Header: "Backfill",
-		Question: "Backfill audit_log tonight?", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
-	if _, err := e.router.Cancel(bg, "web", gone.ID, core.CancelUser, &core.Person{Platform: "discord", ID: "4455", Name: "alice"}); err != nil {
+	gone := e.ask("web", domain.AskRequest{RunID: "migr-2280", AgentID: "schema-agent", AgentName: "Schema agent", Header: "Backfill",
+		Question: "Backfill audit_log tonight?", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}})
+	if _, err := e.router.Cancel(bg, "web", gone.ID, domain.CancelUser, &domain.Person{Platform: "discord", ID: "4455", Name: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -514,16 +514,16 @@ func TestBrowserTallyUpdatesLive(t *testing.T) {
 	two := 2
 	// A question that needs two votes (not kind "approval", which has no
 	// free-text box to type into).
-	q := e.ask("ops", core.AskRequest{RunID: "deploy-9", Question: "Deploy api v2?",
-		Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
+	q := e.ask("ops", domain.AskRequest{RunID: "deploy-9", Question: "Deploy api v2?",
+		Options: []domain.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(card(q.ID)+` p.approvals`)),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-live="on"]`)),
 		chromedp.SendKeys(chromedp.CSS(card(q.ID)+` input[type=text]`), "after the freeze"))
 	value(t, ctx, chromedp.Evaluate[int](`window.__loaded = 1`))
 
-	if _, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{Response: ptr("Approve")},
-		core.Person{Platform: "slack", ID: "U1", Name: "alice"}); err != nil {
+	if _, err := e.router.Answer(context.Background(), "ops", q.ID, domain.RespondRequest{Response: ptr("Approve")},
+		domain.Person{Platform: "slack", ID: "U1", Name: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	tally := value(t, ctx, chromedp.Poll[string](`(function(){ var t = document.querySelector("`+card(q.ID)+` p.approvals .tally");

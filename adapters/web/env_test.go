@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/server/api"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -51,8 +53,8 @@ func (a *fakeAuth) revoke(token string) {
 
 type env struct {
 	t      *testing.T
-	store  core.Store
-	router *core.Router
+	store  lifecycle.Store
+	router *lifecycle.Router
 	inbox  *Inbox
 	srv    *httptest.Server
 	auth   *fakeAuth
@@ -61,9 +63,9 @@ type env struct {
 type envOptions struct {
 	requireLogin bool
 	sessionKey   []byte
-	store        core.Store
-	clock        core.Clock
-	routes       []core.Route
+	store        lifecycle.Store
+	clock        lifecycle.Clock
+	routes       []domain.Route
 }
 
 // testClock is a clock the test moves.
@@ -90,7 +92,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if st == nil {
 		st = newTestStore(t)
 	}
-	router := core.NewRouter(core.RouterConfig{Store: st, Clock: o.clock, Routes: o.routes, HasWebhookSecret: func(string) bool { return true }})
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, Clock: o.clock, Routes: o.routes, HasWebhookSecret: func(string) bool { return true }})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -122,7 +124,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 
 // newTestStore is the store the tests run on: the embedded default, the
 // same code as on Redis.
-func newTestStore(t *testing.T) core.Store {
+func newTestStore(t *testing.T) lifecycle.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Options{})
 	if err != nil {
@@ -132,7 +134,7 @@ func newTestStore(t *testing.T) core.Store {
 	return st
 }
 
-func (e *env) ask(project string, req core.AskRequest) *core.Question {
+func (e *env) ask(project string, req domain.AskRequest) *domain.Question {
 	e.t.Helper()
 	res, err := e.router.Ask(context.Background(), project, &req, "")
 	if err != nil {
@@ -141,7 +143,7 @@ func (e *env) ask(project string, req core.AskRequest) *core.Question {
 	return res.Question
 }
 
-func (e *env) get(project, id string) *core.Question {
+func (e *env) get(project, id string) *domain.Question {
 	e.t.Helper()
 	q, err := e.store.Get(context.Background(), project, id)
 	if err != nil {

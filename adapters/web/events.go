@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // liveEvent is the data of one event on /inbox/events.
@@ -22,7 +22,7 @@ type liveEvent struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-func toLive(q *core.Question) liveEvent {
+func toLive(q *domain.Question) liveEvent {
 	return liveEvent{ID: q.ID, ProjectID: q.ProjectID, RunID: q.RunID, Status: string(q.Status),
 		Title: title(q), Outcome: finalLine(q), ExpiresAt: q.ExpiresAt}
 }
@@ -81,7 +81,7 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// after the sync is missed.
 	pending := []syncEntry{}
 	for _, p := range projects {
-		qs, err := i.router.List(ctx, p, core.StatusPending, maxPending)
+		qs, err := i.router.List(ctx, p, domain.StatusPending, maxPending)
 		if err != nil {
 			i.log.Error("live inbox: listing questions failed", "project", p, "err", err)
 			return
@@ -246,7 +246,7 @@ func (s *stream) reconcile(ctx context.Context, projects []string, full bool) er
 // diff sends what changed in project p since the last look. Only a failed
 // write ends the stream; a store error is retried on the next wake or tick.
 func (s *stream) diff(ctx context.Context, p string) error {
-	qs, err := s.i.router.List(ctx, p, core.StatusPending, maxPending)
+	qs, err := s.i.router.List(ctx, p, domain.StatusPending, maxPending)
 	if err != nil {
 		s.i.log.Warn("live inbox: listing questions failed", "project", p, "err", err)
 		return nil
@@ -257,7 +257,7 @@ func (s *stream) diff(ctx context.Context, p string) error {
 		was, known := s.known[p][q.ID]
 		switch {
 		case !known:
-			if err := s.event(core.EventCreated, toLive(q)); err != nil {
+			if err := s.event(domain.EventCreated, toLive(q)); err != nil {
 				return err
 			}
 		case was != cur[q.ID]:
@@ -274,7 +274,7 @@ func (s *stream) diff(ctx context.Context, p string) error {
 		if err != nil {
 			err = s.event("question.removed", liveEvent{ID: id, ProjectID: p})
 		} else {
-			err = s.event(core.EventForStatus(q.Status), toLive(q))
+			err = s.event(domain.EventForStatus(q.Status), toLive(q))
 		}
 		if err != nil {
 			return err
@@ -290,8 +290,8 @@ const eventUpdated = "question.updated"
 
 // cardVersion is what a pending card shows that can change while it stays
 // pending.
-func cardVersion(q *core.Question) string {
-	return core.TallyLine(q) + "\x00" + core.DescribeResponders(q.Responders)
+func cardVersion(q *domain.Question) string {
+	return domain.TallyLine(q) + "\x00" + domain.DescribeResponders(q.Responders)
 }
 
 func (s *stream) event(typ string, data any) error {

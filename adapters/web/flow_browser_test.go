@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // TestBrowserAnsweredElsewhereStaysWithNotice: a card answered in Slack
@@ -19,12 +19,12 @@ import (
 func TestBrowserAnsweredElsewhereStaysWithNotice(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
-	q := e.ask("ops", core.AskRequest{RunID: "r1", Question: "Which region?", Options: []core.Option{{Label: "eu-west"}, {Label: "us-east"}}})
+	q := e.ask("ops", domain.AskRequest{RunID: "r1", Question: "Which region?", Options: []domain.Option{{Label: "eu-west"}, {Label: "us-east"}}})
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-live="on"]`)),
 		chromedp.SendKeys(chromedp.CSS(card(q.ID)+` input[name="t0"]`), "ap-south, after the freeze"))
-	if _, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{Response: ptr("eu-west")},
-		core.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}); err != nil {
+	if _, err := e.router.Answer(context.Background(), "ops", q.ID, domain.RespondRequest{Response: ptr("eu-west")},
+		domain.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}); err != nil {
 		t.Fatal(err)
 	}
 	run(t, ctx, 5*time.Second, chromedp.WaitVisible(chromedp.CSS(card(q.ID)+` .settled-note`)))
@@ -52,9 +52,9 @@ func TestBrowserAnsweredElsewhereStaysWithNotice(t *testing.T) {
 func TestBrowserStaleFormAndErrors(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
-	two := e.ask("ops", core.AskRequest{RunID: "r2", Questions: []core.Item{
-		{Question: "Which region?", Options: []core.Option{{Label: "eu"}, {Label: "us"}}}, {Question: "Why?"}}})
-	fresh := e.ask("ops", core.AskRequest{RunID: "r3", Question: "Tag the release?", Options: []core.Option{{Label: "Tag"}, {Label: "Wait"}}})
+	two := e.ask("ops", domain.AskRequest{RunID: "r2", Questions: []domain.Item{
+		{Question: "Which region?", Options: []domain.Option{{Label: "eu"}, {Label: "us"}}}, {Question: "Why?"}}})
+	fresh := e.ask("ops", domain.AskRequest{RunID: "r3", Question: "Tag the release?", Options: []domain.Option{{Label: "Tag"}, {Label: "Wait"}}})
 
 	// First open of a question page: the notification is read, not "new".
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/questions/"+fresh.ID), chromedp.WaitVisible(chromedp.CSS(card(fresh.ID))))
@@ -85,8 +85,8 @@ func TestBrowserStaleFormAndErrors(t *testing.T) {
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/questions/"+two.ID),
 		chromedp.Click(chromedp.CSS(card(two.ID)+` input[name="a0"][value="o0"]`)),
 		chromedp.SendKeys(chromedp.CSS(card(two.ID)+` textarea[name="t1"]`), "closest to the users"))
-	if _, err := e.router.Answer(context.Background(), "ops", two.ID, core.RespondRequest{Answers: map[string]core.StringList{
-		"Which region?": {"us"}, "Why?": {"cheaper"}}}, core.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}); err != nil {
+	if _, err := e.router.Answer(context.Background(), "ops", two.ID, domain.RespondRequest{Answers: map[string]domain.StringList{
+		"Which region?": {"us"}, "Why?": {"cheaper"}}}, domain.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}); err != nil {
 		t.Fatal(err)
 	}
 	// The page shows the notice, which disables the card's controls (and a
@@ -122,7 +122,7 @@ func TestBrowserStaleFormAndErrors(t *testing.T) {
 // and never the question's id.
 func TestStaleFormNamesPersonNotUUID(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	q := e.ask("ops", core.AskRequest{RunID: "r4", Question: "Proceed?", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
+	q := e.ask("ops", domain.AskRequest{RunID: "r4", Question: "Proceed?", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}})
 	c := e.client()
 	tok := c.csrf("/")
 	res, err := http.Post(e.srv.URL+"/api/projects/ops/agent-questions/"+q.ID+"/respond", "application/json", strings.NewReader(`{"response":"No"}`))
@@ -141,12 +141,12 @@ func TestStaleFormNamesPersonNotUUID(t *testing.T) {
 func TestBrowserFreshContinuationRunPage(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
-	q := e.ask("ops", core.AskRequest{RunID: "run-c", AgentID: "deploy-bot", Question: "Deploy?",
-		Options: []core.Option{{Label: "Deploy"}, {Label: "Wait"}}, Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
+	q := e.ask("ops", domain.AskRequest{RunID: "run-c", AgentID: "deploy-bot", Question: "Deploy?",
+		Options: []domain.Option{{Label: "Deploy"}, {Label: "Wait"}}, Resume: &domain.ResumeRequest{URL: "https://runtime.example/resume"}})
 	if _, err := e.store.PauseRun(context.Background(), "ops", "run-c", "deploy-bot", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	done, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{Response: ptr("Deploy")}, core.Person{Platform: "slack", ID: "U1", Name: "maria"})
+	done, err := e.router.Answer(context.Background(), "ops", q.ID, domain.RespondRequest{Response: ptr("Deploy")}, domain.Person{Platform: "slack", ID: "U1", Name: "maria"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
 )
 
@@ -19,14 +19,14 @@ const maxPending = 500
 
 // pending returns the pending questions of every project the viewer may
 // see, nearest deadline first.
-func (i *Inbox) pending(ctx context.Context, v *viewer) ([]*core.Question, []string, error) {
+func (i *Inbox) pending(ctx context.Context, v *viewer) ([]*domain.Question, []string, error) {
 	projects, err := i.projects(ctx, v)
 	if err != nil {
 		return nil, nil, err
 	}
-	var all []*core.Question
+	var all []*domain.Question
 	for _, p := range projects {
-		qs, err := i.router.List(ctx, p, core.StatusPending, maxPending)
+		qs, err := i.router.List(ctx, p, domain.StatusPending, maxPending)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -80,7 +80,7 @@ func (i *Inbox) flash(ctx context.Context, rq *request) string {
 		what = "“" + q.Questions[0].Question + "”"
 	}
 	switch q.Status {
-	case core.StatusAnswered:
+	case domain.StatusAnswered:
 		if line := decisionLine(q, "you"); line != "" {
 			return "Decided " + what + ": " + line + "."
 		}
@@ -89,11 +89,11 @@ func (i *Inbox) flash(ctx context.Context, rq *request) string {
 			parts = append(parts, q.Answers[it.Question])
 		}
 		return "Answered " + what + ": " + strings.Join(parts, "; ")
-	case core.StatusCancelled:
+	case domain.StatusCancelled:
 		return "Dismissed " + what + "."
-	case core.StatusPending:
+	case domain.StatusPending:
 		if mine := myVote(q, rq.viewer.Person()); mine != "" {
-			return "Your vote for “" + mine + "” on " + what + " was counted: " + core.TallyLine(q) + "."
+			return "Your vote for “" + mine + "” on " + what + " was counted: " + domain.TallyLine(q) + "."
 		}
 	}
 	return ""
@@ -102,9 +102,9 @@ func (i *Inbox) flash(ctx context.Context, rq *request) string {
 // locate finds a question the viewer may see; nil, nil when it does not
 // exist or belongs to a project the viewer may not see (the same answer,
 // so ids of other projects are not confirmed).
-func (i *Inbox) locate(ctx context.Context, v *viewer, id string) (*core.Question, error) {
+func (i *Inbox) locate(ctx context.Context, v *viewer, id string) (*domain.Question, error) {
 	project, err := i.router.Locate(ctx, id)
-	if core.ErrorCode(err) == core.ENotFound {
+	if domain.ErrorCode(err) == domain.ENotFound {
 		return nil, nil
 	}
 	if err != nil {
@@ -114,7 +114,7 @@ func (i *Inbox) locate(ctx context.Context, v *viewer, id string) (*core.Questio
 		return nil, nil
 	}
 	q, err := i.router.Question(ctx, project, id)
-	if core.ErrorCode(err) == core.ENotFound {
+	if domain.ErrorCode(err) == domain.ENotFound {
 		return nil, nil
 	}
 	return q, err
@@ -147,7 +147,7 @@ func (i *Inbox) handleQuestion(rq *request) error {
 		return nil
 	}
 	c := i.card(q, nil, rq.viewer, "question")
-	if q.Status == core.StatusPending && !q.Read {
+	if q.Status == domain.StatusPending && !q.Read {
 		// Opening the notification's page reads it: the page itself no
 		// longer calls it new.
 		if _, err := i.router.MarkRead(ctx, q.ProjectID, q.ID); err != nil {
@@ -162,7 +162,7 @@ func (i *Inbox) handleQuestion(rq *request) error {
 	return nil
 }
 
-func title(q *core.Question) string {
+func title(q *domain.Question) string {
 	if len(q.Questions) == 0 {
 		return "Question"
 	}
@@ -180,7 +180,7 @@ func title(q *core.Question) string {
 }
 
 func (i *Inbox) handleAnswer(rq *request) error {
-	return i.act(rq, func(ctx context.Context, q *core.Question, who core.Person) (*core.Question, error) {
+	return i.act(rq, func(ctx context.Context, q *domain.Question, who domain.Person) (*domain.Question, error) {
 		req, err := answerFromForm(q, rq.r.PostForm)
 		if err != nil {
 			return nil, err
@@ -190,14 +190,14 @@ func (i *Inbox) handleAnswer(rq *request) error {
 }
 
 func (i *Inbox) handleDismiss(rq *request) error {
-	return i.act(rq, func(ctx context.Context, q *core.Question, who core.Person) (*core.Question, error) {
-		return i.router.Cancel(ctx, q.ProjectID, q.ID, core.CancelUser, &who)
+	return i.act(rq, func(ctx context.Context, q *domain.Question, who domain.Person) (*domain.Question, error) {
+		return i.router.Cancel(ctx, q.ProjectID, q.ID, domain.CancelUser, &who)
 	})
 }
 
 // act runs an answer or a dismissal and shows its outcome: a redirect to
 // the page the form came from, or that page again with the problem on it.
-func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.Person) (*core.Question, error)) error {
+func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, domain.Person) (*domain.Question, error)) error {
 	ctx := rq.r.Context()
 	q, err := i.locate(ctx, rq.viewer, rq.r.PathValue("id"))
 	if err != nil {
@@ -211,7 +211,7 @@ func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.P
 	// Webhook mode: the run may not have reported its pause yet. Retry
 	// for a while instead of losing the click (README "Webhook mode").
 	deadline := time.Now().Add(i.runNotPausedWait)
-	for core.ErrorCode(err) == core.ERunNotPaused && time.Now().Before(deadline) {
+	for domain.ErrorCode(err) == domain.ERunNotPaused && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -231,17 +231,17 @@ func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.P
 		http.Redirect(rq.w, rq.r, back+"?done="+url.QueryEscape(q.ID), http.StatusSeeOther)
 		return nil
 	}
-	code := core.ErrorCode(err)
-	if code == core.EInternal || code == core.EUnavailable {
+	code := domain.ErrorCode(err)
+	if code == domain.EInternal || code == domain.EUnavailable {
 		return err
 	}
-	var ce *core.Error
+	var ce *domain.Error
 	errors.As(err, &ce)
 	pe := &pageError{Title: problemTitle(code), Message: ce.Message, Details: ce.Details}
-	if code == core.ERunNotPaused {
+	if code == domain.ERunNotPaused {
 		pe.Message = "The agent's run has not paused yet, so the answer cannot resume it. Try again in a few seconds."
 	}
-	if code == core.EConflict && isActionConflict(ce) {
+	if code == domain.EConflict && isActionConflict(ce) {
 		pe.Title, pe.Message = "The action changed", actionConflict
 	}
 	shown := q
@@ -277,9 +277,9 @@ func (i *Inbox) act(rq *request, do func(context.Context, *core.Question, core.P
 
 // staleMessage says, in words, why a form for a question that ended in
 // the meantime was not recorded: who answered, where, and when.
-func staleMessage(q *core.Question) string {
+func staleMessage(q *domain.Question) string {
 	switch q.Status {
-	case core.StatusAnswered:
+	case domain.StatusAnswered:
 		m := "This question was already answered by " + personLabel(q.RespondedBy)
 		if q.Defaulted {
 			m = "This question was already answered by default when its time ran out"
@@ -288,9 +288,9 @@ func staleMessage(q *core.Question) string {
 			m += " at " + q.RespondedAt.UTC().Format("15:04 UTC")
 		}
 		return m + ", so your answer was not recorded. What you had entered is kept below."
-	case core.StatusCancelled:
+	case domain.StatusCancelled:
 		return finalLine(q) + ", so your answer was not recorded. What you had entered is kept below."
-	case core.StatusExpired:
+	case domain.StatusExpired:
 		return "This question expired at " + q.ExpiresAt.UTC().Format("15:04 UTC") + ", so your answer was not recorded. What you had entered is kept below."
 	}
 	return "Your answer was not recorded."
@@ -298,7 +298,7 @@ func staleMessage(q *core.Question) string {
 
 // unsent describes what a stale form carried, item by item, so nothing
 // the person typed is lost.
-func unsent(q *core.Question, form url.Values) []string {
+func unsent(q *domain.Question, form url.Values) []string {
 	var out []string
 	for n, it := range q.Questions {
 		var parts []string
@@ -319,17 +319,17 @@ func unsent(q *core.Question, form url.Values) []string {
 
 func problemTitle(code string) string {
 	switch code {
-	case core.ENotAllowed:
+	case domain.ENotAllowed:
 		return "You may not answer this question"
-	case core.EInvalidAnswer:
+	case domain.EInvalidAnswer:
 		return "The answer is incomplete"
-	case core.EAlreadyAnswered:
+	case domain.EAlreadyAnswered:
 		return "Already answered"
-	case core.EQuestionCancelled:
+	case domain.EQuestionCancelled:
 		return "This question was cancelled"
-	case core.EQuestionExpired:
+	case domain.EQuestionExpired:
 		return "This question expired"
-	case core.ERunNotPaused:
+	case domain.ERunNotPaused:
 		return "Not yet: the run is still running"
 	}
 	return "The answer was not recorded"
@@ -343,11 +343,11 @@ func (i *Inbox) handleRun(rq *request) error {
 		return nil
 	}
 	run, err := i.router.Run(ctx, project, runID)
-	if err != nil && core.ErrorCode(err) != core.ENotFound {
+	if err != nil && domain.ErrorCode(err) != domain.ENotFound {
 		return err
 	}
 	qs, err := i.router.RunQuestions(ctx, project, runID)
-	if err != nil && core.ErrorCode(err) != core.ENotFound {
+	if err != nil && domain.ErrorCode(err) != domain.ENotFound {
 		return err
 	}
 	if run == nil && len(qs) == 0 {

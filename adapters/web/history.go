@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 const (
@@ -32,7 +32,7 @@ type historyView struct {
 }
 
 type historyRow struct {
-	Q       *core.Question
+	Q       *domain.Question
 	Title   string
 	Outcome string // "Answered by maria (Slack)"
 	Answer  string // the answers, one line
@@ -80,8 +80,8 @@ func (i *Inbox) handleHistory(rq *request) error {
 	query := rq.r.URL.Query()
 	f := historyFilter{Agent: strings.TrimSpace(query.Get("agent")), Run: strings.TrimSpace(query.Get("run")),
 		Status: query.Get("status"), Who: strings.TrimSpace(query.Get("who"))}
-	switch core.Status(f.Status) {
-	case core.StatusAnswered, core.StatusExpired, core.StatusCancelled:
+	switch domain.Status(f.Status) {
+	case domain.StatusAnswered, domain.StatusExpired, domain.StatusCancelled:
 	default:
 		f.Status = ""
 	}
@@ -90,7 +90,7 @@ func (i *Inbox) handleHistory(rq *request) error {
 		return err
 	}
 	hv := &historyView{Filter: f, Scan: historyScan,
-		Statuses: []string{string(core.StatusAnswered), string(core.StatusExpired), string(core.StatusCancelled)}}
+		Statuses: []string{string(domain.StatusAnswered), string(domain.StatusExpired), string(domain.StatusCancelled)}}
 	agents := map[string]bool{}
 	var rows []historyRow
 	for _, p := range projects {
@@ -110,7 +110,7 @@ func (i *Inbox) handleHistory(rq *request) error {
 			if !f.matches(q) {
 				continue
 			}
-			rows = append(rows, historyRow{Q: q, Title: cardTitle(q, agent), Outcome: finalLine(q), Answer: core.AnswerLine(q), Agent: agent})
+			rows = append(rows, historyRow{Q: q, Title: cardTitle(q, agent), Outcome: finalLine(q), Answer: domain.AnswerLine(q), Agent: agent})
 		}
 	}
 	// Newest ending first.
@@ -142,7 +142,7 @@ func (i *Inbox) handleHistory(rq *request) error {
 
 // matches applies the filter: agent (id or name), run (exact id), status,
 // and who answered or dismissed (name or id, any case, part of it).
-func (f historyFilter) matches(q *core.Question) bool {
+func (f historyFilter) matches(q *domain.Question) bool {
 	if f.Status != "" && string(q.Status) != f.Status {
 		return false
 	}
@@ -166,11 +166,11 @@ func (f historyFilter) matches(q *core.Question) bool {
 }
 
 // ended is when a question left pending.
-func ended(q *core.Question) time.Time {
+func ended(q *domain.Question) time.Time {
 	if q.RespondedAt != nil {
 		return *q.RespondedAt
 	}
-	if q.Status == core.StatusExpired {
+	if q.Status == domain.StatusExpired {
 		return q.ExpiresAt
 	}
 	return q.UpdatedAt

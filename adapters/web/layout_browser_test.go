@@ -10,22 +10,22 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // layoutFixture asks the shapes the inbox shows: buttons with a
 // recommended option, a 3-item card, an open-ended one, an approval, and a
 // context with inline code the Claude Code hook writes.
-func layoutFixture(e *env) (buttons, items, approvalQ *core.Question) {
-	buttons = e.ask("ops", core.AskRequest{RunID: "deploy-7f3c", AgentID: "deploy-bot", AgentName: "Deploy bot", Header: "Deploy",
+func layoutFixture(e *env) (buttons, items, approvalQ *domain.Question) {
+	buttons = e.ask("ops", domain.AskRequest{RunID: "deploy-7f3c", AgentID: "deploy-bot", AgentName: "Deploy bot", Header: "Deploy",
 		Question: "Deploy api v2.14.0 to production?", Timeout: dur(12 * time.Minute),
 		Context: "Rollback plan: `kubectl rollout undo deploy/api`.\n- command: ```rm -rf build/ && make```",
-		Options: []core.Option{{Label: "Deploy now", Description: "Roll out to 100%", Recommended: true}, {Label: "Hold", Description: "Keep the canary"}}})
-	items = e.ask("web", core.AskRequest{RunID: "migration-2291-long-run-name", AgentID: "schema-agent", AgentName: "Schema agent", Timeout: dur(3 * time.Hour),
-		Questions: []core.Item{
+		Options: []domain.Option{{Label: "Deploy now", Description: "Roll out to 100%", Recommended: true}, {Label: "Hold", Description: "Keep the canary"}}})
+	items = e.ask("web", domain.AskRequest{RunID: "migration-2291-long-run-name", AgentID: "schema-agent", AgentName: "Schema agent", Timeout: dur(3 * time.Hour),
+		Questions: []domain.Item{
 			{Question: "Which tables should the migration backfill now?", Header: "Backfill", MultiSelect: true,
-				Options: []core.Option{{Label: "orders", Recommended: true}, {Label: "invoices"}, {Label: "audit_log"}}},
-			{Question: "Which region first?", Header: "Region", Options: []core.Option{{Label: "eu-west", Recommended: true}, {Label: "us-east"}}},
+				Options: []domain.Option{{Label: "orders", Recommended: true}, {Label: "invoices"}, {Label: "audit_log"}}},
+			{Question: "Which region first?", Header: "Region", Options: []domain.Option{{Label: "eu-west", Recommended: true}, {Label: "us-east"}}},
 			{Question: "Anything the on-call should know?", Header: "Notes"}}})
 	approvalQ = e.ask("ops", hookApproval("sess-layout"))
 	return

@@ -5,15 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // TestCancelNoteOnTheQuestionPage: the page of a cancelled question shows
 // the note given with the cancel, escaped.
 func TestCancelNoteOnTheQuestionPage(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	q := e.ask("ops", core.AskRequest{RunID: "r1", Question: "Withdraw me?"})
-	if _, err := e.router.CancelWithNote(context.Background(), "ops", q.ID, core.CancelAgent, "rolled back <b>", nil); err != nil {
+	q := e.ask("ops", domain.AskRequest{RunID: "r1", Question: "Withdraw me?"})
+	if _, err := e.router.CancelWithNote(context.Background(), "ops", q.ID, domain.CancelAgent, "rolled back <b>", nil); err != nil {
 		t.Fatal(err)
 	}
 	p := e.client().getPage("/questions/" + q.ID)

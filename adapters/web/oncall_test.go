@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // TestApprovalTallyOnCardsAndPage: an approval that needs several people
@@ -20,10 +20,10 @@ func TestApprovalTallyOnCardsAndPage(t *testing.T) {
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
 	e := newEnv(t, envOptions{clock: clock})
 	two := 2
-	q := e.ask("ops", core.AskRequest{RunID: "deploy-7", Kind: core.KindApproval, Question: "Deploy api v2 to production?",
-		Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two,
-		OnTimeout: &core.OnTimeout{Answer: "Deny"}, RequestedBy: "slack:U9",
-		Responders: &core.Responders{Users: []string{"slack:U1", "slack:U2", "web:local"}, ExcludeRequester: true}})
+	q := e.ask("ops", domain.AskRequest{RunID: "deploy-7", Kind: domain.KindApproval, Question: "Deploy api v2 to production?",
+		Options: []domain.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two,
+		OnTimeout: &domain.OnTimeout{Answer: "Deny"}, RequestedBy: "slack:U9",
+		Responders: &domain.Responders{Users: []string{"slack:U1", "slack:U2", "web:local"}, ExcludeRequester: true}})
 	c := e.client()
 	for _, path := range []string{"/", "/questions/" + q.ID} {
 		p := c.getPage(path)
@@ -36,8 +36,8 @@ func TestApprovalTallyOnCardsAndPage(t *testing.T) {
 		}
 	}
 
-	if _, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{Response: ptr("Approve")},
-		core.Person{Platform: "slack", ID: "U1", Name: "alice"}); err != nil {
+	if _, err := e.router.Answer(context.Background(), "ops", q.ID, domain.RespondRequest{Response: ptr("Approve")},
+		domain.Person{Platform: "slack", ID: "U1", Name: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	// The second vote comes from the web form, as the local user.
@@ -77,8 +77,8 @@ func ptr(s string) *string { return &s }
 func TestLiveStreamSendsTallyChanges(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	two := 2
-	q := e.ask("ops", core.AskRequest{RunID: "deploy-8", Kind: core.KindApproval, Question: "Deploy?",
-		Options: []core.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
+	q := e.ask("ops", domain.AskRequest{RunID: "deploy-8", Kind: domain.KindApproval, Question: "Deploy?",
+		Options: []domain.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
 	c := e.client()
 	c.getPage("/") // session cookie
 	u, _ := url.Parse(e.srv.URL + "/inbox/events")
@@ -123,8 +123,8 @@ func TestLiveStreamSendsTallyChanges(t *testing.T) {
 	if ev := next(); !strings.HasPrefix(ev, "sync ") {
 		t.Fatalf("first event %q", ev)
 	}
-	if _, err := e.router.Answer(context.Background(), "ops", q.ID, core.RespondRequest{Response: ptr("Approve")},
-		core.Person{Platform: "slack", ID: "U1", Name: "alice"}); err != nil {
+	if _, err := e.router.Answer(context.Background(), "ops", q.ID, domain.RespondRequest{Response: ptr("Approve")},
+		domain.Person{Platform: "slack", ID: "U1", Name: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	if ev := next(); !strings.HasPrefix(ev, "question.updated ") || !strings.Contains(ev, q.ID) {

@@ -14,17 +14,17 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // fill asks n pending questions, deadlines one minute apart.
-func fill(e *env, n int) []*core.Question {
-	var qs []*core.Question
+func fill(e *env, n int) []*domain.Question {
+	var qs []*domain.Question
 	for k := range n {
-		qs = append(qs, e.ask("ops", core.AskRequest{RunID: fmt.Sprintf("run-%03d", k), AgentID: "deploy-bot", AgentName: "Deploy bot",
+		qs = append(qs, e.ask("ops", domain.AskRequest{RunID: fmt.Sprintf("run-%03d", k), AgentID: "deploy-bot", AgentName: "Deploy bot",
 			Header: "Deploy", Question: fmt.Sprintf("Deploy build %03d to production?", k), Timeout: dur(time.Duration(10+k) * time.Minute),
 			Context: "Canary at 5% for 30 min: error rate **0.02%**, p99 212 ms. Rollback: `kubectl rollout undo deploy/api`.",
-			Options: []core.Option{{Label: "Deploy now", Description: "Roll out to 100% over 10 minutes", Recommended: true},
+			Options: []domain.Option{{Label: "Deploy now", Description: "Roll out to 100% over 10 minutes", Recommended: true},
 				{Label: "Hold", Description: "Keep the canary at 5% and ask again in an hour"}}}))
 	}
 	return qs
@@ -127,8 +127,8 @@ func TestBrowserInboxWith200Questions(t *testing.T) {
 	if nodes > 2000 {
 		t.Errorf("%d DOM nodes", nodes)
 	}
-	soon := e.ask("ops", core.AskRequest{RunID: "urgent", Question: "Roll back now?", Timeout: dur(2 * time.Minute),
-		Options: []core.Option{{Label: "Roll back"}, {Label: "Wait"}}})
+	soon := e.ask("ops", domain.AskRequest{RunID: "urgent", Question: "Roll back now?", Timeout: dur(2 * time.Minute),
+		Options: []domain.Option{{Label: "Roll back"}, {Label: "Wait"}}})
 	run(t, ctx, 5*time.Second, chromedp.WaitVisible(chromedp.CSS(card(soon.ID))))
 	first := value(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#cards article.card`), "data-id")).Value
 	count := value(t, ctx, chromedp.Text(chromedp.CSS(`#count`)))
@@ -148,27 +148,27 @@ func TestHistoryListsFinishedQuestionsWithFilters(t *testing.T) {
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
 	e := newEnv(t, envOptions{clock: clock})
 	bg := context.Background()
-	maria := core.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}
-	var answered []*core.Question
+	maria := domain.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}
+	var answered []*domain.Question
 	for k := range 30 {
-		q := e.ask("ops", core.AskRequest{RunID: fmt.Sprintf("rel-%02d", k), AgentID: "deploy-bot", AgentName: "Deploy bot",
-			Question: fmt.Sprintf("Ship release %02d?", k), Options: []core.Option{{Label: "Ship"}, {Label: "Hold"}}})
+		q := e.ask("ops", domain.AskRequest{RunID: fmt.Sprintf("rel-%02d", k), AgentID: "deploy-bot", AgentName: "Deploy bot",
+			Question: fmt.Sprintf("Ship release %02d?", k), Options: []domain.Option{{Label: "Ship"}, {Label: "Hold"}}})
 		by := maria
 		if k%2 == 1 {
-			by = core.Person{Platform: "discord", ID: "4455", Name: "alice"}
+			by = domain.Person{Platform: "discord", ID: "4455", Name: "alice"}
 		}
 		clock.add(time.Second)
-		if _, err := e.router.Answer(bg, "ops", q.ID, core.RespondRequest{Response: ptr("Ship")}, by); err != nil {
+		if _, err := e.router.Answer(bg, "ops", q.ID, domain.RespondRequest{Response: ptr("Ship")}, by); err != nil {
 			t.Fatal(err)
 		}
 		answered = append(answered, q)
 	}
-	dismissed := e.ask("web", core.AskRequest{RunID: "mig-1", AgentID: "schema-agent", Question: "Backfill orders?"})
-	if _, err := e.router.Cancel(bg, "web", dismissed.ID, core.CancelUser, &core.Person{Platform: "web", ID: "bob", Name: "bob"}); err != nil {
+	dismissed := e.ask("web", domain.AskRequest{RunID: "mig-1", AgentID: "schema-agent", Question: "Backfill orders?"})
+	if _, err := e.router.Cancel(bg, "web", dismissed.ID, domain.CancelUser, &domain.Person{Platform: "web", ID: "bob", Name: "bob"}); err != nil {
 		t.Fatal(err)
 	}
-	expiring := e.ask("web", core.AskRequest{RunID: "mig-2", AgentID: "schema-agent", Question: "Drop the old column?", Timeout: dur(time.Minute)})
-	pending := e.ask("ops", core.AskRequest{RunID: "still", Question: "Still waiting?"})
+	expiring := e.ask("web", domain.AskRequest{RunID: "mig-2", AgentID: "schema-agent", Question: "Drop the old column?", Timeout: dur(time.Minute)})
+	pending := e.ask("ops", domain.AskRequest{RunID: "still", Question: "Still waiting?"})
 	clock.add(2 * time.Minute)
 	if _, err := e.router.ExpireDue(bg); err != nil {
 		t.Fatal(err)
@@ -210,8 +210,8 @@ func TestBrowserHistoryFilter(t *testing.T) {
 	ctx := browser(t)
 	bg := context.Background()
 	for k, who := range []string{"maria", "alice", "maria"} {
-		q := e.ask("ops", core.AskRequest{RunID: fmt.Sprintf("h-%d", k), Question: fmt.Sprintf("Ship %d?", k), Options: []core.Option{{Label: "Ship"}, {Label: "Hold"}}})
-		if _, err := e.router.Answer(bg, "ops", q.ID, core.RespondRequest{Response: ptr("Ship")}, core.Person{Platform: "slack", ID: "U" + who, Name: who}); err != nil {
+		q := e.ask("ops", domain.AskRequest{RunID: fmt.Sprintf("h-%d", k), Question: fmt.Sprintf("Ship %d?", k), Options: []domain.Option{{Label: "Ship"}, {Label: "Hold"}}})
+		if _, err := e.router.Answer(bg, "ops", q.ID, domain.RespondRequest{Response: ptr("Ship")}, domain.Person{Platform: "slack", ID: "U" + who, Name: who}); err != nil {
 			t.Fatal(err)
 		}
 	}

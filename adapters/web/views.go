@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/approval"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // pageData is what every page template receives.
@@ -40,12 +40,12 @@ type pageData struct {
 type pageError struct {
 	Title   string
 	Message string
-	Details []core.Detail
+	Details []domain.Detail
 }
 
 // cardView is one question as the templates show it.
 type cardView struct {
-	Q          *core.Question
+	Q          *domain.Question
 	Title      string // the card's heading
 	Items      []itemView
 	Unread     bool
@@ -77,7 +77,7 @@ type itemView struct {
 	Index    int
 	Field    string // form field name of the item's choices
 	Text     string // form field name of the item's free text
-	Item     core.Item
+	Item     domain.Item
 	Options  []optionView
 	Open     bool
 	Multi    bool
@@ -91,7 +91,7 @@ type itemView struct {
 type optionView struct {
 	Index   int
 	Value   string // form value: "o<index>"
-	Opt     core.Option
+	Opt     domain.Option
 	Checked bool
 	Chosen  bool   // final: this option was selected
 	Tone    string // approvals: "allow" or "deny" (styling), else empty
@@ -102,12 +102,12 @@ type optionView struct {
 type runView struct {
 	Project   string
 	ID        string
-	Run       *core.Run // nil in wait mode (no run record)
+	Run       *domain.Run // nil in wait mode (no run record)
 	Questions []*cardView
 }
 
-func (i *Inbox) card(q *core.Question, prev url.Values, v *viewer, ret string) *cardView {
-	c := &cardView{Q: q, CSRF: v.CSRF, Return: ret, Unread: !core.NotificationFor(q).Read, Context: renderContext(q.Context), Agent: q.AgentName}
+func (i *Inbox) card(q *domain.Question, prev url.Values, v *viewer, ret string) *cardView {
+	c := &cardView{Q: q, CSRF: v.CSRF, Return: ret, Unread: !domain.NotificationFor(q).Read, Context: renderContext(q.Context), Agent: q.AgentName}
 	if c.Agent == "" {
 		c.Agent = q.AgentID
 	}
@@ -116,17 +116,17 @@ func (i *Inbox) card(q *core.Question, prev url.Values, v *viewer, ret string) *
 	}
 	c.Title = cardTitle(q, c.Agent)
 	if !q.Responders.Empty() {
-		c.Responders = core.DescribeResponders(q.Responders)
+		c.Responders = domain.DescribeResponders(q.Responders)
 		if q.Responders.ExcludeRequester && q.RequestedBy != "" {
 			c.Responders += " (not " + q.RequestedBy + ", who asked for it)"
 		}
 	}
 	if q.ApprovalsRequired > 1 {
-		c.Approvals, c.Tally = q.ApprovalsRequired, core.TallyLine(q)
+		c.Approvals, c.Tally = q.ApprovalsRequired, domain.TallyLine(q)
 		c.MyVote = myVote(q, v.Person())
 	}
 	c.Buttons = len(q.Questions) == 1 && !q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
-	c.Approval, c.Note = q.Kind == core.KindApproval, approval.NoteAllowed(q)
+	c.Approval, c.Note = q.Kind == domain.KindApproval, approval.NoteAllowed(q)
 	c.Action = i.actionView(q, prev, v, ret)
 	tones := approval.Tones(q)
 	for n, it := range q.Questions {
@@ -171,7 +171,7 @@ func (i *Inbox) card(q *core.Question, prev url.Values, v *viewer, ret string) *
 
 // cardTitle heads a card: the item's header; for several items their
 // headers together ("Backfill · Region · Notes"), never just the first.
-func cardTitle(q *core.Question, agent string) string {
+func cardTitle(q *domain.Question, agent string) string {
 	switch len(q.Questions) {
 	case 0:
 		return "Question from " + agent
@@ -192,7 +192,7 @@ func cardTitle(q *core.Question, agent string) string {
 }
 
 // myVote is the label me voted for on q, or "".
-func myVote(q *core.Question, me core.Person) string {
+func myVote(q *domain.Question, me domain.Person) string {
 	for _, v := range q.Votes {
 		if v.By.Platform == me.Platform && v.By.ID == me.ID {
 			return v.Label
@@ -207,9 +207,9 @@ func myVote(q *core.Question, me core.Person) string {
 //
 // On an approval, typed text never decides anything by itself: only an
 // option, or the explicit "Deny with note…" (a0=note), counts.
-func answerFromForm(q *core.Question, form url.Values) (core.RespondRequest, error) {
-	req := core.RespondRequest{Answers: map[string]core.StringList{}}
-	if q.Kind == core.KindApproval {
+func answerFromForm(q *domain.Question, form url.Values) (domain.RespondRequest, error) {
+	req := domain.RespondRequest{Answers: map[string]domain.StringList{}}
+	if q.Kind == domain.KindApproval {
 		return approvalFromForm(q, form)
 	}
 	for n, it := range q.Questions {
@@ -245,15 +245,15 @@ func answerFromForm(q *core.Question, form url.Values) (core.RespondRequest, err
 				out = []string{text}
 			}
 		}
-		req.Answers[it.Question] = core.StringList(out)
+		req.Answers[it.Question] = domain.StringList(out)
 	}
 	return req, nil
 }
 
 // approvalFromForm reads an approval's form: each item's option, or for a
 // single-vote Allow / Deny approval a note that denies.
-func approvalFromForm(q *core.Question, form url.Values) (core.RespondRequest, error) {
-	req := core.RespondRequest{Answers: map[string]core.StringList{}}
+func approvalFromForm(q *domain.Question, form url.Values) (domain.RespondRequest, error) {
+	req := domain.RespondRequest{Answers: map[string]domain.StringList{}}
 	if q.Action != nil {
 		if r, ok, err := actionFromForm(q, form); ok {
 			return r, err
@@ -267,8 +267,8 @@ func approvalFromForm(q *core.Question, form url.Values) (core.RespondRequest, e
 		for _, v := range picks {
 			if v == "note" && n == 0 && approval.NoteAllowed(q) {
 				if text == "" {
-					return req, &core.Error{Code: core.EInvalidAnswer, Message: "Write a note to deny with, or press Deny.",
-						Details: []core.Detail{{Field: "answers[" + it.Question + "]", Problem: "the note is empty"}}}
+					return req, &domain.Error{Code: domain.EInvalidAnswer, Message: "Write a note to deny with, or press Deny.",
+						Details: []domain.Detail{{Field: "answers[" + it.Question + "]", Problem: "the note is empty"}}}
 				}
 				out = []string{approval.NoteAnswer(q, text)}
 				break
@@ -285,25 +285,25 @@ func approvalFromForm(q *core.Question, form url.Values) (core.RespondRequest, e
 			if approval.NoteAllowed(q) {
 				msg = "An approval is decided with its buttons; typed text alone decides nothing. To refuse with a reason, use “Deny with note…”."
 			}
-			return req, &core.Error{Code: core.EInvalidAnswer, Message: msg,
-				Details: []core.Detail{{Field: "answers[" + it.Question + "]", Problem: "choose one of the options"}}}
+			return req, &domain.Error{Code: domain.EInvalidAnswer, Message: msg,
+				Details: []domain.Detail{{Field: "answers[" + it.Question + "]", Problem: "choose one of the options"}}}
 		}
-		req.Answers[it.Question] = core.StringList(out)
+		req.Answers[it.Question] = domain.StringList(out)
 	}
 	return req, nil
 }
 
 // finalLine says how a question ended, in one sentence.
-func finalLine(q *core.Question) string {
+func finalLine(q *domain.Question) string {
 	switch q.Status {
-	case core.StatusAnswered:
+	case domain.StatusAnswered:
 		if q.Defaulted {
 			return "No answer in time; answered by default"
 		}
 		if q.ApprovalsRequired > 1 {
 			// "Approved by alice, bob: Approve" without the answer, which
 			// the card shows beside the question.
-			return strings.TrimSuffix(core.OutcomeLine(q), ": "+q.Answers[q.Questions[0].Question])
+			return strings.TrimSuffix(domain.OutcomeLine(q), ": "+q.Answers[q.Questions[0].Question])
 		}
 		by := personLabel(q.RespondedBy)
 		if line := decisionLine(q, by); line != "" {
@@ -318,19 +318,19 @@ func finalLine(q *core.Question) string {
 			return "Denied by " + by
 		}
 		return "Answered by " + by
-	case core.StatusExpired:
+	case domain.StatusExpired:
 		return "Expired without an answer"
-	case core.StatusCancelled:
-		note := core.NoteSuffix(q)
+	case domain.StatusCancelled:
+		note := domain.NoteSuffix(q)
 		switch q.CancelReason {
-		case core.CancelUser:
+		case domain.CancelUser:
 			if q.RespondedBy != nil {
 				return "Dismissed by " + personLabel(q.RespondedBy) + note
 			}
 			return "Dismissed" + note
-		case core.CancelAgent:
+		case domain.CancelAgent:
 			return "Withdrawn by the agent" + note
-		case core.CancelSuperseded:
+		case domain.CancelSuperseded:
 			return "Replaced by a newer question of the same run"
 		}
 		return "Cancelled" + note
@@ -340,7 +340,7 @@ func finalLine(q *core.Question) string {
 
 // personLabel names who acted for people: "maria (Slack)"; on the web
 // just the name.
-func personLabel(p *core.Person) string {
+func personLabel(p *domain.Person) string {
 	if p == nil {
 		return "someone"
 	}
@@ -379,7 +379,7 @@ func (i *Inbox) funcs() template.FuncMap {
 			if d <= 0 {
 				return "expired"
 			}
-			return "expires in " + core.HumanDuration(d)
+			return "expires in " + domain.HumanDuration(d)
 		},
 		"ts": func(t time.Time) string { return t.UTC().Format("Jan 2, 15:04 UTC") },
 		"iso": func(t time.Time) string {

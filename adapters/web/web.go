@@ -18,7 +18,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 )
 
 //go:embed templates/*.html
@@ -37,8 +39,8 @@ type Authenticator interface {
 
 // Config configures the inbox.
 type Config struct {
-	// Router is the core the inbox reads and answers through (a *core.Router).
-	Router core.Inbox
+	// Router is the core the inbox reads and answers through (a *domain.Router).
+	Router lifecycle.Inbox
 	// Auth resolves operator tokens at sign-in (and on every request, see
 	// session.go). May be nil when RequireLogin is false.
 	Auth Authenticator
@@ -59,7 +61,7 @@ type Config struct {
 // Inbox serves the web inbox.
 type Inbox struct {
 	cfg    Config
-	router core.Inbox
+	router lifecycle.Inbox
 	log    *slog.Logger
 	seal   *sealer
 	tmpl   map[string]*template.Template
@@ -138,11 +140,11 @@ type viewer struct {
 }
 
 // Person is the identity answers are recorded under.
-func (v *viewer) Person() core.Person {
+func (v *viewer) Person() domain.Person {
 	if !v.Operator {
-		return core.Person{Platform: "web", ID: "local", Name: "local web user"}
+		return domain.Person{Platform: "web", ID: "local", Name: "local web user"}
 	}
-	return core.Person{Platform: "web", ID: v.ID, Name: v.ID}
+	return domain.Person{Platform: "web", ID: v.ID, Name: v.ID}
 }
 
 // Projects lists the projects the viewer may see.

@@ -11,19 +11,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
-func dur(d time.Duration) *core.Duration { v := core.Duration(d); return &v }
+func dur(d time.Duration) *domain.Duration { v := domain.Duration(d); return &v }
 
 func TestInboxListsPendingNearestDeadlineFirst(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	later := e.ask("ops", core.AskRequest{RunID: "r1", Question: "Later?", Timeout: dur(2 * time.Hour)})
-	soon := e.ask("web", core.AskRequest{RunID: "r2", Question: "Soon?", Timeout: dur(5 * time.Minute)})
-	mid := e.ask("ops", core.AskRequest{RunID: "r3", Question: "Mid?", Timeout: dur(30 * time.Minute)})
-	done := e.ask("ops", core.AskRequest{RunID: "r4", Question: "Done?"})
-	if _, err := e.router.Answer(context.Background(), "ops", done.ID, core.RespondRequest{Answers: map[string]core.StringList{"Done?": {"yes"}}},
-		core.Person{Platform: "api", ID: "x"}); err != nil {
+	later := e.ask("ops", domain.AskRequest{RunID: "r1", Question: "Later?", Timeout: dur(2 * time.Hour)})
+	soon := e.ask("web", domain.AskRequest{RunID: "r2", Question: "Soon?", Timeout: dur(5 * time.Minute)})
+	mid := e.ask("ops", domain.AskRequest{RunID: "r3", Question: "Mid?", Timeout: dur(30 * time.Minute)})
+	done := e.ask("ops", domain.AskRequest{RunID: "r4", Question: "Done?"})
+	if _, err := e.router.Answer(context.Background(), "ops", done.ID, domain.RespondRequest{Answers: map[string]domain.StringList{"Done?": {"yes"}}},
+		domain.Person{Platform: "api", ID: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	p := e.client().getPage("/")
@@ -44,10 +44,10 @@ func TestInboxListsPendingNearestDeadlineFirst(t *testing.T) {
 
 func TestAgentTextIsEscaped(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	q := e.ask("ops", core.AskRequest{AgentName: `<img src=x onerror=alert(1)>`,
+	q := e.ask("ops", domain.AskRequest{AgentName: `<img src=x onerror=alert(1)>`,
 		Question: `Ship <script>alert("q")</script>?`,
 		Context:  "Deploy **v2** with `make <release>`\n<script>alert('ctx')</script>\n- one\n- <b>two</b>",
-		Options:  []core.Option{{Label: `<i>Yes</i>`, Description: `"quoted" & <u>desc</u>`, Recommended: true}, {Label: "No"}}})
+		Options:  []domain.Option{{Label: `<i>Yes</i>`, Description: `"quoted" & <u>desc</u>`, Recommended: true}, {Label: "No"}}})
 	p := e.client().getPage("/questions/" + q.ID)
 	for _, bad := range []string{"<script>alert", "<img src=x", "<i>Yes</i>", "<u>desc</u>", "<b>two</b>"} {
 		if strings.Contains(p.body, bad) {
@@ -82,26 +82,26 @@ func FuzzRenderContext(f *testing.F) {
 // TestAnswerFormsWithoutJS posts each card shape the way a browser without
 // JavaScript does and checks the three answer forms the agent receives.
 func TestAnswerFormsWithoutJS(t *testing.T) {
-	auth := []core.Option{{Label: "OAuth 2.0", Value: "oauth", Description: "Standard"}, {Label: "API key"}}
-	feats := []core.Option{{Label: "Login"}, {Label: "Dashboard"}, {Label: "Billing"}}
+	auth := []domain.Option{{Label: "OAuth 2.0", Value: "oauth", Description: "Standard"}, {Label: "API key"}}
+	feats := []domain.Option{{Label: "Login"}, {Label: "Dashboard"}, {Label: "Billing"}}
 	cases := []struct {
 		name    string
-		req     core.AskRequest
+		req     domain.AskRequest
 		form    url.Values
 		answers map[string]string
 		sel     map[string][]string
 		resp    string
 	}{
-		{"single select button", core.AskRequest{Question: "Which auth method?", Options: auth},
+		{"single select button", domain.AskRequest{Question: "Which auth method?", Options: auth},
 			url.Values{"a0": {"o0"}}, map[string]string{"Which auth method?": "OAuth 2.0"}, map[string][]string{"Which auth method?": {"OAuth 2.0"}}, "oauth"},
-		{"single select other", core.AskRequest{Question: "Which auth method?", Options: auth},
+		{"single select other", domain.AskRequest{Question: "Which auth method?", Options: auth},
 			url.Values{"a0": {"other"}, "t0": {"SAML via Okta"}}, map[string]string{"Which auth method?": "SAML via Okta"}, map[string][]string{"Which auth method?": {"SAML via Okta"}}, "SAML via Okta"},
-		{"multi select with other", core.AskRequest{Question: "Which features?", MultiSelect: true, Options: feats},
+		{"multi select with other", domain.AskRequest{Question: "Which features?", MultiSelect: true, Options: feats},
 			url.Values{"a0": {"o0", "o2"}, "t0": {"Audit log"}}, map[string]string{"Which features?": "Login, Billing, Audit log"},
 			map[string][]string{"Which features?": {"Login", "Billing", "Audit log"}}, "Login, Billing, Audit log"},
-		{"open ended", core.AskRequest{Question: "Anything else?"},
+		{"open ended", domain.AskRequest{Question: "Anything else?"},
 			url.Values{"t0": {"  Ship it on Monday  "}}, map[string]string{"Anything else?": "Ship it on Monday"}, map[string][]string{"Anything else?": {"Ship it on Monday"}}, "Ship it on Monday"},
-		{"two items", core.AskRequest{Questions: []core.Item{{Question: "Which auth method?", Header: "Auth", Options: auth}, {Question: "Which features?", MultiSelect: true, Options: feats}}},
+		{"two items", domain.AskRequest{Questions: []domain.Item{{Question: "Which auth method?", Header: "Auth", Options: auth}, {Question: "Which features?", MultiSelect: true, Options: feats}}},
 			url.Values{"a0": {"o1"}, "t0": {"ignored: an option was chosen"}, "a1": {"o1"}},
 			map[string]string{"Which auth method?": "API key", "Which features?": "Dashboard"},
 			map[string][]string{"Which auth method?": {"API key"}, "Which features?": {"Dashboard"}}, "API key; Dashboard"},
@@ -118,7 +118,7 @@ func TestAnswerFormsWithoutJS(t *testing.T) {
 				t.Fatalf("status %d location %q: %s", p.status, p.location, p.body)
 			}
 			got := e.get("ops", q.ID)
-			if got.Status != core.StatusAnswered || !reflect.DeepEqual(got.Answers, tc.answers) || !reflect.DeepEqual(got.Selections, tc.sel) || got.Response != tc.resp {
+			if got.Status != domain.StatusAnswered || !reflect.DeepEqual(got.Answers, tc.answers) || !reflect.DeepEqual(got.Selections, tc.sel) || got.Response != tc.resp {
 				t.Fatalf("got %s answers=%v selections=%v response=%q", got.Status, got.Answers, got.Selections, got.Response)
 			}
 			if got.RespondedBy == nil || got.RespondedBy.Platform != "web" || got.RespondedBy.ID != "local" || !got.Read {
@@ -134,14 +134,14 @@ func TestAnswerFormsWithoutJS(t *testing.T) {
 
 func TestDismiss(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	q := e.ask("ops", core.AskRequest{Question: "Proceed?", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
+	q := e.ask("ops", domain.AskRequest{Question: "Proceed?", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}})
 	c := e.client()
 	p := c.post("/questions/"+q.ID+"/dismiss", url.Values{"csrf": {c.csrf("/")}, "return": {"question"}})
 	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.location, "/questions/"+q.ID) {
 		t.Fatalf("status %d location %q", p.status, p.location)
 	}
 	got := e.get("ops", q.ID)
-	if got.Status != core.StatusCancelled || got.CancelReason != core.CancelUser {
+	if got.Status != domain.StatusCancelled || got.CancelReason != domain.CancelUser {
 		t.Fatalf("status %s reason %q", got.Status, got.CancelReason)
 	}
 	page := c.getPage(p.location)
@@ -152,7 +152,7 @@ func TestDismiss(t *testing.T) {
 
 func TestFormPostWithoutCSRFTokenRefused(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	q := e.ask("ops", core.AskRequest{Question: "Proceed?", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
+	q := e.ask("ops", domain.AskRequest{Question: "Proceed?", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}})
 	c := e.client()
 	good := c.csrf("/")
 	other := e.client()
@@ -169,7 +169,7 @@ func TestFormPostWithoutCSRFTokenRefused(t *testing.T) {
 			}
 		}
 	}
-	if got := e.get("ops", q.ID); got.Status != core.StatusPending {
+	if got := e.get("ops", q.ID); got.Status != domain.StatusPending {
 		t.Fatalf("a refused form changed the question: %s", got.Status)
 	}
 	// No cookie at all.
@@ -181,11 +181,11 @@ func TestFormPostWithoutCSRFTokenRefused(t *testing.T) {
 func TestErrorsShownOnThePage(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
-	answered := e.ask("ops", core.AskRequest{RunID: "a", Question: "Proceed?", Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
+	answered := e.ask("ops", domain.AskRequest{RunID: "a", Question: "Proceed?", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}})
 	c := e.client()
 	tok := c.csrf("/")
-	if _, err := e.router.Answer(ctx, "ops", answered.ID, core.RespondRequest{Answers: map[string]core.StringList{"Proceed?": {"No"}}},
-		core.Person{Platform: "slack", ID: "U1", Name: "bob"}); err != nil {
+	if _, err := e.router.Answer(ctx, "ops", answered.ID, domain.RespondRequest{Answers: map[string]domain.StringList{"Proceed?": {"No"}}},
+		domain.Person{Platform: "slack", ID: "U1", Name: "bob"}); err != nil {
 		t.Fatal(err)
 	}
 	p := c.post("/questions/"+answered.ID+"/answer", url.Values{"csrf": {tok}, "a0": {"o0"}})
@@ -193,15 +193,15 @@ func TestErrorsShownOnThePage(t *testing.T) {
 		t.Errorf("already answered: status %d", p.status)
 	}
 
-	restricted := e.ask("ops", core.AskRequest{RunID: "b", Question: "Approve?", Options: []core.Option{{Label: "Yes"}, {Label: "No"}},
-		Responders: &core.Responders{Users: []string{"slack:U0123"}}})
+	restricted := e.ask("ops", domain.AskRequest{RunID: "b", Question: "Approve?", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}},
+		Responders: &domain.Responders{Users: []string{"slack:U0123"}}})
 	p = c.post("/questions/"+restricted.ID+"/answer", url.Values{"csrf": {tok}, "a0": {"o0"}})
 	if p.status != http.StatusForbidden || !strings.Contains(p.body, "may not answer this question") || !strings.Contains(p.body, "slack:U0123") {
 		t.Errorf("not allowed: status %d", p.status)
 	}
 
-	two := e.ask("ops", core.AskRequest{RunID: "c", Questions: []core.Item{
-		{Question: "Which region?", Options: []core.Option{{Label: "eu"}, {Label: "us"}}},
+	two := e.ask("ops", domain.AskRequest{RunID: "c", Questions: []domain.Item{
+		{Question: "Which region?", Options: []domain.Option{{Label: "eu"}, {Label: "us"}}},
 		{Question: "Why?"}}})
 	p = c.post("/questions/"+two.ID+"/answer", url.Values{"csrf": {tok}, "a0": {"o1"}, "t1": {""}})
 	if p.status != http.StatusBadRequest || !strings.Contains(p.body, `class="problem"`) || !strings.Contains(p.body, "required: every question must be answered") {
@@ -210,8 +210,8 @@ func TestErrorsShownOnThePage(t *testing.T) {
 	if !strings.Contains(p.body, `value="o1" checked`) {
 		t.Error("the choice already made was not kept after the invalid submit")
 	}
-	for _, q := range []*core.Question{restricted, two} {
-		if e.get("ops", q.ID).Status != core.StatusPending {
+	for _, q := range []*domain.Question{restricted, two} {
+		if e.get("ops", q.ID).Status != domain.StatusPending {
 			t.Errorf("question %s changed", q.ID)
 		}
 	}
@@ -219,8 +219,8 @@ func TestErrorsShownOnThePage(t *testing.T) {
 
 func TestLoginRequiredOffLoopback(t *testing.T) {
 	e := newEnv(t, envOptions{requireLogin: true})
-	ops := e.ask("ops", core.AskRequest{Question: "Ops question?"})
-	webq := e.ask("web", core.AskRequest{Question: "Web question?"})
+	ops := e.ask("ops", domain.AskRequest{Question: "Ops question?"})
+	webq := e.ask("web", domain.AskRequest{Question: "Web question?"})
 	c := e.client()
 	p := c.getPage("/questions/" + ops.ID)
 	if p.status != http.StatusSeeOther || p.location != "/login?next=%2Fquestions%2F"+ops.ID {
@@ -307,7 +307,7 @@ func TestSessionValidOnEveryReplicaWithTheSameKey(t *testing.T) {
 
 func TestLiveStreamFollowsAnswersElsewhere(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	first := e.ask("ops", core.AskRequest{RunID: "r1", Question: "First?"})
+	first := e.ask("ops", domain.AskRequest{RunID: "r1", Question: "First?"})
 	c := e.client()
 	c.getPage("/") // session cookie
 	u, _ := url.Parse(e.srv.URL + "/inbox/events")
@@ -359,17 +359,17 @@ func TestLiveStreamFollowsAnswersElsewhere(t *testing.T) {
 	if qs, _ := data["questions"].([]any); typ != "sync" || len(qs) != 1 || qs[0].(map[string]any)["id"] != first.ID || qs[0].(map[string]any)["run_id"] != "r1" {
 		t.Fatalf("first event %s %v", typ, data)
 	}
-	second := e.ask("web", core.AskRequest{RunID: "r2", Question: "Second?"}) // a new project appears too
+	second := e.ask("web", domain.AskRequest{RunID: "r2", Question: "Second?"}) // a new project appears too
 	typ, data = next()
-	if typ != core.EventCreated || data["id"] != second.ID {
+	if typ != domain.EventCreated || data["id"] != second.ID {
 		t.Fatalf("want created %s, got %s %v", second.ID, typ, data)
 	}
-	if _, err := e.router.Answer(context.Background(), "ops", first.ID, core.RespondRequest{Answers: map[string]core.StringList{"First?": {"go"}}},
-		core.Person{Platform: "slack", ID: "U9", Name: "carol"}); err != nil {
+	if _, err := e.router.Answer(context.Background(), "ops", first.ID, domain.RespondRequest{Answers: map[string]domain.StringList{"First?": {"go"}}},
+		domain.Person{Platform: "slack", ID: "U9", Name: "carol"}); err != nil {
 		t.Fatal(err)
 	}
 	typ, data = next()
-	if typ != core.EventAnswered || data["id"] != first.ID || data["outcome"] != "Answered by carol (Slack)" {
+	if typ != domain.EventAnswered || data["id"] != first.ID || data["outcome"] != "Answered by carol (Slack)" {
 		t.Fatalf("want answered, got %s %v", typ, data)
 	}
 }
@@ -377,8 +377,8 @@ func TestLiveStreamFollowsAnswersElsewhere(t *testing.T) {
 func TestRunPageLinksPausedAndContinuationRuns(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
-	q := e.ask("ops", core.AskRequest{RunID: "run-a", AgentID: "deploy-bot", Question: "Deploy?",
-		Options: []core.Option{{Label: "Yes"}, {Label: "No"}}, Resume: &core.ResumeRequest{URL: "https://runtime.example/resume"}})
+	q := e.ask("ops", domain.AskRequest{RunID: "run-a", AgentID: "deploy-bot", Question: "Deploy?",
+		Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}, Resume: &domain.ResumeRequest{URL: "https://runtime.example/resume"}})
 	c := e.client()
 	// Before the run pauses, the answer is refused with a clear message.
 	p := c.post("/questions/"+q.ID+"/answer", url.Values{"csrf": {c.csrf("/")}, "a0": {"o0"}})
@@ -413,7 +413,7 @@ func TestRunPageLinksPausedAndContinuationRuns(t *testing.T) {
 // instead of starting a new session or asking to sign in.
 func TestCrossSiteLinkBouncesOnceForTheStrictCookie(t *testing.T) {
 	e := newEnv(t, envOptions{requireLogin: true})
-	q := e.ask("ops", core.AskRequest{Question: "Ok?"})
+	q := e.ask("ops", domain.AskRequest{Question: "Ok?"})
 	req, _ := http.NewRequest("GET", e.srv.URL+"/questions/"+q.ID, nil)
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
 	res, err := http.DefaultClient.Do(req)
@@ -437,11 +437,11 @@ func TestFinalStatesOnTheQuestionPage(t *testing.T) {
 	clock := &testClock{now: time.Now().UTC()}
 	e := newEnv(t, envOptions{clock: clock})
 	ctx := context.Background()
-	expiring := e.ask("ops", core.AskRequest{RunID: "r1", Question: "Expire me?", Timeout: dur(10 * time.Second)})
-	old := e.ask("ops", core.AskRequest{RunID: "r2", Question: "Old question?"})
-	newer := e.ask("ops", core.AskRequest{RunID: "r2", Question: "Newer question?"}) // supersedes old
-	withdrawn := e.ask("ops", core.AskRequest{RunID: "r3", Question: "Withdraw me?"})
-	if _, err := e.router.Cancel(ctx, "ops", withdrawn.ID, core.CancelAgent, nil); err != nil {
+	expiring := e.ask("ops", domain.AskRequest{RunID: "r1", Question: "Expire me?", Timeout: dur(10 * time.Second)})
+	old := e.ask("ops", domain.AskRequest{RunID: "r2", Question: "Old question?"})
+	newer := e.ask("ops", domain.AskRequest{RunID: "r2", Question: "Newer question?"}) // supersedes old
+	withdrawn := e.ask("ops", domain.AskRequest{RunID: "r3", Question: "Withdraw me?"})
+	if _, err := e.router.Cancel(ctx, "ops", withdrawn.ID, domain.CancelAgent, nil); err != nil {
 		t.Fatal(err)
 	}
 	clock.add(11 * time.Second)
@@ -449,7 +449,7 @@ func TestFinalStatesOnTheQuestionPage(t *testing.T) {
 		t.Fatalf("expired %d: %v", n, err)
 	}
 	c := e.client()
-	for q, want := range map[*core.Question]string{
+	for q, want := range map[*domain.Question]string{
 		expiring:  "Expired without an answer",
 		old:       "Replaced by a newer question of the same run",
 		withdrawn: "Withdrawn by the agent",

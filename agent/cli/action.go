@@ -8,13 +8,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // renderAction prints an approval's action in full: the tool, every
 // argument (indented JSON, never cut), the diff of a file edit, the
 // "always allow" choices and, once answered, the decision.
-func renderAction(w io.Writer, q *core.Question) {
+func renderAction(w io.Writer, q *domain.Question) {
 	a := q.Action
 	if a == nil {
 		return
@@ -34,7 +34,7 @@ func renderAction(w io.Writer, q *core.Question) {
 			fmt.Fprintf(w, "   %d) %s\n", i+1, s)
 		}
 	}
-	if q.Status == core.StatusPending {
+	if q.Status == domain.StatusPending {
 		fmt.Fprintf(w, "\nto allow with other arguments: bridge questions answer %s --edit '{...}' (or --edit key=value)\n", q.ID)
 		fmt.Fprintf(w, "to deny with a reason: bridge questions answer %s --deny \"why\"\n", q.ID)
 	}
@@ -61,7 +61,7 @@ func renderAction(w io.Writer, q *core.Question) {
 	}
 }
 
-func personString(p *core.Person) string {
+func personString(p *domain.Person) string {
 	if p == nil {
 		return "someone"
 	}
@@ -77,7 +77,7 @@ func (e *editFlags) String() string     { return strings.Join(*e, " ") }
 func (e *editFlags) Set(v string) error { *e = append(*e, v); return nil }
 
 // editedInput applies the --edit values to the action's arguments.
-func editedInput(a *core.Action, edits editFlags) (json.RawMessage, error) {
+func editedInput(a *domain.Action, edits editFlags) (json.RawMessage, error) {
 	if a == nil {
 		return nil, fmt.Errorf("--edit: this question carries no action to edit")
 	}
@@ -134,7 +134,7 @@ func (a *app) qDecide(ctx context.Context, args []string, edits editFlags, alway
 	if err != nil {
 		return a.apiFailure(cmd, err)
 	}
-	req := core.RespondRequest{}
+	req := domain.RespondRequest{}
 	if q.Action != nil {
 		req.Digest = q.Action.Digest
 	}

@@ -8,18 +8,18 @@ import (
 
 	"github.com/askbridge/askbridge/agent/bridgetest"
 	"github.com/askbridge/askbridge/agent/client"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func toolAsk(run, tool, input string, suggestions ...string) *core.AskRequest {
-	a := &core.Action{Tool: tool, Input: json.RawMessage(input)}
+func toolAsk(run, tool, input string, suggestions ...string) *domain.AskRequest {
+	a := &domain.Action{Tool: tool, Input: json.RawMessage(input)}
 	for _, s := range suggestions {
 		a.Suggestions = append(a.Suggestions, json.RawMessage(s))
 	}
-	return &core.AskRequest{RunID: run, AgentID: "bot", Question: "Allow " + tool + "?", Action: a,
-		Options: []core.Option{{Label: "Allow"}, {Label: "Deny"}}}
+	return &domain.AskRequest{RunID: run, AgentID: "bot", Question: "Allow " + tool + "?", Action: a,
+		Options: []domain.Option{{Label: "Allow"}, {Label: "Deny"}}}
 }
 
 // TestE2EApprovalActionOnTheCLI: show prints the whole action with its
@@ -73,7 +73,7 @@ func TestE2EApprovalActionOnTheCLI(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr.String())
 	q, err = c.Get(ctx, deny.ID)
 	require.NoError(t, err)
-	assert.Equal(t, &core.Decision{Behavior: "deny", Digest: q.Action.Digest, Message: "never force-push main"}, q.Decision)
+	assert.Equal(t, &domain.Decision{Behavior: "deny", Digest: q.Action.Digest, Message: "never force-push main"}, q.Decision)
 
 	// Bad --always: a usage error naming the choices.
 	other, err := c.Ask(ctx, toolAsk("run-o", "Bash", `{"command":"ls"}`))

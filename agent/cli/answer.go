@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // qAnswer is `bridge questions answer`: by option numbers, free text, or an
@@ -47,7 +47,7 @@ func (a *app) qAnswer(ctx context.Context, args []string) int {
 		fmt.Fprintf(a.stderr, "bridge questions answer: %v\n", err)
 		return ExitUsage
 	}
-	res, err := c.Respond(ctx, q.ID, core.RespondRequest{Answers: answers})
+	res, err := c.Respond(ctx, q.ID, domain.RespondRequest{Answers: answers})
 	if err != nil {
 		return a.apiFailure("questions answer", err)
 	}
@@ -69,9 +69,9 @@ type itemTexts map[int]string
 // choose maps an operator's picks (one argument per item not given with
 // --text: "2", "1,3", or free text), note (-m) and texts (--text) to the
 // answers of a respond request. It never dismisses: that is `cancel`.
-func choose(q *core.Question, picks []string, note string, texts itemTexts) (map[string]core.StringList, error) {
+func choose(q *domain.Question, picks []string, note string, texts itemTexts) (map[string]domain.StringList, error) {
 	items := q.Questions
-	answers := map[string]core.StringList{}
+	answers := map[string]domain.StringList{}
 	for n := range texts {
 		if n > len(items) {
 			return nil, fmt.Errorf("--text %d=…: this question has %d item(s)", n, len(items))
@@ -99,7 +99,7 @@ func choose(q *core.Question, picks []string, note string, texts itemTexts) (map
 			if strings.TrimSpace(text) == "" {
 				return nil, fmt.Errorf("give an option number (see bridge questions show %s) or -m \"text\"", q.ID)
 			}
-			answers[it.Question] = core.StringList{text}
+			answers[it.Question] = domain.StringList{text}
 			return answers, nil
 		}
 		labels, err := numbered(q, it, picks[0], true)
@@ -108,7 +108,7 @@ func choose(q *core.Question, picks []string, note string, texts itemTexts) (map
 		}
 		if strings.TrimSpace(note) != "" {
 			switch {
-			case q.Kind == core.KindApproval:
+			case q.Kind == domain.KindApproval:
 				if len(labels) == 1 && strings.EqualFold(labels[0], "Allow") {
 					return nil, fmt.Errorf("a note goes with Deny (it becomes the agent's feedback), not with Allow")
 				}
@@ -144,12 +144,12 @@ func choose(q *core.Question, picks []string, note string, texts itemTexts) (map
 		if strings.TrimSpace(text) == "" {
 			return nil, fmt.Errorf("--text %d= is empty", n)
 		}
-		answers[items[n-1].Question] = core.StringList{text}
+		answers[items[n-1].Question] = domain.StringList{text}
 	}
 	for k, i := range rest {
 		it, pick := items[i], picks[k]
 		if it.OpenEnded() || !isNumbers(pick) {
-			answers[it.Question] = core.StringList{pick}
+			answers[it.Question] = domain.StringList{pick}
 			continue
 		}
 		labels, err := numbered(q, it, pick, false)
@@ -162,7 +162,7 @@ func choose(q *core.Question, picks []string, note string, texts itemTexts) (map
 }
 
 // numbered maps "2" or "1,3" to option labels.
-func numbered(q *core.Question, it core.Item, pick string, single bool) ([]string, error) {
+func numbered(q *domain.Question, it domain.Item, pick string, single bool) ([]string, error) {
 	if !isNumbers(pick) {
 		hint := "free text goes with -m"
 		if !single {

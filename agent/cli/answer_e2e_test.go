@@ -9,15 +9,15 @@ import (
 
 	"github.com/askbridge/askbridge/agent/bridgetest"
 	"github.com/askbridge/askbridge/agent/client"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func threeItems(run string) *core.AskRequest {
-	return &core.AskRequest{RunID: run, AgentID: "bot", Questions: []core.Item{
-		{Question: "Which region?", Options: []core.Option{{Label: "eu-west-1"}, {Label: "us-east-1"}}},
-		{Question: "Which checks?", MultiSelect: true, Options: []core.Option{{Label: "lint"}, {Label: "test"}, {Label: "e2e"}}},
+func threeItems(run string) *domain.AskRequest {
+	return &domain.AskRequest{RunID: run, AgentID: "bot", Questions: []domain.Item{
+		{Question: "Which region?", Options: []domain.Option{{Label: "eu-west-1"}, {Label: "us-east-1"}}},
+		{Question: "Which checks?", MultiSelect: true, Options: []domain.Option{{Label: "lint"}, {Label: "test"}, {Label: "e2e"}}},
 		{Question: "How many replicas?"}}}
 }
 
@@ -37,7 +37,7 @@ func TestE2EAnswerNeverCancelsByNumber(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr.String())
 	q, err := c.Get(ctx, a.ID)
 	require.NoError(t, err)
-	require.Equal(t, core.StatusAnswered, q.Status, "the question was dismissed instead of answered")
+	require.Equal(t, domain.StatusAnswered, q.Status, "the question was dismissed instead of answered")
 	assert.Equal(t, map[string]string{"Which region?": "us-east-1", "Which checks?": "lint, e2e", "How many replicas?": "1"}, q.Answers)
 
 	// Free text that looks like a number, for an item with options: --text N=…
@@ -51,26 +51,26 @@ func TestE2EAnswerNeverCancelsByNumber(t *testing.T) {
 
 	// The number after the last option is no longer "Cancel": a usage error
 	// that says how to dismiss, and the question stays pending.
-	appr, err := c.Ask(ctx, &core.AskRequest{RunID: "run-c", AgentID: "bot", Kind: core.KindApproval,
-		Questions: []core.Item{{Question: "Allow Bash: rm -rf build?", Options: []core.Option{{Label: "Allow"}, {Label: "Deny"}}}}})
+	appr, err := c.Ask(ctx, &domain.AskRequest{RunID: "run-c", AgentID: "bot", Kind: domain.KindApproval,
+		Questions: []domain.Item{{Question: "Allow Bash: rm -rf build?", Options: []domain.Option{{Label: "Allow"}, {Label: "Deny"}}}}})
 	require.NoError(t, err)
 	r = runBridge(t, srv, "questions", "answer", appr.ID, "3")
 	assert.Equal(t, 2, r.code, r.stdout.String())
 	assert.Contains(t, r.stderr.String(), "bridge questions cancel")
 	q, err = c.Get(ctx, appr.ID)
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusPending, q.Status)
+	assert.Equal(t, domain.StatusPending, q.Status)
 	show := runBridge(t, srv, "questions", "show", appr.ID)
 	assert.NotContains(t, show.stdout.String(), "3) Cancel")
 
 	// Open-ended single item: a bare number is the answer too.
-	one, err := c.Ask(ctx, &core.AskRequest{RunID: "run-d", AgentID: "bot", Question: "How many?"})
+	one, err := c.Ask(ctx, &domain.AskRequest{RunID: "run-d", AgentID: "bot", Question: "How many?"})
 	require.NoError(t, err)
 	r = runBridge(t, srv, "questions", "answer", one.ID, "1")
 	require.Equal(t, 0, r.code, r.stderr.String())
 	q, err = c.Get(ctx, one.ID)
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusAnswered, q.Status)
+	assert.Equal(t, domain.StatusAnswered, q.Status)
 	assert.Equal(t, "1", q.Answers["How many?"])
 
 	// Dismissing stays one deliberate command away, with a note if wanted.
@@ -78,7 +78,7 @@ func TestE2EAnswerNeverCancelsByNumber(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr.String())
 	q, err = c.Get(ctx, appr.ID)
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusCancelled, q.Status)
+	assert.Equal(t, domain.StatusCancelled, q.Status)
 	assert.Equal(t, "rolled back instead", q.CancelNote)
 }
 
@@ -95,8 +95,8 @@ func TestE2EShortIDsAreDistinctAndAccepted(t *testing.T) {
 	shorts := map[string]bool{}
 	var asked []*client.Asked
 	for i := range 6 {
-		a, err := c.Ask(ctx, &core.AskRequest{RunID: fmt.Sprintf("run-%d", i), AgentID: "bot",
-			Question: fmt.Sprintf("Proceed with step %d?", i), Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
+		a, err := c.Ask(ctx, &domain.AskRequest{RunID: fmt.Sprintf("run-%d", i), AgentID: "bot",
+			Question: fmt.Sprintf("Proceed with step %d?", i), Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}})
 		require.NoError(t, err)
 		m := regexp.MustCompile(`^Question (\w+)… sent`).FindStringSubmatch(a.Message)
 		require.NotNil(t, m, a.Message)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 const askUsage = `usage: bridge ask [flags] [QUESTION]
@@ -58,14 +58,14 @@ func (a *app) ask(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stderr, "bridge ask: a question is required (-q or the first argument)")
 		return ExitUsage
 	}
-	req := &core.AskRequest{
+	req := &domain.AskRequest{
 		RunID: firstNonEmpty(*run, a.env.RunID), AgentID: firstNonEmpty(*agent, a.env.AgentID, "cli"),
 		Route: firstNonEmpty(*route, a.env.Route), Context: *contextText,
-		Questions: []core.Item{{Question: *question, Header: *header, MultiSelect: *multi}},
+		Questions: []domain.Item{{Question: *question, Header: *header, MultiSelect: *multi}},
 	}
 	for _, o := range options {
 		label, desc, _ := strings.Cut(o, "|")
-		req.Questions[0].Options = append(req.Questions[0].Options, core.Option{Label: label, Description: desc})
+		req.Questions[0].Options = append(req.Questions[0].Options, domain.Option{Label: label, Description: desc})
 	}
 	for _, t := range targets {
 		tg, err := parseTarget(t)
@@ -84,7 +84,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 		req.ApprovalsRequired = &n
 	}
 	if *onTimeout != "" {
-		req.OnTimeout = &core.OnTimeout{Answer: *onTimeout}
+		req.OnTimeout = &domain.OnTimeout{Answer: *onTimeout}
 	}
 	if *requestedBy != "" {
 		if p, id, ok := strings.Cut(*requestedBy, ":"); !ok || p == "" || id == "" {
@@ -94,12 +94,12 @@ func (a *app) ask(ctx context.Context, args []string) int {
 		req.RequestedBy = *requestedBy
 	}
 	if *timeout != "" {
-		d, err := core.ParseDuration(*timeout)
+		d, err := domain.ParseDuration(*timeout)
 		if err != nil {
 			fmt.Fprintf(a.stderr, "bridge ask: --timeout: %v\n", err)
 			return ExitUsage
 		}
-		cd := core.Duration(d)
+		cd := domain.Duration(d)
 		req.Timeout = &cd
 	}
 
@@ -120,7 +120,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 			// Interrupted: nobody waits for this answer any more (README "Webhook mode").
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			if cq, cerr := c.Cancel(cctx, asked.ID, core.CancelAgent); cerr == nil {
+			if cq, cerr := c.Cancel(cctx, asked.ID, domain.CancelAgent); cerr == nil {
 				q = cq
 			} else if final, gerr := c.Get(cctx, asked.ID); gerr == nil && final.Status.Final() {
 				q = final // answered or expired in the meantime
@@ -128,7 +128,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 				fmt.Fprintf(a.stderr, "bridge ask: interrupted; withdrawing question %s failed: %v\n", asked.ID, cerr)
 				return ExitCancelled
 			}
-			if q.Status == core.StatusCancelled {
+			if q.Status == domain.StatusCancelled {
 				fmt.Fprintf(a.stderr, "bridge ask: interrupted; question %s withdrawn\n", asked.ID)
 			}
 		} else if err != nil {
@@ -139,22 +139,22 @@ func (a *app) ask(ctx context.Context, args []string) int {
 }
 
 // finish prints the outcome of a final question and returns its exit code.
-func (a *app) finish(q *core.Question, asJSON bool) int {
+func (a *app) finish(q *domain.Question, asJSON bool) int {
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(q)
 	}
 	switch q.Status {
-	case core.StatusAnswered:
+	case domain.StatusAnswered:
 		if !asJSON {
 			fmt.Fprintln(a.stdout, answerText(q))
 		}
 		return ExitOK
-	case core.StatusExpired:
+	case domain.StatusExpired:
 		fmt.Fprintf(a.stderr, "bridge ask: no answer: question %s expired at %s\n", q.ID, q.ExpiresAt.Format(time.RFC3339))
 		return ExitExpired
-	case core.StatusCancelled:
+	case domain.StatusCancelled:
 		who := ""
 		if q.RespondedBy != nil {
 			who = " by " + q.RespondedBy.String()
@@ -168,7 +168,7 @@ func (a *app) finish(q *core.Question, asJSON bool) int {
 
 // answerText is what ask prints for an answered question: the response for
 // one item, else one "question: answer" line per item.
-func answerText(q *core.Question) string {
+func answerText(q *domain.Question) string {
 	if len(q.Questions) == 1 {
 		return q.Response
 	}
@@ -181,12 +181,12 @@ func answerText(q *core.Question) string {
 
 // waitShowing waits for the question; on a terminal it keeps one status
 // line on stderr with the elapsed and remaining time.
-func (a *app) waitShowing(ctx context.Context, wait func(context.Context, string) (*core.Question, error), q *core.Question) (*core.Question, error) {
+func (a *app) waitShowing(ctx context.Context, wait func(context.Context, string) (*domain.Question, error), q *domain.Question) (*domain.Question, error) {
 	if !a.isTTY(a.stderr) {
 		return wait(ctx, q.ID)
 	}
 	type result struct {
-		q   *core.Question
+		q   *domain.Question
 		err error
 	}
 	done := make(chan result, 1)
@@ -225,12 +225,12 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
-func parseTarget(s string) (core.Target, error) {
+func parseTarget(s string) (domain.Target, error) {
 	parts := strings.SplitN(s, ":", 3)
 	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
-		return core.Target{}, errors.New(`want "slack:CHANNEL[:THREAD_TS]" or "discord:CHANNEL"`)
+		return domain.Target{}, errors.New(`want "slack:CHANNEL[:THREAD_TS]" or "discord:CHANNEL"`)
 	}
-	t := core.Target{Platform: strings.ToLower(parts[0]), Channel: parts[1]}
+	t := domain.Target{Platform: strings.ToLower(parts[0]), Channel: parts[1]}
 	if len(parts) == 3 {
 		t.ThreadTS = parts[2]
 	}

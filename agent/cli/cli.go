@@ -17,7 +17,7 @@ import (
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/hook"
 	"github.com/askbridge/askbridge/agent/mcpserver"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // Exit codes of the client commands.
@@ -120,7 +120,7 @@ func (a *app) mcp(ctx context.Context, args []string) int {
 	if a.env.Token == "" {
 		// The embedded default (no tokens): the host's own user may answer
 		// through an elicitation. An agent token may not answer questions.
-		cfg.Answer = func(ctx context.Context, id string, req core.RespondRequest, _ core.Person) error {
+		cfg.Answer = func(ctx context.Context, id string, req domain.RespondRequest, _ domain.Person) error {
 			_, err := c.Respond(ctx, id, req)
 			return err
 		}
@@ -198,7 +198,7 @@ func parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
 
 // apiFailure prints an error of the bridge and returns ExitError.
 func (a *app) apiFailure(cmd string, err error) int {
-	var e *core.Error
+	var e *domain.Error
 	if errors.As(err, &e) {
 		fmt.Fprintf(a.stderr, "bridge %s: %s: %s\n", cmd, e.Code, e.Message)
 		for _, d := range e.Details {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/internal/fakeapi"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -108,7 +108,7 @@ func TestAskAnswered(t *testing.T) {
 	assert.Equal(t, "deployer", q.AgentID)
 	assert.Equal(t, "Deploy", q.Questions[0].Header)
 	assert.Equal(t, "Ship it now", q.Questions[0].Options[0].Description)
-	assert.Equal(t, []core.Target{{Platform: "slack", Channel: "C0123", ThreadTS: "1700000000.000100"}}, q.Targets)
+	assert.Equal(t, []domain.Target{{Platform: "slack", Channel: "C0123", ThreadTS: "1700000000.000100"}}, q.Targets)
 	assert.WithinDuration(t, time.Now().Add(30*time.Minute), q.ExpiresAt, 5*time.Second)
 	api.Answer(t, q.ID, []string{"Yes"})
 	r := get(t, ch)
@@ -127,9 +127,9 @@ func TestAskJSONMultiAndPositional(t *testing.T) {
 	api.Answer(t, q.ID, []string{"lint", "e2e"})
 	r := get(t, ch)
 	require.Equal(t, ExitOK, r.code, r.stderr)
-	var rec core.Question
+	var rec domain.Question
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rec), r.stdout)
-	assert.Equal(t, core.StatusAnswered, rec.Status)
+	assert.Equal(t, domain.StatusAnswered, rec.Status)
 	assert.Equal(t, []string{"lint", "e2e"}, rec.Selections["Which checks?"])
 	assert.Equal(t, "lint, e2e", rec.Answers["Which checks?"])
 }
@@ -146,7 +146,7 @@ func TestAskExpiredAndCancelledExitCodes(t *testing.T) {
 
 	ch = runAsync(t.Context(), api, false, "ask", "-q", "Another?", "--json")
 	q = api.WaitPending(t, 2)
-	_, err := client.New(api.URL, "", "ops").Cancel(t.Context(), q.ID, core.CancelUser)
+	_, err := client.New(api.URL, "", "ops").Cancel(t.Context(), q.ID, domain.CancelUser)
 	require.NoError(t, err)
 	r = get(t, ch)
 	assert.Equal(t, ExitCancelled, r.code)
@@ -163,8 +163,8 @@ func TestAskInterruptedWithdrawsQuestion(t *testing.T) {
 	assert.Equal(t, ExitCancelled, r.code)
 	assert.Contains(t, r.stderr, "withdrawn")
 	final := api.Question(q.ID)
-	assert.Equal(t, core.StatusCancelled, final.Status)
-	assert.Equal(t, core.CancelAgent, final.CancelReason, "interrupting ask cancels its question with reason agent")
+	assert.Equal(t, domain.StatusCancelled, final.Status)
+	assert.Equal(t, domain.CancelAgent, final.CancelReason, "interrupting ask cancels its question with reason agent")
 }
 
 func TestAskShowsTimeOnTerminal(t *testing.T) {
@@ -216,7 +216,7 @@ func TestAskUsageAndErrors(t *testing.T) {
 	assert.NotContains(t, bad.stderr.(*bytes.Buffer).String(), "wrong-secret-token")
 }
 
-func seed(t *testing.T, api *fakeapi.Server, reqs ...*core.AskRequest) []*client.Asked {
+func seed(t *testing.T, api *fakeapi.Server, reqs ...*domain.AskRequest) []*client.Asked {
 	t.Helper()
 	c := client.New(api.URL, api.Token, "ops")
 	var out []*client.Asked
@@ -228,18 +228,18 @@ func seed(t *testing.T, api *fakeapi.Server, reqs ...*core.AskRequest) []*client
 	return out
 }
 
-func approvalReq(run string) *core.AskRequest {
-	return &core.AskRequest{RunID: run, AgentID: "claude-code", Kind: core.KindApproval,
-		Questions: []core.Item{{Question: "Allow Bash: rm -rf build?", Header: "Approval",
-			Options: []core.Option{{Label: "Allow"}, {Label: "Deny"}}}}}
+func approvalReq(run string) *domain.AskRequest {
+	return &domain.AskRequest{RunID: run, AgentID: "claude-code", Kind: domain.KindApproval,
+		Questions: []domain.Item{{Question: "Allow Bash: rm -rf build?", Header: "Approval",
+			Options: []domain.Option{{Label: "Allow"}, {Label: "Deny"}}}}}
 }
 
 func TestQuestionsListAndShow(t *testing.T) {
 	api := fakeapi.New(t, "")
 	asked := seed(t, api,
-		&core.AskRequest{RunID: "r1", AgentID: "deploy-bot", AgentName: "Deploy bot", Questions: []core.Item{{
+		&domain.AskRequest{RunID: "r1", AgentID: "deploy-bot", AgentName: "Deploy bot", Questions: []domain.Item{{
 			Question: "Which region?", Header: "Region",
-			Options: []core.Option{{Label: "eu-west-1", Description: "Dublin"}, {Label: "us-east-1", Description: "Virginia", Recommended: true}}}}},
+			Options: []domain.Option{{Label: "eu-west-1", Description: "Dublin"}, {Label: "us-east-1", Description: "Virginia", Recommended: true}}}}},
 		approvalReq("r2"))
 
 	r := runCLI(t.Context(), api, false, "questions", "list")
@@ -247,8 +247,8 @@ func TestQuestionsListAndShow(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	require.Len(t, lines, 3)
 	assert.Regexp(t, `^ID\s+KIND\s+STATUS\s+EXPIRES\s+AGENT\s+QUESTION$`, lines[0])
-	assert.Regexp(t, `^`+core.ShortID(asked[0].ID)+`\s+question\s+pending\s+in 5 min\s+Deploy bot\s+Which region\?`, lines[1])
-	assert.Regexp(t, `^`+core.ShortID(asked[1].ID)+`\s+approval\s+pending\s+in 5 min\s+claude-code\s+Allow Bash: rm -rf build\?`, lines[2])
+	assert.Regexp(t, `^`+domain.ShortID(asked[0].ID)+`\s+question\s+pending\s+in 5 min\s+Deploy bot\s+Which region\?`, lines[1])
+	assert.Regexp(t, `^`+domain.ShortID(asked[1].ID)+`\s+approval\s+pending\s+in 5 min\s+claude-code\s+Allow Bash: rm -rf build\?`, lines[2])
 
 	r = runCLI(t.Context(), api, false, "questions", "show", asked[0].ID)
 	require.Equal(t, ExitOK, r.code, r.stderr)
@@ -266,21 +266,21 @@ func TestQuestionsListAndShow(t *testing.T) {
 	assert.Contains(t, r.stderr, "not_found")
 
 	r = runCLI(t.Context(), api, false, "questions", "list", "--json")
-	var listed struct{ Questions []core.Question }
+	var listed struct{ Questions []domain.Question }
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &listed))
 	assert.Len(t, listed.Questions, 2)
 }
 
 func TestQuestionsAnswerForms(t *testing.T) {
 	api := fakeapi.New(t, "")
-	single := &core.AskRequest{RunID: "a", Questions: []core.Item{{Question: "Which region?",
-		Options: []core.Option{{Label: "eu-west-1"}, {Label: "us-east-1"}}}}}
-	multi := &core.AskRequest{RunID: "b", Questions: []core.Item{{Question: "Which checks?", MultiSelect: true,
-		Options: []core.Option{{Label: "lint"}, {Label: "test"}, {Label: "e2e"}}}}}
-	open := &core.AskRequest{RunID: "c", Question: "Release name?"}
-	two := &core.AskRequest{RunID: "d", Questions: []core.Item{
-		{Question: "Which region?", Options: []core.Option{{Label: "eu-west-1"}, {Label: "us-east-1"}}},
-		{Question: "Which checks?", MultiSelect: true, Options: []core.Option{{Label: "lint"}, {Label: "test"}, {Label: "e2e"}}}}}
+	single := &domain.AskRequest{RunID: "a", Questions: []domain.Item{{Question: "Which region?",
+		Options: []domain.Option{{Label: "eu-west-1"}, {Label: "us-east-1"}}}}}
+	multi := &domain.AskRequest{RunID: "b", Questions: []domain.Item{{Question: "Which checks?", MultiSelect: true,
+		Options: []domain.Option{{Label: "lint"}, {Label: "test"}, {Label: "e2e"}}}}}
+	open := &domain.AskRequest{RunID: "c", Question: "Release name?"}
+	two := &domain.AskRequest{RunID: "d", Questions: []domain.Item{
+		{Question: "Which region?", Options: []domain.Option{{Label: "eu-west-1"}, {Label: "us-east-1"}}},
+		{Question: "Which checks?", MultiSelect: true, Options: []domain.Option{{Label: "lint"}, {Label: "test"}, {Label: "e2e"}}}}}
 	asked := seed(t, api, single, multi, open, two, approvalReq("e"), approvalReq("f"), approvalReq("g"))
 
 	cases := []struct {
@@ -298,7 +298,7 @@ func TestQuestionsAnswerForms(t *testing.T) {
 		r := runCLI(t.Context(), api, false, append([]string{"questions", "answer"}, c.args...)...)
 		require.Equal(t, ExitOK, r.code, "%v: %s", c.args, r.stderr)
 		q := api.Question(c.args[0])
-		assert.Equal(t, core.StatusAnswered, q.Status, "%v", c.args)
+		assert.Equal(t, domain.StatusAnswered, q.Status, "%v", c.args)
 		assert.Equal(t, c.answers, q.Answers, "%v", c.args)
 	}
 
@@ -307,7 +307,7 @@ func TestQuestionsAnswerForms(t *testing.T) {
 	r := runCLI(t.Context(), api, false, "questions", "answer", asked[6].ID, "3")
 	assert.Equal(t, ExitUsage, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "bridge questions cancel "+asked[6].ID)
-	assert.Equal(t, core.StatusPending, api.Question(asked[6].ID).Status)
+	assert.Equal(t, domain.StatusPending, api.Question(asked[6].ID).Status)
 
 	// Already answered: the bridge's 409 comes through.
 	r = runCLI(t.Context(), api, false, "questions", "answer", asked[0].ID, "1")
@@ -318,11 +318,11 @@ func TestQuestionsAnswerForms(t *testing.T) {
 func TestQuestionsAnswerUsage(t *testing.T) {
 	api := fakeapi.New(t, "")
 	asked := seed(t, api,
-		&core.AskRequest{RunID: "a", Questions: []core.Item{{Question: "Which region?",
-			Options: []core.Option{{Label: "eu-west-1"}, {Label: "us-east-1"}}}}},
+		&domain.AskRequest{RunID: "a", Questions: []domain.Item{{Question: "Which region?",
+			Options: []domain.Option{{Label: "eu-west-1"}, {Label: "us-east-1"}}}}},
 		approvalReq("b"),
-		&core.AskRequest{RunID: "c", Questions: []core.Item{
-			{Question: "One?", Options: []core.Option{{Label: "x"}, {Label: "y"}}}, {Question: "Two?"}}})
+		&domain.AskRequest{RunID: "c", Questions: []domain.Item{
+			{Question: "One?", Options: []domain.Option{{Label: "x"}, {Label: "y"}}}, {Question: "Two?"}}})
 	for _, args := range [][]string{
 		{asked[0].ID},                   // nothing chosen
 		{asked[0].ID, "3"},              // out of range: no number dismisses
@@ -342,7 +342,7 @@ func TestQuestionsAnswerUsage(t *testing.T) {
 		assert.Equal(t, ExitUsage, r.code, "%v: %s", args, r.stderr)
 	}
 	for _, q := range api.Questions() {
-		assert.Equal(t, core.StatusPending, q.Status)
+		assert.Equal(t, domain.StatusPending, q.Status)
 	}
 	r := runCLI(t.Context(), api, false, "questions", "answer", asked[2].ID, "2", "free words")
 	require.Equal(t, ExitOK, r.code, r.stderr)
@@ -354,10 +354,10 @@ func TestQuestionsCancel(t *testing.T) {
 	asked := seed(t, api, approvalReq("a"), approvalReq("b"))
 	r := runCLI(t.Context(), api, false, "questions", "cancel", asked[0].ID)
 	require.Equal(t, ExitOK, r.code, r.stderr)
-	assert.Equal(t, core.CancelUser, api.Question(asked[0].ID).CancelReason)
+	assert.Equal(t, domain.CancelUser, api.Question(asked[0].ID).CancelReason)
 	r = runCLI(t.Context(), api, false, "questions", "cancel", "--reason", "agent", asked[1].ID)
 	require.Equal(t, ExitOK, r.code, r.stderr)
-	assert.Equal(t, core.CancelAgent, api.Question(asked[1].ID).CancelReason)
+	assert.Equal(t, domain.CancelAgent, api.Question(asked[1].ID).CancelReason)
 	r = runCLI(t.Context(), api, false, "questions", "cancel", asked[1].ID)
 	assert.Equal(t, ExitError, r.code)
 	assert.Contains(t, r.stderr, "question_cancelled")
@@ -388,18 +388,18 @@ func TestQuestionIDPrefixes(t *testing.T) {
 	assert.Contains(t, r.stderr, `"3f2a" matches 2 questions`)
 	assert.Contains(t, r.stderr, ids[0])
 	assert.Contains(t, r.stderr, ids[1])
-	assert.Equal(t, core.StatusPending, api.Question(ids[0]).Status)
+	assert.Equal(t, domain.StatusPending, api.Question(ids[0]).Status)
 
 	r = runCLI(t.Context(), api, false, "questions", "answer", "3f2a9c7", "1")
 	require.Equal(t, ExitOK, r.code, r.stderr)
-	assert.Equal(t, core.StatusAnswered, api.Question(ids[1]).Status)
+	assert.Equal(t, domain.StatusAnswered, api.Question(ids[1]).Status)
 
 	r = runCLI(t.Context(), api, false, "questions", "cancel", "77a")
 	assert.Equal(t, ExitUsage, r.code, "3 characters are too few")
 	assert.Contains(t, r.stderr, "at least 4")
 	r = runCLI(t.Context(), api, false, "questions", "cancel", "77aa-00")
 	require.Equal(t, ExitOK, r.code, r.stderr)
-	assert.Equal(t, core.StatusCancelled, api.Question(ids[2]).Status)
+	assert.Equal(t, domain.StatusCancelled, api.Question(ids[2]).Status)
 
 	r = runCLI(t.Context(), api, false, "questions", "show", "abcdef")
 	assert.Equal(t, ExitError, r.code)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/askbridge/askbridge/agent/bridgetest"
 	"github.com/askbridge/askbridge/agent/client"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,11 +58,11 @@ func runBridge(t *testing.T, srv *bridgetest.Server, args ...string) *proc {
 	return start(t, srv, args...).wait(t)
 }
 
-func pendingOn(t *testing.T, c *client.Client, n int) *core.Question {
+func pendingOn(t *testing.T, c *client.Client, n int) *domain.Question {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		qs, err := c.List(t.Context(), core.StatusPending)
+		qs, err := c.List(t.Context(), domain.StatusPending)
 		require.NoError(t, err)
 		if len(qs) >= n {
 			return qs[len(qs)-1]
@@ -95,16 +95,16 @@ func TestE2EAskAnsweredByQuestionsAnswer(t *testing.T) {
 
 	ask.wait(t)
 	assert.Equal(t, 0, ask.code, ask.stderr.String())
-	var rec core.Question
+	var rec domain.Question
 	require.NoError(t, json.Unmarshal(ask.stdout.Bytes(), &rec), ask.stdout.String())
-	assert.Equal(t, core.StatusAnswered, rec.Status)
+	assert.Equal(t, domain.StatusAnswered, rec.Status)
 	assert.Equal(t, "us-east-1", rec.Answers["Which region?"])
 	assert.Equal(t, "api", rec.RespondedBy.Platform)
 
 	// The operator view of kinds: an approval and its "Cancel" choice.
-	_, err := c.Ask(t.Context(), &core.AskRequest{RunID: "sess", AgentID: "claude-code", Kind: core.KindApproval,
-		Questions: []core.Item{{Question: "Allow Bash: rm -rf build?", Header: "Approval",
-			Options: []core.Option{{Label: "Allow"}, {Label: "Deny"}}}}})
+	_, err := c.Ask(t.Context(), &domain.AskRequest{RunID: "sess", AgentID: "claude-code", Kind: domain.KindApproval,
+		Questions: []domain.Item{{Question: "Allow Bash: rm -rf build?", Header: "Approval",
+			Options: []domain.Option{{Label: "Allow"}, {Label: "Deny"}}}}})
 	require.NoError(t, err)
 	list := runBridge(t, srv, "questions", "list", "--all")
 	require.Equal(t, 0, list.code, list.stderr.String())
@@ -118,8 +118,8 @@ func TestE2EAskAnsweredByQuestionsAnswer(t *testing.T) {
 	require.Equal(t, 0, cancel.code, cancel.stderr.String())
 	final, err := c.Get(t.Context(), appr.ID)
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusCancelled, final.Status)
-	assert.Equal(t, core.CancelUser, final.CancelReason)
+	assert.Equal(t, domain.StatusCancelled, final.Status)
+	assert.Equal(t, domain.CancelUser, final.CancelReason)
 }
 
 func TestE2EAskExitCodes(t *testing.T) {
@@ -135,7 +135,7 @@ func TestE2EAskExitCodes(t *testing.T) {
 
 	// Interrupted: the question is withdrawn with reason agent, exit 4.
 	intr := start(t, srv, "ask", "-q", "Proceed?", "-o", "Yes", "-o", "No", "--run", "other-run")
-	var q *core.Question
+	var q *domain.Question
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		qs, err := c.RunQuestions(t.Context(), "other-run")
 		require.NoError(t, err)
@@ -150,12 +150,12 @@ func TestE2EAskExitCodes(t *testing.T) {
 	assert.Equal(t, 4, intr.code, intr.stderr.String())
 	final, err := c.Get(t.Context(), q.ID)
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusCancelled, final.Status)
-	assert.Equal(t, core.CancelAgent, final.CancelReason)
+	assert.Equal(t, domain.StatusCancelled, final.Status)
+	assert.Equal(t, domain.CancelAgent, final.CancelReason)
 
 	// Dismissed by a person: exit 4.
 	dis := start(t, srv, "ask", "-q", "Dismiss me?", "--run", "third-run")
-	var d *core.Question
+	var d *domain.Question
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline) && d == nil; time.Sleep(50 * time.Millisecond) {
 		if qs, _ := c.RunQuestions(t.Context(), "third-run"); len(qs) == 1 {
 			d = qs[0]

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/google/uuid"
 )
 
@@ -35,7 +35,7 @@ func (a *app) resolveID(ctx context.Context, typed string, pendingOnly bool) (st
 	if n := len(strings.ReplaceAll(typed, "-", "")); n < minPrefix {
 		return "", &idError{msg: fmt.Sprintf("%q is too short to name a question: give at least %d characters of its id", typed, minPrefix)}
 	}
-	statuses := []core.Status{core.StatusPending}
+	statuses := []domain.Status{domain.StatusPending}
 	if !pendingOnly {
 		statuses = append(statuses, "")
 	}
@@ -44,9 +44,9 @@ func (a *app) resolveID(ctx context.Context, typed string, pendingOnly bool) (st
 		if err != nil {
 			return "", err
 		}
-		var found []*core.Question
+		var found []*domain.Question
 		for _, q := range qs {
-			if core.IDHasPrefix(q.ID, typed) {
+			if domain.IDHasPrefix(q.ID, typed) {
 				found = append(found, q)
 			}
 		}
@@ -90,7 +90,7 @@ func hexPrefix(s string) bool {
 func shortIDs(ids []string) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = core.ShortID(id)
+		out[i] = domain.ShortID(id)
 	}
 	for {
 		seen := map[string]int{}

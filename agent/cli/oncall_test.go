@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge/agent/internal/fakeapi"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +26,7 @@ func TestAskOnCallFlags(t *testing.T) {
 	api.Answer(t, q.ID, []string{"Approve"})
 	r := get(t, ch)
 	require.Equal(t, ExitOK, r.code, r.stderr)
-	var got core.Question
+	var got domain.Question
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 	assert.Equal(t, "Approve", got.Answers["Deploy api v2 to production?"])
 	assert.Equal(t, 2, got.ApprovalsRequired)

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 const questionsUsage = `usage: bridge questions <command> [flags]
@@ -75,7 +75,7 @@ func (a *app) qList(ctx context.Context, args []string) int {
 		fmt.Fprintf(a.stderr, "bridge questions list: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
 	}
-	st := core.Status(*status)
+	st := domain.Status(*status)
 	if *all {
 		st = ""
 	}
@@ -100,12 +100,12 @@ func (a *app) qList(ctx context.Context, args []string) int {
 	short := shortIDs(ids)
 	for i, q := range qs {
 		exp := "-"
-		if q.Status == core.StatusPending {
-			exp = "in " + core.HumanDuration(q.ExpiresAt.Sub(now))
+		if q.Status == domain.StatusPending {
+			exp = "in " + domain.HumanDuration(q.ExpiresAt.Sub(now))
 		}
 		kind := q.Kind
 		if kind == "" {
-			kind = core.KindQuestion
+			kind = domain.KindQuestion
 		}
 		text := ""
 		if len(q.Questions) > 0 {
@@ -147,13 +147,13 @@ func (a *app) qShow(ctx context.Context, args []string) int {
 
 // render prints a question for an operator: the real texts, numbered
 // options and a last "Cancel" choice per item.
-func (a *app) render(q *core.Question) {
+func (a *app) render(q *domain.Question) {
 	w := a.stdout
-	kind := firstNonEmpty(q.Kind, core.KindQuestion)
+	kind := firstNonEmpty(q.Kind, domain.KindQuestion)
 	fmt.Fprintf(w, "%s %s (%s)\n", strings.ToUpper(kind[:1])+kind[1:], q.ID, q.Status)
 	fmt.Fprintf(w, "agent: %s   run: %s\n", firstNonEmpty(q.AgentName, q.AgentID, "-"), q.RunID)
-	if q.Status == core.StatusPending {
-		fmt.Fprintf(w, "expires: %s (in %s)\n", q.ExpiresAt.Format(time.RFC3339), core.HumanDuration(q.ExpiresAt.Sub(a.now())))
+	if q.Status == domain.StatusPending {
+		fmt.Fprintf(w, "expires: %s (in %s)\n", q.ExpiresAt.Format(time.RFC3339), domain.HumanDuration(q.ExpiresAt.Sub(a.now())))
 	}
 	for _, t := range q.Targets {
 		line := "posted: " + t.Platform + " " + t.Channel
@@ -202,9 +202,9 @@ func (a *app) render(q *core.Question) {
 		}
 	}
 	switch q.Status {
-	case core.StatusPending:
+	case domain.StatusPending:
 		fmt.Fprintf(w, "\nto dismiss it without an answer: bridge questions cancel %s\n", q.ID)
-	case core.StatusAnswered:
+	case domain.StatusAnswered:
 		by := "someone"
 		if q.RespondedBy != nil {
 			by = q.RespondedBy.String()
@@ -213,9 +213,9 @@ func (a *app) render(q *core.Question) {
 		for _, it := range q.Questions {
 			fmt.Fprintf(w, "   %s → %s\n", it.Question, q.Answers[it.Question])
 		}
-	case core.StatusCancelled:
+	case domain.StatusCancelled:
 		fmt.Fprintf(w, "\ncancelled (%s)\n", q.CancelReason)
-	case core.StatusExpired:
+	case domain.StatusExpired:
 		fmt.Fprintf(w, "\nexpired at %s without an answer\n", q.ExpiresAt.Format(time.RFC3339))
 	}
 }
@@ -237,7 +237,7 @@ func (t itemTexts) Set(v string) error {
 
 func (a *app) qCancel(ctx context.Context, args []string) int {
 	fs := newFlags("questions cancel", a.stderr, "usage: bridge questions cancel ID [--reason user|agent] [--note TEXT]")
-	reason := fs.String("reason", core.CancelUser, "user (a person dismissed it) or agent (the runtime withdrew it)")
+	reason := fs.String("reason", domain.CancelUser, "user (a person dismissed it) or agent (the runtime withdrew it)")
 	note := fs.String("note", "", "why, in a few words: kept on the record and shown on every copy (at most 500 characters)")
 	asJSON := fs.Bool("json", false, "print the record as JSON")
 	if code, ok := parse(fs, args); !ok {
@@ -247,7 +247,7 @@ func (a *app) qCancel(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stderr, "usage: bridge questions cancel ID [--reason user|agent] [--note TEXT]")
 		return ExitUsage
 	}
-	if *reason != core.CancelUser && *reason != core.CancelAgent {
+	if *reason != domain.CancelUser && *reason != domain.CancelAgent {
 		fmt.Fprintf(a.stderr, "bridge questions cancel: --reason must be user or agent, got %q\n", *reason)
 		return ExitUsage
 	}
@@ -329,7 +329,7 @@ func (a *app) qAudit(ctx context.Context, args []string) int {
 		if e.By != nil {
 			by = e.By.Platform + ":" + e.By.ID
 		}
-		q := core.ShortID(e.QuestionID)
+		q := domain.ShortID(e.QuestionID)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.At.Local().Format("2006-01-02 15:04:05"), e.Type, by, q, e.Detail)
 	}
 	tw.Flush()

@@ -2,15 +2,15 @@
 // and operators (docs/openapi.yaml).
 //
 // Errors the API reports (`{"error": {"code", "message", "details"}}`) come
-// back as *core.Error, so callers use errors.As or core.ErrorCode on them.
+// back as *domain.Error, so callers use errors.As or domain.ErrorCode on them.
 // Network failures are returned wrapped, as they came from net/http. The
 // token never appears in an error.
 //
-// Approvals of tool calls: set core.AskRequest.Action (tool and input) to
+// Approvals of tool calls: set domain.AskRequest.Action (tool and input) to
 // ask about the exact call; the answered record's Decision says what to do
 // (Behavior "allow" with Input, possibly edited by a person, and Rules the
 // person chose to always allow; or "deny" with Message). Operators answer
-// with core.RespondRequest's EditedInput, Rule, Digest and Reason
+// with domain.RespondRequest's EditedInput, Rule, Digest and Reason
 // (README "Approvals of tool calls").
 package client
 
@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // DefaultPollTimeout is how long one long-poll of Wait lasts on the server.
@@ -94,7 +94,7 @@ func (c *Client) Project() string { return c.project }
 // Asked is the create response: the record plus a sentence for the agent's
 // tool result.
 type Asked struct {
-	core.Question
+	domain.Question
 	Message string `json:"message"`
 	// Replayed is true when the server returned an existing question (HTTP
 	// 200: idempotent replay or re-attach) instead of creating one.
@@ -103,8 +103,8 @@ type Asked struct {
 
 // Responded is the respond response.
 type Responded struct {
-	ID     string      `json:"id"`
-	Status core.Status `json:"status"`
+	ID     string        `json:"id"`
+	Status domain.Status `json:"status"`
 	// RunID is the run that continues: in webhook mode the new continuation
 	// run, else the question's run.
 	RunID string `json:"run_id"`
@@ -119,7 +119,7 @@ type Tool struct {
 
 // Ask creates a question (the ask_user call). An identical re-ask or a
 // repeated idempotency key returns the existing question with Replayed set.
-func (c *Client) Ask(ctx context.Context, req *core.AskRequest) (*Asked, error) {
+func (c *Client) Ask(ctx context.Context, req *domain.AskRequest) (*Asked, error) {
 	var out Asked
 	status, err := c.do(ctx, http.MethodPost, c.projectPath("agent-questions"), req, &out)
 	if err != nil {
@@ -130,8 +130,8 @@ func (c *Client) Ask(ctx context.Context, req *core.AskRequest) (*Asked, error) 
 }
 
 // Get returns one question.
-func (c *Client) Get(ctx context.Context, id string) (*core.Question, error) {
-	var q core.Question
+func (c *Client) Get(ctx context.Context, id string) (*domain.Question, error) {
+	var q domain.Question
 	if _, err := c.do(ctx, http.MethodGet, c.projectPath("agent-questions", id), nil, &q); err != nil {
 		return nil, err
 	}
@@ -141,8 +141,8 @@ func (c *Client) Get(ctx context.Context, id string) (*core.Question, error) {
 // WaitOnce long-polls the question once: it returns when the question is no
 // longer pending or after timeout (the server caps it at 120s), with the
 // latest record either way.
-func (c *Client) WaitOnce(ctx context.Context, id string, timeout time.Duration) (*core.Question, error) {
-	var q core.Question
+func (c *Client) WaitOnce(ctx context.Context, id string, timeout time.Duration) (*domain.Question, error) {
+	var q domain.Question
 	p := c.projectPath("agent-questions", id, "wait") + "?timeout=" + url.QueryEscape(formatDuration(timeout))
 	if _, err := c.do(ctx, http.MethodGet, p, nil, &q); err != nil {
 		return nil, err
@@ -155,8 +155,8 @@ func (c *Client) WaitOnce(ctx context.Context, id string, timeout time.Duration)
 // with backoff; API errors (not_found, unauthorized…) end the wait. When ctx
 // ends it returns the last record seen (nil if none) with ctx's error; the
 // question stays pending.
-func (c *Client) Wait(ctx context.Context, id string) (*core.Question, error) {
-	var last *core.Question
+func (c *Client) Wait(ctx context.Context, id string) (*domain.Question, error) {
+	var last *domain.Question
 	backoff := c.retryWait
 	for {
 		q, err := c.WaitOnce(ctx, id, c.pollTimeout)
@@ -186,7 +186,7 @@ func (c *Client) Wait(ctx context.Context, id string) (*core.Question, error) {
 // AskAndWait asks and waits for the final record. When ctx ends first, the
 // question stays pending (an identical re-ask re-attaches to it) and the
 // last record seen is returned with ctx's error.
-func (c *Client) AskAndWait(ctx context.Context, req *core.AskRequest) (*core.Question, error) {
+func (c *Client) AskAndWait(ctx context.Context, req *domain.AskRequest) (*domain.Question, error) {
 	a, err := c.Ask(ctx, req)
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func (c *Client) AskAndWait(ctx context.Context, req *core.AskRequest) (*core.Qu
 }
 
 // Respond answers a question.
-func (c *Client) Respond(ctx context.Context, id string, req core.RespondRequest) (*Responded, error) {
+func (c *Client) Respond(ctx context.Context, id string, req domain.RespondRequest) (*Responded, error) {
 	var out Responded
 	if _, err := c.do(ctx, http.MethodPost, c.projectPath("agent-questions", id, "respond"), req, &out); err != nil {
 		return nil, err
@@ -213,19 +213,19 @@ func (c *Client) Respond(ctx context.Context, id string, req core.RespondRequest
 // RespondText answers a single-item question with one value, label or free
 // text.
 func (c *Client) RespondText(ctx context.Context, id, response string) (*Responded, error) {
-	return c.Respond(ctx, id, core.RespondRequest{Response: &response})
+	return c.Respond(ctx, id, domain.RespondRequest{Response: &response})
 }
 
 // Cancel withdraws (reason "agent") or dismisses (reason "user") a question
 // and returns the final record.
-func (c *Client) Cancel(ctx context.Context, id, reason string) (*core.Question, error) {
+func (c *Client) Cancel(ctx context.Context, id, reason string) (*domain.Question, error) {
 	return c.CancelWithNote(ctx, id, reason, "")
 }
 
 // CancelWithNote is Cancel with a free-text note (at most 500 characters),
 // kept on the record as cancel_note and shown on every copy.
-func (c *Client) CancelWithNote(ctx context.Context, id, reason, note string) (*core.Question, error) {
-	var q core.Question
+func (c *Client) CancelWithNote(ctx context.Context, id, reason, note string) (*domain.Question, error) {
+	var q domain.Question
 	body := map[string]string{"reason": reason}
 	if note != "" {
 		body["note"] = note
@@ -238,13 +238,13 @@ func (c *Client) CancelWithNote(ctx context.Context, id, reason, note string) (*
 
 // List returns the project's questions oldest first; status "" lists every
 // state.
-func (c *Client) List(ctx context.Context, status core.Status) ([]*core.Question, error) {
+func (c *Client) List(ctx context.Context, status domain.Status) ([]*domain.Question, error) {
 	p := c.projectPath("agent-questions")
 	if status != "" {
 		p += "?status=" + url.QueryEscape(string(status))
 	}
 	var out struct {
-		Questions []*core.Question `json:"questions"`
+		Questions []*domain.Question `json:"questions"`
 	}
 	if _, err := c.do(ctx, http.MethodGet, p, nil, &out); err != nil {
 		return nil, err
@@ -253,8 +253,8 @@ func (c *Client) List(ctx context.Context, status core.Status) ([]*core.Question
 }
 
 // Run returns a run record.
-func (c *Client) Run(ctx context.Context, runID string) (*core.Run, error) {
-	var r core.Run
+func (c *Client) Run(ctx context.Context, runID string) (*domain.Run, error) {
+	var r domain.Run
 	if _, err := c.do(ctx, http.MethodGet, c.projectPath("agent-runs", runID), nil, &r); err != nil {
 		return nil, err
 	}
@@ -263,8 +263,8 @@ func (c *Client) Run(ctx context.Context, runID string) (*core.Run, error) {
 
 // PauseRun reports that the run's loop has stopped; in webhook mode answers
 // are accepted only from then on.
-func (c *Client) PauseRun(ctx context.Context, runID string) (*core.Run, error) {
-	var r core.Run
+func (c *Client) PauseRun(ctx context.Context, runID string) (*domain.Run, error) {
+	var r domain.Run
 	if _, err := c.do(ctx, http.MethodPost, c.projectPath("agent-runs", runID, "pause"), struct{}{}, &r); err != nil {
 		return nil, err
 	}
@@ -272,9 +272,9 @@ func (c *Client) PauseRun(ctx context.Context, runID string) (*core.Run, error) 
 }
 
 // RunQuestions returns every question of a run in creation order.
-func (c *Client) RunQuestions(ctx context.Context, runID string) ([]*core.Question, error) {
+func (c *Client) RunQuestions(ctx context.Context, runID string) ([]*domain.Question, error) {
 	var out struct {
-		Questions []*core.Question `json:"questions"`
+		Questions []*domain.Question `json:"questions"`
 	}
 	if _, err := c.do(ctx, http.MethodGet, c.projectPath("agent-runs", runID, "questions"), nil, &out); err != nil {
 		return nil, err
@@ -294,13 +294,13 @@ func (c *Client) Tools(ctx context.Context, agent string) ([]Tool, error) {
 }
 
 // Notifications returns the project's inbox; unreadOnly keeps unread ones.
-func (c *Client) Notifications(ctx context.Context, unreadOnly bool) ([]core.Notification, error) {
+func (c *Client) Notifications(ctx context.Context, unreadOnly bool) ([]domain.Notification, error) {
 	p := c.projectPath("notifications")
 	if unreadOnly {
 		p += "?unread=true"
 	}
 	var out struct {
-		Notifications []core.Notification `json:"notifications"`
+		Notifications []domain.Notification `json:"notifications"`
 	}
 	if _, err := c.do(ctx, http.MethodGet, p, nil, &out); err != nil {
 		return nil, err
@@ -311,13 +311,13 @@ func (c *Client) Notifications(ctx context.Context, unreadOnly bool) ([]core.Not
 // MarkRead marks a notification read.
 // Audit returns the project's audit trail, oldest first; question filters
 // to one question when not empty.
-func (c *Client) Audit(ctx context.Context, question string) ([]core.AuditEntry, error) {
+func (c *Client) Audit(ctx context.Context, question string) ([]domain.AuditEntry, error) {
 	p := c.projectPath("audit")
 	if question != "" {
 		p += "?question=" + url.QueryEscape(question)
 	}
 	var out struct {
-		Entries []core.AuditEntry `json:"entries"`
+		Entries []domain.AuditEntry `json:"entries"`
 	}
 	if _, err := c.do(ctx, http.MethodGet, p, nil, &out); err != nil {
 		return nil, err
@@ -325,8 +325,8 @@ func (c *Client) Audit(ctx context.Context, question string) ([]core.AuditEntry,
 	return out.Entries, nil
 }
 
-func (c *Client) MarkRead(ctx context.Context, id string) (*core.Notification, error) {
-	var n core.Notification
+func (c *Client) MarkRead(ctx context.Context, id string) (*domain.Notification, error) {
+	var n domain.Notification
 	if _, err := c.do(ctx, http.MethodPost, c.projectPath("notifications", id, "read"), struct{}{}, &n); err != nil {
 		return nil, err
 	}
@@ -396,18 +396,18 @@ func (c *Client) scrub(err error) error {
 	return errors.New(strings.ReplaceAll(err.Error(), c.token, "[token]"))
 }
 
-// apiError turns a non-2xx response into a *core.Error: the API's own when
+// apiError turns a non-2xx response into a *domain.Error: the API's own when
 // the body carries one, else one named after the HTTP status (a proxy's
 // page, an empty body).
 func apiError(method, path string, resp *http.Response) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var env struct {
-		Error *core.Error `json:"error"`
+		Error *domain.Error `json:"error"`
 	}
 	if json.Unmarshal(raw, &env) == nil && env.Error != nil && env.Error.Code != "" {
 		return env.Error
 	}
-	return &core.Error{
+	return &domain.Error{
 		Code:    codeForStatus(resp.StatusCode),
 		Message: fmt.Sprintf("%s %s: HTTP %s", method, pathOnly(path), resp.Status),
 	}
@@ -416,28 +416,28 @@ func apiError(method, path string, resp *http.Response) error {
 func codeForStatus(status int) string {
 	switch {
 	case status == http.StatusBadRequest:
-		return core.EInvalid
+		return domain.EInvalid
 	case status == http.StatusUnauthorized:
-		return core.EUnauthorized
+		return domain.EUnauthorized
 	case status == http.StatusForbidden:
-		return core.EForbidden
+		return domain.EForbidden
 	case status == http.StatusNotFound:
-		return core.ENotFound
+		return domain.ENotFound
 	case status == http.StatusConflict:
-		return core.EConflict
+		return domain.EConflict
 	case status == http.StatusBadGateway, status == http.StatusServiceUnavailable, status == http.StatusGatewayTimeout,
 		status == http.StatusTooManyRequests:
-		return core.EUnavailable
+		return domain.EUnavailable
 	}
-	return core.EInternal
+	return domain.EInternal
 }
 
 // retryable reports whether Wait should try again after err: network
 // failures and an unavailable or overloaded server.
 func retryable(err error) bool {
-	var e *core.Error
+	var e *domain.Error
 	if errors.As(err, &e) {
-		return e.Code == core.EUnavailable
+		return e.Code == domain.EUnavailable
 	}
 	var ue *url.Error
 	return errors.As(err, &ue)

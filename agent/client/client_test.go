@@ -13,17 +13,17 @@ import (
 
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/internal/fakeapi"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 const token = "tok-very-secret-123"
 
-func authAsk() *core.AskRequest {
-	return &core.AskRequest{RunID: "run-1", AgentID: "bot", Questions: []core.Item{{
+func authAsk() *domain.AskRequest {
+	return &domain.AskRequest{RunID: "run-1", AgentID: "bot", Questions: []domain.Item{{
 		Question: "Which auth method?", Header: "Auth",
-		Options: []core.Option{{Label: "OAuth 2.0", Value: "oauth"}, {Label: "API key"}},
+		Options: []domain.Option{{Label: "OAuth 2.0", Value: "oauth"}, {Label: "API key"}},
 	}}}
 }
 
@@ -34,7 +34,7 @@ func TestAskWaitAnswered(t *testing.T) {
 
 	a, err := c.Ask(ctx, authAsk())
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusPending, a.Status)
+	assert.Equal(t, domain.StatusPending, a.Status)
 	assert.False(t, a.Replayed)
 	assert.Contains(t, a.Message, "this run will pause")
 	assert.Equal(t, "ops", a.ProjectID)
@@ -51,7 +51,7 @@ func TestAskWaitAnswered(t *testing.T) {
 	}()
 	q, err := c.Wait(ctx, a.ID)
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusAnswered, q.Status)
+	assert.Equal(t, domain.StatusAnswered, q.Status)
 	assert.Equal(t, "OAuth 2.0", q.Answers["Which auth method?"])
 	assert.Equal(t, "oauth", q.Response)
 
@@ -74,8 +74,8 @@ func TestAskAndWaitContextEndsLeavesPending(t *testing.T) {
 	q, err := c.AskAndWait(ctx, authAsk())
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NotNil(t, q, "the last record seen comes back with the context error")
-	assert.Equal(t, core.StatusPending, q.Status)
-	assert.Equal(t, core.StatusPending, api.Question(q.ID).Status, "a caller that may retry leaves the question pending")
+	assert.Equal(t, domain.StatusPending, q.Status)
+	assert.Equal(t, domain.StatusPending, api.Question(q.ID).Status, "a caller that may retry leaves the question pending")
 }
 
 func TestAPIErrorsAreCoreErrors(t *testing.T) {
@@ -83,12 +83,12 @@ func TestAPIErrorsAreCoreErrors(t *testing.T) {
 	c := client.New(api.URL, token, "ops")
 	ctx := t.Context()
 
-	bad := &core.AskRequest{Questions: []core.Item{{Question: "Q?", Header: "much too long header",
-		Options: []core.Option{{Label: "only one"}}}}}
+	bad := &domain.AskRequest{Questions: []domain.Item{{Question: "Q?", Header: "much too long header",
+		Options: []domain.Option{{Label: "only one"}}}}}
 	_, err := c.Ask(ctx, bad)
-	var e *core.Error
+	var e *domain.Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, core.EInvalid, e.Code)
+	assert.Equal(t, domain.EInvalid, e.Code)
 	fields := map[string]bool{}
 	for _, d := range e.Details {
 		fields[d.Field] = true
@@ -96,29 +96,29 @@ func TestAPIErrorsAreCoreErrors(t *testing.T) {
 	assert.True(t, fields["questions[0].header"], "every problem is listed: %v", e.Details)
 	assert.True(t, fields["questions[0].options"], "every problem is listed: %v", e.Details)
 
-	_, err = c.Ask(ctx, &core.AskRequest{ParentRunID: "parent", Question: "Q?"})
-	assert.Equal(t, core.ESubagentNotAllowed, core.ErrorCode(err))
+	_, err = c.Ask(ctx, &domain.AskRequest{ParentRunID: "parent", Question: "Q?"})
+	assert.Equal(t, domain.ESubagentNotAllowed, domain.ErrorCode(err))
 
 	_, err = c.Get(ctx, "nope")
-	assert.Equal(t, core.ENotFound, core.ErrorCode(err))
+	assert.Equal(t, domain.ENotFound, domain.ErrorCode(err))
 
 	a, err := c.Ask(ctx, authAsk())
 	require.NoError(t, err)
-	_, err = c.Respond(ctx, a.ID, core.RespondRequest{Answers: map[string]core.StringList{"Nope?": {"x"}}})
-	assert.Equal(t, core.EInvalidAnswer, core.ErrorCode(err))
+	_, err = c.Respond(ctx, a.ID, domain.RespondRequest{Answers: map[string]domain.StringList{"Nope?": {"x"}}})
+	assert.Equal(t, domain.EInvalidAnswer, domain.ErrorCode(err))
 	r, err := c.RespondText(ctx, a.ID, "api key")
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusAnswered, r.Status)
+	assert.Equal(t, domain.StatusAnswered, r.Status)
 	assert.Equal(t, "run-1", r.RunID)
 	_, err = c.RespondText(ctx, a.ID, "oauth")
-	assert.Equal(t, core.EAlreadyAnswered, core.ErrorCode(err))
-	_, err = c.Cancel(ctx, a.ID, core.CancelAgent)
-	assert.Equal(t, core.EAlreadyAnswered, core.ErrorCode(err))
+	assert.Equal(t, domain.EAlreadyAnswered, domain.ErrorCode(err))
+	_, err = c.Cancel(ctx, a.ID, domain.CancelAgent)
+	assert.Equal(t, domain.EAlreadyAnswered, domain.ErrorCode(err))
 
 	// A wrong token: unauthorized, and the token is in no error text.
 	wrong := client.New(api.URL, "wrong-"+token, "ops")
 	_, err = wrong.List(ctx, "")
-	assert.Equal(t, core.EUnauthorized, core.ErrorCode(err))
+	assert.Equal(t, domain.EUnauthorized, domain.ErrorCode(err))
 	assert.NotContains(t, err.Error(), token)
 }
 
@@ -130,9 +130,9 @@ func TestNonAPIErrorBodies(t *testing.T) {
 	defer srv.Close()
 	c := client.New(srv.URL, token, "ops")
 	_, err := c.Get(t.Context(), "x")
-	var e *core.Error
+	var e *domain.Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, core.EUnavailable, e.Code)
+	assert.Equal(t, domain.EUnavailable, e.Code)
 	assert.Contains(t, e.Message, "502")
 }
 
@@ -141,9 +141,9 @@ func TestNetworkErrorsWrappedWithoutToken(t *testing.T) {
 	u := srv.URL
 	srv.Close()
 	c := client.New(u, token, "ops")
-	_, err := c.List(t.Context(), core.StatusPending)
+	_, err := c.List(t.Context(), domain.StatusPending)
 	require.Error(t, err)
-	var e *core.Error
+	var e *domain.Error
 	assert.False(t, errors.As(err, &e), "a network error is not an API error")
 	assert.NotContains(t, err.Error(), token)
 	assert.Contains(t, err.Error(), "/api/projects/ops/agent-questions")
@@ -185,7 +185,7 @@ func TestWaitRetriesUnavailableServer(t *testing.T) {
 
 	// not_found is not retried.
 	_, err = pc.Wait(t.Context(), "missing")
-	assert.Equal(t, core.ENotFound, core.ErrorCode(err))
+	assert.Equal(t, domain.ENotFound, domain.ErrorCode(err))
 }
 
 func TestRunsListsNotifications(t *testing.T) {
@@ -202,10 +202,10 @@ func TestRunsListsNotifications(t *testing.T) {
 
 	first, err := c.Get(ctx, a.ID)
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusCancelled, first.Status)
-	assert.Equal(t, core.CancelSuperseded, first.CancelReason)
+	assert.Equal(t, domain.StatusCancelled, first.Status)
+	assert.Equal(t, domain.CancelSuperseded, first.CancelReason)
 
-	pending, err := c.List(ctx, core.StatusPending)
+	pending, err := c.List(ctx, domain.StatusPending)
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
 	assert.Equal(t, b.ID, pending[0].ID)
@@ -220,10 +220,10 @@ func TestRunsListsNotifications(t *testing.T) {
 
 	run, err := c.PauseRun(ctx, "run-1")
 	require.NoError(t, err)
-	assert.Equal(t, core.RunPaused, run.Status)
+	assert.Equal(t, domain.RunPaused, run.Status)
 	run, err = c.Run(ctx, "run-1")
 	require.NoError(t, err)
-	assert.Equal(t, core.RunPaused, run.Status)
+	assert.Equal(t, domain.RunPaused, run.Status)
 
 	ns, err := c.Notifications(ctx, true)
 	require.NoError(t, err)
@@ -235,10 +235,10 @@ func TestRunsListsNotifications(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, ns, 1)
 
-	cq, err := c.Cancel(ctx, b.ID, core.CancelAgent)
+	cq, err := c.Cancel(ctx, b.ID, domain.CancelAgent)
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusCancelled, cq.Status)
-	assert.Equal(t, core.CancelAgent, cq.CancelReason)
+	assert.Equal(t, domain.StatusCancelled, cq.Status)
+	assert.Equal(t, domain.CancelAgent, cq.CancelReason)
 
 	// The project is escaped as one path segment.
 	for _, r := range api.Requests() {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/webhook"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // PauseGate tells an agent loop to stop before its next model call. The
@@ -29,18 +29,18 @@ import (
 // zero value is open.
 type PauseGate struct {
 	mu       sync.Mutex
-	question *core.Question
+	question *domain.Question
 }
 
 // Pause closes the gate for question q.
-func (g *PauseGate) Pause(q *core.Question) {
+func (g *PauseGate) Pause(q *domain.Question) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.question = q
 }
 
 // Paused reports whether the loop must stop, and for which question.
-func (g *PauseGate) Paused() (*core.Question, bool) {
+func (g *PauseGate) Paused() (*domain.Question, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.question, g.question != nil
@@ -56,7 +56,7 @@ func (g *PauseGate) Reset() {
 // ResumeMessage is the user_message of README "Webhook mode" for a final question: what
 // the agent asked and what came back, or that no answer came. The bridge
 // sends the same text in the webhook body.
-func ResumeMessage(q *core.Question) string { return webhook.ResumeMessage(q) }
+func ResumeMessage(q *domain.Question) string { return webhook.ResumeMessage(q) }
 
 // Asker is the ask_user tool of an embedding runtime: it asks in webhook
 // mode and pauses the run.
@@ -73,7 +73,7 @@ var ErrNoResumeURL = errors.New("executor: Asker needs a ResumeURL (webhook mode
 // Ask posts req for run (webhook mode) and closes the gate unless the
 // question is already final (an identical re-ask that was answered). It
 // returns the sentence for the tool result.
-func (a *Asker) Ask(ctx context.Context, runID string, req *core.AskRequest) (*client.Asked, error) {
+func (a *Asker) Ask(ctx context.Context, runID string, req *domain.AskRequest) (*client.Asked, error) {
 	if a.ResumeURL == "" {
 		return nil, ErrNoResumeURL
 	}
@@ -82,7 +82,7 @@ func (a *Asker) Ask(ctx context.Context, runID string, req *core.AskRequest) (*c
 	if r.AgentID == "" {
 		r.AgentID = a.AgentID
 	}
-	r.Resume = &core.ResumeRequest{URL: a.ResumeURL}
+	r.Resume = &domain.ResumeRequest{URL: a.ResumeURL}
 	asked, err := a.Client.Ask(ctx, &r)
 	if err != nil {
 		return nil, err
@@ -95,6 +95,6 @@ func (a *Asker) Ask(ctx context.Context, runID string, req *core.AskRequest) (*c
 
 // Paused reports to the bridge that the run's loop has stopped; answers are
 // accepted from then on (before, respond gets 409 run_not_paused).
-func (a *Asker) Paused(ctx context.Context, runID string) (*core.Run, error) {
+func (a *Asker) Paused(ctx context.Context, runID string) (*domain.Run, error) {
 	return a.Client.PauseRun(ctx, runID)
 }

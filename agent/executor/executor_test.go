@@ -8,7 +8,7 @@ import (
 	"github.com/askbridge/askbridge/agent/bridgetest"
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/executor"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +20,7 @@ func TestPauseGate(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
-		go func() { defer wg.Done(); g.Pause(&core.Question{ID: "q1"}); g.Paused() }()
+		go func() { defer wg.Done(); g.Pause(&domain.Question{ID: "q1"}); g.Paused() }()
 	}
 	wg.Wait()
 	q, paused := g.Paused()
@@ -32,14 +32,14 @@ func TestPauseGate(t *testing.T) {
 }
 
 func TestResumeMessageIsTheWebhookOne(t *testing.T) {
-	q := &core.Question{Status: core.StatusAnswered, Questions: []core.Item{{Question: "Which auth method?"}},
+	q := &domain.Question{Status: domain.StatusAnswered, Questions: []domain.Item{{Question: "Which auth method?"}},
 		Answers: map[string]string{"Which auth method?": "OAuth 2.0"}}
 	assert.Equal(t, "Previously you asked: \"Which auth method?\"\nThe user responded: \"OAuth 2.0\"\n\nContinue from where you left off.", executor.ResumeMessage(q))
 }
 
 func TestAskerNeedsResumeURL(t *testing.T) {
 	a := &executor.Asker{Client: client.New("http://127.0.0.1:1", "", "p")}
-	_, err := a.Ask(t.Context(), "run", &core.AskRequest{Question: "Q?"})
+	_, err := a.Ask(t.Context(), "run", &domain.AskRequest{Question: "Q?"})
 	assert.ErrorIs(t, err, executor.ErrNoResumeURL)
 }
 
@@ -54,8 +54,8 @@ func TestAskerPauseProtocol(t *testing.T) {
 	c := client.New(srv.URL, "", "default")
 	gate := &executor.PauseGate{}
 	a := &executor.Asker{Client: c, ResumeURL: "http://127.0.0.1:1/resume", AgentID: "bot", Gate: gate}
-	asked, err := a.Ask(t.Context(), "run-9", &core.AskRequest{Question: "Ship it?",
-		Options: []core.Option{{Label: "Yes"}, {Label: "No"}}})
+	asked, err := a.Ask(t.Context(), "run-9", &domain.AskRequest{Question: "Ship it?",
+		Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}})
 	require.NoError(t, err)
 	q, paused := gate.Paused()
 	require.True(t, paused)
@@ -63,18 +63,18 @@ func TestAskerPauseProtocol(t *testing.T) {
 	assert.Contains(t, asked.Message, "resumes through the webhook")
 
 	_, err = c.RespondText(t.Context(), asked.ID, "Yes")
-	assert.Equal(t, core.ERunNotPaused, core.ErrorCode(err), "the run has not reported its pause yet")
+	assert.Equal(t, domain.ERunNotPaused, domain.ErrorCode(err), "the run has not reported its pause yet")
 
 	run, err := a.Paused(t.Context(), "run-9")
 	require.NoError(t, err)
-	assert.Equal(t, core.RunPaused, run.Status)
+	assert.Equal(t, domain.RunPaused, run.Status)
 	res, err := c.RespondText(t.Context(), asked.ID, "Yes")
 	require.NoError(t, err)
 	assert.NotEqual(t, "run-9", res.RunID)
 	cont, err := c.Run(t.Context(), res.RunID)
 	require.NoError(t, err)
 	assert.Equal(t, "run-9", cont.ResumedFrom)
-	assert.Equal(t, core.RunRunning, cont.Status)
+	assert.Equal(t, domain.RunRunning, cont.Status)
 }
 
 func TestMain(m *testing.M) { os.Exit(bridgetest.Main(m)) }

@@ -4,22 +4,22 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // action is the tool call an approval asks about, sent whole so people see
 // every argument (and a diff for file edits) and the decision binds to
 // it. A tool input that is not a JSON object, or too large to send, leaves
 // the approval without an action: it is still asked, by its text.
-func (h *hook) action() *core.Action {
+func (h *hook) action() *domain.Action {
 	in := bytes.TrimSpace(h.in.ToolInput)
-	if len(in) == 0 || in[0] != '{' || len(in) > core.MaxActionInput {
+	if len(in) == 0 || in[0] != '{' || len(in) > domain.MaxActionInput {
 		return nil
 	}
-	a := &core.Action{Tool: h.in.ToolName, Input: in}
-	if len(h.in.PermissionSuggestions) <= core.MaxSuggestions {
+	a := &domain.Action{Tool: h.in.ToolName, Input: in}
+	if len(h.in.PermissionSuggestions) <= domain.MaxSuggestions {
 		for _, s := range h.in.PermissionSuggestions {
-			if s = bytes.TrimSpace(s); len(s) > 0 && s[0] == '{' && len(s) <= core.MaxSuggestionLen {
+			if s = bytes.TrimSpace(s); len(s) > 0 && s[0] == '{' && len(s) <= domain.MaxSuggestionLen {
 				a.Suggestions = append(a.Suggestions, s)
 			}
 		}
@@ -30,13 +30,13 @@ func (h *hook) action() *core.Action {
 // decided answers the event with an approval's decision: allow with the
 // edited arguments as updatedInput and, on PermissionRequest, the chosen
 // "always allow" rule as updatedPermissions; or deny with the reason.
-func (h *hook) decided(q *core.Question) *Output {
+func (h *hook) decided(q *domain.Question) *Output {
 	d := q.Decision
 	by := "the user"
 	if q.RespondedBy != nil {
 		by = q.RespondedBy.String()
 	}
-	if d.Behavior != core.BehaviorAllow {
+	if d.Behavior != domain.BehaviorAllow {
 		msg := "Denied by " + by + " via askbridge."
 		if ans := q.Answers[q.Questions[0].Question]; d.Message != "" && !isOption(q, ans) {
 			msg = "Denied by " + by + " via askbridge, who said: " + d.Message
@@ -61,7 +61,7 @@ func (h *hook) decided(q *core.Question) *Output {
 	return preToolUse("allow", reason, updated)
 }
 
-func isOption(q *core.Question, ans string) bool {
-	_, ok := core.MatchOption(q.Questions[0], ans)
+func isOption(q *domain.Question, ans string) bool {
+	_, ok := domain.MatchOption(q.Questions[0], ans)
 	return ok
 }

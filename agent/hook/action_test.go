@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/agent/hook"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,7 +38,7 @@ func TestBashPermissionRequestAlwaysAllow(t *testing.T) {
 	assert.JSONEq(t, `{"type":"setMode","mode":"acceptEdits","destination":"session"}`, string(q.Action.Suggestions[1]))
 
 	rule := 1
-	_, err := c.Respond(t.Context(), q.ID, core.RespondRequest{Rule: &rule, Digest: q.Action.Digest})
+	_, err := c.Respond(t.Context(), q.ID, domain.RespondRequest{Rule: &rule, Digest: q.Action.Digest})
 	require.NoError(t, err)
 	r := finished(t, ch, 20*time.Second)
 	require.Equal(t, hook.ExitOK, r.code, r.stderr)
@@ -52,7 +52,7 @@ func TestBashPermissionRequestEdited(t *testing.T) {
 	srv, c := serve(t)
 	ch := inProcess(t, srv, permissionRequest(t, "edited").json(t))
 	q := pendingOn(t, c, 1)
-	_, err := c.Respond(t.Context(), q.ID, core.RespondRequest{
+	_, err := c.Respond(t.Context(), q.ID, domain.RespondRequest{
 		EditedInput: json.RawMessage(`{"command":"rm -rf build/tmp","description":"Remove the build directory"}`)})
 	require.NoError(t, err)
 	r := finished(t, ch, 20*time.Second)
@@ -77,7 +77,7 @@ func TestPreToolUseEditedAndReason(t *testing.T) {
 	pre["session_id"], pre["tool_use_id"] = "pre-edit", "toolu_pre_edit"
 	ch := inProcess(t, srv, pre.json(t), "--approve", "Bash(rm *)")
 	q := pendingOn(t, c, 1)
-	_, err := c.Respond(t.Context(), q.ID, core.RespondRequest{EditedInput: json.RawMessage(`{"command":"rm -rf build/cache"}`)})
+	_, err := c.Respond(t.Context(), q.ID, domain.RespondRequest{EditedInput: json.RawMessage(`{"command":"rm -rf build/cache"}`)})
 	require.NoError(t, err)
 	r := finished(t, ch, 20*time.Second)
 	var out struct {
@@ -91,7 +91,7 @@ func TestPreToolUseEditedAndReason(t *testing.T) {
 	ch = inProcess(t, srv, pre.json(t), "--approve", "Bash(rm *)")
 	q = pendingOn(t, c, 1)
 	reason := "run make clean instead"
-	_, err = c.Respond(t.Context(), q.ID, core.RespondRequest{Reason: &reason})
+	_, err = c.Respond(t.Context(), q.ID, domain.RespondRequest{Reason: &reason})
 	require.NoError(t, err)
 	r = finished(t, ch, 20*time.Second)
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)

@@ -17,7 +17,7 @@ import (
 	"github.com/askbridge/askbridge/agent/bridgetest"
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/hook"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -142,14 +142,14 @@ func TestPermissionRequestAskUserQuestionAsksTheQuestions(t *testing.T) {
 
 	ch := inProcess(t, srv, perm.json(t))
 	q := pendingOn(t, c, 1)
-	assert.Equal(t, core.KindQuestion, q.Kind, "a question, not an approval")
+	assert.Equal(t, domain.KindQuestion, q.Kind, "a question, not an approval")
 	require.Len(t, q.Questions, 2)
 	assert.Equal(t, "Which database should the service use?", q.Questions[0].Question)
 	assert.Equal(t, "Which checks should run before merging?", q.Questions[1].Question)
 	assert.True(t, q.Questions[1].MultiSelect)
 	assert.Equal(t, pre["tool_use_id"], q.IdempotencyKey, "the tool call's id, read from the transcript")
 
-	_, err := c.Respond(t.Context(), q.ID, core.RespondRequest{Answers: map[string]core.StringList{
+	_, err := c.Respond(t.Context(), q.ID, domain.RespondRequest{Answers: map[string]domain.StringList{
 		"Which database should the service use?":  {"SQLite"},
 		"Which checks should run before merging?": {"lint", "e2e"},
 	}})
@@ -190,12 +190,12 @@ func TestAskUserQuestionRelaysWhatClaudeCodeAccepts(t *testing.T) {
 	assert.Equal(t, "Which database?", q.Questions[0].Question)
 	assert.Equal(t, "Authenticat…", q.Questions[0].Header, "shortened to 12 characters for display")
 	assert.Equal(t, []string{"Postgres", "postgres (2)"}, []string{q.Questions[0].Options[0].Label, q.Questions[0].Options[1].Label})
-	assert.LessOrEqual(t, len([]rune(q.Questions[0].Options[0].Description)), core.MaxDescriptionLen)
+	assert.LessOrEqual(t, len([]rune(q.Questions[0].Options[0].Description)), domain.MaxDescriptionLen)
 	assert.True(t, strings.HasPrefix(q.Questions[0].Options[0].Description, "Managed, replicated"))
 	assert.Equal(t, "which database? (2)", q.Questions[1].Question)
 	assert.Equal(t, "Option 2", q.Questions[1].Options[1].Label, "an empty label gets a name people can click")
 
-	_, err := c.Respond(t.Context(), q.ID, core.RespondRequest{Answers: map[string]core.StringList{
+	_, err := c.Respond(t.Context(), q.ID, domain.RespondRequest{Answers: map[string]domain.StringList{
 		"Which database?":     {"postgres (2)"},
 		"which database? (2)": {"lint", "Option 2"},
 		"Zebra or apple?":     {"Apple"},
@@ -228,7 +228,7 @@ func TestAskUserQuestionAnswersInQuestionOrder(t *testing.T) {
 	pre := fixture(t, "pretooluse-askuserquestion.json")
 	ch := inProcess(t, srv, pre.json(t))
 	q := pendingOn(t, c, 1)
-	_, err := c.Respond(t.Context(), q.ID, core.RespondRequest{Answers: map[string]core.StringList{
+	_, err := c.Respond(t.Context(), q.ID, domain.RespondRequest{Answers: map[string]domain.StringList{
 		"Which database should the service use?":  {"Postgres"},
 		"Which checks should run before merging?": {"test"},
 	}})
@@ -273,7 +273,7 @@ func TestPermissionRequestWithdrawnWhenDecidedInTerminal(t *testing.T) {
 			time.Sleep(600 * time.Millisecond)
 			got, err := c.Get(t.Context(), q.ID)
 			require.NoError(t, err)
-			require.Equal(t, core.StatusPending, got.Status)
+			require.Equal(t, domain.StatusPending, got.Status)
 
 			tr.append(t, tc.line(id))
 			r := finished(t, ch, 10*time.Second)
@@ -282,8 +282,8 @@ func TestPermissionRequestWithdrawnWhenDecidedInTerminal(t *testing.T) {
 			assert.Contains(t, r.stderr, "decided in the terminal")
 			got, err = c.Get(t.Context(), q.ID)
 			require.NoError(t, err)
-			assert.Equal(t, core.StatusCancelled, got.Status)
-			assert.Equal(t, core.CancelAgent, got.CancelReason)
+			assert.Equal(t, domain.StatusCancelled, got.Status)
+			assert.Equal(t, domain.CancelAgent, got.CancelReason)
 		})
 	}
 }

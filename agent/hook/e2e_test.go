@@ -10,7 +10,7 @@ import (
 
 	"github.com/askbridge/askbridge/agent/bridgetest"
 	"github.com/askbridge/askbridge/agent/client"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -51,10 +51,10 @@ func (h *hookRun) wait(t *testing.T) *hookRun {
 	return h
 }
 
-func pendingOn(t *testing.T, c *client.Client, n int) *core.Question {
+func pendingOn(t *testing.T, c *client.Client, n int) *domain.Question {
 	t.Helper()
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		qs, err := c.List(t.Context(), core.StatusPending)
+		qs, err := c.List(t.Context(), domain.StatusPending)
 		require.NoError(t, err)
 		if len(qs) >= n {
 			return qs[len(qs)-1]
@@ -94,7 +94,7 @@ func TestE2EHookAgainstRealBridge(t *testing.T) {
 	perm := `{"session_id":"s-2","cwd":"/src/app","permission_mode":"default","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"rm -rf build","description":"Clean"}}`
 	h = startHook(t, srv, perm)
 	q = pendingOn(t, c, 1)
-	assert.Equal(t, core.KindApproval, q.Kind)
+	assert.Equal(t, domain.KindApproval, q.Kind)
 	assert.Equal(t, "Allow Bash: rm -rf build?", q.Questions[0].Question)
 	_, err = c.RespondText(t.Context(), q.ID, "keep build, run make clean")
 	require.NoError(t, err)
@@ -119,8 +119,8 @@ func TestE2EHookAgainstRealBridge(t *testing.T) {
 	require.NoError(t, err)
 	last := qs[len(qs)-1]
 	assert.Equal(t, "Which cache?", last.Questions[0].Question)
-	assert.Equal(t, core.StatusCancelled, last.Status)
-	assert.Equal(t, core.CancelAgent, last.CancelReason)
+	assert.Equal(t, domain.StatusCancelled, last.Status)
+	assert.Equal(t, domain.CancelAgent, last.CancelReason)
 
 	// Garbage.
 	h = startHook(t, srv, "\x7fELF garbage {").wait(t)

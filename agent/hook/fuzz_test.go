@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/agent/internal/fakeapi"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // FuzzHookInput runs the whole hook on arbitrary stdin against a fake
@@ -27,7 +27,7 @@ func FuzzHookInput(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	api := fakeapi.New(f, "")
-	api.OnCreate = func(q *core.Question) {
+	api.OnCreate = func(q *domain.Question) {
 		choices := make([][]string, len(q.Questions))
 		for i, it := range q.Questions {
 			if len(it.Options) > 0 {
@@ -36,9 +36,9 @@ func FuzzHookInput(f *testing.F) {
 				choices[i] = []string{"free text"}
 			}
 		}
-		a := core.Resolve(q.Questions, choices)
-		q.Status, q.Answers, q.Selections, q.Response = core.StatusAnswered, a.Answers, a.Selections, a.Response
-		q.RespondedBy = &core.Person{Platform: "api", ID: "fuzz"}
+		a := domain.Resolve(q.Questions, choices)
+		q.Status, q.Answers, q.Selections, q.Response = domain.StatusAnswered, a.Answers, a.Selections, a.Response
+		q.RespondedBy = &domain.Person{Platform: "api", ID: "fuzz"}
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

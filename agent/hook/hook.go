@@ -37,7 +37,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/agent/client"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // Exit codes.
@@ -308,7 +308,7 @@ func (h *hook) askUserQuestion(ctx context.Context) (*Output, error) {
 		return nil, err
 	}
 	shown := ai.display()
-	req := &core.AskRequest{RunID: h.in.SessionID, AgentID: h.cfg.agent, AgentName: "Claude Code",
+	req := &domain.AskRequest{RunID: h.in.SessionID, AgentID: h.cfg.agent, AgentName: "Claude Code",
 		Questions: shown, Route: h.cfg.route, IdempotencyKey: h.in.ToolUseID,
 		Context: h.contextLine()}
 	if h.in.AgentID != "" {
@@ -318,7 +318,7 @@ func (h *hook) askUserQuestion(ctx context.Context) (*Output, error) {
 	}
 	w, err := h.askAndWait(ctx, req)
 	if err != nil {
-		if core.ErrorCode(err) == core.ESubagentNotAllowed {
+		if domain.ErrorCode(err) == domain.ESubagentNotAllowed {
 			return h.deny("only parent conversations can ask user questions: ask the parent agent to ask the user"), nil
 		}
 		return nil, err
@@ -329,9 +329,9 @@ func (h *hook) askUserQuestion(ctx context.Context) (*Output, error) {
 		return nil, nil
 	case w.timedOut:
 		return h.onTimeout(event, "No answer came through askbridge within "+h.cfg.timeout.String()+"."), nil
-	case q.Status == core.StatusAnswered:
+	case q.Status == domain.StatusAnswered:
 		return h.allow("", ai.updatedInput(ai.answers(q, shown))), nil
-	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelUser:
+	case q.Status == domain.StatusCancelled && q.CancelReason == domain.CancelUser:
 		return h.deny(dismissed(q)), nil
 	}
 	// Expired, superseded or withdrawn: Claude Code asks in the terminal.
@@ -347,9 +347,9 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 	if summary != "" {
 		text = "Allow " + h.in.ToolName + ": " + summary + "?"
 	}
-	req := &core.AskRequest{RunID: h.in.SessionID, AgentID: h.cfg.agent, AgentName: "Claude Code",
-		Kind: core.KindApproval, Route: h.cfg.route, IdempotencyKey: approvalKey(h.in),
-		Questions: []core.Item{{Question: shorten(text, 300), Header: "Approval", Options: []core.Option{
+	req := &domain.AskRequest{RunID: h.in.SessionID, AgentID: h.cfg.agent, AgentName: "Claude Code",
+		Kind: domain.KindApproval, Route: h.cfg.route, IdempotencyKey: approvalKey(h.in),
+		Questions: []domain.Item{{Question: shorten(text, 300), Header: "Approval", Options: []domain.Option{
 			{Label: "Allow", Description: "Let the agent run it"},
 			{Label: "Deny", Description: "Refuse; Deny with note… tells the agent why"},
 		}}},
@@ -367,9 +367,9 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 	}
 	q := w.q
 	switch {
-	case q.Status == core.StatusAnswered && q.Decision != nil:
+	case q.Status == domain.StatusAnswered && q.Decision != nil:
 		return h.decided(q), nil
-	case q.Status == core.StatusAnswered:
+	case q.Status == domain.StatusAnswered:
 		ans := strings.TrimSpace(q.Answers[q.Questions[0].Question])
 		by := "the user"
 		if q.RespondedBy != nil {
@@ -383,7 +383,7 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 		default:
 			return h.deny("Denied by " + by + " via askbridge, who said: " + ans), nil
 		}
-	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelUser:
+	case q.Status == domain.StatusCancelled && q.CancelReason == domain.CancelUser:
 		return h.deny(dismissed(q)), nil
 	}
 	fmt.Fprintf(h.stderr, "bridge hook claude-code: approval %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
@@ -439,7 +439,7 @@ func preToolUse(decision, reason string, updated any) *Output {
 		PermissionDecisionReason: reason, UpdatedInput: updated}}
 }
 
-func dismissed(q *core.Question) string {
+func dismissed(q *domain.Question) string {
 	by := "The user"
 	if q.RespondedBy != nil {
 		by = q.RespondedBy.String()
@@ -447,11 +447,11 @@ func dismissed(q *core.Question) string {
 	return by + " dismissed the question without answering (via askbridge). Continue without the answer."
 }
 
-func describe(q *core.Question) string {
+func describe(q *domain.Question) string {
 	switch q.Status {
-	case core.StatusExpired:
+	case domain.StatusExpired:
 		return "expired"
-	case core.StatusCancelled:
+	case domain.StatusCancelled:
 		return "was cancelled (" + q.CancelReason + ")"
 	}
 	return "is " + string(q.Status)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/agent/internal/fakeapi"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -64,7 +64,7 @@ func TestAskUserQuestionOne(t *testing.T) {
 	assert.Equal(t, "sess-1", q.RunID, "run = session_id")
 	assert.Equal(t, "toolu_01", q.IdempotencyKey, "idempotency key = tool_use_id")
 	assert.Equal(t, "claude-code", q.AgentID)
-	assert.Equal(t, core.KindQuestion, q.Kind)
+	assert.Equal(t, domain.KindQuestion, q.Kind)
 	assert.Contains(t, q.Context, "/src/app")
 	api.Answer(t, q.ID, []string{"OAuth 2.0"})
 	r := wait(t, ch)
@@ -106,8 +106,8 @@ func TestAskUserQuestionTimeoutFallsBack(t *testing.T) {
 	assert.Equal(t, ExitOK, r.code, r.stderr)
 	assert.Empty(t, r.stdout, "nothing printed: Claude Code shows its own dialog")
 	q := api.Questions()[0]
-	assert.Equal(t, core.StatusCancelled, q.Status, "the hook withdraws the question it gave up on")
-	assert.Equal(t, core.CancelAgent, q.CancelReason)
+	assert.Equal(t, domain.StatusCancelled, q.Status, "the hook withdraws the question it gave up on")
+	assert.Equal(t, domain.CancelAgent, q.CancelReason)
 
 	api2 := fakeapi.New(t, "")
 	r = wait(t, async(t.Context(), api2, oneQuestion, "--timeout", "300ms", "--on-timeout", "deny"))
@@ -141,7 +141,7 @@ func TestSubagentIsRefused(t *testing.T) {
 	assert.Equal(t, ExitOK, r.code, r.stderr)
 	assert.Equal(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"only parent conversations can ask user questions: ask the parent agent to ask the user"}}`+"\n", r.stdout)
 	assert.Empty(t, api.Questions(), "nothing is posted for a subagent")
-	var sent core.AskRequest
+	var sent domain.AskRequest
 	reqs := api.Requests()
 	require.Len(t, reqs, 1)
 	require.NoError(t, json.Unmarshal(reqs[0].Body, &sent))
@@ -164,7 +164,7 @@ func TestPermissionRequestBash(t *testing.T) {
 		api := fakeapi.New(t, "")
 		ch := async(t.Context(), api, permissionBash)
 		q := api.WaitPending(t, 1)
-		assert.Equal(t, core.KindApproval, q.Kind)
+		assert.Equal(t, domain.KindApproval, q.Kind)
 		assert.Equal(t, "Allow Bash: rm -rf build?", q.Questions[0].Question)
 		assert.Equal(t, []string{"Allow", "Deny"}, []string{q.Questions[0].Options[0].Label, q.Questions[0].Options[1].Label})
 		assert.Contains(t, q.Context, "rm -rf build")

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // hostQuestion is one AskUserQuestion question exactly as Claude Code gave
@@ -50,17 +50,17 @@ func parseAskInput(raw json.RawMessage) (*askInput, error) {
 // display is the form people see: within the bridge's limits, every
 // question and every label of a question distinct (ignoring case),
 // item i and option j standing for the original question i, option j.
-func (a *askInput) display() []core.Item {
-	items := make([]core.Item, len(a.questions))
+func (a *askInput) display() []domain.Item {
+	items := make([]domain.Item, len(a.questions))
 	texts := map[string]bool{}
 	for i, q := range a.questions {
 		text := strings.TrimSpace(q.Question)
 		if text == "" {
 			text = firstNonEmpty(strings.TrimSpace(q.Header), fmt.Sprintf("Question %d", i+1))
 		}
-		it := core.Item{
-			Question:    distinct(texts, shorten(text, core.MaxQuestionLen-8), i+1),
-			Header:      shorten(strings.TrimSpace(q.Header), core.MaxHeaderLen),
+		it := domain.Item{
+			Question:    distinct(texts, shorten(text, domain.MaxQuestionLen-8), i+1),
+			Header:      shorten(strings.TrimSpace(q.Header), domain.MaxHeaderLen),
 			MultiSelect: q.MultiSelect && len(q.Options) > 0,
 		}
 		labels := map[string]bool{}
@@ -69,9 +69,9 @@ func (a *askInput) display() []core.Item {
 			if label == "" {
 				label = fmt.Sprintf("Option %d", j+1)
 			}
-			it.Options = append(it.Options, core.Option{
-				Label:       distinct(labels, shorten(label, core.MaxLabelLen-8), j+1),
-				Description: shorten(strings.TrimSpace(o.Description), core.MaxDescriptionLen),
+			it.Options = append(it.Options, domain.Option{
+				Label:       distinct(labels, shorten(label, domain.MaxLabelLen-8), j+1),
+				Description: shorten(strings.TrimSpace(o.Description), domain.MaxDescriptionLen),
 			})
 		}
 		items[i] = it
@@ -95,7 +95,7 @@ func distinct(seen map[string]bool, s string, n int) string {
 // the original strings: keyed by each original question, in question
 // order, each chosen display label turned back into its original label,
 // free text as typed.
-func (a *askInput) answers(q *core.Question, shown []core.Item) orderedMap {
+func (a *askInput) answers(q *domain.Question, shown []domain.Item) orderedMap {
 	var out orderedMap
 	for i, orig := range a.questions {
 		if i >= len(q.Questions) || i >= len(shown) {
@@ -115,7 +115,7 @@ func (a *askInput) answers(q *core.Question, shown []core.Item) orderedMap {
 	return out
 }
 
-func originalLabel(orig hostQuestion, shown core.Item, s string) string {
+func originalLabel(orig hostQuestion, shown domain.Item, s string) string {
 	for j, o := range shown.Options {
 		if j < len(orig.Options) && o.Label == s {
 			return orig.Options[j].Label

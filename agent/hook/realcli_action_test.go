@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/agent/client"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -131,10 +131,10 @@ func (run *claudeRun) finish(t *testing.T) {
 // pendingWithin is pendingOn with room for a slow CLI start: the first
 // approval arrives once Claude Code has started, asked the fake model and
 // run the hook.
-func pendingWithin(t *testing.T, c *client.Client, run *claudeRun, within time.Duration) *core.Question {
+func pendingWithin(t *testing.T, c *client.Client, run *claudeRun, within time.Duration) *domain.Question {
 	t.Helper()
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		qs, err := c.List(t.Context(), core.StatusPending)
+		qs, err := c.List(t.Context(), domain.StatusPending)
 		require.NoError(t, err)
 		if len(qs) > 0 {
 			return qs[0]
@@ -174,7 +174,7 @@ func TestRealClaudeCodeRunsTheEditedCommand(t *testing.T) {
 	assert.JSONEq(t, `{"command":"rm -rf build","description":"Remove the build directory"}`, string(q.Action.Input))
 	t.Logf("suggestions Claude Code offered for rm -rf build: %s", suggestions(q.Action))
 
-	_, err := c.Respond(t.Context(), q.ID, core.RespondRequest{
+	_, err := c.Respond(t.Context(), q.ID, domain.RespondRequest{
 		EditedInput: json.RawMessage(`{"command":"echo edited-by-a-person"}`), Digest: q.Action.Digest})
 	require.NoError(t, err)
 	run.finish(t)
@@ -187,7 +187,7 @@ func TestRealClaudeCodeRunsTheEditedCommand(t *testing.T) {
 	got, err := c.Get(t.Context(), q.ID)
 	require.NoError(t, err)
 	require.NotNil(t, got.Decision)
-	assert.Equal(t, core.BehaviorAllow, got.Decision.Behavior)
+	assert.Equal(t, domain.BehaviorAllow, got.Decision.Behavior)
 	assert.True(t, got.Decision.Edited, "the record says the action was edited")
 	assert.JSONEq(t, `{"command":"echo edited-by-a-person"}`, string(got.Decision.Input))
 	require.NotNil(t, got.EditedAction)
@@ -225,7 +225,7 @@ func TestRealClaudeCodeAlwaysAllowStopsAsking(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, rule, 0, "Claude Code offered no addRules suggestion: %s", suggestions(q.Action))
-	_, err := c.Respond(t.Context(), q.ID, core.RespondRequest{Rule: &rule, Digest: q.Action.Digest})
+	_, err := c.Respond(t.Context(), q.ID, domain.RespondRequest{Rule: &rule, Digest: q.Action.Digest})
 	require.NoError(t, err)
 	answered := time.Now()
 	// Wait for the turn to end. Had Claude Code not taken the rule, it would
@@ -233,7 +233,7 @@ func TestRealClaudeCodeAlwaysAllowStopsAsking(t *testing.T) {
 	// (its own "always allow" for the rest of the run), which the record
 	// count below catches; one left pending is allowed here so the run ends
 	// at once instead of waiting out the hook.
-	var second *core.Question
+	var second *domain.Question
 	for done := false; !done; {
 		select {
 		case err := <-run.done:
@@ -242,11 +242,11 @@ func TestRealClaudeCodeAlwaysAllowStopsAsking(t *testing.T) {
 		case <-run.ctx.Done():
 			t.Fatalf("claude did not finish; stdout: %s\nstderr: %s", tail(run.stdout.String()), tail(run.stderr.String()))
 		case <-time.After(500 * time.Millisecond):
-			qs, err := c.List(t.Context(), core.StatusPending)
+			qs, err := c.List(t.Context(), domain.StatusPending)
 			require.NoError(t, err)
 			if len(qs) > 0 && second == nil {
 				second = qs[0]
-				_, err = c.Respond(t.Context(), second.ID, core.RespondRequest{Response: ptr("Allow")})
+				_, err = c.Respond(t.Context(), second.ID, domain.RespondRequest{Response: ptr("Allow")})
 				require.NoError(t, err)
 			}
 		}
@@ -274,7 +274,7 @@ func TestRealClaudeCodeAlwaysAllowStopsAsking(t *testing.T) {
 	got, err := c.Get(t.Context(), q.ID)
 	require.NoError(t, err)
 	require.NotNil(t, got.Decision)
-	assert.Equal(t, core.BehaviorAllow, got.Decision.Behavior)
+	assert.Equal(t, domain.BehaviorAllow, got.Decision.Behavior)
 	require.Len(t, got.Decision.Rules, 1)
 	assert.JSONEq(t, string(q.Action.Suggestions[rule]), string(got.Decision.Rules[0]))
 
@@ -289,7 +289,7 @@ func TestRealClaudeCodeAlwaysAllowStopsAsking(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-func suggestions(a *core.Action) string {
+func suggestions(a *domain.Action) string {
 	var b strings.Builder
 	for _, s := range a.Suggestions {
 		b.Write(s)

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/agent/bridgetest"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -191,9 +191,9 @@ func TestRealClaudeCode(t *testing.T) {
 			stdout, stderr, done, ctx := run.stdout, run.stderr, run.done, run.ctx
 			var err error
 			// The person answers through the bridge (Slack, the web inbox…).
-			var q *core.Question
+			var q *domain.Question
 			for deadline := time.Now().Add(90 * time.Second); q == nil && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-				qs, err := c.List(t.Context(), core.StatusPending)
+				qs, err := c.List(t.Context(), domain.StatusPending)
 				require.NoError(t, err)
 				if len(qs) > 0 {
 					q = qs[0]
@@ -207,8 +207,8 @@ func TestRealClaudeCode(t *testing.T) {
 			if q == nil {
 				t.Fatalf("no question reached the bridge; stdout: %s\nstderr: %s\napi: %v", tail(stdout.String()), tail(stderr.String()), api.requests())
 			}
-			assert.Equal(t, core.KindQuestion, q.Kind)
-			_, err = c.Respond(t.Context(), q.ID, core.RespondRequest{Answers: map[string]core.StringList{
+			assert.Equal(t, domain.KindQuestion, q.Kind)
+			_, err = c.Respond(t.Context(), q.ID, domain.RespondRequest{Answers: map[string]domain.StringList{
 				"Which database should the service use?":  {"SQLite"},
 				"Which checks should run before merging?": {"lint", "e2e"},
 			}})
@@ -279,7 +279,7 @@ func TestRealClaudeCodeHostDecidesFirst(t *testing.T) {
 	_, err := run.stdin.Write(append(b, '\n'))
 	require.NoError(t, err)
 
-	var got *core.Question
+	var got *domain.Question
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		got, err = c.Get(t.Context(), q.ID)
 		require.NoError(t, err)
@@ -287,8 +287,8 @@ func TestRealClaudeCodeHostDecidesFirst(t *testing.T) {
 			break
 		}
 	}
-	assert.Equal(t, core.StatusCancelled, got.Status, "the approval is withdrawn once Claude Code recorded the decision")
-	assert.Equal(t, core.CancelAgent, got.CancelReason)
+	assert.Equal(t, domain.StatusCancelled, got.Status, "the approval is withdrawn once Claude Code recorded the decision")
+	assert.Equal(t, domain.CancelAgent, got.CancelReason)
 	select {
 	case <-run.done:
 	case <-run.ctx.Done():

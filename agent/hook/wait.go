@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // findToolCall learns the tool call a PermissionRequest is about from the
@@ -27,7 +27,7 @@ func (h *hook) findToolCall(ctx context.Context) {
 // or the person decided in the terminal first; in both of the latter the
 // question was withdrawn.
 type waited struct {
-	q                  *core.Question
+	q                  *domain.Question
 	timedOut, terminal bool
 }
 
@@ -36,10 +36,10 @@ var errDecidedInTerminal = errors.New("decided in the terminal")
 // askAndWait asks and waits up to the timeout. On giving up, and when the
 // transcript shows the person decided in the terminal, the question is
 // withdrawn (README "Webhook mode"), as it is when Claude Code stops the hook.
-func (h *hook) askAndWait(ctx context.Context, req *core.AskRequest) (waited, error) {
+func (h *hook) askAndWait(ctx context.Context, req *domain.AskRequest) (waited, error) {
 	// The question outlives the hook a little, so the hook's own deadline,
 	// not the bridge's expiry, decides and withdraws it.
-	d := core.Duration(h.cfg.timeout + time.Minute)
+	d := domain.Duration(h.cfg.timeout + time.Minute)
 	req.Timeout = &d
 	// The create is not cut by Claude Code stopping the hook: a question
 	// the bridge created must come back to be withdrawn.
@@ -69,13 +69,13 @@ func (h *hook) askAndWait(ctx context.Context, req *core.AskRequest) (waited, er
 	terminal := errors.Is(context.Cause(wctx), errDecidedInTerminal)
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer ccancel()
-	if cq, cerr := h.c.Cancel(cctx, asked.ID, core.CancelAgent); cerr != nil {
+	if cq, cerr := h.c.Cancel(cctx, asked.ID, domain.CancelAgent); cerr != nil {
 		// Answered at the last moment? Then use the answer.
-		if fq, gerr := h.c.Get(cctx, asked.ID); gerr == nil && fq.Status == core.StatusAnswered && !terminal {
+		if fq, gerr := h.c.Get(cctx, asked.ID); gerr == nil && fq.Status == domain.StatusAnswered && !terminal {
 			return waited{q: fq}, nil
 		}
 		fmt.Fprintf(h.stderr, "bridge hook claude-code: withdrawing question %s failed: %v\n", asked.ID, cerr)
-	} else if cq.Status == core.StatusAnswered && !terminal {
+	} else if cq.Status == domain.StatusAnswered && !terminal {
 		return waited{q: cq}, nil
 	}
 	if terminal {

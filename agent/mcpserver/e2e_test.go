@@ -9,7 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/agent/bridgetest"
 	"github.com/askbridge/askbridge/agent/client"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,11 +17,11 @@ import (
 
 // pendingOn polls the real bridge until n questions are pending and returns
 // the newest.
-func pendingOn(t *testing.T, c *client.Client, n int) *core.Question {
+func pendingOn(t *testing.T, c *client.Client, n int) *domain.Question {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		qs, err := c.List(t.Context(), core.StatusPending)
+		qs, err := c.List(t.Context(), domain.StatusPending)
 		require.NoError(t, err)
 		if len(qs) >= n {
 			return qs[len(qs)-1]

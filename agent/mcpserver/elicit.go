@@ -6,14 +6,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Answerer records an answer given where the agent runs (an elicitation of
 // the MCP host), as who: it goes through the Router like any other answer,
 // so the first answer anywhere wins.
-type Answerer func(ctx context.Context, questionID string, req core.RespondRequest, who core.Person) error
+type Answerer func(ctx context.Context, questionID string, req domain.RespondRequest, who domain.Person) error
 
 // mrtrProtocol is the first protocol version where a server may no longer
 // send requests (elicitation) while serving a call: it must return the
@@ -36,12 +36,12 @@ func canElicit(ss *mcp.ServerSession) bool {
 }
 
 // hostUser is the person at the MCP host: recorded as who answered.
-func hostUser(agentID, clientName string) core.Person {
+func hostUser(agentID, clientName string) domain.Person {
 	name := "user of " + agentID
 	if clientName != "" {
 		name = clientName + " user"
 	}
-	return core.Person{Platform: "mcp", ID: agentID, Name: name}
+	return domain.Person{Platform: "mcp", ID: agentID, Name: name}
 }
 
 // formWithdrawGrace lets the cancellation of an open form leave before the
@@ -52,7 +52,7 @@ const formWithdrawGrace = 150 * time.Millisecond
 // goes through answer. It ends quietly when ctx ends (answered elsewhere:
 // the SDK tells the host to drop the form) or the user declines. withdrawn
 // reports a form that was still open when ctx ended.
-func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *core.Question, answer Answerer, who core.Person) (withdrawn bool) {
+func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *domain.Question, answer Answerer, who domain.Person) (withdrawn bool) {
 	schema, names := elicitSchema(q)
 	msg := "An agent is asking you"
 	if q.Context != "" {
@@ -74,7 +74,7 @@ func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *core.Ques
 		s.log.Info("elicitation not accepted; waiting for an answer elsewhere", "question", q.ID, "action", res.Action)
 		return false
 	}
-	req := core.RespondRequest{Answers: map[string]core.StringList{}, RespondedBy: &core.PersonRef{Person: who}}
+	req := domain.RespondRequest{Answers: map[string]domain.StringList{}, RespondedBy: &domain.PersonRef{Person: who}}
 	for i, it := range q.Questions {
 		var chosen []string
 		switch v := res.Content[names[i]].(type) {
@@ -107,7 +107,7 @@ func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *core.Ques
 // elicitSchema is the form of q: per item, a choice (single: an enum;
 // multiple: an array of enums) and an optional "Other" text, or a text for
 // an open-ended item. names[i] is item i's property.
-func elicitSchema(q *core.Question) (map[string]any, []string) {
+func elicitSchema(q *domain.Question) (map[string]any, []string) {
 	props := map[string]any{}
 	required, names := []string{}, []string{}
 	for i, it := range q.Questions {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/agent/client"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,7 +52,7 @@ type HTTPConfig struct {
 	DefaultProject string
 	// Answer records the answer of a host's user to an elicitation (the
 	// Router's Answer); nil = no elicitation.
-	Answer func(ctx context.Context, project, questionID string, req core.RespondRequest, who core.Person) error
+	Answer func(ctx context.Context, project, questionID string, req domain.RespondRequest, who domain.Person) error
 	// SessionTimeout (default DefaultSessionTimeout).
 	SessionTimeout time.Duration
 }
@@ -77,7 +77,7 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 		caller := Caller{Backend: c, AgentID: hd.Get(AgentHeader), RunID: hd.Get(RunHeader)}
 		if h.Answer != nil {
 			project := hd.Get(ProjectHeader)
-			caller.Answer = func(ctx context.Context, id string, req core.RespondRequest, who core.Person) error {
+			caller.Answer = func(ctx context.Context, id string, req domain.RespondRequest, who domain.Person) error {
 				return h.Answer(ctx, project, id, req, who)
 			}
 		}
@@ -99,7 +99,7 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if crossSite(r) {
-			writeError(w, core.EForbidden, "cross-site requests to /mcp are refused")
+			writeError(w, domain.EForbidden, "cross-site requests to /mcp are refused")
 			return
 		}
 		var p Principal
@@ -108,10 +108,10 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 			if p, err = h.Authenticate(r); err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
 				msg := "missing or unknown token: send Authorization: Bearer <token> (an agent or operator token of the bridge)"
-				if e := (*core.Error)(nil); errors.As(err, &e) {
+				if e := (*domain.Error)(nil); errors.As(err, &e) {
 					msg = e.Message
 				}
-				writeError(w, core.EUnauthorized, msg)
+				writeError(w, domain.EUnauthorized, msg)
 				return
 			}
 		}
@@ -119,7 +119,7 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 		project := firstOf(q.Get("project"), r.Header.Get(ProjectHeader))
 		switch {
 		case p.Project != "" && project != "" && project != p.Project:
-			writeError(w, core.EForbidden, "this agent token asks in project "+p.Project+", not "+project)
+			writeError(w, domain.EForbidden, "this agent token asks in project "+p.Project+", not "+project)
 			return
 		case p.Project != "":
 			project = p.Project
@@ -189,7 +189,7 @@ func crossSite(r *http.Request) bool {
 }
 
 func writeError(w http.ResponseWriter, code, msg string) {
-	httperr.Write(w, &core.Error{Code: code, Message: msg})
+	httperr.Write(w, &domain.Error{Code: code, Message: msg})
 }
 
 // inProcess calls an http.Handler directly: the MCP tool uses the bridge's

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/agent/client"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,9 +31,9 @@ const DefaultProgressEvery = 15 * time.Second
 // Backend is the bridge a call asks through: the HTTP API client for
 // bridge mcp, the in-process API for /mcp.
 type Backend interface {
-	Ask(ctx context.Context, req *core.AskRequest) (*client.Asked, error)
-	Wait(ctx context.Context, id string) (*core.Question, error)
-	Cancel(ctx context.Context, id, reason string) (*core.Question, error)
+	Ask(ctx context.Context, req *domain.AskRequest) (*client.Asked, error)
+	Wait(ctx context.Context, id string) (*domain.Question, error)
+	Cancel(ctx context.Context, id, reason string) (*domain.Question, error)
 }
 
 // Caller is who a call asks for, as the transport established it.
@@ -241,11 +241,11 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	st := s.sessionFor(req.Session, key)
 	agentID, agentName := s.agent(req.Session, who.AgentID)
-	ask := &core.AskRequest{RunID: runID(st, who.RunID, in), AgentID: agentID, AgentName: agentName, Route: s.cfg.Route}
+	ask := &domain.AskRequest{RunID: runID(st, who.RunID, in), AgentID: agentID, AgentName: agentName, Route: s.cfg.Route}
 	for _, it := range in.Questions {
-		item := core.Item{Question: it.Question, Header: it.Header, MultiSelect: it.MultiSelect}
+		item := domain.Item{Question: it.Question, Header: it.Header, MultiSelect: it.MultiSelect}
 		for _, o := range it.Options {
-			item.Options = append(item.Options, core.Option{Label: o.Label, Description: o.Description})
+			item.Options = append(item.Options, domain.Option{Label: o.Label, Description: o.Description})
 		}
 		ask.Questions = append(ask.Questions, item)
 	}
@@ -254,8 +254,8 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	asked, err := who.Backend.Ask(ctx, ask)
 	if err != nil {
 		status := StatusNotSent
-		var e *core.Error
-		if errors.As(err, &e) && e.Code == core.EInvalid {
+		var e *domain.Error
+		if errors.As(err, &e) && e.Code == domain.EInvalid {
 			status = StatusInvalid
 		}
 		return result(true, notSent(err), newOutput(status)), nil
@@ -277,7 +277,7 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		// form is withdrawn when the wait ends (answered anywhere).
 		ectx, ecancel := context.WithCancel(ctx)
 		var formOpen chan bool
-		if person := hostUser(agentID, agentName); who.Answer != nil && canElicit(req.Session) && core.Allowed(q.Responders, person) {
+		if person := hostUser(agentID, agentName); who.Answer != nil && canElicit(req.Session) && domain.Allowed(q.Responders, person) {
 			formOpen = make(chan bool, 1)
 			go func() { formOpen <- s.elicit(ectx, req.Session, q, who.Answer, person) }()
 		}
@@ -315,7 +315,7 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	for k, v := range q.Selections {
 		out.Selections[k] = v
 	}
-	if q.Status == core.StatusAnswered {
+	if q.Status == domain.StatusAnswered {
 		return result(false, AnsweredText(q), out), nil
 	}
 	return result(true, NoAnswerText(q), out), nil
@@ -336,7 +336,7 @@ func result(isError bool, text string, out Output) *mcp.CallToolResult {
 
 // progress sends a progress notification every ProgressEvery while the
 // call waits, if the client gave a progress token. stop ends it.
-func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, q *core.Question) (stop func()) {
+func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, q *domain.Question) (stop func()) {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {
 		return func() {}
@@ -354,7 +354,7 @@ func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, q *core
 				return
 			case <-t.C:
 			}
-			msg := fmt.Sprintf("waiting for an answer in %s — expires in %s", where, core.HumanDuration(time.Until(q.ExpiresAt)))
+			msg := fmt.Sprintf("waiting for an answer in %s — expires in %s", where, domain.HumanDuration(time.Until(q.ExpiresAt)))
 			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: token, Progress: float64(n), Message: msg,
 			}); err != nil && ctx.Err() == nil {
@@ -367,7 +367,7 @@ func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, q *core
 
 // AnsweredText is the tool result text of an answered question, in Claude
 // Code's AskUserQuestion phrasing.
-func AnsweredText(q *core.Question) string {
+func AnsweredText(q *domain.Question) string {
 	parts := make([]string, 0, len(q.Questions))
 	for _, it := range q.Questions {
 		parts = append(parts, fmt.Sprintf("%q=%q", it.Question, q.Answers[it.Question]))
@@ -378,27 +378,27 @@ func AnsweredText(q *core.Question) string {
 
 // NoAnswerText tells the model plainly that no answer came and that it
 // should continue without one.
-func NoAnswerText(q *core.Question) string {
+func NoAnswerText(q *domain.Question) string {
 	const cont = " Continue without the answer: make the safest reasonable choice yourself and tell the user which one you made. Do not ask the same question again."
 	switch {
-	case q.Status == core.StatusExpired:
+	case q.Status == domain.StatusExpired:
 		return fmt.Sprintf("No answer: the question expired at %s before anyone answered.", q.ExpiresAt.Format(time.RFC3339)) + cont
-	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelUser:
+	case q.Status == domain.StatusCancelled && q.CancelReason == domain.CancelUser:
 		by := "The user"
 		if q.RespondedBy != nil {
 			by = q.RespondedBy.String()
 		}
 		return by + " dismissed the question without answering." + cont
-	case q.Status == core.StatusCancelled && q.CancelReason == core.CancelSuperseded:
+	case q.Status == domain.StatusCancelled && q.CancelReason == domain.CancelSuperseded:
 		return "No answer: the question was replaced by a newer question of this run." + cont
-	case q.Status == core.StatusCancelled:
+	case q.Status == domain.StatusCancelled:
 		return "No answer: the question was withdrawn." + cont
 	}
 	return fmt.Sprintf("No answer: the question is %s.", q.Status) + cont
 }
 
 func notSent(err error) string {
-	var e *core.Error
+	var e *domain.Error
 	if errors.As(err, &e) {
 		msg := "The question was not sent: " + e.Message
 		if len(e.Details) > 0 {

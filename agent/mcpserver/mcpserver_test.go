@@ -13,7 +13,7 @@ import (
 
 	"github.com/askbridge/askbridge/agent/bridgetest"
 	"github.com/askbridge/askbridge/agent/internal/fakeapi"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -299,7 +299,7 @@ func TestAskUserReattachAfterClientTimeout(t *testing.T) {
 	require.Error(t, err, "the client's own timeout cuts the call")
 	q := api.WaitPending(t, 1)
 	time.Sleep(200 * time.Millisecond)
-	assert.Equal(t, core.StatusPending, api.Question(q.ID).Status, "a cut call leaves the question pending")
+	assert.Equal(t, domain.StatusPending, api.Question(q.ID).Status, "a cut call leaves the question pending")
 
 	api.Answer(t, q.ID, []string{"API key"})
 	start := time.Now()

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -63,9 +63,9 @@ func InputSchema() *jsonschema.Schema {
 	option := &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
-			"label": {Type: "string", MinLength: intp(1), MaxLength: intp(core.MaxLabelLen),
+			"label": {Type: "string", MinLength: intp(1), MaxLength: intp(domain.MaxLabelLen),
 				Description: "The text of the choice the person clicks, 1-5 words. Never \"Other\"."},
-			"description": {Type: "string", MaxLength: intp(core.MaxDescriptionLen),
+			"description": {Type: "string", MaxLength: intp(domain.MaxDescriptionLen),
 				Description: "What choosing this option means or implies."},
 		},
 		Required: []string{"label", "description"},
@@ -73,11 +73,11 @@ func InputSchema() *jsonschema.Schema {
 	item := &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
-			"question": {Type: "string", MinLength: intp(1), MaxLength: intp(core.MaxQuestionLen),
+			"question": {Type: "string", MinLength: intp(1), MaxLength: intp(domain.MaxQuestionLen),
 				Description: "The complete question, ending with a question mark. Include the context the person needs to answer it without reading your conversation."},
-			"header": {Type: "string", MinLength: intp(1), MaxLength: intp(core.MaxHeaderLen),
+			"header": {Type: "string", MinLength: intp(1), MaxLength: intp(domain.MaxHeaderLen),
 				Description: "A very short label shown as a chip, at most 12 characters (e.g. \"Auth method\", \"Deploy\")."},
-			"options": {Type: "array", Items: option, MinItems: intp(core.MinOptions), MaxItems: intp(core.MaxOptions),
+			"options": {Type: "array", Items: option, MinItems: intp(domain.MinOptions), MaxItems: intp(domain.MaxOptions),
 				Description: "2-4 choices; omit for an open-ended question answered in free text. Do not include an \"Other\" option; it is added automatically."},
 			"multiSelect": {Type: "boolean",
 				Description: "true lets the person choose several options; answers are then joined with \", \"."},
@@ -87,7 +87,7 @@ func InputSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
-			"questions": {Type: "array", Items: item, MinItems: intp(1), MaxItems: intp(core.MaxItems),
+			"questions": {Type: "array", Items: item, MinItems: intp(1), MaxItems: intp(domain.MaxItems),
 				Description: "1-4 questions asked together; the person answers all of them at once."},
 		},
 		Required:             []string{"questions"},
@@ -133,22 +133,22 @@ func decodeInput(raw json.RawMessage) (Input, []string) {
 		return in, []string{decodeProblem(err)}
 	}
 	var ps []string
-	items := make([]core.Item, len(in.Questions))
+	items := make([]domain.Item, len(in.Questions))
 	for i, it := range in.Questions {
 		f := fmt.Sprintf("questions[%d]", i)
 		if strings.TrimSpace(it.Header) == "" {
 			ps = append(ps, f+".header: required, at most 12 characters")
 		}
-		item := core.Item{Question: it.Question, Header: it.Header, MultiSelect: it.MultiSelect}
+		item := domain.Item{Question: it.Question, Header: it.Header, MultiSelect: it.MultiSelect}
 		for j, o := range it.Options {
 			if isOther(o.Label) {
 				ps = append(ps, fmt.Sprintf(`%s.options[%d].label: remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)`, f, j))
 			}
-			item.Options = append(item.Options, core.Option{Label: o.Label, Description: o.Description})
+			item.Options = append(item.Options, domain.Option{Label: o.Label, Description: o.Description})
 		}
 		items[i] = item
 	}
-	for _, d := range core.ValidateItems(core.NormalizeItems(items)) {
+	for _, d := range domain.ValidateItems(domain.NormalizeItems(items)) {
 		ps = append(ps, d.Field+": "+d.Problem)
 	}
 	return in, ps

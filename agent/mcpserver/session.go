@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -118,12 +118,12 @@ func (s *Server) endSession(ss *mcp.ServerSession) {
 // withdraw cancels a question its session no longer waits for; one already
 // final is left alone.
 func (s *Server) withdraw(ctx context.Context, b Backend, id string) {
-	_, err := b.Cancel(ctx, id, core.CancelAgent)
-	var e *core.Error
+	_, err := b.Cancel(ctx, id, domain.CancelAgent)
+	var e *domain.Error
 	switch {
 	case err == nil:
 		s.log.Info("session ended; question withdrawn", "question", id)
-	case errors.As(err, &e) && e.Code != core.EInternal && e.Code != core.EUnavailable && e.Code != core.EUnauthorized:
+	case errors.As(err, &e) && e.Code != domain.EInternal && e.Code != domain.EUnavailable && e.Code != domain.EUnauthorized:
 		// already answered, expired or cancelled: nothing to withdraw
 	default:
 		s.log.Warn("session ended; withdrawing its question failed", "question", id, "err", err)

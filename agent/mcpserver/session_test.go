@@ -11,7 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge/agent/bridgetest"
 	"github.com/askbridge/askbridge/agent/internal/fakeapi"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,11 +65,11 @@ func callAsync(s *mcp.ClientSession, args map[string]any) <-chan error {
 }
 
 // waitStatus polls the fake until question id leaves pending.
-func waitStatus(t *testing.T, api *fakeapi.Server, id string) *core.Question {
+func waitStatus(t *testing.T, api *fakeapi.Server, id string) *domain.Question {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if q := api.Question(id); q.Status != core.StatusPending {
+		if q := api.Question(id); q.Status != domain.StatusPending {
 			return q
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -89,8 +89,8 @@ func TestMCPExitsOnSignalWhileCallPending(t *testing.T) {
 			_ = wait()
 			assert.Less(t, time.Since(start), 3*time.Second, "bridge mcp exits promptly on %v", sig)
 			got := waitStatus(t, api, q.ID)
-			assert.Equal(t, core.StatusCancelled, got.Status, "the ended session withdraws its question")
-			assert.Equal(t, core.CancelAgent, got.CancelReason)
+			assert.Equal(t, domain.StatusCancelled, got.Status, "the ended session withdraws its question")
+			assert.Equal(t, domain.CancelAgent, got.CancelReason)
 		})
 	}
 }
@@ -110,15 +110,15 @@ func TestMCPSessionEndWithdrawsPendingQuestions(t *testing.T) {
 	require.Error(t, err)
 	q2 := api.WaitPending(t, 2)
 	time.Sleep(200 * time.Millisecond)
-	assert.Equal(t, core.StatusPending, api.Question(q2.ID).Status)
+	assert.Equal(t, domain.StatusPending, api.Question(q2.ID).Status)
 	// ...but when the session ends (stdin closed), nobody is left to receive
 	// an answer: both are withdrawn.
 	require.NoError(t, stdin.Close())
 	_ = wait()
 	for _, id := range []string{q.ID, q2.ID} {
 		got := api.Question(id)
-		assert.Equal(t, core.StatusCancelled, got.Status, id)
-		assert.Equal(t, core.CancelAgent, got.CancelReason, id)
+		assert.Equal(t, domain.StatusCancelled, got.Status, id)
+		assert.Equal(t, domain.CancelAgent, got.CancelReason, id)
 	}
 }
 
@@ -129,7 +129,7 @@ func TestMCPSessionEndKeepsPinnedRunsQuestions(t *testing.T) {
 	q := api.WaitPending(t, 1)
 	require.NoError(t, stdin.Close())
 	_ = wait()
-	assert.Equal(t, core.StatusPending, api.Question(q.ID).Status,
+	assert.Equal(t, domain.StatusPending, api.Question(q.ID).Status,
 		"a pinned run outlives the process: the next process re-attaches")
 
 	_, s2, _, _ := startMCP(t, api, "BRIDGE_RUN_ID=run-pinned")
@@ -174,7 +174,7 @@ func TestMCPConcurrentCallsEachGetTheirOwnAnswer(t *testing.T) {
 	qs := api.Questions()
 	require.Len(t, qs, 2)
 	for _, q := range qs {
-		require.Equal(t, core.StatusPending, api.Question(q.ID).Status, "no call supersedes the other: %s", q.Questions[0].Question)
+		require.Equal(t, domain.StatusPending, api.Question(q.ID).Status, "no call supersedes the other: %s", q.Questions[0].Question)
 	}
 	api.Answer(t, qs[1].ID, []string{"API key"})
 	api.Answer(t, qs[0].ID, []string{"OAuth 2.0"})

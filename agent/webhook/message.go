@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // ResumeMessage is the user_message of a resume webhook (README "Webhook mode"): what
 // the agent was asked and what came back, or that no answer came.
-func ResumeMessage(q *core.Question) string {
+func ResumeMessage(q *domain.Question) string {
 	var b strings.Builder
 	b.WriteString("Previously you asked: ")
 	for i, it := range q.Questions {
@@ -20,7 +20,7 @@ func ResumeMessage(q *core.Question) string {
 	}
 	b.WriteString("\n")
 	switch q.Status {
-	case core.StatusAnswered:
+	case domain.StatusAnswered:
 		if len(q.Questions) == 1 {
 			fmt.Fprintf(&b, "The user responded: %q\n", q.Answers[q.Questions[0].Question])
 		} else {
@@ -31,9 +31,9 @@ func ResumeMessage(q *core.Question) string {
 			b.WriteString("\n")
 		}
 		b.WriteString("\nContinue from where you left off.")
-	case core.StatusExpired:
+	case domain.StatusExpired:
 		b.WriteString("No answer came before the question expired.\n\nContinue without the answer: make the safest reasonable choice, and say which one you made.")
-	case core.StatusCancelled:
+	case domain.StatusCancelled:
 		b.WriteString("The question was dismissed")
 		if q.RespondedBy != nil {
 			b.WriteString(" by " + q.RespondedBy.String())

@@ -10,15 +10,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // Resume is the body of a resume webhook (README "Webhook mode") with its delivery id.
 type Resume struct {
-	Event       string        `json:"event"`
-	Question    core.Question `json:"question"`
-	Run         ResumeRun     `json:"run"`
-	UserMessage string        `json:"user_message"`
+	Event       string          `json:"event"`
+	Question    domain.Question `json:"question"`
+	Run         ResumeRun       `json:"run"`
+	UserMessage string          `json:"user_message"`
 	// DeliveryID is X-Askbridge-Delivery: the same on every retry.
 	DeliveryID string `json:"-"`
 }

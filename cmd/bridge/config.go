@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/app"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/server/egress"
 	"gopkg.in/yaml.v3"
@@ -105,7 +105,7 @@ type routeConfig struct {
 		Targets    []targetConfig    `yaml:"targets"`
 		Responders *respondersConfig `yaml:"responders"`
 	} `yaml:"escalation"`
-	// Approvals of tool calls (core/action.go, core/autoallow.go).
+	// Approvals of tool calls (domain/action.go, domain/autoallow.go).
 	AllowEdit *bool    `yaml:"allow_edit"`
 	AutoAllow []string `yaml:"auto_allow"`
 }
@@ -117,8 +117,8 @@ type respondersConfig struct {
 	ExcludeRequester bool     `yaml:"exclude_requester"`
 }
 
-func (r respondersConfig) core() core.Responders {
-	return core.Responders{Users: r.Users, SlackUsergroups: r.SlackUsergroups, DiscordRoles: r.DiscordRoles,
+func (r respondersConfig) core() domain.Responders {
+	return domain.Responders{Users: r.Users, SlackUsergroups: r.SlackUsergroups, DiscordRoles: r.DiscordRoles,
 		ExcludeRequester: r.ExcludeRequester}
 }
 
@@ -135,7 +135,7 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: must be a duration such as 30s, 30m, 168h or 7d", n.Line)
 	}
-	v, err := core.ParseDuration(n.Value)
+	v, err := domain.ParseDuration(n.Value)
 	if err != nil {
 		return fmt.Errorf("line %d: %v", n.Line, err)
 	}
@@ -223,7 +223,7 @@ func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	if s.WebhookGiveUp == 0 {
 		s.WebhookGiveUp = 24 * time.Hour
 	}
-	if s.WebhookGiveUp < time.Minute || s.WebhookGiveUp > core.MaxTimeout {
+	if s.WebhookGiveUp < time.Minute || s.WebhookGiveUp > domain.MaxTimeout {
 		p.fail("webhooks.give_up_after: must be between 1m and 720h (how long a resume webhook is retried)")
 	}
 	s.RedisURL = p.secret("redis.url", fc.Redis.URL, fc.Redis.URLFile)
@@ -236,7 +236,7 @@ func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	s.SessionKey = p.secret("web.session_key", fc.Web.SessionKey, fc.Web.SessionKeyFile)
 	s.MetricsToken = p.secret("metrics.token", fc.Metrics.Token, fc.Metrics.TokenFile)
 	s.PublicURL = fc.PublicURL
-	if s.Timeout != 0 && (s.Timeout < core.MinTimeout || s.Timeout > core.MaxTimeout) {
+	if s.Timeout != 0 && (s.Timeout < domain.MinTimeout || s.Timeout > domain.MaxTimeout) {
 		p.fail("defaults.timeout: must be between 10s and 720h")
 	}
 	s.Routes = p.routes(fc.Routes)
@@ -245,16 +245,16 @@ func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	return s
 }
 
-// routes reads the routes of the file; core.ValidateRoute holds the rules
+// routes reads the routes of the file; domain.ValidateRoute holds the rules
 // they share with the ask path.
-func (p *configProblems) routes(rcs []routeConfig) []core.Route {
-	var routes []core.Route
+func (p *configProblems) routes(rcs []routeConfig) []domain.Route {
+	var routes []domain.Route
 	routeNames := map[string]bool{}
 	defaults := 0
-	targets := func(ts []targetConfig) []core.Target {
-		var out []core.Target
+	targets := func(ts []targetConfig) []domain.Target {
+		var out []domain.Target
 		for _, t := range ts {
-			out = append(out, core.CleanTarget(core.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS}))
+			out = append(out, domain.CleanTarget(domain.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS}))
 		}
 		return out
 	}
@@ -266,21 +266,21 @@ func (p *configProblems) routes(rcs []routeConfig) []core.Route {
 		if rc.Default {
 			defaults++
 		}
-		r := core.Route{Name: rc.Name, Default: rc.Default, Thread: rc.Thread, Timeout: time.Duration(rc.Timeout),
+		r := domain.Route{Name: rc.Name, Default: rc.Default, Thread: rc.Thread, Timeout: time.Duration(rc.Timeout),
 			Targets: targets(rc.Targets), Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired,
 			NoEdit: rc.AllowEdit != nil && !*rc.AllowEdit, AutoAllow: rc.AutoAllow}
 		if rc.OnTimeout != nil {
-			r.OnTimeout = &core.OnTimeout{Answer: rc.OnTimeout.Answer}
+			r.OnTimeout = &domain.OnTimeout{Answer: rc.OnTimeout.Answer}
 		}
 		for _, e := range rc.Escalation {
-			step := core.EscalationStep{After: core.Duration(e.After), Remind: e.Remind, Targets: targets(e.Targets)}
+			step := domain.EscalationStep{After: domain.Duration(e.After), Remind: e.Remind, Targets: targets(e.Targets)}
 			if e.Responders != nil {
 				rs := e.Responders.core()
 				step.Responders = &rs
 			}
 			r.Escalation = append(r.Escalation, step)
 		}
-		for _, d := range core.ValidateRoute(r) {
+		for _, d := range domain.ValidateRoute(r) {
 			p.fail("routes[%d].%s: %s", i, d.Field, d.Problem)
 		}
 		routes = append(routes, r)
@@ -292,7 +292,7 @@ func (p *configProblems) routes(rcs []routeConfig) []core.Route {
 }
 
 // agents reads the agents of the file; routes are the routes read.
-func (p *configProblems) agents(acs []agentConfig, routes []core.Route) []api.Agent {
+func (p *configProblems) agents(acs []agentConfig, routes []domain.Route) []api.Agent {
 	var agents []api.Agent
 	seen := map[string]bool{}
 	for i, ac := range acs {
@@ -315,7 +315,7 @@ func (p *configProblems) agents(acs []agentConfig, routes []core.Route) []api.Ag
 				p.fail("%s.tools: unknown tool %q (known: ask_user)", f, t)
 			}
 		}
-		if ac.Route != "" && !slices.ContainsFunc(routes, func(r core.Route) bool { return r.Name == ac.Route }) {
+		if ac.Route != "" && !slices.ContainsFunc(routes, func(r domain.Route) bool { return r.Name == ac.Route }) {
 			p.fail("%s.route: no route named %q", f, ac.Route)
 		}
 		agents = append(agents, api.Agent{ID: ac.ID, Project: ac.Project, Token: tok, Tools: ac.Tools,
@@ -370,7 +370,7 @@ func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
 		configured = append(configured, "discord")
 	}
 	for i, r := range s.Routes {
-		fields := map[string][]core.Target{"targets": r.Targets}
+		fields := map[string][]domain.Target{"targets": r.Targets}
 		order := []string{"targets"}
 		for j, e := range r.Escalation {
 			f := fmt.Sprintf("escalation[%d].targets", j)
@@ -380,13 +380,13 @@ func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
 			for j, t := range fields[f] {
 				switch {
 				case t.Platform == "" || t.Channel == "":
-					// core.ValidateRoute reported it
+					// domain.ValidateRoute reported it
 				case t.Platform == "slack" && s.Slack.BotToken == "":
 					p.fail("routes[%d].%s[%d]: route %q posts to Slack but no Slack bot token is set (SLACK_BOT_TOKEN or slack.bot_token)", i, f, j, r.Name)
 				case t.Platform == "discord" && s.Discord.BotToken == "":
 					p.fail("routes[%d].%s[%d]: route %q posts to Discord but no Discord bot token is set (DISCORD_BOT_TOKEN or discord.bot_token)", i, f, j, r.Name)
 				case !slices.Contains(configured, t.Platform):
-					p.fail("routes[%d].%s[%d].platform: %s", i, f, j, core.NotConfigured(t.Platform, configured))
+					p.fail("routes[%d].%s[%d].platform: %s", i, f, j, domain.NotConfigured(t.Platform, configured))
 				}
 			}
 		}

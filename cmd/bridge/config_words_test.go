@@ -13,7 +13,7 @@ import (
 
 // goInternals matches what a person reading an error should never see: Go
 // type names, YAML tags, source positions, addresses.
-var goInternals = regexp.MustCompile(`core\.|main\.|\[\]|map\[|struct \{|!!|\.go:\d|dial tcp|\d+\.\d+\.\d+\.\d+:\d+`)
+var goInternals = regexp.MustCompile(`core\.|domain\.|lifecycle\.|main\.|\[\]|map\[|struct \{|!!|\.go:\d|dial tcp|\d+\.\d+\.\d+\.\d+:\d+`)
 
 // TestConfigErrorsInPlainWords walks bad configuration files: every problem
 // is named with its line and full path, all of them at once, and no message

@@ -63,7 +63,7 @@ func decodeConfig(b []byte, fc *fileConfig) error {
 	return nil
 }
 
-var yamlTypeName = regexp.MustCompile(`(?:\[\])?\*?(?:main|core|time|struct \{[^}]*\})\S*|!!\w+`)
+var yamlTypeName = regexp.MustCompile(`(?:\[\])?\*?(?:main|core|domain|lifecycle|time|struct \{[^}]*\})\S*|!!\w+`)
 
 // plainYAML words a YAML syntax error without yaml.v3's Go type names.
 func plainYAML(err error) string {

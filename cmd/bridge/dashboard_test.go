@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +23,7 @@ func exposedMetrics(t *testing.T) map[string]bool {
 	m := api.NewMetrics()
 	now := time.Now()
 	m.Asked("p")
-	m.Observe(&core.Question{ProjectID: "p", Status: core.StatusAnswered, CreatedAt: now.Add(-time.Minute), RespondedAt: &now})
+	m.Observe(&domain.Question{ProjectID: "p", Status: domain.StatusAnswered, CreatedAt: now.Add(-time.Minute), RespondedAt: &now})
 	m.Delivery("delivered")
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/egress"
 )
 
@@ -67,7 +67,7 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 	env("REDIS_URL", &e.redisURL)
 	env("BRIDGE_WEBHOOK_SECRET", &e.webhookSecret)
 	if v := getenv("BRIDGE_WEBHOOK_LEASE"); v != "" {
-		d, err := core.ParseDuration(v)
+		d, err := domain.ParseDuration(v)
 		switch {
 		case err != nil:
 			fail("BRIDGE_WEBHOOK_LEASE: %q is not a duration (write e.g. 60s or 2m)", v)

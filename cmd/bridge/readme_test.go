@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +25,7 @@ func TestReadmeAgreesWithGoModAndTimeoutLimits(t *testing.T) {
 		assert.Equal(t, string(m[1]), string(v[1]), "the README names another Go version than go.mod")
 	}
 
-	limits := fmt.Sprintf("%d s to %d days", int(core.MinTimeout.Seconds()), int(core.MaxTimeout.Hours()/24))
+	limits := fmt.Sprintf("%d s to %d days", int(domain.MinTimeout.Seconds()), int(domain.MaxTimeout.Hours()/24))
 	assert.Contains(t, string(readme), "`timeout` is how long the question stays open: from "+limits)
 	assert.Contains(t, string(readme), "`--timeout` ("+limits)
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/askbridge/askbridge/app"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
@@ -43,28 +43,28 @@ func TestRouteRulesAreTheAskRules(t *testing.T) {
 	env := map[string]string{"SLACK_BOT_TOKEN": fs.BotToken, "DISCORD_BOT_TOKEN": fd.BotToken}
 
 	type fields struct {
-		targets   []core.Target
+		targets   []domain.Target
 		users     []string
 		timeout   string
 		approvals int
 		onTimeout *string
 	}
-	slackC1 := []core.Target{{Platform: "slack", Channel: "C1"}}
+	slackC1 := []domain.Target{{Platform: "slack", Channel: "C1"}}
 	blank, yes := "  ", "Yes"
 	eleven := slices.Repeat(slackC1, 11)
 	cases := map[string]fields{
 		"plain":                      {targets: slackC1},
 		"no targets":                 {},
-		"platform missing":           {targets: []core.Target{{Channel: "C1"}}},
-		"platform unknown":           {targets: []core.Target{{Platform: "irc", Channel: "C1"}}},
-		"platform spelled Slack":     {targets: []core.Target{{Platform: " Slack ", Channel: "C1"}}},
-		"channel missing":            {targets: []core.Target{{Platform: "slack"}}},
+		"platform missing":           {targets: []domain.Target{{Channel: "C1"}}},
+		"platform unknown":           {targets: []domain.Target{{Platform: "irc", Channel: "C1"}}},
+		"platform spelled Slack":     {targets: []domain.Target{{Platform: " Slack ", Channel: "C1"}}},
+		"channel missing":            {targets: []domain.Target{{Platform: "slack"}}},
 		"too many targets":           {targets: eleven},
 		"responder without platform": {targets: slackC1, users: []string{"U0123"}},
 		"responder":                  {targets: slackC1, users: []string{"slack:U0123"}},
 		"timeout too short":          {targets: slackC1, timeout: "5s"},
 		"timeout":                    {targets: slackC1, timeout: "30m"},
-		"approvals too many":         {targets: slackC1, approvals: core.MaxApprovals + 1},
+		"approvals too many":         {targets: slackC1, approvals: domain.MaxApprovals + 1},
 		"two approvals":              {targets: slackC1, approvals: 2},
 		"default answer blank":       {targets: slackC1, onTimeout: &blank},
 		"default answer":             {targets: slackC1, onTimeout: &yes},
@@ -107,25 +107,25 @@ func TestRouteRulesAreTheAskRules(t *testing.T) {
 			}
 
 			// The same fields, in an ask.
-			req := &core.AskRequest{RunID: "run-" + strings.ReplaceAll(name, " ", "-"), Question: "Ship it?",
-				Options: []core.Option{{Label: "Yes"}, {Label: "No"}}, Targets: f.targets, OnTimeout: nil}
+			req := &domain.AskRequest{RunID: "run-" + strings.ReplaceAll(name, " ", "-"), Question: "Ship it?",
+				Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}, Targets: f.targets, OnTimeout: nil}
 			if f.users != nil {
-				req.Responders = &core.Responders{Users: f.users}
+				req.Responders = &domain.Responders{Users: f.users}
 			}
 			if f.timeout != "" {
-				d, err := core.ParseDuration(f.timeout)
+				d, err := domain.ParseDuration(f.timeout)
 				require.NoError(t, err)
-				req.Timeout = (*core.Duration)(&d)
+				req.Timeout = (*domain.Duration)(&d)
 			}
 			if f.approvals != 0 {
 				req.ApprovalsRequired = &f.approvals
 			}
 			if f.onTimeout != nil {
-				req.OnTimeout = &core.OnTimeout{Answer: *f.onTimeout}
+				req.OnTimeout = &domain.OnTimeout{Answer: *f.onTimeout}
 			}
 			var askSays []string
 			if _, err := a.Router().Ask(context.Background(), "routes", req, ""); err != nil {
-				var ce *core.Error
+				var ce *domain.Error
 				require.True(t, errors.As(err, &ce), "%v", err)
 				for _, d := range ce.Details {
 					askSays = append(askSays, fmt.Sprintf("%s: %s", d.Field, d.Problem))

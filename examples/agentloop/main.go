@@ -35,7 +35,7 @@ import (
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/executor"
 	"github.com/askbridge/askbridge/agent/webhook"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/google/uuid"
 )
 
@@ -77,7 +77,7 @@ func NewAgent(c *client.Client, resumeURL, stateDir string, out io.Writer, log *
 }
 
 // model is the scripted LLM: it asks until it has an answer, then acts.
-func model(msgs []Message) (toolCall *core.AskRequest, final string) {
+func model(msgs []Message) (toolCall *domain.AskRequest, final string) {
 	last := msgs[len(msgs)-1]
 	if last.Role == "user" && strings.HasPrefix(last.Content, "Previously you asked") {
 		region := "nowhere"
@@ -88,16 +88,16 @@ func model(msgs []Message) (toolCall *core.AskRequest, final string) {
 		}
 		return nil, "Deploying to " + region + "."
 	}
-	return &core.AskRequest{Questions: []core.Item{{
+	return &domain.AskRequest{Questions: []domain.Item{{
 		Question: "Which region should I deploy to?", Header: "Region",
-		Options: []core.Option{
+		Options: []domain.Option{
 			{Label: "eu-west-1", Description: "Dublin"},
 			{Label: "us-east-1", Description: "N. Virginia"},
 		},
 	}}, Timeout: durationp(30 * time.Minute)}, ""
 }
 
-func durationp(d time.Duration) *core.Duration { v := core.Duration(d); return &v }
+func durationp(d time.Duration) *domain.Duration { v := domain.Duration(d); return &v }
 
 // Run runs the loop for runID from msgs until it finishes or pauses.
 func (a *Agent) Run(ctx context.Context, runID string, msgs []Message) (string, error) {

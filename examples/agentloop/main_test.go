@@ -15,7 +15,7 @@ import (
 	"github.com/askbridge/askbridge/agent/bridgetest"
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/webhook"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -56,7 +56,7 @@ func TestAgentLoopEndToEnd(t *testing.T) {
 
 	run, err := c.Run(t.Context(), "run-1")
 	require.NoError(t, err)
-	assert.Equal(t, core.RunPaused, run.Status, "the runtime reported the pause")
+	assert.Equal(t, domain.RunPaused, run.Status, "the runtime reported the pause")
 	qs, err := c.RunQuestions(t.Context(), "run-1")
 	require.NoError(t, err)
 	require.Len(t, qs, 1)
@@ -81,7 +81,7 @@ func TestAgentLoopEndToEnd(t *testing.T) {
 	assert.Equal(t, "run-1", cont.ResumedFrom)
 	old, err := c.Run(t.Context(), "run-1")
 	require.NoError(t, err)
-	assert.Equal(t, core.RunResumed, old.Status)
+	assert.Equal(t, domain.RunResumed, old.Status)
 
 	n := 0
 	deliveries.Range(func(_, v any) bool {

@@ -1,5 +1,5 @@
 // Package httperr turns askbridge's errors into HTTP: the one table from
-// an error code (core.E…) to its status (docs/openapi.yaml), and the one
+// an error code (domain.E…) to its status (docs/openapi.yaml), and the one
 // JSON error document, {"error": {"code", "message", "details"}}. The API,
 // the parked long-polls, the WebSocket handshake and the web inbox all
 // answer through it, so a code means the same status everywhere. The core
@@ -12,28 +12,28 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 var statuses = map[string]int{
-	core.EInvalid:              http.StatusBadRequest,
-	core.EInvalidAnswer:        http.StatusBadRequest,
-	core.ENotFound:             http.StatusNotFound,
-	core.EUnauthorized:         http.StatusUnauthorized,
-	core.EForbidden:            http.StatusForbidden,
-	core.ESubagentNotAllowed:   http.StatusForbidden,
-	core.EToolNotEnabled:       http.StatusForbidden,
-	core.ENotAllowed:           http.StatusForbidden,
-	core.EAlreadyAnswered:      http.StatusConflict,
-	core.EQuestionCancelled:    http.StatusConflict,
-	core.EQuestionExpired:      http.StatusConflict,
-	core.ERunNotPaused:         http.StatusConflict,
-	core.EConflict:             http.StatusConflict,
-	core.EUnsupportedMediaType: http.StatusUnsupportedMediaType,
-	core.ETooLarge:             http.StatusRequestEntityTooLarge,
-	core.EMethodNotAllowed:     http.StatusMethodNotAllowed,
-	core.EUnavailable:          http.StatusServiceUnavailable,
-	core.EInternal:             http.StatusInternalServerError,
+	domain.EInvalid:              http.StatusBadRequest,
+	domain.EInvalidAnswer:        http.StatusBadRequest,
+	domain.ENotFound:             http.StatusNotFound,
+	domain.EUnauthorized:         http.StatusUnauthorized,
+	domain.EForbidden:            http.StatusForbidden,
+	domain.ESubagentNotAllowed:   http.StatusForbidden,
+	domain.EToolNotEnabled:       http.StatusForbidden,
+	domain.ENotAllowed:           http.StatusForbidden,
+	domain.EAlreadyAnswered:      http.StatusConflict,
+	domain.EQuestionCancelled:    http.StatusConflict,
+	domain.EQuestionExpired:      http.StatusConflict,
+	domain.ERunNotPaused:         http.StatusConflict,
+	domain.EConflict:             http.StatusConflict,
+	domain.EUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	domain.ETooLarge:             http.StatusRequestEntityTooLarge,
+	domain.EMethodNotAllowed:     http.StatusMethodNotAllowed,
+	domain.EUnavailable:          http.StatusServiceUnavailable,
+	domain.EInternal:             http.StatusInternalServerError,
 }
 
 // Status maps an error code to its HTTP status; an unknown code is a 500.
@@ -47,16 +47,16 @@ func Status(code string) int {
 // Of returns err as askbridge's error; an error that is not one becomes a
 // plain "internal error", so nothing of its text (addresses, Go types)
 // reaches the client.
-func Of(err error) *core.Error {
-	var e *core.Error
+func Of(err error) *domain.Error {
+	var e *domain.Error
 	if errors.As(err, &e) {
 		return e
 	}
-	return &core.Error{Code: core.EInternal, Message: "internal error"}
+	return &domain.Error{Code: domain.EInternal, Message: "internal error"}
 }
 
 // Response returns the status and the JSON error document of e.
-func Response(e *core.Error) (int, []byte) {
+func Response(e *domain.Error) (int, []byte) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -65,7 +65,7 @@ func Response(e *core.Error) (int, []byte) {
 }
 
 // Write answers the request with e.
-func Write(w http.ResponseWriter, e *core.Error) {
+func Write(w http.ResponseWriter, e *domain.Error) {
 	status, body := Response(e)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -3,7 +3,7 @@
 // every problem in plain words with the field's full path:
 // `questions[1].options[0].icon: unknown field`, `responded_by: must be an
 // object with platform and id`. encoding/json and yaml.v3 stop at the first
-// problem and describe it with Go type names (`core.Person`,
+// problem and describe it with Go type names (`domain.Person`,
 // `[]main.agentConfig`), which mean nothing to the person who sent it.
 package shape
 
@@ -67,7 +67,7 @@ type Checker struct {
 	// (json.Unmarshaler, yaml.Unmarshaler); their own error, if plain,
 	// is the problem.
 	Unmarshaler reflect.Type
-	// Nouns names types for people ("option" for core.Option); the plural
+	// Nouns names types for people ("option" for domain.Option); the plural
 	// adds an s. Unnamed struct types are "object".
 	Nouns map[reflect.Type]string
 	// Shapes overrides the whole problem for a value of the wrong kind

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,11 +88,11 @@ func TestActionWithMarkupCharactersKeepsItsDigest(t *testing.T) {
 	r := b.do("GET", "/api/projects/ops/agent-questions/"+id, "", nil)
 	require.Equal(t, 200, r.status)
 	var rec struct {
-		Action core.Action `json:"action"`
+		Action domain.Action `json:"action"`
 	}
 	require.NoError(t, json.Unmarshal(r.raw, &rec))
 	assert.Equal(t, input, string(rec.Action.Input), "the arguments as asked, not HTML-escaped")
-	assert.Equal(t, core.ActionDigest("Bash", json.RawMessage(input)), rec.Action.Digest)
+	assert.Equal(t, domain.ActionDigest("Bash", json.RawMessage(input)), rec.Action.Digest)
 
 	r = b.do("POST", "/api/projects/ops/agent-questions/"+id+"/respond", "", map[string]any{"edited_input": json.RawMessage(input), "digest": rec.Action.Digest})
 	require.Equal(t, 202, r.status, string(r.raw))

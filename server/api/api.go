@@ -22,7 +22,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
 )
 
@@ -31,7 +33,7 @@ const MaxWait = 120 * time.Second
 
 // Config configures the API.
 type Config struct {
-	Router  *core.Router
+	Router  *lifecycle.Router
 	Auth    *Auth
 	Logger  *slog.Logger
 	Metrics *Metrics
@@ -46,17 +48,17 @@ type Config struct {
 // read, a run's pause). Asking, answering and cancelling go through the
 // Router.
 type reads interface {
-	core.QuestionReader
-	core.Runs
-	core.EventLog
-	Audit(ctx context.Context, project, question string, limit int) ([]core.AuditEntry, error)
-	MarkRead(ctx context.Context, project, id string) (*core.Question, error)
+	lifecycle.QuestionReader
+	lifecycle.Runs
+	lifecycle.EventLog
+	Audit(ctx context.Context, project, question string, limit int) ([]domain.AuditEntry, error)
+	MarkRead(ctx context.Context, project, id string) (*domain.Question, error)
 	Ping(ctx context.Context) error
 }
 
 // API serves the HTTP API.
 type API struct {
-	router *core.Router
+	router *lifecycle.Router
 	store  reads
 	auth   *Auth
 	log    *slog.Logger
@@ -139,7 +141,7 @@ func (a *API) Register(mux *http.ServeMux) {
 // own 405), else 404.
 func (a *API) noRoute(mux *http.ServeMux) http.Handler {
 	notFound := a.handle(func(w http.ResponseWriter, r *http.Request, _ Principal) error {
-		return core.Errorf(core.ENotFound, "no API endpoint %s %s", r.Method, r.URL.Path)
+		return domain.Errorf(domain.ENotFound, "no API endpoint %s %s", r.Method, r.URL.Path)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var allow []string
@@ -158,7 +160,7 @@ func (a *API) noRoute(mux *http.ServeMux) http.Handler {
 			return
 		}
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		a.writeError(w, r, core.Errorf(core.EMethodNotAllowed, "%s is not allowed on %s: use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
+		a.writeError(w, r, domain.Errorf(domain.EMethodNotAllowed, "%s is not allowed on %s: use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
 	})
 }
 
@@ -172,7 +174,7 @@ func (a *API) metrics(h http.Handler) http.Handler {
 		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !tokenEqual(a.metricsToken, token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
-			a.writeError(w, r, core.Errorf(core.EUnauthorized, "/metrics needs the metrics token: send Authorization: Bearer <metrics.token>"))
+			a.writeError(w, r, domain.Errorf(domain.EUnauthorized, "/metrics needs the metrics token: send Authorization: Bearer <metrics.token>"))
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -192,10 +194,10 @@ func (a *API) handle(h handlerFunc) http.Handler {
 			if proj := r.PathValue("p"); proj != "" {
 				switch {
 				case !projectRe.MatchString(proj):
-					err = &core.Error{Code: core.EInvalid, Message: "invalid project id",
-						Details: []core.Detail{{Field: "project", Problem: "1-64 letters, digits, '.', '_' or '-'"}}}
+					err = &domain.Error{Code: domain.EInvalid, Message: "invalid project id",
+						Details: []domain.Detail{{Field: "project", Problem: "1-64 letters, digits, '.', '_' or '-'"}}}
 				case !p.inProject(proj):
-					err = core.Errorf(core.EForbidden, "this token may not act in project %s", proj)
+					err = domain.Errorf(domain.EForbidden, "this token may not act in project %s", proj)
 				}
 			}
 		}
@@ -215,12 +217,12 @@ func (a *API) handle(h handlerFunc) http.Handler {
 // writeError answers with err through httperr, the one error writer, and
 // logs what the client cannot fix (its own words stay in the log).
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var ours *core.Error
+	var ours *domain.Error
 	if !errors.As(err, &ours) && errors.Is(err, context.Canceled) {
 		return // the client went away
 	}
 	e := httperr.Of(err)
-	if e.Code == core.EInternal || e.Code == core.EUnavailable {
+	if e.Code == domain.EInternal || e.Code == domain.EUnavailable {
 		a.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	httperr.Write(w, e)
@@ -237,7 +239,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (a *API) tools(w http.ResponseWriter, r *http.Request, p Principal) error {
 	id := r.PathValue("agent")
 	if p.Agent != nil && p.Agent.ID != id {
-		return core.Errorf(core.EForbidden, "this token belongs to agent %s", p.Agent.ID)
+		return domain.Errorf(domain.EForbidden, "this token belongs to agent %s", p.Agent.ID)
 	}
 	tools := []Tool{}
 	if !a.auth.AgentsConfigured() {
@@ -245,7 +247,7 @@ func (a *API) tools(w http.ResponseWriter, r *http.Request, p Principal) error {
 	} else {
 		ag, ok := a.auth.AgentByID(id)
 		if !ok || ag.Project != r.PathValue("p") {
-			return core.Errorf(core.ENotFound, "no agent %s in project %s", id, r.PathValue("p"))
+			return domain.Errorf(domain.ENotFound, "no agent %s in project %s", id, r.PathValue("p"))
 		}
 		if ag.HasTool("ask_user") {
 			tools = append(tools, askUserTool)

@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/agent/webhook"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/server/egress"
 	"github.com/askbridge/askbridge/server/resume"
@@ -35,14 +37,14 @@ type bridge struct {
 	t      *testing.T
 	srv    *httptest.Server
 	store  *store.Store
-	router *core.Router
+	router *lifecycle.Router
 }
 
 type opts struct {
 	redisURL  string
 	agents    []api.Agent
 	operators []api.Operator
-	routes    []core.Route
+	routes    []domain.Route
 }
 
 func newBridge(t *testing.T, o opts) *bridge {
@@ -51,7 +53,7 @@ func newBridge(t *testing.T, o opts) *bridge {
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	metrics := api.NewMetrics()
-	router := core.NewRouter(core.RouterConfig{Store: st, Routes: o.routes, Observe: metrics.Observe,
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, Routes: o.routes, Observe: metrics.Observe,
 		HasWebhookSecret: func(string) bool { return true }})
 	mux := http.NewServeMux()
 	api.New(api.Config{Router: router, Auth: api.NewAuth(o.agents, o.operators), Metrics: metrics}).Register(mux)
@@ -232,7 +234,7 @@ func TestStatusCodes(t *testing.T) {
 
 	// 409 question_expired.
 	q3 := b.ask("ops", "agent-tok", map[string]any{"run_id": "r3", "question": "Soon?", "timeout": "10s"})
-	_, err := b.store.Transition(context.Background(), "ops", q3, core.Transition{To: core.StatusExpired})
+	_, err := b.store.Transition(context.Background(), "ops", q3, lifecycle.Transition{To: domain.StatusExpired})
 	require.NoError(t, err)
 	r = b.do("POST", base+"/"+q3+"/respond", "op-tok", map[string]any{"response": "now"})
 	assert.Equal(t, 409, r.status)
@@ -494,7 +496,7 @@ func TestWebhookPermanentFailureIsReported(t *testing.T) {
 	evs, _ := b.store.Events(context.Background(), "ops", "", 100)
 	var failed bool
 	for _, e := range evs {
-		failed = failed || e.Type == core.EventResumeFailed
+		failed = failed || e.Type == domain.EventResumeFailed
 	}
 	assert.True(t, failed, "resume.failed event")
 }
@@ -559,7 +561,7 @@ func TestTokensNeverLeakInRecords(t *testing.T) {
 	b := newBridge(t, opts{})
 	id := b.ask("ops", "", yesNo("r1"))
 	// A copy whose refs hold a platform interaction token.
-	require.NoError(t, b.store.AttachCopy(context.Background(), "ops", id, core.Target{Platform: "discord", Channel: "1",
+	require.NoError(t, b.store.AttachCopy(context.Background(), "ops", id, domain.Target{Platform: "discord", Channel: "1",
 		MessageTS: "2", Refs: map[string]string{"token": "secret-interaction-token"}}))
 	r := b.do("GET", "/api/projects/ops/agent-questions/"+id, "", nil)
 	assert.NotContains(t, string(r.raw), "secret-interaction-token")
@@ -572,7 +574,7 @@ func TestDrainAnswersParkedWaits(t *testing.T) {
 	st, err := store.Open(context.Background(), store.Options{})
 	require.NoError(t, err)
 	defer st.Close()
-	router := core.NewRouter(core.RouterConfig{Store: st})
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st})
 	a := api.New(api.Config{Router: router})
 	mux := http.NewServeMux()
 	a.Register(mux)

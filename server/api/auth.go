@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // Agent is an agent allowed to ask (config agents[]).
@@ -105,7 +105,7 @@ func (a *Auth) Authenticate(r *http.Request) (Principal, error) {
 	h := r.Header.Get("Authorization")
 	token, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok || token == "" {
-		return Principal{}, core.Errorf(core.EUnauthorized, "missing bearer token: send Authorization: Bearer <token>")
+		return Principal{}, domain.Errorf(domain.EUnauthorized, "missing bearer token: send Authorization: Bearer <token>")
 	}
 	// Check every token so timing does not tell which kind matched.
 	var p Principal
@@ -120,7 +120,7 @@ func (a *Auth) Authenticate(r *http.Request) (Principal, error) {
 		}
 	}
 	if p.Agent == nil && p.Operator == nil {
-		return Principal{}, core.Errorf(core.EUnauthorized, "invalid token")
+		return Principal{}, domain.Errorf(domain.EUnauthorized, "invalid token")
 	}
 	return p, nil
 }
@@ -140,7 +140,7 @@ func (p Principal) inProject(project string) bool {
 
 // owns reports whether p may see and withdraw question q: operators see
 // their projects' questions, agents only their own.
-func (p Principal) owns(q *core.Question) bool {
+func (p Principal) owns(q *domain.Question) bool {
 	if !p.inProject(q.ProjectID) {
 		return false
 	}
@@ -154,26 +154,26 @@ func (p Principal) owns(q *core.Question) bool {
 //   - an operator answers as itself; naming someone else is refused unless
 //     the operator is a relay (operators[].act_for), and then the named
 //     person is recorded with the operator in Via.
-func respondent(p Principal, named *core.PersonRef) (core.Person, error) {
+func respondent(p Principal, named *domain.PersonRef) (domain.Person, error) {
 	switch {
 	case p.Open:
 		if named != nil {
 			return named.Person, nil
 		}
-		return core.Person{Platform: "api", ID: "local"}, nil
+		return domain.Person{Platform: "api", ID: "local"}, nil
 	case p.Operator != nil:
-		self := core.Person{Platform: "api", ID: p.Operator.ID, Name: p.Operator.ID}
+		self := domain.Person{Platform: "api", ID: p.Operator.ID, Name: p.Operator.ID}
 		if named == nil || named.Key() == self.Key() {
 			return self, nil
 		}
 		if !p.Operator.ActFor {
-			return core.Person{}, &core.Error{Code: core.ENotAllowed,
+			return domain.Person{}, &domain.Error{Code: domain.ENotAllowed,
 				Message: fmt.Sprintf("operator %s answers as itself: only a relay operator (operators[].act_for: true) may answer for another person", p.Operator.ID),
-				Details: []core.Detail{{Field: "responded_by", Problem: "leave it out, or configure this operator with act_for: true"}}}
+				Details: []domain.Detail{{Field: "responded_by", Problem: "leave it out, or configure this operator with act_for: true"}}}
 		}
 		who := named.Person
 		who.Via = p.Operator.ID
 		return who, nil
 	}
-	return core.Person{}, core.Errorf(core.EForbidden, "agent tokens may not answer questions; use an operator token")
+	return domain.Person{}, domain.Errorf(domain.EForbidden, "agent tokens may not answer questions; use an operator token")
 }

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"reflect"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/shape"
 )
 
@@ -22,25 +22,25 @@ var bodyShape = &shape.Checker{
 	Unmarshaler: reflect.TypeFor[json.Unmarshaler](),
 	FoldCase:    true,
 	Nouns: map[reflect.Type]string{
-		reflect.TypeFor[core.Item]():          "question",
-		reflect.TypeFor[core.Option]():        "option",
-		reflect.TypeFor[core.Target]():        "target",
-		reflect.TypeFor[core.Person]():        "person",
-		reflect.TypeFor[core.StringList]():    "answer",
-		reflect.TypeFor[core.Duration]():      "duration",
-		reflect.TypeFor[core.Responders]():    "responders object",
-		reflect.TypeFor[core.ResumeRequest](): "resume object",
+		reflect.TypeFor[domain.Item]():          "question",
+		reflect.TypeFor[domain.Option]():        "option",
+		reflect.TypeFor[domain.Target]():        "target",
+		reflect.TypeFor[domain.Person]():        "person",
+		reflect.TypeFor[domain.StringList]():    "answer",
+		reflect.TypeFor[domain.Duration]():      "duration",
+		reflect.TypeFor[domain.Responders]():    "responders object",
+		reflect.TypeFor[domain.ResumeRequest](): "resume object",
 	},
 	Shapes: map[reflect.Type]string{
-		reflect.TypeFor[core.Item]():          "must be a question: an object with question, header, multiSelect and options",
-		reflect.TypeFor[core.Option]():        "must be an option: an object with label and optionally value, description, recommended",
-		reflect.TypeFor[core.Target]():        "must be a target: an object with platform and channel",
-		reflect.TypeFor[core.Person]():        "must be an object with platform and id",
-		reflect.TypeFor[core.Responders]():    "must be an object with users, slack_usergroups, discord_roles or exclude_requester",
-		reflect.TypeFor[core.ResumeRequest](): "must be an object with url",
-		reflect.TypeFor[core.OnTimeout]():     "must be an object with answer",
-		reflect.TypeFor[core.StringList]():    "must be a string or a list of strings",
-		reflect.TypeFor[core.Duration]():      `must be a duration such as "30m" or a number of seconds`,
+		reflect.TypeFor[domain.Item]():          "must be a question: an object with question, header, multiSelect and options",
+		reflect.TypeFor[domain.Option]():        "must be an option: an object with label and optionally value, description, recommended",
+		reflect.TypeFor[domain.Target]():        "must be a target: an object with platform and channel",
+		reflect.TypeFor[domain.Person]():        "must be an object with platform and id",
+		reflect.TypeFor[domain.Responders]():    "must be an object with users, slack_usergroups, discord_roles or exclude_requester",
+		reflect.TypeFor[domain.ResumeRequest](): "must be an object with url",
+		reflect.TypeFor[domain.OnTimeout]():     "must be an object with answer",
+		reflect.TypeFor[domain.StringList]():    "must be a string or a list of strings",
+		reflect.TypeFor[domain.Duration]():      `must be a duration such as "30m" or a number of seconds`,
 	},
 }
 
@@ -52,31 +52,31 @@ func decode(r *http.Request, v any) error {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return core.Errorf(core.ETooLarge, "the request body is larger than the limit of %d bytes (1 MiB): send a smaller body", MaxBody)
+		return domain.Errorf(domain.ETooLarge, "the request body is larger than the limit of %d bytes (1 MiB): send a smaller body", MaxBody)
 	case err != nil:
-		return core.Errorf(core.EInvalid, "the request body could not be read")
+		return domain.Errorf(domain.EInvalid, "the request body could not be read")
 	case len(bytes.TrimSpace(b)) == 0:
-		return core.Errorf(core.EInvalid, "request body is empty: send a JSON object")
+		return domain.Errorf(domain.EInvalid, "request body is empty: send a JSON object")
 	}
 	doc, err := shape.ParseJSON(b)
 	var se *json.SyntaxError
 	switch {
 	case errors.Is(err, shape.ErrTrailing):
-		return core.Errorf(core.EInvalid, "the request body has data after the JSON object: send exactly one JSON object")
+		return domain.Errorf(domain.EInvalid, "the request body has data after the JSON object: send exactly one JSON object")
 	case errors.As(err, &se):
-		return core.Errorf(core.EInvalid, "request body is not valid JSON (at byte %d)", se.Offset)
+		return domain.Errorf(domain.EInvalid, "request body is not valid JSON (at byte %d)", se.Offset)
 	case err != nil:
-		return core.Errorf(core.EInvalid, "request body is not valid JSON: it ends before the object is complete")
+		return domain.Errorf(domain.EInvalid, "request body is not valid JSON: it ends before the object is complete")
 	}
 	t := reflect.TypeOf(v).Elem()
 	if doc.Kind() != shape.Object && t.Kind() == reflect.Struct {
-		return &core.Error{Code: core.EInvalid, Message: "the request body must be a JSON object",
-			Details: []core.Detail{{Field: "body", Problem: "must be a JSON object { ... }"}}}
+		return &domain.Error{Code: domain.EInvalid, Message: "the request body must be a JSON object",
+			Details: []domain.Detail{{Field: "body", Problem: "must be a JSON object { ... }"}}}
 	}
 	if ps := bodyShape.Check(doc, t); len(ps) > 0 {
-		e := &core.Error{Code: core.EInvalid, Message: "the request is not valid"}
+		e := &domain.Error{Code: domain.EInvalid, Message: "the request is not valid"}
 		for _, p := range ps {
-			e.Details = append(e.Details, core.Detail{Field: p.Path, Problem: p.Problem})
+			e.Details = append(e.Details, domain.Detail{Field: p.Path, Problem: p.Problem})
 		}
 		return e
 	}
@@ -84,16 +84,16 @@ func decode(r *http.Request, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		// The shape check passed, so this is a value the type itself refused.
-		var ce *core.Error
+		var ce *domain.Error
 		if errors.As(err, &ce) { // a field's own decoder named the problem
 			return ce
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return &core.Error{Code: core.EInvalid, Message: "the request is not valid",
-				Details: []core.Detail{{Field: te.Field, Problem: fmt.Sprintf("must not be %s", te.Value)}}}
+			return &domain.Error{Code: domain.EInvalid, Message: "the request is not valid",
+				Details: []domain.Detail{{Field: te.Field, Problem: fmt.Sprintf("must not be %s", te.Value)}}}
 		}
-		return core.Errorf(core.EInvalid, "the request is not valid")
+		return domain.Errorf(domain.EInvalid, "the request is not valid")
 	}
 	return nil
 }

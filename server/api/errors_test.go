@@ -14,7 +14,7 @@ import (
 
 // goInternals matches what a person reading an error should never see: Go
 // type names, source positions, internal addresses.
-var goInternals = regexp.MustCompile(`core\.|main\.|\[\]|map\[|struct \{|\.go:\d|dial tcp|\d+\.\d+\.\d+\.\d+:\d+|localhost:\d+`)
+var goInternals = regexp.MustCompile(`core\.|domain\.|lifecycle\.|main\.|\[\]|map\[|struct \{|\.go:\d|dial tcp|\d+\.\d+\.\d+\.\d+:\d+|localhost:\d+`)
 
 // TestBadBodiesAreNamedInPlainWords walks bad request bodies: each gets 400
 // with every problem's full path, and no message shows a Go type.

@@ -8,7 +8,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/store"
 )
@@ -35,7 +36,7 @@ func FuzzCreateAndRespond(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { st.Close() })
-	router := core.NewRouter(core.RouterConfig{Store: st, HasWebhookSecret: func(string) bool { return true }})
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, HasWebhookSecret: func(string) bool { return true }})
 	mux := http.NewServeMux()
 	api.New(api.Config{Router: router}).Register(mux)
 	check := func(t *testing.T, rec *httptest.ResponseRecorder, what string, body []byte) map[string]any {

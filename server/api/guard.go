@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // GuardConfig says which requests reach the bridge at all.
@@ -65,7 +65,7 @@ func Guard(next http.Handler, cfg GuardConfig) http.Handler {
 }
 
 func refuse(w http.ResponseWriter, msg string) {
-	writeJSON(w, http.StatusForbidden, map[string]any{"error": core.Errorf(core.EForbidden, "%s", msg)})
+	writeJSON(w, http.StatusForbidden, map[string]any{"error": domain.Errorf(domain.EForbidden, "%s", msg)})
 }
 
 func safeMethod(m string) bool {
@@ -123,6 +123,6 @@ func checkJSONBody(r *http.Request) error {
 	if ct == "" {
 		ct = "none"
 	}
-	return &core.Error{Code: core.EUnsupportedMediaType, Message: "the request body must be JSON sent with Content-Type: application/json",
-		Details: []core.Detail{{Field: "Content-Type", Problem: fmt.Sprintf("is %s; send application/json", ct)}}}
+	return &domain.Error{Code: domain.EUnsupportedMediaType, Message: "the request body must be JSON sent with Content-Type: application/json",
+		Details: []domain.Detail{{Field: "Content-Type", Problem: fmt.Sprintf("is %s; send application/json", ct)}}}
 }

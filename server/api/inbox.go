@@ -5,21 +5,21 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 func (a *API) notifications(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if p.Agent != nil {
-		return core.Errorf(core.EForbidden, "notifications are for operators; use an operator token")
+		return domain.Errorf(domain.EForbidden, "notifications are for operators; use an operator token")
 	}
 	unread := r.URL.Query().Get("unread") == "true"
 	qs, err := a.store.List(r.Context(), r.PathValue("p"), "", 200)
 	if err != nil {
 		return err
 	}
-	out := []core.Notification{}
+	out := []domain.Notification{}
 	for i := len(qs) - 1; i >= 0; i-- { // newest first
-		n := core.NotificationFor(qs[i])
+		n := domain.NotificationFor(qs[i])
 		if unread && n.Read {
 			continue
 		}
@@ -31,13 +31,13 @@ func (a *API) notifications(w http.ResponseWriter, r *http.Request, p Principal)
 
 func (a *API) markRead(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if p.Agent != nil {
-		return core.Errorf(core.EForbidden, "notifications are for operators; use an operator token")
+		return domain.Errorf(domain.EForbidden, "notifications are for operators; use an operator token")
 	}
 	q, err := a.store.MarkRead(r.Context(), r.PathValue("p"), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, core.NotificationFor(q))
+	writeJSON(w, http.StatusOK, domain.NotificationFor(q))
 	return nil
 }
 
@@ -45,7 +45,7 @@ func (a *API) markRead(w http.ResponseWriter, r *http.Request, p Principal) erro
 // filters, ?format=jsonl (or Accept: application/x-ndjson) streams JSON lines.
 func (a *API) audit(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if p.Agent != nil {
-		return core.Errorf(core.EForbidden, "the audit trail is for operators; use an operator token")
+		return domain.Errorf(domain.EForbidden, "the audit trail is for operators; use an operator token")
 	}
 	entries, err := a.store.Audit(r.Context(), r.PathValue("p"), r.URL.Query().Get("question"), 100000)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
 	"github.com/gorilla/websocket"
 )
@@ -16,14 +16,14 @@ import (
 // liveMsg is one message of the WebSocket form of the live protocol
 // (docs/openapi.yaml, LiveMessage).
 type liveMsg struct {
-	Type       string          `json:"type"`
-	ID         string          `json:"id,omitempty"`
-	QuestionID string          `json:"question_id,omitempty"`
-	Questions  []core.Item     `json:"questions,omitempty"`
-	Question   *core.Question  `json:"question,omitempty"`
-	Status     core.Status     `json:"status,omitempty"`
-	RunID      string          `json:"run_id,omitempty"`
-	Error      json.RawMessage `json:"error,omitempty"`
+	Type       string           `json:"type"`
+	ID         string           `json:"id,omitempty"`
+	QuestionID string           `json:"question_id,omitempty"`
+	Questions  []domain.Item    `json:"questions,omitempty"`
+	Question   *domain.Question `json:"question,omitempty"`
+	Status     domain.Status    `json:"status,omitempty"`
+	RunID      string           `json:"run_id,omitempty"`
+	Error      json.RawMessage  `json:"error,omitempty"`
 }
 
 // liveAnswer is what a client sends: an answer in the respond body's form.
@@ -39,9 +39,9 @@ type liveAnswer struct {
 // socket (gorilla's default: the Origin's host must be the request's).
 var upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096,
 	Error: func(w http.ResponseWriter, r *http.Request, status int, _ error) {
-		e := core.Errorf(core.EInvalid, "not a valid WebSocket handshake")
+		e := domain.Errorf(domain.EInvalid, "not a valid WebSocket handshake")
 		if status == http.StatusForbidden {
-			e = core.Errorf(core.EForbidden, "a page of another site (Origin %s) may not open this WebSocket", r.Header.Get("Origin"))
+			e = domain.Errorf(domain.EForbidden, "a page of another site (Origin %s) may not open this WebSocket", r.Header.Get("Origin"))
 		}
 		httperr.Write(w, e)
 	}}
@@ -56,10 +56,10 @@ const (
 // answers taken exactly as respond takes them.
 func (a *API) live(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if p.Agent != nil {
-		return core.Errorf(core.EForbidden, "the live protocol is for operators; use an operator token")
+		return domain.Errorf(domain.EForbidden, "the live protocol is for operators; use an operator token")
 	}
 	if !websocket.IsWebSocketUpgrade(r) {
-		return core.Errorf(core.EInvalid, "this endpoint speaks WebSocket: send Upgrade: websocket (or use GET /api/projects/{p}/events for Server-Sent Events)")
+		return domain.Errorf(domain.EInvalid, "this endpoint speaks WebSocket: send Upgrade: websocket (or use GET /api/projects/{p}/events for Server-Sent Events)")
 	}
 	project := r.PathValue("p")
 	wake, stop := a.store.Watch(project, "")
@@ -68,7 +68,7 @@ func (a *API) live(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if err != nil {
 		return err
 	}
-	pending, err := a.store.List(r.Context(), project, core.StatusPending, 500)
+	pending, err := a.store.List(r.Context(), project, domain.StatusPending, 500)
 	if err != nil {
 		return err
 	}
@@ -145,22 +145,22 @@ func (a *API) live(w http.ResponseWriter, r *http.Request, p Principal) error {
 	}
 }
 
-func questionMsg(q *core.Question) liveMsg {
+func questionMsg(q *domain.Question) liveMsg {
 	pq := public(q)
 	return liveMsg{Type: "question", ID: q.ID, Questions: pq.Questions, Question: pq}
 }
 
 // liveEvent turns a stream event into the message p may see, if any.
-func (a *API) liveEvent(ctx context.Context, p Principal, project string, ev core.Event) (liveMsg, bool) {
+func (a *API) liveEvent(ctx context.Context, p Principal, project string, ev domain.Event) (liveMsg, bool) {
 	var typ string
 	switch ev.Type {
-	case core.EventCreated:
+	case domain.EventCreated:
 		typ = "question"
-	case core.EventAnswered:
+	case domain.EventAnswered:
 		typ = "answered"
-	case core.EventCancelled:
+	case domain.EventCancelled:
 		typ = "cancelled"
-	case core.EventExpired:
+	case domain.EventExpired:
 		typ = "expired"
 	default:
 		return liveMsg{}, false
@@ -170,7 +170,7 @@ func (a *API) liveEvent(ctx context.Context, p Principal, project string, ev cor
 		return liveMsg{}, false
 	}
 	if typ == "question" {
-		if q.Status != core.StatusPending {
+		if q.Status != domain.StatusPending {
 			return liveMsg{}, false // final already; its own event follows
 		}
 		return questionMsg(q), true
@@ -184,8 +184,8 @@ func (a *API) liveAnswer(up *http.Request, b []byte) liveMsg {
 	var in liveAnswer
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&in); err != nil || in.Type != "answer" || in.QuestionID == "" {
-		e, _ := json.Marshal(core.Error{Code: core.EInvalid, Message: "send {\"type\": \"answer\", \"question_id\": \"…\", \"answers\": {…}}",
-			Details: []core.Detail{{Field: "type", Problem: "must be answer, with question_id and answers or response"}}})
+		e, _ := json.Marshal(domain.Error{Code: domain.EInvalid, Message: "send {\"type\": \"answer\", \"question_id\": \"…\", \"answers\": {…}}",
+			Details: []domain.Detail{{Field: "type", Problem: "must be answer, with question_id and answers or response"}}})
 		return liveMsg{Type: "error", QuestionID: in.QuestionID, Error: e}
 	}
 	body := map[string]json.RawMessage{}
@@ -208,8 +208,8 @@ func (a *API) liveAnswer(up *http.Request, b []byte) liveMsg {
 	a.mux.ServeHTTP(rec, req)
 	if rec.status == http.StatusAccepted {
 		var res struct {
-			Status core.Status `json:"status"`
-			RunID  string      `json:"run_id"`
+			Status domain.Status `json:"status"`
+			RunID  string        `json:"run_id"`
 		}
 		json.Unmarshal(rec.body.Bytes(), &res)
 		return liveMsg{Type: "result", QuestionID: in.QuestionID, Status: res.Status, RunID: res.RunID}

@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -43,17 +43,17 @@ func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, pro
 // Asked counts a new question.
 func (m *Metrics) Asked(project string) { m.asked.WithLabelValues(project).Inc() }
 
-// Observe counts a transition; give it to core.RouterConfig.Observe.
-func (m *Metrics) Observe(q *core.Question) {
+// Observe counts a transition; give it to domain.RouterConfig.Observe.
+func (m *Metrics) Observe(q *domain.Question) {
 	outcome := string(q.Status)
-	if q.Status == core.StatusCancelled {
+	if q.Status == domain.StatusCancelled {
 		outcome = "cancelled_" + q.CancelReason
-		if q.CancelReason == core.CancelSuperseded {
+		if q.CancelReason == domain.CancelSuperseded {
 			outcome = "superseded"
 		}
 	}
 	m.finished.WithLabelValues(q.ProjectID, outcome).Inc()
-	if q.Status == core.StatusAnswered && q.RespondedAt != nil {
+	if q.Status == domain.StatusAnswered && q.RespondedAt != nil {
 		m.toAnswer.WithLabelValues(q.ProjectID).Observe(q.RespondedAt.Sub(q.CreatedAt).Seconds())
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
 )
 
@@ -20,8 +20,8 @@ import (
 // without reading the question back (one Redis round trip fewer between
 // an answer and the waiting agent).
 type parkStore interface {
-	Get(ctx context.Context, project, id string) (*core.Question, error)
-	WatchFinal(project, id string, f func(q *core.Question)) (stop func())
+	Get(ctx context.Context, project, id string) (*domain.Question, error)
+	WatchFinal(project, id string, f func(q *domain.Question)) (stop func())
 }
 
 // parker holds long-polls that are still waiting without a goroutine or
@@ -47,7 +47,7 @@ type parked struct {
 	project string
 	id      string
 	expired bool
-	final   *core.Question // the final record a wake-up carried (guarded by parker.mu)
+	final   *domain.Question // the final record a wake-up carried (guarded by parker.mu)
 	// guarded by parker.mu: set once each by park, run once by finish.
 	timer      *time.Timer
 	stopWatch  func()
@@ -117,7 +117,7 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 // watch subscribes pk to its question's wake-ups, keeping the final
 // record when a wake-up carries it.
 func (p *parker) watch(pk *parked) (stop func()) {
-	return p.store.WatchFinal(pk.project, pk.id, func(q *core.Question) {
+	return p.store.WatchFinal(pk.project, pk.id, func(q *domain.Question) {
 		p.mu.Lock()
 		had := pk.final != nil
 		if q != nil && !had {
@@ -233,7 +233,7 @@ func (p *parker) check(pk *parked) {
 
 // response is the whole HTTP response of a finished wait: the record, or
 // the error reading it.
-func response(q *core.Question, err error) []byte {
+func response(q *domain.Question, err error) []byte {
 	status, body := http.StatusOK, []byte(nil)
 	if err != nil {
 		status, body = httperr.Response(httperr.Of(err))

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
@@ -23,7 +25,7 @@ type countingStore struct {
 	gets atomic.Int32
 }
 
-func (s *countingStore) Get(ctx context.Context, project, id string) (*core.Question, error) {
+func (s *countingStore) Get(ctx context.Context, project, id string) (*domain.Question, error) {
 	s.gets.Add(1)
 	return s.Store.Get(ctx, project, id)
 }
@@ -32,18 +34,18 @@ func (s *countingStore) Get(ctx context.Context, project, id string) (*core.Ques
 // replica of an earlier release): a parked wait re-reads the question when
 // woken.
 type rereadStore struct {
-	core.Store
+	lifecycle.Store
 	st *store.Store
 }
 
-func (s rereadStore) WatchFinal(project, id string, f func(*core.Question)) func() {
-	return s.st.WatchFinal(project, id, func(*core.Question) { f(nil) })
+func (s rereadStore) WatchFinal(project, id string, f func(*domain.Question)) func() {
+	return s.st.WatchFinal(project, id, func(*domain.Question) { f(nil) })
 }
 
-func serveStore(t *testing.T, st core.Store) string {
+func serveStore(t *testing.T, st lifecycle.Store) string {
 	t.Helper()
 	mux := http.NewServeMux()
-	api.New(api.Config{Router: core.NewRouter(core.RouterConfig{Store: st}), Auth: api.NewAuth(nil, nil)}).Register(mux)
+	api.New(api.Config{Router: lifecycle.NewRouter(lifecycle.RouterConfig{Store: st}), Auth: api.NewAuth(nil, nil)}).Register(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL

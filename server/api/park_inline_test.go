@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,10 +21,10 @@ import (
 type finalStore struct {
 	*sweepStore
 	mu sync.Mutex
-	fs map[string]func(*core.Question)
+	fs map[string]func(*domain.Question)
 }
 
-func (s *finalStore) WatchFinal(project, id string, f func(*core.Question)) func() {
+func (s *finalStore) WatchFinal(project, id string, f func(*domain.Question)) func() {
 	s.mu.Lock()
 	s.fs[id] = f
 	s.mu.Unlock()
@@ -37,7 +37,7 @@ func (s *finalStore) WatchFinal(project, id string, f func(*core.Question)) func
 // slow re-reads stand between an answer and the waiting agent. A large
 // record still goes to the workers.
 func TestCarriedAnswerIsWrittenWhileEveryWorkerIsBusy(t *testing.T) {
-	st := &finalStore{sweepStore: &sweepStore{release: make(chan struct{}), answered: map[string]bool{}}, fs: map[string]func(*core.Question){}}
+	st := &finalStore{sweepStore: &sweepStore{release: make(chan struct{}), answered: map[string]bool{}}, fs: map[string]func(*domain.Question){}}
 	p := startParker(st, slog.New(slog.DiscardHandler), time.Hour)
 	defer func() { close(st.release); close(p.stop) }()
 	wait := func(id string) net.Conn {
@@ -59,7 +59,7 @@ func TestCarriedAnswerIsWrittenWhileEveryWorkerIsBusy(t *testing.T) {
 	require.Eventually(t, func() bool { return int(st.hanging.Load()) == parkWorkers }, 5*time.Second, time.Millisecond)
 
 	small := wait("small")
-	final := &core.Question{ID: "small", ProjectID: "ops", Status: core.StatusAnswered, Questions: []core.Item{{Question: "Ship it?"}},
+	final := &domain.Question{ID: "small", ProjectID: "ops", Status: domain.StatusAnswered, Questions: []domain.Item{{Question: "Ship it?"}},
 		Answers: map[string]string{"Ship it?": "Yes"}}
 	go st.fs["small"](final)
 	small.SetReadDeadline(time.Now().Add(3 * time.Second))

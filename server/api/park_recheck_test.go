@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,14 +22,14 @@ import (
 // released (a slow or overloaded Redis during a sweep); other questions
 // are pending until answered.
 type sweepStore struct {
-	core.Store
+	lifecycle.Store
 	release  chan struct{}
 	hanging  atomic.Int32
 	mu       sync.Mutex
 	answered map[string]bool
 }
 
-func (s *sweepStore) Get(ctx context.Context, project, id string) (*core.Question, error) {
+func (s *sweepStore) Get(ctx context.Context, project, id string) (*domain.Question, error) {
 	if strings.HasPrefix(id, "stuck-") {
 		s.hanging.Add(1)
 		defer s.hanging.Add(-1)
@@ -35,18 +37,20 @@ func (s *sweepStore) Get(ctx context.Context, project, id string) (*core.Questio
 		case <-s.release:
 		case <-ctx.Done():
 		}
-		return &core.Question{ID: id, ProjectID: project, Status: core.StatusPending}, nil
+		return &domain.Question{ID: id, ProjectID: project, Status: domain.StatusPending}, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := core.StatusPending
+	st := domain.StatusPending
 	if s.answered[id] {
-		st = core.StatusAnswered
+		st = domain.StatusAnswered
 	}
-	return &core.Question{ID: id, ProjectID: project, Status: st}, nil
+	return &domain.Question{ID: id, ProjectID: project, Status: st}, nil
 }
 
-func (s *sweepStore) WatchFinal(project, id string, f func(*core.Question)) func() { return func() {} }
+func (s *sweepStore) WatchFinal(project, id string, f func(*domain.Question)) func() {
+	return func() {}
+}
 
 // TestWakeIsNotQueuedBehindTheRecheckSweep: the periodic re-read of every
 // parked wait must not delay the wake-up of a question just answered. The

@@ -8,12 +8,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // visible keeps the questions p may see, as the API shows them.
-func visible(qs []*core.Question, p Principal) []*core.Question {
-	out := []*core.Question{}
+func visible(qs []*domain.Question, p Principal) []*domain.Question {
+	out := []*domain.Question{}
 	for _, q := range qs {
 		if p.owns(q) {
 			out = append(out, public(q))
@@ -24,23 +24,23 @@ func visible(qs []*core.Question, p Principal) []*core.Question {
 
 // public is a question as the API shows it: platform secrets never leave
 // the bridge.
-func public(q *core.Question) *core.Question { return q.Public() }
+func public(q *domain.Question) *domain.Question { return q.Public() }
 
 // question loads a question p may see; another project's or agent's is not
 // found (its existence is not revealed).
-func (a *API) question(r *http.Request, p Principal) (*core.Question, error) {
+func (a *API) question(r *http.Request, p Principal) (*domain.Question, error) {
 	q, err := a.store.Get(r.Context(), r.PathValue("p"), r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
 	if !p.owns(q) {
-		return nil, core.Errorf(core.ENotFound, "no question %s in project %s", r.PathValue("id"), r.PathValue("p"))
+		return nil, domain.Errorf(domain.ENotFound, "no question %s in project %s", r.PathValue("id"), r.PathValue("p"))
 	}
 	return q, nil
 }
 
 func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
-	var req core.AskRequest
+	var req domain.AskRequest
 	if err := decode(r, &req); err != nil {
 		return err
 	}
@@ -49,12 +49,12 @@ func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
 	switch {
 	case p.Agent != nil:
 		if req.AgentID != "" && req.AgentID != p.Agent.ID {
-			return &core.Error{Code: core.EForbidden, Message: "this token belongs to another agent",
-				Details: []core.Detail{{Field: "agent_id", Problem: fmt.Sprintf("must be %q or empty", p.Agent.ID)}}}
+			return &domain.Error{Code: domain.EForbidden, Message: "this token belongs to another agent",
+				Details: []domain.Detail{{Field: "agent_id", Problem: fmt.Sprintf("must be %q or empty", p.Agent.ID)}}}
 		}
 		req.AgentID = p.Agent.ID
 		if !p.Agent.HasTool("ask_user") {
-			return core.Errorf(core.EToolNotEnabled, "agent %s does not have the ask_user tool: add ask_user to its tools in the configuration", p.Agent.ID)
+			return domain.Errorf(domain.EToolNotEnabled, "agent %s does not have the ask_user tool: add ask_user to its tools in the configuration", p.Agent.ID)
 		}
 		agentRoute = p.Agent.Route
 	case p.Operator != nil:
@@ -64,8 +64,8 @@ func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
 			req.AgentID = "agent"
 		}
 		if _, ok := a.auth.AgentByID(req.AgentID); ok {
-			return &core.Error{Code: core.EForbidden, Message: fmt.Sprintf("agent_id %s is a configured agent: only its own token may ask as it", req.AgentID),
-				Details: []core.Detail{{Field: "agent_id", Problem: "use an agent id that is not configured, or the agent's own token"}}}
+			return &domain.Error{Code: domain.EForbidden, Message: fmt.Sprintf("agent_id %s is a configured agent: only its own token may ask as it", req.AgentID),
+				Details: []domain.Detail{{Field: "agent_id", Problem: "use an agent id that is not configured, or the agent's own token"}}}
 		}
 	default: // a bridge without tokens: the local user may name any agent
 		if req.AgentID == "" {
@@ -84,19 +84,19 @@ func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
 		a.m.Asked(project)
 	}
 	writeJSON(w, status, struct {
-		*core.Question
+		*domain.Question
 		Message string `json:"message"`
 	}{public(res.Question), res.Message})
 	return nil
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request, p Principal) error {
-	status := core.Status(r.URL.Query().Get("status"))
+	status := domain.Status(r.URL.Query().Get("status"))
 	switch status {
-	case "", core.StatusPending, core.StatusAnswered, core.StatusCancelled, core.StatusExpired:
+	case "", domain.StatusPending, domain.StatusAnswered, domain.StatusCancelled, domain.StatusExpired:
 	default:
-		return &core.Error{Code: core.EInvalid, Message: "invalid status filter",
-			Details: []core.Detail{{Field: "status", Problem: "one of pending, answered, cancelled, expired"}}}
+		return &domain.Error{Code: domain.EInvalid, Message: "invalid status filter",
+			Details: []domain.Detail{{Field: "status", Problem: "one of pending, answered, cancelled, expired"}}}
 	}
 	qs, err := a.store.List(r.Context(), r.PathValue("p"), status, 500)
 	if err != nil {
@@ -122,10 +122,10 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
 	}
 	timeout := 25 * time.Second
 	if s := r.URL.Query().Get("timeout"); s != "" {
-		d, err := core.ParseDuration(s)
+		d, err := domain.ParseDuration(s)
 		if err != nil || d < 0 {
-			return &core.Error{Code: core.EInvalid, Message: "invalid timeout",
-				Details: []core.Detail{{Field: "timeout", Problem: "a duration such as 25s, at most 120s"}}}
+			return &domain.Error{Code: domain.EInvalid, Message: "invalid timeout",
+				Details: []domain.Detail{{Field: "timeout", Problem: "a duration such as 25s, at most 120s"}}}
 		}
 		timeout = min(d, MaxWait)
 	}
@@ -153,13 +153,13 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
 
 func (a *API) respond(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if p.Agent != nil {
-		return core.Errorf(core.EForbidden, "agent tokens may not answer questions; use an operator token")
+		return domain.Errorf(domain.EForbidden, "agent tokens may not answer questions; use an operator token")
 	}
 	q, err := a.question(r, p)
 	if err != nil {
 		return err
 	}
-	var req core.RespondRequest
+	var req domain.RespondRequest
 	if err := decode(r, &req); err != nil {
 		return err
 	}
@@ -200,30 +200,30 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error 
 	}
 	reason := body.Reason
 	if reason == "" {
-		reason = core.CancelUser
+		reason = domain.CancelUser
 		if p.Agent != nil {
-			reason = core.CancelAgent
+			reason = domain.CancelAgent
 		}
 	}
-	var bad []core.Detail
-	if reason != core.CancelUser && reason != core.CancelAgent {
-		bad = append(bad, core.Detail{Field: "reason", Problem: "user (a person dismissed it) or agent (the runtime withdrew it); put free text in note"})
+	var bad []domain.Detail
+	if reason != domain.CancelUser && reason != domain.CancelAgent {
+		bad = append(bad, domain.Detail{Field: "reason", Problem: "user (a person dismissed it) or agent (the runtime withdrew it); put free text in note"})
 	}
 	note := strings.Join(strings.Fields(body.Note), " ") // one line on every copy
-	if n := utf8.RuneCountInString(note); n > core.MaxCancelNote {
-		bad = append(bad, core.Detail{Field: "note", Problem: fmt.Sprintf("at most %d characters (this one has %d)", core.MaxCancelNote, n)})
+	if n := utf8.RuneCountInString(note); n > domain.MaxCancelNote {
+		bad = append(bad, domain.Detail{Field: "note", Problem: fmt.Sprintf("at most %d characters (this one has %d)", domain.MaxCancelNote, n)})
 	}
 	if len(bad) > 0 {
-		return &core.Error{Code: core.EInvalid, Message: "invalid cancel request", Details: bad}
+		return &domain.Error{Code: domain.EInvalid, Message: "invalid cancel request", Details: bad}
 	}
-	var who *core.Person
+	var who *domain.Person
 	switch {
 	case p.Operator != nil:
-		who = &core.Person{Platform: "api", ID: p.Operator.ID, Name: p.Operator.ID}
+		who = &domain.Person{Platform: "api", ID: p.Operator.ID, Name: p.Operator.ID}
 	case p.Agent != nil:
-		who = &core.Person{Platform: "agent", ID: p.Agent.ID}
+		who = &domain.Person{Platform: "agent", ID: p.Agent.ID}
 	}
-	if reason == core.CancelAgent {
+	if reason == domain.CancelAgent {
 		who = nil
 	}
 	final, err := a.router.CancelWithNote(r.Context(), q.ProjectID, q.ID, reason, note, who)

@@ -3,16 +3,16 @@ package api
 import (
 	"net/http"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
-func (a *API) runFor(r *http.Request, p Principal) (*core.Run, error) {
+func (a *API) runFor(r *http.Request, p Principal) (*domain.Run, error) {
 	run, err := a.store.Run(r.Context(), r.PathValue("p"), r.PathValue("run"))
 	if err != nil {
 		return nil, err
 	}
 	if p.Agent != nil && run.AgentID != p.Agent.ID {
-		return nil, core.Errorf(core.ENotFound, "no run %s in project %s", r.PathValue("run"), r.PathValue("p"))
+		return nil, domain.Errorf(domain.ENotFound, "no run %s in project %s", r.PathValue("run"), r.PathValue("p"))
 	}
 	return run, nil
 }
@@ -31,7 +31,7 @@ func (a *API) pause(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if p.Agent != nil {
 		agentID = p.Agent.ID
 		if run, err := a.store.Run(r.Context(), r.PathValue("p"), r.PathValue("run")); err == nil && run.AgentID != agentID {
-			return core.Errorf(core.ENotFound, "no run %s in project %s", r.PathValue("run"), r.PathValue("p"))
+			return domain.Errorf(domain.ENotFound, "no run %s in project %s", r.PathValue("run"), r.PathValue("p"))
 		}
 	}
 	run, err := a.store.PauseRun(r.Context(), r.PathValue("p"), r.PathValue("run"), agentID, a.router.Clock().Now().UTC())

@@ -6,18 +6,18 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // sseEvent is the data of one Server-Sent Event.
 type sseEvent struct {
-	Type       string         `json:"type"`
-	ProjectID  string         `json:"project_id"`
-	QuestionID string         `json:"question_id,omitempty"`
-	RunID      string         `json:"run_id,omitempty"`
-	At         time.Time      `json:"at"`
-	Question   *core.Question `json:"question,omitempty"`
-	Run        *core.Run      `json:"run,omitempty"`
+	Type       string           `json:"type"`
+	ProjectID  string           `json:"project_id"`
+	QuestionID string           `json:"question_id,omitempty"`
+	RunID      string           `json:"run_id,omitempty"`
+	At         time.Time        `json:"at"`
+	Question   *domain.Question `json:"question,omitempty"`
+	Run        *domain.Run      `json:"run,omitempty"`
 }
 
 // events streams a project's events (docs/openapi.yaml). Last-Event-ID (header or
@@ -25,7 +25,7 @@ type sseEvent struct {
 // with events from now on.
 func (a *API) events(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if p.Agent != nil {
-		return core.Errorf(core.EForbidden, "the event stream is for operators; use an operator token")
+		return domain.Errorf(domain.EForbidden, "the event stream is for operators; use an operator token")
 	}
 	project := r.PathValue("p")
 	after := r.Header.Get("Last-Event-ID")

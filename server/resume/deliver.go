@@ -11,15 +11,17 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/agent/webhook"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/egress"
 )
 
 // deliver makes one attempt and records its outcome. It reports whether
 // the host answered (for its circuit): a connection failure, a timeout, a
 // 5xx, 408 or 429 count against the host.
-func (d *Deliverer) deliver(ctx context.Context, dl core.Delivery, q *core.Question, log *slog.Logger) (hostOK bool) {
+func (d *Deliverer) deliver(ctx context.Context, dl lifecycle.Delivery, q *domain.Question, log *slog.Logger) (hostOK bool) {
 	secret := d.cfg.Secret(q.AgentID)
 	if len(secret) == 0 {
 		d.fail(ctx, dl, log, "no webhook secret configured for agent "+q.AgentID)
@@ -85,7 +87,7 @@ func (d *Deliverer) Backoff(attempt int) time.Duration {
 	return min(b, d.cfg.MaxBackoff)
 }
 
-func (d *Deliverer) retry(ctx context.Context, dl core.Delivery, log *slog.Logger, why string) {
+func (d *Deliverer) retry(ctx context.Context, dl lifecycle.Delivery, log *slog.Logger, why string) {
 	now := d.cfg.Clock.Now()
 	if !dl.CreatedAt.IsZero() && now.Sub(dl.CreatedAt) > d.cfg.GiveUpAfter {
 		d.fail(ctx, dl, log, "gave up after "+d.cfg.GiveUpAfter.String()+": "+why)
@@ -101,12 +103,12 @@ func (d *Deliverer) retry(ctx context.Context, dl core.Delivery, log *slog.Logge
 
 // fail gives a delivery up for good, never silently: a resume.failed event,
 // an error log with the delivery id and reason, a metric and an audit entry.
-func (d *Deliverer) fail(ctx context.Context, dl core.Delivery, log *slog.Logger, why string) {
+func (d *Deliverer) fail(ctx context.Context, dl lifecycle.Delivery, log *slog.Logger, why string) {
 	if err := d.cfg.Store.FinishDelivery(ctx, dl); err != nil {
 		log.Warn("clearing a failed delivery failed", "err", err)
 	}
 	data, _ := json.Marshal(map[string]string{"delivery": dl.ID, "reason": why})
-	ev := core.Event{Type: core.EventResumeFailed, ProjectID: dl.ProjectID, QuestionID: dl.QuestionID, At: d.cfg.Clock.Now().UTC(), Data: data}
+	ev := domain.Event{Type: domain.EventResumeFailed, ProjectID: dl.ProjectID, QuestionID: dl.QuestionID, At: d.cfg.Clock.Now().UTC(), Data: data}
 	if dl.Question != nil {
 		ev.RunID = dl.Question.RunID
 	}
@@ -114,11 +116,11 @@ func (d *Deliverer) fail(ctx context.Context, dl core.Delivery, log *slog.Logger
 		log.Warn("recording the resume.failed event failed", "err", err)
 	}
 	d.cfg.Observe("failed")
-	d.audit(ctx, &core.Question{ProjectID: dl.ProjectID, ID: dl.QuestionID}, "webhook.failed", why+" (delivery "+dl.ID+")")
+	d.audit(ctx, &domain.Question{ProjectID: dl.ProjectID, ID: dl.QuestionID}, "webhook.failed", why+" (delivery "+dl.ID+")")
 	log.Error("resume webhook failed for good", "reason", why)
 }
 
-func (d *Deliverer) audit(ctx context.Context, q *core.Question, typ, detail string) {
-	_ = d.cfg.Store.AppendAudit(ctx, core.AuditEntry{Type: typ, ProjectID: q.ProjectID, QuestionID: q.ID, RunID: q.RunID,
+func (d *Deliverer) audit(ctx context.Context, q *domain.Question, typ, detail string) {
+	_ = d.cfg.Store.AppendAudit(ctx, domain.AuditEntry{Type: typ, ProjectID: q.ProjectID, QuestionID: q.ID, RunID: q.RunID,
 		Detail: detail, At: d.cfg.Clock.Now().UTC()})
 }

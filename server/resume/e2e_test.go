@@ -13,7 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/server/egress"
 	"github.com/askbridge/askbridge/server/resume"
@@ -35,7 +37,7 @@ func newAPIBridge(t *testing.T, policy *egress.Policy) *apiBridge {
 	st, err := store.Open(context.Background(), store.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	router := core.NewRouter(core.RouterConfig{Store: st, HasWebhookSecret: func(string) bool { return true },
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, HasWebhookSecret: func(string) bool { return true },
 		CheckResumeURL: policy.CheckURL})
 	auth := api.NewAuth([]api.Agent{{ID: "bot", Project: "ops", Token: "agent-tok", Tools: []string{"ask_user"}}},
 		[]api.Operator{{ID: "alice", Projects: []string{"ops"}, Token: "op-tok"}})
@@ -84,7 +86,7 @@ func (b *apiBridge) failures() []string {
 	require.NoError(b.t, err)
 	var out []string
 	for _, e := range evs {
-		if e.Type == core.EventResumeFailed {
+		if e.Type == domain.EventResumeFailed {
 			var d map[string]string
 			_ = json.Unmarshal(e.Data, &d)
 			out = append(out, d["reason"])
@@ -118,7 +120,7 @@ func TestRefusedResumeURLsThroughTheAPI(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, qs, "nothing was stored")
 	_, err = b.store.Run(context.Background(), "ops", "r")
-	assert.Equal(t, core.ENotFound, core.ErrorCode(err), "no run was created")
+	assert.Equal(t, domain.ENotFound, domain.ErrorCode(err), "no run was created")
 }
 
 // TestNameResolvingToLoopbackIsRefusedWhenConnecting: a resume url whose

@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/resume"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
@@ -95,15 +97,15 @@ func (a *arrivals) count() int { a.mu.Lock(); defer a.mu.Unlock(); return len(a.
 
 // answered asks a webhook-mode question, pauses its run and answers it;
 // it returns the question id and when the answer was taken.
-func answered(t *testing.T, router *core.Router, st core.Store, project, run, url string) (string, time.Time) {
+func answered(t *testing.T, router *lifecycle.Router, st lifecycle.Store, project, run, url string) (string, time.Time) {
 	ctx := context.Background()
-	res, err := router.Ask(ctx, project, &core.AskRequest{RunID: run, AgentID: "bot", Question: "Continue " + run + "?",
-		Resume: &core.ResumeRequest{URL: url}}, "")
+	res, err := router.Ask(ctx, project, &domain.AskRequest{RunID: run, AgentID: "bot", Question: "Continue " + run + "?",
+		Resume: &domain.ResumeRequest{URL: url}}, "")
 	require.NoError(t, err)
 	_, err = st.PauseRun(ctx, project, run, "bot", time.Now())
 	require.NoError(t, err)
 	yes := "yes"
-	_, err = router.Answer(ctx, project, res.Question.ID, core.RespondRequest{Response: &yes}, core.Person{Platform: "api", ID: "u"})
+	_, err = router.Answer(ctx, project, res.Question.ID, domain.RespondRequest{Response: &yes}, domain.Person{Platform: "api", ID: "u"})
 	require.NoError(t, err)
 	return res.Question.ID, time.Now()
 }
@@ -125,8 +127,8 @@ func TestBlackHoleReceiverDelaysOnlyItsOwnDeliveries(t *testing.T) {
 	st := openRedisStore(t, srv.URL)
 	// Wired as cmd/bridge wires it: a webhook-mode answer kicks the deliverer.
 	d := resume.New(resume.Config{Store: st, Egress: localReceivers, Secret: func(string) []byte { return []byte("s") }})
-	router := core.NewRouter(core.RouterConfig{Store: st, HasWebhookSecret: func(string) bool { return true },
-		Observe: func(q *core.Question) { d.Kick() }})
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, HasWebhookSecret: func(string) bool { return true },
+		Observe: func(q *domain.Question) { d.Kick() }})
 	hole, held, closeHole := blackHole(t)
 	healthy, healthyURL := newArrivals(t, 0)
 
@@ -163,7 +165,7 @@ func TestBlackHoleReceiverDelaysOnlyItsOwnDeliveries(t *testing.T) {
 func TestSlowLeasedDeliveriesAreNotPostedTwice(t *testing.T) {
 	srv := storetest.Redis(t)
 	a, b := openRedisStore(t, srv.URL), openRedisStore(t, srv.URL)
-	router := core.NewRouter(core.RouterConfig{Store: a, HasWebhookSecret: func(string) bool { return true }})
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: a, HasWebhookSecret: func(string) bool { return true }})
 	slow, slowURL := newArrivals(t, 2500*time.Millisecond)
 	const n = 24
 	for i := range n {
@@ -198,7 +200,7 @@ func TestSlowLeasedDeliveriesAreNotPostedTwice(t *testing.T) {
 func TestDeliveryOutlivesRetention(t *testing.T) {
 	srv := storetest.Redis(t)
 	st := openRedisStore(t, srv.URL)
-	router := core.NewRouter(core.RouterConfig{Store: st, Retention: time.Second, HasWebhookSecret: func(string) bool { return true }})
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, Retention: time.Second, HasWebhookSecret: func(string) bool { return true }})
 	recv, url := newArrivals(t, 0)
 	back := time.Now().Add(2500 * time.Millisecond)
 	recv.code = func() int {
@@ -217,7 +219,7 @@ func TestDeliveryOutlivesRetention(t *testing.T) {
 	go d.Run(ctx)
 	require.Eventually(t, func() bool {
 		_, err := st.Get(context.Background(), "short", id)
-		return core.ErrorCode(err) == core.ENotFound
+		return domain.ErrorCode(err) == domain.ENotFound
 	}, 5*time.Second, 50*time.Millisecond, "the record expires with its retention")
 	require.Eventually(t, func() bool { return recv.count() == 1 }, 10*time.Second, 20*time.Millisecond,
 		"delivered after the outage although the record is gone")
@@ -242,7 +244,7 @@ func TestDeliveryOutlivesRetention(t *testing.T) {
 func TestGivingUpIsNeverSilent(t *testing.T) {
 	srv := storetest.Redis(t)
 	st := openRedisStore(t, srv.URL)
-	router := core.NewRouter(core.RouterConfig{Store: st, Retention: 500 * time.Millisecond, HasWebhookSecret: func(string) bool { return true }})
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, Retention: 500 * time.Millisecond, HasWebhookSecret: func(string) bool { return true }})
 	recv, url := newArrivals(t, 0)
 	recv.code = func() int { return 503 }
 	clock := &fakeClock{now: time.Now().UTC()}
@@ -280,7 +282,7 @@ func TestGivingUpIsNeverSilent(t *testing.T) {
 	require.NoError(t, err)
 	reasons := map[string]string{}
 	for _, e := range evs {
-		if e.Type == core.EventResumeFailed {
+		if e.Type == domain.EventResumeFailed {
 			var m map[string]string
 			require.NoError(t, json.Unmarshal(e.Data, &m))
 			reasons[m["delivery"]] = m["reason"]

@@ -20,7 +20,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/egress"
 )
 
@@ -29,10 +31,10 @@ import (
 // no snapshot), and the audit trail and event stream where an outcome is
 // told.
 type Store interface {
-	core.DeliveryQueue
-	Get(ctx context.Context, project, id string) (*core.Question, error)
-	AppendAudit(ctx context.Context, e core.AuditEntry) error
-	AppendEvent(ctx context.Context, ev core.Event) error
+	lifecycle.DeliveryQueue
+	Get(ctx context.Context, project, id string) (*domain.Question, error)
+	AppendAudit(ctx context.Context, e domain.AuditEntry) error
+	AppendEvent(ctx context.Context, ev domain.Event) error
 }
 
 // Config configures a Deliverer.
@@ -49,7 +51,7 @@ type Config struct {
 	Client *http.Client
 	// AttemptTimeout bounds one attempt (default 15s).
 	AttemptTimeout time.Duration
-	Clock          core.Clock
+	Clock          lifecycle.Clock
 	Logger         *slog.Logger
 	// Observe is told each attempt's outcome: delivered, retried, failed.
 	Observe func(outcome string)
@@ -79,7 +81,7 @@ type Deliverer struct {
 
 	mu    sync.Mutex
 	hosts *hosts
-	held  map[string]core.Delivery // in flight on this replica, by id
+	held  map[string]lifecycle.Delivery // in flight on this replica, by id
 	wg    sync.WaitGroup
 	freed chan struct{}
 	kick  chan struct{}
@@ -103,7 +105,7 @@ func New(cfg Config) *Deliverer {
 		client = &c
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = core.SystemClock{}
+		cfg.Clock = lifecycle.SystemClock{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -142,15 +144,15 @@ func New(cfg Config) *Deliverer {
 		cfg.Batch = 64
 	}
 	return &Deliverer{cfg: cfg, client: client, hosts: newHosts(cfg.PerHost, cfg.MinBackoff, cfg.HostMaxPause),
-		held: map[string]core.Delivery{}, freed: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
+		held: map[string]lifecycle.Delivery{}, freed: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 }
 
 // Payload is the body of a resume webhook.
 type Payload struct {
-	Event       string         `json:"event"`
-	Question    *core.Question `json:"question"`
-	Run         RunRef         `json:"run"`
-	UserMessage string         `json:"user_message"`
+	Event       string           `json:"event"`
+	Question    *domain.Question `json:"question"`
+	Run         RunRef           `json:"run"`
+	UserMessage string           `json:"user_message"`
 }
 
 // RunRef names the run that continues.
@@ -251,7 +253,7 @@ func (d *Deliverer) fill(ctx context.Context) int {
 
 // dispatch starts a claimed delivery, or puts it back unsent (not counted
 // as an attempt) when its host is busy or paused or no worker is free.
-func (d *Deliverer) dispatch(ctx context.Context, dl core.Delivery, now time.Time) {
+func (d *Deliverer) dispatch(ctx context.Context, dl lifecycle.Delivery, now time.Time) {
 	log := d.cfg.Logger.With("delivery", dl.ID, "question", dl.QuestionID, "project", dl.ProjectID, "attempt", dl.Attempts)
 	if dl.Expired {
 		d.fail(ctx, dl, log, "its record expired before it could be sent (the bridge was stopped for longer than deliveries are kept)")
@@ -261,7 +263,7 @@ func (d *Deliverer) dispatch(ctx context.Context, dl core.Delivery, now time.Tim
 	if q == nil { // enqueued by an older release: read the question
 		var err error
 		if q, err = d.cfg.Store.Get(ctx, dl.ProjectID, dl.QuestionID); err != nil {
-			if core.ErrorCode(err) == core.ENotFound {
+			if domain.ErrorCode(err) == domain.ENotFound {
 				d.fail(ctx, dl, log, "the question no longer exists")
 			} else {
 				d.retry(ctx, dl, log, err.Error())
@@ -325,7 +327,7 @@ func (d *Deliverer) renewLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		d.mu.Lock()
-		ds := make([]core.Delivery, 0, len(d.held))
+		ds := make([]lifecycle.Delivery, 0, len(d.held))
 		for _, dl := range d.held {
 			ds = append(ds, dl)
 		}

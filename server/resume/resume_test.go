@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/lifecycle"
+
 	"github.com/askbridge/askbridge/agent/webhook"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/egress"
 	"github.com/askbridge/askbridge/server/resume"
 	"github.com/askbridge/askbridge/store"
@@ -79,20 +81,20 @@ func TestReceiverDownForAnHourGetsEveryDeliveryAfterItReturns(t *testing.T) {
 	}))
 	defer receiver.Close()
 
-	router := core.NewRouter(core.RouterConfig{Store: st, Clock: clock, HasWebhookSecret: func(string) bool { return true }})
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, Clock: clock, HasWebhookSecret: func(string) bool { return true }})
 	const n = 12
 	for i := range n {
 		run := fmt.Sprint("run-", i)
-		res, err := router.Ask(ctx, "hour", &core.AskRequest{RunID: run, AgentID: "bot", Question: fmt.Sprint("Continue ", i, "?"),
-			Resume: &core.ResumeRequest{URL: receiver.URL}}, "")
+		res, err := router.Ask(ctx, "hour", &domain.AskRequest{RunID: run, AgentID: "bot", Question: fmt.Sprint("Continue ", i, "?"),
+			Resume: &domain.ResumeRequest{URL: receiver.URL}}, "")
 		require.NoError(t, err)
 		_, err = st.PauseRun(ctx, "hour", run, "bot", clock.Now())
 		require.NoError(t, err)
 		if i%3 == 2 { // some are cancelled by a person: they resume too
-			_, err = router.Cancel(ctx, "hour", res.Question.ID, core.CancelUser, &core.Person{Platform: "api", ID: "u"})
+			_, err = router.Cancel(ctx, "hour", res.Question.ID, domain.CancelUser, &domain.Person{Platform: "api", ID: "u"})
 		} else {
 			resp := "yes"
-			_, err = router.Answer(ctx, "hour", res.Question.ID, core.RespondRequest{Response: &resp}, core.Person{Platform: "api", ID: "u"})
+			_, err = router.Answer(ctx, "hour", res.Question.ID, domain.RespondRequest{Response: &resp}, domain.Person{Platform: "api", ID: "u"})
 		}
 		require.NoError(t, err)
 	}
@@ -141,7 +143,7 @@ func TestReceiverDownForAnHourGetsEveryDeliveryAfterItReturns(t *testing.T) {
 	evs, err := st.Events(ctx, "hour", "", 1000)
 	require.NoError(t, err)
 	for _, e := range evs {
-		assert.NotEqual(t, core.EventResumeFailed, e.Type, "no resume.failed event")
+		assert.NotEqual(t, domain.EventResumeFailed, e.Type, "no resume.failed event")
 	}
 	ds, err := st.ClaimDeliveries(ctx, clock.Now().Add(48*time.Hour), time.Minute, 100)
 	require.NoError(t, err)
@@ -159,14 +161,14 @@ func TestDeliveryGivesUpAfter24Hours(t *testing.T) {
 	clock := &fakeClock{now: time.Now().UTC()}
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(502) }))
 	defer receiver.Close()
-	router := core.NewRouter(core.RouterConfig{Store: st, Clock: clock, HasWebhookSecret: func(string) bool { return true }})
-	res, err := router.Ask(ctx, "gone", &core.AskRequest{RunID: "r", AgentID: "bot", Question: "Continue?",
-		Resume: &core.ResumeRequest{URL: receiver.URL}}, "")
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, Clock: clock, HasWebhookSecret: func(string) bool { return true }})
+	res, err := router.Ask(ctx, "gone", &domain.AskRequest{RunID: "r", AgentID: "bot", Question: "Continue?",
+		Resume: &domain.ResumeRequest{URL: receiver.URL}}, "")
 	require.NoError(t, err)
 	_, err = st.PauseRun(ctx, "gone", "r", "bot", clock.Now())
 	require.NoError(t, err)
 	resp := "yes"
-	_, err = router.Answer(ctx, "gone", res.Question.ID, core.RespondRequest{Response: &resp}, core.Person{Platform: "api", ID: "u"})
+	_, err = router.Answer(ctx, "gone", res.Question.ID, domain.RespondRequest{Response: &resp}, domain.Person{Platform: "api", ID: "u"})
 	require.NoError(t, err)
 	var failed atomic.Int32
 	d := resume.New(resume.Config{Store: st, Egress: localReceivers, Clock: clock, Secret: func(string) []byte { return []byte("k") },
@@ -189,7 +191,7 @@ func TestDeliveryGivesUpAfter24Hours(t *testing.T) {
 	evs, _ := st.Events(ctx, "gone", "", 100)
 	var sawFailed bool
 	for _, e := range evs {
-		sawFailed = sawFailed || e.Type == core.EventResumeFailed
+		sawFailed = sawFailed || e.Type == domain.EventResumeFailed
 	}
 	assert.True(t, sawFailed, "resume.failed event")
 }

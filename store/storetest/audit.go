@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,7 +16,7 @@ import (
 // first; the scripts write the asking and the answer in the same step; a
 // question's trail is found behind more than a page (1000) of other
 // entries; limit keeps the oldest entries.
-func testAudit(t *testing.T, open func() core.Store) {
+func testAudit(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	q := newQ(p, "run-1")
@@ -24,10 +26,10 @@ func testAudit(t *testing.T, open func() core.Store) {
 
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	for i := range 1005 {
-		require.NoError(t, s.AppendAudit(ctx, core.AuditEntry{Type: "noise", ProjectID: p, QuestionID: fmt.Sprintf("other-%d", i), At: at}))
+		require.NoError(t, s.AppendAudit(ctx, domain.AuditEntry{Type: "noise", ProjectID: p, QuestionID: fmt.Sprintf("other-%d", i), At: at}))
 	}
-	bob := &core.Person{Platform: "slack", ID: "U2", Name: "Bob"}
-	require.NoError(t, s.AppendAudit(ctx, core.AuditEntry{Type: "copy_failed", ProjectID: p, QuestionID: q.ID,
+	bob := &domain.Person{Platform: "slack", ID: "U2", Name: "Bob"}
+	require.NoError(t, s.AppendAudit(ctx, domain.AuditEntry{Type: "copy_failed", ProjectID: p, QuestionID: q.ID,
 		RunID: "run-1", By: bob, Detail: "channel archived", At: at}))
 
 	trail, err := s.Audit(ctx, p, q.ID, 0)

@@ -4,13 +4,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func testDeliveries(t *testing.T, open func() core.Store) {
+func testDeliveries(t *testing.T, open func() lifecycle.Store) {
 	a, b := open(), open()
 	p := project()
 	q := newQ(p, "run-1")
@@ -19,7 +21,7 @@ func testDeliveries(t *testing.T, open func() core.Store) {
 	tr.DeliveryID = uuid.NewString()
 	_, err := a.Transition(ctx, p, q.ID, tr)
 	require.NoError(t, err)
-	mine := func(ds []core.Delivery) *core.Delivery {
+	mine := func(ds []lifecycle.Delivery) *lifecycle.Delivery {
 		for i := range ds {
 			if ds[i].ID == tr.DeliveryID {
 				return &ds[i]
@@ -53,21 +55,21 @@ func testDeliveries(t *testing.T, open func() core.Store) {
 // testDeliveryLeases: a delivery carries the question as it was answered;
 // the holder renews its lease; once another claim took it over, the old
 // holder can neither renew nor reschedule it.
-func testDeliveryLeases(t *testing.T, open func() core.Store) {
+func testDeliveryLeases(t *testing.T, open func() lifecycle.Store) {
 	a, b := open(), open()
 	p := project()
 	q := newQ(p, "run-1")
-	q.Resume = &core.Resume{URL: "https://runtime.example/resume"}
+	q.Resume = &domain.Resume{URL: "https://runtime.example/resume"}
 	create(t, a, q)
 	tr := answer("x")
 	tr.DeliveryID = uuid.NewString()
 	_, err := a.Transition(ctx, p, q.ID, tr)
 	require.NoError(t, err)
 	// Other tests' projects may share the server: look at this one only.
-	claim := func(s core.Store, at time.Time) []core.Delivery {
+	claim := func(s lifecycle.Store, at time.Time) []lifecycle.Delivery {
 		ds, err := s.ClaimDeliveries(ctx, at, 10*time.Second, 1000)
 		require.NoError(t, err)
-		var out []core.Delivery
+		var out []lifecycle.Delivery
 		for _, d := range ds {
 			if d.ProjectID == p {
 				out = append(out, d)
@@ -80,16 +82,16 @@ func testDeliveryLeases(t *testing.T, open func() core.Store) {
 	require.Len(t, ds, 1)
 	held := ds[0]
 	require.NotNil(t, held.Question, "the delivery carries its question")
-	assert.Equal(t, core.StatusAnswered, held.Question.Status)
+	assert.Equal(t, domain.StatusAnswered, held.Question.Status)
 	assert.Equal(t, "https://runtime.example/resume", held.Question.Resume.URL)
 	assert.Equal(t, q.Questions[0].Question, held.Question.Questions[0].Question)
 
-	lost, err := a.RenewDeliveries(ctx, []core.Delivery{held}, now.Add(time.Minute))
+	lost, err := a.RenewDeliveries(ctx, []lifecycle.Delivery{held}, now.Add(time.Minute))
 	require.NoError(t, err)
 	assert.Empty(t, lost)
 	assert.Empty(t, claim(b, now.Add(30*time.Second)), "a renewed lease is not taken over")
 	require.Len(t, claim(b, now.Add(61*time.Second)), 1, "a lease that was not renewed is taken over")
-	lost, err = a.RenewDeliveries(ctx, []core.Delivery{held}, now.Add(2*time.Minute))
+	lost, err = a.RenewDeliveries(ctx, []lifecycle.Delivery{held}, now.Add(2*time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, []string{held.ID}, lost, "the old holder learns it lost the lease")
 	require.NoError(t, a.RetryDelivery(ctx, held, now.Add(time.Hour)))
@@ -98,7 +100,7 @@ func testDeliveryLeases(t *testing.T, open func() core.Store) {
 
 // testDeliveriesInterleave: a project with a long queue does not keep the
 // others waiting: a small claim takes from each project.
-func testDeliveriesInterleave(t *testing.T, open func() core.Store) {
+func testDeliveriesInterleave(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	busy, calm := project(), project()
 	enqueue := func(p string) {

@@ -4,12 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func testEvents(t *testing.T, open func() core.Store) {
+func testEvents(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	q := newQ(p, "run-1")
@@ -19,8 +21,8 @@ func testEvents(t *testing.T, open func() core.Store) {
 	evs, err := s.Events(ctx, p, "", 10)
 	require.NoError(t, err)
 	require.Len(t, evs, 2)
-	assert.Equal(t, core.EventCreated, evs[0].Type)
-	assert.Equal(t, core.EventAnswered, evs[1].Type)
+	assert.Equal(t, domain.EventCreated, evs[0].Type)
+	assert.Equal(t, domain.EventAnswered, evs[1].Type)
 	assert.Equal(t, q.ID, evs[1].QuestionID)
 	assert.Equal(t, "run-1", evs[1].RunID)
 	rest, err := s.Events(ctx, p, evs[0].ID, 10)
@@ -31,10 +33,10 @@ func testEvents(t *testing.T, open func() core.Store) {
 	require.NoError(t, err)
 	assert.Empty(t, none)
 	_, err = s.Events(ctx, p, "not-an-id", 10)
-	assert.Equal(t, core.EInvalid, core.ErrorCode(err))
+	assert.Equal(t, domain.EInvalid, domain.ErrorCode(err))
 }
 
-func testWatch(t *testing.T, open func() core.Store) {
+func testWatch(t *testing.T, open func() lifecycle.Store) {
 	a, b := open(), open()
 	p := project()
 	q := newQ(p, "run-1")

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,7 +56,7 @@ func ProjectKeys(ctx context.Context, rdb redis.UniversalClient, prefix, project
 // a project (with idempotency keys, drafts, votes, escalation steps),
 // lets their retention pass and runs the sweeper's trim: nothing of the
 // project may be left in Redis, index entries included.
-func testKeysEndWithRetention(t *testing.T, open func() core.Store) {
+func testKeysEndWithRetention(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	ch, ok := s.(clientHolder)
 	if !ok {
@@ -68,20 +70,20 @@ func testKeysEndWithRetention(t *testing.T, open func() core.Store) {
 			q.IdempotencyKey = fmt.Sprintf("idem-%d", i)
 		}
 		if i%5 == 0 {
-			q.Escalation = []core.EscalationStep{{After: core.Duration(time.Minute)}}
+			q.Escalation = []domain.EscalationStep{{After: domain.Duration(time.Minute)}}
 		}
 		create(t, s, q)
 		require.NoError(t, s.PutDraft(ctx, p, q.ID, "slack:U1", map[string][]string{"0": {"Yes"}}, time.Hour))
-		var tr core.Transition
+		var tr lifecycle.Transition
 		switch i % 4 {
 		case 0:
 			tr = answer("a")
 		case 1:
-			tr = core.Transition{To: core.StatusCancelled, CancelReason: "changed plans", At: time.Now().UTC()}
+			tr = lifecycle.Transition{To: domain.StatusCancelled, CancelReason: "changed plans", At: time.Now().UTC()}
 		case 2:
-			tr = core.Transition{To: core.StatusExpired, At: time.Now().UTC()}
+			tr = lifecycle.Transition{To: domain.StatusExpired, At: time.Now().UTC()}
 		case 3:
-			_, resolved, err := s.Vote(ctx, p, q.ID, core.Vote{By: core.Person{Platform: "slack", ID: "U1"}, Label: "Yes"}, 2, false, answer("a"))
+			_, resolved, err := s.Vote(ctx, p, q.ID, domain.Vote{By: domain.Person{Platform: "slack", ID: "U1"}, Label: "Yes"}, 2, false, answer("a"))
 			require.NoError(t, err)
 			require.False(t, resolved)
 			tr = answer("b")
@@ -116,7 +118,7 @@ func testKeysEndWithRetention(t *testing.T, open func() core.Store) {
 // testTrimKeepsLiveRecords: the sweeper's trim never drops a pending
 // question, nor a final one within its retention, whatever the time it
 // is given.
-func testTrimKeepsLiveRecords(t *testing.T, open func() core.Store) {
+func testTrimKeepsLiveRecords(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	tr, ok := s.(trimmer)
 	if !ok {
@@ -124,7 +126,7 @@ func testTrimKeepsLiveRecords(t *testing.T, open func() core.Store) {
 	}
 	p := project()
 	pending := newQ(p, "run-1")
-	pending.Escalation = []core.EscalationStep{{After: core.Duration(time.Minute)}}
+	pending.Escalation = []domain.EscalationStep{{After: domain.Duration(time.Minute)}}
 	create(t, s, pending)
 	final := newQ(p, "run-2")
 	create(t, s, final)
@@ -144,14 +146,14 @@ func testTrimKeepsLiveRecords(t *testing.T, open func() core.Store) {
 	_, err = tr.Trim(ctx, now.Add(2*time.Hour))
 	require.NoError(t, err)
 	_, err = s.Get(ctx, p, final.ID)
-	assert.Equal(t, core.ENotFound, core.ErrorCode(err), "the final question went after its retention")
+	assert.Equal(t, domain.ENotFound, domain.ErrorCode(err), "the final question went after its retention")
 	got, err := s.Get(ctx, p, pending.ID)
 	require.NoError(t, err, "a pending question stays, even past its deadline (the deadline sweep expires it)")
-	assert.Equal(t, core.StatusPending, got.Status)
+	assert.Equal(t, domain.StatusPending, got.Status)
 	due, err := s.Due(ctx, now.Add(2*time.Hour), 100)
 	require.NoError(t, err)
-	assert.Contains(t, due, core.Ref{ProjectID: p, ID: pending.ID}, "still due for the deadline sweep")
-	list, err := s.List(ctx, p, core.StatusPending, 0)
+	assert.Contains(t, due, lifecycle.Ref{ProjectID: p, ID: pending.ID}, "still due for the deadline sweep")
+	list, err := s.List(ctx, p, domain.StatusPending, 0)
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	next := newQ(p, "run-3")

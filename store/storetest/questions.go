@@ -7,23 +7,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func testCreateGetLocate(t *testing.T, open func() core.Store) {
+func testCreateGetLocate(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	q := newQ(p, "run-1")
 	q.Context = "some *markdown*"
-	q.Responders = core.Responders{Users: []string{"slack:U1"}}
+	q.Responders = domain.Responders{Users: []string{"slack:U1"}}
 	res := create(t, s, q)
 	assert.False(t, res.Reattached)
 	got, err := s.Get(ctx, p, q.ID)
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusPending, got.Status)
+	assert.Equal(t, domain.StatusPending, got.Status)
 	assert.Equal(t, q.Questions, got.Questions)
 	assert.Equal(t, "some *markdown*", got.Context)
 	assert.Equal(t, []string{"slack:U1"}, got.Responders.Users)
@@ -32,18 +34,18 @@ func testCreateGetLocate(t *testing.T, open func() core.Store) {
 	require.NoError(t, err)
 	assert.Equal(t, p, loc)
 	_, err = s.Get(ctx, "other", q.ID)
-	assert.Equal(t, core.ENotFound, core.ErrorCode(err), "another project's question is not found")
+	assert.Equal(t, domain.ENotFound, domain.ErrorCode(err), "another project's question is not found")
 	_, err = s.Locate(ctx, uuid.NewString())
-	assert.Equal(t, core.ENotFound, core.ErrorCode(err))
+	assert.Equal(t, domain.ENotFound, domain.ErrorCode(err))
 	run, err := s.Run(ctx, p, "run-1")
 	require.NoError(t, err)
-	assert.Equal(t, core.RunRunning, run.Status)
+	assert.Equal(t, domain.RunRunning, run.Status)
 	ps, err := s.Projects(ctx)
 	require.NoError(t, err)
 	assert.Contains(t, ps, p)
 }
 
-func testList(t *testing.T, open func() core.Store) {
+func testList(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	var ids []string
@@ -52,7 +54,7 @@ func testList(t *testing.T, open func() core.Store) {
 		create(t, s, q)
 		ids = append(ids, q.ID)
 	}
-	list, err := s.List(ctx, p, core.StatusPending, 0)
+	list, err := s.List(ctx, p, domain.StatusPending, 0)
 	require.NoError(t, err)
 	require.Len(t, list, 3)
 	for i := range ids {
@@ -60,9 +62,9 @@ func testList(t *testing.T, open func() core.Store) {
 	}
 	_, err = s.Transition(ctx, p, ids[1], answer("a"))
 	require.NoError(t, err)
-	list, _ = s.List(ctx, p, core.StatusPending, 0)
+	list, _ = s.List(ctx, p, domain.StatusPending, 0)
 	assert.Len(t, list, 2)
-	list, _ = s.List(ctx, p, core.StatusAnswered, 0)
+	list, _ = s.List(ctx, p, domain.StatusAnswered, 0)
 	require.Len(t, list, 1)
 	assert.Equal(t, ids[1], list[0].ID)
 	all, _ := s.List(ctx, p, "", 0)
@@ -71,7 +73,7 @@ func testList(t *testing.T, open func() core.Store) {
 	assert.Empty(t, other, "projects are isolated")
 }
 
-func testSupersede(t *testing.T, open func() core.Store) {
+func testSupersede(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	first := newQ(p, "run-1")
@@ -80,11 +82,11 @@ func testSupersede(t *testing.T, open func() core.Store) {
 	res := create(t, s, second)
 	require.NotNil(t, res.Superseded)
 	assert.Equal(t, first.ID, res.Superseded.ID)
-	assert.Equal(t, core.StatusCancelled, res.Superseded.Status)
-	assert.Equal(t, core.CancelSuperseded, res.Superseded.CancelReason)
+	assert.Equal(t, domain.StatusCancelled, res.Superseded.Status)
+	assert.Equal(t, domain.CancelSuperseded, res.Superseded.CancelReason)
 	got, _ := s.Get(ctx, p, first.ID)
-	assert.Equal(t, core.StatusCancelled, got.Status)
-	pending, _ := s.List(ctx, p, core.StatusPending, 0)
+	assert.Equal(t, domain.StatusCancelled, got.Status)
+	pending, _ := s.List(ctx, p, domain.StatusPending, 0)
 	require.Len(t, pending, 1)
 	assert.Equal(t, second.ID, pending[0].ID)
 	runQs, _ := s.RunQuestions(ctx, p, "run-1")
@@ -92,10 +94,10 @@ func testSupersede(t *testing.T, open func() core.Store) {
 	assert.Equal(t, first.ID, runQs[0].ID, "creation order")
 	// A superseded question cannot be answered any more.
 	_, err := s.Transition(ctx, p, first.ID, answer("a"))
-	assert.Equal(t, core.EQuestionCancelled, core.ErrorCode(err))
+	assert.Equal(t, domain.EQuestionCancelled, domain.ErrorCode(err))
 }
 
-func testReattach(t *testing.T, open func() core.Store) {
+func testReattach(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	q := newQ(p, "run-1")
@@ -106,19 +108,19 @@ func testReattach(t *testing.T, open func() core.Store) {
 	assert.Equal(t, q.ID, res.Question.ID)
 	assert.Nil(t, res.Superseded)
 	_, err := s.Locate(ctx, again.ID)
-	assert.Equal(t, core.ENotFound, core.ErrorCode(err), "the re-ask's id is not left behind")
+	assert.Equal(t, domain.ENotFound, domain.ErrorCode(err), "the re-ask's id is not left behind")
 	// Answered: a retry still gets the answer.
 	_, err = s.Transition(ctx, p, q.ID, answer("alice"))
 	require.NoError(t, err)
 	res = create(t, s, newQ(p, "run-1", q.Questions...))
 	assert.True(t, res.Reattached)
-	assert.Equal(t, core.StatusAnswered, res.Question.Status)
+	assert.Equal(t, domain.StatusAnswered, res.Question.Status)
 	assert.Equal(t, "alice", res.Question.RespondedBy.ID)
 	// A different run asks anew.
 	res = create(t, s, newQ(p, "run-2", q.Questions...))
 	assert.False(t, res.Reattached)
 	// Cancelled: asking again creates a new question.
-	_, err = s.Transition(ctx, p, res.Question.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelAgent})
+	_, err = s.Transition(ctx, p, res.Question.ID, lifecycle.Transition{To: domain.StatusCancelled, CancelReason: domain.CancelAgent})
 	require.NoError(t, err)
 	res2 := create(t, s, newQ(p, "run-2", q.Questions...))
 	assert.False(t, res2.Reattached)
@@ -128,22 +130,22 @@ func testReattach(t *testing.T, open func() core.Store) {
 // testNoReuse: nothing is approved twice. An identical approval in the
 // same run is a new question once the first was decided, and a call that
 // names itself with an idempotency key never takes another call's answer.
-func testNoReuse(t *testing.T, open func() core.Store) {
+func testNoReuse(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	q := newQ(p, "run-1")
-	q.Kind = core.KindApproval
+	q.Kind = domain.KindApproval
 	create(t, s, q)
 	pending := newQ(p, "run-1", q.Questions...)
-	pending.Kind = core.KindApproval
+	pending.Kind = domain.KindApproval
 	assert.True(t, create(t, s, pending).Reattached, "a retry of a pending approval re-attaches")
 	_, err := s.Transition(ctx, p, q.ID, answer("alice"))
 	require.NoError(t, err)
 	again := newQ(p, "run-1", q.Questions...)
-	again.Kind = core.KindApproval
+	again.Kind = domain.KindApproval
 	res := create(t, s, again)
 	assert.False(t, res.Reattached, "an identical approval after the first was allowed is asked anew")
-	assert.Equal(t, core.StatusPending, res.Question.Status)
+	assert.Equal(t, domain.StatusPending, res.Question.Status)
 
 	k1 := newQ(p, "run-2")
 	k1.IdempotencyKey = "toolu_1"
@@ -157,7 +159,7 @@ func testNoReuse(t *testing.T, open func() core.Store) {
 	assert.NotEqual(t, k1.ID, res.Question.ID)
 }
 
-func testIdempotency(t *testing.T, open func() core.Store) {
+func testIdempotency(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	q := newQ(p, "run-1")
@@ -172,7 +174,7 @@ func testIdempotency(t *testing.T, open func() core.Store) {
 
 // testFirstWins: two replicas answer the same question at once, 100 times:
 // exactly one wins, the other gets already_answered.
-func testFirstWins(t *testing.T, open func() core.Store) {
+func testFirstWins(t *testing.T, open func() lifecycle.Store) {
 	a, b := open(), open()
 	p := project()
 	for i := 0; i < 100; i++ {
@@ -180,7 +182,7 @@ func testFirstWins(t *testing.T, open func() core.Store) {
 		create(t, a, q)
 		var wins, conflicts atomic.Int32
 		var wg sync.WaitGroup
-		for j, s := range []core.Store{a, b} {
+		for j, s := range []lifecycle.Store{a, b} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -188,7 +190,7 @@ func testFirstWins(t *testing.T, open func() core.Store) {
 				switch {
 				case err == nil:
 					wins.Add(1)
-				case core.ErrorCode(err) == core.EAlreadyAnswered:
+				case domain.ErrorCode(err) == domain.EAlreadyAnswered:
 					conflicts.Add(1)
 				default:
 					t.Errorf("unexpected error: %v", err)
@@ -201,7 +203,7 @@ func testFirstWins(t *testing.T, open func() core.Store) {
 	}
 }
 
-func testDue(t *testing.T, open func() core.Store) {
+func testDue(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	q := newQ(p, "run-1")
@@ -211,15 +213,15 @@ func testDue(t *testing.T, open func() core.Store) {
 	create(t, s, later)
 	refs, err := s.Due(ctx, time.Now(), 100)
 	require.NoError(t, err)
-	assert.Contains(t, refs, core.Ref{ProjectID: p, ID: q.ID})
-	assert.NotContains(t, refs, core.Ref{ProjectID: p, ID: later.ID})
-	_, err = s.Transition(ctx, p, q.ID, core.Transition{To: core.StatusExpired})
+	assert.Contains(t, refs, lifecycle.Ref{ProjectID: p, ID: q.ID})
+	assert.NotContains(t, refs, lifecycle.Ref{ProjectID: p, ID: later.ID})
+	_, err = s.Transition(ctx, p, q.ID, lifecycle.Transition{To: domain.StatusExpired})
 	require.NoError(t, err)
 	refs, _ = s.Due(ctx, time.Now(), 100)
-	assert.NotContains(t, refs, core.Ref{ProjectID: p, ID: q.ID})
+	assert.NotContains(t, refs, lifecycle.Ref{ProjectID: p, ID: q.ID})
 }
 
-func testRetention(t *testing.T, open func() core.Store) {
+func testRetention(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	q := newQ(p, "run-1")
@@ -232,7 +234,7 @@ func testRetention(t *testing.T, open func() core.Store) {
 	require.NoError(t, err, "kept during retention")
 	gone := WaitFor(ctx, 5*time.Second, func() bool {
 		_, err := s.Get(ctx, p, q.ID)
-		return core.ErrorCode(err) == core.ENotFound
+		return domain.ErrorCode(err) == domain.ENotFound
 	})
 	assert.True(t, gone, "dropped after retention")
 	all, err := s.List(ctx, p, "", 0)
@@ -240,27 +242,27 @@ func testRetention(t *testing.T, open func() core.Store) {
 	assert.Empty(t, all)
 }
 
-func testCopies(t *testing.T, open func() core.Store) {
+func testCopies(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	q := newQ(p, "run-1")
-	q.Targets = []core.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "42"}}
+	q.Targets = []domain.Target{{Platform: "slack", Channel: "C1"}, {Platform: "discord", Channel: "42"}}
 	create(t, s, q)
-	attach := func(tg core.Target) {
+	attach := func(tg domain.Target) {
 		t.Helper()
 		require.NoError(t, s.AttachCopy(ctx, p, q.ID, tg))
 	}
-	attach(core.Target{Platform: "slack", Channel: "C1", MessageTS: "171.1", URL: "https://x/p171"})
-	attach(core.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t1"}})
+	attach(domain.Target{Platform: "slack", Channel: "C1", MessageTS: "171.1", URL: "https://x/p171"})
+	attach(domain.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t1"}})
 	// The same Discord copy again (a newer interaction token): replaced, not added.
-	attach(core.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t2"}})
+	attach(domain.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t2"}})
 	// A copy in a thread of the same channel is another copy.
-	attach(core.Target{Platform: "slack", Channel: "C1", ThreadTS: "170.0", MessageTS: "171.2"})
+	attach(domain.Target{Platform: "slack", Channel: "C1", ThreadTS: "170.0", MessageTS: "171.2"})
 	// A target that failed keeps its error.
-	attach(core.Target{Platform: "slack", Channel: "C9", Error: "channel_not_found"})
+	attach(domain.Target{Platform: "slack", Channel: "C9", Error: "channel_not_found"})
 	got, err := s.Get(ctx, p, q.ID)
 	require.NoError(t, err)
-	byKey := map[string]core.Target{}
+	byKey := map[string]domain.Target{}
 	for _, tg := range got.Targets {
 		_, dup := byKey[tg.Key()]
 		assert.False(t, dup, "one copy per target: %s", tg.Key())
@@ -278,10 +280,10 @@ func testCopies(t *testing.T, open func() core.Store) {
 	got, err = s.Transition(ctx, p, q.ID, answer("a"))
 	require.NoError(t, err)
 	assert.Len(t, got.Targets, 4)
-	attach(core.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t3"}})
+	attach(domain.Target{Platform: "discord", Channel: "42", MessageTS: "900", Refs: map[string]string{"token": "t3"}})
 	got, err = s.Get(ctx, p, q.ID)
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusAnswered, got.Status)
+	assert.Equal(t, domain.StatusAnswered, got.Status)
 	assert.Equal(t, "yes", got.Response)
 	assert.Equal(t, "a", got.RespondedBy.ID)
 	require.Len(t, got.Targets, 4)
@@ -292,33 +294,33 @@ func testCopies(t *testing.T, open func() core.Store) {
 	}
 }
 
-func testLocateHint(t *testing.T, open func() core.Store) {
+func testLocateHint(t *testing.T, open func() lifecycle.Store) {
 	a, b := open(), open()
 	p := project()
 	// b has read the projects before p existed: it must still find p's questions.
-	_, _ = b.Locate(ctx, core.NewQuestionID("nothing"))
+	_, _ = b.Locate(ctx, domain.NewQuestionID("nothing"))
 	q := newQ(p, "run-1")
-	q.ID = core.NewQuestionID(p)
+	q.ID = domain.NewQuestionID(p)
 	create(t, a, q)
-	for _, s := range []core.Store{a, b} {
+	for _, s := range []lifecycle.Store{a, b} {
 		loc, err := s.Locate(ctx, q.ID)
 		require.NoError(t, err)
 		assert.Equal(t, p, loc)
 	}
 	// An id whose hint names another project is still found.
 	odd := newQ(p, "run-2")
-	odd.ID = core.NewQuestionID("elsewhere")
+	odd.ID = domain.NewQuestionID("elsewhere")
 	create(t, a, odd)
 	loc, err := b.Locate(ctx, odd.ID)
 	require.NoError(t, err)
 	assert.Equal(t, p, loc)
-	_, err = b.Locate(ctx, core.NewQuestionID(p))
-	assert.Equal(t, core.ENotFound, core.ErrorCode(err))
+	_, err = b.Locate(ctx, domain.NewQuestionID(p))
+	assert.Equal(t, domain.ENotFound, domain.ErrorCode(err))
 	_, err = b.Locate(ctx, "not an id")
-	assert.Equal(t, core.ENotFound, core.ErrorCode(err))
+	assert.Equal(t, domain.ENotFound, domain.ErrorCode(err))
 }
 
-func testListPendingLimit(t *testing.T, open func() core.Store) {
+func testListPendingLimit(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	var ids []string
@@ -329,40 +331,40 @@ func testListPendingLimit(t *testing.T, open func() core.Store) {
 		create(t, s, q)
 		ids = append(ids, q.ID)
 	}
-	list, err := s.List(ctx, p, core.StatusPending, 0)
+	list, err := s.List(ctx, p, domain.StatusPending, 0)
 	require.NoError(t, err)
 	require.Len(t, list, 5)
 	for i := range ids {
 		assert.Equal(t, ids[i], list[i].ID, "oldest first")
 	}
-	list, err = s.List(ctx, p, core.StatusPending, 2)
+	list, err = s.List(ctx, p, domain.StatusPending, 2)
 	require.NoError(t, err)
 	require.Len(t, list, 2, "the newest two")
 	assert.Equal(t, ids[3], list[0].ID)
 	assert.Equal(t, ids[4], list[1].ID)
 	_, err = s.Transition(ctx, p, ids[4], answer("a"))
 	require.NoError(t, err)
-	list, _ = s.List(ctx, p, core.StatusPending, 2)
+	list, _ = s.List(ctx, p, domain.StatusPending, 2)
 	require.Len(t, list, 2)
 	assert.Equal(t, []string{ids[2], ids[3]}, []string{list[0].ID, list[1].ID})
 }
 
 // testRoundTrip: every field of a question reads back as it was stored.
-func testRoundTrip(t *testing.T, open func() core.Store) {
+func testRoundTrip(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
-	q := newQ(p, "run-1", core.Item{Question: "Ship it?", Header: "Deploy", MultiSelect: true, Options: []core.Option{
+	q := newQ(p, "run-1", domain.Item{Question: "Ship it?", Header: "Deploy", MultiSelect: true, Options: []domain.Option{
 		{Label: "Yes", Description: "all regions", Value: "yes", Recommended: true},
 		{Label: "No", Value: "No", Veto: true}, {Label: "Later", Value: ""}}},
-		core.Item{Question: "Why?", Options: []core.Option{}})
-	q.ID = core.NewQuestionID(p)
-	q.AgentName, q.Kind, q.Context = "Deploy bot", core.KindApproval, "line 1\nline 2 \"quoted\" ☃"
-	q.Targets = []core.Target{{Platform: "slack", Channel: "C1", ThreadTS: "1.2"}}
-	q.Responders = core.Responders{Users: []string{"slack:U1"}, DiscordRoles: []string{"9"}, ExcludeRequester: true}
-	q.Resume = &core.Resume{URL: "https://runtime.example/resume"}
+		domain.Item{Question: "Why?", Options: []domain.Option{}})
+	q.ID = domain.NewQuestionID(p)
+	q.AgentName, q.Kind, q.Context = "Deploy bot", domain.KindApproval, "line 1\nline 2 \"quoted\" ☃"
+	q.Targets = []domain.Target{{Platform: "slack", Channel: "C1", ThreadTS: "1.2"}}
+	q.Responders = domain.Responders{Users: []string{"slack:U1"}, DiscordRoles: []string{"9"}, ExcludeRequester: true}
+	q.Resume = &domain.Resume{URL: "https://runtime.example/resume"}
 	q.Route, q.IdempotencyKey, q.RequestedBy, q.ApprovalsRequired = "oncall", "toolu_1", "slack:U2", 2
-	q.OnTimeout = &core.OnTimeout{Answer: "No"}
-	q.Escalation = []core.EscalationStep{{After: core.Duration(time.Minute), Remind: true}}
+	q.OnTimeout = &domain.OnTimeout{Answer: "No"}
+	q.Escalation = []domain.EscalationStep{{After: domain.Duration(time.Minute), Remind: true}}
 	q.CreatedAt = time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
 	q.UpdatedAt = q.CreatedAt
 	q.ExpiresAt = q.CreatedAt.Add(30*time.Minute + time.Nanosecond)
@@ -392,12 +394,12 @@ func testRoundTrip(t *testing.T, open func() core.Store) {
 	assert.True(t, q.CreatedAt.Equal(got.UpdatedAt), "updated_at: %v", got.UpdatedAt)
 }
 
-func slicesClone(items []core.Item) []core.Item {
-	out := make([]core.Item, len(items))
+func slicesClone(items []domain.Item) []domain.Item {
+	out := make([]domain.Item, len(items))
 	for i, it := range items {
 		out[i] = it
 		if it.Options != nil {
-			out[i].Options = append([]core.Option{}, it.Options...)
+			out[i].Options = append([]domain.Option{}, it.Options...)
 		}
 	}
 	return out
@@ -405,25 +407,25 @@ func slicesClone(items []core.Item) []core.Item {
 
 // testCancelNote: the free-text note given with a cancel is kept on the
 // record, read back by another replica, and named in the audit trail.
-func testCancelNote(t *testing.T, open func() core.Store) {
+func testCancelNote(t *testing.T, open func() lifecycle.Store) {
 	s, other := open(), open()
 	p := project()
 	q := newQ(p, "run-1")
 	create(t, s, q)
-	by := &core.Person{Platform: "api", ID: "alice"}
-	got, err := s.Transition(ctx, p, q.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelUser,
+	by := &domain.Person{Platform: "api", ID: "alice"}
+	got, err := s.Transition(ctx, p, q.ID, lifecycle.Transition{To: domain.StatusCancelled, CancelReason: domain.CancelUser,
 		CancelNote: "no longer needed — rolled back", By: by, At: time.Now().UTC()})
 	require.NoError(t, err)
 	assert.Equal(t, "no longer needed — rolled back", got.CancelNote)
 	again, err := other.Get(ctx, p, q.ID)
 	require.NoError(t, err)
-	assert.Equal(t, core.StatusCancelled, again.Status)
-	assert.Equal(t, core.CancelUser, again.CancelReason)
+	assert.Equal(t, domain.StatusCancelled, again.Status)
+	assert.Equal(t, domain.CancelUser, again.CancelReason)
 	assert.Equal(t, "no longer needed — rolled back", again.CancelNote)
 
 	plain := newQ(p, "run-2")
 	create(t, s, plain)
-	got, err = s.Transition(ctx, p, plain.ID, core.Transition{To: core.StatusCancelled, CancelReason: core.CancelAgent, At: time.Now().UTC()})
+	got, err = s.Transition(ctx, p, plain.ID, lifecycle.Transition{To: domain.StatusCancelled, CancelReason: domain.CancelAgent, At: time.Now().UTC()})
 	require.NoError(t, err)
 	assert.Empty(t, got.CancelNote)
 }

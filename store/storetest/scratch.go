@@ -4,23 +4,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func testMisc(t *testing.T, open func() core.Store) {
+func testMisc(t *testing.T, open func() lifecycle.Store) {
 	s := open()
 	p := project()
 	q := newQ(p, "run-1")
-	q.Targets = []core.Target{{Platform: "slack", Channel: "C1"}}
+	q.Targets = []domain.Target{{Platform: "slack", Channel: "C1"}}
 	create(t, s, q)
-	require.NoError(t, s.AttachCopy(ctx, p, q.ID, core.Target{Platform: "slack", Channel: "C1", MessageTS: "171.1", URL: "https://x"}))
+	require.NoError(t, s.AttachCopy(ctx, p, q.ID, domain.Target{Platform: "slack", Channel: "C1", MessageTS: "171.1", URL: "https://x"}))
 	got, _ := s.Get(ctx, p, q.ID)
 	require.Len(t, got.Targets, 1)
 	assert.Equal(t, "171.1", got.Targets[0].MessageTS)
-	assert.Equal(t, core.ENotFound, core.ErrorCode(s.AttachCopy(ctx, p, uuid.NewString(), core.Target{Platform: "slack", Channel: "C1"})))
+	assert.Equal(t, domain.ENotFound, domain.ErrorCode(s.AttachCopy(ctx, p, uuid.NewString(), domain.Target{Platform: "slack", Channel: "C1"})))
 
 	assert.False(t, got.Read)
 	got, err := s.MarkRead(ctx, p, q.ID)

@@ -5,20 +5,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/askbridge/askbridge/domain"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
 
 // Replicas returns a function that opens a new replica (a new client with
 // its own subscriber loop) on one shared backend.
-type Replicas func(t *testing.T) func() core.Store
+type Replicas func(t *testing.T) func() lifecycle.Store
 
-// Run is the conformance suite for core.Store.
+// Run is the conformance suite for domain.Store.
 func Run(t *testing.T, replicas Replicas) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, open func() core.Store)
+		fn   func(t *testing.T, open func() lifecycle.Store)
 	}{
 		{"CreateGetLocate", testCreateGetLocate},
 		{"ListOrderAndFilter", testList},
@@ -55,26 +57,26 @@ func Run(t *testing.T, replicas Replicas) {
 
 var ctx = context.Background()
 
-func newQ(project, run string, items ...core.Item) *core.Question {
+func newQ(project, run string, items ...domain.Item) *domain.Question {
 	if len(items) == 0 {
-		items = []core.Item{{Question: "Deploy " + uuid.NewString()[:8] + "?", Options: []core.Option{{Label: "Yes", Value: "yes"}, {Label: "No", Value: "no"}}}}
+		items = []domain.Item{{Question: "Deploy " + uuid.NewString()[:8] + "?", Options: []domain.Option{{Label: "Yes", Value: "yes"}, {Label: "No", Value: "no"}}}}
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	return &core.Question{ID: uuid.NewString(), ProjectID: project, RunID: run, AgentID: "bot", Kind: core.KindQuestion,
-		Status: core.StatusPending, Questions: items, Targets: []core.Target{}, CreatedAt: now, UpdatedAt: now,
-		ExpiresAt: now.Add(time.Hour), Fingerprint: core.Fingerprint(items)}
+	return &domain.Question{ID: uuid.NewString(), ProjectID: project, RunID: run, AgentID: "bot", Kind: domain.KindQuestion,
+		Status: domain.StatusPending, Questions: items, Targets: []domain.Target{}, CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Fingerprint: domain.Fingerprint(items)}
 }
 
 func project() string { return "p" + uuid.NewString()[:8] }
 
-func create(t *testing.T, s core.Store, q *core.Question) core.CreateResult {
+func create(t *testing.T, s lifecycle.Store, q *domain.Question) lifecycle.CreateResult {
 	t.Helper()
 	res, err := s.Create(ctx, q)
 	require.NoError(t, err)
 	return res
 }
 
-func answer(by string) core.Transition {
-	a := core.Resolve([]core.Item{{Question: "x"}}, [][]string{{"yes"}})
-	return core.Transition{To: core.StatusAnswered, Answer: &a, By: &core.Person{Platform: "api", ID: by}, At: time.Now().UTC()}
+func answer(by string) lifecycle.Transition {
+	a := domain.Resolve([]domain.Item{{Question: "x"}}, [][]string{{"yes"}})
+	return lifecycle.Transition{To: domain.StatusAnswered, Answer: &a, By: &domain.Person{Platform: "api", ID: by}, At: time.Now().UTC()}
 }

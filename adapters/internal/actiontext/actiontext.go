@@ -1,4 +1,4 @@
-// Package actiontext turns an approval's action (core.Action: a tool call,
+// Package actiontext turns an approval's action (domain.Action: a tool call,
 // its diff and its "always allow" suggestions) into plain words and text
 // that chat surfaces show: the arguments as a person reads them, a diff cut
 // to a budget with an honest count of what was left out, and each
@@ -13,12 +13,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 // Command returns the shell command of a Bash action, and whether it is
 // one (SplitCommand: the same rule on every surface).
-func Command(a *core.Action) (string, bool) {
+func Command(a *domain.Action) (string, bool) {
 	if a == nil {
 		return "", false
 	}
@@ -54,7 +54,7 @@ var diffFields = []string{"old_string", "new_string", "old", "new", "content", "
 // for a file edit (Diff set) the arguments the diff does not show, as
 // pretty JSON ("" when there are none); otherwise the whole input as
 // pretty JSON. bash reports the first case.
-func Arguments(a *core.Action) (text string, bash bool) {
+func Arguments(a *domain.Action) (text string, bash bool) {
 	if cmd, ok := Command(a); ok {
 		return cmd, true
 	}
@@ -90,7 +90,7 @@ func marshalNoEscape(v any) ([]byte, error) {
 
 // EditText is the text a person edits: the command of a Bash action, else
 // the whole input as pretty JSON.
-func EditText(a *core.Action) (text string, bash bool) {
+func EditText(a *domain.Action) (text string, bash bool) {
 	if cmd, ok := Command(a); ok {
 		return cmd, true
 	}
@@ -101,7 +101,7 @@ func EditText(a *core.Action) (text string, bash bool) {
 // action's arguments: for Bash the original input with the command
 // replaced, else the text itself, which must be a JSON object. The error
 // reads as advice for the person.
-func EditedInput(a *core.Action, text string, bash bool) (json.RawMessage, error) {
+func EditedInput(a *domain.Action, text string, bash bool) (json.RawMessage, error) {
 	if bash {
 		cmd := strings.TrimSpace(text)
 		if cmd == "" {
@@ -117,7 +117,7 @@ func EditedInput(a *core.Action, text string, bash bool) (json.RawMessage, error
 		if err != nil {
 			return nil, fmt.Errorf("the command could not be encoded")
 		}
-		return core.CanonicalInput(b)
+		return domain.CanonicalInput(b)
 	}
 	text = strings.TrimSpace(text)
 	if text == "" {
@@ -135,7 +135,7 @@ func EditedInput(a *core.Action, text string, bash bool) (json.RawMessage, error
 	if _, ok := v.(map[string]any); !ok {
 		return nil, fmt.Errorf("the arguments must be a JSON object, { … }")
 	}
-	in, err := core.CanonicalInput(json.RawMessage(text))
+	in, err := domain.CanonicalInput(json.RawMessage(text))
 	if err != nil {
 		return nil, fmt.Errorf("the arguments %s", err.Error())
 	}

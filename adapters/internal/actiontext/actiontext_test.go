@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
@@ -69,7 +69,7 @@ func TestPagesKeepEveryCharacter(t *testing.T) {
 }
 
 func TestEditedInput(t *testing.T) {
-	bash := &core.Action{Tool: "Bash", Input: json.RawMessage(`{"command":"rm -rf build","description":"Remove"}`)}
+	bash := &domain.Action{Tool: "Bash", Input: json.RawMessage(`{"command":"rm -rf build","description":"Remove"}`)}
 	text, isBash := EditText(bash)
 	assert.True(t, isBash)
 	assert.Equal(t, "rm -rf build", text)
@@ -78,7 +78,7 @@ func TestEditedInput(t *testing.T) {
 	assert.JSONEq(t, `{"command":"rm -rf build/tmp","description":"Remove"}`, string(in))
 	assert.Equal(t, []string{"command: `rm -rf build` → `rm -rf build/tmp`"}, Changes(bash.Tool, bash.Input, in))
 
-	api := &core.Action{Tool: "deploy.scale", Input: json.RawMessage(`{"replicas":3,"service":"api"}`)}
+	api := &domain.Action{Tool: "deploy.scale", Input: json.RawMessage(`{"replicas":3,"service":"api"}`)}
 	text, isBash = EditText(api)
 	assert.False(t, isBash)
 	assert.Equal(t, "{\n  \"replicas\": 3,\n  \"service\": \"api\"\n}", text)
@@ -93,7 +93,7 @@ func TestEditedInput(t *testing.T) {
 }
 
 func TestArgumentsOfAnEditLeaveTheDiffToTheDiff(t *testing.T) {
-	a := &core.Action{Tool: "Edit", Input: json.RawMessage(`{"file_path":"/x.go","new_string":"b","old_string":"a","replace_all":false}`), Diff: "--- a/x.go\n"}
+	a := &domain.Action{Tool: "Edit", Input: json.RawMessage(`{"file_path":"/x.go","new_string":"b","old_string":"a","replace_all":false}`), Diff: "--- a/x.go\n"}
 	text, _ := Arguments(a)
 	assert.Equal(t, "{\n  \"file_path\": \"/x.go\",\n  \"replace_all\": false\n}", text)
 }
@@ -102,10 +102,10 @@ func TestArgumentsOfAnEditLeaveTheDiffToTheDiff(t *testing.T) {
 // and edited as a command; another tool that happens to take a "command"
 // argument is shown as its arguments, on Slack as on Discord and the web.
 func TestCommandIsTheSameRuleOnEverySurface(t *testing.T) {
-	cmd, ok := Command(&core.Action{Tool: "Bash", Input: json.RawMessage(`{"command":"ls"}`)})
+	cmd, ok := Command(&domain.Action{Tool: "Bash", Input: json.RawMessage(`{"command":"ls"}`)})
 	assert.True(t, ok)
 	assert.Equal(t, "ls", cmd)
-	_, ok = Command(&core.Action{Tool: "deploy.run", Input: json.RawMessage(`{"command":"ls"}`)})
+	_, ok = Command(&domain.Action{Tool: "deploy.run", Input: json.RawMessage(`{"command":"ls"}`)})
 	_, _, split := SplitCommand("deploy.run", json.RawMessage(`{"command":"ls"}`))
 	assert.False(t, ok)
 	assert.Equal(t, split, ok)

@@ -18,43 +18,43 @@ package approval
 import (
 	"strings"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
-// Tone is what choosing an option of an approval does (core.Tone: the
+// Tone is what choosing an option of an approval does (domain.Tone: the
 // core decides with the same rule).
-type Tone = core.Tone
+type Tone = domain.Tone
 
 // Tones.
 const (
-	Neutral = core.ToneNeutral // neither: styled as a plain option
-	Allow   = core.ToneAllow   // lets the agent go ahead: primary / success styling
-	Deny    = core.ToneDeny    // refuses: danger styling
+	Neutral = domain.ToneNeutral // neither: styled as a plain option
+	Allow   = domain.ToneAllow   // lets the agent go ahead: primary / success styling
+	Deny    = domain.ToneDeny    // refuses: danger styling
 )
 
 // Is reports whether q is an approval with the one single-select item the
 // Allow / Deny presentation applies to.
-func Is(q *core.Question) bool {
-	return q != nil && q.Kind == core.KindApproval && len(q.Questions) == 1 &&
+func Is(q *domain.Question) bool {
+	return q != nil && q.Kind == domain.KindApproval && len(q.Questions) == 1 &&
 		!q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
 }
 
 // ToneOf classifies one option of an approval by its label or value: its
-// first word ("Deny", "Deny it", "Reject") or a veto flag (core.OptionTone).
-func ToneOf(o core.Option) Tone { return core.OptionTone(o) }
+// first word ("Deny", "Deny it", "Reject") or a veto flag (domain.OptionTone).
+func ToneOf(o domain.Option) Tone { return domain.OptionTone(o) }
 
-// Tones classifies every option of an approval's item (core.ItemTones):
+// Tones classifies every option of an approval's item (domain.ItemTones):
 // when no option is recognised and there are exactly two, the first allows
 // and the second denies. Nil when q is not an approval Is accepts.
-func Tones(q *core.Question) []Tone {
+func Tones(q *domain.Question) []Tone {
 	if !Is(q) {
 		return nil
 	}
-	return core.ItemTones(q.Questions[0])
+	return domain.ItemTones(q.Questions[0])
 }
 
 // DenyOption returns the index of the option that denies, or -1.
-func DenyOption(q *core.Question) int {
+func DenyOption(q *domain.Question) int {
 	for j, t := range Tones(q) {
 		if t == Deny {
 			return j
@@ -65,14 +65,14 @@ func DenyOption(q *core.Question) int {
 
 // NoteAllowed reports whether q offers "Deny with note…": a single-vote
 // approval with an option that denies.
-func NoteAllowed(q *core.Question) bool {
+func NoteAllowed(q *domain.Question) bool {
 	return Is(q) && q.ApprovalsRequired < 2 && DenyOption(q) >= 0
 }
 
 // NoteAnswer is the answer to record for a denial with note: the note
 // itself, or "<Deny label>: <note>" when the note would read as one of the
 // options (a note "Allow" must never allow). Empty when q takes no note.
-func NoteAnswer(q *core.Question, note string) string {
+func NoteAnswer(q *domain.Question, note string) string {
 	note = strings.TrimSpace(note)
 	d := DenyOption(q)
 	if note == "" || d < 0 || !NoteAllowed(q) {
@@ -88,8 +88,8 @@ func NoteAnswer(q *core.Question, note string) string {
 
 // Outcome classifies how an answered approval ended: Allow or Deny and,
 // for a denial with note, the note. Neutral for anything else.
-func Outcome(q *core.Question) (Tone, string) {
-	if !Is(q) || q.Status != core.StatusAnswered {
+func Outcome(q *domain.Question) (Tone, string) {
+	if !Is(q) || q.Status != domain.StatusAnswered {
 		return Neutral, ""
 	}
 	it := q.Questions[0]
@@ -115,7 +115,7 @@ func Outcome(q *core.Question) (Tone, string) {
 // Verdict describes how a single-vote approval ended, for outcome lines:
 // "Allowed", "Denied" or "Denied with a note", and the note. ok is false
 // for anything else (a question, a gate decided by votes, a default).
-func Verdict(q *core.Question) (verb, note string, ok bool) {
+func Verdict(q *domain.Question) (verb, note string, ok bool) {
 	if q.ApprovalsRequired > 1 || q.Defaulted {
 		return "", "", false
 	}

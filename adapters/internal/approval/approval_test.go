@@ -3,23 +3,23 @@ package approval
 import (
 	"testing"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 )
 
-func ask(opts ...core.Option) *core.Question {
-	return &core.Question{Kind: core.KindApproval, Questions: []core.Item{{Question: "Allow Bash: rm -rf build?", Options: opts}}}
+func ask(opts ...domain.Option) *domain.Question {
+	return &domain.Question{Kind: domain.KindApproval, Questions: []domain.Item{{Question: "Allow Bash: rm -rf build?", Options: opts}}}
 }
 
 func TestTones(t *testing.T) {
 	for _, c := range []struct {
-		opts []core.Option
+		opts []domain.Option
 		want []Tone
 	}{
-		{[]core.Option{{Label: "Allow"}, {Label: "Deny"}}, []Tone{Allow, Deny}},
-		{[]core.Option{{Label: "Approve"}, {Label: "Reject", Value: "no"}}, []Tone{Allow, Deny}},
-		{[]core.Option{{Label: "Deploy"}, {Label: "Wait"}}, []Tone{Allow, Deny}}, // unknown words: hook order
-		{[]core.Option{{Label: "Deploy"}, {Label: "Wait"}, {Label: "Ask later"}}, []Tone{Neutral, Neutral, Neutral}},
-		{[]core.Option{{Label: "Ship it"}, {Label: "Block", Veto: true}, {Label: "Not now"}}, []Tone{Neutral, Deny, Neutral}},
+		{[]domain.Option{{Label: "Allow"}, {Label: "Deny"}}, []Tone{Allow, Deny}},
+		{[]domain.Option{{Label: "Approve"}, {Label: "Reject", Value: "no"}}, []Tone{Allow, Deny}},
+		{[]domain.Option{{Label: "Deploy"}, {Label: "Wait"}}, []Tone{Allow, Deny}}, // unknown words: hook order
+		{[]domain.Option{{Label: "Deploy"}, {Label: "Wait"}, {Label: "Ask later"}}, []Tone{Neutral, Neutral, Neutral}},
+		{[]domain.Option{{Label: "Ship it"}, {Label: "Block", Veto: true}, {Label: "Not now"}}, []Tone{Neutral, Deny, Neutral}},
 	} {
 		got := Tones(ask(c.opts...))
 		if len(got) != len(c.want) {
@@ -31,13 +31,13 @@ func TestTones(t *testing.T) {
 			}
 		}
 	}
-	if Tones(&core.Question{Kind: core.KindQuestion, Questions: []core.Item{{Question: "x", Options: []core.Option{{Label: "Allow"}, {Label: "Deny"}}}}}) != nil {
+	if Tones(&domain.Question{Kind: domain.KindQuestion, Questions: []domain.Item{{Question: "x", Options: []domain.Option{{Label: "Allow"}, {Label: "Deny"}}}}}) != nil {
 		t.Error("a plain question has no tones")
 	}
 }
 
 func TestNoteAnswerNeverReadsAsAnotherOption(t *testing.T) {
-	q := ask(core.Option{Label: "Allow"}, core.Option{Label: "Deny"})
+	q := ask(domain.Option{Label: "Allow"}, domain.Option{Label: "Deny"})
 	for note, want := range map[string]string{
 		"use make clean instead": "use make clean instead",
 		" allow ":                "Deny: allow",
@@ -53,7 +53,7 @@ func TestNoteAnswerNeverReadsAsAnotherOption(t *testing.T) {
 	if NoteAllowed(&two) || NoteAnswer(&two, "why") != "" {
 		t.Error("a vote cannot carry a note")
 	}
-	q.Status, q.Answers = core.StatusAnswered, map[string]string{q.Questions[0].Question: "Deny: allow"}
+	q.Status, q.Answers = domain.StatusAnswered, map[string]string{q.Questions[0].Question: "Deny: allow"}
 	if tone, note := Outcome(q); tone != Deny || note != "allow" {
 		t.Errorf("outcome %v %q", tone, note)
 	}

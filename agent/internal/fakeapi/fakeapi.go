@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
 	"github.com/google/uuid"
 )
@@ -33,20 +33,20 @@ type Server struct {
 	Token string // required bearer token; "" accepts any
 
 	mu        sync.Mutex
-	questions map[string]*core.Question
+	questions map[string]*domain.Question
 	order     []string
-	runs      map[string]*core.Run
+	runs      map[string]*domain.Run
 	changed   chan struct{} // closed and replaced on every change
 	requests  []Request
 	// Hooks a test may set before requests arrive.
-	OnCreate func(q *core.Question)
+	OnCreate func(q *domain.Question)
 	// NewID makes the id of a new question (default: a random UUID).
 	NewID func() string
 }
 
 // New starts a fake on an httptest server closed at the end of the test.
 func New(t testing.TB, token string) *Server {
-	s := &Server{Token: token, questions: map[string]*core.Question{}, runs: map[string]*core.Run{},
+	s := &Server{Token: token, questions: map[string]*domain.Question{}, runs: map[string]*domain.Run{},
 		changed: make(chan struct{})}
 	ts := httptest.NewServer(s.handler())
 	t.Cleanup(ts.Close)
@@ -62,7 +62,7 @@ func (s *Server) Requests() []Request {
 }
 
 // Question returns a copy of a question.
-func (s *Server) Question(id string) *core.Question {
+func (s *Server) Question(id string) *domain.Question {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q, ok := s.questions[id]
@@ -74,10 +74,10 @@ func (s *Server) Question(id string) *core.Question {
 }
 
 // Questions returns copies of every question, oldest first.
-func (s *Server) Questions() []*core.Question {
+func (s *Server) Questions() []*domain.Question {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*core.Question, 0, len(s.order))
+	out := make([]*domain.Question, 0, len(s.order))
 	for _, id := range s.order {
 		c := *s.questions[id]
 		out = append(out, &c)
@@ -87,7 +87,7 @@ func (s *Server) Questions() []*core.Question {
 
 // WaitPending blocks until n questions exist and the newest is pending, and
 // returns the newest, or fails the test after 10s.
-func (s *Server) WaitPending(t testing.TB, n int) *core.Question {
+func (s *Server) WaitPending(t testing.TB, n int) *domain.Question {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -115,14 +115,14 @@ func (s *Server) Answer(t testing.TB, id string, choices ...[]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.questions[id]
-	if q == nil || q.Status != core.StatusPending {
+	if q == nil || q.Status != domain.StatusPending {
 		t.Errorf("fakeapi: question %s is not pending", id)
 		return
 	}
-	a := core.Resolve(q.Questions, choices)
+	a := domain.Resolve(q.Questions, choices)
 	now := time.Now().UTC()
-	q.Status, q.Answers, q.Selections, q.Response = core.StatusAnswered, a.Answers, a.Selections, a.Response
-	q.RespondedBy, q.RespondedAt, q.UpdatedAt = &core.Person{Platform: "test", ID: "op", Name: "op"}, &now, now
+	q.Status, q.Answers, q.Selections, q.Response = domain.StatusAnswered, a.Answers, a.Selections, a.Response
+	q.RespondedBy, q.RespondedAt, q.UpdatedAt = &domain.Person{Platform: "test", ID: "op", Name: "op"}, &now, now
 	s.notifyLocked()
 }
 
@@ -130,8 +130,8 @@ func (s *Server) Answer(t testing.TB, id string, choices ...[]string) {
 func (s *Server) Expire(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if q := s.questions[id]; q != nil && q.Status == core.StatusPending {
-		q.Status, q.UpdatedAt = core.StatusExpired, time.Now().UTC()
+	if q := s.questions[id]; q != nil && q.Status == domain.StatusPending {
+		q.Status, q.UpdatedAt = domain.StatusExpired, time.Now().UTC()
 		s.notifyLocked()
 	}
 }
@@ -145,8 +145,8 @@ func (s *Server) notifyLocked() {
 func (s *Server) expireLocked() {
 	now := time.Now()
 	for _, q := range s.questions {
-		if q.Status == core.StatusPending && !q.ExpiresAt.After(now) {
-			q.Status, q.UpdatedAt = core.StatusExpired, now.UTC()
+		if q.Status == domain.StatusPending && !q.ExpiresAt.After(now) {
+			q.Status, q.UpdatedAt = domain.StatusExpired, now.UTC()
 			s.notifyLocked()
 		}
 	}
@@ -183,29 +183,29 @@ func (s *Server) handler() http.Handler {
 			Auth: r.Header.Get("Authorization"), Body: body})
 		s.mu.Unlock()
 		if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token {
-			writeErr(w, core.Errorf(core.EUnauthorized, "missing or unknown token"))
+			writeErr(w, domain.Errorf(domain.EUnauthorized, "missing or unknown token"))
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
 }
 
-func (s *Server) lookup(w http.ResponseWriter, r *http.Request) *core.Question {
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) *domain.Question {
 	q := s.questions[r.PathValue("id")]
 	if q == nil || q.ProjectID != r.PathValue("p") {
-		writeErr(w, core.Errorf(core.ENotFound, "no question %s in project %s", r.PathValue("id"), r.PathValue("p")))
+		writeErr(w, domain.Errorf(domain.ENotFound, "no question %s in project %s", r.PathValue("id"), r.PathValue("p")))
 		return nil
 	}
 	return q
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
-	var req core.AskRequest
+	var req domain.AskRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeErr(w, core.Errorf(core.EInvalid, "body is not valid JSON: %v", err))
+		writeErr(w, domain.Errorf(domain.EInvalid, "body is not valid JSON: %v", err))
 		return
 	}
-	q, timeout, err := core.BuildQuestion(&req, core.AskDefaults{Timeout: core.DefaultTimeout}, true)
+	q, timeout, err := domain.BuildQuestion(&req, domain.AskDefaults{Timeout: domain.DefaultTimeout}, true)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -225,7 +225,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		}
 		same := (q.IdempotencyKey != "" && old.IdempotencyKey == q.IdempotencyKey) ||
 			(old.RunID == q.RunID && old.Fingerprint == q.Fingerprint &&
-				(old.Status == core.StatusPending || (old.Status == core.StatusAnswered && now.Sub(old.UpdatedAt) < core.ReattachWindow)))
+				(old.Status == domain.StatusPending || (old.Status == domain.StatusAnswered && now.Sub(old.UpdatedAt) < domain.ReattachWindow)))
 		if same {
 			writeJSON(w, http.StatusOK, map[string]any{"message": "Question re-attached.", "id": old.ID,
 				"status": old.Status, "run_id": old.RunID, "project_id": old.ProjectID, "kind": old.Kind,
@@ -237,8 +237,8 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, id := range s.order {
 		old := s.questions[id]
-		if old.ProjectID == project && old.RunID == q.RunID && old.Status == core.StatusPending {
-			old.Status, old.CancelReason, old.UpdatedAt = core.StatusCancelled, core.CancelSuperseded, now.UTC()
+		if old.ProjectID == project && old.RunID == q.RunID && old.Status == domain.StatusPending {
+			old.Status, old.CancelReason, old.UpdatedAt = domain.StatusCancelled, domain.CancelSuperseded, now.UTC()
 		}
 	}
 	q.ID = uuid.NewString()
@@ -248,12 +248,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	q.ProjectID = project
 	q.CreatedAt, q.UpdatedAt, q.ExpiresAt = now.UTC(), now.UTC(), now.Add(timeout).UTC()
 	if q.Targets == nil {
-		q.Targets = []core.Target{}
+		q.Targets = []domain.Target{}
 	}
 	s.questions[q.ID] = q
 	s.order = append(s.order, q.ID)
 	if _, ok := s.runs[q.RunID]; !ok {
-		s.runs[q.RunID] = &core.Run{ID: q.RunID, ProjectID: project, AgentID: q.AgentID, Status: core.RunRunning,
+		s.runs[q.RunID] = &domain.Run{ID: q.RunID, ProjectID: project, AgentID: q.AgentID, Status: domain.RunRunning,
 			CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
 	}
 	if s.OnCreate != nil {
@@ -261,9 +261,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	s.notifyLocked()
 	out := struct {
-		core.Question
+		domain.Question
 		Message string `json:"message"`
-	}{*q, "Question " + q.ID[:8] + "… sent to the web inbox; this run will pause until someone answers (expires in " + core.HumanDuration(timeout) + ")."}
+	}{*q, "Question " + q.ID[:8] + "… sent to the web inbox; this run will pause until someone answers (expires in " + domain.HumanDuration(timeout) + ")."}
 	writeJSON(w, http.StatusCreated, out)
 }
 
@@ -271,8 +271,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked()
-	status := core.Status(r.URL.Query().Get("status"))
-	out := []*core.Question{}
+	status := domain.Status(r.URL.Query().Get("status"))
+	out := []*domain.Question{}
 	for _, id := range s.order {
 		q := s.questions[id]
 		if q.ProjectID == r.PathValue("p") && (status == "" || q.Status == status) {
@@ -292,9 +292,9 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
-	timeout, err := core.ParseDuration(r.URL.Query().Get("timeout"))
+	timeout, err := domain.ParseDuration(r.URL.Query().Get("timeout"))
 	if err != nil || timeout > 120*time.Second {
-		writeErr(w, core.Errorf(core.EInvalid, "bad timeout"))
+		writeErr(w, domain.Errorf(domain.EInvalid, "bad timeout"))
 		return
 	}
 	deadline := time.Now().Add(timeout)
@@ -323,9 +323,9 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
-	var req core.RespondRequest
+	var req domain.RespondRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeErr(w, core.Errorf(core.EInvalidAnswer, "body is not valid JSON"))
+		writeErr(w, domain.Errorf(domain.EInvalidAnswer, "body is not valid JSON"))
 		return
 	}
 	s.mu.Lock()
@@ -335,21 +335,21 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
 	if q == nil {
 		return
 	}
-	if q.Status != core.StatusPending {
-		writeErr(w, core.StatusError(q))
+	if q.Status != domain.StatusPending {
+		writeErr(w, domain.StatusError(q))
 		return
 	}
-	a, err := core.ParseAnswer(q, req)
+	a, err := domain.ParseAnswer(q, req)
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	who := core.Person{Platform: "api", ID: "operator"}
+	who := domain.Person{Platform: "api", ID: "operator"}
 	if req.RespondedBy != nil {
 		who = req.RespondedBy.Person
 	}
 	now := time.Now().UTC()
-	q.Status, q.Answers, q.Selections, q.Response = core.StatusAnswered, a.Answers, a.Selections, a.Response
+	q.Status, q.Answers, q.Selections, q.Response = domain.StatusAnswered, a.Answers, a.Selections, a.Response
 	q.RespondedBy, q.RespondedAt, q.UpdatedAt, q.Read = &who, &now, now, true
 	s.notifyLocked()
 	writeJSON(w, http.StatusAccepted, map[string]any{"id": q.ID, "status": q.Status, "run_id": q.RunID})
@@ -367,14 +367,14 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	if q == nil {
 		return
 	}
-	if q.Status != core.StatusPending {
-		writeErr(w, core.StatusError(q))
+	if q.Status != domain.StatusPending {
+		writeErr(w, domain.StatusError(q))
 		return
 	}
 	if body.Reason == "" {
-		body.Reason = core.CancelUser
+		body.Reason = domain.CancelUser
 	}
-	q.Status, q.CancelReason, q.UpdatedAt = core.StatusCancelled, body.Reason, time.Now().UTC()
+	q.Status, q.CancelReason, q.UpdatedAt = domain.StatusCancelled, body.Reason, time.Now().UTC()
 	s.notifyLocked()
 	writeJSON(w, http.StatusOK, q)
 }
@@ -384,7 +384,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	run := s.runs[r.PathValue("run")]
 	if run == nil || run.ProjectID != r.PathValue("p") {
-		writeErr(w, core.Errorf(core.ENotFound, "no run %s", r.PathValue("run")))
+		writeErr(w, domain.Errorf(domain.ENotFound, "no run %s", r.PathValue("run")))
 		return
 	}
 	writeJSON(w, http.StatusOK, run)
@@ -396,17 +396,17 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
 	now := time.Now().UTC()
 	run := s.runs[r.PathValue("run")]
 	if run == nil {
-		run = &core.Run{ID: r.PathValue("run"), ProjectID: r.PathValue("p"), CreatedAt: now}
+		run = &domain.Run{ID: r.PathValue("run"), ProjectID: r.PathValue("p"), CreatedAt: now}
 		s.runs[run.ID] = run
 	}
-	run.Status, run.UpdatedAt = core.RunPaused, now
+	run.Status, run.UpdatedAt = domain.RunPaused, now
 	writeJSON(w, http.StatusOK, run)
 }
 
 func (s *Server) runQuestions(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []*core.Question{}
+	out := []*domain.Question{}
 	for _, id := range s.order {
 		if q := s.questions[id]; q.ProjectID == r.PathValue("p") && q.RunID == r.PathValue("run") {
 			out = append(out, q)
@@ -419,13 +419,13 @@ func (s *Server) notifications(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	unread := r.URL.Query().Get("unread") == "true"
-	out := []core.Notification{}
+	out := []domain.Notification{}
 	for _, id := range s.order {
 		q := s.questions[id]
 		if q.ProjectID != r.PathValue("p") {
 			continue
 		}
-		n := core.NotificationFor(q)
+		n := domain.NotificationFor(q)
 		if unread && n.Read {
 			continue
 		}
@@ -442,5 +442,5 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Read = true
-	writeJSON(w, http.StatusOK, core.NotificationFor(q))
+	writeJSON(w, http.StatusOK, domain.NotificationFor(q))
 }

@@ -1,0 +1,70 @@
+package domain
+
+import (
+	"slices"
+	"sync"
+)
+
+// PlatformInfo is what the core shows and checks of one chat platform,
+// without knowing the platform: its adapter registers it (RegisterPlatform)
+// when its package is loaded. A platform nobody registered is shown by its
+// name and has no responder groups.
+type PlatformInfo struct {
+	// Name is the platform's name in targets and person keys ("slack").
+	Name string
+	// Place names a channel of the platform for people: "Slack C0123".
+	Place func(channel string) string
+	// Groups returns the responder groups that apply to people of this
+	// platform (Slack user groups, Discord roles), matched against
+	// Person.Groups as the adapter fills them.
+	Groups func(Responders) []string
+	// GroupNoun names one such group for people: "Slack user group".
+	GroupNoun string
+}
+
+var platforms struct {
+	sync.RWMutex
+	byName map[string]PlatformInfo
+	order  []string
+}
+
+// RegisterPlatform makes p known to the core. Registering a name again
+// replaces it.
+func RegisterPlatform(p PlatformInfo) {
+	platforms.Lock()
+	defer platforms.Unlock()
+	if platforms.byName == nil {
+		platforms.byName = map[string]PlatformInfo{}
+	}
+	if _, ok := platforms.byName[p.Name]; !ok {
+		platforms.order = append(platforms.order, p.Name)
+		slices.Sort(platforms.order)
+	}
+	platforms.byName[p.Name] = p
+}
+
+func platformInfo(name string) (PlatformInfo, bool) {
+	platforms.RLock()
+	defer platforms.RUnlock()
+	p, ok := platforms.byName[name]
+	return p, ok
+}
+
+// registeredPlatforms returns the registered platforms by name.
+func registeredPlatforms() []PlatformInfo {
+	platforms.RLock()
+	defer platforms.RUnlock()
+	out := make([]PlatformInfo, 0, len(platforms.order))
+	for _, n := range platforms.order {
+		out = append(out, platforms.byName[n])
+	}
+	return out
+}
+
+// TargetName names a target's place for people and the audit trail.
+func TargetName(t Target) string {
+	if p, ok := platformInfo(t.Platform); ok && p.Place != nil {
+		return p.Place(t.Channel)
+	}
+	return t.Platform + " " + t.Channel
+}

@@ -1,0 +1,181 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Ellipsis marks text shortened to fit a platform limit.
+const Ellipsis = "…"
+
+// Shorten returns s cut to at most max runes, ending with "…" when it was
+// cut. Chat adapters use it so long labels are shortened, never rejected.
+func Shorten(s string, max int) string {
+	if max <= 0 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	if max == 1 {
+		return Ellipsis
+	}
+	n := 0
+	for i := range s {
+		if n == max-1 {
+			return strings.TrimRight(s[:i], " \t\n") + Ellipsis
+		}
+		n++
+	}
+	return s
+}
+
+// AnswerLine is an answered question's answers on one line: the answer of
+// a single item, else "Region: eu; Why: cost" (headers, else the items'
+// texts). Empty unless the question is answered.
+func AnswerLine(q *Question) string {
+	if q.Status != StatusAnswered {
+		return ""
+	}
+	if len(q.Questions) == 1 {
+		return q.Answers[q.Questions[0].Question]
+	}
+	parts := make([]string, 0, len(q.Questions))
+	for _, it := range q.Questions {
+		name := it.Header
+		if name == "" {
+			name = it.Question
+		}
+		parts = append(parts, name+": "+q.Answers[it.Question])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// OutcomeLine is the one line every copy shows once a question is final:
+// "Answered by alice: OAuth 2.0", "Expired", "Cancelled (superseded)",
+// "Dismissed by bob". Empty while the question is pending.
+func OutcomeLine(q *Question) string {
+	switch q.Status {
+	case StatusAnswered:
+		by := "Answered by " + PersonName(q.RespondedBy)
+		if q.Defaulted {
+			by = "No answer in time; answered by default"
+		} else if q.ApprovalsRequired > 1 {
+			label := q.Answers[q.Questions[0].Question]
+			by = "Approved by " + voters(q, label)
+			if o, ok := MatchOption(q.Questions[0], label); ok && o.Veto {
+				by = "Vetoed by " + voters(q, label)
+			}
+		}
+		return by + ": " + AnswerLine(q)
+	case StatusExpired:
+		return "Expired"
+	case StatusCancelled:
+		switch q.CancelReason {
+		case CancelUser:
+			return "Dismissed by " + PersonName(q.RespondedBy) + NoteSuffix(q)
+		case CancelAgent:
+			return "Cancelled (withdrawn by the agent)" + NoteSuffix(q)
+		case "":
+			return "Cancelled" + NoteSuffix(q)
+		}
+		return "Cancelled (" + q.CancelReason + ")" + NoteSuffix(q)
+	}
+	return ""
+}
+
+// NoteSuffix is the cancel note as the end of a final-state line:
+// ` — "no longer needed"`, or empty without a note.
+func NoteSuffix(q *Question) string {
+	if q.CancelNote == "" {
+		return ""
+	}
+	return ` — "` + q.CancelNote + `"`
+}
+
+// TallyLine describes the votes of a pending approval that needs several:
+// "Approve: 1 of 2 approvals — alice". Empty when nobody voted yet.
+func TallyLine(q *Question) string {
+	if q.ApprovalsRequired < 2 || len(q.Votes) == 0 {
+		return ""
+	}
+	var order []string
+	count := map[string]int{}
+	for _, v := range q.Votes {
+		if count[v.Label] == 0 {
+			order = append(order, v.Label)
+		}
+		count[v.Label]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, l := range order {
+		parts = append(parts, fmt.Sprintf("%s: %d of %d approvals — %s", l, count[l], q.ApprovalsRequired, voters(q, l)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// voters names who voted for label, in voting order.
+func voters(q *Question, label string) string {
+	var names []string
+	for _, v := range q.Votes {
+		if v.Label == label {
+			names = append(names, v.By.String())
+		}
+	}
+	if len(names) == 0 {
+		return PersonName(q.RespondedBy)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ExpiresPhrase renders the deadline of q relative to now: "expires in 30 min".
+func ExpiresPhrase(q *Question, now time.Time) string {
+	return "expires in " + HumanDuration(q.ExpiresAt.Sub(now))
+}
+
+// PersonName names p for people, or "someone".
+func PersonName(p *Person) string {
+	if p == nil {
+		return "someone"
+	}
+	return p.String()
+}
+
+// HumanDuration renders d as "30 min", "2 h 5 min", "45 s".
+func HumanDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Round(time.Minute).Minutes()))
+	case d < 48*time.Hour:
+		h := int(d.Hours())
+		m := int((d - time.Duration(h)*time.Hour).Minutes())
+		if m == 0 {
+			return fmt.Sprintf("%d h", h)
+		}
+		return fmt.Sprintf("%d h %d min", h, m)
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}
+
+// DescribeStep names an escalation step for the audit trail.
+func DescribeStep(s EscalationStep) string {
+	var parts []string
+	if s.Remind {
+		parts = append(parts, "reminder")
+	}
+	for _, t := range s.Targets {
+		parts = append(parts, "copy to "+TargetName(t))
+	}
+	if s.Responders != nil {
+		parts = append(parts, "responders added: "+DescribeResponders(*s.Responders))
+	}
+	return fmt.Sprintf("after %s: %s", HumanDuration(time.Duration(s.After)), strings.Join(parts, ", "))
+}

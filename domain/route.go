@@ -1,0 +1,146 @@
+package domain
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The rules of a route, shared by the configuration (a route as written in
+// the file) and the ask path (the same fields given in an ask): one rule,
+// one wording, whichever way the value arrives.
+
+// ValidateRoute checks a route as configured and returns every problem,
+// each naming its field relative to the route (name, targets[0].channel,
+// escalation[1].after). The rules that depend on the question asked
+// (on_timeout.answer among the options, several approvals needing one
+// single-select question) are checked when a question uses the route.
+// Which platforms have an adapter is the caller's to check (NotConfigured).
+func ValidateRoute(r Route) []Detail {
+	var p problems
+	if strings.TrimSpace(r.Name) == "" {
+		p.add("name", "required")
+	}
+	if r.Thread != "" && r.Thread != "per-run" {
+		p.add("thread", "%q is not a thread mode (use per-run or leave it out)", r.Thread)
+	}
+	if r.Timeout != 0 {
+		checkTimeout(&p, "timeout", r.Timeout)
+	}
+	checkTargets(&p, "targets", r.Targets)
+	checkResponders(&p, "responders", r.Responders)
+	checkApprovals(&p, r.ApprovalsRequired)
+	for j, rule := range r.AutoAllow {
+		if err := CheckAutoAllowRule(rule); err != nil {
+			p.add(fmt.Sprintf("auto_allow[%d]", j), "%v", err)
+		}
+	}
+	if r.OnTimeout != nil && strings.TrimSpace(r.OnTimeout.Answer) == "" {
+		p.add("on_timeout.answer", "required")
+	}
+	var last time.Duration
+	for i, e := range r.Escalation {
+		f := fmt.Sprintf("escalation[%d]", i)
+		if time.Duration(e.After) <= last {
+			p.add(f+".after", "must be later than the step before (and above 0)")
+		}
+		last = time.Duration(e.After)
+		if !e.Remind && len(e.Targets) == 0 && e.Responders == nil {
+			p.add(f, "does nothing; set remind: true, targets or responders")
+		}
+		checkTargets(&p, f+".targets", e.Targets)
+		if e.Responders != nil {
+			checkResponders(&p, f+".responders", *e.Responders)
+		}
+	}
+	return p
+}
+
+// CleanTarget trims a target and lower-cases its platform, as every target
+// is read (route or ask).
+func CleanTarget(t Target) Target {
+	return Target{Platform: strings.ToLower(strings.TrimSpace(t.Platform)), Channel: strings.TrimSpace(t.Channel), ThreadTS: t.ThreadTS}
+}
+
+// NotConfigured words a target on a platform this bridge has no adapter
+// for; configured names the platforms it has.
+func NotConfigured(platform string, configured []string) string {
+	if len(configured) == 0 {
+		return fmt.Sprintf("%q is not configured on this bridge (configured: none; the question can be answered in the web inbox or the API)", platform)
+	}
+	names := slices.Sorted(slices.Values(configured))
+	return fmt.Sprintf("%q is not configured on this bridge (configured: %s)", platform, strings.Join(names, ", "))
+}
+
+func checkTimeout(p *problems, field string, d time.Duration) {
+	if d < MinTimeout || d > MaxTimeout {
+		p.add(field, "must be between 10s and 720h (30 days), got %s", d)
+	}
+}
+
+// checkTargets checks targets as CleanTarget reads them.
+func checkTargets(p *problems, field string, ts []Target) {
+	if len(ts) > MaxTargets {
+		p.add(field, "at most %d targets", MaxTargets)
+	}
+	for i, t := range ts {
+		t = CleanTarget(t)
+		f := fmt.Sprintf("%s[%d]", field, i)
+		if t.Platform == "" {
+			p.add(f+".platform", "required (slack or discord)")
+		}
+		if t.Channel == "" {
+			p.add(f+".channel", "required")
+		}
+	}
+}
+
+func checkResponders(p *problems, field string, r Responders) {
+	for i, u := range r.Users {
+		if !strings.Contains(u, ":") {
+			p.add(fmt.Sprintf("%s.users[%d]", field, i), "%q must be <platform>:<id>, e.g. slack:U0123", u)
+		}
+	}
+}
+
+func checkApprovals(p *problems, n int) {
+	if n < 0 || n > MaxApprovals {
+		p.add("approvals_required", "from 1 to %d", MaxApprovals)
+	}
+}
+
+// Route is a named set of targets, responders and defaults.
+type Route struct {
+	Name       string
+	Default    bool
+	Targets    []Target
+	Responders Responders
+	Thread     string // "" or "per-run"
+	Timeout    time.Duration
+	// ApprovalsRequired > 1 makes answers votes; the question resolves when
+	// that many people chose the same option (or at a veto option's vote).
+	ApprovalsRequired int
+	// OnTimeout answers the question at its deadline instead of expiring it.
+	OnTimeout *OnTimeout
+	// Escalation runs in order, each step After the question was created.
+	Escalation []EscalationStep
+	// NoEdit refuses edited arguments on this route's approvals
+	// (allow_edit: false in the config).
+	NoEdit bool
+	// AutoAllow approves, without asking, an approval whose action one of
+	// these rules matches (domain/autoallow.go), e.g. "Bash(git status*)".
+	AutoAllow []string
+}
+
+// CheckTargetPlatforms refuses targets on a platform that is not among
+// configured, naming each such target.
+func CheckTargetPlatforms(targets []Target, configured []string) error {
+	var p problems
+	for i, t := range targets {
+		if !slices.Contains(configured, t.Platform) {
+			p.add(fmt.Sprintf("targets[%d].platform", i), "%s", NotConfigured(t.Platform, configured))
+		}
+	}
+	return p.err(EInvalid, "the question is not valid")
+}

@@ -1,0 +1,186 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/askbridge/askbridge/domain"
+
+	"github.com/google/uuid"
+)
+
+// Locate returns the project of a question id.
+func (r *Router) Locate(ctx context.Context, id string) (string, error) {
+	return r.store.Locate(ctx, id)
+}
+
+// ResolvePerson fills in p's groups through the channel of p's platform,
+// when it can (see PersonResolver); otherwise p is returned unchanged and
+// only responders naming p's user id admit them.
+func (r *Router) ResolvePerson(ctx context.Context, q *domain.Question, p domain.Person) domain.Person {
+	if ch, ok := r.channels[p.Platform]; ok {
+		if pr, ok := ch.(PersonResolver); ok {
+			return pr.ResolvePerson(ctx, q, p)
+		}
+	}
+	return p
+}
+
+// Check applies the responders policy (Permit) for a surface that must
+// refuse someone before it has an answer (a chat click that would open a
+// modal, a thread reply). A refusal is recorded in the audit trail, exactly
+// as Answer records it.
+func (r *Router) Check(ctx context.Context, q *domain.Question, who domain.Person) error {
+	if err := domain.Permit(q, who); err != nil {
+		r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
+		return err
+	}
+	return nil
+}
+
+// Answer records who's answer to a question, exactly once. It returns the
+// final record. Errors: ENotFound, ENotAllowed, EInvalidAnswer, the
+// StatusError of a question no longer pending, ERunNotPaused.
+func (r *Router) Answer(ctx context.Context, project, id string, req domain.RespondRequest, who domain.Person) (*domain.Question, error) {
+	q, err := r.store.Get(ctx, project, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.AnswerRead(ctx, q, req, who)
+}
+
+// AnswerRead is Answer for a caller that has just read q itself (the API's
+// respond, which reads it to check who may see it): it saves reading it
+// again. The store's transition still refuses a question that is no longer
+// pending, so a record read a moment ago is safe; one read long before (a
+// chat modal left open) should go through Answer.
+func (r *Router) AnswerRead(ctx context.Context, q *domain.Question, req domain.RespondRequest, who domain.Person) (*domain.Question, error) {
+	if q.Status != domain.StatusPending {
+		return q, domain.StatusError(q)
+	}
+	if err := domain.Permit(q, who); err != nil {
+		r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
+		return q, err
+	}
+	if err := domain.PrepareApproval(q, &req, !r.routes[q.Route].NoEdit); err != nil {
+		return q, err
+	}
+	ans, err := domain.ParseAnswer(q, req)
+	if err != nil {
+		return q, err
+	}
+	if err := domain.DecideApproval(q, req, &ans, &who); err != nil {
+		return q, err
+	}
+	tr := Transition{To: domain.StatusAnswered, Answer: &ans, By: &who}
+	if q.WebhookMode() {
+		tr.RequirePausedRun = true
+	}
+	if q.ApprovalsRequired > 1 {
+		return r.vote(ctx, q, tr)
+	}
+	final, err := r.transition(ctx, q, tr)
+	if err == nil {
+		r.auditApproval(ctx, final, q, &ans)
+	}
+	return final, err
+}
+
+// vote counts who's choice on an approval that needs several. The question
+// resolves when ApprovalsRequired people chose the same option, or at the
+// first vote for a veto option; until then every copy shows the tally.
+func (r *Router) vote(ctx context.Context, q *domain.Question, tr Transition) (*domain.Question, error) {
+	if !r.track() {
+		return q, errClosing
+	}
+	defer r.done()
+	it := q.Questions[0]
+	label := tr.Answer.Selections[it.Question][0]
+	o, ok := domain.MatchOption(it, label)
+	if !ok {
+		// A vote counts toward an option; free text cannot be tallied.
+		return q, &domain.Error{Code: domain.EInvalidAnswer, Message: "this approval needs a vote for one of its options",
+			Details: []domain.Detail{{Field: "answers[" + it.Question + "]", Problem: fmt.Sprintf("%q is not an option; choose one of the options", label)}}}
+	}
+	r.prepare(q, &tr)
+	v := domain.Vote{By: *tr.By, Label: label, At: tr.At}
+	final, resolved, err := r.store.Vote(ctx, q.ProjectID, q.ID, v, q.ApprovalsRequired, o.Veto, tr)
+	if err != nil {
+		return final, err
+	}
+	if resolved {
+		r.afterTransition(final)
+	} else {
+		r.updateCopies(final)
+	}
+	return final, nil
+}
+
+// Cancel withdraws (reason agent) or dismisses (reason user) a question.
+func (r *Router) Cancel(ctx context.Context, project, id, reason string, who *domain.Person) (*domain.Question, error) {
+	return r.CancelWithNote(ctx, project, id, reason, "", who)
+}
+
+// CancelWithNote is Cancel with a free-text note kept on the record and
+// shown on every copy.
+func (r *Router) CancelWithNote(ctx context.Context, project, id, reason, note string, who *domain.Person) (*domain.Question, error) {
+	q, err := r.store.Get(ctx, project, id)
+	if err != nil {
+		return nil, err
+	}
+	if q.Status != domain.StatusPending {
+		return q, domain.StatusError(q)
+	}
+	if who != nil && reason == domain.CancelUser {
+		if err := domain.Permit(q, *who); err != nil {
+			r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: who, Detail: "dismiss: " + err.Error()})
+			return q, err
+		}
+	}
+	return r.transition(ctx, q, Transition{To: domain.StatusCancelled, CancelReason: reason, CancelNote: note, By: who})
+}
+
+// transition applies tr to q, adding the continuation run and the resume
+// delivery webhook mode needs, then finishes every copy in the background.
+func (r *Router) transition(ctx context.Context, q *domain.Question, tr Transition) (*domain.Question, error) {
+	if !r.track() {
+		return q, errClosing
+	}
+	defer r.done()
+	r.prepare(q, &tr)
+	final, err := r.store.Transition(ctx, q.ProjectID, q.ID, tr)
+	if err != nil {
+		return final, err
+	}
+	r.afterTransition(final)
+	return final, nil
+}
+
+// prepare stamps a transition and adds what webhook mode needs: the
+// continuation run and the resume delivery, created in the same step.
+func (r *Router) prepare(q *domain.Question, tr *Transition) {
+	tr.At = r.clock.Now().UTC()
+	tr.Retention = r.cfg.Retention
+	if q.WebhookMode() && (tr.To == domain.StatusAnswered || tr.To == domain.StatusExpired || (tr.To == domain.StatusCancelled && tr.CancelReason == domain.CancelUser)) {
+		tr.ContinuationRunID = uuid.NewString()
+		tr.DeliveryID = uuid.NewString()
+	}
+}
+
+// audit appends to the audit trail; a failure is logged, never fatal.
+func (r *Router) audit(ctx context.Context, q *domain.Question, e domain.AuditEntry) {
+	e.ProjectID, e.QuestionID, e.RunID = q.ProjectID, q.ID, q.RunID
+	if e.At.IsZero() {
+		e.At = r.clock.Now().UTC()
+	}
+	if err := r.store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
+		r.log.Warn("writing the audit trail failed", "question", q.ID, "type", e.Type, "err", err)
+	}
+}
+
+func (r *Router) afterTransition(q *domain.Question) {
+	if r.cfg.Observe != nil {
+		r.cfg.Observe(q)
+	}
+	r.finishCopies(q)
+}

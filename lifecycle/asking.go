@@ -1,0 +1,172 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/askbridge/askbridge/domain"
+
+	"github.com/google/uuid"
+)
+
+// Ask validates and stores a question, posts it to its targets and returns
+// the record. agentRoute is the asking agent's default route, if any.
+func (r *Router) Ask(ctx context.Context, project string, req *domain.AskRequest, agentRoute string) (AskResult, error) {
+	def := domain.AskDefaults{Timeout: r.cfg.DefaultTimeout, CheckResumeURL: r.cfg.CheckResumeURL}
+	routeName := req.Route
+	if routeName == "" {
+		routeName = agentRoute
+	}
+	var route *domain.Route
+	if routeName != "" {
+		rt, ok := r.routes[routeName]
+		if !ok {
+			return AskResult{}, &domain.Error{Code: domain.EInvalid, Message: "the question is not valid",
+				Details: []domain.Detail{{Field: "route", Problem: fmt.Sprintf("no route named %q in the configuration", routeName)}}}
+		}
+		route = &rt
+	} else if len(req.Targets) == 0 && r.def != nil {
+		route = r.def
+	}
+	if route != nil {
+		def.Targets, def.Responders = route.Targets, route.Responders
+		if route.Timeout > 0 {
+			def.Timeout = route.Timeout
+		}
+		def.ApprovalsRequired, def.OnTimeout, def.Escalation = route.ApprovalsRequired, route.OnTimeout, route.Escalation
+		req.Route = route.Name
+	}
+	q, timeout, err := domain.BuildQuestion(req, def, r.cfg.HasWebhookSecret(req.AgentID))
+	if err != nil {
+		return AskResult{}, err
+	}
+	if err := domain.CheckTargetPlatforms(q.Targets, slices.Collect(maps.Keys(r.channels))); err != nil {
+		return AskResult{}, err
+	}
+	if !r.track() {
+		return AskResult{}, errClosing
+	}
+	defer r.done()
+	now := r.clock.Now().UTC()
+	q.ID = domain.NewQuestionID(project)
+	q.ProjectID = project
+	if q.RunID == "" {
+		q.RunID = "run-" + uuid.NewString()
+	}
+	q.CreatedAt, q.UpdatedAt, q.ExpiresAt = now, now, now.Add(timeout)
+	rule := r.autoRule(ctx, project, q, route)
+	res, err := r.store.Create(ctx, q)
+	if err != nil {
+		return AskResult{}, err
+	}
+	if res.Superseded != nil {
+		r.afterTransition(res.Superseded)
+	}
+	if res.Reattached {
+		return AskResult{Question: res.Question, Message: r.message(res.Question, true)}, nil
+	}
+	q = res.Question
+	if rule != "" {
+		if final, err := r.autoApprove(ctx, q, rule); err == nil {
+			return AskResult{Question: final, Created: true, Message: fmt.Sprintf("Approved at once by the auto-allow rule %s; nobody was asked.", rule)}, nil
+		}
+	}
+	r.post(ctx, q, q.Targets)
+	if fresh, err := r.store.Get(ctx, project, q.ID); err == nil {
+		q = fresh
+	}
+	return AskResult{Question: q, Created: true, Message: r.message(q, false)}, nil
+}
+
+// post posts a copy on each target in parallel and records each on the
+// question and in the audit trail. A question that cannot be posted
+// anywhere is reported loudly.
+func (r *Router) post(ctx context.Context, q *domain.Question, targets []domain.Target) {
+	if len(targets) == 0 {
+		return
+	}
+	var wg sync.WaitGroup
+	results := make([]domain.Target, len(targets))
+	for i, t := range targets {
+		if _, ok := r.channels[t.Platform]; !ok {
+			results[i] = t
+			results[i].Error = t.Platform + " is not configured on this bridge"
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.PostTimeout)
+			defer cancel()
+			posted, err := r.channels[t.Platform].Post(pctx, q, t)
+			if err != nil {
+				r.log.Error("posting question failed", "question", q.ID, "project", q.ProjectID,
+					"platform", t.Platform, "channel", t.Channel, "err", err)
+				posted = t
+				posted.Error = err.Error()
+			}
+			results[i] = posted
+		}()
+	}
+	wg.Wait()
+	failed := 0
+	for _, t := range results {
+		if t.Error != "" {
+			failed++
+		}
+		if err := r.store.AttachCopy(context.WithoutCancel(ctx), q.ProjectID, q.ID, t); err != nil {
+			r.log.Error("recording posted copy failed", "question", q.ID, "err", err)
+		}
+		entry := domain.AuditEntry{Type: "posted", Detail: domain.TargetName(t)}
+		if t.Error != "" {
+			entry = domain.AuditEntry{Type: "post_failed", Detail: domain.TargetName(t) + ": " + t.Error}
+		}
+		r.audit(context.WithoutCancel(ctx), q, entry)
+	}
+	if failed == len(results) {
+		r.log.Error("question could not be posted to any target", "question", q.ID, "project", q.ProjectID)
+		_ = r.store.AppendEvent(context.WithoutCancel(ctx), domain.Event{Type: domain.EventPostFailed, ProjectID: q.ProjectID,
+			QuestionID: q.ID, RunID: q.RunID, At: r.clock.Now().UTC()})
+	}
+}
+
+func (r *Router) message(q *domain.Question, reattached bool) string {
+	short := domain.ShortID(q.ID)
+	if short != q.ID {
+		short += "…"
+	}
+	place := q.Places()
+	if place != "the web inbox" {
+		place += " and the web inbox"
+	}
+	if reattached {
+		switch q.Status {
+		case domain.StatusAnswered:
+			return fmt.Sprintf("Question %s was already answered by %s.", short, domain.PersonName(q.RespondedBy))
+		case domain.StatusPending:
+			return fmt.Sprintf("Question %s is still waiting for an answer in %s (expires in %s).", short, place, domain.HumanDuration(q.ExpiresAt.Sub(r.clock.Now())))
+		}
+		return fmt.Sprintf("Question %s is %s.", short, q.Status)
+	}
+	mode := "this run will pause until someone answers"
+	if q.WebhookMode() {
+		mode = "this run can pause; it resumes through the webhook when someone answers"
+	}
+	msg := fmt.Sprintf("Question %s sent to %s; %s (expires in %s).", short, place, mode, domain.HumanDuration(q.ExpiresAt.Sub(q.CreatedAt)))
+	for _, t := range q.Targets {
+		if t.Error != "" {
+			msg += fmt.Sprintf(" Posting to %s failed: %s.", domain.TargetName(t), t.Error)
+		}
+	}
+	return msg
+}
+
+// AskResult is the outcome of Ask.
+type AskResult struct {
+	Question *domain.Question
+	Created  bool   // false: an earlier question was re-attached
+	Message  string // a sentence for the agent's tool result
+}

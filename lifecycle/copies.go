@@ -1,0 +1,123 @@
+package lifecycle
+
+import (
+	"context"
+	"time"
+
+	"github.com/askbridge/askbridge/domain"
+)
+
+// finishCopies updates every posted copy to the final state, in tracked
+// background work with retries.
+func (r *Router) finishCopies(q *domain.Question) {
+	r.eachCopy(q, "updating a copy to its final state", func(ctx context.Context, ch Channel, t domain.Target) error {
+		return ch.Finish(ctx, q, t)
+	})
+}
+
+// eachCopy runs f on every posted copy in tracked background work, with
+// retries and backoff; what still fails is logged.
+func (r *Router) eachCopy(q *domain.Question, what string, f func(ctx context.Context, ch Channel, t domain.Target) error) {
+	for _, t := range q.Targets {
+		if t.MessageTS == "" || t.Error != "" {
+			continue
+		}
+		ch, ok := r.channels[t.Platform]
+		if !ok {
+			continue
+		}
+		r.add()
+		go func() {
+			defer r.done()
+			// A platform outage or rate-limit storm delays the update, it
+			// does not drop it: retry with capped backoff for CopyRetryFor.
+			start := time.Now()
+			backoff := r.cfg.CopyRetryBackoff
+			for attempt := 1; ; attempt++ {
+				ctx, cancel := context.WithTimeout(r.bgCtx, r.cfg.PostTimeout)
+				err := f(ctx, ch, t)
+				cancel()
+				if err == nil {
+					if attempt > 1 {
+						r.log.Info(what+" succeeded after retries", "question", q.ID, "platform", t.Platform, "attempts", attempt)
+					}
+					return
+				}
+				if IsPermanent(err) { // no retry can fix it (channelerr.go)
+					r.log.Warn(what+" cannot succeed; not retrying", "question", q.ID,
+						"platform", t.Platform, "channel", t.Channel, "attempts", attempt, "err", err)
+					return
+				}
+				if time.Since(start) >= r.cfg.CopyRetryFor || r.bgCtx.Err() != nil {
+					r.log.Error(what+" failed; the copy may still show live controls", "question", q.ID,
+						"platform", t.Platform, "channel", t.Channel, "attempts", attempt, "err", err)
+					return
+				}
+				if attempt == 5 {
+					r.log.Warn(what+" keeps failing; still retrying", "question", q.ID, "platform", t.Platform,
+						"channel", t.Channel, "err", err)
+				}
+				select {
+				case <-time.After(backoff):
+				case <-r.bgCtx.Done():
+				}
+				backoff = min(backoff*2, 30*time.Second)
+			}
+		}()
+	}
+}
+
+// Updater is implemented by adapters that can re-render a pending copy
+// (vote tallies, responders added by escalation).
+type Updater interface {
+	Update(ctx context.Context, q *domain.Question, t domain.Target) error
+}
+
+// Reminder is implemented by adapters that can remind the responders on a
+// copy (in its thread, mentioning them).
+type Reminder interface {
+	Remind(ctx context.Context, q *domain.Question, t domain.Target) error
+}
+
+// updateCopies re-renders every posted copy of a pending question.
+func (r *Router) updateCopies(q *domain.Question) {
+	r.eachCopy(q, "updating a copy", func(ctx context.Context, ch Channel, t domain.Target) error {
+		u, ok := ch.(Updater)
+		if !ok {
+			return nil
+		}
+		// Render the latest state, not the one that triggered this update:
+		// updates of quick successive votes may run in any order.
+		fresh, err := r.store.Get(ctx, q.ProjectID, q.ID)
+		if err != nil {
+			return err
+		}
+		if fresh.Status != domain.StatusPending {
+			return nil // Finish shows the outcome
+		}
+		return u.Update(ctx, fresh, t)
+	})
+}
+
+// remind reminds the responders on every posted copy.
+func (r *Router) remind(ctx context.Context, q *domain.Question) {
+	reminded := 0
+	for _, t := range q.Targets {
+		if ch, ok := r.channels[t.Platform]; ok && t.MessageTS != "" && t.Error == "" {
+			if rm, ok := ch.(Reminder); ok {
+				pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.PostTimeout)
+				err := rm.Remind(pctx, q, t)
+				cancel()
+				if err != nil {
+					r.log.Warn("reminder failed", "question", q.ID, "platform", t.Platform, "channel", t.Channel, "err", err)
+					continue
+				}
+				reminded++
+				r.audit(ctx, q, domain.AuditEntry{Type: "reminded", Detail: domain.TargetName(t) + ", asking " + domain.DescribeResponders(q.Responders)})
+			}
+		}
+	}
+	if reminded == 0 {
+		r.audit(ctx, q, domain.AuditEntry{Type: "reminded", Detail: "no chat copy to remind on; asking " + domain.DescribeResponders(q.Responders)})
+	}
+}

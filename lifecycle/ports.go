@@ -1,0 +1,250 @@
+package lifecycle
+
+import (
+	"context"
+	"time"
+
+	"github.com/askbridge/askbridge/domain"
+)
+
+// Clock tells the time. Tests inject their own so expiry never sleeps.
+type Clock interface{ Now() time.Time }
+
+// SystemClock is the real clock, in UTC.
+type SystemClock struct{}
+
+// Now implements Clock.
+func (SystemClock) Now() time.Time { return time.Now().UTC() }
+
+// CreateResult is the outcome of Store.Create.
+type CreateResult struct {
+	Question *domain.Question
+	// Reattached: an existing question (same idempotency key, or identical
+	// items in the same run, pending or answered within ReattachWindow) was
+	// returned instead of creating one. Nothing new was posted.
+	Reattached bool
+	// Superseded is the run's earlier pending question, cancelled with
+	// reason "superseded" in the same atomic step, if there was one.
+	Superseded *domain.Question
+}
+
+// Transition moves a pending question to a final state.
+type Transition struct {
+	To           domain.Status
+	Answer       *domain.Answer
+	By           *domain.Person
+	CancelReason string
+	// CancelNote is the free text given with a cancel, kept on the record.
+	CancelNote string
+	At         time.Time
+	// RequirePausedRun refuses the transition with ERunNotPaused unless the
+	// question's run is paused (webhook-mode answers).
+	RequirePausedRun bool
+	// ContinuationRunID, when set, creates that continuation run if the
+	// question's run is paused, and marks the paused run resumed.
+	ContinuationRunID string
+	// DeliveryID, when set, enqueues a resume webhook delivery with that id
+	// in the same atomic step.
+	DeliveryID string
+	// Retention is how long the final record is kept.
+	Retention time.Duration
+	// Defaulted marks an answer given by on_timeout.
+	Defaulted bool
+}
+
+// Ref names a question in a project.
+type Ref struct{ ProjectID, ID string }
+
+// Delivery is one resume webhook to send.
+type Delivery struct {
+	ID         string    `json:"id"` // X-Askbridge-Delivery, the same on every retry
+	ProjectID  string    `json:"project_id"`
+	QuestionID string    `json:"question_id"`
+	Event      string    `json:"event"`
+	Attempts   int       `json:"attempts"`
+	CreatedAt  time.Time `json:"created_at"`
+	// Lease names the claim that holds the delivery: a replica whose lease
+	// ran out (and was taken over) can no longer renew or reschedule it.
+	Lease string `json:"-"`
+	// Question is the record as it was when the delivery was enqueued, so a
+	// delivery outlives its question's retention. Nil for deliveries
+	// enqueued by an older release (read the question from the store).
+	Question *domain.Question `json:"-"`
+	// Expired: the delivery's record was gone when it was claimed (it was
+	// kept less long than the bridge was down); it can only be reported.
+	Expired bool `json:"-"`
+}
+
+// The store is described by its roles: each consumer asks for the
+// narrowest one it needs (the resume deliverer for DeliveryQueue and
+// QuestionReader, a parked long-poll for QuestionReader and EventLog), and
+// Store embeds them all for the Router and the one implementation (package
+// store: embedded, standalone Redis, Sentinel, Cluster; store/storetest is
+// the conformance suite every form passes).
+
+// QuestionReader reads question records.
+type QuestionReader interface {
+	// Locate returns the project of a question id (chat interactions carry
+	// only the id). ENotFound if unknown.
+	Locate(ctx context.Context, id string) (project string, err error)
+	// Get returns a question. ENotFound if it does not exist in project.
+	Get(ctx context.Context, project, id string) (*domain.Question, error)
+	// List returns a project's questions oldest first, only those with
+	// status when status is not empty (at most limit, newest kept).
+	List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error)
+	// RunQuestions returns every question of a run in creation order.
+	RunQuestions(ctx context.Context, project, run string) ([]*domain.Question, error)
+	// Projects lists every project that has asked a question.
+	Projects(ctx context.Context) ([]string, error)
+}
+
+// Questions keeps question records and moves them through their states.
+// Every state change is one atomic step, whatever the number of replicas.
+type Questions interface {
+	QuestionReader
+	// Create stores q (status pending) and indexes it. It returns an
+	// existing question instead when q re-asks (see CreateResult), and
+	// supersedes the run's earlier pending question in the same step.
+	Create(ctx context.Context, q *domain.Question) (CreateResult, error)
+	// AttachCopy records a posted copy (or a failed post) on the question.
+	AttachCopy(ctx context.Context, project, id string, t domain.Target) error
+	// Transition moves a pending question to a final state atomically:
+	// the first caller wins; later ones get the StatusError of the record.
+	Transition(ctx context.Context, project, id string, tr Transition) (*domain.Question, error)
+	// Vote records v on an approval that needs required votes for one
+	// option; a person's later vote replaces their earlier one. When the
+	// vote makes required (or is a veto), the question is answered with tr
+	// in the same atomic step and resolved is true. Errors as Transition.
+	Vote(ctx context.Context, project, id string, v domain.Vote, required int, veto bool, tr Transition) (q *domain.Question, resolved bool, err error)
+	// MarkRead marks the question's notification read.
+	MarkRead(ctx context.Context, project, id string) (*domain.Question, error)
+}
+
+// Schedule finds questions whose deadline or escalation step has come,
+// and moves escalation on exactly once.
+type Schedule interface {
+	// Due returns pending questions whose deadline is at or before now.
+	Due(ctx context.Context, now time.Time, limit int) ([]Ref, error)
+	// DueEscalations returns pending questions whose next escalation step
+	// is at or before now.
+	DueEscalations(ctx context.Context, now time.Time, limit int) ([]Ref, error)
+	// Escalate moves a pending question from escalation level to level+1
+	// exactly once across replicas (next: when the following step is due,
+	// zero if none). It reports whether this caller did it.
+	Escalate(ctx context.Context, project, id string, level int, next time.Time, detail string, at time.Time) (bool, error)
+}
+
+// Runs keeps agent runs.
+type Runs interface {
+	// Run returns a run. ENotFound if unknown.
+	Run(ctx context.Context, project, id string) (*domain.Run, error)
+	// PauseRun marks a running run paused (creating it if unknown).
+	PauseRun(ctx context.Context, project, id, agentID string, at time.Time) (*domain.Run, error)
+}
+
+// EventLog is a project's event stream, readable from any replica, and
+// the watching that wakes waiters when it moves.
+type EventLog interface {
+	// Events returns up to limit events after the stream id after ("" =
+	// from the start, "$" = none), oldest first.
+	Events(ctx context.Context, project, after string, limit int) ([]domain.Event, error)
+	// LastEventID returns the id of the project's newest event ("0-0" when
+	// there is none), to follow the stream from now on.
+	LastEventID(ctx context.Context, project string) (string, error)
+	// AppendEvent adds an event that is not part of a question transition.
+	AppendEvent(ctx context.Context, ev domain.Event) error
+	// Watch wakes the returned channel (buffered, coalescing) whenever an
+	// event for the question id occurs, on any replica; id "" watches the
+	// whole project. Call stop to release it.
+	Watch(project, id string) (wake <-chan struct{}, stop func())
+	// WatchFinal is Watch with a callback, for a caller that parks many
+	// waits without a goroutine each and needs the question once it is
+	// final: f gets the final record when the wake-up carries it, nil for
+	// any other wake-up (read the question back). f runs on the replica's
+	// subscriber loop and must not block, nor modify the record (it is
+	// shared with the question's other watchers).
+	WatchFinal(project, id string, f func(q *domain.Question)) (stop func())
+}
+
+// AuditLog is a project's audit trail.
+type AuditLog interface {
+	// AppendAudit adds an entry to the project's audit trail.
+	AppendAudit(ctx context.Context, e domain.AuditEntry) error
+	// Audit returns a project's audit trail oldest first, only entries of
+	// question when it is not empty.
+	Audit(ctx context.Context, project, question string, limit int) ([]domain.AuditEntry, error)
+}
+
+// DeliveryQueue holds the resume webhooks to send, leased to one replica
+// at a time.
+type DeliveryQueue interface {
+	// ClaimDeliveries leases up to max due resume deliveries for lease,
+	// taking from every project in turn; each claim counts an attempt.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, max int) ([]Delivery, error)
+	// RenewDeliveries extends the leases of claimed deliveries to until and
+	// returns the ids whose lease was lost (taken over by another claim).
+	RenewDeliveries(ctx context.Context, ds []Delivery, until time.Time) (lost []string, err error)
+	// FinishDelivery removes a delivery for good (sent or failed).
+	FinishDelivery(ctx context.Context, d Delivery) error
+	// RetryDelivery schedules the delivery's next attempt at at and records
+	// d.Attempts as the attempts made (lower it for a delivery put back
+	// unsent). Nothing changes if d's lease was lost.
+	RetryDelivery(ctx context.Context, d Delivery, at time.Time) error
+}
+
+// Scratch keeps short-lived helpers of chat interactions.
+type Scratch interface {
+	// PutDraft keeps one person's partial selections on a question (chat
+	// platforms without form state) for ttl, readable from any replica.
+	PutDraft(ctx context.Context, project, id, person string, draft map[string][]string, ttl time.Duration) error
+	// GetDraft returns the draft, or an empty map.
+	GetDraft(ctx context.Context, project, id, person string) (map[string][]string, error)
+	// Once reports true the first time key is seen within ttl (dedupe of
+	// platform retries such as Slack's event_id).
+	Once(ctx context.Context, key string, ttl time.Duration) (bool, error)
+}
+
+// Retention drops what has outlived retention when asked (records, index
+// entries, old events and audit entries); the Router's sweeper asks on
+// every cycle, on every replica.
+type Retention interface {
+	// Trim drops what expired by now and reports how many entries went.
+	Trim(ctx context.Context, now time.Time) (int, error)
+}
+
+// Store is every role together: what the Router needs.
+type Store interface {
+	Questions
+	Schedule
+	Runs
+	EventLog
+	AuditLog
+	DeliveryQueue
+	Scratch
+	Retention
+	// Ping checks the store is reachable.
+	Ping(ctx context.Context) error
+}
+
+// Channel is one chat platform's adapter. A failure no retry can fix (the
+// message or channel is gone, the bot lost access, a platform limit) is
+// returned wrapped with Permanent, so the Router does not retry it; every
+// other error is taken as transient (channelerr.go).
+type Channel interface {
+	// Platform is the name used in targets ("slack", "discord").
+	Platform() string
+	// Post posts a copy of q on t and returns t with its references
+	// (message ts or id, url) filled in.
+	Post(ctx context.Context, q *domain.Question, t domain.Target) (domain.Target, error)
+	// Finish updates a posted copy to q's final state: controls removed or
+	// disabled, one line with the outcome.
+	Finish(ctx context.Context, q *domain.Question, t domain.Target) error
+}
+
+// PersonResolver is implemented by a Channel that can fill in a person's
+// groups on its platform (Slack user groups) as they matter to q's
+// responders. The Router uses it for answers an operator relays for a
+// person, so they pass the same check as that person's own click.
+type PersonResolver interface {
+	ResolvePerson(ctx context.Context, q *domain.Question, p domain.Person) domain.Person
+}

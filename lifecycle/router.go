@@ -1,0 +1,168 @@
+package lifecycle
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/askbridge/askbridge/domain"
+)
+
+// RouterConfig configures a Router.
+type RouterConfig struct {
+	Store    Store
+	Channels []Channel
+	Routes   []domain.Route
+	Clock    Clock
+	Logger   *slog.Logger
+	// DefaultTimeout applies when neither the ask nor its route sets one.
+	DefaultTimeout time.Duration
+	// Retention keeps final records this long (default 7 days).
+	Retention time.Duration
+	// HasWebhookSecret reports whether webhook mode can sign for an agent.
+	HasWebhookSecret func(agentID string) bool
+	// CheckResumeURL, if set, refuses resume urls the bridge may not reach
+	// (an egress policy, DESIGN §7a).
+	CheckResumeURL func(url string) error
+	// PostTimeout bounds posting one copy (default 15s).
+	PostTimeout time.Duration
+	// CopyRetryFor is how long updating a copy (final state, tally) keeps
+	// retrying through platform failures (default 10 min).
+	CopyRetryFor time.Duration
+	// CopyRetryBackoff is the first wait between those retries, doubled up
+	// to 30 s (default 500 ms).
+	CopyRetryBackoff time.Duration
+	// Observe, if set, is called after every transition this replica makes.
+	Observe func(q *domain.Question)
+}
+
+// Router runs the question lifecycle: ask, answer, cancel, expire.
+type Router struct {
+	cfg      RouterConfig
+	store    Store
+	channels map[string]Channel
+	routes   map[string]domain.Route
+	def      *domain.Route
+	clock    Clock
+	log      *slog.Logger
+	// bg counts work that must end before Close returns: transitions in
+	// progress and the copy updates they start. closing refuses new work.
+	bg       sync.WaitGroup
+	bgMu     sync.Mutex
+	closing  bool
+	inflight atomic.Int64 // what bg counts, readable without waiting
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+}
+
+// NewRouter builds a Router.
+func NewRouter(cfg RouterConfig) *Router {
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DefaultTimeout == 0 {
+		cfg.DefaultTimeout = domain.DefaultTimeout
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = 7 * 24 * time.Hour
+	}
+	if cfg.PostTimeout == 0 {
+		cfg.PostTimeout = 15 * time.Second
+	}
+	if cfg.CopyRetryFor == 0 {
+		cfg.CopyRetryFor = 10 * time.Minute
+	}
+	if cfg.CopyRetryBackoff == 0 {
+		cfg.CopyRetryBackoff = 500 * time.Millisecond
+	}
+	if cfg.HasWebhookSecret == nil {
+		cfg.HasWebhookSecret = func(string) bool { return false }
+	}
+	r := &Router{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
+		channels: map[string]Channel{}, routes: map[string]domain.Route{}}
+	for _, c := range cfg.Channels {
+		r.channels[c.Platform()] = c
+	}
+	for _, rt := range cfg.Routes {
+		r.routes[rt.Name] = rt
+		if rt.Default && r.def == nil {
+			rt := rt
+			r.def = &rt
+		}
+	}
+	r.bgCtx, r.bgCancel = context.WithCancel(context.Background())
+	return r
+}
+
+// Store returns the router's store.
+func (r *Router) Store() Store { return r.store }
+
+// Clock returns the router's clock.
+func (r *Router) Clock() Clock { return r.clock }
+
+// Channel returns the adapter of a platform, if configured.
+func (r *Router) Channel(platform string) (Channel, bool) {
+	c, ok := r.channels[platform]
+	return c, ok
+}
+
+// Route returns a route by name.
+func (r *Router) Route(name string) (domain.Route, bool) {
+	rt, ok := r.routes[name]
+	return rt, ok
+}
+
+// AddChannel registers an adapter after construction (adapters need the
+// Router to deliver answers, the Router needs them to post).
+func (r *Router) AddChannel(c Channel) { r.channels[c.Platform()] = c }
+
+// Close waits for background work (finishing copies) to end, or ctx.
+func (r *Router) Close(ctx context.Context) error {
+	r.bgMu.Lock()
+	r.closing = true
+	r.bgMu.Unlock()
+	done := make(chan struct{})
+	go func() { r.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		r.bgCancel()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// track registers work Close must wait for; false once Close has begun.
+func (r *Router) track() bool {
+	r.bgMu.Lock()
+	defer r.bgMu.Unlock()
+	if r.closing {
+		return false
+	}
+	r.add()
+	return true
+}
+
+func (r *Router) add()  { r.inflight.Add(1); r.bg.Add(1) }
+func (r *Router) done() { r.inflight.Add(-1); r.bg.Done() }
+
+// Flush waits until no transition or copy update is in flight, without
+// closing the router (tests and graceful hand-overs use it).
+func (r *Router) Flush(ctx context.Context) error {
+	for r.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+var errClosing = domain.Errorf(domain.EUnavailable, "the bridge is shutting down; try again on another replica")

@@ -1,0 +1,45 @@
+package lifecycle
+
+import (
+	"context"
+	"time"
+
+	"github.com/askbridge/askbridge/domain"
+)
+
+// Wait blocks until the question is final, ctx ends, or timeout passes, and
+// returns the latest record.
+func (r *Router) Wait(ctx context.Context, project, id string, timeout time.Duration) (*domain.Question, error) {
+	wake, stop := r.store.Watch(project, id)
+	defer stop()
+	q, err := r.store.Get(ctx, project, id)
+	if err != nil || q.Status.Final() || timeout <= 0 {
+		return q, err
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	// Wake-ups travel over pub/sub, which can drop messages while a
+	// connection is re-established; a slow re-read bounds that loss.
+	recheck := time.NewTicker(10 * time.Second)
+	defer recheck.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return q, ctx.Err()
+		case <-timer.C:
+			return r.store.Get(context.WithoutCancel(ctx), project, id)
+		case <-recheck.C:
+		case <-wake:
+		}
+		fresh, err := r.store.Get(ctx, project, id)
+		if domain.ErrorCode(err) == domain.EUnavailable {
+			// The store is down for a while (a Redis restart or failover):
+			// keep waiting; the subscriber wakes everyone when it is back.
+			continue
+		}
+		if err != nil || fresh.Status.Final() {
+			return fresh, err
+		}
+		q = fresh
+	}
+}
