@@ -7,7 +7,7 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// ResumeMessage is the user_message of a resume webhook (README "Webhook mode"): what
+// ResumeMessage is the user_message of a resume webhook (docs/agents.md "Webhook mode"): what
 // the agent was asked and what came back, or that no answer came.
 func ResumeMessage(q *core.Question) string {
 	var b strings.Builder

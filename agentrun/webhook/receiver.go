@@ -13,7 +13,7 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// Resume is the body of a resume webhook (README "Webhook mode") with its delivery id.
+// Resume is the body of a resume webhook (docs/agents.md "Webhook mode") with its delivery id.
 type Resume struct {
 	Event       string        `json:"event"`
 	Question    core.Question `json:"question"`
