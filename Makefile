@@ -46,7 +46,7 @@ test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
 ## test-claude-code: opt-in; the real Claude Code CLI (from npm, cached) offline against a fake
-## Messages API, with the hook as in the README; skipped when npm is missing
+## Messages API, with the hook as in docs/agents.md; skipped when npm is missing
 test-claude-code:
 	@GO=$(GO) ./scripts/claude-code.sh
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make test-claude-code: runs the real Claude Code CLI offline (a fake
 # Messages API on loopback, ANTHROPIC_BASE_URL) with askbridge's hook
-# configured as in the README, and checks an AskUserQuestion answered
+# configured as in docs/agents.md, and checks an AskUserQuestion answered
 # through the bridge reaches the tool result. Opt-in, not part of make test:
 # installs @anthropic-ai/claude-code from npm into a cache directory once
 # (the package ships a native binary; about 380 MB).

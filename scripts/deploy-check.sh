@@ -204,7 +204,7 @@ helm_check() {
   done
 }
 
-# compose_check: the README's quick start for a team (deploy/compose) with
+# compose_check: the quick start for a team in docs/operations.md (deploy/compose) with
 # the image just built: Redis comes up with AOF, the bridge reaches it and
 # answers an agent's question; the question survives a Redis restart.
 compose_check() {

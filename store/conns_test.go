@@ -20,7 +20,7 @@ import (
 
 // TestConnectionsPerReplica: under load (asks, reads, lists and answers
 // from 64 goroutines at once, waiters subscribed) a replica holds at most
-// PoolSize + 1 connections to Redis, as README promises: the pool and the
+// PoolSize + 1 connections to Redis, as docs/operations.md promises: the pool and the
 // one pub/sub connection. Counted by the server (CLIENT LIST).
 func TestConnectionsPerReplica(t *testing.T) {
 	srv := storetest.Redis(t)

@@ -12,7 +12,7 @@
 //     written as script arguments and hash fields.
 //   - scripts.go: the Lua scripts every state change runs atomically, and
 //     the key layout: what each key under a project holds (its comment
-//     above preludeLua; README "Redis keys and lifetimes" gives each key's
+//     above preludeLua; docs/operations.md "Redis keys and lifetimes" gives each key's
 //     life).
 //   - record.go: how a question is stored and read back (d:<id> and
 //     q:<id>).

@@ -37,7 +37,7 @@ import "github.com/redis/go-redis/v9"
 //                         (the earlier layout: string draft:<id>:<person>, still read)
 //   seq             string the project's question counter (dropped with its last record)
 //
-// Every key is bounded: README "Redis keys and lifetimes" gives each one's life.
+// Every key is bounded: docs/operations.md "Redis keys and lifetimes" gives each one's life.
 //
 // There is no id -> project index: question ids carry a hash of their
 // project (domain.NewQuestionID, Store.Locate).

@@ -35,7 +35,7 @@ type Options struct {
 	PoolSize int
 	// Retention keeps a final question this long, and bounds every other
 	// key and index entry of a project (default 7 days; the router's
-	// retention). See Trim and README "Redis keys and lifetimes".
+	// retention). See Trim and docs/operations.md "Redis keys and lifetimes".
 	Retention time.Duration
 	// AuditRetention keeps audit entries this long (default: Retention).
 	AuditRetention time.Duration

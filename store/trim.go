@@ -22,7 +22,7 @@ const (
 // audit entries older than AuditRetention (the streams themselves once
 // empty), a project's sequence once it has no record left. Together with
 // the Redis TTLs the scripts set, nothing of a project outlives its last
-// question by more than retention (README "Redis keys and lifetimes").
+// question by more than retention (docs/operations.md "Redis keys and lifetimes").
 // The router's sweeper calls it on every replica; concurrent calls are
 // safe. It returns the number of records dropped.
 func (s *Store) Trim(ctx context.Context, now time.Time) (int, error) {

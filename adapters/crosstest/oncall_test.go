@@ -591,7 +591,7 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 	}
 }
 
-// TestOnCallGateAcrossSlackAndDiscord is the README's deploy gate: two
+// TestOnCallGateAcrossSlackAndDiscord is the deploy gate of docs/on-call.md: two
 // approvals from the Slack on-call group, a reminder after 10 min, after
 // 20 min a copy on Discord with the on-call role added, another reminder
 // at 25 min on both copies. An outsider's click is refused; a vote on

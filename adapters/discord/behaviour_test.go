@@ -283,7 +283,7 @@ func TestNewNamesMissingSettingsWithoutSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	if a.cfg.RunNotPausedWait != 10*time.Second {
-		t.Errorf("clicks wait %s for a webhook-mode run to pause; the README's Webhook mode says 10 s", a.cfg.RunNotPausedWait)
+		t.Errorf("clicks wait %s for a webhook-mode run to pause; the Webhook mode of docs/agents.md says 10 s", a.cfg.RunNotPausedWait)
 	}
 }
 

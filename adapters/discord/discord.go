@@ -46,7 +46,7 @@ const (
 // edits and follow-ups.
 const tokenLifetime = 15 * time.Minute
 
-// Config configures the adapter (README "Discord": DISCORD_* variables).
+// Config configures the adapter (docs/discord.md: DISCORD_* variables).
 type Config struct {
 	BotToken      string // DISCORD_BOT_TOKEN, required
 	ApplicationID string // DISCORD_APPLICATION_ID, required
@@ -72,7 +72,7 @@ type Config struct {
 	// modal cannot follow a deferred update (default 2 s; Discord allows 3 s).
 	ModalAckAfter time.Duration
 	// RunNotPausedWait is how long a click retries while the question's run
-	// has not paused yet (default 10 s, README "Webhook mode").
+	// has not paused yet (default 10 s, docs/agents.md "Webhook mode").
 	RunNotPausedWait time.Duration
 	// RetryAttempts, RetryBackoff and MaxRetryAfter bound retries of one
 	// Discord call on 5xx, network errors and 429 (defaults 4, 250 ms, 30 s).

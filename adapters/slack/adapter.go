@@ -23,7 +23,7 @@ import (
 // DefaultAPIURL is Slack's Web API base.
 const DefaultAPIURL = "https://slack.com/api/"
 
-// Config configures the adapter (README "Slack").
+// Config configures the adapter (docs/slack.md).
 type Config struct {
 	BotToken      string // SLACK_BOT_TOKEN, xoxb-…
 	SigningSecret string // SLACK_SIGNING_SECRET; required unless AppToken is set
@@ -33,7 +33,7 @@ type Config struct {
 	UserGroupTTL time.Duration
 	// RunNotPausedRetry is how long a click on a webhook-mode question whose
 	// run has not paused yet is retried before the person is asked to retry
-	// (default 10 s, README "Webhook mode").
+	// (default 10 s, docs/agents.md "Webhook mode").
 	RunNotPausedRetry time.Duration
 	// HTTPClient calls the Web API (default: a client with a 15 s timeout
 	// that keeps connections to Slack alive, httpx.Transport).

@@ -244,7 +244,7 @@ func (a *Adapter) respond(ctx context.Context, w place, qid string,
 }
 
 // record calls Router.Answer, retrying while a webhook-mode run has not
-// paused yet (README "Webhook mode"), and tells the person when it fails.
+// paused yet (docs/agents.md "Webhook mode"), and tells the person when it fails.
 func (a *Adapter) record(ctx context.Context, w place, project string, q *domain.Question, who domain.Person, req domain.RespondRequest) bool {
 	deadline := time.Now().Add(a.cfg.RunNotPausedRetry)
 	for {

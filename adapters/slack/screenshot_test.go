@@ -1,6 +1,6 @@
 package slack
 
-// The README's Slack screenshot (docs/img/approval-slack.png): an approval
+// The Slack screenshot in docs/approvals.md (docs/img/approval-slack.png): an approval
 // with a diff as the adapter posts it, rendered by the fake's HTML preview
 // in headless Chromium (chromedp). Run with ASKBRIDGE_SCREENSHOTS=1, like
 // the web inbox's screenshots (adapters/web/browser_test.go).

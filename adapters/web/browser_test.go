@@ -423,7 +423,7 @@ func TestBrowserLoginRequiredAndCSRF(t *testing.T) {
 	}
 }
 
-// TestBrowserScreenshots renders the README's screenshots (docs/img/
+// TestBrowserScreenshots renders the docs' screenshots (docs/img/
 // inbox.png, approval.png, history.png, run.png). Run with
 // ASKBRIDGE_SCREENSHOTS=1.
 func TestBrowserScreenshots(t *testing.T) {

@@ -209,7 +209,7 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 	}
 	final, err := do(ctx, q, rq.viewer.Person())
 	// Webhook mode: the run may not have reported its pause yet. Retry
-	// for a while instead of losing the click (README "Webhook mode").
+	// for a while instead of losing the click (docs/agents.md "Webhook mode").
 	deadline := time.Now().Add(i.runNotPausedWait)
 	for domain.ErrorCode(err) == domain.ERunNotPaused && time.Now().Before(deadline) {
 		select {

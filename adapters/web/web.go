@@ -69,7 +69,7 @@ type Inbox struct {
 	assets map[string]*asset
 	// runNotPausedWait is how long an answer to a webhook-mode question
 	// whose run has not paused yet is retried before the person is told to
-	// try again (README "Webhook mode": 10 s).
+	// try again (docs/agents.md "Webhook mode": 10 s).
 	runNotPausedWait time.Duration
 	// syncEvery bounds how long a live page may miss a change nobody
 	// signalled (and how often new projects are picked up).

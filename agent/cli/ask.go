@@ -117,7 +117,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	if !q.Status.Final() {
 		q, err = a.waitShowing(ctx, c.Wait, q)
 		if ctx.Err() != nil {
-			// Interrupted: nobody waits for this answer any more (README "Webhook mode").
+			// Interrupted: nobody waits for this answer any more (docs/agents.md "Webhook mode").
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
 			if cq, cerr := c.Cancel(cctx, asked.ID, domain.CancelAgent); cerr == nil {

@@ -11,7 +11,7 @@
 // (Behavior "allow" with Input, possibly edited by a person, and Rules the
 // person chose to always allow; or "deny" with Message). Operators answer
 // with domain.RespondRequest's EditedInput, Rule, Digest and Reason
-// (README "Approvals of tool calls").
+// (docs/approvals.md).
 package client
 
 import (

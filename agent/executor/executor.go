@@ -1,6 +1,6 @@
 // Package executor helps Go agent runtimes that embed askbridge pause a run
 // while a question waits and continue it when the resume webhook arrives
-// (README "Webhook mode"):
+// (docs/agents.md "Webhook mode"):
 //
 //  1. the ask_user tool calls Asker.Ask, which posts the question with the
 //     runtime's resume URL and closes the run's PauseGate;
@@ -53,7 +53,7 @@ func (g *PauseGate) Reset() {
 	g.question = nil
 }
 
-// ResumeMessage is the user_message of README "Webhook mode" for a final question: what
+// ResumeMessage is the user_message of docs/agents.md "Webhook mode" for a final question: what
 // the agent asked and what came back, or that no answer came. The bridge
 // sends the same text in the webhook body.
 func ResumeMessage(q *domain.Question) string { return webhook.ResumeMessage(q) }

@@ -161,7 +161,7 @@ func (f *fakeMessagesAPI) reply(w http.ResponseWriter, stream bool, block map[st
 
 // TestRealClaudeCode runs the real Claude Code CLI (opt-in: make
 // test-claude-code) offline against the fake Messages API, with the hook
-// configured as in the README. The model asks the captured two-question
+// configured as in docs/agents.md. The model asks the captured two-question
 // AskUserQuestion; a person answers through the bridge; the answer must
 // reach the tool result Claude Code sends back to the model.
 func TestRealClaudeCode(t *testing.T) {
@@ -177,7 +177,7 @@ func TestRealClaudeCode(t *testing.T) {
 		hooks string
 		sdk   bool
 	}{
-		// The README's settings: the PreToolUse hook answers.
+		// The settings of docs/agents.md: the PreToolUse hook answers.
 		{"PreToolUse", `{"PreToolUse":[{"matcher":"AskUserQuestion","hooks":[{"type":"command","command":"BRIDGE --poll 1s","timeout":120}]}],
 			"PermissionRequest":[{"matcher":"*","hooks":[{"type":"command","command":"BRIDGE --poll 1s","timeout":120}]}]}`, false},
 		// Only the PermissionRequest hook: Claude Code raises one for

@@ -35,7 +35,7 @@ var errDecidedInTerminal = errors.New("decided in the terminal")
 
 // askAndWait asks and waits up to the timeout. On giving up, and when the
 // transcript shows the person decided in the terminal, the question is
-// withdrawn (README "Webhook mode"), as it is when Claude Code stops the hook.
+// withdrawn (docs/agents.md "Webhook mode"), as it is when Claude Code stops the hook.
 func (h *hook) askAndWait(ctx context.Context, req *domain.AskRequest) (waited, error) {
 	// The question outlives the hook a little, so the hook's own deadline,
 	// not the bridge's expiry, decides and withdraws it.

@@ -7,7 +7,7 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
-// ResumeMessage is the user_message of a resume webhook (README "Webhook mode"): what
+// ResumeMessage is the user_message of a resume webhook (docs/agents.md "Webhook mode"): what
 // the agent was asked and what came back, or that no answer came.
 func ResumeMessage(q *domain.Question) string {
 	var b strings.Builder

@@ -13,7 +13,7 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
-// Resume is the body of a resume webhook (README "Webhook mode") with its delivery id.
+// Resume is the body of a resume webhook (docs/agents.md "Webhook mode") with its delivery id.
 type Resume struct {
 	Event       string          `json:"event"`
 	Question    domain.Question `json:"question"`

@@ -1,4 +1,4 @@
-// Package webhook signs and verifies askbridge resume webhooks (README "Webhook mode"):
+// Package webhook signs and verifies askbridge resume webhooks (docs/agents.md "Webhook mode"):
 // X-Askbridge-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>.
 package webhook
 

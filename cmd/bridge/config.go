@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// fileConfig is the YAML configuration file (README "Configuration file"). Unknown keys are
+// fileConfig is the YAML configuration file (docs/operations.md "Configuration file"). Unknown keys are
 // errors; every secret also has a <key>_file form.
 type fileConfig struct {
 	Defaults struct {

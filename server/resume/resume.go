@@ -1,4 +1,4 @@
-// Package resume delivers resume webhooks (README "Webhook mode"): it takes deliveries
+// Package resume delivers resume webhooks (docs/agents.md "Webhook mode"): it takes deliveries
 // from the store's durable queue, signs and POSTs them, and retries with
 // exponential backoff for 24 h. A delivery leased by a replica that dies is
 // picked up by another when the lease runs out; a replica renews the leases
