@@ -21,7 +21,6 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/web"
-	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/server/egress"
 	"github.com/askbridge/askbridge/server/resume"
@@ -121,12 +120,7 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 		DefaultTimeout: s.Timeout, Retention: s.Retention,
 		HasWebhookSecret: func(agentID string) bool { return len(s.WebhookSecretFor(agentID)) > 0 },
 		CheckResumeURL:   policy.CheckURL,
-		Observe: func(q *domain.Question) {
-			metrics.Observe(q)
-			if q.WebhookMode() {
-				a.deliverer.Kick() // its resume webhook goes out now, not at the next poll
-			}
-		},
+		Observers:        []lifecycle.Observer{metrics, a.deliverer},
 	})
 	mux := http.NewServeMux()
 	if err := a.addChats(mux); err != nil {

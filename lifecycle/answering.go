@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/askbridge/askbridge/domain"
 
@@ -18,10 +19,8 @@ func (r *Router) Locate(ctx context.Context, id string) (string, error) {
 // when it can (see PersonResolver); otherwise p is returned unchanged and
 // only responders naming p's user id admit them.
 func (r *Router) ResolvePerson(ctx context.Context, q *domain.Question, p domain.Person) domain.Person {
-	if ch, ok := r.channels[p.Platform]; ok {
-		if pr, ok := ch.(PersonResolver); ok {
-			return pr.ResolvePerson(ctx, q, p)
-		}
+	if pr, ok := r.resolvers[p.Platform]; ok {
+		return pr.ResolvePerson(ctx, q, p)
 	}
 	return p
 }
@@ -49,12 +48,29 @@ func (r *Router) Answer(ctx context.Context, project, id string, req domain.Resp
 	return r.AnswerRead(ctx, q, req, who)
 }
 
-// AnswerRead is Answer for a caller that has just read q itself (the API's
-// respond, which reads it to check who may see it): it saves reading it
-// again. The store's transition still refuses a question that is no longer
-// pending, so a record read a moment ago is safe; one read long before (a
-// chat modal left open) should go through Answer.
+// AnswerRead is Answer for a caller that has just read q itself (a click
+// checked against q, the API's respond): it saves reading it again. The
+// store's transition still refuses a question that is no longer pending, so
+// a record read a moment ago is safe; one read long before (a chat modal
+// left open) should go through Answer.
+//
+// Webhook mode: a person's answer can arrive before the agent's runtime
+// reports that its run has paused. AnswerRead then waits for the pause, up
+// to RouterConfig.PauseWait, and records the answer once it comes; only
+// after that does it return ERunNotPaused. (The API's respond uses
+// AnswerAtOnce: a runtime gets 409 run_not_paused at once and retries.)
 func (r *Router) AnswerRead(ctx context.Context, q *domain.Question, req domain.RespondRequest, who domain.Person) (*domain.Question, error) {
+	return r.answer(ctx, q, req, who, r.cfg.PauseWait)
+}
+
+// AnswerAtOnce is AnswerRead without waiting for a webhook-mode run to
+// pause: ERunNotPaused comes back at once (the API's respond, whose caller
+// retries).
+func (r *Router) AnswerAtOnce(ctx context.Context, q *domain.Question, req domain.RespondRequest, who domain.Person) (*domain.Question, error) {
+	return r.answer(ctx, q, req, who, 0)
+}
+
+func (r *Router) answer(ctx context.Context, q *domain.Question, req domain.RespondRequest, who domain.Person, pauseWait time.Duration) (*domain.Question, error) {
 	if q.Status != domain.StatusPending {
 		return q, domain.StatusError(q)
 	}
@@ -73,17 +89,67 @@ func (r *Router) AnswerRead(ctx context.Context, q *domain.Question, req domain.
 		return q, err
 	}
 	tr := Transition{To: domain.StatusAnswered, Answer: &ans, By: &who}
-	if q.WebhookMode() {
-		tr.RequirePausedRun = true
+	record := func() (*domain.Question, error) {
+		if q.ApprovalsRequired > 1 {
+			return r.vote(ctx, q, tr)
+		}
+		final, err := r.transition(ctx, q, tr)
+		if err == nil {
+			r.auditApproval(ctx, final, q, &ans)
+		}
+		return final, err
 	}
-	if q.ApprovalsRequired > 1 {
-		return r.vote(ctx, q, tr)
+	if !q.WebhookMode() {
+		return record()
 	}
-	final, err := r.transition(ctx, q, tr)
-	if err == nil {
-		r.auditApproval(ctx, final, q, &ans)
+	tr.RequirePausedRun = true
+	final, err := record()
+	if domain.ErrorCode(err) != domain.ERunNotPaused || pauseWait <= 0 {
+		return final, err
 	}
-	return final, err
+	return r.whenPaused(ctx, q, pauseWait, record)
+}
+
+// pauseRecheck is how often whenPaused tries again without a wake-up, and
+// pauseRetrySpacing the least time between two tries on wake-ups (a busy
+// project's events wake it often).
+const (
+	pauseRecheck      = 500 * time.Millisecond
+	pauseRetrySpacing = 50 * time.Millisecond
+)
+
+// whenPaused retries record, which failed with ERunNotPaused, each time the
+// project's event stream moves (the runtime's pause is an event, seen from
+// any replica), until it succeeds, fails otherwise, or wait runs out.
+func (r *Router) whenPaused(ctx context.Context, q *domain.Question, wait time.Duration, record func() (*domain.Question, error)) (*domain.Question, error) {
+	wake, stop := r.store.Watch(q.ProjectID, "")
+	defer stop()
+	defer leaveWhileWaiting(ctx)()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	recheck := time.NewTicker(pauseRecheck)
+	defer recheck.Stop()
+	for {
+		// The first try follows Watch, so a pause between the caller's try
+		// and the watch is not missed.
+		final, err := record()
+		if domain.ErrorCode(err) != domain.ERunNotPaused {
+			return final, err
+		}
+		select {
+		case <-ctx.Done():
+			return final, err
+		case <-deadline.C:
+			return final, err
+		case <-recheck.C:
+		case <-wake:
+			select {
+			case <-ctx.Done():
+				return final, err
+			case <-time.After(pauseRetrySpacing):
+			}
+		}
+	}
 }
 
 // vote counts who's choice on an approval that needs several. The question
@@ -179,8 +245,8 @@ func (r *Router) audit(ctx context.Context, q *domain.Question, e domain.AuditEn
 }
 
 func (r *Router) afterTransition(q *domain.Question) {
-	if r.cfg.Observe != nil {
-		r.cfg.Observe(q)
+	for _, o := range r.cfg.Observers {
+		o.Transitioned(q)
 	}
 	r.finishCopies(q)
 }

@@ -67,25 +67,9 @@ func (r *Router) eachCopy(q *domain.Question, what string, f func(ctx context.Co
 	}
 }
 
-// Updater is implemented by adapters that can re-render a pending copy
-// (vote tallies, responders added by escalation).
-type Updater interface {
-	Update(ctx context.Context, q *domain.Question, t domain.Target) error
-}
-
-// Reminder is implemented by adapters that can remind the responders on a
-// copy (in its thread, mentioning them).
-type Reminder interface {
-	Remind(ctx context.Context, q *domain.Question, t domain.Target) error
-}
-
 // updateCopies re-renders every posted copy of a pending question.
 func (r *Router) updateCopies(q *domain.Question) {
 	r.eachCopy(q, "updating a copy", func(ctx context.Context, ch Channel, t domain.Target) error {
-		u, ok := ch.(Updater)
-		if !ok {
-			return nil
-		}
 		// Render the latest state, not the one that triggered this update:
 		// updates of quick successive votes may run in any order.
 		fresh, err := r.store.Get(ctx, q.ProjectID, q.ID)
@@ -95,7 +79,7 @@ func (r *Router) updateCopies(q *domain.Question) {
 		if fresh.Status != domain.StatusPending {
 			return nil // Finish shows the outcome
 		}
-		return u.Update(ctx, fresh, t)
+		return ch.Update(ctx, fresh, t)
 	})
 }
 
@@ -104,9 +88,9 @@ func (r *Router) remind(ctx context.Context, q *domain.Question) {
 	reminded := 0
 	for _, t := range q.Targets {
 		if ch, ok := r.channels[t.Platform]; ok && t.MessageTS != "" && t.Error == "" {
-			if rm, ok := ch.(Reminder); ok {
+			{
 				pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.PostTimeout)
-				err := rm.Remind(pctx, q, t)
+				err := ch.Remind(pctx, q, t)
 				cancel()
 				if err != nil {
 					r.log.Warn("reminder failed", "question", q.ID, "platform", t.Platform, "channel", t.Channel, "err", err)

@@ -226,25 +226,51 @@ type Store interface {
 	Ping(ctx context.Context) error
 }
 
-// Channel is one chat platform's adapter. A failure no retry can fix (the
-// message or channel is gone, the bot lost access, a platform limit) is
-// returned wrapped with Permanent, so the Router does not retry it; every
-// other error is taken as transient (channelerr.go).
+// Channel is one surface that posts copies of a question where people
+// work (a chat platform): the whole of what the Router asks of it, with
+// one optional ability (PersonResolver) below. A failure no retry can fix
+// (the message or channel is gone, the bot lost access, a platform limit)
+// is returned wrapped with Permanent, so the Router does not retry it;
+// every other error is taken as transient (channelerr.go). Every surface
+// passes the conformance suites of adapters/channeltest.
 type Channel interface {
 	// Platform is the name used in targets ("slack", "discord").
 	Platform() string
 	// Post posts a copy of q on t and returns t with its references
 	// (message ts or id, url) filled in.
 	Post(ctx context.Context, q *domain.Question, t domain.Target) (domain.Target, error)
+	// Update re-renders a posted copy of a question still pending (vote
+	// tallies, responders added by escalation).
+	Update(ctx context.Context, q *domain.Question, t domain.Target) error
+	// Remind reminds the responders on a posted copy (in its thread,
+	// mentioning them).
+	Remind(ctx context.Context, q *domain.Question, t domain.Target) error
 	// Finish updates a posted copy to q's final state: controls removed or
 	// disabled, one line with the outcome.
 	Finish(ctx context.Context, q *domain.Question, t domain.Target) error
 }
 
-// PersonResolver is implemented by a Channel that can fill in a person's
-// groups on its platform (Slack user groups) as they matter to q's
-// responders. The Router uses it for answers an operator relays for a
-// person, so they pass the same check as that person's own click.
+// PersonResolver is the optional ability of a Channel that can fill in a
+// person's groups on its platform (Slack user groups) as they matter to
+// q's responders. The Router uses it for answers an operator relays for a
+// person, so they pass the same check as that person's own click; on a
+// Channel without it only responders naming the person's user id admit
+// them. The Router looks for it once, when the Channel is added.
 type PersonResolver interface {
 	ResolvePerson(ctx context.Context, q *domain.Question, p domain.Person) domain.Person
 }
+
+// Observer is told of every transition out of pending that this replica
+// makes (answered, cancelled, expired), after the store took it: metrics
+// count it, the resume deliverer sends its webhook at once. Transitioned
+// must not block; a replica sees only its own transitions (the event log
+// carries every replica's).
+type Observer interface {
+	Transitioned(q *domain.Question)
+}
+
+// ObserverFunc is a function as an Observer.
+type ObserverFunc func(q *domain.Question)
+
+// Transitioned calls f.
+func (f ObserverFunc) Transitioned(q *domain.Question) { f(q) }

@@ -10,6 +10,10 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
+// DefaultPauseWait is how long a person's answer waits for a webhook-mode
+// run to pause unless RouterConfig.PauseWait says otherwise.
+const DefaultPauseWait = 10 * time.Second
+
 // RouterConfig configures a Router.
 type RouterConfig struct {
 	Store    Store
@@ -34,8 +38,13 @@ type RouterConfig struct {
 	// CopyRetryBackoff is the first wait between those retries, doubled up
 	// to 30 s (default 500 ms).
 	CopyRetryBackoff time.Duration
-	// Observe, if set, is called after every transition this replica makes.
-	Observe func(q *domain.Question)
+	// Observers are told of every transition this replica makes.
+	Observers []Observer
+	// PauseWait is how long a person's answer to a webhook-mode question
+	// waits for the agent's run to report its pause before it is refused
+	// with ERunNotPaused (0: DefaultPauseWait; negative: no wait; see
+	// AnswerRead).
+	PauseWait time.Duration
 }
 
 // Router runs the question lifecycle: ask, answer, cancel, expire.
@@ -43,10 +52,12 @@ type Router struct {
 	cfg      RouterConfig
 	store    Store
 	channels map[string]Channel
-	routes   map[string]domain.Route
-	def      *domain.Route
-	clock    Clock
-	log      *slog.Logger
+	// resolvers are the channels with the PersonResolver ability.
+	resolvers map[string]PersonResolver
+	routes    map[string]domain.Route
+	def       *domain.Route
+	clock     Clock
+	log       *slog.Logger
 	// bg counts work that must end before Close returns: transitions in
 	// progress and the copy updates they start. closing refuses new work.
 	bg       sync.WaitGroup
@@ -71,6 +82,9 @@ func NewRouter(cfg RouterConfig) *Router {
 	if cfg.Retention == 0 {
 		cfg.Retention = 7 * 24 * time.Hour
 	}
+	if cfg.PauseWait == 0 {
+		cfg.PauseWait = DefaultPauseWait
+	}
 	if cfg.PostTimeout == 0 {
 		cfg.PostTimeout = 15 * time.Second
 	}
@@ -84,9 +98,9 @@ func NewRouter(cfg RouterConfig) *Router {
 		cfg.HasWebhookSecret = func(string) bool { return false }
 	}
 	r := &Router{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
-		channels: map[string]Channel{}, routes: map[string]domain.Route{}}
+		channels: map[string]Channel{}, resolvers: map[string]PersonResolver{}, routes: map[string]domain.Route{}}
 	for _, c := range cfg.Channels {
-		r.channels[c.Platform()] = c
+		r.AddChannel(c)
 	}
 	for _, rt := range cfg.Routes {
 		r.routes[rt.Name] = rt
@@ -119,7 +133,12 @@ func (r *Router) Route(name string) (domain.Route, bool) {
 
 // AddChannel registers an adapter after construction (adapters need the
 // Router to deliver answers, the Router needs them to post).
-func (r *Router) AddChannel(c Channel) { r.channels[c.Platform()] = c }
+func (r *Router) AddChannel(c Channel) {
+	r.channels[c.Platform()] = c
+	if pr, ok := c.(PersonResolver); ok {
+		r.resolvers[c.Platform()] = pr
+	}
+}
 
 // Close waits for background work (finishing copies) to end, or ctx.
 func (r *Router) Close(ctx context.Context) error {

@@ -43,3 +43,32 @@ func (r *Router) Wait(ctx context.Context, project, id string, timeout time.Dura
 		q = fresh
 	}
 }
+
+// Waiter is carried in the context of a caller that bounds its concurrent
+// work (a surface's worker pool). Before the Router waits on something
+// outside the caller's control (a webhook-mode answer waiting for its run
+// to pause) it calls Leave, and Return when the wait is over, so waiting
+// answers do not hold up others. Return may block until the caller's worker
+// is free again, and fails only when ctx ends first.
+type Waiter interface {
+	Leave()
+	Return(ctx context.Context) error
+}
+
+type waiterKey struct{}
+
+// WithWaiter returns ctx carrying w (see Waiter).
+func WithWaiter(ctx context.Context, w Waiter) context.Context {
+	return context.WithValue(ctx, waiterKey{}, w)
+}
+
+// leaveWhileWaiting calls the context's Waiter's Leave, if it has one, and
+// returns what gives the worker back.
+func leaveWhileWaiting(ctx context.Context) (back func()) {
+	w, ok := ctx.Value(waiterKey{}).(Waiter)
+	if !ok {
+		return func() {}
+	}
+	w.Leave()
+	return func() { _ = w.Return(ctx) }
+}

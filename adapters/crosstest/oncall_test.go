@@ -75,8 +75,7 @@ func newOnCall(t *testing.T, routes ...domain.Route) *onCall {
 
 	b := newApp(t, app.Settings{
 		Routes: routes, Clock: c, PostTimeout: 5 * time.Second,
-		Slack: slack.Config{BotToken: fs.BotToken, SigningSecret: slackSecret, APIURL: fs.APIURL(),
-			RunNotPausedRetry: time.Second},
+		Slack: slack.Config{BotToken: fs.BotToken, SigningSecret: slackSecret, APIURL: fs.APIURL()},
 		Discord: discord.Config{BotToken: fd.BotToken, ApplicationID: fd.AppID,
 			PublicKey: fd.PublicKey(), APIURL: fd.APIURL(), AckAfter: time.Second, RetryBackoff: 10 * time.Millisecond},
 		Operators: []api.Operator{

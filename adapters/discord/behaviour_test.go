@@ -278,12 +278,8 @@ func TestNewNamesMissingSettingsWithoutSecrets(t *testing.T) {
 			t.Errorf("New(%+v) = %v; want an error naming %s without the secret", c.cfg, err, c.want)
 		}
 	}
-	a, err := New(Config{BotToken: "t", ApplicationID: "1"}, r, nil)
-	if err != nil {
+	if _, err := New(Config{BotToken: "t", ApplicationID: "1"}, r, nil); err != nil {
 		t.Fatal(err)
-	}
-	if a.cfg.RunNotPausedWait != 10*time.Second {
-		t.Errorf("clicks wait %s for a webhook-mode run to pause; the Webhook mode of docs/agents.md says 10 s", a.cfg.RunNotPausedWait)
 	}
 }
 
@@ -327,7 +323,9 @@ func durationPtr(d time.Duration) *domain.Duration { v := domain.Duration(d); re
 func TestRunNotPausedRetriesThenAnswers(t *testing.T) {
 	f := fakediscord.New(t)
 	st := newTestStore(t)
-	e := newEnv(t, f, st)
+	// The run pauses after the acknowledgement's budget: the click is
+	// deferred, then the copy shows the answer.
+	e := newEnv(t, f, st, func(_ *lifecycle.RouterConfig, c *Config) { c.AckAfter = 150 * time.Millisecond })
 	q := e.ask(&domain.AskRequest{RunID: "run-w", Questions: []domain.Item{authItem()}, Resume: &domain.ResumeRequest{URL: "https://runtime.example/resume"}})
 	msg := e.copyOf(q)
 	go func() {
@@ -352,7 +350,12 @@ func TestRunNotPausedRetriesThenAnswers(t *testing.T) {
 
 func TestRunNotPausedGivesUpAndSaysSo(t *testing.T) {
 	f := fakediscord.New(t)
-	e := newEnv(t, f, newTestStore(t), func(_ *lifecycle.RouterConfig, c *Config) { c.RunNotPausedWait = 300 * time.Millisecond })
+	e := newEnv(t, f, newTestStore(t), func(rc *lifecycle.RouterConfig, c *Config) {
+		// Longer than the acknowledgement's budget: the click is deferred,
+		// and the refusal follows privately.
+		rc.PauseWait = 1500 * time.Millisecond
+		c.AckAfter = 300 * time.Millisecond
+	})
 	q := e.ask(&domain.AskRequest{RunID: "run-x", Questions: []domain.Item{authItem()}, Resume: &domain.ResumeRequest{URL: "https://runtime.example/resume"}})
 	msg := e.copyOf(q)
 	if resp := f.Click(alice, msg, "OAuth 2.0"); resp.Type != 6 {

@@ -71,9 +71,6 @@ type Config struct {
 	// ModalAckAfter is how long a click that opens a modal may take: a
 	// modal cannot follow a deferred update (default 2 s; Discord allows 3 s).
 	ModalAckAfter time.Duration
-	// RunNotPausedWait is how long a click retries while the question's run
-	// has not paused yet (default 10 s, docs/agents.md "Webhook mode").
-	RunNotPausedWait time.Duration
 	// RetryAttempts, RetryBackoff and MaxRetryAfter bound retries of one
 	// Discord call on 5xx, network errors and 429 (defaults 4, 250 ms, 30 s).
 	RetryAttempts int
@@ -138,9 +135,6 @@ func New(cfg Config, router lifecycle.Chat, log *slog.Logger) (*Adapter, error) 
 	}
 	if cfg.ModalAckAfter <= 0 {
 		cfg.ModalAckAfter = 2 * time.Second
-	}
-	if cfg.RunNotPausedWait <= 0 {
-		cfg.RunNotPausedWait = 10 * time.Second
 	}
 	if cfg.RetryAttempts <= 0 {
 		cfg.RetryAttempts = 4

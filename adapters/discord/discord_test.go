@@ -31,9 +31,9 @@ func newEnv(t testing.TB, fake *fakediscord.Server, st lifecycle.Store, opts ...
 	t.Helper()
 	rc := lifecycle.RouterConfig{Store: st, Routes: []domain.Route{
 		{Name: "threads", Targets: []domain.Target{{Platform: "discord", Channel: "1000"}}, Thread: "per-run"},
-	}, HasWebhookSecret: func(string) bool { return true }, PostTimeout: 5 * time.Second}
+	}, HasWebhookSecret: func(string) bool { return true }, PostTimeout: 5 * time.Second, PauseWait: 2 * time.Second}
 	cfg := Config{BotToken: fake.BotToken, ApplicationID: fake.AppID, PublicKey: fake.PublicKey(), APIURL: fake.APIURL(),
-		RetryBackoff: 10 * time.Millisecond, RunNotPausedWait: 2 * time.Second,
+		RetryBackoff: 10 * time.Millisecond,
 		// Under the race detector a click can take longer than the 20 ms
 		// default; the tests' clicks get their outcome in the response.
 		AckAfter: time.Second}

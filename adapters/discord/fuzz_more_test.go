@@ -39,9 +39,9 @@ type interactionFuzz struct {
 // replica is one bridge replica for one input, with its adapter's log.
 func (h *interactionFuzz) replica(t *testing.T) (*lifecycle.Router, *Adapter, *lockedBuffer) {
 	logs := &lockedBuffer{}
-	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: h.store, PostTimeout: 5 * time.Second})
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: h.store, PostTimeout: 5 * time.Second, PauseWait: time.Second})
 	ad, err := New(Config{BotToken: h.fake.BotToken, ApplicationID: h.fake.AppID, PublicKey: h.fake.PublicKey(),
-		APIURL: h.fake.APIURL(), RetryBackoff: 10 * time.Millisecond, RunNotPausedWait: time.Second, AckAfter: time.Second},
+		APIURL: h.fake.APIURL(), RetryBackoff: 10 * time.Millisecond, AckAfter: time.Second},
 		router, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -251,30 +251,17 @@ func (a *Adapter) gate(ctx context.Context, x *exchange, q *domain.Question, who
 	return true
 }
 
-// answer records the answer; while the run has not paused yet (webhook
-// mode) it acknowledges at once and retries for RunNotPausedWait.
+// answer records the answer (see respond).
 func (a *Adapter) answer(ctx context.Context, x *exchange, q *domain.Question, who domain.Person, answers map[string]domain.StringList) {
 	a.respond(ctx, x, q, who, domain.RespondRequest{Answers: answers})
 }
 
-// respond records req as who's answer (see answer).
+// respond records req as who's answer on q, just read and checked. A
+// webhook-mode answer waits inside the Router for the run to pause; the
+// interaction is acknowledged meanwhile (awaitFirst's budget).
 func (a *Adapter) respond(ctx context.Context, x *exchange, q *domain.Question, who domain.Person, req domain.RespondRequest) {
 	x.expectUpdate()
-	final, err := a.router.Answer(ctx, q.ProjectID, q.ID, req, who)
-	if domain.ErrorCode(err) == domain.ERunNotPaused {
-		x.reply(ctx, deferredUpdate)
-		deadline := time.Now().Add(a.cfg.RunNotPausedWait)
-		for domain.ErrorCode(err) == domain.ERunNotPaused && time.Now().Before(deadline) {
-			if a.idle(ctx, min(500*time.Millisecond, time.Until(deadline))) != nil {
-				return
-			}
-			final, err = a.router.Answer(ctx, q.ProjectID, q.ID, req, who)
-		}
-		if domain.ErrorCode(err) == domain.ERunNotPaused {
-			x.reply(ctx, ephemeral("The agent's run has not paused yet, so your answer was not recorded. Please click again in a moment."))
-			return
-		}
-	}
+	final, err := a.router.AnswerRead(ctx, q, req, who)
 	a.outcome(ctx, x, final, who, err)
 }
 
@@ -298,6 +285,8 @@ func (a *Adapter) outcome(ctx context.Context, x *exchange, q *domain.Question, 
 		x.reply(ctx, ephemeral(lateMessage(q)))
 	case domain.EConflict:
 		x.reply(ctx, ephemeral("The action changed since it was shown to you, so nothing was recorded; look at the question again and decide."))
+	case domain.ERunNotPaused:
+		x.reply(ctx, ephemeral("The agent's run has not paused yet, so your answer was not recorded. Please click again in a moment."))
 	default:
 		a.failed(ctx, x, err)
 	}

@@ -7,23 +7,16 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/askbridge/askbridge/lifecycle"
-
 	"github.com/askbridge/askbridge/adapters/internal/mentions"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/bwmarrin/discordgo"
-)
-
-var (
-	_ lifecycle.Updater  = (*Adapter)(nil)
-	_ lifecycle.Reminder = (*Adapter)(nil)
 )
 
 // maxAllowedMentions is Discord's limit on allowed_mentions.roles and
 // allowed_mentions.users.
 const maxAllowedMentions = 100
 
-// Update implements domain.Updater: it re-renders a pending copy with the
+// Update implements lifecycle.Channel: it re-renders a pending copy with the
 // vote tally and the people who may answer now, controls still live. A
 // question that is no longer pending is left to Finish.
 func (a *Adapter) Update(ctx context.Context, q *domain.Question, t domain.Target) error {
@@ -46,7 +39,7 @@ func (a *Adapter) Update(ctx context.Context, q *domain.Question, t domain.Targe
 	return a.edit(ctx, q, t, a.render(q))
 }
 
-// Remind implements domain.Reminder: a reply to the copy that mentions the
+// Remind implements lifecycle.Channel: a reply to the copy that mentions the
 // responders' roles and users, and says how long is left. allowed_mentions
 // lists exactly those roles and users, so nobody else (never @everyone or
 // @here) is pinged whatever the text says.

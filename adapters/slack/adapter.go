@@ -31,10 +31,6 @@ type Config struct {
 	APIURL        string // SLACK_API_URL, default DefaultAPIURL
 	// UserGroupTTL is how long user group members are cached (default 5 min).
 	UserGroupTTL time.Duration
-	// RunNotPausedRetry is how long a click on a webhook-mode question whose
-	// run has not paused yet is retried before the person is asked to retry
-	// (default 10 s, docs/agents.md "Webhook mode").
-	RunNotPausedRetry time.Duration
 	// HTTPClient calls the Web API (default: a client with a 15 s timeout
 	// that keeps connections to Slack alive, httpx.Transport).
 	HTTPClient *http.Client
@@ -90,9 +86,6 @@ func New(cfg Config, router lifecycle.Chat, log *slog.Logger) (*Adapter, error) 
 	}
 	if cfg.UserGroupTTL <= 0 {
 		cfg.UserGroupTTL = 5 * time.Minute
-	}
-	if cfg.RunNotPausedRetry <= 0 {
-		cfg.RunNotPausedRetry = 10 * time.Second
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 15 * time.Second, Transport: httpx.Transport()}

@@ -37,11 +37,11 @@ func BenchmarkConcurrentClicks(b *testing.B) {
 	recorded := map[string]time.Time{}
 	e := newEnv(b, func(_ *Config, rc *lifecycle.RouterConfig) {
 		rc.Store = newRedisStore(b)
-		rc.Observe = func(q *domain.Question) {
+		rc.Observers = []lifecycle.Observer{lifecycle.ObserverFunc(func(q *domain.Question) {
 			mu.Lock()
 			recorded[q.ID] = time.Now()
 			mu.Unlock()
-		}
+		})}
 	})
 	var handled []time.Duration
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -165,7 +165,7 @@ func FuzzParseReply(f *testing.F) {
 }
 
 func TestRunNotPausedRetriedThenExplained(t *testing.T) {
-	e := newEnv(t, func(c *Config, _ *lifecycle.RouterConfig) { c.RunNotPausedRetry = 400 * time.Millisecond })
+	e := newEnv(t, func(_ *Config, rc *lifecycle.RouterConfig) { rc.PauseWait = 400 * time.Millisecond })
 	req := authQuestion()
 	req.Targets = req.Targets[:1]
 	req.Resume = &domain.ResumeRequest{URL: "https://runtime.example/resume"}

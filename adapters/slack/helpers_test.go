@@ -61,9 +61,8 @@ func newReplica(t testing.TB, fake *fakeslack.Server, opts ...envOpt) *env {
 			{Name: "oncall", Targets: []domain.Target{{Platform: "slack", Channel: "C1"}}, Thread: "per-run"},
 			{Name: "two", Targets: []domain.Target{{Platform: "slack", Channel: "C1"}, {Platform: "slack", Channel: "C2"}}},
 		},
-		HasWebhookSecret: func(string) bool { return true }}
-	cfg := Config{BotToken: fake.BotToken, SigningSecret: testSecret, APIURL: fake.APIURL(),
-		RunNotPausedRetry: 2 * time.Second}
+		HasWebhookSecret: func(string) bool { return true }, PauseWait: 2 * time.Second}
+	cfg := Config{BotToken: fake.BotToken, SigningSecret: testSecret, APIURL: fake.APIURL()}
 	for _, o := range opts {
 		o(&cfg, &rc)
 	}

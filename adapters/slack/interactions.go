@@ -13,6 +13,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/lifecycle"
 	"github.com/slack-go/slack"
 )
 
@@ -152,7 +153,9 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 	}
 }
 
-func (a *Adapter) answerTimeout() time.Duration { return a.cfg.RunNotPausedRetry + 30*time.Second }
+// answerTimeout bounds recording one answer: the Router's wait for a
+// webhook-mode run to pause, and the store.
+func (a *Adapter) answerTimeout() time.Duration { return lifecycle.DefaultPauseWait + 30*time.Second }
 
 // collect reads a Submit: the ticked boxes and radio buttons of the message,
 // plus free text the person saved from "Other…" or "Write answer…". Every
@@ -243,27 +246,20 @@ func (a *Adapter) respond(ctx context.Context, w place, qid string,
 	return a.record(ctx, w, project, q, who, req)
 }
 
-// record calls Router.Answer, retrying while a webhook-mode run has not
-// paused yet (docs/agents.md "Webhook mode"), and tells the person when it fails.
+// record answers q (just read and checked) as who, and tells the person
+// when it fails. A webhook-mode answer waits inside the Router for the run
+// to pause.
 func (a *Adapter) record(ctx context.Context, w place, project string, q *domain.Question, who domain.Person, req domain.RespondRequest) bool {
-	deadline := time.Now().Add(a.cfg.RunNotPausedRetry)
-	for {
-		final, err := a.router.Answer(ctx, project, q.ID, req, who)
-		if err == nil {
-			a.log.Info("question answered", "question", q.ID, "project", project, "user", who.ID)
-			return true
-		}
-		if domain.ErrorCode(err) == domain.ERunNotPaused && time.Now().Before(deadline) {
-			if a.idle(ctx, 250*time.Millisecond) == nil {
-				continue
-			}
-		}
-		if final == nil {
-			final = q
-		}
-		a.tell(ctx, w, a.explain(w.user, err, final))
-		return false
+	final, err := a.router.AnswerRead(ctx, q, req, who)
+	if err == nil {
+		a.log.Info("question answered", "question", q.ID, "project", project, "user", who.ID)
+		return true
 	}
+	if final == nil {
+		final = q
+	}
+	a.tell(ctx, w, a.explain(w.user, err, final))
+	return false
 }
 
 func (a *Adapter) dismiss(ctx context.Context, w place, qid string) {

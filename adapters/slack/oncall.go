@@ -6,19 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/lifecycle"
-
 	"github.com/askbridge/askbridge/adapters/internal/mentions"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/slack-go/slack"
 )
 
-var (
-	_ lifecycle.Updater  = (*Adapter)(nil)
-	_ lifecycle.Reminder = (*Adapter)(nil)
-)
-
-// Update implements domain.Updater: it re-renders a pending copy with the
+// Update implements lifecycle.Channel: it re-renders a pending copy with the
 // vote tally and the people who may answer now, controls still live. A
 // question that is no longer pending is left to Finish.
 func (a *Adapter) Update(ctx context.Context, q *domain.Question, t domain.Target) error {
@@ -40,7 +33,7 @@ func (a *Adapter) Update(ctx context.Context, q *domain.Question, t domain.Targe
 	})
 }
 
-// Remind implements domain.Reminder: a reply in the copy's thread that
+// Remind implements lifecycle.Channel: a reply in the copy's thread that
 // mentions the responders (users and user groups) and says how long is
 // left. Nothing but the responders is ever mentioned.
 func (a *Adapter) Remind(ctx context.Context, q *domain.Question, t domain.Target) error {

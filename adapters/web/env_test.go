@@ -92,7 +92,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if st == nil {
 		st = newTestStore(t)
 	}
-	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, Clock: o.clock, Routes: o.routes, HasWebhookSecret: func(string) bool { return true }})
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, Clock: o.clock, Routes: o.routes, HasWebhookSecret: func(string) bool { return true },
+		PauseWait: 300 * time.Millisecond})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -111,7 +112,6 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in.runNotPausedWait = 300 * time.Millisecond
 	mux := http.NewServeMux()
 	in.Register(mux)
 	// The JSON API on the same server, as `bridge serve` wires it, so tests

@@ -185,7 +185,7 @@ func (i *Inbox) handleAnswer(rq *request) error {
 		if err != nil {
 			return nil, err
 		}
-		return i.router.Answer(ctx, q.ProjectID, q.ID, req, who)
+		return i.router.AnswerRead(ctx, q, req, who)
 	})
 }
 
@@ -207,18 +207,8 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 		i.notFound(rq, "Question")
 		return nil
 	}
+	// Webhook mode: an answer waits inside the Router for the run to pause.
 	final, err := do(ctx, q, rq.viewer.Person())
-	// Webhook mode: the run may not have reported its pause yet. Retry
-	// for a while instead of losing the click (docs/agents.md "Webhook mode").
-	deadline := time.Now().Add(i.runNotPausedWait)
-	for domain.ErrorCode(err) == domain.ERunNotPaused && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-		final, err = do(ctx, q, rq.viewer.Person())
-	}
 	back := "/"
 	if rq.r.PostForm.Get("return") == "question" {
 		back = "/questions/" + url.PathEscape(q.ID)

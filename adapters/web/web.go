@@ -67,10 +67,6 @@ type Inbox struct {
 	tmpl   map[string]*template.Template
 	// assets are the static files by plain and by content-hashed name.
 	assets map[string]*asset
-	// runNotPausedWait is how long an answer to a webhook-mode question
-	// whose run has not paused yet is retried before the person is told to
-	// try again (docs/agents.md "Webhook mode": 10 s).
-	runNotPausedWait time.Duration
 	// syncEvery bounds how long a live page may miss a change nobody
 	// signalled (and how often new projects are picked up).
 	syncEvery time.Duration
@@ -97,7 +93,7 @@ func New(cfg Config) (*Inbox, error) {
 	}
 	i := &Inbox{cfg: cfg, router: cfg.Router,
 		log: cfg.Logger.With("adapter", "web"), seal: seal,
-		runNotPausedWait: 10 * time.Second, syncEvery: time.Second}
+		syncEvery: time.Second}
 	if i.assets, err = loadAssets(static); err != nil {
 		return nil, err
 	}

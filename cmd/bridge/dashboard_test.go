@@ -23,7 +23,7 @@ func exposedMetrics(t *testing.T) map[string]bool {
 	m := api.NewMetrics()
 	now := time.Now()
 	m.Asked("p")
-	m.Observe(&domain.Question{ProjectID: "p", Status: domain.StatusAnswered, CreatedAt: now.Add(-time.Minute), RespondedAt: &now})
+	m.Transitioned(&domain.Question{ProjectID: "p", Status: domain.StatusAnswered, CreatedAt: now.Add(-time.Minute), RespondedAt: &now})
 	m.Delivery("delivered")
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))

@@ -53,7 +53,7 @@ func newBridge(t *testing.T, o opts) *bridge {
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	metrics := api.NewMetrics()
-	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, Routes: o.routes, Observe: metrics.Observe,
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, Routes: o.routes, Observers: []lifecycle.Observer{metrics},
 		HasWebhookSecret: func(string) bool { return true }})
 	mux := http.NewServeMux()
 	api.New(api.Config{Router: router, Auth: api.NewAuth(o.agents, o.operators), Metrics: metrics}).Register(mux)

@@ -43,8 +43,8 @@ func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, pro
 // Asked counts a new question.
 func (m *Metrics) Asked(project string) { m.asked.WithLabelValues(project).Inc() }
 
-// Observe counts a transition; give it to domain.RouterConfig.Observe.
-func (m *Metrics) Observe(q *domain.Question) {
+// Transitioned counts a transition: Metrics is a lifecycle.Observer.
+func (m *Metrics) Transitioned(q *domain.Question) {
 	outcome := string(q.Status)
 	if q.Status == domain.StatusCancelled {
 		outcome = "cancelled_" + q.CancelReason

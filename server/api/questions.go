@@ -172,7 +172,7 @@ func (a *API) respond(w http.ResponseWriter, r *http.Request, p Principal) error
 		// click: the chat adapter fills in their groups.
 		who = a.router.ResolvePerson(r.Context(), q, who)
 	}
-	q, err = a.router.AnswerRead(r.Context(), q, req, who)
+	q, err = a.router.AnswerAtOnce(r.Context(), q, req, who)
 	if err != nil {
 		return err
 	}

@@ -128,7 +128,7 @@ func TestBlackHoleReceiverDelaysOnlyItsOwnDeliveries(t *testing.T) {
 	// Wired as cmd/bridge wires it: a webhook-mode answer kicks the deliverer.
 	d := resume.New(resume.Config{Store: st, Egress: localReceivers, Secret: func(string) []byte { return []byte("s") }})
 	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, HasWebhookSecret: func(string) bool { return true },
-		Observe: func(q *domain.Question) { d.Kick() }})
+		Observers: []lifecycle.Observer{d}})
 	hole, held, closeHole := blackHole(t)
 	healthy, healthyURL := newArrivals(t, 0)
 

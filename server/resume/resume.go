@@ -206,6 +206,15 @@ func (d *Deliverer) Kick() {
 	}
 }
 
+// Transitioned kicks the deliverer when a webhook-mode question ends on
+// this replica: its resume webhook goes out now, not at the next poll.
+// Deliverer is a lifecycle.Observer.
+func (d *Deliverer) Transitioned(q *domain.Question) {
+	if q.WebhookMode() {
+		d.Kick()
+	}
+}
+
 // Once claims and starts the deliveries due now, waits for them, and
 // returns how many it claimed (tests step an injected clock with it).
 func (d *Deliverer) Once(ctx context.Context) int {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/askbridge/askbridge/lifecycle"
 )
 
 // Work queued behind a burst gives way to acknowledgements: it starts once
@@ -77,7 +79,7 @@ func (p *Pool) TryGo(fn func(ctx context.Context)) bool {
 	s := &slot{p: p, held: true}
 	p.Go(func(ctx context.Context) {
 		defer s.release()
-		fn(context.WithValue(ctx, slotKey{}, s))
+		fn(s.in(ctx))
 	})
 	return true
 }
@@ -94,7 +96,7 @@ func (p *Pool) Run(ctx context.Context, fn func(ctx context.Context)) bool {
 	s := &slot{p: p, held: true}
 	defer s.release()
 	p.yield(ctx)
-	fn(context.WithValue(ctx, slotKey{}, s))
+	fn(s.in(ctx))
 	return true
 }
 
@@ -112,13 +114,7 @@ func (p *Pool) Idle(ctx context.Context, d time.Duration) error {
 	if err := sleep(ctx, d); err != nil {
 		return err
 	}
-	select {
-	case p.slots <- struct{}{}:
-		s.held = true
-		return ctx.Err() // both may have been ready
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return s.Return(ctx)
 }
 
 // Close waits for tracked work to end, or for ctx, whichever comes first;
@@ -165,6 +161,29 @@ type slotKey struct{}
 type slot struct {
 	p    *Pool
 	held bool
+}
+
+// in returns ctx marked as holding s, for Idle and for the Router's waits
+// (s is the lifecycle.Waiter of the job).
+func (s *slot) in(ctx context.Context) context.Context {
+	return lifecycle.WithWaiter(context.WithValue(ctx, slotKey{}, s), s)
+}
+
+// Leave gives the worker up while the job waits.
+func (s *slot) Leave() { s.release() }
+
+// Return takes a worker again after Leave; it fails when ctx ends first.
+func (s *slot) Return(ctx context.Context) error {
+	if s.held {
+		return nil
+	}
+	select {
+	case s.p.slots <- struct{}{}:
+		s.held = true
+		return ctx.Err() // both may have been ready
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (s *slot) release() {
