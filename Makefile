@@ -50,7 +50,8 @@ test-short:
 test-claude-code:
 	@GO=$(GO) ./scripts/claude-code.sh
 
-## lint: gofmt, go vet, staticcheck and errorlint (built from the Go module proxy at pinned versions)
+## lint: gofmt, go vet, staticcheck and errorlint (built from the Go module proxy at pinned versions),
+## and the layers: no two top-level folders import each other (scripts/layers.sh)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ERRORLINT   := github.com/polyfloyd/go-errorlint@v1.8.0
 lint:
@@ -58,6 +59,8 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) run $(ERRORLINT) -test=false $(PKGS)
+	@./scripts/layers.sh >/dev/null
+	@./scripts/check-doc-links.sh
 
 ## bench: benchmarks (needs redis-server); figures go to BENCHMARKS.md
 bench: deps

@@ -78,7 +78,7 @@ func New(ctx context.Context, s Settings) (*App, error) {
 		return nil, fmt.Errorf("refusing to listen on %s without tokens: anyone who reaches it could ask and answer. "+
 			"Configure agents[] and operators[] with tokens in the config file, or listen on 127.0.0.1", s.Addr)
 	}
-	// Resume webhooks go only where the egress policy admits (DESIGN §7a).
+	// Resume webhooks go only where the egress policy admits (docs/security.md).
 	// Without tokens on loopback (the local default) whoever can ask can
 	// reach this machine anyway, so loopback receivers are admitted there.
 	policy, err := egress.New(egress.Config{Allow: s.WebhookAllow, AllowLoopback: auth.Open() && loopback})

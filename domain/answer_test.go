@@ -86,7 +86,7 @@ func TestInvalidAnswers(t *testing.T) {
 }
 
 func TestAllowed(t *testing.T) {
-	r := Responders{Users: []string{"slack:U1"}, SlackUsergroups: []string{"S1"}, DiscordRoles: []string{"R1"}}
+	r := Responders{Users: []string{"slack:U1"}, Groups: map[string][]string{"slack_usergroups": {"S1"}, "discord_roles": {"R1"}}}
 	assert.True(t, Allowed(r, Person{Platform: "slack", ID: "U1"}))
 	assert.False(t, Allowed(r, Person{Platform: "discord", ID: "U1"}), "ids are per platform")
 	assert.True(t, Allowed(r, Person{Platform: "slack", ID: "U2", Groups: []string{"S1"}}))

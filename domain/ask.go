@@ -228,7 +228,7 @@ type AskDefaults struct {
 	OnTimeout         *OnTimeout
 	Escalation        []EscalationStep
 	// CheckResumeURL, if set, refuses resume urls the bridge may not
-	// reach (DESIGN §7a); its error is the problem shown for resume.url.
+	// reach (docs/security.md); its error is the problem shown for resume.url.
 	CheckResumeURL func(url string) error
 }
 

@@ -110,10 +110,10 @@ func TestTimeoutForms(t *testing.T) {
 
 func TestDefaultsFromRoute(t *testing.T) {
 	def := AskDefaults{Targets: []Target{{Platform: "slack", Channel: "C1"}}, Timeout: 30 * time.Minute,
-		Responders: Responders{SlackUsergroups: []string{"S1"}}}
+		Responders: Responders{Groups: map[string][]string{"slack_usergroups": {"S1"}}}}
 	q, timeout, err := BuildQuestion(&AskRequest{Question: "q"}, def, false)
 	require.NoError(t, err)
 	assert.Equal(t, 30*time.Minute, timeout)
 	assert.Equal(t, "C1", q.Targets[0].Channel)
-	assert.Equal(t, []string{"S1"}, q.Responders.SlackUsergroups)
+	assert.Equal(t, []string{"S1"}, q.Responders.Group("slack_usergroups"))
 }

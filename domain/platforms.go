@@ -14,10 +14,11 @@ type PlatformInfo struct {
 	Name string
 	// Place names a channel of the platform for people: "Slack C0123".
 	Place func(channel string) string
-	// Groups returns the responder groups that apply to people of this
-	// platform (Slack user groups, Discord roles), matched against
-	// Person.Groups as the adapter fills them.
-	Groups func(Responders) []string
+	// GroupKind is the kind of responder group people of this platform
+	// belong to, and its field in a responders object ("slack_usergroups",
+	// "discord_roles"): Responders.Groups of that kind are matched against
+	// Person.Groups as the adapter fills them. Empty: no groups.
+	GroupKind string
 	// GroupNoun names one such group for people: "Slack user group".
 	GroupNoun string
 }
@@ -58,6 +59,19 @@ func registeredPlatforms() []PlatformInfo {
 	for _, n := range platforms.order {
 		out = append(out, platforms.byName[n])
 	}
+	return out
+}
+
+// GroupKinds returns the kinds of responder group the registered platforms
+// take, sorted.
+func GroupKinds() []string {
+	var out []string
+	for _, p := range registeredPlatforms() {
+		if p.GroupKind != "" {
+			out = append(out, p.GroupKind)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -11,13 +11,13 @@ import (
 // which this package cannot import.
 func init() {
 	RegisterPlatform(PlatformInfo{Name: "slack", Place: func(c string) string { return "Slack " + c },
-		Groups: func(r Responders) []string { return r.SlackUsergroups }, GroupNoun: "Slack user group"})
+		GroupKind: "slack_usergroups", GroupNoun: "Slack user group"})
 	RegisterPlatform(PlatformInfo{Name: "discord", Place: func(c string) string { return "Discord channel " + c },
-		Groups: func(r Responders) []string { return r.DiscordRoles }, GroupNoun: "Discord role"})
+		GroupKind: "discord_roles", GroupNoun: "Discord role"})
 }
 
 func TestAPlatformNobodyRegisteredHasNoGroups(t *testing.T) {
-	r := Responders{SlackUsergroups: []string{"S1"}, DiscordRoles: []string{"S1"}}
+	r := Responders{Groups: map[string][]string{"slack_usergroups": {"S1"}, "discord_roles": {"S1"}}}
 	assert.True(t, Allowed(r, Person{Platform: "slack", ID: "U1", Groups: []string{"S1"}}))
 	assert.False(t, Allowed(r, Person{Platform: "matrix", ID: "U1", Groups: []string{"S1"}}),
 		"a group id matches only on the platform whose adapter says which responders field it checks")

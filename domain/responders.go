@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -16,10 +17,10 @@ func Allowed(r Responders, who Person) bool {
 		return true
 	}
 	p, ok := platformInfo(who.Platform)
-	if !ok || p.Groups == nil {
+	if !ok || p.GroupKind == "" {
 		return false
 	}
-	groups := p.Groups(r)
+	groups := r.Groups[p.GroupKind]
 	for _, g := range who.Groups {
 		if slices.Contains(groups, g) {
 			return true
@@ -54,8 +55,9 @@ func (r Responders) Merge(o Responders) Responders {
 		return out
 	}
 	r.Users = add(r.Users, o.Users)
-	r.SlackUsergroups = add(r.SlackUsergroups, o.SlackUsergroups)
-	r.DiscordRoles = add(r.DiscordRoles, o.DiscordRoles)
+	for _, kind := range slices.Sorted(maps.Keys(o.Groups)) {
+		r = r.WithGroup(kind, add(r.Groups[kind], o.Groups[kind])...)
+	}
 	r.ExcludeRequester = r.ExcludeRequester || o.ExcludeRequester
 	return r
 }
@@ -68,10 +70,10 @@ func DescribeResponders(r Responders) string {
 	}
 	parts := append([]string(nil), r.Users...)
 	for _, p := range registeredPlatforms() {
-		if p.Groups == nil {
+		if p.GroupKind == "" {
 			continue
 		}
-		for _, g := range p.Groups(r) {
+		for _, g := range r.Groups[p.GroupKind] {
 			parts = append(parts, p.GroupNoun+" "+g)
 		}
 	}

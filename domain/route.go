@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -100,6 +101,12 @@ func checkResponders(p *problems, field string, r Responders) {
 	for i, u := range r.Users {
 		if !strings.Contains(u, ":") {
 			p.add(fmt.Sprintf("%s.users[%d]", field, i), "%q must be <platform>:<id>, e.g. slack:U0123", u)
+		}
+	}
+	kinds := GroupKinds()
+	for _, k := range slices.Sorted(maps.Keys(r.Groups)) {
+		if !slices.Contains(kinds, k) {
+			p.add(field+"."+k, "not a kind of responders; use users, exclude_requester or a kind of group: %s", strings.Join(kinds, ", "))
 		}
 	}
 }

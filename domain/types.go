@@ -88,17 +88,51 @@ type Target struct {
 // Key names the target independently of its posted copy.
 func (t Target) Key() string { return t.Platform + ":" + t.Channel + ":" + t.ThreadTS }
 
-// Responders lists who may answer. Empty means anyone who can see the question.
+// Responders lists who may answer. Empty means anyone who can see the
+// question. In JSON it is one object: users, exclude_requester, and one
+// field per kind of group (responders_json.go).
 type Responders struct {
-	Users            []string `json:"users,omitempty"` // "<platform>:<id>", e.g. "slack:U0123"
-	SlackUsergroups  []string `json:"slack_usergroups,omitempty"`
-	DiscordRoles     []string `json:"discord_roles,omitempty"`
-	ExcludeRequester bool     `json:"exclude_requester,omitempty"`
+	Users []string // "<platform>:<id>", e.g. "slack:U0123"
+	// Groups holds responder groups by kind. A surface registers the kind
+	// its people's groups are (PlatformInfo.GroupKind, e.g.
+	// "slack_usergroups" for Slack user groups, "discord_roles" for
+	// Discord roles); the domain names none.
+	Groups           map[string][]string
+	ExcludeRequester bool
 }
 
 // Empty reports whether no restriction is configured.
 func (r Responders) Empty() bool {
-	return len(r.Users) == 0 && len(r.SlackUsergroups) == 0 && len(r.DiscordRoles) == 0
+	if len(r.Users) > 0 {
+		return false
+	}
+	for _, g := range r.Groups {
+		if len(g) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Group returns the groups of one kind.
+func (r Responders) Group(kind string) []string { return r.Groups[kind] }
+
+// WithGroup returns r with ids as its groups of kind (none: the kind goes).
+func (r Responders) WithGroup(kind string, ids ...string) Responders {
+	groups := make(map[string][]string, len(r.Groups)+1)
+	for k, v := range r.Groups {
+		groups[k] = v
+	}
+	if len(ids) == 0 {
+		delete(groups, kind)
+	} else {
+		groups[kind] = ids
+	}
+	if len(groups) == 0 {
+		groups = nil
+	}
+	r.Groups = groups
+	return r
 }
 
 // OnTimeout answers a question that reaches its deadline unanswered.

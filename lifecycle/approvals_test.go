@@ -123,7 +123,7 @@ func slackP(id string, groups ...string) domain.Person {
 func TestPolicyMatrix(t *testing.T) {
 	f := newFixture(t, "")
 	responders := &domain.Responders{Users: []string{"slack:U1", "discord:D1", "web:alice", "api:deploy-ci"},
-		SlackUsergroups: []string{"S-oncall"}, DiscordRoles: []string{"R-oncall"}, ExcludeRequester: true}
+		Groups: map[string][]string{"slack_usergroups": {"S-oncall"}, "discord_roles": {"R-oncall"}}, ExcludeRequester: true}
 	cases := []struct {
 		surface string
 		who     domain.Person
@@ -273,9 +273,9 @@ func TestConcurrentVotesOnTwoReplicas(t *testing.T) {
 }
 
 func TestEscalationAndRemindersOnTheClock(t *testing.T) {
-	role := domain.Responders{DiscordRoles: []string{"R-managers"}}
+	role := domain.Responders{Groups: map[string][]string{"discord_roles": {"R-managers"}}}
 	route := domain.Route{Name: "oncall", Targets: []domain.Target{{Platform: "slack", Channel: "C-ops"}},
-		Responders: domain.Responders{SlackUsergroups: []string{"S-oncall"}}, Timeout: time.Hour,
+		Responders: domain.Responders{Groups: map[string][]string{"slack_usergroups": {"S-oncall"}}}, Timeout: time.Hour,
 		Escalation: []domain.EscalationStep{
 			{After: domain.Duration(10 * time.Minute), Remind: true},
 			{After: domain.Duration(20 * time.Minute), Targets: []domain.Target{{Platform: "discord", Channel: "D-mgmt"}}, Responders: &role},
@@ -305,7 +305,7 @@ func TestEscalationAndRemindersOnTheClock(t *testing.T) {
 	assert.Equal(t, []string{"D-mgmt"}, posted, "a copy on the next targets at 20 min")
 	q, _ := f.store.Get(ctx, "ops", id)
 	assert.Equal(t, 2, q.EscalationLevel)
-	assert.Contains(t, q.Responders.DiscordRoles, "R-managers", "their responders added")
+	assert.Contains(t, q.Responders.Group("discord_roles"), "R-managers", "their responders added")
 	require.Len(t, q.Targets, 2)
 	assert.Equal(t, 0, step(time.Hour), "no step after the last")
 
@@ -400,7 +400,7 @@ func TestAuditTrailOfACompleteFlow(t *testing.T) {
 	two := 2
 	req.ApprovalsRequired = &two
 	req.Targets = []domain.Target{{Platform: "slack", Channel: "C1"}}
-	req.Responders = &domain.Responders{SlackUsergroups: []string{"S1"}}
+	req.Responders = &domain.Responders{Groups: map[string][]string{"slack_usergroups": {"S1"}}}
 	req.Resume = &domain.ResumeRequest{URL: receiver.URL}
 	res, err := f.router.Ask(ctx, "ops", req, "")
 	require.NoError(t, err)

@@ -7,7 +7,7 @@ import "github.com/askbridge/askbridge/domain"
 // which this package cannot import.
 func init() {
 	domain.RegisterPlatform(domain.PlatformInfo{Name: "slack", Place: func(c string) string { return "Slack " + c },
-		Groups: func(r domain.Responders) []string { return r.SlackUsergroups }, GroupNoun: "Slack user group"})
+		GroupKind: "slack_usergroups", GroupNoun: "Slack user group"})
 	domain.RegisterPlatform(domain.PlatformInfo{Name: "discord", Place: func(c string) string { return "Discord channel " + c },
-		Groups: func(r domain.Responders) []string { return r.DiscordRoles }, GroupNoun: "Discord role"})
+		GroupKind: "discord_roles", GroupNoun: "Discord role"})
 }

@@ -28,7 +28,7 @@ type RouterConfig struct {
 	// HasWebhookSecret reports whether webhook mode can sign for an agent.
 	HasWebhookSecret func(agentID string) bool
 	// CheckResumeURL, if set, refuses resume urls the bridge may not reach
-	// (an egress policy, DESIGN §7a).
+	// (an egress policy, docs/security.md).
 	CheckResumeURL func(url string) error
 	// PostTimeout bounds posting one copy (default 15s).
 	PostTimeout time.Duration

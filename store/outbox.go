@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The resume queue (DESIGN §5, §8): per project, the zset outbox (due ms ->
+// The resume queue (docs/agents.md, webhook mode; docs/operations.md, Redis): per project, the zset outbox (due ms ->
 // delivery id) and a hash dlv:<id> per delivery, written by enqueue in
 // scripts.go in the same step as the answer. A claim moves the delivery's
 // score to the end of its lease and stamps it with a lease token; the

@@ -413,7 +413,7 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 	b := newOnCall(t)
 	responders := &domain.Responders{
 		Users:           []string{"slack:U1", "discord:4455", "web:alice", "api:alice"},
-		SlackUsergroups: []string{oncallID}, DiscordRoles: []string{oncallRole}, ExcludeRequester: true}
+		Groups: map[string][]string{"slack_usergroups": {oncallID}, "discord_roles": {oncallRole}}, ExcludeRequester: true}
 	const someoneElse = "slack:U0REQ"
 
 	type person struct{ platform, id string }
@@ -599,12 +599,12 @@ func TestPolicyMatrixOnEverySurface(t *testing.T) {
 func TestOnCallGateAcrossSlackAndDiscord(t *testing.T) {
 	route := domain.Route{Name: "oncall", Timeout: 30 * time.Minute, ApprovalsRequired: 2,
 		Targets:    []domain.Target{{Platform: "slack", Channel: "C1"}},
-		Responders: domain.Responders{Users: []string{"slack:U1"}, SlackUsergroups: []string{oncallID}},
+		Responders: domain.Responders{Users: []string{"slack:U1"}, Groups: map[string][]string{"slack_usergroups": {oncallID}}},
 		OnTimeout:  &domain.OnTimeout{Answer: "Deny"},
 		Escalation: []domain.EscalationStep{
 			{After: domain.Duration(10 * time.Minute), Remind: true},
 			{After: domain.Duration(20 * time.Minute), Targets: []domain.Target{{Platform: "discord", Channel: "1000"}},
-				Responders: &domain.Responders{DiscordRoles: []string{oncallRole}, Users: []string{"discord:4455"}}},
+				Responders: &domain.Responders{Groups: map[string][]string{"discord_roles": {oncallRole}}, Users: []string{"discord:4455"}}},
 			{After: domain.Duration(25 * time.Minute), Remind: true},
 		}}
 	b := newOnCall(t, route)

@@ -48,7 +48,7 @@ func TestRespondersByUserAndRole(t *testing.T) {
 	f := fakediscord.New(t)
 	e := newEnv(t, f, newTestStore(t))
 	q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem()},
-		Responders: &domain.Responders{Users: []string{"discord:1234"}, DiscordRoles: []string{"667788"}}})
+		Responders: &domain.Responders{Users: []string{"discord:1234"}, Groups: map[string][]string{"discord_roles": {"667788"}}}})
 	msg := e.copyOf(q)
 
 	for _, label := range []string{"OAuth 2.0", "Dismiss", "Other…"} {

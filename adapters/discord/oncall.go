@@ -94,7 +94,7 @@ func (a *Adapter) Remind(ctx context.Context, q *domain.Question, t domain.Targe
 // at most Discord's limit of each. Anything that is not a snowflake is left
 // out, so no text can turn into a mention.
 func mentionIDs(r domain.Responders) (roles, users []string) {
-	for _, id := range r.DiscordRoles {
+	for _, id := range r.Group(GroupKind) {
 		if snowflake(id) && len(roles) < maxAllowedMentions {
 			roles = append(roles, id)
 		}

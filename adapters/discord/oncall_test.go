@@ -70,7 +70,7 @@ func TestVotesOnTwoCopies(t *testing.T) {
 	two := 2
 	q := e.ask(&domain.AskRequest{Kind: domain.KindApproval, Question: "Deploy api v2 to production?", ApprovalsRequired: &two,
 		Options:    []domain.Option{{Label: "Approve"}, {Label: "Deny"}},
-		Responders: &domain.Responders{DiscordRoles: []string{"667788"}},
+		Responders: &domain.Responders{Groups: map[string][]string{"discord_roles": {"667788"}}},
 		Targets:    []domain.Target{{Platform: "discord", Channel: "1000"}, {Platform: "discord", Channel: "2000"}}})
 	var m1, m2 string
 	for _, tg := range q.Targets {
@@ -117,7 +117,7 @@ func TestReminderInTheRunsThread(t *testing.T) {
 	e := newEnv(t, f, newTestStore(t), withClock(clock), func(rc *lifecycle.RouterConfig, _ *Config) {
 		rc.Routes = append(rc.Routes, domain.Route{Name: "gate", Thread: "per-run", Timeout: time.Hour,
 			Targets: []domain.Target{{Platform: "discord", Channel: "1000"}},
-			Responders: domain.Responders{DiscordRoles: []string{"667788", "@everyone"},
+			Responders: domain.Responders{Groups: map[string][]string{"discord_roles": {"667788", "@everyone"}},
 				Users: []string{"discord:4455", "slack:U1", "discord:<@&1>"}},
 			Escalation: []domain.EscalationStep{{After: domain.Duration(15 * time.Minute), Remind: true}}})
 	})

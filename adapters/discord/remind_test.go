@@ -31,7 +31,7 @@ func TestReminderNamingManyRespondersCutsBetweenMentions(t *testing.T) {
 	e := newEnv(t, f, newTestStore(t), withClock(clock), func(rc *lifecycle.RouterConfig, _ *Config) {
 		rc.Routes = append(rc.Routes, domain.Route{Name: "crowd", Timeout: time.Hour,
 			Targets:    []domain.Target{{Platform: "discord", Channel: "1000"}},
-			Responders: domain.Responders{DiscordRoles: roles, Users: users},
+			Responders: domain.Responders{Groups: map[string][]string{"discord_roles": roles}, Users: users},
 			Escalation: []domain.EscalationStep{{After: domain.Duration(15 * time.Minute), Remind: true}}})
 	})
 	q := e.ask(&domain.AskRequest{RunID: "run-9", Route: "crowd", Questions: []domain.Item{authItem()}})

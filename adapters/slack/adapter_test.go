@@ -179,7 +179,7 @@ func TestRespondersUsersAndGroups(t *testing.T) {
 	e.fake.SetGroup("S1", "U3", "U9")
 	req := authQuestion()
 	req.Targets = req.Targets[:1]
-	req.Responders = &domain.Responders{Users: []string{"slack:U1"}, SlackUsergroups: []string{"S1"}}
+	req.Responders = &domain.Responders{Users: []string{"slack:U1"}, Groups: map[string][]string{"slack_usergroups": {"S1"}}}
 	q := e.ask(req)
 	ts := e.copyOn(q, "C1").MessageTS
 

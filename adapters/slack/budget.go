@@ -13,7 +13,7 @@ import (
 
 // Slack refuses a message (and, we assume, a modal) whose blocks hold more
 // than about 12,000 characters of text in all, however little each block
-// holds: msg_blocks_too_long, undocumented, seen from 11,341 (PLATFORMS.md,
+// holds: msg_blocks_too_long, undocumented, seen from 11,341 (
 // slackapi/bolt-js#2509 and #2867). Every message and modal stays under
 // maxBlocksText; what does not fit is shortened, with a button that shows
 // the whole text in a modal.

@@ -89,7 +89,7 @@ func (a *Adapter) person(ctx context.Context, q *domain.Question, userID, name s
 	if r.Empty() || slices.Contains(r.Users, "slack:"+userID) {
 		return p
 	}
-	for _, g := range r.SlackUsergroups {
+	for _, g := range r.Group(GroupKind) {
 		ok, err := a.groups.has(ctx, g, userID)
 		if err != nil {
 			a.log.Warn("reading user group members failed", "group", g, "code", ErrorCode(err), "err", err)

@@ -316,7 +316,8 @@ func refusal(q *domain.Question, user string) string {
 }
 
 // describe names who may answer, with Slack mentions for Slack users and
-// user groups (an ephemeral message notifies nobody).
+// user groups (an ephemeral message notifies nobody), then everyone in the
+// words every surface uses (people and groups of other platforms too).
 func describe(r domain.Responders) string {
 	if r.Empty() {
 		return domain.DescribeResponders(r)
@@ -329,13 +330,10 @@ func describe(r domain.Responders) string {
 			parts = append(parts, escape(u))
 		}
 	}
-	for _, g := range r.SlackUsergroups {
+	for _, g := range r.Group(GroupKind) {
 		if slackID(g) {
 			parts = append(parts, "<!subteam^"+g+">")
 		}
-	}
-	for _, g := range r.DiscordRoles {
-		parts = append(parts, "Discord role "+escape(g))
 	}
 	return strings.Join(parts, ", ") + " (" + escape(domain.DescribeResponders(r)) + ")"
 }

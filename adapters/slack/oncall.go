@@ -83,7 +83,7 @@ func mentionList(r domain.Responders) []string {
 			out = append(out, "<@"+id+">")
 		}
 	}
-	for _, g := range r.SlackUsergroups {
+	for _, g := range r.Group(GroupKind) {
 		if slackID(g) {
 			out = append(out, "<!subteam^"+g+">")
 		}

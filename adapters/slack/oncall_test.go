@@ -139,7 +139,7 @@ func TestReminderInTheRunsThread(t *testing.T) {
 	e := newEnv(t, func(_ *Config, rc *lifecycle.RouterConfig) {
 		rc.Routes = append(rc.Routes, domain.Route{Name: "gate", Thread: "per-run", Timeout: 30 * time.Minute,
 			Targets:    []domain.Target{{Platform: "slack", Channel: "C1"}},
-			Responders: domain.Responders{Users: []string{"slack:U1", "discord:4455", "slack:not-an-id"}, SlackUsergroups: []string{"S0123", "<!here>"}},
+			Responders: domain.Responders{Users: []string{"slack:U1", "discord:4455", "slack:not-an-id"}, Groups: map[string][]string{"slack_usergroups": {"S0123", "<!here>"}}},
 			Escalation: []domain.EscalationStep{{After: domain.Duration(10 * time.Minute), Remind: true}}})
 	})
 	ctx := context.Background()

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Slack's Block Kit limits (PLATFORMS.md; https://docs.slack.dev/reference/block-kit).
+// Slack's Block Kit limits (https://docs.slack.dev/reference/block-kit).
 // Lengths are counted in UTF-16 code units, which is never less than what
 // Slack counts, so a clipped text is never rejected.
 const (

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/discord"
+	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
@@ -117,9 +119,11 @@ type respondersConfig struct {
 	ExcludeRequester bool     `yaml:"exclude_requester"`
 }
 
+// core returns the responders; the groups go under the kinds the Slack and
+// Discord surfaces register.
 func (r respondersConfig) core() domain.Responders {
-	return domain.Responders{Users: r.Users, SlackUsergroups: r.SlackUsergroups, DiscordRoles: r.DiscordRoles,
-		ExcludeRequester: r.ExcludeRequester}
+	out := domain.Responders{Users: r.Users, ExcludeRequester: r.ExcludeRequester}
+	return out.WithGroup(slack.GroupKind, r.SlackUsergroups...).WithGroup(discord.GroupKind, r.DiscordRoles...)
 }
 
 type targetConfig struct {

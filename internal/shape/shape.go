@@ -208,7 +208,7 @@ func (c *Checker) ownProblem(t reflect.Type, err error) string {
 
 // Plain reports whether msg is free of Go type names and internals.
 func Plain(msg string) bool {
-	for _, bad := range []string{"core.", "main.", "[]", "map[", "struct {", "json:", "yaml:", "!!", "reflect", ".go:"} {
+	for _, bad := range []string{"core.", "domain.", "lifecycle.", "main.", "[]", "map[", "struct {", "json:", "yaml:", "!!", "reflect", ".go:"} {
 		if strings.Contains(msg, bad) {
 			return false
 		}

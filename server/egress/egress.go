@@ -1,5 +1,5 @@
-// Package egress decides where the bridge may send resume webhooks (DESIGN
-// §7a). A resume url comes from whoever asks, so by default it may not reach
+// Package egress decides where the bridge may send resume webhooks (the trust
+// model, docs/security.md). A resume url comes from whoever asks, so by default it may not reach
 // the bridge's own machine, the private network or a cloud metadata service:
 // literal addresses are refused when the question is asked (CheckURL), and
 // every address a name resolves to is checked again when connecting

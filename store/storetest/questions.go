@@ -360,7 +360,7 @@ func testRoundTrip(t *testing.T, open func() lifecycle.Store) {
 	q.ID = domain.NewQuestionID(p)
 	q.AgentName, q.Kind, q.Context = "Deploy bot", domain.KindApproval, "line 1\nline 2 \"quoted\" ☃"
 	q.Targets = []domain.Target{{Platform: "slack", Channel: "C1", ThreadTS: "1.2"}}
-	q.Responders = domain.Responders{Users: []string{"slack:U1"}, DiscordRoles: []string{"9"}, ExcludeRequester: true}
+	q.Responders = domain.Responders{Users: []string{"slack:U1"}, Groups: map[string][]string{"discord_roles": {"9"}}, ExcludeRequester: true}
 	q.Resume = &domain.Resume{URL: "https://runtime.example/resume"}
 	q.Route, q.IdempotencyKey, q.RequestedBy, q.ApprovalsRequired = "oncall", "toolu_1", "slack:U2", 2
 	q.OnTimeout = &domain.OnTimeout{Answer: "No"}

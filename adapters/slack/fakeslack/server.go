@@ -1,5 +1,5 @@
 // Package fakeslack is an in-process Slack Web API for tests. It enforces the
-// Block Kit limits of PLATFORMS.md, answers "ok": false with Slack's error
+// Block Kit limits (https://docs.slack.dev/reference/block-kit), answers "ok": false with Slack's error
 // codes, returns 429 with Retry-After or 5xx on demand, records every call,
 // and plays Socket Mode over a local WebSocket.
 package fakeslack

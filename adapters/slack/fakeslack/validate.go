@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits Slack enforces on Block Kit (PLATFORMS.md). A violation makes the
+// Limits Slack enforces on Block Kit (https://docs.slack.dev/reference/block-kit). A violation makes the
 // whole call fail with "invalid_blocks", as Slack does.
 const (
 	maxBlocksMessage = 50
@@ -37,7 +37,7 @@ const (
 	maxMessageText   = 40000
 	// maxBlocksText is the undocumented ceiling on the text of all blocks
 	// of one message: Slack answers msg_blocks_too_long above about 12,000
-	// characters (slackapi/bolt-js#2509, #2867; PLATFORMS.md). The fake
+	// characters (slackapi/bolt-js#2509, #2867). The fake
 	// applies it to modals too, which is stricter than confirmed.
 	maxBlocksText = 12000
 )
