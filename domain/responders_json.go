@@ -66,7 +66,7 @@ func (r *Responders) UnmarshalJSON(b []byte) error {
 		if string(bytes.TrimSpace(b)) == "null" {
 			return nil
 		}
-		return errors.New("must be an object such as {\"users\": [\"slack:U0123\"]}")
+		return errors.New("must be an object with users, exclude_requester, and a list of ids for each kind of group")
 	}
 	out := Responders{}
 	var problems []string
