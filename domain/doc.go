@@ -9,10 +9,10 @@
 //   - types.go: the records (Question, Item, Target, Run, Event, …).
 //   - errors.go: error codes and the Error type (internal/httperr maps
 //     them to HTTP statuses).
-//   - ask.go, route.go: validating an ask and a route (one set of rules for
+//   - validate.go, route.go: validating an ask and a route (one set of rules for
 //     both); action.go: an approval's exact action, its digest and diff;
 //     autoallow.go: auto_allow rules and what they allow without asking.
-//   - answer.go: parsing an answer; decide.go: an approval's decision
+//   - parse.go: parsing an answer; decide.go: an approval's decision
 //     (edit, always-allow rule, reason).
 //   - responders.go: who may answer; platforms.go: what a surface registers
 //     so the domain can name its places and check its responder groups.
