@@ -185,19 +185,20 @@ const (
 )
 
 var (
-	denyWords  = []string{"deny", "reject", "refuse", "decline", "no", "block", "abort", "veto", "disallow", "don't", "do not", "stop"}
+	denyWords  = []string{"deny", "reject", "refuse", "decline", "no", "block", "abort", "veto", "disallow", "don't", "do not", "stop", "cancel"}
 	allowWords = []string{"allow", "approve", "yes", "accept", "confirm", "proceed", "ok", "go", "grant", "permit", "continue", "run"}
 )
 
 // OptionTone classifies one option of an approval by the first word of its
-// label or value ("Deny", "Deny it", "Approve", "Yes, run it") or its veto
-// flag. Every surface and the decision use this one rule.
+// label or value ("Deny", "Deny it", "Approve", "Yes, run it") as people
+// read it (Skeleton: "Dеny" with a Cyrillic е is Deny), or its veto flag.
+// Every surface and the decision use this one rule.
 func OptionTone(o Option) Tone {
 	if o.Veto {
 		return ToneDeny
 	}
 	for _, s := range []string{o.Label, o.Value} {
-		s = strings.ToLower(strings.TrimSpace(s))
+		s = Skeleton(s)
 		for _, w := range denyWords {
 			if startsWithWord(s, w) {
 				return ToneDeny

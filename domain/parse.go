@@ -101,6 +101,17 @@ func (r *PersonRef) UnmarshalJSON(b []byte) error {
 // else is free text; the record's free_text names the items that got some.
 func ParseAnswer(q *Question, req RespondRequest) (Answer, error) {
 	var p problems
+	if req.Response != nil {
+		checkText(&p, "response", *req.Response)
+	}
+	for k, vs := range req.Answers {
+		for _, v := range vs {
+			checkText(&p, "answers["+k+"]", v)
+		}
+	}
+	if len(p) > 0 {
+		return Answer{}, p.err(EInvalidAnswer, "the answer is not valid")
+	}
 	raw := make([][]string, len(q.Questions))
 	switch {
 	case req.Response != nil && len(req.Answers) > 0:

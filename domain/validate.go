@@ -165,6 +165,8 @@ func ValidateItems(items []Item) []Detail {
 	texts := map[string]int{}
 	for i, it := range items {
 		f := fmt.Sprintf("questions[%d]", i)
+		checkText(&p, f+".question", it.Question)
+		checkLabel(&p, f+".header", it.Header)
 		switch {
 		case it.Question == "":
 			p.add(f+".question", "required")
@@ -187,15 +189,22 @@ func ValidateItems(items []Item) []Detail {
 		labels := map[string]int{}
 		for j, o := range it.Options {
 			of := fmt.Sprintf("%s.options[%d]", f, j)
+			checkLabel(&p, of+".label", o.Label)
+			checkText(&p, of+".description", o.Description)
+			checkLabel(&p, of+".value", o.Value)
 			switch {
 			case o.Label == "":
 				p.add(of+".label", "required")
 			case utf8.RuneCountInString(o.Label) > MaxLabelLen:
 				p.add(of+".label", "at most %d characters", MaxLabelLen)
 			default:
-				key := strings.ToLower(o.Label)
+				key := Skeleton(o.Label)
 				if k, dup := labels[key]; dup {
-					p.add(of+".label", "same label as options[%d]; labels must be unique within a question", k)
+					if strings.EqualFold(it.Options[k].Label, o.Label) {
+						p.add(of+".label", "same label as options[%d]; labels must be unique within a question", k)
+					} else {
+						p.add(of+".label", "looks the same as options[%d] (%q); labels must be told apart by what people read", k, it.Options[k].Label)
+					}
 				} else {
 					labels[key] = j
 				}
@@ -205,6 +214,19 @@ func ValidateItems(items []Item) []Detail {
 			}
 			if utf8.RuneCountInString(o.Value) > MaxValueLen {
 				p.add(of+".value", "at most %d characters", MaxValueLen)
+			}
+		}
+		// An answer is matched to an option by value or label: a value that
+		// names another option's label would make "Deny" mean Allow.
+		for j, o := range it.Options {
+			if o.Value == "" {
+				continue
+			}
+			v := Skeleton(o.Value)
+			for k, other := range it.Options {
+				if k != j && v == Skeleton(other.Label) {
+					p.add(fmt.Sprintf("%s.options[%d].value", f, j), "%q is the label of options[%d]; a value may not name another option", o.Value, k)
+				}
 			}
 		}
 	}
@@ -263,12 +285,22 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 		p.add("action", "only an approval (kind \"approval\") carries an action")
 	}
 	action := prepareAction(&p, req.Action)
+	if action != nil && len(items) == 1 && !items[0].OpenEnded() {
+		checkApprovalOptions(&p, items[0])
+	}
 	if kind != KindQuestion && kind != KindApproval {
 		p.add("kind", "must be %q or %q", KindQuestion, KindApproval)
 	}
 	checkID(&p, "run_id", req.RunID)
 	checkID(&p, "agent_id", req.AgentID)
 	checkID(&p, "idempotency_key", req.IdempotencyKey)
+	checkLabel(&p, "route", req.Route)
+	checkLabel(&p, "agent_name", req.AgentName)
+	checkText(&p, "context", req.Context)
+	for i, t := range req.Targets {
+		checkLabel(&p, fmt.Sprintf("targets[%d].channel", i), t.Channel)
+		checkLabel(&p, fmt.Sprintf("targets[%d].thread_ts", i), t.ThreadTS)
+	}
 	if utf8.RuneCountInString(req.AgentName) > MaxIDLen {
 		p.add("agent_name", "at most %d characters", MaxIDLen)
 	}
@@ -364,10 +396,31 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 }
 
 func checkID(p *problems, field, v string) {
+	checkLabel(p, field, v)
 	if utf8.RuneCountInString(v) > MaxIDLen {
 		p.add(field, "at most %d characters", MaxIDLen)
 	}
 	if strings.ContainsAny(v, "\n\r\t ") {
 		p.add(field, "must not contain spaces or line breaks")
 	}
+}
+
+// checkApprovalOptions refuses an approval of an action whose options do
+// not say, by rule (ItemTones), which one allows and which one denies: the
+// person reads the labels, and the choice they read decides.
+func checkApprovalOptions(p *problems, it Item) {
+	allow, deny := false, false
+	for _, t := range ItemTones(it) {
+		allow = allow || t == ToneAllow
+		deny = deny || t == ToneDeny
+	}
+	if allow && deny {
+		return
+	}
+	missing := "allows"
+	if allow {
+		missing = "denies"
+	}
+	p.add("questions[0].options", "no option %s the action: an approval needs an option that allows it (Allow, Yes, Approve…) "+
+		"and one that denies it (Deny, No, Reject, Cancel…), told apart by their labels, or exactly two options of which the first allows", missing)
 }

@@ -210,6 +210,9 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error 
 		bad = append(bad, domain.Detail{Field: "reason", Problem: "user (a person dismissed it) or agent (the runtime withdrew it); put free text in note"})
 	}
 	note := strings.Join(strings.Fields(body.Note), " ") // one line on every copy
+	if msg := domain.TextProblem(note); msg != "" {
+		bad = append(bad, domain.Detail{Field: "note", Problem: msg})
+	}
 	if n := utf8.RuneCountInString(note); n > domain.MaxCancelNote {
 		bad = append(bad, domain.Detail{Field: "note", Problem: fmt.Sprintf("at most %d characters (this one has %d)", domain.MaxCancelNote, n)})
 	}

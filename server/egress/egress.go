@@ -266,10 +266,15 @@ var refusedNets = []struct {
 }
 
 // Prefixes whose IPv6 addresses carry an IPv4 address that is what is
-// really reached: NAT64 and 6to4.
+// really reached: NAT64 (well-known and local-use, RFC 6052 and 8215),
+// 6to4, IPv4-compatible (::a.b.c.d, deprecated but still routed to the
+// IPv4 address by some stacks) and IPv4-translated (::ffff:0:a.b.c.d).
 var (
-	nat64  = netip.MustParsePrefix("64:ff9b::/96")
-	sixTo4 = netip.MustParsePrefix("2002::/16")
+	nat64        = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local   = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixTo4       = netip.MustParsePrefix("2002::/16")
+	v4Compatible = netip.MustParsePrefix("::/96")
+	v4Translated = netip.MustParsePrefix("::ffff:0:0:0/96")
 )
 
 // Classify names the kind of destination ip is if it is refused by
@@ -283,9 +288,20 @@ func Classify(ip netip.Addr) string {
 	}
 	if ip.Is6() {
 		b := ip.As16()
+		last4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
 		switch {
-		case nat64.Contains(ip):
-			return Classify(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+		case ip == netip.IPv6Unspecified() || ip == netip.IPv6Loopback():
+			// ::/128 and ::1/128 below, not IPv4-compatible forms
+		case nat64.Contains(ip), v4Compatible.Contains(ip), v4Translated.Contains(ip):
+			return Classify(last4)
+		case nat64Local.Contains(ip):
+			// Local-use NAT64 (RFC 8215) translates inside one network: it
+			// is internal whatever it embeds. Its most common /96 form is
+			// named by the IPv4 address it carries.
+			if k := Classify(last4); k != "" && k != kindUnspecified {
+				return k
+			}
+			return kindPrivate
 		case sixTo4.Contains(ip):
 			return Classify(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
 		}

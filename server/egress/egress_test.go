@@ -64,6 +64,13 @@ func TestAskTimeProbes(t *testing.T) {
 		{"IPv6 multicast", strict, "http://[ff02::1]/", "multicast"},
 		{"NAT64 of metadata", strict, "http://[64:ff9b::a9fe:a9fe]/", "cloud metadata"},
 		{"6to4 of private", strict, "http://[2002:0a00:0001::1]/", "private network"},
+		{"IPv4-compatible loopback", strict, "http://[::127.0.0.1]/", "loopback"},
+		{"IPv4-compatible metadata", strict, "http://[::a9fe:a9fe]/", "cloud metadata"},
+		{"IPv4-translated loopback", strict, "http://[::ffff:0:7f00:1]/", "loopback"},
+		{"IPv4-translated private", strict, "http://[::ffff:0:a00:1]/", "private network"},
+		{"local-use NAT64 of metadata", strict, "http://[64:ff9b:1::a9fe:a9fe]/", "cloud metadata"},
+		{"local-use NAT64 /48 of loopback", strict, "http://[64:ff9b:1:7f00:0:100::]/", "private network"},
+		{"local-use NAT64 of a public address", strict, "http://[64:ff9b:1::808:808]/", "private network"},
 		{"user and password", strict, "https://user:pass@runtime.example/resume", "user name or password"},
 		{"user only", strict, "https://user@runtime.example/resume", "user name or password"},
 		{"ftp", strict, "ftp://runtime.example/resume", "http or https"},
@@ -169,6 +176,9 @@ func TestConnectTimeChecksEveryResolvedAddress(t *testing.T) {
 		"meta.example":     {"169.254.169.254"},
 		"mixed.example":    {"10.0.0.1", "127.0.0.1"},
 		"runtime.internal": {"127.0.0.1"},
+		"compat.example":   {"::127.0.0.1"},
+		"xlat.example":     {"::ffff:0:7f00:1"},
+		"nat64.example":    {"64:ff9b:1::a9fe:a9fe"},
 	})
 	cases := []struct {
 		name string
@@ -187,6 +197,9 @@ func TestConnectTimeChecksEveryResolvedAddress(t *testing.T) {
 		{"allowed name, other port", egress.Config{Allow: []string{"runtime.internal:1"}}, "runtime.internal", "loopback"},
 		{"local default", egress.Config{AllowLoopback: true}, "rebind.example", ""},
 		{"local default, still no metadata", egress.Config{AllowLoopback: true}, "meta.example", "cloud metadata"},
+		{"resolved to IPv4-compatible loopback", egress.Config{}, "compat.example", "loopback"},
+		{"resolved to IPv4-translated loopback", egress.Config{}, "xlat.example", "loopback"},
+		{"resolved to local-use NAT64 of metadata", egress.Config{AllowLoopback: true}, "nat64.example", "cloud metadata"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
