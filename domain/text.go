@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -128,4 +129,56 @@ func Skeleton(s string) string {
 		b.WriteRune(r)
 	}
 	return strings.TrimFunc(b.String(), func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+}
+
+// Visible returns s with every character a terminal or a reader would not
+// show as itself made visible instead of interpreted: C0 controls but
+// line feed and tab, DEL and invalid bytes as \x1b; C1 controls (U+009B is
+// a terminal's CSI), bidi overrides and isolates, zero-width and other
+// invisible format characters, and the line and paragraph separators as
+// ⟨U+202E⟩. What a person reads in a terminal is then exactly the text.
+func Visible(s string) string {
+	if visibleAlready(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r <= 0x9f, invisible(r), r == '\u2028', r == '\u2029':
+			b.WriteString("⟨" + RuneName(r) + "⟩")
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// visibleAlready reports whether Visible would return s unchanged (the
+// common case, without allocating).
+func visibleAlready(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 || r <= 0x9f || invisible(r) || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += size
+	}
+	return true
 }

@@ -199,11 +199,11 @@ func (a *app) waitShowing(ctx context.Context, wait func(context.Context, string
 	t := time.NewTicker(a.tick)
 	defer t.Stop()
 	for {
-		fmt.Fprintf(a.stderr, "\r\033[Kwaiting for an answer in %s — %s elapsed, expires in %s",
-			where, clock(a.now().Sub(start)), clock(q.ExpiresAt.Sub(a.now())))
+		fmt.Fprintf(a.rawErr, "\r\033[Kwaiting for an answer in %s — %s elapsed, expires in %s",
+			domain.Visible(where), clock(a.now().Sub(start)), clock(q.ExpiresAt.Sub(a.now())))
 		select {
 		case r := <-done:
-			fmt.Fprint(a.stderr, "\r\033[K")
+			fmt.Fprint(a.rawErr, "\r\033[K")
 			if r.q == nil {
 				r.q = q
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/hook"
+	"github.com/askbridge/askbridge/agent/internal/termsafe"
 	"github.com/askbridge/askbridge/agent/mcpserver"
 	"github.com/askbridge/askbridge/domain"
 )
@@ -66,11 +67,17 @@ func (e Env) Client(opts ...client.Option) *client.Client {
 }
 
 // app carries what every command needs; tests replace isTTY and the clock.
+// stdout and stderr show text from agents and people made visible
+// (termsafe): a question cannot move the cursor, rewrite a line, set the
+// clipboard or plant a link in the terminal. rawOut and rawErr are the
+// streams themselves, for JSON and for the CLI's own control sequences.
 type app struct {
 	env    Env
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	rawOut io.Writer
+	rawErr io.Writer
 	isTTY  func(io.Writer) bool
 	now    func() time.Time
 	tick   time.Duration // refresh of the waiting line
@@ -79,9 +86,25 @@ type app struct {
 // Run runs a client-side command. handled is false when args[0] is not one
 // of ask, questions, mcp, hook; the caller then handles it.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, handled bool) {
-	a := &app{env: ReadEnv(getenv), stdin: stdin, stdout: stdout, stderr: stderr,
-		isTTY: isTerminal, now: time.Now, tick: time.Second}
+	a := newApp(ReadEnv(getenv), stdin, stdout, stderr)
+	defer a.flush()
 	return a.run(ctx, args)
+}
+
+// newApp returns an app whose stdout and stderr make text visible
+// (termsafe) over the raw streams.
+func newApp(env Env, stdin io.Reader, stdout, stderr io.Writer) *app {
+	return &app{env: env, stdin: stdin, stdout: termsafe.New(stdout), stderr: termsafe.New(stderr), rawOut: stdout, rawErr: stderr,
+		isTTY: isTerminal, now: time.Now, tick: time.Second}
+}
+
+// flush writes what the safe writers held back.
+func (a *app) flush() {
+	for _, w := range []io.Writer{a.stdout, a.stderr} {
+		if s, ok := w.(*termsafe.Writer); ok {
+			_ = s.Flush()
+		}
+	}
 }
 
 func (a *app) run(ctx context.Context, args []string) (int, bool) {
@@ -126,7 +149,7 @@ func (a *app) mcp(ctx context.Context, args []string) int {
 		}
 	}
 	srv := mcpserver.New(cfg)
-	if err := srv.Serve(ctx, a.stdin, a.stdout); err != nil && !errors.Is(err, context.Canceled) {
+	if err := srv.Serve(ctx, a.stdin, a.rawOut); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(a.stderr, "bridge mcp: %v\n", err)
 		return ExitError
 	}
@@ -139,11 +162,14 @@ func (a *app) hook(ctx context.Context, args []string) int {
 		return hook.ExitUsage
 	}
 	return hook.Run(ctx, args[1:], hook.Env{URL: a.env.URL, Token: a.env.Token, Project: a.env.Project,
-		Route: a.env.Route, AgentID: a.env.AgentID}, a.stdin, a.stdout, a.stderr)
+		Route: a.env.Route, AgentID: a.env.AgentID}, a.stdin, a.rawOut, a.stderr)
 }
 
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
+	if s, ok := w.(*termsafe.Writer); ok {
+		w = s.Underlying()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

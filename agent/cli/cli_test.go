@@ -57,9 +57,10 @@ func envFor(api *fakeapi.Server) func(string) string {
 
 func runCLI(ctx context.Context, api *fakeapi.Server, tty bool, args ...string) result {
 	var out, errb syncBuffer
-	a := &app{env: ReadEnv(envFor(api)), stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
-		isTTY: func(io.Writer) bool { return tty }, now: time.Now, tick: 20 * time.Millisecond}
+	a := newApp(ReadEnv(envFor(api)), strings.NewReader(""), &out, &errb)
+	a.isTTY, a.tick = func(io.Writer) bool { return tty }, 20*time.Millisecond
 	code, handled := a.run(ctx, args)
+	a.flush()
 	return result{code, handled, out.String(), errb.String()}
 }
 
@@ -208,12 +209,13 @@ func TestAskUsageAndErrors(t *testing.T) {
 	assert.Contains(t, r.stderr, "questions[0].header: at most 12 characters")
 	assert.Contains(t, r.stderr, "questions[0].options:")
 
-	bad := &app{env: Env{URL: api.URL, Token: "wrong-secret-token", Project: "ops"}, stdout: io.Discard,
-		stderr: &bytes.Buffer{}, isTTY: func(io.Writer) bool { return false }, now: time.Now}
+	var badErr bytes.Buffer
+	bad := newApp(Env{URL: api.URL, Token: "wrong-secret-token", Project: "ops"}, nil, io.Discard, &badErr)
+	bad.isTTY = func(io.Writer) bool { return false }
 	code, _ := bad.run(t.Context(), []string{"ask", "-q", "x?"})
 	assert.Equal(t, ExitError, code)
-	assert.Contains(t, bad.stderr.(*bytes.Buffer).String(), "unauthorized")
-	assert.NotContains(t, bad.stderr.(*bytes.Buffer).String(), "wrong-secret-token")
+	assert.Contains(t, badErr.String(), "unauthorized")
+	assert.NotContains(t, badErr.String(), "wrong-secret-token")
 }
 
 func seed(t *testing.T, api *fakeapi.Server, reqs ...*domain.AskRequest) []*client.Asked {

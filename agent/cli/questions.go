@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/askbridge/askbridge/agent/internal/termsafe"
 	"github.com/askbridge/askbridge/domain"
 )
 
@@ -266,11 +267,15 @@ func (a *app) qCancel(ctx context.Context, args []string) int {
 	return ExitOK
 }
 
+// printJSON writes v as indented JSON, with the characters a terminal
+// would act on as \u escapes (termsafe.JSON): the same document.
 func (a *app) printJSON(v any) int {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
 		fmt.Fprintf(a.stderr, "bridge: %v\n", err)
+		return ExitError
+	}
+	if _, err := a.rawOut.Write(append(termsafe.JSON(b), '\n')); err != nil {
 		return ExitError
 	}
 	return ExitOK

@@ -32,14 +32,11 @@ func (h *hook) action() *domain.Action {
 // "always allow" rule as updatedPermissions; or deny with the reason.
 func (h *hook) decided(q *domain.Question) *Output {
 	d := q.Decision
-	by := "the user"
-	if q.RespondedBy != nil {
-		by = q.RespondedBy.String()
-	}
+	by := responder(q, "the user")
 	if d.Behavior != domain.BehaviorAllow {
 		msg := "Denied by " + by + " via askbridge."
 		if ans := q.Answers[q.Questions[0].Question]; d.Message != "" && !isOption(q, ans) {
-			msg = "Denied by " + by + " via askbridge, who said: " + d.Message
+			msg = said(by, d.Message)
 		}
 		return h.deny(msg)
 	}

@@ -96,5 +96,5 @@ func TestPreToolUseEditedAndReason(t *testing.T) {
 	r = finished(t, ch, 20*time.Second)
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
 	assert.Equal(t, "deny", out.H.PermissionDecision)
-	assert.Contains(t, out.H.PermissionDecisionReason, "who said: run make clean instead")
+	assert.Contains(t, out.H.PermissionDecisionReason, `who said: "run make clean instead"`)
 }

@@ -100,7 +100,7 @@ func TestE2EHookAgainstRealBridge(t *testing.T) {
 	require.NoError(t, err)
 	h.wait(t)
 	assert.Equal(t, 0, h.code, h.errb.String())
-	assert.Equal(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Denied by api:local via askbridge, who said: keep build, run make clean"}}}`+"\n", h.output)
+	assert.Equal(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Denied by api:local via askbridge, who said: \"keep build, run make clean\""}}}`+"\n", h.output)
 
 	// A subagent: the bridge refuses with 403 subagent_not_allowed.
 	sub := strings.Replace(askInput, `"cwd"`, `"agent_id":"a-1","agent_type":"general-purpose","cwd"`, 1)

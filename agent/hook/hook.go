@@ -371,17 +371,14 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 		return h.decided(q), nil
 	case q.Status == domain.StatusAnswered:
 		ans := strings.TrimSpace(q.Answers[q.Questions[0].Question])
-		by := "the user"
-		if q.RespondedBy != nil {
-			by = q.RespondedBy.String()
-		}
+		by := responder(q, "the user")
 		switch {
 		case strings.EqualFold(ans, "Allow"):
 			return h.allow("Allowed by "+by+" via askbridge.", nil), nil
 		case strings.EqualFold(ans, "Deny"):
 			return h.deny("Denied by " + by + " via askbridge."), nil
 		default:
-			return h.deny("Denied by " + by + " via askbridge, who said: " + ans), nil
+			return h.deny(said(by, ans)), nil
 		}
 	case q.Status == domain.StatusCancelled && q.CancelReason == domain.CancelUser:
 		return h.deny(dismissed(q)), nil
@@ -440,10 +437,7 @@ func preToolUse(decision, reason string, updated any) *Output {
 }
 
 func dismissed(q *domain.Question) string {
-	by := "The user"
-	if q.RespondedBy != nil {
-		by = q.RespondedBy.String()
-	}
+	by := responder(q, "The user")
 	return by + " dismissed the question without answering (via askbridge). Continue without the answer."
 }
 
@@ -475,4 +469,20 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// responder names who answered q on one line, made visible (a chat display
+// name is the person's own text), or def.
+func responder(q *domain.Question, def string) string {
+	if q.RespondedBy == nil {
+		return def
+	}
+	return domain.Visible(strings.Join(strings.Fields(q.RespondedBy.String()), " "))
+}
+
+// said is a denial that carries the person's own words, quoted as the
+// resume webhook and the MCP tool quote them (escapes and line breaks
+// written out), so the model can always tell them from the bridge's.
+func said(by, words string) string {
+	return fmt.Sprintf("Denied by %s via askbridge, who said: %q", by, words)
 }

@@ -353,7 +353,7 @@ func (p *configProblems) operators(ocs []operatorConfig) []api.Operator {
 // readServeEnv.
 func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
 	if e.publicURL == "" && s.PublicURL != "" && !webURL(s.PublicURL) {
-		p.fail("public_url: %q must be an http:// or https:// address such as https://bridge.example.com", s.PublicURL)
+		p.fail("public_url: %q must be an http:// or https:// address without a user name or password, such as https://bridge.example.com", shownURL(s.PublicURL))
 	}
 	if e.webhookAllow == nil {
 		if _, err := egress.New(egress.Config{Allow: fc.Webhooks.Allow}); err != nil {
@@ -361,10 +361,10 @@ func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
 		}
 	}
 	if e.slackAPIURL == "" && s.Slack.APIURL != "" && !webURL(s.Slack.APIURL) {
-		p.fail("slack.api_url: %q must be an http:// or https:// address such as https://slack.com/api/", s.Slack.APIURL)
+		p.fail("slack.api_url: %q must be an http:// or https:// address without a user name or password, such as https://slack.com/api/", shownURL(s.Slack.APIURL))
 	}
 	if e.discordAPIURL == "" && s.Discord.APIURL != "" && !webURL(s.Discord.APIURL) {
-		p.fail("discord.api_url: %q must be an http:// or https:// address such as https://discord.com/api/v10", s.Discord.APIURL)
+		p.fail("discord.api_url: %q must be an http:// or https:// address without a user name or password, such as https://discord.com/api/v10", shownURL(s.Discord.APIURL))
 	}
 	var configured []string
 	if s.Slack.BotToken != "" {

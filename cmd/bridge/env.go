@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -85,7 +86,7 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 	}
 	env("BRIDGE_PUBLIC_URL", &e.publicURL)
 	if e.publicURL != "" && !webURL(e.publicURL) {
-		fail("BRIDGE_PUBLIC_URL: %q must be an http:// or https:// address such as https://bridge.example.com", e.publicURL)
+		fail("BRIDGE_PUBLIC_URL: %q must be an http:// or https:// address without a user name or password, such as https://bridge.example.com", shownURL(e.publicURL))
 	}
 	env("BRIDGE_METRICS_TOKEN", &e.metricsToken)
 	env("BRIDGE_WEB_SESSION_KEY", &e.sessionKey)
@@ -94,14 +95,14 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 	env("SLACK_APP_TOKEN", &e.slackAppToken)
 	env("SLACK_API_URL", &e.slackAPIURL)
 	if e.slackAPIURL != "" && !webURL(e.slackAPIURL) {
-		fail("SLACK_API_URL: %q must be an http:// or https:// address such as https://slack.com/api/", e.slackAPIURL)
+		fail("SLACK_API_URL: %q must be an http:// or https:// address without a user name or password, such as https://slack.com/api/", shownURL(e.slackAPIURL))
 	}
 	env("DISCORD_BOT_TOKEN", &e.discordBotToken)
 	env("DISCORD_APPLICATION_ID", &e.discordAppID)
 	env("DISCORD_PUBLIC_KEY", &e.discordPublicKey)
 	env("DISCORD_API_URL", &e.discordAPIURL)
 	if e.discordAPIURL != "" && !webURL(e.discordAPIURL) {
-		fail("DISCORD_API_URL: %q must be an http:// or https:// address such as https://discord.com/api/v10", e.discordAPIURL)
+		fail("DISCORD_API_URL: %q must be an http:// or https:// address without a user name or password, such as https://discord.com/api/v10", shownURL(e.discordAPIURL))
 	}
 	return e
 }
@@ -136,6 +137,15 @@ func (e *serveEnvValues) overlay(s *settings) {
 
 // webURL reports whether s is an absolute http(s) address without a user
 // name or password.
+// shownURL is a URL setting as an error may show it: whatever stands
+// before an @ after the scheme (a user name, a password, a token) is
+// masked, as the Redis URL's password is.
+func shownURL(s string) string {
+	return userinfo.ReplaceAllString(s, "${1}xxxxx@")
+}
+
+var userinfo = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.\-]*:(?://)?)[^/?#]*@`)
+
 func webURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil

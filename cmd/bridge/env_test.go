@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestBadEnvironmentValuesAreRefusedByName: `bridge serve` refuses to start
@@ -54,6 +57,34 @@ func TestBadEnvironmentValuesAreRefusedByName(t *testing.T) {
 			assert.Equal(t, 1, code, "bridge serve started with a bad value; stderr:\n%s", errb.String())
 			assert.Contains(t, errb.String(), c.want)
 			assert.NotContains(t, out.String(), "listening")
+		})
+	}
+}
+
+// TestSecretsInURLSettingsAreNeverPrinted: a user name, password or token
+// written into a URL setting is masked in the start-up error that refuses
+// it, from the environment and from the configuration file alike.
+func TestSecretsInURLSettingsAreNeverPrinted(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "bridge.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("public_url: https://cfguser:cfg-s3cret@bridge.example.com\n"), 0o600))
+	for name, env := range map[string]map[string]string{
+		"public URL with a password": {"BRIDGE_PUBLIC_URL": "https://admin:pub-s3cret@bridge.example.com"},
+		"Slack API with a token":     {"SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": "s", "SLACK_API_URL": "https://slack-t0ken@slack.example/api/"},
+		"Discord API, not http":      {"DISCORD_BOT_TOKEN": "tok", "DISCORD_APPLICATION_ID": "1", "DISCORD_PUBLIC_KEY": strings.Repeat("ab", 32), "DISCORD_API_URL": "ftp://u:disc-s3cret@discord.example"},
+		"configuration file":         {"BRIDGE_CONFIG": cfg},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env["BRIDGE_ADDR"] = "127.0.0.1:0"
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			var out, errb bytes.Buffer
+			code := run(ctx, []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+			assert.Equal(t, 1, code, errb.String())
+			assert.Contains(t, errb.String(), "without a user name or password")
+			assert.Contains(t, errb.String(), "xxxxx@")
+			for _, secret := range []string{"s3cret", "t0ken", "admin", "cfguser"} {
+				assert.NotContains(t, errb.String()+out.String(), secret)
+			}
 		})
 	}
 }
