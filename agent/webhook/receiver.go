@@ -105,16 +105,18 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "body too large or unreadable", http.StatusRequestEntityTooLarge)
 		return
 	}
-	if err := Verify(rv.Secret, r.Header.Get(HeaderSignature), body, rv.Tolerance, rv.Now()); err != nil {
+	id := r.Header.Get(HeaderDelivery)
+	sig, err := VerifyDelivery(rv.Secret, r.Header.Get(HeaderSignature), id, body, rv.Tolerance, rv.Now())
+	if err != nil {
 		rv.Logger.Warn("resume webhook refused", "err", err, "remote", r.RemoteAddr)
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
-	id := r.Header.Get(HeaderDelivery)
 	if id == "" {
 		http.Error(w, "missing "+HeaderDelivery, http.StatusBadRequest)
 		return
 	}
+
 	var res Resume
 	if err := json.Unmarshal(body, &res); err != nil || res.Event == "" || res.Question.ID == "" {
 		http.Error(w, "not a resume webhook body", http.StatusBadRequest)
@@ -137,6 +139,21 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		retryLater(w)
 		return
 	}
+	// A new delivery id: the bridge signs every attempt anew, so a
+	// signature seen before is a captured delivery sent again under
+	// another id (a v1 signature does not cover the id).
+	if seen, err := rv.Dedupe.Begin(r.Context(), "signature:"+sig); err != nil || seen != DeliveryNew {
+		_ = rv.Dedupe.Finish(context.WithoutCancel(r.Context()), id, false)
+		if err != nil {
+			rv.Logger.Error("resume webhook dedupe failed", "delivery", id, "err", err)
+			retryLater(w)
+			return
+		}
+		rv.Logger.Warn("resume webhook refused", "err", ErrReplayed, "delivery", id, "remote", r.RemoteAddr)
+		http.Error(w, ErrReplayed.Error(), http.StatusUnauthorized)
+		return
+	}
+	_ = rv.Dedupe.Finish(context.WithoutCancel(r.Context()), "signature:"+sig, true)
 	herr := rv.Handle(r.Context(), res)
 	if ferr := rv.Dedupe.Finish(context.WithoutCancel(r.Context()), id, herr == nil); ferr != nil {
 		rv.Logger.Error("resume webhook dedupe failed", "delivery", id, "err", ferr)

@@ -25,10 +25,43 @@ func deliver(t *testing.T, h http.Handler, secret []byte, at time.Time, delivery
 	if delivery != "" {
 		req.Header.Set(HeaderDelivery, delivery)
 	}
-	req.Header.Set(HeaderSignature, Sign(secret, at, []byte(b)))
+	req.Header.Set(HeaderSignature, SignDelivery(secret, at, delivery, []byte(b)))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
+}
+
+// send posts body with exactly the given delivery id and signature header,
+// as someone who captured a delivery would.
+func send(h http.Handler, delivery, signature, b string) int {
+	req := httptest.NewRequest(http.MethodPost, "/resume", strings.NewReader(b))
+	req.Header.Set(HeaderDelivery, delivery)
+	req.Header.Set(HeaderSignature, signature)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+// TestACapturedDeliveryCannotBeReplayed: within the signature's tolerance,
+// a captured delivery sent again under a new delivery id runs nothing:
+// v2 covers the id, and a signature is never accepted twice (which also
+// holds for the v1-only signatures of older bridges).
+func TestACapturedDeliveryCannotBeReplayed(t *testing.T) {
+	secret := []byte("s3cret")
+	var calls atomic.Int32
+	rv := &Receiver{Secret: secret, Handle: func(context.Context, Resume) error { calls.Add(1); return nil }}
+	now := time.Now()
+	sig := SignDelivery(secret, now, "d-1", []byte(body))
+	assert.Equal(t, http.StatusOK, send(rv, "d-1", sig, body))
+	assert.Equal(t, http.StatusUnauthorized, send(rv, "d-2", sig, body), "v2 covers the delivery id")
+	v1 := sig[:strings.Index(sig, ",v2=")]
+	assert.Equal(t, http.StatusUnauthorized, send(rv, "d-3", v1, body), "v2 stripped: the v1 signature was used already")
+	assert.Equal(t, http.StatusOK, send(rv, "d-1", sig, body), "the same delivery again is a duplicate, acknowledged")
+
+	legacy := Sign(secret, now.Add(time.Second), []byte(body))
+	assert.Equal(t, http.StatusOK, send(rv, "d-4", legacy, body), "an older bridge's v1-only delivery is accepted once")
+	assert.Equal(t, http.StatusUnauthorized, send(rv, "d-5", legacy, body), "and never again")
+	assert.Equal(t, int32(2), calls.Load(), "d-1 and d-4 ran, nothing else")
 }
 
 func TestReceiverHandlesOnceAndDropsDuplicates(t *testing.T) {
@@ -56,7 +89,7 @@ func TestReceiverHandlesOnceAndDropsDuplicates(t *testing.T) {
 	assert.Equal(t, "A", r.Question.Answers["Which?"])
 	assert.Contains(t, r.UserMessage, "The user responded")
 
-	rec = deliver(t, rv, secret, now, "d-2", body)
+	rec = deliver(t, rv, secret, now, "d-2", strings.Replace(body, `"id":"q1"`, `"id":"q2"`, 1)) // another question's
 	assert.Equal(t, http.StatusOK, rec.Code)
 	assert.Len(t, got, 2, "another delivery id is handled")
 }
@@ -72,7 +105,7 @@ func TestReceiverRefusesBadSignatures(t *testing.T) {
 	// Tampered body: signed one thing, sent another.
 	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Replace(body, `"A"`, `"B"`, 1)))
 	req.Header.Set(HeaderDelivery, "d")
-	req.Header.Set(HeaderSignature, Sign(secret, now, []byte(body)))
+	req.Header.Set(HeaderSignature, SignDelivery(secret, now, "d", []byte(body)))
 	rec := httptest.NewRecorder()
 	rv.ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusUnauthorized, rec.Code)
@@ -98,7 +131,7 @@ func TestReceiverHandlerFailureIsRetried(t *testing.T) {
 	rec := deliver(t, rv, secret, time.Now(), "d-1", body)
 	assert.Equal(t, http.StatusServiceUnavailable, rec.Code, "5xx: the bridge retries")
 	assert.Equal(t, "5", rec.Header().Get("Retry-After"))
-	rec = deliver(t, rv, secret, time.Now(), "d-1", body)
+	rec = deliver(t, rv, secret, time.Now().Add(time.Second), "d-1", body) // the bridge signs each retry anew
 	assert.Equal(t, http.StatusOK, rec.Code, "the retry is handled, not dropped as a duplicate")
 	assert.Equal(t, int32(2), calls.Load())
 }

@@ -170,8 +170,19 @@ func (p *Policy) CheckURL(raw string) error {
 	if p.nameAllowed(host, port) {
 		return nil
 	}
+	// Plain http carries the signed answer in clear text: only to a
+	// destination the configuration admits (webhooks.allow, or loopback on
+	// the embedded default).
+	plain := u.Scheme == "http"
+	const plainHint = "http:// would send the answer unencrypted; use https://, or add the host to webhooks.allow to deliver over http on purpose"
 	if a, ok := ParseHostIP(host); ok {
-		return p.checkAddr(a, port, host)
+		if err := p.checkAddr(a, port, host); err != nil {
+			return err
+		}
+		if plain && !p.addrAdmitted(a, port) {
+			return refused("%s", plainHint)
+		}
+		return nil
 	}
 	if looksNumeric(host) {
 		return refused("%s is not a valid address", host)
@@ -182,7 +193,22 @@ func (p *Policy) CheckURL(raw string) error {
 		}
 		return refused("%s is %s; resume webhooks may not reach it%s", host, why, allowHint)
 	}
+	if plain {
+		return refused("%s", plainHint)
+	}
 	return nil
+}
+
+// addrAdmitted reports whether the configuration admits ip:port on purpose
+// (webhooks.allow, or loopback on the embedded default).
+func (p *Policy) addrAdmitted(ip netip.Addr, port string) bool {
+	ip = ip.Unmap().WithZone("")
+	for _, n := range p.nets {
+		if (n.port == "" || n.port == port) && n.prefix.Contains(ip) {
+			return true
+		}
+	}
+	return p.allowLoopback && Classify(ip) == kindLoopback
 }
 
 func (p *Policy) nameAllowed(host, port string) bool {

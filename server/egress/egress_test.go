@@ -77,7 +77,11 @@ func TestAskTimeProbes(t *testing.T) {
 		{"file", strict, "file:///etc/passwd", "http or https"},
 		{"relative", strict, "/resume", "http or https"},
 		{"public name", strict, "https://runtime.example/resume", ""},
-		{"public address", strict, "http://93.184.216.34:8080/resume", ""},
+		{"public address", strict, "https://93.184.216.34:8080/resume", ""},
+		{"plain http to a public address", strict, "http://93.184.216.34:8080/resume", "unencrypted"},
+		{"plain http to a public name", strict, "http://runtime.example/resume", "unencrypted"},
+		{"plain http to an allowed name", egress.MustNew(egress.Config{Allow: []string{"runtime.example"}}), "http://runtime.example/resume", ""},
+		{"plain http to an allowed network", egress.MustNew(egress.Config{Allow: []string{"10.0.0.0/8"}}), "http://10.1.2.3/resume", ""},
 		{"public IPv6", strict, "https://[2606:2800:220:1:248:1893:25c8:1946]/", ""},
 		{"a name that resolves later", strict, "https://rebind.example/", ""},
 

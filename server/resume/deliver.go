@@ -42,7 +42,7 @@ func (d *Deliverer) deliver(ctx context.Context, dl lifecycle.Delivery, q *domai
 	req.Header.Set("User-Agent", "askbridge")
 	req.Header.Set(webhook.HeaderEvent, dl.Event)
 	req.Header.Set(webhook.HeaderDelivery, dl.ID)
-	req.Header.Set(webhook.HeaderSignature, webhook.Sign(secret, d.cfg.Clock.Now(), body))
+	req.Header.Set(webhook.HeaderSignature, webhook.SignDelivery(secret, d.cfg.Clock.Now(), dl.ID, body))
 	resp, err := d.client.Do(req)
 	if err != nil {
 		var refused *egress.RefusedError

@@ -138,7 +138,7 @@ func TestNameResolvingToLoopbackIsRefusedWhenConnecting(t *testing.T) {
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}})
 	b := newAPIBridge(t, policy)
-	b.answerInWebhookMode("r1", "http://runtime.example:"+ru.Port()+"/resume")
+	b.answerInWebhookMode("r1", "https://runtime.example:"+ru.Port()+"/resume")
 	var outcomes []string
 	d := resume.New(resume.Config{Store: b.store, Egress: policy, Secret: func(string) []byte { return []byte("s") },
 		Observe: func(o string) { outcomes = append(outcomes, o) }})
