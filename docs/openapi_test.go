@@ -175,3 +175,57 @@ func TestDescriptionsAreWhole(t *testing.T) {
 		}
 	})
 }
+
+// TestErrorResponses: every error status an operation lists says when it
+// happens and carries the one error body, Error. The exceptions are not
+// the API's errors: /readyz's 503 is the readiness report, /metrics's 500
+// the Prometheus client's plain text.
+func TestErrorResponses(t *testing.T) {
+	var doc struct {
+		Paths      map[string]map[string]any `yaml:"paths"`
+		Components struct {
+			Responses map[string]map[string]any `yaml:"responses"`
+		} `yaml:"components"`
+	}
+	if err := yaml.Unmarshal(docs.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for path, item := range doc.Paths {
+		for method, v := range item {
+			op, _ := v.(map[string]any)
+			responses, _ := op["responses"].(map[string]any)
+			for status, v := range responses {
+				at := strings.ToUpper(method) + " " + path + " " + status
+				if status == "default" {
+					t.Errorf("%s: list each error status instead of a default", at)
+					continue
+				}
+				if status < "4" || (path == "/readyz" && status == "503") || (path == "/metrics" && status == "500") {
+					continue
+				}
+				r, _ := v.(map[string]any)
+				desc, _ := r["description"].(string)
+				if ref, ok := r["$ref"].(string); ok {
+					name, found := strings.CutPrefix(ref, "#/components/responses/")
+					r = doc.Components.Responses[name]
+					if !found || r == nil {
+						t.Errorf("%s: %s is no response of the document", at, ref)
+						continue
+					}
+					if desc == "" {
+						desc, _ = r["description"].(string)
+					}
+				}
+				if strings.TrimSpace(desc) == "" {
+					t.Errorf("%s: no description of when it happens", at)
+				}
+				content, _ := r["content"].(map[string]any)
+				media, _ := content["application/json"].(map[string]any)
+				schema, _ := media["schema"].(map[string]any)
+				if len(content) != 1 || schema["$ref"] != "#/components/schemas/Error" {
+					t.Errorf("%s: the body is not the shared Error (application/json, #/components/schemas/Error)", at)
+				}
+			}
+		}
+	}
+}
