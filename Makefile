@@ -51,7 +51,8 @@ test-claude-code:
 	@GO=$(GO) ./scripts/claude-code.sh
 
 ## lint: gofmt, go vet, staticcheck and errorlint (built from the Go module proxy at pinned versions),
-## and the layers: no two top-level folders import each other (scripts/layers.sh)
+## the layers: no two top-level folders import each other (scripts/layers.sh), and docs/openapi.yaml
+## through Redocly CLI (npm, pinned, cached; scripts/openapi-lint.sh; skipped without npm outside CI)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ERRORLINT   := github.com/polyfloyd/go-errorlint@v1.8.0
 lint:
@@ -61,6 +62,7 @@ lint:
 	$(GO) run $(ERRORLINT) -test=false $(PKGS)
 	@./scripts/layers.sh >/dev/null
 	@./scripts/check-doc-links.sh
+	@./scripts/openapi-lint.sh
 
 ## bench: benchmarks (needs redis-server); figures go to BENCHMARKS.md
 bench: deps

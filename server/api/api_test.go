@@ -509,6 +509,7 @@ func TestSSEEventsAndLastEventID(t *testing.T) {
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
+	checkStatus(t, req.Method, req.URL.Path, res.StatusCode)
 	assert.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
 	lines := make(chan string, 100)
 	go func() {
@@ -546,6 +547,7 @@ func TestSSEEventsAndLastEventID(t *testing.T) {
 	res2, err := http.DefaultClient.Do(req.WithContext(ctx2))
 	require.NoError(t, err)
 	defer res2.Body.Close()
+	checkStatus(t, req.Method, req.URL.Path, res2.StatusCode)
 	sc := bufio.NewScanner(res2.Body)
 	var replay []string
 	for sc.Scan() && len(replay) < 1 {

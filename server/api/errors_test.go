@@ -155,7 +155,8 @@ func (b *bridge) raw(method, path, token string) *http.Response {
 	}
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(b.t, err)
-	io.Copy(io.Discard, res.Body)
+	raw, _ := io.ReadAll(res.Body)
 	res.Body.Close()
+	checkSpec(b.t, req, res, raw)
 	return res
 }

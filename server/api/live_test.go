@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,8 +22,15 @@ func (b *bridge) dialLive(project, token string, h http.Header) (*websocket.Conn
 	if token != "" {
 		h.Set("Authorization", "Bearer "+token)
 	}
-	url := "ws" + strings.TrimPrefix(b.srv.URL, "http") + "/api/projects/" + project + "/live"
-	return websocket.DefaultDialer.Dial(url, h)
+	path := "/api/projects/" + project + "/live"
+	conn, res, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(b.srv.URL, "http")+path, h)
+	if res != nil { // the handshake's answer, checked against the document as do checks
+		raw, _ := io.ReadAll(res.Body)
+		res.Body = io.NopCloser(bytes.NewReader(raw))
+		req, _ := http.NewRequest("GET", b.srv.URL+path, nil)
+		checkSpec(b.t, req, res, raw)
+	}
+	return conn, res, err
 }
 
 func readLive(t *testing.T, c *websocket.Conn) map[string]any {
