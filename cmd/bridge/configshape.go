@@ -43,6 +43,10 @@ func decodeConfig(b []byte, fc *fileConfig) error {
 		}
 		return errors.New(plainYAML(err))
 	}
+	// A document node, then a mapping: two levels more than the data.
+	if line := shape.YAMLTooDeep(&doc, shape.MaxDepth+2); line > 0 {
+		return fmt.Errorf("line %d: the file nests deeper than %d levels", line, shape.MaxDepth)
+	}
 	v := shape.YAML(&doc)
 	if v.Kind() == shape.Null {
 		return nil

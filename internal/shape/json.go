@@ -71,6 +71,9 @@ var ErrTrailing = errors.New("data after the JSON value")
 // *json.SyntaxError; anything after the value is ErrTrailing; no value at
 // all is io.EOF.
 func ParseJSON(data []byte) (Value, error) {
+	if err := CheckDepth(data, MaxDepth); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := parse(dec)

@@ -58,6 +58,10 @@ func decode(r *http.Request, v any) error {
 	case len(bytes.TrimSpace(b)) == 0:
 		return domain.Errorf(domain.EInvalid, "request body is empty: send a JSON object")
 	}
+	if shape.CheckDepth(b, shape.MaxDepth) != nil {
+		return &domain.Error{Code: domain.EInvalid, Message: "the request is not valid",
+			Details: []domain.Detail{{Field: "body", Problem: fmt.Sprintf("nests arrays and objects deeper than %d levels", shape.MaxDepth)}}}
+	}
 	doc, err := shape.ParseJSON(b)
 	var se *json.SyntaxError
 	switch {
