@@ -216,7 +216,11 @@ func (a *App) Listen() (net.Addr, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listening on %s: %w", a.s.Addr, err)
 		}
-		a.ln = ln
+		per := a.s.ConnsPerIP
+		if per == 0 {
+			per = DefaultConnsPerIP
+		}
+		a.ln = limitPerIP(ln, per)
 	}
 	return a.ln.Addr(), nil
 }
@@ -233,7 +237,7 @@ func (a *App) Run(ctx context.Context) error {
 		a.mu.Unlock()
 		return errors.New("app: Run called twice or after Close")
 	}
-	a.srv = &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	a.srv = &http.Server{Handler: bodyDeadline(a.handler, chatBodyTimeout, apiBodyTimeout), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	for _, c := range a.adapters {
 		a.workers.Go(func() {

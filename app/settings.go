@@ -32,6 +32,9 @@ type Settings struct {
 	WebhookGiveUp time.Duration
 	// WebhookLease is BRIDGE_WEBHOOK_LEASE (default 60s).
 	WebhookLease time.Duration
+	// ConnsPerIP bounds the connections one client address may hold open
+	// (0: DefaultConnsPerIP).
+	ConnsPerIP int
 	Agents       []api.Agent
 	Operators    []api.Operator
 	Routes       []domain.Route

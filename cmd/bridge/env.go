@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/egress"
 )
@@ -26,6 +28,7 @@ type serveEnvValues struct {
 	discordBotToken, discordAppID, discordPublicKey, discordAPIURL string
 	webhookAllow                                                   []string
 	webhookLease                                                   time.Duration
+	connsPerIP                                                     int
 	// problems are the bad values, each naming its variable and the fix.
 	problems []string
 }
@@ -84,6 +87,14 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 			fail("BRIDGE_WEBHOOK_ALLOW: %v (each entry: a CIDR like 10.0.0.0/8, an address, host, host:port or *.domain)", err)
 		}
 	}
+	if v := getenv("BRIDGE_CONNS_PER_IP"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fail("BRIDGE_CONNS_PER_IP: %q must be a whole number of connections, at least 1 (default %d)", v, app.DefaultConnsPerIP)
+		} else {
+			e.connsPerIP = n
+		}
+	}
 	env("BRIDGE_PUBLIC_URL", &e.publicURL)
 	if e.publicURL != "" && !webURL(e.publicURL) {
 		fail("BRIDGE_PUBLIC_URL: %q must be an http:// or https:// address without a user name or password, such as https://bridge.example.com", shownURL(e.publicURL))
@@ -133,10 +144,11 @@ func (e *serveEnvValues) overlay(s *settings) {
 	if e.webhookLease != 0 {
 		s.WebhookLease = e.webhookLease
 	}
+	if e.connsPerIP != 0 {
+		s.ConnsPerIP = e.connsPerIP
+	}
 }
 
-// webURL reports whether s is an absolute http(s) address without a user
-// name or password.
 // shownURL is a URL setting as an error may show it: whatever stands
 // before an @ after the scheme (a user name, a password, a token) is
 // masked, as the Redis URL's password is.
@@ -146,6 +158,8 @@ func shownURL(s string) string {
 
 var userinfo = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.\-]*:(?://)?)[^/?#]*@`)
 
+// webURL reports whether s is an absolute http(s) address without a user
+// name or password.
 func webURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil

@@ -1,0 +1,128 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Limits on what a client may hold open before it is authenticated: a
+// slow-loris wave (many connections, one byte every few seconds) must not
+// keep connections open for long, and a healthy request is served
+// meanwhile.
+const (
+	// headerTimeout bounds reading a request's headers.
+	headerTimeout = 10 * time.Second
+	// idleTimeout closes a kept-alive connection that sends nothing more.
+	idleTimeout = 60 * time.Second
+	// chatBodyTimeout bounds reading the body of a platform's callback or
+	// a sign-in: Slack, Discord and a browser send a few kilobytes at once.
+	chatBodyTimeout = 5 * time.Second
+	// apiBodyTimeout bounds reading an API body (up to 1 MiB).
+	apiBodyTimeout = 15 * time.Second
+	// maxBufferedBody is the most a body is read ahead of its handler,
+	// which applies its own, smaller limit.
+	maxBufferedBody = 2 << 20
+	// DefaultConnsPerIP bounds the connections one client address may hold
+	// open at once; more are closed as they arrive. Behind a load balancer
+	// every client shares its address: raise it (Settings.ConnsPerIP).
+	DefaultConnsPerIP = 256
+)
+
+// bodyDeadline reads a request's body within its endpoint's time (before
+// the handler runs, so a handler never waits on a slow client): chat for
+// platform callbacks and sign-in, api for the rest; then it lifts the
+// deadline for the handler's own work (long-polls, streams). A body that
+// does not arrive in time gets 408 and the connection is closed.
+func bodyDeadline(next http.Handler, chat, api time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		d := api
+		if p := r.URL.Path; strings.HasPrefix(p, "/slack/") || strings.HasPrefix(p, "/discord/") || p == "/login" {
+			d = chat
+		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(d))
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBufferedBody+1))
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				w.Header().Set("Connection", "close")
+				http.Error(w, "the request body did not arrive in time", http.StatusRequestTimeout)
+				return
+			}
+			http.Error(w, "the request body could not be read", http.StatusBadRequest)
+			return
+		}
+		_ = rc.SetReadDeadline(time.Time{})
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// perIPListener closes connections from an address that already holds max.
+type perIPListener struct {
+	net.Listener
+	max int
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+func limitPerIP(ln net.Listener, max int) net.Listener {
+	if max <= 0 {
+		return ln
+	}
+	return &perIPListener{Listener: ln, max: max, n: map[string]int{}}
+}
+
+func (l *perIPListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		ip := remoteIP(c)
+		l.mu.Lock()
+		if l.n[ip] >= l.max {
+			l.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		l.n[ip]++
+		l.mu.Unlock()
+		return &countedConn{Conn: c, release: func() {
+			l.mu.Lock()
+			if l.n[ip]--; l.n[ip] <= 0 {
+				delete(l.n, ip)
+			}
+			l.mu.Unlock()
+		}}, nil
+	}
+}
+
+func remoteIP(c net.Conn) string {
+	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+	if err != nil {
+		return c.RemoteAddr().String()
+	}
+	return host
+}
+
+type countedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
