@@ -197,14 +197,15 @@ func (w Words) Gone() Notice {
 	return Notice{Title: TitleGone, Text: "This question no longer exists. " + ChangedNothing}
 }
 
-// Invalid tells a person why their answer is not valid: every problem of
-// err, each with the item it is about.
+// Invalid tells a person why their answer is not valid: the error's own
+// message when it says more than MsgAnswerNotValid, else every problem of
+// its details, each with the item it is about.
 func (w Words) Invalid(err error) Notice {
 	problem := "it does not answer the question"
 	var e *Error
 	if errors.As(err, &e) {
 		problem = e.Message
-		if len(e.Details) > 0 {
+		if e.Message == MsgAnswerNotValid && len(e.Details) > 0 {
 			parts := make([]string, len(e.Details))
 			for i, d := range e.Details {
 				parts[i] = d.Problem

@@ -71,9 +71,12 @@ func TestWordsTable(t *testing.T) {
 		{"action changed", w.ActionChanged(),
 			Notice{TitleActionChanged, "The action changed since it was shown to you, so nothing was recorded. Check it and decide again."}},
 		{"gone", w.Gone(), Notice{TitleGone, "This question no longer exists. This changed nothing."}},
-		{"invalid", w.Invalid(&Error{Code: EInvalidAnswer, Message: "the answer is not valid", Details: []Detail{
+		{"invalid", w.Invalid(&Error{Code: EInvalidAnswer, Message: MsgAnswerNotValid, Details: []Detail{
 			{Field: "answers[Which region?]", Problem: "required: every question must be answered"}, {Field: "digest", Problem: "is missing"}}}),
 			Notice{TitleInvalid, "That answer is not valid: “Which region?”: required: every question must be answered; is missing. Nothing was recorded."}},
+		{"invalid: a message that says more than its details", w.Invalid(&Error{Code: EInvalidAnswer, Message: "Write a note to deny with, or press Deny.",
+			Details: []Detail{{Field: "answers[Deploy?]", Problem: "the note is empty"}}}),
+			Notice{TitleInvalid, "That answer is not valid: Write a note to deny with, or press Deny. Nothing was recorded."}},
 		{"invalid without details", w.Invalid(Errorf(EInvalidAnswer, "this approval needs a vote for one of its options")),
 			Notice{TitleInvalid, "That answer is not valid: this approval needs a vote for one of its options. Nothing was recorded."}},
 		{"failed", w.Failed(),
