@@ -412,7 +412,7 @@ func (b *onCall) respondAPI(token string, q *domain.Question, response string) (
 func TestPolicyMatrixOnEverySurface(t *testing.T) {
 	b := newOnCall(t)
 	responders := &domain.Responders{
-		Users:           []string{"slack:U1", "discord:4455", "web:alice", "api:alice"},
+		Users:  []string{"slack:U1", "discord:4455", "web:alice", "api:alice"},
 		Groups: map[string][]string{"slack_usergroups": {oncallID}, "discord_roles": {oncallRole}}, ExcludeRequester: true}
 	const someoneElse = "slack:U0REQ"
 
