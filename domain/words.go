@@ -52,7 +52,9 @@ const (
 	TitleDismiss         = "Dismiss this question?"
 )
 
-func (w Words) person(p *Person) string {
+// Who names p as the surface does in its sentences (Person, else
+// PersonName).
+func (w Words) Who(p *Person) string {
 	if w.Person != nil {
 		return w.Person(p)
 	}
@@ -119,7 +121,7 @@ func (w Words) Late(q *Question) Notice {
 
 // AlreadyAnswered says who answered q and with what.
 func (w Words) AlreadyAnswered(q *Question) Notice {
-	by := "by " + w.person(q.RespondedBy)
+	by := "by " + w.Who(q.RespondedBy)
 	switch {
 	case q.Defaulted:
 		by = "by default when its time ran out"
@@ -138,11 +140,11 @@ func (w Words) voters(q *Question, label string) string {
 	var names []string
 	for _, v := range q.Votes {
 		if v.Label == label {
-			names = append(names, w.person(&v.By))
+			names = append(names, w.Who(&v.By))
 		}
 	}
 	if len(names) == 0 {
-		return w.person(q.RespondedBy)
+		return w.Who(q.RespondedBy)
 	}
 	return strings.Join(names, ", ")
 }
@@ -165,7 +167,7 @@ func (w Words) Closed(q *Question) Notice {
 	var why string
 	switch q.CancelReason {
 	case CancelUser:
-		why = "This question was dismissed by " + w.person(q.RespondedBy) + note
+		why = "This question was dismissed by " + w.Who(q.RespondedBy) + note
 	case CancelAgent:
 		why = "This question was withdrawn by the agent" + note
 	case CancelSuperseded:
