@@ -147,10 +147,6 @@ func (a *Adapter) exchange(in *inbound) *exchange {
 	return x
 }
 
-// idle waits for d without holding a worker slot, so an answer waiting for
-// its run to pause does not hold up other interactions.
-func (a *Adapter) idle(ctx context.Context, d time.Duration) error { return a.pool.Idle(ctx, d) }
-
 // setAcked marks the initial response decided. Call with x.mu held.
 func (x *exchange) setAcked() {
 	x.acked = true

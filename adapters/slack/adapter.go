@@ -245,7 +245,3 @@ func (a *Adapter) goTracked(timeout time.Duration, bounded bool, fn func(ctx con
 		a.pool.Go(timed)
 	}
 }
-
-// idle sleeps for d without holding a worker slot, so work that waits (a
-// run that has not paused yet) does not hold up other answers.
-func (a *Adapter) idle(ctx context.Context, d time.Duration) error { return a.pool.Idle(ctx, d) }
