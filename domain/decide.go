@@ -33,7 +33,7 @@ func PrepareApproval(q *Question, req *RespondRequest, allowEdit bool) error {
 		return nil
 	}
 	bad := func(field, format string, args ...any) error {
-		return &Error{Code: EInvalidAnswer, Message: "the answer is not valid",
+		return &Error{Code: EInvalidAnswer, Message: MsgAnswerNotValid,
 			Details: []Detail{{Field: field, Problem: fmt.Sprintf(format, args...)}}}
 	}
 	field := "reason"
@@ -125,7 +125,7 @@ func DecideApproval(q *Question, req RespondRequest, ans *Answer, who *Person) e
 			if req.EditedInput == nil {
 				f = "rule"
 			}
-			return &Error{Code: EInvalidAnswer, Message: "the answer is not valid",
+			return &Error{Code: EInvalidAnswer, Message: MsgAnswerNotValid,
 				Details: []Detail{{Field: f, Problem: "goes with allowing the action; to refuse it, leave " + f + " out"}}}
 		}
 		switch {
@@ -141,12 +141,12 @@ func DecideApproval(q *Question, req RespondRequest, ans *Answer, who *Person) e
 	}
 	if req.EditedInput != nil {
 		if len(req.EditedInput) > MaxActionInput {
-			return &Error{Code: EInvalidAnswer, Message: "the answer is not valid",
+			return &Error{Code: EInvalidAnswer, Message: MsgAnswerNotValid,
 				Details: []Detail{{Field: "edited_input", Problem: fmt.Sprintf("at most %d KiB of JSON", MaxActionInput>>10)}}}
 		}
 		in, err := CanonicalInput(req.EditedInput)
 		if err != nil {
-			return &Error{Code: EInvalidAnswer, Message: "the answer is not valid",
+			return &Error{Code: EInvalidAnswer, Message: MsgAnswerNotValid,
 				Details: []Detail{{Field: "edited_input", Problem: err.Error()}}}
 		}
 		if string(in) != string(q.Action.Input) {

@@ -16,7 +16,10 @@
 //     (edit, always-allow rule, reason).
 //   - responders.go: who may answer; platforms.go: what a surface registers
 //     so the domain can name its places and check its responder groups.
-//   - render.go: the words every surface shows (outcome lines, tallies,
-//     durations).
+//   - render.go: the words every surface shows on a copy (outcome lines,
+//     tallies, durations); words.go: the one table of what a person is
+//     told when what they did does not count (not allowed, already
+//     answered, closed, run not paused, action changed, gone, not valid,
+//     failed) and the confirmation before a dismissal.
 //   - ids.go: question ids and short ids.
 package domain

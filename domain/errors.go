@@ -30,6 +30,10 @@ const (
 	EInternal             = "internal"
 )
 
+// MsgAnswerNotValid is the message of an EInvalidAnswer error whose
+// details say what is wrong (Words.Invalid then names only them).
+const MsgAnswerNotValid = "the answer is not valid"
+
 // Detail names one problem with one field of a request.
 type Detail struct {
 	Field   string `json:"field"`

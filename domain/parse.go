@@ -143,7 +143,7 @@ func ParseAnswer(q *Question, req RespondRequest) (Answer, error) {
 	default:
 		p.add("response", "required: give response (one item) or answers (every item)")
 	}
-	if err := p.err(EInvalidAnswer, "the answer is not valid"); err != nil {
+	if err := p.err(EInvalidAnswer, MsgAnswerNotValid); err != nil {
 		return Answer{}, err
 	}
 	choices := make([][]string, len(q.Questions))
@@ -168,7 +168,7 @@ func ParseAnswer(q *Question, req RespondRequest) (Answer, error) {
 			}
 		}
 	}
-	if err := p.err(EInvalidAnswer, "the answer is not valid"); err != nil {
+	if err := p.err(EInvalidAnswer, MsgAnswerNotValid); err != nil {
 		return Answer{}, err
 	}
 	return Resolve(q.Questions, choices), nil

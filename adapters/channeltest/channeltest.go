@@ -1,12 +1,21 @@
-// Package channeltest is the conformance suite every domain.Channel adapter
-// passes: each adapter's tests call Run with a factory that builds the
-// adapter against its fake platform, and the suite checks what a person
-// and the Router see — every question shape posts within the platform's
-// limits, every outcome shows on the copy with its controls gone, a
-// deleted copy is never retried, rate limits and server errors are ridden
-// out, and no secret appears in an error or a log line.
+// Package channeltest holds the conformance suites every surface passes.
 //
-// Behaviour every adapter shares (decided here, asserted by Run):
+// Outbound (Run, this file and cases.go): each Channel adapter's tests call
+// Run with a factory that builds the adapter against its fake platform, and
+// the suite checks what a person and the Router see — every question shape
+// posts within the platform's limits, every outcome shows on the copy with
+// its controls gone, a deleted copy is never retried, rate limits and
+// server errors are ridden out, and no secret appears in an error or a log
+// line.
+//
+// Inbound (RunInbound, inbound.go): Slack, Discord and the web inbox each
+// implement a Driver that acts as the suite's people — clicks, submits,
+// free text, dismissals — and reads back what they were told privately and
+// what the copy shows; the suite checks that a click becomes an answer,
+// a refusal, a vote, a late notice or a dismissal the same way everywhere,
+// in the words of domain.Words.
+//
+// Outbound behaviour every adapter shares (decided here, asserted by Run):
 //   - A 429 with a short Retry-After, and a few 5xx answers, are retried
 //     inside the adapter: Post and Finish succeed, and a post leaves
 //     exactly one message.

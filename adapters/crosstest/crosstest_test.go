@@ -211,7 +211,7 @@ func TestAnsweredOnDiscordUpdatesTheSlackCopy(t *testing.T) {
 	// A late click on Slack changes nothing and is told who answered.
 	b.sendSlack(late)
 	require.Eventually(t, func() bool { return len(b.slack.Ephemerals("U2")) == 1 }, 5*time.Second, 5*time.Millisecond)
-	assert.Contains(t, b.slack.Ephemerals("U2")[0].Text, "Answered by *dana*: OAuth 2.0")
+	assert.Contains(t, b.slack.Ephemerals("U2")[0].Text, "This question was already answered by *dana*: OAuth 2.0.")
 	assert.Equal(t, "oauth", b.final(q).Response)
 }
 
@@ -234,7 +234,7 @@ func TestAnsweredOnSlackUpdatesTheDiscordCopy(t *testing.T) {
 	// A late click on Discord is told who answered, privately.
 	late := b.discord.ClickDisabledAnyway(fakediscord.User{ID: "4455", Name: "dana"}, msg, oauth)
 	assert.Equal(t, 4, late.Type)
-	assert.Contains(t, fakediscord.Deref(late.Data.Content), "Already answered by alice")
+	assert.Contains(t, fakediscord.Deref(late.Data.Content), "This question was already answered by alice: API key.")
 	assert.Equal(t, "apikey", b.final(q).Response)
 }
 

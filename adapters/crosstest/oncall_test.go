@@ -747,6 +747,6 @@ func TestDefaultOnTimeoutFinishesEveryCopy(t *testing.T) {
 	// A click after the default changes nothing and says what happened.
 	before := len(b.slack.Ephemerals("U2"))
 	b.slackSigned("/slack/interactions", late)
-	assert.Contains(t, b.told("U2", before), line)
+	assert.Contains(t, b.told("U2", before), "This question was already answered by default when its time ran out: Deny.")
 	assert.Equal(t, "Deny", b.get(q).Response)
 }

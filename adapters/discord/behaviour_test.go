@@ -71,7 +71,7 @@ func TestRespondersByUserAndRole(t *testing.T) {
 	}
 	e.settle()
 	late := f.ClickDisabledAnyway(alice, msg, "ab:o:"+q.ID+":0:0")
-	if late.Type != 4 || fakediscord.Deref(late.Data.Content) != "Already answered by carol: API key." {
+	if late.Type != 4 || fakediscord.Deref(late.Data.Content) != "This question was already answered by carol: API key. This changed nothing." {
 		t.Errorf("late click: type %d %q", late.Type, fakediscord.Deref(late.Data.Content))
 	}
 }

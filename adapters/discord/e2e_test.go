@@ -33,7 +33,7 @@ func TestSubmitTakenByAnotherReplica(t *testing.T) {
 	r2.settle()
 	r1.assertFinished(msg, "Answered by alice: Auth: API key; Features: Dashboard, Login")
 	if late := f.ClickDisabledAnyway(carol, msg, "ab:u:"+q.ID); late.Type != 4 ||
-		!strings.HasPrefix(fakediscord.Deref(late.Data.Content), "Already answered by alice") {
+		!strings.HasPrefix(fakediscord.Deref(late.Data.Content), "This question was already answered by alice: Auth: API key") {
 		t.Errorf("late Submit: %q", fakediscord.Deref(late.Data.Content))
 	}
 }

@@ -77,7 +77,7 @@ func (a *Adapter) editSubmitted(ctx context.Context, x *exchange, q *domain.Ques
 		return
 	}
 	if shortDigest(q.Action.Digest) != seen {
-		x.reply(ctx, ephemeral("The action changed since you opened the editor, so nothing was recorded; look at the question again."))
+		x.reply(ctx, ephemeral(words.ActionChanged().Text))
 		return
 	}
 	text := x.in.text()

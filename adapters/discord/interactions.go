@@ -241,11 +241,11 @@ func freeText(it domain.Item, choices []string) string {
 // anyone else why nothing happens.
 func (a *Adapter) gate(ctx context.Context, x *exchange, q *domain.Question, who domain.Person) bool {
 	if q.Status != domain.StatusPending {
-		x.reply(ctx, ephemeral(lateMessage(q)))
+		x.reply(ctx, ephemeral(words.Late(q).Text))
 		return false
 	}
 	if err := a.router.Check(ctx, q, who); err != nil {
-		x.reply(ctx, ephemeral(notAllowedMessage(q, who)))
+		a.refuse(ctx, x, err, q, who)
 		return false
 	}
 	return true
@@ -278,61 +278,28 @@ func (a *Adapter) outcome(ctx context.Context, x *exchange, q *domain.Question, 
 		x.replyFinal(ctx, update(a.render(q)))
 		return
 	}
-	switch domain.ErrorCode(err) {
-	case domain.ENotAllowed:
-		x.reply(ctx, ephemeral(notAllowedMessage(q, who)))
-	case domain.EAlreadyAnswered, domain.EQuestionCancelled, domain.EQuestionExpired:
-		x.reply(ctx, ephemeral(lateMessage(q)))
-	case domain.EConflict:
-		x.reply(ctx, ephemeral("The action changed since it was shown to you, so nothing was recorded; look at the question again and decide."))
-	case domain.ERunNotPaused:
-		x.reply(ctx, ephemeral("The agent's run has not paused yet, so your answer was not recorded. Please click again in a moment."))
-	default:
-		a.failed(ctx, x, err)
-	}
+	a.refuse(ctx, x, err, q, who)
 }
 
-// failed tells the person something went wrong, without internals.
-func (a *Adapter) failed(ctx context.Context, x *exchange, err error) {
+// words writes the sentences every surface shows (domain.Words) for
+// Discord: plain names and text (ephemeral replies mention nobody).
+var words = domain.Words{}
+
+// refuse tells who privately why what they did changed nothing, in the
+// words every surface uses. q is the question as it is now, nil when it
+// could not be read.
+func (a *Adapter) refuse(ctx context.Context, x *exchange, err error, q *domain.Question, who domain.Person) {
 	switch domain.ErrorCode(err) {
-	case domain.ENotFound:
-		x.reply(ctx, ephemeral("This question no longer exists."))
-	case domain.EInvalidAnswer:
-		x.reply(ctx, ephemeral("That answer was not accepted: "+err.Error()))
+	case domain.ENotAllowed, domain.EAlreadyAnswered, domain.EQuestionCancelled, domain.EQuestionExpired,
+		domain.EConflict, domain.ERunNotPaused, domain.EInvalidAnswer, domain.ENotFound:
 	default:
 		a.log.Error("handling a Discord interaction failed", "interaction", x.in.ID, "custom_id", x.in.Data.CustomID, "err", err)
-		x.reply(ctx, ephemeral("Sorry, something went wrong and nothing was recorded. Please try again."))
 	}
+	x.reply(ctx, ephemeral(words.Refusal(err, q, who).Text))
 }
 
-// notAllowedMessage tells who why their click changed nothing and names
-// who may answer. It follows domain.Permit: a requester the route excludes
-// is told so, since they may well hold a responder role.
-func notAllowedMessage(q *domain.Question, who domain.Person) string {
-	if q.Responders.ExcludeRequester && q.RequestedBy != "" && q.RequestedBy == who.Platform+":"+who.ID {
-		others := "anyone else"
-		if !q.Responders.Empty() {
-			others = domain.DescribeResponders(q.Responders)
-		}
-		return "You asked for this, so you may not answer it yourself; who may answer: " + others + ". Nothing was changed."
-	}
-	return "Only " + domain.DescribeResponders(q.Responders) + " may answer this question; nothing was changed."
-}
-
-// lateMessage tells a late clicker what became of the question.
-func lateMessage(q *domain.Question) string {
-	switch q.Status {
-	case domain.StatusAnswered:
-		by := "someone"
-		if q.RespondedBy != nil {
-			by = q.RespondedBy.String()
-		}
-		line := domain.OutcomeLine(q)
-		return "Already answered by " + by + strings.TrimPrefix(line, "Answered by "+by) + "."
-	case domain.StatusExpired:
-		return "This question has expired; answers are no longer taken."
-	case domain.StatusCancelled:
-		return "This question is closed: " + domain.OutcomeLine(q) + "."
-	}
-	return "This question is no longer open."
+// failed tells the person what went wrong before the question was read,
+// without internals.
+func (a *Adapter) failed(ctx context.Context, x *exchange, err error) {
+	a.refuse(ctx, x, err, nil, x.in.person())
 }

@@ -181,20 +181,6 @@ func TestOtherInsideSelectKeepsChoicesAndAddsText(t *testing.T) {
 	}
 }
 
-func TestDismiss(t *testing.T) {
-	f := fakediscord.New(t)
-	e := newEnv(t, f, newTestStore(t))
-	q := e.ask(&domain.AskRequest{Questions: []domain.Item{authItem()}})
-	msg := e.copyOf(q)
-	f.Click(alice, msg, "Dismiss")
-	final := e.wait(q)
-	if final.Status != domain.StatusCancelled || final.CancelReason != domain.CancelUser {
-		t.Fatalf("dismiss: %s %s", final.Status, final.CancelReason)
-	}
-	e.settle()
-	e.assertFinished(msg, "Dismissed by alice")
-}
-
 func TestFinishShowsEveryOutcome(t *testing.T) {
 	for _, c := range []struct {
 		name    string

@@ -201,7 +201,7 @@ func TestRespondersUsersAndGroups(t *testing.T) {
 	// A late click from an allowed person: already answered by carol.
 	e.interact(late)
 	e.wait("late notice", func() bool { return len(e.ephemeralsTo(alice)) == 1 })
-	assert.Contains(t, e.ephemeralsTo(alice)[0], "Answered by <@U3>: OAuth 2.0")
+	assert.Contains(t, e.ephemeralsTo(alice)[0], "This question was already answered by <@U3>: OAuth 2.0. This changed nothing.")
 	assert.Equal(t, "OAuth 2.0", e.get(q).Answers["Which auth method?"])
 }
 

@@ -278,41 +278,24 @@ func (a *Adapter) dismiss(ctx context.Context, w place, qid string) {
 	}
 }
 
-// explain turns an error of the Router into a sentence for the person.
+// words writes the sentences every surface shows (domain.Words) in Slack
+// mrkdwn: Slack users and user groups as mentions (an ephemeral message
+// notifies nobody), text from agents and people escaped.
+var words = domain.Words{Person: personRef, Responders: describe, Text: escape}
+
+// explain turns an error of the Router into the sentence for the person
+// (domain.Words: one table for every surface). q is the question as it is
+// now, nil when it could not be read.
 func (a *Adapter) explain(user string, err error, q *domain.Question) string {
+	n := words.Refusal(err, q, domain.Person{Platform: "slack", ID: user})
 	switch domain.ErrorCode(err) {
-	case domain.ENotAllowed:
-		return refusal(q, user)
-	case domain.EAlreadyAnswered:
-		return ":information_source: " + strings.TrimPrefix(outcome(q), ":white_check_mark: ")
-	case domain.EQuestionCancelled, domain.EQuestionExpired:
-		return ":information_source: This question is closed. " + outcome(q)
-	case domain.ERunNotPaused:
-		return "The agent's run has not paused yet, so your answer could not be delivered. Nothing was recorded; please try again in a moment."
-	case domain.EInvalidAnswer:
-		return "That answer is not valid: " + escape(err.Error())
-	case domain.ENotFound:
-		return "This question no longer exists."
+	case domain.EAlreadyAnswered, domain.EQuestionCancelled, domain.EQuestionExpired:
+		return ":information_source: " + n.Text
+	case domain.ENotAllowed, domain.EConflict, domain.ERunNotPaused, domain.EInvalidAnswer, domain.ENotFound:
+		return n.Text
 	}
 	a.log.Error("recording a Slack answer failed", "err", err)
-	return "Something went wrong while recording your answer; nothing was recorded. Please try again."
-}
-
-// refusal tells a person why their click changed nothing, naming who may
-// answer. It follows domain.Permit: a requester the route excludes is told
-// so, since they may well be in the responders.
-func refusal(q *domain.Question, user string) string {
-	if q == nil {
-		return "You may not answer this question. Your click changed nothing."
-	}
-	if q.Responders.ExcludeRequester && q.RequestedBy != "" && q.RequestedBy == "slack:"+user {
-		who := "anyone else"
-		if !q.Responders.Empty() {
-			who = describe(q.Responders)
-		}
-		return "You asked for this, so you may not answer it yourself; who may answer: " + who + ". Your click changed nothing."
-	}
-	return "Only " + describe(q.Responders) + " may answer this question. Your click changed nothing."
+	return n.Text
 }
 
 // describe names who may answer, with Slack mentions for Slack users and

@@ -83,7 +83,7 @@ func TestTwoOfThreeApprovalsOnEveryCopy(t *testing.T) {
 	// carol, too late, is told how it ended.
 	e.interact(late)
 	e.wait("carol told", func() bool { return len(e.ephemeralsTo(carol)) == 1 })
-	assert.Contains(t, e.ephemeralsTo(carol)[0], "Approved by alice, bob: Approve")
+	assert.Contains(t, e.ephemeralsTo(carol)[0], "This question was already answered by <@U1>, <@U2>: Approve.")
 	assert.Len(t, e.final(q).Votes, 2)
 }
 

@@ -217,10 +217,8 @@ const denyNoteLabel = "Deny with note…"
 func dismissButton() *slack.ButtonBlockElement {
 	b := slack.NewButtonBlockElement(actDismiss, "dismiss", plain("Dismiss"))
 	b.Style = slack.StyleDanger
-	b.Confirm = slack.NewConfirmationBlockObject(
-		plain("Dismiss this question?"),
-		plain("The agent gets no answer and carries on without one. This cannot be undone."),
-		plain("Dismiss"), plain("Keep it"))
+	ask := words.DismissConfirm() // the web inbox's Dismiss… form says the same
+	b.Confirm = slack.NewConfirmationBlockObject(plain(ask.Title), plain(ask.Text), plain("Dismiss"), plain("Keep it"))
 	b.Confirm.Style = slack.StyleDanger
 	return b
 }

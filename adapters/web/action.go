@@ -347,20 +347,6 @@ func (av *actionView) problem(details []domain.Detail) {
 	}
 }
 
-// actionConflict explains a decision refused because the action it was
-// made on is not the approval's action any more.
-const actionConflict = "The action this approval asks about is not the one you decided on: it changed since the page was loaded. Nothing was decided. Check the action below and decide again."
-
-// isActionConflict reports whether err refused a stale digest.
-func isActionConflict(err *domain.Error) bool {
-	for _, d := range err.Details {
-		if d.Field == "digest" {
-			return true
-		}
-	}
-	return false
-}
-
 // unchanged reports whether edited is the asked input, compared in
 // canonical form (a stored input may spell < as \u003c).
 func unchanged(asked, edited json.RawMessage) bool {

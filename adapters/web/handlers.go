@@ -227,19 +227,18 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 	}
 	var ce *domain.Error
 	errors.As(err, &ce)
-	pe := &pageError{Title: problemTitle(code), Message: ce.Message, Details: ce.Details}
-	if code == domain.ERunNotPaused {
-		pe.Message = "The agent's run has not paused yet, so the answer cannot resume it. Try again in a few seconds."
-	}
-	if code == domain.EConflict && isActionConflict(ce) {
-		pe.Title, pe.Message = "The action changed", actionConflict
-	}
 	shown := q
 	if final != nil {
 		shown = final
 	}
+	// The words every surface uses (domain.Words), as the page's alert.
+	say := words.Refusal(err, shown, rq.viewer.Person())
+	pe := &pageError{Title: say.Title, Message: say.Text, Details: ce.Details}
+	var kept []string
 	if shown.Status.Final() {
-		pe.Message = staleMessage(shown)
+		if kept = unsent(shown, rq.r.PostForm); len(kept) > 0 {
+			pe.Message += " What you had entered is kept below."
+		}
 	}
 	ret := "inbox"
 	if rq.r.PostForm.Get("return") == "question" {
@@ -247,9 +246,7 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 	}
 	c := i.card(shown, rq.r.PostForm, rq.viewer, ret)
 	c.Error = pe
-	if shown.Status.Final() {
-		c.Unsent = unsent(shown, rq.r.PostForm)
-	}
+	c.Unsent = kept
 	if c.Action != nil {
 		c.Action.problem(pe.Details)
 	}
@@ -263,27 +260,6 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 	d := pageData{Title: title(shown), Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Card: c}
 	i.renderStatus(rq.w, rq.r, httperr.Status(code), "question", d)
 	return nil
-}
-
-// staleMessage says, in words, why a form for a question that ended in
-// the meantime was not recorded: who answered, where, and when.
-func staleMessage(q *domain.Question) string {
-	switch q.Status {
-	case domain.StatusAnswered:
-		m := "This question was already answered by " + personLabel(q.RespondedBy)
-		if q.Defaulted {
-			m = "This question was already answered by default when its time ran out"
-		}
-		if q.RespondedAt != nil {
-			m += " at " + q.RespondedAt.UTC().Format("15:04 UTC")
-		}
-		return m + ", so your answer was not recorded. What you had entered is kept below."
-	case domain.StatusCancelled:
-		return finalLine(q) + ", so your answer was not recorded. What you had entered is kept below."
-	case domain.StatusExpired:
-		return "This question expired at " + q.ExpiresAt.UTC().Format("15:04 UTC") + ", so your answer was not recorded. What you had entered is kept below."
-	}
-	return "Your answer was not recorded."
 }
 
 // unsent describes what a stale form carried, item by item, so nothing
@@ -307,23 +283,10 @@ func unsent(q *domain.Question, form url.Values) []string {
 	return out
 }
 
-func problemTitle(code string) string {
-	switch code {
-	case domain.ENotAllowed:
-		return "You may not answer this question"
-	case domain.EInvalidAnswer:
-		return "The answer is incomplete"
-	case domain.EAlreadyAnswered:
-		return "Already answered"
-	case domain.EQuestionCancelled:
-		return "This question was cancelled"
-	case domain.EQuestionExpired:
-		return "This question expired"
-	case domain.ERunNotPaused:
-		return "Not yet: the run is still running"
-	}
-	return "The answer was not recorded"
-}
+// words writes the sentences every surface shows (domain.Words) for the
+// web inbox: people with the platform they answered on ("bob (Slack)");
+// the templates escape the HTML.
+var words = domain.Words{Person: personLabel}
 
 func (i *Inbox) handleRun(rq *request) error {
 	ctx := rq.r.Context()

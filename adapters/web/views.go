@@ -374,6 +374,9 @@ func platformName(p string) string {
 func (i *Inbox) funcs() template.FuncMap {
 	return template.FuncMap{
 		"final": finalLine,
+		// dismissAsk is the confirmation before a dismissal, in the words
+		// Slack's confirmation dialog uses too (domain.Words).
+		"dismissAsk": func() string { return words.DismissConfirm().Text },
 		"until": func(t time.Time) string {
 			d := t.Sub(i.router.Clock().Now())
 			if d <= 0 {
