@@ -35,9 +35,9 @@ type Settings struct {
 	// ConnsPerIP bounds the connections one client address may hold open
 	// (0: DefaultConnsPerIP).
 	ConnsPerIP int
-	Agents       []api.Agent
-	Operators    []api.Operator
-	Routes       []domain.Route
+	Agents     []api.Agent
+	Operators  []api.Operator
+	Routes     []domain.Route
 	// Slack and Discord are enabled when their BotToken is set.
 	Slack         slack.Config
 	Discord       discord.Config
