@@ -69,6 +69,9 @@ type Inbox interface {
 	// event for the question id occurs, on any replica; id "" watches the
 	// whole project. Call stop to release it.
 	Watch(project, id string) (wake <-chan struct{}, stop func())
+	// Marked reports whether Once has seen key within its ttl (a signed-out
+	// session), on any replica.
+	Marked(ctx context.Context, key string) (bool, error)
 }
 
 var (
@@ -99,6 +102,11 @@ func (r *Router) GetDraft(ctx context.Context, project, id, person string) (map[
 // PutDraft implements Chat.
 func (r *Router) PutDraft(ctx context.Context, project, id, person string, draft map[string][]string, ttl time.Duration) error {
 	return r.store.PutDraft(ctx, project, id, person, draft, ttl)
+}
+
+// Marked implements Inbox.
+func (r *Router) Marked(ctx context.Context, key string) (bool, error) {
+	return r.store.Marked(ctx, key)
 }
 
 // Once implements Chat.

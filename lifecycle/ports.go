@@ -202,6 +202,9 @@ type Scratch interface {
 	// Once reports true the first time key is seen within ttl (dedupe of
 	// platform retries such as Slack's event_id).
 	Once(ctx context.Context, key string, ttl time.Duration) (bool, error)
+	// Marked reports whether Once has seen key within its ttl, without
+	// marking it (an ended web session).
+	Marked(ctx context.Context, key string) (bool, error)
 }
 
 // Retention drops what has outlived retention when asked (records, index

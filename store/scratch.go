@@ -46,6 +46,12 @@ func (s *Store) GetDraft(ctx context.Context, project, id, person string) (map[s
 
 // Once implements domain.Store. The key lives for ttl (retention when ttl
 // is not positive).
+// Marked reports whether Once has seen key within its ttl.
+func (s *Store) Marked(ctx context.Context, key string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, s.prefix+":once:"+key).Result()
+	return n > 0, s.wrap(err)
+}
+
 func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	if ttl <= 0 {
 		ttl = s.retention

@@ -66,6 +66,7 @@ type envOptions struct {
 	store        lifecycle.Store
 	clock        lifecycle.Clock
 	routes       []domain.Route
+	publicURL    string
 }
 
 // testClock is a clock the test moves.
@@ -103,7 +104,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		"tok-alice-0123456789": {id: "alice", projects: []string{"ops"}},
 		"tok-bob-0123456789":   {id: "bob", projects: []string{"ops", "web"}},
 	}}
-	cfg := Config{Router: router, RequireLogin: o.requireLogin, SessionKey: o.sessionKey,
+	cfg := Config{Router: router, RequireLogin: o.requireLogin, SessionKey: o.sessionKey, PublicURL: o.publicURL,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if o.requireLogin {
 		cfg.Auth = auth

@@ -147,7 +147,7 @@ func (i *Inbox) handleQuestion(rq *request) error {
 		return nil
 	}
 	c := i.card(q, nil, rq.viewer, "question")
-	if q.Status == domain.StatusPending && !q.Read {
+	if q.Status == domain.StatusPending && !q.Read && personOpened(rq.r) {
 		// Opening the notification's page reads it: the page itself no
 		// longer calls it new.
 		if _, err := i.router.MarkRead(ctx, q.ProjectID, q.ID); err != nil {
@@ -217,7 +217,7 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 		if _, err := i.router.MarkRead(ctx, final.ProjectID, final.ID); err != nil {
 			i.log.Warn("marking notification read failed", "question", final.ID, "err", err)
 		}
-		i.setFlash(rq.w, q.ID)
+		i.setFlash(rq.w, rq.r, q.ID)
 		http.Redirect(rq.w, rq.r, back+"?done="+url.QueryEscape(q.ID), http.StatusSeeOther)
 		return nil
 	}
@@ -346,7 +346,7 @@ func (i *Inbox) handleLogin(rq *request) error {
 	if err != nil {
 		return err
 	}
-	if err := i.setSession(rq.w, sess); err != nil {
+	if err := i.setSession(rq.w, rq.r, sess); err != nil {
 		return err
 	}
 	i.log.Info("operator signed in to the web inbox", "operator", id)
@@ -355,11 +355,15 @@ func (i *Inbox) handleLogin(rq *request) error {
 }
 
 func (i *Inbox) handleLogout(rq *request) error {
+	// The old cookie stops working everywhere, not just in this browser.
+	if err := i.endSession(rq.r.Context(), rq.sess); err != nil {
+		return err
+	}
 	sess, err := newSession("", time.Now())
 	if err != nil {
 		return err
 	}
-	if err := i.setSession(rq.w, sess); err != nil {
+	if err := i.setSession(rq.w, rq.r, sess); err != nil {
 		return err
 	}
 	to := "/login"
@@ -370,10 +374,23 @@ func (i *Inbox) handleLogout(rq *request) error {
 	return nil
 }
 
-// safeNext keeps redirects after sign-in on this site.
+// safeNext keeps redirects after sign-in on this site: only an absolute
+// path of this host is followed, anything else goes to "/". Browsers drop
+// tabs and line breaks from URLs and read a backslash as a slash, so
+// "/\t/evil.example/" would become "//evil.example/": a next holding any
+// control character, space or backslash is refused whole.
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.ContainsAny(next, "\r\n") {
+	if next == "" || next[0] != '/' {
+		return "/"
+	}
+	for _, c := range next {
+		if c <= ' ' || c == 0x7f || c == '\\' || c >= 0x80 && c <= 0x9f {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.User != nil ||
+		!strings.HasPrefix(u.Path, "/") || strings.HasPrefix(next, "//") {
 		return "/"
 	}
 	return next
@@ -386,4 +403,19 @@ func origin(r *http.Request) string {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
+}
+
+// personOpened reports whether a GET is a person opening the page from
+// this site or the address bar: only then may a GET mark the notification
+// read. A navigation another site started (and the bounce that carries
+// the session cookie after it, a refresh no person clicked) changes
+// nothing. Clients that send no Sec-Fetch headers are not browsers.
+func personOpened(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "":
+		return true
+	case "same-origin", "none":
+		return r.Header.Get("Sec-Fetch-User") == "?1"
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
@@ -12,6 +13,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -126,7 +128,7 @@ func newSession(token string, now time.Time) (session, error) {
 	return session{Token: token, Nonce: base64.RawURLEncoding.EncodeToString(n), Expires: now.Add(sessionTTL).Unix()}, nil
 }
 
-func (i *Inbox) setSession(w http.ResponseWriter, sess session) error {
+func (i *Inbox) setSession(w http.ResponseWriter, r *http.Request, sess session) error {
 	v, err := i.seal.seal(sess)
 	if err != nil {
 		return err
@@ -134,12 +136,36 @@ func (i *Inbox) setSession(w http.ResponseWriter, sess session) error {
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: v, Path: "/",
 		MaxAge:   int(time.Until(time.Unix(sess.Expires, 0)).Seconds()),
-		HttpOnly: true, Secure: i.cfg.Secure, SameSite: http.SameSiteStrictMode,
+		HttpOnly: true, Secure: i.secure(r), SameSite: http.SameSiteStrictMode,
 	})
 	return nil
 }
 
-// readSession returns the request's session, if its cookie is valid.
+// secure reports whether cookies carry the Secure flag: when the bridge is
+// served over HTTPS (its public_url is https, or the request came over
+// TLS), or web.secure_cookies says so.
+func (i *Inbox) secure(r *http.Request) bool {
+	return i.cfg.Secure || r.TLS != nil || strings.HasPrefix(strings.ToLower(i.cfg.PublicURL), "https://")
+}
+
+// endedKey marks a signed-out session in the store (Once), so a copied
+// cookie stops working on every replica; it is kept until the session
+// would have expired anyway.
+func endedKey(nonce string) string { return "web-session-ended:" + nonce }
+
+// endSession records that sess was signed out.
+func (i *Inbox) endSession(ctx context.Context, sess session) error {
+	left := time.Until(time.Unix(sess.Expires, 0))
+	if sess.Token == "" || left <= 0 {
+		return nil
+	}
+	_, err := i.router.Once(ctx, endedKey(sess.Nonce), left+time.Minute)
+	return err
+}
+
+// readSession returns the request's session, if its cookie is valid and,
+// for a signed-in session, it was not signed out. When the store cannot say,
+// the session counts as signed out (fail closed).
 func (i *Inbox) readSession(r *http.Request) (session, bool) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
@@ -148,6 +174,12 @@ func (i *Inbox) readSession(r *http.Request) (session, bool) {
 	sess, err := i.seal.open(c.Value, time.Now())
 	if err != nil {
 		return session{}, false
+	}
+	if sess.Token != "" {
+		ended, err := i.router.Marked(r.Context(), endedKey(sess.Nonce))
+		if err != nil || ended {
+			return session{}, false
+		}
 	}
 	return sess, true
 }
@@ -158,9 +190,9 @@ func (i *Inbox) readSession(r *http.Request) (session, bool) {
 // does not show it again.
 const flashCookie = "askbridge_flash"
 
-func (i *Inbox) setFlash(w http.ResponseWriter, id string) {
+func (i *Inbox) setFlash(w http.ResponseWriter, r *http.Request, id string) {
 	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: url.QueryEscape(id), Path: "/", MaxAge: 60,
-		HttpOnly: true, Secure: i.cfg.Secure, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: i.secure(r), SameSite: http.SameSiteStrictMode})
 }
 
 // takeFlash reports whether the flash for id is due, and clears it.
@@ -171,6 +203,6 @@ func (i *Inbox) takeFlash(rq *request, id string) bool {
 	}
 	v, _ := url.QueryUnescape(c.Value)
 	http.SetCookie(rq.w, &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: i.cfg.Secure, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: i.secure(rq.r), SameSite: http.SameSiteStrictMode})
 	return v == id
 }

@@ -49,8 +49,12 @@ type Config struct {
 	// everyone reaching the page sees every project and answers as "local".
 	RequireLogin bool
 	Logger       *slog.Logger
-	// Secure sets the Secure flag on cookies (serve over HTTPS).
+	// Secure sets the Secure flag on cookies whatever the request
+	// (web.secure_cookies); without it they are Secure when PublicURL is
+	// https or the request came over TLS.
 	Secure bool
+	// PublicURL is the bridge's public address (public_url).
+	PublicURL string
 	// SessionKey, when set, keys session cookies and CSRF tokens so that any
 	// replica configured with the same key accepts them. Empty: a random key
 	// per process (sessions end when the process restarts and are valid on
@@ -207,7 +211,7 @@ func (i *Inbox) page(h handler) http.Handler {
 				i.fail(w, r, err)
 				return
 			}
-			if err := i.setSession(w, sess); err != nil {
+			if err := i.setSession(w, r, sess); err != nil {
 				i.fail(w, r, err)
 				return
 			}

@@ -37,10 +37,16 @@ func testMisc(t *testing.T, open func() lifecycle.Store) {
 	assert.Empty(t, d)
 
 	key := uuid.NewString()
+	marked, err := s.Marked(ctx, key)
+	require.NoError(t, err)
+	assert.False(t, marked, "not marked before Once")
 	first, err := s.Once(ctx, key, time.Minute)
 	require.NoError(t, err)
 	again, _ := s.Once(ctx, key, time.Minute)
 	assert.True(t, first)
 	assert.False(t, again)
+	marked, err = s.Marked(ctx, key)
+	require.NoError(t, err)
+	assert.True(t, marked, "Marked sees what Once marked")
 	require.NoError(t, s.Ping(ctx))
 }
