@@ -135,7 +135,7 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 		webAuth = auth
 	}
 	inbox, err := web.New(web.Config{Router: a.router, Auth: webAuth, RequireLogin: len(s.Operators) > 0 || !loopback,
-		Logger: log.With("component", "web"), Secure: s.SecureCookies, PublicURL: s.PublicURL, SessionKey: []byte(s.SessionKey)})
+		Logger: log.With("component", "web"), Secure: s.SecureCookies, PublicURL: s.PublicURL, SessionKey: []byte(s.SessionKey), Guesses: auth})
 	if err != nil {
 		a.closeMCP()
 		return err

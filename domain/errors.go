@@ -27,6 +27,9 @@ const (
 	ETooLarge             = "too_large"
 	EMethodNotAllowed     = "method_not_allowed"
 	EUnavailable          = "unavailable"
+	// ERateLimited: too many failed attempts from one address or at one
+	// token; Error.RetryAfter says when to try again.
+	ERateLimited = "rate_limited"
 	EInternal             = "internal"
 )
 
@@ -46,6 +49,8 @@ type Error struct {
 	Code    string   `json:"code"`
 	Message string   `json:"message"`
 	Details []Detail `json:"details,omitempty"`
+	// RetryAfter, in seconds, goes out as the Retry-After header.
+	RetryAfter int `json:"-"`
 }
 
 func (e *Error) Error() string {

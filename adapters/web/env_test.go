@@ -67,6 +67,7 @@ type envOptions struct {
 	clock        lifecycle.Clock
 	routes       []domain.Route
 	publicURL    string
+	guesses      Guesses
 }
 
 // testClock is a clock the test moves.
@@ -104,7 +105,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		"tok-alice-0123456789": {id: "alice", projects: []string{"ops"}},
 		"tok-bob-0123456789":   {id: "bob", projects: []string{"ops", "web"}},
 	}}
-	cfg := Config{Router: router, RequireLogin: o.requireLogin, SessionKey: o.sessionKey, PublicURL: o.publicURL,
+	cfg := Config{Router: router, RequireLogin: o.requireLogin, SessionKey: o.sessionKey, PublicURL: o.publicURL, Guesses: o.guesses,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if o.requireLogin {
 		cfg.Auth = auth

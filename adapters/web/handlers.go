@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -333,8 +335,21 @@ func (i *Inbox) handleLogin(rq *request) error {
 		http.Redirect(rq.w, rq.r, next, http.StatusSeeOther)
 		return nil
 	}
+	addr := clientAddr(rq.r)
+	if i.cfg.Guesses != nil {
+		if err := i.cfg.Guesses.TooMany(addr); err != nil {
+			i.slowDown(rq, next, err)
+			return nil
+		}
+	}
 	id, _, ok := i.cfg.Auth.Operator(token)
 	if token == "" || !ok {
+		if i.cfg.Guesses != nil && token != "" {
+			if err := i.cfg.Guesses.Failed(addr, token); err != nil {
+				i.slowDown(rq, next, err)
+				return nil
+			}
+		}
 		i.log.Info("web sign-in refused", "remote", rq.r.RemoteAddr)
 		i.renderStatus(rq.w, rq.r, http.StatusUnauthorized, "login", pageData{Title: "Sign in", CSRF: i.seal.csrf(rq.sess), Next: next,
 			Error: &pageError{Title: "That token was not accepted", Message: "Check the operator token from the bridge's configuration (operators[].token) and try again."}})
@@ -418,4 +433,27 @@ func personOpened(r *http.Request) bool {
 		return r.Header.Get("Sec-Fetch-User") == "?1"
 	}
 	return false
+}
+
+// slowDown answers a sign-in over its budget of failures: 429 with
+// Retry-After, the page saying when to try again.
+func (i *Inbox) slowDown(rq *request, next string, err error) {
+	var e *domain.Error
+	msg := "Too many sign-in attempts failed. Wait a minute and try again."
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		rq.w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+		msg = fmt.Sprintf("Too many sign-in attempts failed from here or with a token like this one. Try again in %d s.", e.RetryAfter)
+	}
+	i.log.Warn("web sign-in throttled", "remote", rq.r.RemoteAddr)
+	i.renderStatus(rq.w, rq.r, http.StatusTooManyRequests, "login", pageData{Title: "Sign in", CSRF: i.seal.csrf(rq.sess), Next: next,
+		Error: &pageError{Title: "Slow down", Message: msg}})
+}
+
+// clientAddr is the address a request came from (the connection's peer).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

@@ -1,12 +1,14 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/throttle"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -126,4 +128,39 @@ func TestAnotherSiteCannotMarkANotificationRead(t *testing.T) {
 	assert.False(t, e.get("ops", q.ID).Read, "still unread")
 	get("same-origin", "?1") // a click in the inbox
 	assert.True(t, e.get("ops", q.ID).Read)
+}
+
+// limiterGuesses is the API's throttle as the inbox sees it.
+type limiterGuesses struct{ l throttle.Limiter }
+
+func (g *limiterGuesses) TooMany(addr string) error {
+	if w := g.l.Wait("addr:" + addr); w > 0 {
+		return &domain.Error{Code: domain.ERateLimited, RetryAfter: throttle.Seconds(w)}
+	}
+	return nil
+}
+
+func (g *limiterGuesses) Failed(addr, _ string) error {
+	if w := g.l.Fail("addr:" + addr); w > 0 {
+		return &domain.Error{Code: domain.ERateLimited, RetryAfter: throttle.Seconds(w)}
+	}
+	return nil
+}
+
+// TestGuessingSignInTokensIsSlow: past the budget of failed sign-ins the
+// page answers 429 with Retry-After and says when to try again.
+func TestGuessingSignInTokensIsSlow(t *testing.T) {
+	e := newEnv(t, envOptions{requireLogin: true, guesses: &limiterGuesses{}})
+	c := e.client()
+	tok := c.csrf("/login")
+	var last page
+	codes := map[int]int{}
+	for i := range 15 {
+		last = c.post("/login", url.Values{"csrf": {tok}, "token": {fmt.Sprintf("guess-%d", i)}})
+		codes[last.status]++
+	}
+	assert.Equal(t, 9, codes[http.StatusUnauthorized])
+	assert.Equal(t, 6, codes[http.StatusTooManyRequests])
+	assert.NotEmpty(t, last.header.Get("Retry-After"))
+	assert.Contains(t, last.body, "Try again in")
 }

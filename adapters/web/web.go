@@ -37,6 +37,15 @@ type Authenticator interface {
 	Operator(token string) (id string, projects []string, ok bool)
 }
 
+// Guesses throttles failed authentications: TooMany refuses an address
+// over its budget before a token is checked; Failed counts a wrong token
+// and returns the refusal to give instead when over budget. Both return
+// a domain.Error with code ERateLimited and RetryAfter.
+type Guesses interface {
+	TooMany(addr string) error
+	Failed(addr, token string) error
+}
+
 // Config configures the inbox.
 type Config struct {
 	// Router is the core the inbox reads and answers through (a *domain.Router).
@@ -55,6 +64,8 @@ type Config struct {
 	Secure bool
 	// PublicURL is the bridge's public address (public_url).
 	PublicURL string
+	// Guesses, if set, throttles failed sign-ins (shared with the API).
+	Guesses Guesses
 	// SessionKey, when set, keys session cookies and CSRF tokens so that any
 	// replica configured with the same key accepts them. Empty: a random key
 	// per process (sessions end when the process restarts and are valid on

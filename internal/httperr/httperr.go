@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/askbridge/askbridge/domain"
 )
@@ -33,6 +34,7 @@ var statuses = map[string]int{
 	domain.ETooLarge:             http.StatusRequestEntityTooLarge,
 	domain.EMethodNotAllowed:     http.StatusMethodNotAllowed,
 	domain.EUnavailable:          http.StatusServiceUnavailable,
+	domain.ERateLimited:          http.StatusTooManyRequests,
 	domain.EInternal:             http.StatusInternalServerError,
 }
 
@@ -67,6 +69,9 @@ func Response(e *domain.Error) (int, []byte) {
 // Write answers the request with e.
 func Write(w http.ResponseWriter, e *domain.Error) {
 	status, body := Response(e)
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

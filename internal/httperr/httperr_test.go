@@ -20,7 +20,7 @@ func TestEveryCodeHasItsDocumentedStatus(t *testing.T) {
 		domain.EForbidden: 403, domain.ESubagentNotAllowed: 403, domain.EToolNotEnabled: 403, domain.ENotAllowed: 403,
 		domain.EAlreadyAnswered: 409, domain.EQuestionCancelled: 409, domain.EQuestionExpired: 409,
 		domain.ERunNotPaused: 409, domain.EConflict: 409, domain.EUnsupportedMediaType: 415, domain.ETooLarge: 413,
-		domain.EMethodNotAllowed: 405, domain.EUnavailable: 503, domain.EInternal: 500, "no_such_code": 500,
+		domain.EMethodNotAllowed: 405, domain.ERateLimited: 429, domain.EUnavailable: 503, domain.EInternal: 500, "no_such_code": 500,
 	} {
 		assert.Equal(t, want, Status(code), code)
 	}

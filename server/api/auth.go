@@ -4,11 +4,14 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/throttle"
 )
 
 // Agent is an agent allowed to ask (config agents[]).
@@ -47,12 +50,15 @@ type Auth struct {
 	agents    []*Agent
 	operators []*Operator
 	agentByID map[string]*Agent
+	// guesses throttles failed authentications per client address and
+	// per token prefix (the API and the web inbox's sign-in share it).
+	guesses *throttle.Limiter
 }
 
 // NewAuth builds an Auth. With no agents and no operators, every request is
 // open.
 func NewAuth(agents []Agent, operators []Operator) *Auth {
-	a := &Auth{agentByID: map[string]*Agent{}}
+	a := &Auth{agentByID: map[string]*Agent{}, guesses: &throttle.Limiter{}}
 	for i := range agents {
 		ag := agents[i]
 		a.agents = append(a.agents, &ag)
@@ -107,6 +113,10 @@ func (a *Auth) Authenticate(r *http.Request) (Principal, error) {
 	if !ok || token == "" {
 		return Principal{}, domain.Errorf(domain.EUnauthorized, "missing bearer token: send Authorization: Bearer <token>")
 	}
+	addr := ClientAddr(r)
+	if err := a.tooMany(addr); err != nil {
+		return Principal{}, err
+	}
 	// Check every token so timing does not tell which kind matched.
 	var p Principal
 	for _, ag := range a.agents {
@@ -120,9 +130,52 @@ func (a *Auth) Authenticate(r *http.Request) (Principal, error) {
 		}
 	}
 	if p.Agent == nil && p.Operator == nil {
+		if err := a.Failed(addr, token); err != nil {
+			return Principal{}, err
+		}
 		return Principal{}, domain.Errorf(domain.EUnauthorized, "invalid token")
 	}
 	return p, nil
+}
+
+// tooMany refuses, before any token is checked, a client address that has
+// spent its budget of failed authentications. Other addresses, and so the
+// rightful user elsewhere, are unaffected.
+func (a *Auth) tooMany(addr string) error {
+	if wait := a.guesses.Wait("addr:" + addr); wait > 0 {
+		return rateLimited(wait)
+	}
+	return nil
+}
+
+// Failed counts a failed authentication from addr with token (the API's
+// bearer token, the inbox's sign-in) and returns the 429 to answer instead
+// of the refusal when the address or the token's prefix is over its budget.
+// A right token never counts, so guesses at its prefix never lock it out.
+func (a *Auth) Failed(addr, token string) error {
+	wait := max(a.guesses.Fail("addr:"+addr), a.guesses.Fail("prefix:"+throttle.Prefix(token)))
+	if wait > 0 {
+		return rateLimited(wait)
+	}
+	return nil
+}
+
+// TooMany is tooMany for the web inbox's sign-in.
+func (a *Auth) TooMany(addr string) error { return a.tooMany(addr) }
+
+func rateLimited(wait time.Duration) error {
+	s := throttle.Seconds(wait)
+	return &domain.Error{Code: domain.ERateLimited, RetryAfter: s,
+		Message: fmt.Sprintf("too many failed sign-ins or wrong tokens; try again in %d s", s)}
+}
+
+// ClientAddr is the address a request came from (the connection's peer).
+func ClientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // inProject reports whether p may act in project.
