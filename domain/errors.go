@@ -30,7 +30,7 @@ const (
 	// ERateLimited: too many failed attempts from one address or at one
 	// token; Error.RetryAfter says when to try again.
 	ERateLimited = "rate_limited"
-	EInternal             = "internal"
+	EInternal    = "internal"
 )
 
 // MsgAnswerNotValid is the message of an EInvalidAnswer error whose
