@@ -87,6 +87,13 @@ func (a *Adapter) InteractionsHandler() http.Handler {
 			writeJSON(w, &discordgo.InteractionResponse{Type: responsePong})
 			return
 		}
+		if !a.firstTime(r.Context(), in.ID) {
+			// A captured interaction sent again within the signature's
+			// window (after the person changed their vote, say): it
+			// changes nothing.
+			writeJSON(w, &discordgo.InteractionResponse{Type: responseDeferUpdate})
+			return
+		}
 		x := a.exchange(&in)
 		writeErr := writeJSON(w, a.awaitFirst(x))
 		if f, ok := w.(http.Flusher); ok && writeErr == nil {
@@ -134,4 +141,19 @@ func writeJSON(w http.ResponseWriter, v any) error {
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	_, err = w.Write(b)
 	return err
+}
+
+// replayWindow is how long an interaction id is remembered: longer than
+// the signature's timestamp is accepted.
+const replayWindow = 10 * time.Minute
+
+// firstTime reports whether interaction id is seen for the first time on
+// any replica. When the store cannot say, it lets the interaction through
+// (answering needs the store anyway).
+func (a *Adapter) firstTime(ctx context.Context, id string) bool {
+	if id == "" {
+		return true
+	}
+	first, err := a.router.Once(ctx, "discord:interaction:"+id, replayWindow)
+	return err != nil || first
 }

@@ -38,7 +38,8 @@ type inbound struct {
 		Components []component `json:"components"`
 	} `json:"data"`
 	Message *struct {
-		ID string `json:"id"`
+		ID    string `json:"id"`
+		Flags int    `json:"flags"`
 	} `json:"message"`
 	Member *struct {
 		User  *discordgo.User `json:"user"`
@@ -117,8 +118,9 @@ func fromDiscordgo(i *discordgo.Interaction) *inbound {
 	}
 	if i.Message != nil {
 		in.Message = &struct {
-			ID string `json:"id"`
-		}{ID: i.Message.ID}
+			ID    string `json:"id"`
+			Flags int    `json:"flags"`
+		}{ID: i.Message.ID, Flags: int(i.Message.Flags)}
 	}
 	switch d := i.Data.(type) {
 	case discordgo.MessageComponentInteractionData:

@@ -32,6 +32,10 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 		a.failed(ctx, x, err)
 		return
 	}
+	if !postedOn(q, in) {
+		x.reply(ctx, ephemeral("This control does not belong to an askbridge question."))
+		return
+	}
 	if act.Item >= len(q.Questions) || (act.Option >= 0 && act.Option >= len(q.Questions[act.Item].Options)) {
 		x.reply(ctx, ephemeral("This control no longer matches the question."))
 		return
@@ -302,4 +306,22 @@ func (a *Adapter) refuse(ctx context.Context, x *exchange, err error, q *domain.
 // without internals.
 func (a *Adapter) failed(ctx context.Context, x *exchange, err error) {
 	a.refuse(ctx, x, err, nil, x.in.person())
+}
+
+// postedOn reports whether a click on a message came from one of q's
+// copies (a message id is unique across Discord): a custom_id naming a question is
+// not enough, or a control copied onto another message, in another
+// channel or server, could act on another project's question. Ephemeral
+// messages the bridge sent one person, and modals, carry no copy.
+func postedOn(q *domain.Question, in *inbound) bool {
+	const ephemeralFlag = 1 << 6
+	if in.Message == nil || in.Message.Flags&ephemeralFlag != 0 {
+		return true
+	}
+	for _, t := range q.Targets {
+		if t.Platform == Platform && t.MessageTS == in.Message.ID {
+			return true
+		}
+	}
+	return false
 }

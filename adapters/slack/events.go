@@ -139,9 +139,14 @@ func (a *Adapter) threadQuestion(ctx context.Context, channel, threadTS string) 
 			if !ok || slices.Contains(seen, qid) {
 				continue
 			}
-			seen = append(seen, qid)
 			project, q, err := a.load(ctx, qid)
-			if err == nil && q.Status == domain.StatusPending {
+			// Only the bridge's own copy counts: anyone can post a message
+			// whose block_id looks like ours.
+			if err != nil || !copyAt(q, channel, msgs[i].Timestamp) {
+				continue
+			}
+			seen = append(seen, qid)
+			if q.Status == domain.StatusPending {
 				return project, q
 			}
 		}

@@ -23,7 +23,27 @@ const maxBody = 1 << 20
 type place struct {
 	channel, thread string
 	user, name      string
+	// message is the ts of the copy a click came from ("" from a modal,
+	// an ephemeral message or a thread reply): the click must come from
+	// one of the question's own copies (copyAt).
+	message string
 }
+
+// copyAt reports whether q has a copy posted in channel at ts: a block_id
+// naming a question is not enough, or a control on another message, in
+// another channel or workspace, could act on another project's question.
+func copyAt(q *domain.Question, channel, ts string) bool {
+	for _, t := range q.Targets {
+		if t.Platform == Platform && t.Channel == channel && t.MessageTS == ts {
+			return true
+		}
+	}
+	return false
+}
+
+// notOurs is what a click on a control that is not on one of the
+// question's copies is told.
+const notOurs = "This control does not belong to this question's message. Your click changed nothing."
 
 // readSigned reads the body and verifies Slack's signature before anything
 // is parsed. It writes the 401 itself.
@@ -58,6 +78,12 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "malformed payload", http.StatusBadRequest)
 		return
 	}
+	if !a.firstTime(r.Context(), ic) {
+		// A captured click sent again within the signature's window (after
+		// the person changed their vote, say): it changes nothing.
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	resp := a.interact(ic)
 	if resp == nil {
 		w.WriteHeader(http.StatusOK)
@@ -89,6 +115,9 @@ func userName(u slack.User) string {
 
 func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 	w := place{channel: ic.Container.ChannelID, thread: ic.Container.ThreadTs, user: ic.User.ID, name: userName(ic.User)}
+	if ic.Container.Type == "message" && !ic.Container.IsEphemeral {
+		w.message = ic.Container.MessageTs
+	}
 	if w.channel == "" {
 		w.channel = ic.Channel.ID
 	}
@@ -215,6 +244,10 @@ func (a *Adapter) loadPending(ctx context.Context, w place, qid string) (project
 	project, q, err := a.load(ctx, qid)
 	if err != nil {
 		a.tell(ctx, w, a.explain(w.user, err, nil))
+		return "", nil, false
+	}
+	if w.message != "" && !copyAt(q, w.channel, w.message) {
+		a.tell(ctx, w, notOurs)
 		return "", nil, false
 	}
 	if q.Status != domain.StatusPending {
@@ -485,4 +518,20 @@ func parseInteraction(payload []byte) (*slack.InteractionCallback, error) {
 		return nil, err
 	}
 	return &ic, nil
+}
+
+// replayWindow is how long a click is remembered: longer than a signature's
+// timestamp is accepted.
+const replayWindow = 10 * time.Minute
+
+// firstTime reports whether the interaction is seen for the first time on
+// any replica, by its trigger_id (one per interaction). When the store
+// cannot say, it lets the interaction through (answering needs the store
+// anyway).
+func (a *Adapter) firstTime(ctx context.Context, ic *slack.InteractionCallback) bool {
+	if ic.TriggerID == "" {
+		return true
+	}
+	first, err := a.router.Once(ctx, "slack:interaction:"+ic.Team.ID+":"+ic.TriggerID, replayWindow)
+	return err != nil || first
 }

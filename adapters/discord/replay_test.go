@@ -1,0 +1,59 @@
+package discord
+
+import (
+	"context"
+	"testing"
+
+	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
+	"github.com/askbridge/askbridge/domain"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestACapturedInteractionCountsOnce: a signed interaction sent again
+// within the signature's window, after the person changed their vote,
+// flips nothing: interactions are remembered by id across replicas.
+func TestACapturedInteractionCountsOnce(t *testing.T) {
+	f := fakediscord.New(t)
+	st := newTestStore(t)
+	e := newEnv(t, f, st)
+	two := 2
+	q := e.ask(&domain.AskRequest{Kind: domain.KindApproval, Question: "Deploy api v2 to production?", ApprovalsRequired: &two,
+		Options: []domain.Option{{Label: "Approve"}, {Label: "Deny"}}})
+	msg := e.copyOf(q)
+	m := f.Message(msg)
+	captured, tok, _ := f.Interaction(alice, m, 3, map[string]any{"custom_id": f.Button(m, "Approve").CustomID, "component_type": 2})
+	f.Send(captured, tok)
+	e.shows(msg, "Approve: 1 of 2 approvals — alice")
+	f.Click(alice, msg, "Deny")
+	e.shows(msg, "Deny: 1 of 2 approvals — alice")
+
+	resp := f.Send(captured, tok)
+	assert.Equal(t, 6, resp.Type, "the replay is acknowledged and changes nothing")
+	e.settle()
+	got, err := st.Get(context.Background(), q.ProjectID, q.ID)
+	require.NoError(t, err)
+	require.Len(t, got.Votes, 1)
+	assert.Equal(t, "Deny", got.Votes[0].Label, "the replay did not flip alice's vote back")
+}
+
+// TestAControlCountsOnlyOnTheQuestionsOwnCopy: a custom_id naming a
+// question, clicked on a message that is not one of its copies, changes
+// nothing.
+func TestAControlCountsOnlyOnTheQuestionsOwnCopy(t *testing.T) {
+	f := fakediscord.New(t)
+	f.AddChannel("2000", "900")
+	st := newTestStore(t)
+	e := newEnv(t, f, st)
+	q := e.ask(&domain.AskRequest{Question: "Which auth?", Options: []domain.Option{{Label: "OAuth"}, {Label: "API key"}}})
+	m := f.Message(e.copyOf(q))
+	in, tok, _ := f.Interaction(alice, m, 3, map[string]any{"custom_id": f.Button(m, "OAuth").CustomID, "component_type": 2})
+	in["channel_id"] = "2000"
+	in["message"].(map[string]any)["id"] = "999999999999999999"
+	resp := f.Send(in, tok)
+	assert.Equal(t, 4, resp.Type)
+	require.NotNil(t, resp.Data)
+	require.NotNil(t, resp.Data.Content)
+	assert.Contains(t, *resp.Data.Content, "does not belong to an askbridge question")
+	assert.Equal(t, domain.StatusPending, e.pending(q))
+}
