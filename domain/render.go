@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -178,4 +179,59 @@ func DescribeStep(s EscalationStep) string {
 		parts = append(parts, "responders added: "+DescribeResponders(*s.Responders))
 	}
 	return fmt.Sprintf("after %s: %s", HumanDuration(time.Duration(s.After)), strings.Join(parts, ", "))
+}
+
+// maskedLink is a Markdown link whose text hides where it goes:
+// [text](url), [text](<url>), [text](url "title").
+var maskedLink = regexp.MustCompile(`\[([^\]\n]*)\]\(\s*<?([^\s()<>]+)>?(?:\s+"[^"\n]*")?\s*\)`)
+
+// ShowLinks rewrites the Markdown links in agent text so each shows where
+// it goes: "[Open the runbook](https://evil.example)" becomes
+// "Open the runbook (https://evil.example)". A surface that renders
+// Markdown (Discord) would otherwise show only the text, which can imitate
+// the bridge's own address.
+func ShowLinks(s string) string {
+	if !strings.Contains(s, "](") {
+		return s
+	}
+	return maskedLink.ReplaceAllString(s, "$1 ($2)")
+}
+
+// WithLinksShown returns q, or a copy of it whose agent and person texts
+// (questions, descriptions, context, notes, answers) show their links'
+// destinations (ShowLinks), for a surface that renders Markdown.
+func (q *Question) WithLinksShown() *Question {
+	if q == nil {
+		return q
+	}
+	changed := false
+	show := func(s string) string {
+		t := ShowLinks(s)
+		changed = changed || t != s
+		return t
+	}
+	c := *q
+	c.Context = show(q.Context)
+	c.CancelNote = show(q.CancelNote)
+	c.Questions = make([]Item, len(q.Questions))
+	for i, it := range q.Questions {
+		it.Question = show(it.Question)
+		opts := make([]Option, len(it.Options))
+		for j, o := range it.Options {
+			o.Description = show(o.Description)
+			opts[j] = o
+		}
+		it.Options = opts
+		c.Questions[i] = it
+	}
+	if len(q.Answers) > 0 {
+		c.Answers = make(map[string]string, len(q.Answers))
+		for k, v := range q.Answers {
+			c.Answers[k] = show(v)
+		}
+	}
+	if !changed {
+		return q
+	}
+	return &c
 }

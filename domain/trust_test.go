@@ -93,3 +93,23 @@ func TestAnswersWithNULOrInvalidTextAreRefused(t *testing.T) {
 		assert.Equal(t, EInvalidAnswer, ErrorCode(err), "%q", s)
 	}
 }
+
+// TestLinksShowWhereTheyGo: a Markdown link in agent text shows its real
+// destination, whatever its words imitate.
+func TestLinksShowWhereTheyGo(t *testing.T) {
+	for in, want := range map[string]string{
+		"[https://bridge.example/approve](https://evil.example/x)": "https://bridge.example/approve (https://evil.example/x)",
+		"see [docs](<https://evil.example>) now":                   "see docs (https://evil.example) now",
+		`[x](https://evil.example "Bridge")`:                       "x (https://evil.example)",
+		"no links here [just brackets]":                            "no links here [just brackets]",
+	} {
+		assert.Equal(t, want, ShowLinks(in))
+	}
+	q := &Question{Context: "[ok](https://evil.example)", Questions: []Item{{Question: "Go [here](https://e.example)?",
+		Options: []Option{{Label: "A", Description: "[b](https://f.example)"}, {Label: "B"}}}}}
+	c := q.WithLinksShown()
+	assert.Equal(t, "ok (https://evil.example)", c.Context)
+	assert.Equal(t, "Go here (https://e.example)?", c.Questions[0].Question)
+	assert.Equal(t, "b (https://f.example)", c.Questions[0].Options[0].Description)
+	assert.Equal(t, "[ok](https://evil.example)", q.Context, "the record itself is untouched")
+}

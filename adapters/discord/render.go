@@ -177,6 +177,9 @@ func noMentions() *discordgo.MessageAllowedMentions {
 // render draws q as it should look now: pending with live controls, or
 // final with the outcome line and disabled controls.
 func render(q *domain.Question, now time.Time, o renderOpts) message {
+	// Discord renders Markdown: a masked link in agent text would show only
+	// its words, which can imitate the bridge's own address.
+	q = q.WithLinksShown()
 	final := q.Status.Final()
 	comps, shownRules := renderComponents(q, final, o)
 	m := message{Embeds: []*discordgo.MessageEmbed{renderEmbed(q, now, o, shownRules)}}

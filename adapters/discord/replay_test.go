@@ -57,3 +57,18 @@ func TestAControlCountsOnlyOnTheQuestionsOwnCopy(t *testing.T) {
 	assert.Contains(t, *resp.Data.Content, "does not belong to an askbridge question")
 	assert.Equal(t, domain.StatusPending, e.pending(q))
 }
+
+// TestAgentTextCannotDisguiseALink: Discord renders Markdown, so a masked
+// link in the context or a description is shown with its destination.
+func TestAgentTextCannotDisguiseALink(t *testing.T) {
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
+	q := e.ask(&domain.AskRequest{Question: "Approve the [release notes](https://evil.example/a)?",
+		Context: "Runbook: [https://bridge.example/runbook](https://evil.example/b)",
+		Options: []domain.Option{{Label: "Yes", Description: "see [docs](<https://evil.example/c>)"}, {Label: "No"}}})
+	text := shows(f.Message(e.copyOf(q)))
+	for _, want := range []string{"release notes (https://evil.example/a)", "https://bridge.example/runbook (https://evil.example/b)", "docs (https://evil.example/c)"} {
+		assert.Contains(t, text, want)
+	}
+	assert.NotContains(t, text, "](https://evil", "no masked link is left")
+}

@@ -133,7 +133,7 @@ func TestEscapeNeverMentions(t *testing.T) {
 		assert.NotContains(t, clipped, "<")
 		assert.NotRegexp(t, `&[a-z]*…$`, clipped, "no entity cut in half")
 	}
-	assert.Equal(t, "*Title*\n*Bold* and <https://example.com/x?a=1&amp;b=2|a link> &lt;!channel&gt;",
+	assert.Equal(t, "*Title*\n*Bold* and a link (<https://example.com/x?a=1&amp;b=2>) &lt;!channel&gt;",
 		markdown("# Title\n**Bold** and [a link](https://example.com/x?a=1&b=2) <!channel>", 3000))
 	assert.Equal(t, "abc", clip("abc", 3))
 	assert.Equal(t, "ab…", clip("abcd", 3))

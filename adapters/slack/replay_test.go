@@ -58,3 +58,17 @@ func TestAClickCountsOnlyFromTheQuestionsOwnCopy(t *testing.T) {
 	assert.Contains(t, e.ephemeralsTo(alice)[0], "does not belong to this question's message")
 	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 }
+
+// TestAgentTextCannotDisguiseALink: the context's Markdown links become
+// their words followed by the real destination, never a masked <url|text>.
+func TestAgentTextCannotDisguiseALink(t *testing.T) {
+	e := newEnv(t)
+	req := authQuestion()
+	req.Context = "Runbook: [https://bridge.example/runbook](https://evil.example/b)"
+	q := e.ask(req)
+	m, ok := e.fake.Message("C1", e.copyOn(q, "C1").MessageTS)
+	require.True(t, ok)
+	blocks := m.Texts()
+	assert.Contains(t, blocks, "https://bridge.example/runbook (<https://evil.example/b>)")
+	assert.NotContains(t, blocks, "|https://bridge.example")
+}

@@ -132,14 +132,16 @@ var (
 
 // markdown renders the agent's context (CommonMark-ish) as safe mrkdwn:
 // everything is escaped first, then bold, headings and http(s) links are
-// turned into Slack's syntax. Nothing the agent writes can mention anyone.
+// turned into Slack's syntax. Nothing the agent writes can mention anyone,
+// and a link shows where it goes: "[text](url)" becomes "text (url)",
+// never a masked link whose words could imitate the bridge's address.
 func markdown(s string, max int) string {
 	out := escape(s)
 	out = mdHeading.ReplaceAllString(out, "*$1*")
 	out = mdBold.ReplaceAllString(out, "*$1*")
 	out = mdLink.ReplaceAllStringFunc(out, func(m string) string {
 		p := mdLink.FindStringSubmatch(m)
-		return "<" + p[2] + "|" + p[1] + ">"
+		return p[1] + " (<" + p[2] + ">)"
 	})
 	if textLen(out) <= max {
 		return out
