@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	docshape "github.com/askbridge/askbridge/internal/shape"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -79,6 +80,10 @@ func (a *Adapter) InteractionsHandler() http.Handler {
 			return
 		}
 		var in inbound
+		if docshape.CheckDepth(body, docshape.MaxDepth) != nil {
+			http.Error(w, "interaction nests too deeply", http.StatusBadRequest)
+			return
+		}
 		if err := decodeInbound(body, &in); err != nil {
 			http.Error(w, "malformed interaction", http.StatusBadRequest)
 			return

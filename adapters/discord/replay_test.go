@@ -1,7 +1,11 @@
 package discord
 
 import (
+	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
@@ -71,4 +75,20 @@ func TestAgentTextCannotDisguiseALink(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 	assert.NotContains(t, text, "](https://evil", "no masked link is left")
+}
+
+// TestAHostileInteractionBodyIsRefused: a signed body nested past the
+// limit is refused before it is decoded.
+func TestAHostileInteractionBodyIsRefused(t *testing.T) {
+	f := fakediscord.New(t)
+	e := newEnv(t, f, newTestStore(t))
+	body := []byte(`{"type":3,"data":` + strings.Repeat("[", 100000) + `}`)
+	sig, stamp := f.Sign(body, f.Now())
+	req := httptest.NewRequest("POST", "/discord/interactions", bytes.NewReader(body))
+	req.Header.Set("X-Signature-Ed25519", sig)
+	req.Header.Set("X-Signature-Timestamp", stamp)
+	rec := httptest.NewRecorder()
+	e.ad.InteractionsHandler().ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), "nests too deeply")
 }

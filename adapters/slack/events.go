@@ -12,6 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/shape"
 	"github.com/slack-go/slack"
 )
 
@@ -43,6 +44,10 @@ func (a *Adapter) serveEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ev outerEvent
+	if shape.CheckDepth(body, shape.MaxDepth) != nil {
+		http.Error(w, "event nests too deeply", http.StatusBadRequest)
+		return
+	}
 	if err := json.Unmarshal(body, &ev); err != nil {
 		http.Error(w, "malformed event", http.StatusBadRequest)
 		return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/shape"
 	"github.com/askbridge/askbridge/lifecycle"
 	"github.com/slack-go/slack"
 )
@@ -71,6 +72,10 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	form, err := url.ParseQuery(string(body))
 	if err != nil || form.Get("payload") == "" {
 		http.Error(w, "missing payload", http.StatusBadRequest)
+		return
+	}
+	if shape.CheckDepth([]byte(form.Get("payload")), shape.MaxDepth) != nil {
+		http.Error(w, "payload nests too deeply", http.StatusBadRequest)
 		return
 	}
 	ic, err := parseInteraction([]byte(form.Get("payload")))

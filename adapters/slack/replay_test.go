@@ -3,6 +3,7 @@ package slack
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -71,4 +72,14 @@ func TestAgentTextCannotDisguiseALink(t *testing.T) {
 	blocks := m.Texts()
 	assert.Contains(t, blocks, "https://bridge.example/runbook (<https://evil.example/b>)")
 	assert.NotContains(t, blocks, "|https://bridge.example")
+}
+
+// TestAHostilePayloadIsRefused: a signed payload nested past the limit is
+// refused before it is decoded.
+func TestAHostilePayloadIsRefused(t *testing.T) {
+	e := newEnv(t)
+	rec := e.post("/slack/interactions", []byte(url.Values{"payload": {strings.Repeat("[", 100000)}}.Encode()), nil)
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	rec = e.post("/slack/events", []byte(`{"type":"event_callback","event":`+strings.Repeat("{\"a\":", 100000)+`}`), nil)
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
 }
