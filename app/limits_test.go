@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,7 +81,7 @@ func TestASlowLorisWaveNeitherHoldsTheDoorNorStarvesOthers(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		assert.Equal(t, "got 9 bytes", string(body))
-		assert.Less(t, time.Since(start), 200*time.Millisecond)
+		assert.Less(t, time.Since(start), time.Second, "not held up by the slow ones (they would take 5 s)")
 	}
 	var wg sync.WaitGroup
 	for _, w := range waves {
@@ -105,7 +107,8 @@ func TestASlowLorisWaveNeitherHoldsTheDoorNorStarvesOthers(t *testing.T) {
 	_ = extra.SetReadDeadline(time.Now().Add(2 * time.Second))
 	fmt.Fprintf(extra, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	_, err = extra.Read(make([]byte, 1))
-	assert.ErrorIs(t, err, io.EOF, "the connection over the bound is closed")
+	// Closed unanswered: EOF, or a reset when the request was already sent.
+	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), "the connection over the bound is closed, got %v", err)
 	for _, c := range held {
 		c.Close()
 	}
