@@ -72,8 +72,8 @@ bench: deps
 ## fuzz: every fuzz target for FUZZTIME each (the seed corpora also run in make test)
 FUZZTIME ?= 10s
 FUZZ_TARGETS := \
-	./core:FuzzAsk \
-	./core:FuzzRespond \
+	./domain:FuzzAsk \
+	./domain:FuzzRespond \
 	./server/api:FuzzCreateAndRespond \
 	./agent/hook:FuzzHookInput \
 	./agent/hook:FuzzShellCommands \

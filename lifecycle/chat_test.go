@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAdaptersReachTheCoreThroughItsPorts: the adapters take domain.Chat (or
-// domain.Inbox) and never the whole Router or its Store, so what they may do
+// TestAdaptersReachTheCoreThroughItsPorts: the adapters take lifecycle.Chat (or
+// lifecycle.Inbox) and never the whole Router or its Store, so what they may do
 // to a question stays visible in one small interface.
 func TestAdaptersReachTheCoreThroughItsPorts(t *testing.T) {
 	fset := token.NewFileSet()
@@ -43,8 +43,8 @@ func TestAdaptersReachTheCoreThroughItsPorts(t *testing.T) {
 					found = append(found, fset.Position(n.Pos()).String()+": Store()")
 				}
 			case *ast.SelectorExpr:
-				if x, ok := n.X.(*ast.Ident); ok && x.Name == "domain" && n.Sel.Name == "Router" {
-					found = append(found, fset.Position(n.Pos()).String()+": domain.Router")
+				if x, ok := n.X.(*ast.Ident); ok && x.Name == "lifecycle" && n.Sel.Name == "Router" {
+					found = append(found, fset.Position(n.Pos()).String()+": lifecycle.Router")
 				}
 			}
 			return true
@@ -52,7 +52,7 @@ func TestAdaptersReachTheCoreThroughItsPorts(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
-	assert.Empty(t, found, "adapters must use domain.Chat / domain.Inbox")
+	assert.Empty(t, found, "adapters must use lifecycle.Chat / lifecycle.Inbox")
 }
 
 func TestRouterServesTheChatPort(t *testing.T) {

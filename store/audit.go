@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// AppendAudit implements domain.Store.
+// AppendAudit implements lifecycle.Store.
 func (s *Store) AppendAudit(ctx context.Context, e domain.AuditEntry) error {
 	if e.At.IsZero() {
 		e.At = time.Now().UTC()
@@ -20,7 +20,7 @@ func (s *Store) AppendAudit(ctx context.Context, e domain.AuditEntry) error {
 			"detail", e.Detail, "at", stamp(e.At)}}).Err())
 }
 
-// Audit implements domain.Store.
+// Audit implements lifecycle.Store.
 func (s *Store) Audit(ctx context.Context, project, question string, limit int) ([]domain.AuditEntry, error) {
 	if limit <= 0 {
 		limit = 1000

@@ -1,4 +1,4 @@
-// Package store implements domain.Store on Redis through go-redis's
+// Package store implements lifecycle.Store on Redis through go-redis's
 // UniversalClient (standalone, Sentinel, Cluster), and the embedded default:
 // the same code against an in-process Redis-compatible server (miniredis).
 //

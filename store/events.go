@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Events implements domain.Store.
+// Events implements lifecycle.Store.
 func (s *Store) Events(ctx context.Context, project, after string, limit int) ([]domain.Event, error) {
 	if after == "$" {
 		return nil, nil
@@ -57,7 +57,7 @@ func (s *Store) LastEventID(ctx context.Context, project string) (string, error)
 	return res[0].ID, nil
 }
 
-// AppendEvent implements domain.Store.
+// AppendEvent implements lifecycle.Store.
 func (s *Store) AppendEvent(ctx context.Context, ev domain.Event) error {
 	if ev.At.IsZero() {
 		ev.At = time.Now().UTC()

@@ -93,7 +93,7 @@ func (h *hub) wakeAll() {
 	}
 }
 
-// Watch implements domain.Store.
+// Watch implements lifecycle.Store.
 func (s *Store) Watch(project, id string) (<-chan struct{}, func()) {
 	w := &watcher{ch: make(chan struct{}, 1)}
 	return w.ch, s.hub.add(project+"\x1f"+id, w)

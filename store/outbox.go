@@ -83,7 +83,7 @@ redis.call('ZADD', KEYS[1], 'XX', ARGV[4], ARGV[2])
 return 1
 `)
 
-// ClaimDeliveries implements domain.Store. Projects are read in turn, each
+// ClaimDeliveries implements lifecycle.Store. Projects are read in turn, each
 // call starting one further, and each gets an equal share of max first, so
 // a project with a long queue cannot starve the others.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, max int) ([]lifecycle.Delivery, error) {
@@ -152,7 +152,7 @@ func (s *Store) claimIn(ctx context.Context, p string, now time.Time, lease time
 	return out, nil
 }
 
-// RenewDeliveries implements domain.Store.
+// RenewDeliveries implements lifecycle.Store.
 func (s *Store) RenewDeliveries(ctx context.Context, ds []lifecycle.Delivery, until time.Time) ([]string, error) {
 	byProject := map[string][]any{}
 	for _, d := range ds {
@@ -170,7 +170,7 @@ func (s *Store) RenewDeliveries(ctx context.Context, ds []lifecycle.Delivery, un
 	return lost, nil
 }
 
-// FinishDelivery implements domain.Store.
+// FinishDelivery implements lifecycle.Store.
 func (s *Store) FinishDelivery(ctx context.Context, d lifecycle.Delivery) error {
 	pipe := s.rdb.TxPipeline()
 	pipe.ZRem(ctx, s.base(d.ProjectID)+"outbox", d.ID)
@@ -179,7 +179,7 @@ func (s *Store) FinishDelivery(ctx context.Context, d lifecycle.Delivery) error 
 	return s.wrap(err)
 }
 
-// RetryDelivery implements domain.Store.
+// RetryDelivery implements lifecycle.Store.
 func (s *Store) RetryDelivery(ctx context.Context, d lifecycle.Delivery, at time.Time) error {
 	return s.wrap(retryScript.Run(ctx, s.rdb, []string{s.base(d.ProjectID) + "outbox"}, s.base(d.ProjectID), d.ID,
 		d.Lease, ms(at), d.Attempts).Err())

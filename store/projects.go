@@ -49,7 +49,7 @@ func (s *Store) projectList(ctx context.Context, refresh bool) ([]string, error)
 	return out, nil
 }
 
-// Projects implements domain.Store.
+// Projects implements lifecycle.Store.
 func (s *Store) Projects(ctx context.Context) ([]string, error) {
 	ps, err := s.rdb.SMembers(ctx, s.prefix+":projects").Result()
 	sort.Strings(ps)

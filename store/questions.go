@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Create implements domain.Store.
+// Create implements lifecycle.Store.
 func (s *Store) Create(ctx context.Context, q *domain.Question) (lifecycle.CreateResult, error) {
 	if err := s.register(ctx, q.ProjectID); err != nil {
 		return lifecycle.CreateResult{}, s.wrap(err)
@@ -52,7 +52,7 @@ func (s *Store) Create(ctx context.Context, q *domain.Question) (lifecycle.Creat
 	return out, err
 }
 
-// Locate implements domain.Store. There is no id→project index: ids made by
+// Locate implements lifecycle.Store. There is no id→project index: ids made by
 // domain.NewQuestionID carry a hash of their project, so Locate first looks
 // in the projects with that hash (one round trip, usually one key), then,
 // for other ids (an older release's) or a miss, in every project.
@@ -93,7 +93,7 @@ func (s *Store) Locate(ctx context.Context, id string) (string, error) {
 	return "", domain.Errorf(domain.ENotFound, "no question %s", id)
 }
 
-// Get implements domain.Store. Unlike a list, which skips a corrupt record,
+// Get implements lifecycle.Store. Unlike a list, which skips a corrupt record,
 // Get reports it as the error it is rather than as "not found".
 func (s *Store) Get(ctx context.Context, project, id string) (*domain.Question, error) {
 	pipe := s.rdb.Pipeline()
@@ -108,7 +108,7 @@ func (s *Store) Get(ctx context.Context, project, id string) (*domain.Question, 
 	return q, err
 }
 
-// List implements domain.Store.
+// List implements lifecycle.Store.
 func (s *Store) List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error) {
 	if limit <= 0 {
 		limit = 500
@@ -220,7 +220,7 @@ func (s *Store) getMany(ctx context.Context, project, index string, ids []string
 	return out, seqs, nil
 }
 
-// RunQuestions implements domain.Store. A run's questions are fields
+// RunQuestions implements lifecycle.Store. A run's questions are fields
 // q:<seq> of its hash (runs of the earlier layout: the zset runq:<run>).
 func (s *Store) RunQuestions(ctx context.Context, project, run string) ([]*domain.Question, error) {
 	pipe := s.rdb.Pipeline()
@@ -257,7 +257,7 @@ func (s *Store) RunQuestions(ctx context.Context, project, run string) ([]*domai
 	return qs, err
 }
 
-// AttachCopy implements domain.Store: the copy's line in d:<id> replaces the
+// AttachCopy implements lifecycle.Store: the copy's line in d:<id> replaces the
 // line of the same target, or is added.
 func (s *Store) AttachCopy(ctx context.Context, project, id string, t domain.Target) error {
 	n, err := attachScript.Run(ctx, s.rdb, []string{s.qkey(project, id), s.base(project) + "d:" + id},
@@ -271,7 +271,7 @@ func (s *Store) AttachCopy(ctx context.Context, project, id string, t domain.Tar
 	return nil
 }
 
-// MarkRead implements domain.Store.
+// MarkRead implements lifecycle.Store.
 func (s *Store) MarkRead(ctx context.Context, project, id string) (*domain.Question, error) {
 	n, err := markReadScript.Run(ctx, s.rdb, []string{s.qkey(project, id)}).Int()
 	if err != nil {

@@ -14,7 +14,7 @@ func errRunOwned(run string) error {
 		Details: []domain.Detail{{Field: "run_id", Problem: "a run belongs to the agent that started it; use a run id of your own"}}}
 }
 
-// Run implements domain.Store.
+// Run implements lifecycle.Store.
 func (s *Store) Run(ctx context.Context, project, id string) (*domain.Run, error) {
 	h, err := s.rdb.HGetAll(ctx, s.base(project)+"run:"+id).Result()
 	if err != nil {
@@ -30,7 +30,7 @@ func (s *Store) Run(ctx context.Context, project, id string) (*domain.Run, error
 	return r, nil
 }
 
-// PauseRun implements domain.Store.
+// PauseRun implements lifecycle.Store.
 func (s *Store) PauseRun(ctx context.Context, project, id, agentID string, at time.Time) (*domain.Run, error) {
 	if err := s.register(ctx, project); err != nil {
 		return nil, s.wrap(err)

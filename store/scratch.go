@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// PutDraft implements domain.Store. A question's drafts are one hash,
+// PutDraft implements lifecycle.Store. A question's drafts are one hash,
 // draft:<id> (a field per person), so they go with the question when it
 // becomes final; ttl bounds the hash in any case.
 func (s *Store) PutDraft(ctx context.Context, project, id, person string, draft map[string][]string, ttl time.Duration) error {
@@ -24,7 +24,7 @@ func (s *Store) PutDraft(ctx context.Context, project, id, person string, draft 
 	return s.wrap(err)
 }
 
-// GetDraft implements domain.Store (drafts of the earlier layout, one
+// GetDraft implements lifecycle.Store (drafts of the earlier layout, one
 // string key draft:<id>:<person>, are read too).
 func (s *Store) GetDraft(ctx context.Context, project, id, person string) (map[string][]string, error) {
 	pipe := s.rdb.Pipeline()
@@ -44,7 +44,7 @@ func (s *Store) GetDraft(ctx context.Context, project, id, person string) (map[s
 	return out, nil
 }
 
-// Once implements domain.Store. The key lives for ttl (retention when ttl
+// Once implements lifecycle.Store. The key lives for ttl (retention when ttl
 // is not positive).
 // Marked reports whether Once has seen key within its ttl.
 func (s *Store) Marked(ctx context.Context, key string) (bool, error) {

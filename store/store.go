@@ -46,7 +46,7 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
-// Store is domain.Store on Redis.
+// Store is lifecycle.Store on Redis.
 type Store struct {
 	rdb       redis.UniversalClient
 	prefix    string
@@ -239,7 +239,7 @@ func redactErr(err error, u *url.URL) string {
 	return msg
 }
 
-// Ping implements domain.Store.
+// Ping implements lifecycle.Store.
 func (s *Store) Ping(ctx context.Context) error { return s.wrap(s.rdb.Ping(ctx).Err()) }
 
 // wrap turns Redis failures into an unavailable error that carries no

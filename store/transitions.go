@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Transition implements domain.Store.
+// Transition implements lifecycle.Store.
 func (s *Store) Transition(ctx context.Context, project, id string, tr lifecycle.Transition) (*domain.Question, error) {
 	if !tr.To.Final() {
 		return nil, domain.Errorf(domain.EInvalid, "cannot move a question to %q", tr.To)
@@ -113,7 +113,7 @@ func transitionDetail(tr lifecycle.Transition) string {
 	return ""
 }
 
-// Due implements domain.Store.
+// Due implements lifecycle.Store.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
 	return s.dueIn(ctx, "deadlines", now, limit)
 }
@@ -143,7 +143,7 @@ func (s *Store) dueIn(ctx context.Context, index string, now time.Time, limit in
 	return refs, nil
 }
 
-// Vote implements domain.Store.
+// Vote implements lifecycle.Store.
 func (s *Store) Vote(ctx context.Context, project, id string, v domain.Vote, required int, veto bool, tr lifecycle.Transition) (*domain.Question, bool, error) {
 	if v.At.IsZero() {
 		v.At = time.Now().UTC()
@@ -170,12 +170,12 @@ func (s *Store) Vote(ctx context.Context, project, id string, v domain.Vote, req
 	return q, out[0] == "resolved", err
 }
 
-// DueEscalations implements domain.Store.
+// DueEscalations implements lifecycle.Store.
 func (s *Store) DueEscalations(ctx context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
 	return s.dueIn(ctx, "escal", now, limit)
 }
 
-// Escalate implements domain.Store.
+// Escalate implements lifecycle.Store.
 func (s *Store) Escalate(ctx context.Context, project, id string, level int, next time.Time, detail string, at time.Time) (bool, error) {
 	nextMS := int64(0)
 	if !next.IsZero() {

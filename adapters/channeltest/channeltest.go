@@ -20,11 +20,11 @@
 //     inside the adapter: Post and Finish succeed, and a post leaves
 //     exactly one message.
 //   - A failure that outlasts those retries is returned as transient
-//     (domain.IsPermanent false), so the Router retries it later.
+//     (lifecycle.IsPermanent false), so the Router retries it later.
 //   - Network failures are transient too, and their errors carry no
 //     token (Discord's webhook URLs hold interaction tokens).
 //   - Finishing a copy that was deleted, or posting to a channel that does
-//     not exist, returns a permanent error (domain.IsPermanent true).
+//     not exist, returns a permanent error (lifecycle.IsPermanent true).
 package channeltest
 
 import (
@@ -82,7 +82,7 @@ type Env struct {
 }
 
 // Factory builds an Env; it passes rc (Clock and Logger set by the suite)
-// to domain.NewRouter after adding its Store.
+// to lifecycle.NewRouter after adding its Store.
 type Factory func(t *testing.T, rc lifecycle.RouterConfig) *Env
 
 // Clock is the suite's settable clock.
@@ -91,7 +91,7 @@ type Clock struct {
 	now time.Time
 }
 
-// Now implements domain.Clock.
+// Now implements lifecycle.Clock.
 func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 
 // Add moves the clock forward.

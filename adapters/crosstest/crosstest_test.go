@@ -1,5 +1,5 @@
 // Package crosstest runs the real Slack and Discord adapters together,
-// against their fake platforms, with one domain.Router and the real store:
+// against their fake platforms, with one lifecycle.Router and the real store:
 // what a person on one platform does must show on the other.
 package crosstest
 

@@ -78,7 +78,7 @@ type Config struct {
 	MaxRetryAfter time.Duration
 }
 
-// Adapter is the Discord domain.Channel plus its interaction handlers.
+// Adapter is the Discord lifecycle.Channel plus its interaction handlers.
 type Adapter struct {
 	cfg       Config
 	router    lifecycle.Chat
@@ -168,7 +168,7 @@ func New(cfg Config, router lifecycle.Chat, log *slog.Logger) (*Adapter, error) 
 	return a, nil
 }
 
-// Platform implements domain.Channel.
+// Platform implements lifecycle.Channel.
 func (a *Adapter) Platform() string { return "discord" }
 
 func (a *Adapter) now() time.Time { return a.router.Clock().Now() }
@@ -209,7 +209,7 @@ func (a *Adapter) Close(ctx context.Context) error { return a.pool.Close(ctx) }
 // goTrack runs fn in tracked background work that stops on Close.
 func (a *Adapter) goTrack(fn func(ctx context.Context)) { a.pool.Go(fn) }
 
-// Post implements domain.Channel: it posts a copy of q in t's channel, or in
+// Post implements lifecycle.Channel: it posts a copy of q in t's channel, or in
 // the run's thread when the route keeps runs in threads.
 func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target) (domain.Target, error) {
 	channel := t.Channel
@@ -359,7 +359,7 @@ func (a *Adapter) guildOf(ctx context.Context, channel string) string {
 	return ch.GuildID
 }
 
-// Finish implements domain.Channel: the copy shows the outcome line and its
+// Finish implements lifecycle.Channel: the copy shows the outcome line and its
 // controls disabled. It edits through the last interaction token on the
 // copy while that is valid, else with the bot token.
 func (a *Adapter) Finish(ctx context.Context, q *domain.Question, t domain.Target) error {

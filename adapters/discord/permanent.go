@@ -13,7 +13,7 @@ var permanentCodes = map[int]bool{
 }
 
 // Permanent reports whether the call cannot succeed on a retry
-// (domain.IsPermanent): Discord refused the request itself — the message or
+// (lifecycle.IsPermanent): Discord refused the request itself — the message or
 // channel is gone, the bot lacks access, the body breaks a limit, the
 // token is wrong. 429, 5xx, network failures and timeouts are not
 // permanent.

@@ -42,7 +42,7 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Adapter is the Slack domain.Channel with its interaction endpoints.
+// Adapter is the Slack lifecycle.Channel with its interaction endpoints.
 type Adapter struct {
 	cfg    Config
 	router lifecycle.Chat
@@ -107,7 +107,7 @@ func New(cfg Config, router lifecycle.Chat, log *slog.Logger) (*Adapter, error) 
 	return a, nil
 }
 
-// Platform implements domain.Channel.
+// Platform implements lifecycle.Channel.
 func (a *Adapter) Platform() string { return "slack" }
 
 // SocketMode reports whether interactions arrive over Socket Mode.
@@ -123,7 +123,7 @@ func (a *Adapter) call(ctx context.Context, method, key string, o callOpts, fn f
 	return err
 }
 
-// Post implements domain.Channel: it posts q on t (in the run's thread when
+// Post implements lifecycle.Channel: it posts q on t (in the run's thread when
 // its route says `thread: per-run`) and returns t with the message ts set.
 func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target) (domain.Target, error) {
 	thread := t.ThreadTS
@@ -155,7 +155,7 @@ func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target)
 	return t, nil
 }
 
-// Finish implements domain.Channel: it edits the copy to q's final state.
+// Finish implements lifecycle.Channel: it edits the copy to q's final state.
 func (a *Adapter) Finish(ctx context.Context, q *domain.Question, t domain.Target) error {
 	if t.MessageTS == "" {
 		return nil

@@ -27,6 +27,6 @@ var permanentCodes = map[string]bool{
 }
 
 // Permanent reports whether the call cannot succeed on a retry
-// (domain.IsPermanent): Slack answered "ok": false with one of the codes
+// (lifecycle.IsPermanent): Slack answered "ok": false with one of the codes
 // above. Transport failures and rate limits are not permanent.
 func (e *Error) Permanent() bool { return permanentCodes[e.Code] }

@@ -48,7 +48,7 @@ type Guesses interface {
 
 // Config configures the inbox.
 type Config struct {
-	// Router is the core the inbox reads and answers through (a *domain.Router).
+	// Router is the core the inbox reads and answers through (a *lifecycle.Router).
 	Router lifecycle.Inbox
 	// Auth resolves operator tokens at sign-in (and on every request, see
 	// session.go). May be nil when RequireLogin is false.

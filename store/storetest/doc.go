@@ -1,5 +1,5 @@
 // Package storetest starts real Redis servers for tests and holds the
-// conformance suite every domain.Store implementation must pass.
+// conformance suite every lifecycle.Store implementation must pass.
 //
 // Run (suite.go) is the one entry point: it runs every case below against
 // the replicas it is given, so the embedded store, standalone Redis,

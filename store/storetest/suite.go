@@ -16,7 +16,7 @@ import (
 // its own subscriber loop) on one shared backend.
 type Replicas func(t *testing.T) func() lifecycle.Store
 
-// Run is the conformance suite for domain.Store.
+// Run is the conformance suite for lifecycle.Store.
 func Run(t *testing.T, replicas Replicas) {
 	tests := []struct {
 		name string
