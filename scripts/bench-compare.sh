@@ -19,9 +19,9 @@
 #
 # The raw outputs stay in OUT (default: a new /tmp/bench-compare.* directory).
 # Each figure line ("floor ...:", "(c) ...:", and its indented follow-ups)
-# becomes one table: every number on it is a row, named by the word before
-# it and the unit after it; a row is left out when every run of both builds
-# printed the same value (targets, counts fixed by the flags).
+# becomes one table: every number on it is a row, named by the two words
+# before it and the word after it; a row is left out when every value printed for it
+# (by either build, in any run) is the same: targets, counts fixed by the flags.
 set -euo pipefail
 
 GO=${GO:-go}
@@ -102,7 +102,7 @@ fi
 # rows; pass 2 prints them grouped by figure and metric.
 extract() {
   awk -v OFS='\t' '
-    function isnum(t) { return t ~ /^[(+~]?-?[0-9]+(\.[0-9]+)?(x|%|\/s|s)?[,;:)]?$/ }
+    function isnum(t) { return t ~ /^[(+~]*-?[0-9]+(\.[0-9]+)?(x|%|\/s|s)?[,;:)]*$/ }
     # a name with its numbers as N, so a figure is the same figure in every run
     function norm(t,   n, w, k, o) { n = split(t, w, " "); o = ""; for (k = 1; k <= n; k++) o = o (o == "" ? "" : " ") (isnum(w[k]) ? "N" : w[k]); return o }
     function word(t) { if (isnum(t)) return "N"; gsub(/[,;:()]/, "", t); return t }
@@ -118,7 +118,7 @@ extract() {
       n = split(s, w, " "); delete seen
       for (k = 1; k <= n; k++) {
         if (!isnum(w[k])) continue
-        v = w[k]; gsub(/^[(+~]|[,;:)]$/, "", v)
+        v = w[k]; gsub(/^[(+~]+|[,;:)]+$/, "", v)
         nx = ""
         if (v ~ /(x|%|\/s|s)$/) { match(v, /(x|%|\/s|s)$/); nx = substr(v, RSTART); v = substr(v, 1, RSTART - 1) }
         else if (k < n) nx = " " word(w[k + 1])
@@ -154,13 +154,13 @@ sort -t$'\t' -k1,1n -s "$OUT/rows.tsv" | awk -F'\t' -v runs="$RUNS" '
     if (!(key in order)) { order[key] = ++nk; keys[nk] = key; if (!($4 in figseen)) { figseen[$4] = 1; figs[++nf] = $4 } }
     vals[key, $2] = vals[key, $2] (vals[key, $2] == "" ? "" : " ") $6
     if (first[key] == "") first[key] = $6; else if (first[key] != $6) varies[key] = 1
-    has[key, $2] = 1
+    count[key]++
   }
   END {
     for (f = 1; f <= nf; f++) {
       printed = 0
       for (k = 1; k <= nk; k++) {
-        split(keys[k], p, SUBSEP); if (p[1] != figs[f] || !((keys[k] in varies) || !((keys[k], "base") in has) || !((keys[k], "head") in has))) continue
+        split(keys[k], p, SUBSEP); if (p[1] != figs[f] || (!(keys[k] in varies) && count[keys[k]] > 1)) continue
         if (!printed) { printf "\n%s\n  %-32s %-5s %-44s %-19s %-9s %s\n", figs[f], "value", "build", "runs", "min–max", "median", "ratio"; printed = 1 }
         mb = median(vals[keys[k], "base"]); mh = median(vals[keys[k], "head"])
         r = (mb != "" && mh != "" && mb + 0 != 0) ? sprintf("%.3f", mh / mb) : "n/a"
