@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,9 +26,9 @@ import (
 //
 //	go test ./bench -run '^$' -bench AskPath -benchtime 20000x -count 5
 //
-// The file only uses what the bench harness has had since e9194a2
-// (newReplica, client, storetest), so it can be copied into an earlier tree
-// to measure that build the same way.
+// Besides cputime.go it only uses what the bench harness has had since
+// e9194a2 (newReplica, client, storetest): copy the two files into an
+// earlier tree to measure that build the same way.
 func BenchmarkAskPath(b *testing.B) {
 	rs, err := storetest.StartServer(b.TempDir())
 	if err != nil {
@@ -78,7 +75,10 @@ func BenchmarkAskPath(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	redis0 := redisCPU(b, rs)
+	redis0, err := redisCPU(rs)
+	if err != nil {
+		b.Fatal(err)
+	}
 	cpu0 := processCPU()
 	b.ReportAllocs()
 	b.SetParallelism(32) // 64 clients on 2 cores, as (c)
@@ -92,30 +92,11 @@ func BenchmarkAskPath(b *testing.B) {
 		}
 	})
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
-	b.ReportMetric(float64(redisCPU(b, rs)-redis0)/float64(time.Microsecond)/float64(b.N), "redis-µs/op")
-}
-
-// processCPU is this process's user+system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// redisCPU is the redis-server's user+system CPU time so far (INFO cpu).
-func redisCPU(b *testing.B, rs *storetest.Server) time.Duration {
-	out, err := rs.Cli("info", "cpu")
+	cpu := processCPU() - cpu0
+	redis1, err := redisCPU(rs)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var total time.Duration
-	for _, l := range strings.Split(out, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
-		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
-			f, _ := strconv.ParseFloat(v, 64)
-			total += time.Duration(f * float64(time.Second))
-		}
-	}
-	return total
+	b.ReportMetric(float64(cpu)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64(redis1-redis0)/float64(time.Microsecond)/float64(b.N), "redis-µs/op")
 }
