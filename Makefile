@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build run test test-short test-claude-code lint bench fuzz deps clean image deploy-check
+.PHONY: all build run test test-short test-claude-code lint bench bench-compare fuzz deps clean image deploy-check
 
 all: build
 
@@ -68,6 +68,15 @@ lint:
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
 	$(GO) run ./bench
+
+## bench-compare: ./bench at BASE (a revision) and at the working tree, run alternately RUNS
+## times, one table per figure (scripts/bench-compare.sh; ONLY=asks,... picks figures, ARGS more flags)
+RUNS ?= 5
+ONLY ?=
+ARGS ?=
+bench-compare:
+	@test -n "$(BASE)" || { echo "usage: make bench-compare BASE=<rev> [RUNS=5] [ONLY=asks] [ARGS='-secs 5']"; exit 2; }
+	@GO=$(GO) BASE='$(BASE)' RUNS='$(RUNS)' ONLY='$(ONLY)' ./scripts/bench-compare.sh $(ARGS)
 
 ## fuzz: every fuzz target for FUZZTIME each (the seed corpora also run in make test)
 FUZZTIME ?= 10s

@@ -98,8 +98,8 @@ func fit(q *domain.Question, final bool, render func(layout) []slack.Block) []sl
 func fitWithin(q *domain.Question, final bool, limit int, render func(layout) []slack.Block) []slack.Block {
 	w := measure(q)
 	blocks := render(fullLayout(q, w))
-	total := blocksText(blocks)
-	if total <= limit {
+	total, over := textOver(blocks, limit)
+	if !over {
 		return blocks
 	}
 	want := wanted(q, final, w)
@@ -115,8 +115,7 @@ func fitWithin(q *domain.Question, final bool, limit int, render func(layout) []
 		got := share(parts, avail-l.outcome)
 		l.context, l.approval, l.items, l.options = got[0], got[1], got[2:2+n], got[2+n:]
 		blocks = render(l)
-		total = blocksText(blocks)
-		if total <= limit {
+		if total, over = textOver(blocks, limit); !over {
 			return blocks
 		}
 		avail -= total - limit + 50
@@ -153,6 +152,25 @@ func blocksText(blocks []slack.Block) int {
 	if err != nil {
 		return 0
 	}
+	return jsonText(b)
+}
+
+// textOver reports whether blocksText(blocks) is over limit, and that
+// total when it is. Every unit of text takes at least one byte of the
+// blocks' JSON (a UTF-16 unit is one to two bytes of UTF-8; an escape is
+// longer still), so blocks whose JSON is no longer than limit fit without
+// counting: most messages, which then skip decoding their JSON again.
+func textOver(blocks []slack.Block, limit int) (int, bool) {
+	b, err := json.Marshal(blocks)
+	if err != nil || len(b) <= limit {
+		return 0, false
+	}
+	total := jsonText(b)
+	return total, total > limit
+}
+
+// jsonText is blocksText of blocks marshalled to b.
+func jsonText(b []byte) int {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
 		return 0

@@ -123,3 +123,42 @@ func BenchmarkRenderShortQuestion(b *testing.B) {
 		renderQuestion(q, now)
 	}
 }
+
+// textOver decides as blocksText does, and counts the same total when a
+// message is over: its shortcut (JSON no longer than the limit) never lets
+// a message over the limit through.
+func TestTextOverAgreesWithBlocksText(t *testing.T) {
+	item := func(text string) domain.Item {
+		return domain.Item{Question: text, Header: "H", Options: []domain.Option{{Label: text[:min(len(text), 70)], Description: text}, {Label: "No"}}}
+	}
+	texts := map[string]string{
+		"ascii":              "Which auth method?",
+		"escaped":            strings.Repeat("<a> & \"b\" \\ \n\t\x01 ", 40),
+		"astral":             strings.Repeat("🚀𝄞 ", 300),
+		"two-byte":           strings.Repeat("éü ", 400),
+		"line separators":    strings.Repeat("a\u2028b\u2029 ", 200),
+		"invalid UTF-8":      strings.Repeat("x\xff\xfey ", 300),
+		"mentions and links": strings.Repeat("@here <!channel> [l](https://example.com/?a=1&b=2) ", 60),
+	}
+	now := time.Now()
+	for name, text := range texts {
+		for _, q := range []*domain.Question{
+			{ID: "00000000-0000-8000-aa00-000000000000", AgentName: "bot", Questions: []domain.Item{item(text)}},
+			{ID: "00000000-0000-8000-aa00-000000000001", AgentName: "bot", Context: text, Questions: []domain.Item{item(text), item(text), item(text)}},
+			{ID: "00000000-0000-8000-aa00-000000000002", AgentName: "bot", Questions: []domain.Item{longItem(0, false), longItem(1, true), item(text)}},
+		} {
+			blocks, _ := renderQuestion(q, now)
+			b, err := json.Marshal(blocks)
+			require.NoError(t, err)
+			n := blocksText(blocks)
+			require.LessOrEqual(t, n, len(b), "%s: a unit of text takes at least a byte of JSON", name)
+			for _, limit := range []int{0, n - 1, n, n + 1, len(b) - 1, len(b), len(b) + 1, maxBlocksText} {
+				total, over := textOver(blocks, limit)
+				require.Equal(t, n > limit, over, "%s: limit %d, text %d, JSON %d bytes", name, limit, n, len(b))
+				if over {
+					require.Equal(t, n, total, name)
+				}
+			}
+		}
+	}
+}

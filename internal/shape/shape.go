@@ -256,8 +256,15 @@ func (c *Checker) unknown(key string, fields map[string]reflect.Type) string {
 	if member == "" {
 		member = "field"
 	}
-	best, bestD := "", 3
+	names := make([]string, 0, len(fields))
 	for name := range fields {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	// The closest name, the first in order among equally close ones, so the
+	// same mistake always gets the same suggestion.
+	best, bestD := "", 3
+	for _, name := range names {
 		if d := distance(strings.ToLower(key), strings.ToLower(name)); d < bestD {
 			best, bestD = name, d
 		}
@@ -265,11 +272,6 @@ func (c *Checker) unknown(key string, fields map[string]reflect.Type) string {
 	if best != "" {
 		return fmt.Sprintf("unknown %s; did you mean %q?", member, best)
 	}
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	if len(names) <= 8 {
 		return fmt.Sprintf("unknown %s; known %ss here: %s", member, member, strings.Join(names, ", "))
 	}

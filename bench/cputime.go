@@ -1,0 +1,36 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/askbridge/askbridge/store/storetest"
+)
+
+// processCPU is this process's user+system CPU time so far: client, bridge
+// and fakes together. Unlike the wall clock, what the machine's other work
+// takes hardly moves it.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// redisCPU is the redis-server's user+system CPU time so far (INFO cpu).
+func redisCPU(rs *storetest.Server) (time.Duration, error) {
+	out, err := rs.Cli("info", "cpu")
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	for _, l := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += time.Duration(f * float64(time.Second))
+		}
+	}
+	return total, nil
+}
