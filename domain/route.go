@@ -103,6 +103,9 @@ func checkResponders(p *problems, field string, r Responders) {
 			p.add(fmt.Sprintf("%s.users[%d]", field, i), "%q must be <platform>:<id>, e.g. slack:U0123", u)
 		}
 	}
+	if len(r.Groups) == 0 {
+		return
+	}
 	kinds := GroupKinds()
 	for _, k := range slices.Sorted(maps.Keys(r.Groups)) {
 		if !slices.Contains(kinds, k) {

@@ -107,6 +107,13 @@ var confusables = map[rune]rune{
 // single spaces, surrounding spaces and punctuation gone. It decides
 // whether labels look the same and what an approval's options do.
 func Skeleton(s string) string {
+	if out, ok := asciiSkeleton(s); ok {
+		return out
+	}
+	return fullSkeleton(s)
+}
+
+func fullSkeleton(s string) string {
 	s = norm.NFKC.String(s)
 	var b strings.Builder
 	b.Grow(len(s))
@@ -181,4 +188,50 @@ func visibleAlready(s string) bool {
 		i += size
 	}
 	return true
+}
+
+// asciiSkeleton is Skeleton for printable ASCII text (nearly every label),
+// without normalising: s itself when it is already its skeleton, else one
+// allocation. ok is false for anything else.
+func asciiSkeleton(s string) (string, bool) {
+	same := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c < ' ' || c > '~':
+			return "", false
+		case c >= 'A' && c <= 'Z', c == '0', c == '1':
+			same = false
+		case c == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' '):
+			same = false
+		case (i == 0 || i == len(s)-1) && unicode.IsPunct(rune(c)):
+			same = false
+		}
+	}
+	if same {
+		return s, true
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ':
+			space = b.Len() > 0
+			continue
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		case c == '0':
+			c = 'o'
+		case c == '1':
+			c = 'l'
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteByte(c)
+	}
+	return strings.TrimFunc(b.String(), func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) }), true
 }

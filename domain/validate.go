@@ -219,14 +219,11 @@ func ValidateItems(items []Item) []Detail {
 		// An answer is matched to an option by value or label: a value that
 		// names another option's label would make "Deny" mean Allow.
 		for j, o := range it.Options {
-			if o.Value == "" {
+			if o.Value == "" || o.Value == o.Label {
 				continue
 			}
-			v := Skeleton(o.Value)
-			for k, other := range it.Options {
-				if k != j && v == Skeleton(other.Label) {
-					p.add(fmt.Sprintf("%s.options[%d].value", f, j), "%q is the label of options[%d]; a value may not name another option", o.Value, k)
-				}
+			if k, ok := labels[Skeleton(o.Value)]; ok && k != j {
+				p.add(fmt.Sprintf("%s.options[%d].value", f, j), "%q is the label of options[%d]; a value may not name another option", o.Value, k)
 			}
 		}
 	}
