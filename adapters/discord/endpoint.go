@@ -92,13 +92,6 @@ func (a *Adapter) InteractionsHandler() http.Handler {
 			writeJSON(w, &discordgo.InteractionResponse{Type: responsePong})
 			return
 		}
-		if !a.firstTime(r.Context(), in.ID) {
-			// A captured interaction sent again within the signature's
-			// window (after the person changed their vote, say): it
-			// changes nothing.
-			writeJSON(w, &discordgo.InteractionResponse{Type: responseDeferUpdate})
-			return
-		}
 		x := a.exchange(&in)
 		writeErr := writeJSON(w, a.awaitFirst(x))
 		if f, ok := w.(http.Flusher); ok && writeErr == nil {

@@ -17,6 +17,13 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 		x.reply(ctx, ephemeral("This application only handles askbridge questions."))
 		return
 	}
+	if !a.firstTime(ctx, in.ID) {
+		// A captured interaction sent again within the signature's window
+		// (after the person changed their vote, say) changes nothing. It is
+		// checked here, off the acknowledgement's path.
+		x.reply(ctx, deferredUpdate)
+		return
+	}
 	act, ok := parseCustomID(in.Data.CustomID)
 	if !ok || (in.Type == typeModalSubmit) != (act.Kind == actModal || act.Kind == actEditSave) {
 		x.reply(ctx, ephemeral("This control does not belong to an askbridge question."))

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/approval"
@@ -83,13 +84,16 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "malformed payload", http.StatusBadRequest)
 		return
 	}
-	if !a.firstTime(r.Context(), ic) {
-		// A captured click sent again within the signature's window (after
-		// the person changed their vote, say): it changes nothing.
+	// A captured click sent again within the signature's window (after the
+	// person changed their vote, say) changes nothing. A button click is
+	// acknowledged at once and checked before its work; a modal's
+	// submission is answered with its outcome, so it is checked now.
+	fresh := a.firstTimeOnce(ic)
+	if ic.Type == slack.InteractionTypeViewSubmission && !fresh(r.Context()) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	resp := a.interact(ic)
+	resp := a.interactChecked(ic, fresh)
 	if resp == nil {
 		w.WriteHeader(http.StatusOK)
 		return
@@ -102,9 +106,15 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 // returns the acknowledgement's body (nil: empty). It never blocks on Slack
 // or the store except to validate a modal: slow work runs in the background.
 func (a *Adapter) interact(ic *slack.InteractionCallback) any {
+	return a.interactChecked(ic, func(context.Context) bool { return true })
+}
+
+// interactChecked is interact for a transport whose interactions can be
+// replayed: the work of a button click runs only if fresh reports it new.
+func (a *Adapter) interactChecked(ic *slack.InteractionCallback, fresh func(context.Context) bool) any {
 	switch ic.Type {
 	case slack.InteractionTypeBlockActions:
-		a.blockActions(ic)
+		a.blockActions(ic, fresh)
 	case slack.InteractionTypeViewSubmission:
 		return a.viewSubmission(ic)
 	}
@@ -118,7 +128,21 @@ func userName(u slack.User) string {
 	return u.Profile.DisplayName
 }
 
-func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
+func (a *Adapter) blockActions(ic *slack.InteractionCallback, fresh func(context.Context) bool) {
+	goBG := func(timeout time.Duration, fn func(ctx context.Context)) {
+		a.goBG(timeout, func(ctx context.Context) {
+			if fresh(ctx) {
+				fn(ctx)
+			}
+		})
+	}
+	goTracked := func(timeout time.Duration, bounded bool, fn func(ctx context.Context)) {
+		a.goTracked(timeout, bounded, func(ctx context.Context) {
+			if fresh(ctx) {
+				fn(ctx)
+			}
+		})
+	}
 	w := place{channel: ic.Container.ChannelID, thread: ic.Container.ThreadTs, user: ic.User.ID, name: userName(ic.User)}
 	if ic.Container.Type == "message" && !ic.Container.IsEphemeral {
 		w.message = ic.Container.MessageTs
@@ -137,7 +161,7 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 		}
 		switch act.verb {
 		case actOption:
-			a.goBG(a.answerTimeout(), func(ctx context.Context) {
+			goBG(a.answerTimeout(), func(ctx context.Context) {
 				a.respond(ctx, w, qid, func(_ context.Context, _ string, q *domain.Question) (domain.RespondRequest, string) {
 					if act.item >= len(q.Questions) || act.option >= len(q.Questions[act.item].Options) {
 						return domain.RespondRequest{}, "That button no longer matches the question."
@@ -152,13 +176,13 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 			})
 		case actOther, actAnswer:
 			trigger := ic.TriggerID
-			a.goTracked(3*time.Second, false, func(ctx context.Context) { a.openModal(ctx, w, qid, act.item, trigger) })
+			goTracked(3*time.Second, false, func(ctx context.Context) { a.openModal(ctx, w, qid, act.item, trigger) })
 		case actSubmit:
 			var state map[string]map[string]slack.BlockAction
 			if ic.BlockActionState != nil {
 				state = ic.BlockActionState.Values
 			}
-			a.goBG(a.answerTimeout(), func(ctx context.Context) {
+			goBG(a.answerTimeout(), func(ctx context.Context) {
 				a.respond(ctx, w, qid, func(ctx context.Context, project string, q *domain.Question) (domain.RespondRequest, string) {
 					draft, err := a.router.GetDraft(ctx, project, q.ID, "slack:"+w.user)
 					if err != nil {
@@ -168,21 +192,21 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback) {
 				})
 			})
 		case actDismiss:
-			a.goBG(a.answerTimeout(), func(ctx context.Context) { a.dismiss(ctx, w, qid) })
+			goBG(a.answerTimeout(), func(ctx context.Context) { a.dismiss(ctx, w, qid) })
 		case actEdit:
 			trigger := ic.TriggerID
-			a.goTracked(3*time.Second, false, func(ctx context.Context) { a.openEdit(ctx, w, qid, trigger) })
+			goTracked(3*time.Second, false, func(ctx context.Context) { a.openEdit(ctx, w, qid, trigger) })
 		case actRule:
-			a.goBG(a.answerTimeout(), func(ctx context.Context) { a.allowWithRule(ctx, w, qid, act.item) })
+			goBG(a.answerTimeout(), func(ctx context.Context) { a.allowWithRule(ctx, w, qid, act.item) })
 		case actFullAction:
 			trigger, page, viewID := ic.TriggerID, act.item, ""
 			if ic.Container.Type == "view" {
 				viewID = ic.View.ID
 			}
-			a.goTracked(3*time.Second, false, func(ctx context.Context) { a.showFullAction(ctx, w, qid, page, trigger, viewID) })
+			goTracked(3*time.Second, false, func(ctx context.Context) { a.showFullAction(ctx, w, qid, page, trigger, viewID) })
 		case actFull, actFullContext:
 			trigger, item := ic.TriggerID, act.item // -1 for the context
-			a.goTracked(3*time.Second, false, func(ctx context.Context) { a.showFull(ctx, w, qid, item, trigger) })
+			goTracked(3*time.Second, false, func(ctx context.Context) { a.showFull(ctx, w, qid, item, trigger) })
 		}
 	}
 }
@@ -529,14 +553,22 @@ func parseInteraction(payload []byte) (*slack.InteractionCallback, error) {
 // timestamp is accepted.
 const replayWindow = 10 * time.Minute
 
-// firstTime reports whether the interaction is seen for the first time on
-// any replica, by its trigger_id (one per interaction). When the store
+// firstTimeOnce returns what reports whether the interaction is seen for
+// the first time on any replica, by its trigger_id (one per interaction),
+// asking the store once however many actions it carries. When the store
 // cannot say, it lets the interaction through (answering needs the store
 // anyway).
-func (a *Adapter) firstTime(ctx context.Context, ic *slack.InteractionCallback) bool {
-	if ic.TriggerID == "" {
-		return true
+func (a *Adapter) firstTimeOnce(ic *slack.InteractionCallback) func(context.Context) bool {
+	var once sync.Once
+	first := true
+	return func(ctx context.Context) bool {
+		once.Do(func() {
+			if ic.TriggerID == "" {
+				return
+			}
+			ok, err := a.router.Once(ctx, "slack:interaction:"+ic.Team.ID+":"+ic.TriggerID, replayWindow)
+			first = err != nil || ok
+		})
+		return first
 	}
-	first, err := a.router.Once(ctx, "slack:interaction:"+ic.Team.ID+":"+ic.TriggerID, replayWindow)
-	return err != nil || first
 }
