@@ -1,7 +1,7 @@
 // Package app wires one bridge: the store, the router, the chat adapters
 // (Slack, Discord, the web inbox), the agent API, remote MCP, the resume
 // webhook deliverer, the deadline sweeper and the HTTP handler in front of
-// them. `bridge serve`, the benchmarks and the cross-adapter tests all build
+// them. `askbridge serve`, the benchmarks and the cross-adapter tests all build
 // their bridges with it, so the wiring exists once.
 package app
 

@@ -14,7 +14,7 @@ import (
 )
 
 // Settings is everything one bridge needs: the resolved configuration of
-// `bridge serve` (file, then environment, then flags), or what a benchmark
+// `askbridge serve` (file, then environment, then flags), or what a benchmark
 // or a test sets to point it at fakes.
 type Settings struct {
 	// Addr is the listen address (default 127.0.0.1:8080; ":0" or

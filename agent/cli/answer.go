@@ -9,10 +9,10 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
-// qAnswer is `bridge questions answer`: by option numbers, free text, or an
+// qAnswer is `askbridge questions answer`: by option numbers, free text, or an
 // approval's edit, always-allow choice or denial reason.
 func (a *app) qAnswer(ctx context.Context, args []string) int {
-	const usage = `usage: bridge questions answer ID N | N,M | -m "text" | N -m "note" | --text ITEM=TEXT ...   (see bridge questions --help)`
+	const usage = `usage: askbridge questions answer ID N | N,M | -m "text" | N -m "note" | --text ITEM=TEXT ...   (see askbridge questions --help)`
 	fs := newFlags("questions answer", a.stderr, usage)
 	note := fs.String("m", "", "free text answer, or the feedback of a Deny")
 	texts := itemTexts{}
@@ -44,7 +44,7 @@ func (a *app) qAnswer(ctx context.Context, args []string) int {
 	}
 	answers, err := choose(q, picks, *note, texts)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "bridge questions answer: %v\n", err)
+		fmt.Fprintf(a.stderr, "askbridge questions answer: %v\n", err)
 		return ExitUsage
 	}
 	res, err := c.Respond(ctx, q.ID, domain.RespondRequest{Answers: answers})
@@ -97,7 +97,7 @@ func choose(q *domain.Question, picks []string, note string, texts itemTexts) (m
 				text = picks[0]
 			}
 			if strings.TrimSpace(text) == "" {
-				return nil, fmt.Errorf("give an option number (see bridge questions show %s) or -m \"text\"", q.ID)
+				return nil, fmt.Errorf("give an option number (see askbridge questions show %s) or -m \"text\"", q.ID)
 			}
 			answers[it.Question] = domain.StringList{text}
 			return answers, nil
@@ -176,7 +176,7 @@ func numbered(q *domain.Question, it domain.Item, pick string, single bool) ([]s
 		n, _ := strconv.Atoi(strings.TrimSpace(p))
 		switch {
 		case n < 1 || n > len(it.Options):
-			return nil, fmt.Errorf("option %d does not exist: choose 1-%d (free text that looks like a number: --text N=%q; to dismiss the question: bridge questions cancel %s)",
+			return nil, fmt.Errorf("option %d does not exist: choose 1-%d (free text that looks like a number: --text N=%q; to dismiss the question: askbridge questions cancel %s)",
 				n, len(it.Options), p, q.ID)
 		case !seen[n]:
 			seen[n] = true

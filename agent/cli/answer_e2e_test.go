@@ -22,7 +22,7 @@ func threeItems(run string) *domain.AskRequest {
 }
 
 // A number typed for an open-ended item is the answer, never "Cancel": a
-// question is dismissed only on purpose (bridge questions cancel).
+// question is dismissed only on purpose (askbridge questions cancel).
 func TestE2EAnswerNeverCancelsByNumber(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the bridge binary")
@@ -56,7 +56,7 @@ func TestE2EAnswerNeverCancelsByNumber(t *testing.T) {
 	require.NoError(t, err)
 	r = runBridge(t, srv, "questions", "answer", appr.ID, "3")
 	assert.Equal(t, 2, r.code, r.stdout.String())
-	assert.Contains(t, r.stderr.String(), "bridge questions cancel")
+	assert.Contains(t, r.stderr.String(), "askbridge questions cancel")
 	q, err = c.Get(ctx, appr.ID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.StatusPending, q.Status)

@@ -12,7 +12,7 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
-const askUsage = `usage: bridge ask [flags] [QUESTION]
+const askUsage = `usage: askbridge ask [flags] [QUESTION]
 
 Asks a question through the bridge and waits for the answer. The answer (the
 chosen option's value, or the free text) is printed on stdout.
@@ -20,9 +20,9 @@ chosen option's value, or the free text) is printed on stdout.
 exit codes: 0 answered, 3 expired, 4 cancelled (dismissed, superseded, or
 ask interrupted: the question is then withdrawn), 1 error, 2 usage.
 
-  bridge ask -q "Deploy to production?" -o Yes -o "No|Keep staging only"
-  bridge ask --multi -q "Which checks?" -o lint -o test -o e2e --json
-  bridge ask --route oncall --approvals 2 --default Deny --requested-by slack:U0123 \
+  askbridge ask -q "Deploy to production?" -o Yes -o "No|Keep staging only"
+  askbridge ask --multi -q "Which checks?" -o lint -o test -o e2e --json
+  askbridge ask --route oncall --approvals 2 --default Deny --requested-by slack:U0123 \
     -q "Deploy api v2 to production?" -o Approve -o Deny`
 
 func (a *app) ask(ctx context.Context, args []string) int {
@@ -51,11 +51,11 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	if *question == "" && fs.NArg() > 0 {
 		*question = strings.Join(fs.Args(), " ")
 	} else if fs.NArg() > 0 {
-		fmt.Fprintf(a.stderr, "bridge ask: unexpected argument %q (the question is already given with -q)\n", fs.Arg(0))
+		fmt.Fprintf(a.stderr, "askbridge ask: unexpected argument %q (the question is already given with -q)\n", fs.Arg(0))
 		return ExitUsage
 	}
 	if strings.TrimSpace(*question) == "" {
-		fmt.Fprintln(a.stderr, "bridge ask: a question is required (-q or the first argument)")
+		fmt.Fprintln(a.stderr, "askbridge ask: a question is required (-q or the first argument)")
 		return ExitUsage
 	}
 	req := &domain.AskRequest{
@@ -70,14 +70,14 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	for _, t := range targets {
 		tg, err := parseTarget(t)
 		if err != nil {
-			fmt.Fprintf(a.stderr, "bridge ask: --target %q: %v\n", t, err)
+			fmt.Fprintf(a.stderr, "askbridge ask: --target %q: %v\n", t, err)
 			return ExitUsage
 		}
 		req.Targets = append(req.Targets, tg)
 	}
 	if isSet(fs, "approvals") {
 		if *approvals < 1 {
-			fmt.Fprintln(a.stderr, "bridge ask: --approvals: must be 1 or more")
+			fmt.Fprintln(a.stderr, "askbridge ask: --approvals: must be 1 or more")
 			return ExitUsage
 		}
 		n := *approvals
@@ -88,7 +88,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	}
 	if *requestedBy != "" {
 		if p, id, ok := strings.Cut(*requestedBy, ":"); !ok || p == "" || id == "" {
-			fmt.Fprintf(a.stderr, "bridge ask: --requested-by %q: want \"platform:id\", e.g. slack:U0123\n", *requestedBy)
+			fmt.Fprintf(a.stderr, "askbridge ask: --requested-by %q: want \"platform:id\", e.g. slack:U0123\n", *requestedBy)
 			return ExitUsage
 		}
 		req.RequestedBy = *requestedBy
@@ -96,7 +96,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	if *timeout != "" {
 		d, err := domain.ParseDuration(*timeout)
 		if err != nil {
-			fmt.Fprintf(a.stderr, "bridge ask: --timeout: %v\n", err)
+			fmt.Fprintf(a.stderr, "askbridge ask: --timeout: %v\n", err)
 			return ExitUsage
 		}
 		cd := domain.Duration(d)
@@ -125,11 +125,11 @@ func (a *app) ask(ctx context.Context, args []string) int {
 			} else if final, gerr := c.Get(cctx, asked.ID); gerr == nil && final.Status.Final() {
 				q = final // answered or expired in the meantime
 			} else {
-				fmt.Fprintf(a.stderr, "bridge ask: interrupted; withdrawing question %s failed: %v\n", asked.ID, cerr)
+				fmt.Fprintf(a.stderr, "askbridge ask: interrupted; withdrawing question %s failed: %v\n", asked.ID, cerr)
 				return ExitCancelled
 			}
 			if q.Status == domain.StatusCancelled {
-				fmt.Fprintf(a.stderr, "bridge ask: interrupted; question %s withdrawn\n", asked.ID)
+				fmt.Fprintf(a.stderr, "askbridge ask: interrupted; question %s withdrawn\n", asked.ID)
 			}
 		} else if err != nil {
 			return a.apiFailure("ask", err)
@@ -152,17 +152,17 @@ func (a *app) finish(q *domain.Question, asJSON bool) int {
 		}
 		return ExitOK
 	case domain.StatusExpired:
-		fmt.Fprintf(a.stderr, "bridge ask: no answer: question %s expired at %s\n", q.ID, q.ExpiresAt.Format(time.RFC3339))
+		fmt.Fprintf(a.stderr, "askbridge ask: no answer: question %s expired at %s\n", q.ID, q.ExpiresAt.Format(time.RFC3339))
 		return ExitExpired
 	case domain.StatusCancelled:
 		who := ""
 		if q.RespondedBy != nil {
 			who = " by " + q.RespondedBy.String()
 		}
-		fmt.Fprintf(a.stderr, "bridge ask: no answer: question %s was cancelled%s (%s)\n", q.ID, who, q.CancelReason)
+		fmt.Fprintf(a.stderr, "askbridge ask: no answer: question %s was cancelled%s (%s)\n", q.ID, who, q.CancelReason)
 		return ExitCancelled
 	}
-	fmt.Fprintf(a.stderr, "bridge ask: question %s is still %s\n", q.ID, q.Status)
+	fmt.Fprintf(a.stderr, "askbridge ask: question %s is still %s\n", q.ID, q.Status)
 	return ExitError
 }
 

@@ -125,13 +125,13 @@ func (a *app) run(ctx context.Context, args []string) (int, bool) {
 }
 
 func (a *app) mcp(ctx context.Context, args []string) int {
-	fs := newFlags("mcp", a.stderr, "usage: bridge mcp\n\nA stdio MCP server exposing the ask_user tool. Configured by BRIDGE_URL, BRIDGE_TOKEN,\nBRIDGE_PROJECT, BRIDGE_ROUTE, BRIDGE_AGENT_ID and BRIDGE_RUN_ID.")
+	fs := newFlags("mcp", a.stderr, "usage: askbridge mcp\n\nA stdio MCP server exposing the ask_user tool. Configured by BRIDGE_URL, BRIDGE_TOKEN,\nBRIDGE_PROJECT, BRIDGE_ROUTE, BRIDGE_AGENT_ID and BRIDGE_RUN_ID.")
 	every := fs.Duration("progress-every", mcpserver.DefaultProgressEvery, "interval of progress notifications while ask_user waits")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(a.stderr, "bridge mcp: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(a.stderr, "askbridge mcp: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -150,7 +150,7 @@ func (a *app) mcp(ctx context.Context, args []string) int {
 	}
 	srv := mcpserver.New(cfg)
 	if err := srv.Serve(ctx, a.stdin, a.rawOut); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(a.stderr, "bridge mcp: %v\n", err)
+		fmt.Fprintf(a.stderr, "askbridge mcp: %v\n", err)
 		return ExitError
 	}
 	return ExitOK
@@ -158,7 +158,7 @@ func (a *app) mcp(ctx context.Context, args []string) int {
 
 func (a *app) hook(ctx context.Context, args []string) int {
 	if len(args) == 0 || args[0] != "claude-code" {
-		fmt.Fprintln(a.stderr, "usage: bridge hook claude-code [flags] < hook-input.json")
+		fmt.Fprintln(a.stderr, "usage: askbridge hook claude-code [flags] < hook-input.json")
 		return hook.ExitUsage
 	}
 	return hook.Run(ctx, args[1:], hook.Env{URL: a.env.URL, Token: a.env.Token, Project: a.env.Project,
@@ -226,12 +226,12 @@ func parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
 func (a *app) apiFailure(cmd string, err error) int {
 	var e *domain.Error
 	if errors.As(err, &e) {
-		fmt.Fprintf(a.stderr, "bridge %s: %s: %s\n", cmd, e.Code, e.Message)
+		fmt.Fprintf(a.stderr, "askbridge %s: %s: %s\n", cmd, e.Code, e.Message)
 		for _, d := range e.Details {
 			fmt.Fprintf(a.stderr, "  %s: %s\n", d.Field, d.Problem)
 		}
 		return ExitError
 	}
-	fmt.Fprintf(a.stderr, "bridge %s: %v\n", cmd, err)
+	fmt.Fprintf(a.stderr, "askbridge %s: %v\n", cmd, err)
 	return ExitError
 }

@@ -257,7 +257,7 @@ func TestQuestionsListAndShow(t *testing.T) {
 	assert.Contains(t, r.stdout, "[Region] Which region?\n"+
 		"   1) eu-west-1 — Dublin\n"+
 		"   2) us-east-1 — Virginia (recommended)\n"+
-		"\nto dismiss it without an answer: bridge questions cancel "+asked[0].ID+"\n")
+		"\nto dismiss it without an answer: askbridge questions cancel "+asked[0].ID+"\n")
 	r = runCLI(t.Context(), api, false, "questions", "show", asked[1].ID)
 	assert.Contains(t, r.stdout, "Approval "+asked[1].ID+" (pending)")
 	assert.Contains(t, r.stdout, "Allow Bash: rm -rf build?\n   1) Allow\n   2) Deny\n\n")
@@ -308,7 +308,7 @@ func TestQuestionsAnswerForms(t *testing.T) {
 	// cancels, and says how to.
 	r := runCLI(t.Context(), api, false, "questions", "answer", asked[6].ID, "3")
 	assert.Equal(t, ExitUsage, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "bridge questions cancel "+asked[6].ID)
+	assert.Contains(t, r.stderr, "askbridge questions cancel "+asked[6].ID)
 	assert.Equal(t, domain.StatusPending, api.Question(asked[6].ID).Status)
 
 	// Already answered: the bridge's 409 comes through.

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-const healthUsage = `usage: bridge health [--ready] [--url URL]
+const healthUsage = `usage: askbridge health [--ready] [--url URL]
 
 Asks a running bridge whether it is alive (/healthz) or ready (/readyz,
 with --ready) and exits 0 if so, 1 if not. For container health checks in
@@ -29,7 +29,7 @@ func health(ctx context.Context, args []string, getenv func(string) string, stdo
 		if errors.Is(err, flag.ErrHelp) {
 			w, code = stdout, 0
 		} else {
-			fmt.Fprintf(stderr, "bridge health: %v\n\n", err)
+			fmt.Fprintf(stderr, "askbridge health: %v\n\n", err)
 		}
 		fmt.Fprintln(w, healthUsage)
 		fmt.Fprintln(w, "\nflags:")
@@ -38,7 +38,7 @@ func health(ctx context.Context, args []string, getenv func(string) string, stdo
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bridge health: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "askbridge health: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
 	if *url == "" {
@@ -52,17 +52,17 @@ func health(ctx context.Context, args []string, getenv func(string) string, stdo
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, *url, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge health: --url %q is not a URL\n", *url)
+		fmt.Fprintf(stderr, "askbridge health: --url %q is not a URL\n", *url)
 		return 2
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge health: %s: no answer (%v)\n", *url, err)
+		fmt.Fprintf(stderr, "askbridge health: %s: no answer (%v)\n", *url, err)
 		return 1
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "bridge health: %s: %s\n", *url, resp.Status)
+		fmt.Fprintf(stderr, "askbridge health: %s: %s\n", *url, resp.Status)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", *url)

@@ -13,7 +13,7 @@ import (
 	"github.com/askbridge/askbridge/store"
 )
 
-// serveOptions are the flags and environment of `bridge serve`.
+// serveOptions are the flags and environment of `askbridge serve`.
 type serveOptions struct {
 	addr, config, redisURL string
 	// sweep is the deadline sweeper's interval.
@@ -35,17 +35,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			writeServeUsage(stdout, fs)
 			return 0
 		}
-		fmt.Fprintf(stderr, "bridge serve: %v\n\n", err)
+		fmt.Fprintf(stderr, "askbridge serve: %v\n\n", err)
 		writeServeUsage(stderr, fs)
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bridge serve: unexpected argument %q (see bridge serve --help)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "askbridge serve: unexpected argument %q (see askbridge serve --help)\n", fs.Arg(0))
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: env.logLevel}))
 	if err := runServer(ctx, o, env, stdout, log); err != nil {
-		fmt.Fprintf(stderr, "bridge serve: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge serve: %v\n", err)
 		return 1
 	}
 	return 0

@@ -1,15 +1,15 @@
 // Command agentloop is a runnable agent loop that embeds askbridge in
 // webhook mode: it asks a question, pauses its run and stops; when someone
-// answers (in Slack, Discord, the web inbox or with `bridge questions
+// answers (in Slack, Discord, the web inbox or with `askbridge questions
 // answer`), the bridge POSTs the signed resume webhook and the loop
 // continues the conversation as a new run with resumed_from set.
 //
 // The "model" is scripted so the example runs without an LLM: it asks which
 // region to deploy to, then "deploys" there.
 //
-//	BRIDGE_WEBHOOK_SECRET=s3cret bridge serve &
+//	BRIDGE_WEBHOOK_SECRET=s3cret askbridge serve &
 //	BRIDGE_WEBHOOK_SECRET=s3cret go run ./examples/agentloop
-//	bridge questions list; bridge questions answer <id> 2
+//	askbridge questions list; askbridge questions answer <id> 2
 //
 // In production the webhook receiver is a long-running service and the run
 // itself a job that exits when it pauses; here both live in one process.
@@ -229,7 +229,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if outcome == Finished {
 		return nil
 	}
-	fmt.Fprintln(stdout, "answer it with: bridge questions list; bridge questions answer <id> <n>")
+	fmt.Fprintln(stdout, "answer it with: askbridge questions list; askbridge questions answer <id> <n>")
 	select {
 	case id := <-agent.Finished():
 		fmt.Fprintf(stdout, "run %s finished\n", id)
