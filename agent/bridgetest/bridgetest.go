@@ -178,7 +178,7 @@ func RunAsBridge() {
 	os.Exit(code)
 }
 
-// ClientCommand returns a command running `bridge <args>` against srv: the
+// ClientCommand returns a command running `askbridge <args>` against srv: the
 // built binary once cmd/bridge dispatches the client commands, until then
 // the test binary acting as it (see RunAsBridge). env is added to a clean
 // environment with BRIDGE_URL set.

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
@@ -130,14 +129,5 @@ func TestE2EShortIDsAreDistinctAndAccepted(t *testing.T) {
 
 func runBridgeEnv(t *testing.T, srv *bridgetest.Server, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: bridgetest.ClientCommand(t, srv, args, env...), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	require.NoError(t, p.cmd.Start())
-	go func() {
-		_ = p.cmd.Wait()
-		p.code = p.cmd.ProcessState.ExitCode()
-		close(p.done)
-	}()
-	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
-	return p.wait(t)
+	return startEnv(t, srv, env, args...).wait(t)
 }

@@ -39,7 +39,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	var targets stringsFlag
 	fs.Var(&targets, "target", `post to "slack:CHANNEL[:THREAD_TS]" or "discord:CHANNEL"; repeatable`)
 	run := fs.String("run", "", "run id this question belongs to (default BRIDGE_RUN_ID, else a new run)")
-	agent := fs.String("agent", "", "agent id (default BRIDGE_AGENT_ID, else \"cli\")")
+	agent := fs.String("agent", "", "agent id (default BRIDGE_AGENT_ID; else \"cli\", or with BRIDGE_TOKEN the token's agent)")
 	contextText := fs.String("context", "", "markdown shown above the question")
 	asJSON := fs.Bool("json", false, "print the final record as JSON")
 	approvals := fs.Int("approvals", 0, "how many different people must choose the same option (approvals_required; default: the route's)")
@@ -59,7 +59,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	req := &domain.AskRequest{
-		RunID: firstNonEmpty(*run, a.env.RunID), AgentID: firstNonEmpty(*agent, a.env.AgentID, "cli"),
+		RunID: firstNonEmpty(*run, a.env.RunID), AgentID: a.askAgentID(*agent),
 		Route: firstNonEmpty(*route, a.env.Route), Context: *contextText,
 		Questions: []domain.Item{{Question: *question, Header: *header, MultiSelect: *multi}},
 	}
@@ -251,4 +251,14 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// askAgentID is the agent_id ask sends: --agent, else BRIDGE_AGENT_ID, else
+// "cli" on a bridge without tokens. With a token it sends none, and the
+// bridge uses the token's agent (an agent token refuses any other id).
+func (a *app) askAgentID(flagValue string) string {
+	if a.env.Token != "" {
+		return firstNonEmpty(flagValue, a.env.AgentID)
+	}
+	return firstNonEmpty(flagValue, a.env.AgentID, "cli")
 }

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/askbridge/askbridge/agent/client"
@@ -112,6 +114,13 @@ func (a *app) run(ctx context.Context, args []string) (int, bool) {
 		return 0, false
 	}
 	switch args[0] {
+	case "ask", "questions":
+		if msg := urlProblem(a.env.URL); msg != "" && !asksForHelp(args[1:]) {
+			fmt.Fprintf(a.stderr, "askbridge %s: %s\n", args[0], msg)
+			return ExitUsage, true
+		}
+	}
+	switch args[0] {
 	case "ask":
 		return a.ask(ctx, args[1:]), true
 	case "questions":
@@ -199,6 +208,18 @@ func newFlags(name string, stderr io.Writer, usage string) *flag.FlagSet {
 	return fs
 }
 
+// asksForHelp reports whether args ask for a command's help, which needs no
+// bridge.
+func asksForHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help", "help":
+			return true
+		}
+	}
+	return len(args) == 0
+}
+
 // parse parses flags placed anywhere among the arguments ("answer ID 2 -m
 // note"). ok is false when the command must end with code.
 func parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
@@ -222,16 +243,70 @@ func parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	return 0, true
 }
 
-// apiFailure prints an error of the bridge and returns ExitError.
+// apiFailure prints an error of the bridge and returns ExitError, with the
+// next step when the cause is one a newcomer meets: no bridge at BRIDGE_URL,
+// a BRIDGE_URL without a scheme, a missing or unknown BRIDGE_TOKEN, an agent
+// id the token may not use.
 func (a *app) apiFailure(cmd string, err error) int {
 	var e *domain.Error
 	if errors.As(err, &e) {
+		if e.Code == domain.EUnauthorized {
+			// The server names the HTTP header; the CLI's user sets a variable.
+			fmt.Fprintf(a.stderr, "askbridge %s: %s: %s\n", cmd, e.Code, a.hint(e))
+			return ExitError
+		}
 		fmt.Fprintf(a.stderr, "askbridge %s: %s: %s\n", cmd, e.Code, e.Message)
 		for _, d := range e.Details {
 			fmt.Fprintf(a.stderr, "  %s: %s\n", d.Field, d.Problem)
 		}
+		if hint := a.hint(e); hint != "" {
+			fmt.Fprintf(a.stderr, "%s\n", hint)
+		}
+		return ExitError
+	}
+	if msg := a.transportHint(err); msg != "" {
+		fmt.Fprintf(a.stderr, "askbridge %s: %s\n", cmd, msg)
 		return ExitError
 	}
 	fmt.Fprintf(a.stderr, "askbridge %s: %v\n", cmd, err)
 	return ExitError
+}
+
+// hint names the setting behind an error of the bridge, or "".
+func (a *app) hint(e *domain.Error) string {
+	switch e.Code {
+	case domain.EUnauthorized:
+		if a.env.Token == "" {
+			return "this bridge requires a token: set BRIDGE_TOKEN to an agent or operator token"
+		}
+		return "BRIDGE_TOKEN is not a token this bridge accepts: check its value"
+	case domain.EForbidden:
+		for _, d := range e.Details {
+			if d.Field == "agent_id" {
+				return "the agent id comes from --agent or BRIDGE_AGENT_ID: leave both unset to ask as the token's agent"
+			}
+		}
+	}
+	return ""
+}
+
+// transportHint explains an error that kept the request from the bridge,
+// or returns "".
+func (a *app) transportHint(err error) string {
+	if msg := urlProblem(a.env.URL); msg != "" {
+		return msg
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Sprintf("no bridge at %s (BRIDGE_URL): start it with `askbridge serve`, or set BRIDGE_URL", a.env.URL)
+	}
+	return ""
+}
+
+// urlProblem says what is wrong with BRIDGE_URL, or "".
+func urlProblem(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("BRIDGE_URL must start with http:// or https://, e.g. http://localhost:8080 (it is %q)", raw)
+	}
+	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -406,4 +407,46 @@ func TestQuestionIDPrefixes(t *testing.T) {
 	r = runCLI(t.Context(), api, false, "questions", "show", "abcdef")
 	assert.Equal(t, ExitError, r.code)
 	assert.Contains(t, r.stderr, "not_found")
+}
+
+// TestTransportErrorsNameTheNextStep: a bridge that is not running and a
+// BRIDGE_URL without a scheme are reported with the variable and the fix,
+// not as "connection refused" or "unsupported protocol scheme".
+func TestTransportErrorsNameTheNextStep(t *testing.T) {
+	run := func(url string, args ...string) result {
+		var out, errb syncBuffer
+		a := newApp(ReadEnv(func(k string) string {
+			if k == "BRIDGE_URL" {
+				return url
+			}
+			return ""
+		}), strings.NewReader(""), &out, &errb)
+		code, _ := a.run(t.Context(), args)
+		a.flush()
+		return result{code: code, stdout: out.String(), stderr: errb.String()}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+	r := run(closed, "questions", "list")
+	assert.Equal(t, ExitError, r.code)
+	assert.Equal(t, "askbridge questions list: no bridge at "+closed+" (BRIDGE_URL): start it with `askbridge serve`, or set BRIDGE_URL\n", r.stderr)
+
+	r = run("localhost:8080", "ask", "-q", "x?")
+	assert.Equal(t, ExitUsage, r.code)
+	assert.Equal(t, "askbridge ask: BRIDGE_URL must start with http:// or https://, e.g. http://localhost:8080 (it is \"localhost:8080\")\n", r.stderr)
+	assert.Equal(t, ExitOK, run("localhost:8080", "questions", "--help").code, "help needs no bridge")
+}
+
+// TestAskAgentIDWithAndWithoutToken: without a token ask names itself
+// "cli"; with one it sends no agent_id unless --agent or BRIDGE_AGENT_ID
+// says so, and the bridge uses the token's agent.
+func TestAskAgentIDWithAndWithoutToken(t *testing.T) {
+	for _, c := range []struct {
+		token, env, flag, want string
+	}{{"", "", "", "cli"}, {"", "bot", "", "bot"}, {"", "bot", "x", "x"}, {"t", "", "", ""}, {"t", "bot", "", "bot"}, {"t", "", "x", "x"}} {
+		a := &app{env: Env{Token: c.token, AgentID: c.env}}
+		assert.Equal(t, c.want, a.askAgentID(c.flag), "%+v", c)
+	}
 }
