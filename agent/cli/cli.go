@@ -83,12 +83,21 @@ type app struct {
 	isTTY  func(io.Writer) bool
 	now    func() time.Time
 	tick   time.Duration // refresh of the waiting line
+	// version is the build's, for the MCP server's serverInfo.
+	version string
 }
 
 // Run runs a client-side command. handled is false when args[0] is not one
 // of ask, questions, mcp, hook; the caller then handles it.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, handled bool) {
+	return RunVersion(ctx, "", args, getenv, stdin, stdout, stderr)
+}
+
+// RunVersion is Run for a build that knows its version: `askbridge mcp`
+// reports it as serverInfo.version.
+func RunVersion(ctx context.Context, version string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, handled bool) {
 	a := newApp(ReadEnv(getenv), stdin, stdout, stderr)
+	a.version = version
 	defer a.flush()
 	return a.run(ctx, args)
 }
@@ -147,7 +156,7 @@ func (a *app) mcp(ctx context.Context, args []string) int {
 	c := a.env.Client(client.WithUserAgent("askbridge-mcp"))
 	cfg := mcpserver.Config{
 		Client: c, Route: a.env.Route,
-		AgentID: a.env.AgentID, RunID: a.env.RunID, Logger: logger, ProgressEvery: *every,
+		AgentID: a.env.AgentID, RunID: a.env.RunID, Logger: logger, ProgressEvery: *every, Version: a.version,
 	}
 	if a.env.Token == "" {
 		// The embedded default (no tokens): the host's own user may answer

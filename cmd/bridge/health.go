@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -15,14 +16,19 @@ const healthUsage = `usage: askbridge health [--ready] [--url URL]
 
 Asks a running bridge whether it is alive (/healthz) or ready (/readyz,
 with --ready) and exits 0 if so, 1 if not. For container health checks in
-images without a shell or curl. The default URL is built from BRIDGE_ADDR
-(127.0.0.1 when it listens on every interface).`
+images without a shell or curl. The default URL is BRIDGE_URL (as for the
+other client commands), else built from BRIDGE_ADDR (127.0.0.1 when it
+listens on every interface).`
+
+// clientURLVar is the client commands' variable (agent/cli), which health
+// honours too; it is not one of serve's, so its help does not list it.
+const clientURLVar = "BRIDGE_URL"
 
 func health(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	ready := fs.Bool("ready", false, "check /readyz (Redis reachable, adapters ready) instead of /healthz")
-	url := fs.String("url", "", "the URL to check (default http://BRIDGE_ADDR/healthz)")
+	url := fs.String("url", "", "the URL to check (default BRIDGE_URL/healthz, else http://BRIDGE_ADDR/healthz)")
 	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		w, code := stderr, 2
@@ -46,7 +52,11 @@ func health(ctx context.Context, args []string, getenv func(string) string, stdo
 		if *ready {
 			path = "/readyz"
 		}
-		*url = "http://" + localAddr(envOr(getenv, "BRIDGE_ADDR", "127.0.0.1:8080")) + path
+		if base := getenv(clientURLVar); base != "" {
+			*url = strings.TrimRight(base, "/") + path
+		} else {
+			*url = "http://" + localAddr(envOr(getenv, "BRIDGE_ADDR", "127.0.0.1:8080")) + path
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

@@ -1,4 +1,4 @@
-// Command bridge runs askbridge: the server (serve) and its command-line
+// Command askbridge (built from cmd/bridge) runs askbridge: the server (serve) and its command-line
 // clients (ask, questions, mcp, hook).
 package main
 
@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if code, ok := clientCommand(ctx, args, getenv, stdin, stdout, stderr); ok {
 		return code
 	}
-	fmt.Fprintf(stderr, "bridge: unknown command %q\n%s\n", args[0], usage)
+	fmt.Fprintf(stderr, "askbridge: unknown command %q\n%s\n", args[0], usage)
 	return 2
 }
 

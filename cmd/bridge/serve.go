@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"syscall"
 	"time"
 
 	"github.com/askbridge/askbridge/app"
@@ -61,13 +62,16 @@ func runServer(ctx context.Context, o serveOptions, env *serveEnvValues, stdout 
 	if o.redisURL != "" {
 		cfg.RedisURL = o.redisURL
 	}
-	cfg.Addr, cfg.Sweep, cfg.Logger = o.addr, o.sweep, log
+	cfg.Addr, cfg.Sweep, cfg.Logger, cfg.Version = o.addr, o.sweep, log, buildVersion()
 	store.LogRedisTo(log.With("component", "redis"))
 	a, err := app.New(ctx, *cfg)
 	if err != nil {
 		return err
 	}
 	addr, err := a.Listen()
+	if errors.Is(err, syscall.EADDRINUSE) {
+		err = fmt.Errorf("%s is already in use (another askbridge, or another program): choose another address with --addr or BRIDGE_ADDR, e.g. --addr 127.0.0.1:8081 (%w)", cfg.Addr, err)
+	}
 	if err == nil {
 		where := "embedded in-memory store"
 		if !a.Store().Embedded() {

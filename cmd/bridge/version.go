@@ -70,6 +70,12 @@ func (b buildInfo) write(w io.Writer) {
 	fmt.Fprintf(w, "go: %s %s/%s\n", b.Go, runtime.GOOS, runtime.GOARCH)
 }
 
+// buildVersion is the version `askbridge version` prints, for MCP clients.
+func buildVersion() string {
+	info, _ := debug.ReadBuildInfo()
+	return readBuildInfo(info, version, commit).Version
+}
+
 func printVersion(w io.Writer) {
 	info, _ := debug.ReadBuildInfo()
 	readBuildInfo(info, version, commit).write(w)

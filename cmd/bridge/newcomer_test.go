@@ -1,0 +1,63 @@
+package main
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHealthUsesBridgeURL: `askbridge health` checks the bridge the other
+// client commands talk to (BRIDGE_URL) before falling back to BRIDGE_ADDR.
+func TestHealthUsesBridgeURL(t *testing.T) {
+	var path string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { path = r.URL.Path }))
+	defer srv.Close()
+	r := runBridge(t, map[string]string{"BRIDGE_URL": srv.URL + "/", "BRIDGE_ADDR": "127.0.0.1:1"}, "health", "--ready")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "/readyz", path)
+	assert.Equal(t, srv.URL+"/readyz: ok\n", r.stdout)
+}
+
+// TestServeOnAPortInUseNamesTheFlag: a port that is taken is reported with
+// --addr and BRIDGE_ADDR, the two ways to choose another.
+func TestServeOnAPortInUseNamesTheFlag(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	r := runBridge(t, nil, "serve", "--addr", ln.Addr().String())
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, ln.Addr().String()+" is already in use")
+	assert.Contains(t, r.stderr, "--addr or BRIDGE_ADDR")
+}
+
+// TestMCPServerInfoCarriesTheBuildVersion: both MCP servers, `askbridge mcp`
+// and /mcp of `askbridge serve`, report the version `askbridge version`
+// prints, not "dev".
+func TestMCPServerInfoCarriesTheBuildVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the built binary")
+	}
+	out, err := exec.Command(bridgeBin, "version").Output()
+	require.NoError(t, err)
+	want := strings.TrimPrefix(strings.SplitN(string(out), "\n", 2)[0], "askbridge ")
+	require.NotEqual(t, "dev", want)
+
+	b := startBridge(t)
+	remote := mcpConnect(t, b.URL+"/mcp", "")
+	assert.Equal(t, want, remote.InitializeResult().ServerInfo.Version, "/mcp")
+
+	cmd := exec.Command(bridgeBin, "mcp")
+	cmd.Env = []string{"BRIDGE_URL=" + b.URL}
+	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
+	s, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, want, s.InitializeResult().ServerInfo.Version, "askbridge mcp")
+}
