@@ -4,7 +4,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,4 +62,31 @@ func TestMCPServerInfoCarriesTheBuildVersion(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	assert.Equal(t, want, s.InitializeResult().ServerInfo.Version, "askbridge mcp")
+}
+
+// TestSemanticConfigProblemsCarryLines: problems found after the shape
+// check (duplicates, missing tokens, unknown tools, bad addresses) name
+// the line of the key, or of the item that lacks it, like the structural
+// ones.
+func TestSemanticConfigProblemsCarryLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bridge.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`routes:
+  - name: a
+  - name: a
+agents:
+  - id: bot
+    project: ops
+    tools: [rm_rf]
+public_url: ftp://x
+`), 0o600))
+	r := runBridge(t, nil, "serve", "--config", path)
+	assert.Equal(t, 1, r.code)
+	for _, want := range []string{
+		`line 3: routes[1].name: route "a" is defined twice`,
+		`line 5: agents[0].token: required (or token_file)`,
+		`line 7: agents[0].tools: unknown tool "rm_rf"`,
+		`line 8: public_url: "ftp://x" must be`,
+	} {
+		assert.Contains(t, r.stderr, want)
+	}
 }
