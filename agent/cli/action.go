@@ -31,7 +31,8 @@ func renderAction(w io.Writer, q *domain.Question) {
 	if len(a.Suggestions) > 0 {
 		fmt.Fprintln(w, "\nalways allow (answer with --always N):")
 		for i, s := range a.Suggestions {
-			fmt.Fprintf(w, "   %d) %s\n", i+1, s)
+			// The words of every surface (domain.DescribeSuggestion), not the JSON.
+			fmt.Fprintf(w, "   %d) %s\n", i+1, domain.DescribeSuggestion(s).Sentence())
 		}
 	}
 	if q.Status == domain.StatusPending {
@@ -56,7 +57,7 @@ func renderAction(w io.Writer, q *domain.Question) {
 			fmt.Fprintf(w, "edited by %s:\n   %s\n", personString(e.By), out.String())
 		}
 		for _, r := range d.Rules {
-			fmt.Fprintf(w, "always allowed: %s\n", r)
+			fmt.Fprintf(w, "always allowed: %s\n", domain.DescribeSuggestion(r).Sentence())
 		}
 	}
 }
@@ -177,7 +178,7 @@ func (a *app) qDecide(ctx context.Context, args []string, edits editFlags, alway
 		fmt.Fprintf(a.stdout, "allowed %s\n", q.ID)
 	}
 	if req.Rule != nil {
-		fmt.Fprintf(a.stdout, "always allowed: %s\n", q.Action.Suggestions[*req.Rule])
+		fmt.Fprintf(a.stdout, "always allowed: %s\n", domain.DescribeSuggestion(q.Action.Suggestions[*req.Rule]).Sentence())
 	}
 	return ExitOK
 }

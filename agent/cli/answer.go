@@ -54,8 +54,9 @@ func (a *app) qAnswer(ctx context.Context, args []string) int {
 	if *asJSON {
 		return a.printJSON(res)
 	}
+	verb := answeredVerb(q, answers)
 	for _, it := range q.Questions {
-		fmt.Fprintf(a.stdout, "answered %q: %s\n", it.Question, strings.Join(answers[it.Question], ", "))
+		fmt.Fprintf(a.stdout, "%s %q: %s\n", verb, it.Question, strings.Join(answers[it.Question], ", "))
 	}
 	if res.RunID != "" && res.RunID != q.RunID {
 		fmt.Fprintf(a.stdout, "the run continues as %s\n", res.RunID)
@@ -203,4 +204,33 @@ func isNumbers(s string) bool {
 		}
 	}
 	return true
+}
+
+// answeredVerb says what an answer did, as --deny and --edit say it: an
+// approval decided by one answer was "allowed" or "denied", and free text
+// on it (answer ID 2 -m "note") "denied with a note" (docs/approvals.md);
+// anything else was "answered".
+func answeredVerb(q *domain.Question, answers map[string]domain.StringList) string {
+	if q.Kind != domain.KindApproval || q.ApprovalsRequired > 1 ||
+		len(q.Questions) != 1 || q.Questions[0].MultiSelect || q.Questions[0].OpenEnded() {
+		return "answered"
+	}
+	it := q.Questions[0]
+	sent := answers[it.Question]
+	if len(sent) != 1 {
+		return "answered"
+	}
+	tones := domain.ItemTones(it)
+	for j, o := range it.Options {
+		if o.Label == sent[0] && j < len(tones) {
+			switch tones[j] {
+			case domain.ToneAllow:
+				return "allowed"
+			case domain.ToneDeny:
+				return "denied"
+			}
+			return "answered"
+		}
+	}
+	return "denied with a note"
 }

@@ -215,7 +215,8 @@ func (a *app) render(q *domain.Question) {
 			fmt.Fprintf(w, "   %s → %s\n", it.Question, q.Answers[it.Question])
 		}
 	case domain.StatusCancelled:
-		fmt.Fprintf(w, "\ncancelled (%s)\n", q.CancelReason)
+		// The line every copy shows, with who dismissed it and the note.
+		fmt.Fprintf(w, "\n%s\n", domain.OutcomeLine(q))
 	case domain.StatusExpired:
 		fmt.Fprintf(w, "\nexpired at %s without an answer\n", q.ExpiresAt.Format(time.RFC3339))
 	}
