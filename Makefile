@@ -11,7 +11,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 all: build
 
 ## build: the command as bin/askbridge (the source is cmd/bridge; the command is askbridge,
-## because Debian and Ubuntu already have a /usr/sbin/bridge)
+## because Debian and Ubuntu already have an unrelated bridge command, iproute2's)
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bridge
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -88,5 +89,45 @@ public_url: ftp://x
 		`line 8: public_url: "ftp://x" must be`,
 	} {
 		assert.Contains(t, r.stderr, want)
+	}
+}
+
+// TestSlackManifestsPointToTheSlackPage: the manifests' comments send the
+// admin to docs/slack.md, which must exist.
+func TestSlackManifestsPointToTheSlackPage(t *testing.T) {
+	manifests, err := filepath.Glob("../../deploy/slack/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, manifests)
+	for _, m := range manifests {
+		b, err := os.ReadFile(m)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "See docs/slack.md.", m)
+	}
+	_, err = os.Stat("../../docs/slack.md")
+	assert.NoError(t, err)
+}
+
+// TestNoDocOrHelpNamesTheOldCommand: the command is askbridge; Debian and
+// Ubuntu's own `bridge` (iproute2) must not be what a snippet starts.
+func TestNoDocOrHelpNamesTheOldCommand(t *testing.T) {
+	old := regexp.MustCompile("(?m)(^|[\\s`\"'(])bridge (ask|serve|mcp|hook|questions|version|health)\\b|bin/bridge\\b|\"command\": \"bridge\"")
+	var files []string
+	for _, g := range []string{"../../README.md", "../../docs/*.md", "../../deploy/*", "../../deploy/*/*", "../../scripts/*.sh", "../../Makefile", "../../agent/*/*.go", "../../adapters/*/*.go", "*.go"} {
+		m, err := filepath.Glob(g)
+		require.NoError(t, err)
+		files = append(files, m...)
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		if strings.HasSuffix(f, "newcomer_test.go") {
+			continue
+		}
+		for _, m := range old.FindAllString(string(b), -1) {
+			t.Errorf("%s names the old command: %q", f, strings.TrimSpace(m))
+		}
 	}
 }
