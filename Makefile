@@ -1,17 +1,27 @@
 GO      ?= go
 PKGS    ?= ./...
-BIN     ?= bin/bridge
-# VERSION and COMMIT are stamped into the binary (bridge version).
+BIN     ?= bin/askbridge
+# VERSION and COMMIT are stamped into the binary (askbridge version).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build run test test-short test-claude-code lint bench bench-compare fuzz deps clean image deploy-check
+.PHONY: all build install run test test-short test-claude-code lint bench bench-compare fuzz deps clean image deploy-check
 
 all: build
 
+## build: the command as bin/askbridge (the source is cmd/bridge; the command is askbridge,
+## because Debian and Ubuntu already have an unrelated bridge command, iproute2's)
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bridge
+
+## install: askbridge into $$GOBIN, else ~/.local/bin; says where and whether it is on PATH
+install:
+	@dir="$$($(GO) env GOBIN)"; [ -n "$$dir" ] || dir="$$HOME/.local/bin"; \
+	mkdir -p "$$dir" && $(GO) build -ldflags '$(LDFLAGS)' -o "$$dir/askbridge" ./cmd/bridge && \
+	echo "installed $$dir/askbridge"; \
+	case ":$$PATH:" in *":$$dir:"*) echo "$$dir is on PATH: run askbridge";; \
+	*) echo "$$dir is not on PATH: add it (export PATH=\"$$dir:\$$PATH\") or run $$dir/askbridge";; esac
 
 ## image: the container image (deploy/Containerfile) with podman, offline: a static
 ## binary, the host's CA certificates and a non-root user on an empty base
@@ -20,7 +30,7 @@ IMAGE_CONTEXT ?= bin/image
 IMAGE_TAG     ?= $(VERSION)
 image:
 	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $(IMAGE_CONTEXT)/bridge ./cmd/bridge
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $(IMAGE_CONTEXT)/askbridge ./cmd/bridge
 	cp /etc/ssl/certs/ca-certificates.crt deploy/image/passwd deploy/image/group $(IMAGE_CONTEXT)/
 	podman build -q --pull=never --network=none --format docker -f deploy/Containerfile \
 		-t $(IMAGE):$(IMAGE_TAG) -t $(IMAGE):latest $(IMAGE_CONTEXT)
@@ -30,14 +40,16 @@ image:
 deploy-check:
 	@./scripts/deploy-check.sh
 
-## run: the bridge on the embedded default (no Redis, no Slack), web inbox at http://127.0.0.1:8080/
+## run: the bridge on the embedded default (no Redis, no Slack), web inbox at http://127.0.0.1:8080/;
+## another address: BRIDGE_ADDR=127.0.0.1:9090 make run
 run:
 	$(GO) run ./cmd/bridge serve
 
 deps:
 	@./scripts/deps.sh
 
-## test: every test with the race detector; installs redis-server when missing
+## test: every test with the race detector; installs redis-server and chromium with apt-get when
+## missing, and the MCP TypeScript SDK from npm (pinned, cached) when npm is there
 test: deps
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)

@@ -1,7 +1,7 @@
 // Package app wires one bridge: the store, the router, the chat adapters
 // (Slack, Discord, the web inbox), the agent API, remote MCP, the resume
 // webhook deliverer, the deadline sweeper and the HTTP handler in front of
-// them. `bridge serve`, the benchmarks and the cross-adapter tests all build
+// them. `askbridge serve`, the benchmarks and the cross-adapter tests all build
 // their bridges with it, so the wiring exists once.
 package app
 
@@ -129,7 +129,7 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 	a.api = api.New(api.Config{Router: a.router, Auth: auth, Logger: log.With("component", "api"), Metrics: metrics,
 		MetricsToken: s.MetricsToken})
 	a.api.Register(mux)
-	a.closeMCP = mountMCP(mux, auth, mux, a.router, log.With("component", "mcp"))
+	a.closeMCP = mountMCP(mux, auth, mux, a.router, log.With("component", "mcp"), s.Version)
 	var webAuth web.Authenticator
 	if len(s.Operators) > 0 {
 		webAuth = auth

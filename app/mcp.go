@@ -20,8 +20,8 @@ import (
 // (default "default"). Hosts that support form elicitation also get
 // the question as a form for their own user. close ends every session, withdrawing its pending
 // questions; call it before draining the API.
-func mountMCP(mux *http.ServeMux, auth *api.Auth, apiHandler http.Handler, router *lifecycle.Router, log *slog.Logger) (close func()) {
-	srv := mcpserver.New(mcpserver.Config{Logger: log})
+func mountMCP(mux *http.ServeMux, auth *api.Auth, apiHandler http.Handler, router *lifecycle.Router, log *slog.Logger, version string) (close func()) {
+	srv := mcpserver.New(mcpserver.Config{Logger: log, Version: version})
 	h := mcpserver.HTTPConfig{API: apiHandler,
 		// A host's user answering an elicitation answers through the Router,
 		// like a click: responders, votes and the first-answer-wins rule apply.

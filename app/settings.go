@@ -14,9 +14,12 @@ import (
 )
 
 // Settings is everything one bridge needs: the resolved configuration of
-// `bridge serve` (file, then environment, then flags), or what a benchmark
+// `askbridge serve` (file, then environment, then flags), or what a benchmark
 // or a test sets to point it at fakes.
 type Settings struct {
+	// Version is the build's version, reported to MCP clients as
+	// serverInfo.version ("dev" when empty).
+	Version string
 	// Addr is the listen address (default 127.0.0.1:8080; ":0" or
 	// "127.0.0.1:0" picks a free port).
 	Addr        string

@@ -21,7 +21,7 @@ import (
 )
 
 // benchLifetimes: (g) storage returns to its baseline. On a fresh
-// redis-server, two replicas' sweepers run as in `bridge serve` (every
+// redis-server, two replicas' sweepers run as in `askbridge serve` (every
 // 250 ms); N questions in 10 projects are asked (half with an idempotency
 // key, one Slack copy each, a draft on every tenth) and answered, with a
 // short retention. Once the retention has passed, Redis's used_memory and

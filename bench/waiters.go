@@ -29,7 +29,7 @@ func benchWaiters(rs *storetest.Server, o opts) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "bridge")
+	bin := filepath.Join(dir, "askbridge")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/bridge").CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v: %s", err, out)
 	}

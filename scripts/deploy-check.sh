@@ -141,7 +141,7 @@ image_check() {
     [ -n "$rt" ] && printf '[engine]\nruntime = "%s"\n' "$rt" >>"$work/containers.conf"
     containers_conf=$work/containers.conf
     local ok=0
-    if wait_health "$url" && podman exec "$cid" /usr/local/bin/bridge health --ready && podman exec "$cid" /usr/local/bin/bridge version; then
+    if wait_health "$url" && podman exec "$cid" /usr/local/bin/askbridge health --ready && podman exec "$cid" /usr/local/bin/askbridge version; then
       podman stop -t 35 "$cid" >/dev/null
       podman logs "$cid" 2>&1 | grep -q 'msg=stopped' || { echo "the bridge did not shut down cleanly on SIGTERM" >&2; ok=1; }
     else
@@ -156,19 +156,19 @@ image_check() {
 
   local chroot
   chroot=$(command -v chroot)
-  if ! "$chroot" --userspec=65532:65532 "$rootfs" /usr/local/bin/bridge version; then
+  if ! "$chroot" --userspec=65532:65532 "$rootfs" /usr/local/bin/askbridge version; then
     skip "image run: chroot is not permitted here either (the image was built and inspected)"
     return 0
   fi
   local log=$work/bridge.log
   # The image's ENV (BRIDGE_ADDR) is replaced by the test address; HOME etc. are not needed.
-  env -i BRIDGE_ADDR=127.0.0.1:$port "$chroot" --userspec=65532:65532 "$rootfs" /usr/local/bin/bridge serve >"$log" 2>&1 &
+  env -i BRIDGE_ADDR=127.0.0.1:$port "$chroot" --userspec=65532:65532 "$rootfs" /usr/local/bin/askbridge serve >"$log" 2>&1 &
   pids+=($!)
   if ! wait_health "$url"; then
     cat "$log" >&2
     return 1
   fi
-  env -i BRIDGE_ADDR=127.0.0.1:$port "$chroot" --userspec=65532:65532 "$rootfs" /usr/local/bin/bridge health --ready
+  env -i BRIDGE_ADDR=127.0.0.1:$port "$chroot" --userspec=65532:65532 "$rootfs" /usr/local/bin/askbridge health --ready
   kill "${pids[-1]}"
   wait "${pids[-1]}" 2>/dev/null || true
   grep -q 'msg=stopped' "$log" || { echo "the bridge did not shut down cleanly on SIGTERM:" >&2; cat "$log" >&2; return 1; }

@@ -18,7 +18,7 @@ import (
 )
 
 // TestLongApprovalLinksToItsQuestionPageOnEveryChat: a bridge configured
-// with public_url (as `bridge serve` builds it) posts an Edit approval
+// with public_url (as `askbridge serve` builds it) posts an Edit approval
 // whose 300-line diff cannot fit a chat message; both the Slack and the
 // Discord copy say so and link to the question page under public_url,
 // within the limits the fakes enforce.

@@ -53,7 +53,7 @@ func newBridge(t *testing.T) *bridge {
 	return &bridge{t: t, store: b.app.Store(), router: b.app.Router(), slack: fs, discord: fd, srv: b.srv}
 }
 
-// served is a bridge built by app.New (as `bridge serve` builds it) behind
+// served is a bridge built by app.New (as `askbridge serve` builds it) behind
 // a test server; the test drives the sweeper itself where it needs one.
 type served struct {
 	app *app.App

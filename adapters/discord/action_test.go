@@ -148,7 +148,7 @@ func TestEditApprovalWithLongDiffSaysWhatIsShownAndLinks(t *testing.T) {
 			if shown < 20 || shown >= total {
 				t.Fatalf("%d of %d diff lines shown", shown, total)
 			}
-			where := "`bridge questions show " + q.ID + "`"
+			where := "`askbridge questions show " + q.ID + "`"
 			if linked {
 				where = publicURL + "/questions/" + q.ID
 			}

@@ -42,7 +42,7 @@ func (o renderOpts) fullAction(q *domain.Question) string {
 	if o.PublicURL != "" {
 		return strings.TrimRight(o.PublicURL, "/") + "/questions/" + q.ID
 	}
-	return "`bridge questions show " + q.ID + "`"
+	return "`askbridge questions show " + q.ID + "`"
 }
 
 // hasAction reports whether q is a single-vote approval of a tool call,
@@ -168,7 +168,7 @@ func rulesNote(q *domain.Question, o renderOpts, shownButtons int) string {
 		case j >= shownButtons && o.PublicURL != "":
 			fmt.Fprintf(&b, "\n%d. %s (no room for its button: choose it at %s)", j+1, l, o.fullAction(q))
 		case j >= shownButtons:
-			fmt.Fprintf(&b, "\n%d. %s (no room for its button: choose it with `bridge questions answer %s --always %d`)", j+1, l, q.ID, j+1)
+			fmt.Fprintf(&b, "\n%d. %s (no room for its button: choose it with `askbridge questions answer %s --always %d`)", j+1, l, q.ID, j+1)
 		case utf8.RuneCountInString(l) > maxButtonLabel:
 			fmt.Fprintf(&b, "\n%d. %s", j+1, l)
 		}

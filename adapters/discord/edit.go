@@ -42,7 +42,7 @@ func (a *Adapter) openEditor(ctx context.Context, x *exchange, q *domain.Questio
 	}
 	text, command := editText(q.Action)
 	if n := utf8.RuneCountInString(text); n > maxTextInputLength {
-		where := "with `bridge questions answer " + q.ID + " --edit '<JSON>'`"
+		where := "with `askbridge questions answer " + q.ID + " --edit '<JSON>'`"
 		if o.PublicURL != "" {
 			where = "on its page: " + o.fullAction(q)
 		}

@@ -38,7 +38,7 @@ func (a *Adapter) openEdit(ctx context.Context, w place, qid, trigger string) {
 		if x.pageURL != "" {
 			msg += "Edit them on the question page: <" + x.pageURL + ">"
 		} else {
-			msg += "Edit them in the web inbox or with `bridge questions respond --edit`."
+			msg += "Edit them in the web inbox or with `askbridge questions answer " + q.ID + " --edit '<JSON>'`."
 		}
 		a.tell(ctx, w, msg)
 		return

@@ -116,7 +116,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	mux := http.NewServeMux()
 	in.Register(mux)
-	// The JSON API on the same server, as `bridge serve` wires it, so tests
+	// The JSON API on the same server, as `askbridge serve` wires it, so tests
 	// can answer "through the API" for real.
 	api.New(api.Config{Router: router}).Register(mux)
 	srv := httptest.NewServer(mux)

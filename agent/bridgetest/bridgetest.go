@@ -1,4 +1,4 @@
-// Package bridgetest builds the real bridge binary and runs `bridge serve`
+// Package bridgetest builds the real bridge binary and runs `askbridge serve`
 // on the embedded default for end-to-end tests of the client side.
 package bridgetest
 
@@ -43,7 +43,7 @@ func Binary(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "bridge")
+		binPath = filepath.Join(dir, "askbridge")
 		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/bridge")
 		cmd.Dir = repoRoot()
 		buildOut, buildErr = cmd.CombinedOutput()
@@ -58,10 +58,10 @@ func Binary(t testing.TB) string {
 // client-side commands (cmd/bridge's run calls clientCommand).
 func HandlesClientCommands(t testing.TB) bool {
 	out, _ := exec.Command(Binary(t), "questions", "--help").CombinedOutput()
-	return strings.Contains(string(out), "bridge questions <command>")
+	return strings.Contains(string(out), "askbridge questions <command>")
 }
 
-// Server is a running `bridge serve`.
+// Server is a running `askbridge serve`.
 type Server struct {
 	URL string
 	cmd *exec.Cmd
@@ -69,7 +69,7 @@ type Server struct {
 
 var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
 
-// Serve starts `bridge serve --addr 127.0.0.1:0` with env added to the
+// Serve starts `askbridge serve --addr 127.0.0.1:0` with env added to the
 // environment (e.g. "BRIDGE_WEBHOOK_SECRET=..."), waits until it listens
 // and stops it at the end of the test.
 func Serve(t testing.TB, env ...string) *Server {
@@ -113,7 +113,7 @@ func Serve(t testing.TB, env ...string) *Server {
 	select {
 	case s.URL = <-urlCh:
 	case <-time.After(30 * time.Second):
-		t.Fatal("bridge serve did not start listening within 30s")
+		t.Fatal("askbridge serve did not start listening within 30s")
 	}
 	return s
 }
@@ -145,7 +145,7 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.stopped {
-		w.t.Logf("bridge serve: %s", strings.TrimRight(string(p), "\n"))
+		w.t.Logf("askbridge serve: %s", strings.TrimRight(string(p), "\n"))
 	}
 	return len(p), nil
 }
@@ -178,7 +178,7 @@ func RunAsBridge() {
 	os.Exit(code)
 }
 
-// ClientCommand returns a command running `bridge <args>` against srv: the
+// ClientCommand returns a command running `askbridge <args>` against srv: the
 // built binary once cmd/bridge dispatches the client commands, until then
 // the test binary acting as it (see RunAsBridge). env is added to a clean
 // environment with BRIDGE_URL set.

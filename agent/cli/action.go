@@ -31,12 +31,13 @@ func renderAction(w io.Writer, q *domain.Question) {
 	if len(a.Suggestions) > 0 {
 		fmt.Fprintln(w, "\nalways allow (answer with --always N):")
 		for i, s := range a.Suggestions {
-			fmt.Fprintf(w, "   %d) %s\n", i+1, s)
+			// The words of every surface (domain.DescribeSuggestion), not the JSON.
+			fmt.Fprintf(w, "   %d) %s\n", i+1, domain.DescribeSuggestion(s).Sentence())
 		}
 	}
 	if q.Status == domain.StatusPending {
-		fmt.Fprintf(w, "\nto allow with other arguments: bridge questions answer %s --edit '{...}' (or --edit key=value)\n", q.ID)
-		fmt.Fprintf(w, "to deny with a reason: bridge questions answer %s --deny \"why\"\n", q.ID)
+		fmt.Fprintf(w, "\nto allow with other arguments: askbridge questions answer %s --edit '{...}' (or --edit key=value)\n", q.ID)
+		fmt.Fprintf(w, "to deny with a reason: askbridge questions answer %s --deny \"why\"\n", q.ID)
 	}
 	if d := q.Decision; d != nil {
 		fmt.Fprintf(w, "\ndecision: %s", d.Behavior)
@@ -56,7 +57,7 @@ func renderAction(w io.Writer, q *domain.Question) {
 			fmt.Fprintf(w, "edited by %s:\n   %s\n", personString(e.By), out.String())
 		}
 		for _, r := range d.Rules {
-			fmt.Fprintf(w, "always allowed: %s\n", r)
+			fmt.Fprintf(w, "always allowed: %s\n", domain.DescribeSuggestion(r).Sentence())
 		}
 	}
 }
@@ -118,11 +119,11 @@ func editedInput(a *domain.Action, edits editFlags) (json.RawMessage, error) {
 func (a *app) qDecide(ctx context.Context, args []string, edits editFlags, always int, deny string, asJSON bool) int {
 	const cmd = "questions answer"
 	if len(args) != 1 {
-		fmt.Fprintln(a.stderr, "usage: bridge questions answer ID [--edit JSON | --edit key=value ...] [--always N] | --deny \"reason\"")
+		fmt.Fprintln(a.stderr, "usage: askbridge questions answer ID [--edit JSON | --edit key=value ...] [--always N] | --deny \"reason\"")
 		return ExitUsage
 	}
 	if deny != "" && (len(edits) > 0 || always != 0) {
-		fmt.Fprintln(a.stderr, "bridge questions answer: --deny refuses the action; it does not go with --edit or --always")
+		fmt.Fprintln(a.stderr, "askbridge questions answer: --deny refuses the action; it does not go with --edit or --always")
 		return ExitUsage
 	}
 	id, err := a.resolveID(ctx, args[0], true)
@@ -144,7 +145,7 @@ func (a *app) qDecide(ctx context.Context, args []string, edits editFlags, alway
 	default:
 		if len(edits) > 0 {
 			if req.EditedInput, err = editedInput(q.Action, edits); err != nil {
-				fmt.Fprintf(a.stderr, "bridge questions answer: %v\n", err)
+				fmt.Fprintf(a.stderr, "askbridge questions answer: %v\n", err)
 				return ExitUsage
 			}
 		}
@@ -154,7 +155,7 @@ func (a *app) qDecide(ctx context.Context, args []string, edits editFlags, alway
 				n = len(q.Action.Suggestions)
 			}
 			if always < 1 || always > n {
-				fmt.Fprintf(a.stderr, "bridge questions answer: --always %d: this approval offers %d \"always allow\" choice(s); see bridge questions show %s\n", always, n, q.ID)
+				fmt.Fprintf(a.stderr, "askbridge questions answer: --always %d: this approval offers %d \"always allow\" choice(s); see askbridge questions show %s\n", always, n, q.ID)
 				return ExitUsage
 			}
 			r := always - 1
@@ -177,7 +178,7 @@ func (a *app) qDecide(ctx context.Context, args []string, edits editFlags, alway
 		fmt.Fprintf(a.stdout, "allowed %s\n", q.ID)
 	}
 	if req.Rule != nil {
-		fmt.Fprintf(a.stdout, "always allowed: %s\n", q.Action.Suggestions[*req.Rule])
+		fmt.Fprintf(a.stdout, "always allowed: %s\n", domain.DescribeSuggestion(q.Action.Suggestions[*req.Rule]).Sentence())
 	}
 	return ExitOK
 }

@@ -54,9 +54,11 @@ func TestE2EApprovalActionOnTheCLI(t *testing.T) {
 	require.NoError(t, err)
 	show = runBridge(t, srv, "questions", "show", bash.ID)
 	assert.Contains(t, show.stdout.String(), `"command": "rm -rf build"`)
-	assert.Contains(t, show.stdout.String(), "1) {\"type\":\"setMode\"")
+	// The always-allow choice in the words of every other surface, not as JSON.
+	assert.Contains(t, show.stdout.String(), "1) Allow, and don't ask again this session for file edits (acceptEdits mode)\n")
 	r := runBridge(t, srv, "questions", "answer", bash.ID, "--edit", "command=rm -rf build/tmp", "--always", "1")
 	require.Equal(t, 0, r.code, r.stderr.String())
+	assert.Contains(t, r.stdout.String(), "always allowed: Allow, and don't ask again this session for file edits (acceptEdits mode)\n")
 	q, err := c.Get(ctx, bash.ID)
 	require.NoError(t, err)
 	require.NotNil(t, q.Decision)
@@ -74,6 +76,27 @@ func TestE2EApprovalActionOnTheCLI(t *testing.T) {
 	q, err = c.Get(ctx, deny.ID)
 	require.NoError(t, err)
 	assert.Equal(t, &domain.Decision{Behavior: "deny", Digest: q.Action.Digest, Message: "never force-push main"}, q.Decision)
+
+	// Option 2 with a note denies, and says so as --deny does; option 1 allows.
+	noted, err := c.Ask(ctx, toolAsk("run-n", "Bash", `{"command":"make deploy"}`))
+	require.NoError(t, err)
+	r = runBridge(t, srv, "questions", "answer", noted.ID, "2", "-m", "not on a Friday")
+	require.Equal(t, 0, r.code, r.stderr.String())
+	assert.Equal(t, "denied with a note \"Allow Bash?\": not on a Friday\n", r.stdout.String())
+	allowed, err := c.Ask(ctx, toolAsk("run-y", "Bash", `{"command":"make test"}`))
+	require.NoError(t, err)
+	r = runBridge(t, srv, "questions", "answer", allowed.ID, "1")
+	require.Equal(t, 0, r.code, r.stderr.String())
+	assert.Equal(t, "allowed \"Allow Bash?\": Allow\n", r.stdout.String())
+
+	// A dismissed question shows who dismissed it and the note.
+	dismissed, err := c.Ask(ctx, toolAsk("run-c", "Bash", `{"command":"make bench"}`))
+	require.NoError(t, err)
+	r = runBridge(t, srv, "questions", "cancel", dismissed.ID, "--note", "done by hand")
+	require.Equal(t, 0, r.code, r.stderr.String())
+	show = runBridge(t, srv, "questions", "show", dismissed.ID)
+	assert.Contains(t, show.stdout.String(), "\nDismissed by ")
+	assert.Contains(t, show.stdout.String(), ` — "done by hand"`)
 
 	// Bad --always: a usage error naming the choices.
 	other, err := c.Ask(ctx, toolAsk("run-o", "Bash", `{"command":"ls"}`))

@@ -9,10 +9,10 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
-// qAnswer is `bridge questions answer`: by option numbers, free text, or an
+// qAnswer is `askbridge questions answer`: by option numbers, free text, or an
 // approval's edit, always-allow choice or denial reason.
 func (a *app) qAnswer(ctx context.Context, args []string) int {
-	const usage = `usage: bridge questions answer ID N | N,M | -m "text" | N -m "note" | --text ITEM=TEXT ...   (see bridge questions --help)`
+	const usage = `usage: askbridge questions answer ID N | N,M | -m "text" | N -m "note" | --text ITEM=TEXT ...   (see askbridge questions --help)`
 	fs := newFlags("questions answer", a.stderr, usage)
 	note := fs.String("m", "", "free text answer, or the feedback of a Deny")
 	texts := itemTexts{}
@@ -44,7 +44,7 @@ func (a *app) qAnswer(ctx context.Context, args []string) int {
 	}
 	answers, err := choose(q, picks, *note, texts)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "bridge questions answer: %v\n", err)
+		fmt.Fprintf(a.stderr, "askbridge questions answer: %v\n", err)
 		return ExitUsage
 	}
 	res, err := c.Respond(ctx, q.ID, domain.RespondRequest{Answers: answers})
@@ -54,8 +54,9 @@ func (a *app) qAnswer(ctx context.Context, args []string) int {
 	if *asJSON {
 		return a.printJSON(res)
 	}
+	verb := answeredVerb(q, answers)
 	for _, it := range q.Questions {
-		fmt.Fprintf(a.stdout, "answered %q: %s\n", it.Question, strings.Join(answers[it.Question], ", "))
+		fmt.Fprintf(a.stdout, "%s %q: %s\n", verb, it.Question, strings.Join(answers[it.Question], ", "))
 	}
 	if res.RunID != "" && res.RunID != q.RunID {
 		fmt.Fprintf(a.stdout, "the run continues as %s\n", res.RunID)
@@ -97,7 +98,7 @@ func choose(q *domain.Question, picks []string, note string, texts itemTexts) (m
 				text = picks[0]
 			}
 			if strings.TrimSpace(text) == "" {
-				return nil, fmt.Errorf("give an option number (see bridge questions show %s) or -m \"text\"", q.ID)
+				return nil, fmt.Errorf("give an option number (see askbridge questions show %s) or -m \"text\"", q.ID)
 			}
 			answers[it.Question] = domain.StringList{text}
 			return answers, nil
@@ -176,7 +177,7 @@ func numbered(q *domain.Question, it domain.Item, pick string, single bool) ([]s
 		n, _ := strconv.Atoi(strings.TrimSpace(p))
 		switch {
 		case n < 1 || n > len(it.Options):
-			return nil, fmt.Errorf("option %d does not exist: choose 1-%d (free text that looks like a number: --text N=%q; to dismiss the question: bridge questions cancel %s)",
+			return nil, fmt.Errorf("option %d does not exist: choose 1-%d (free text that looks like a number: --text N=%q; to dismiss the question: askbridge questions cancel %s)",
 				n, len(it.Options), p, q.ID)
 		case !seen[n]:
 			seen[n] = true
@@ -203,4 +204,33 @@ func isNumbers(s string) bool {
 		}
 	}
 	return true
+}
+
+// answeredVerb says what an answer did, as --deny and --edit say it: an
+// approval decided by one answer was "allowed" or "denied", and free text
+// on it (answer ID 2 -m "note") "denied with a note" (docs/approvals.md);
+// anything else was "answered".
+func answeredVerb(q *domain.Question, answers map[string]domain.StringList) string {
+	if q.Kind != domain.KindApproval || q.ApprovalsRequired > 1 ||
+		len(q.Questions) != 1 || q.Questions[0].MultiSelect || q.Questions[0].OpenEnded() {
+		return "answered"
+	}
+	it := q.Questions[0]
+	sent := answers[it.Question]
+	if len(sent) != 1 {
+		return "answered"
+	}
+	tones := domain.ItemTones(it)
+	for j, o := range it.Options {
+		if o.Label == sent[0] && j < len(tones) {
+			switch tones[j] {
+			case domain.ToneAllow:
+				return "allowed"
+			case domain.ToneDeny:
+				return "denied"
+			}
+			return "answered"
+		}
+	}
+	return "denied with a note"
 }

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
@@ -22,7 +21,7 @@ func threeItems(run string) *domain.AskRequest {
 }
 
 // A number typed for an open-ended item is the answer, never "Cancel": a
-// question is dismissed only on purpose (bridge questions cancel).
+// question is dismissed only on purpose (askbridge questions cancel).
 func TestE2EAnswerNeverCancelsByNumber(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the bridge binary")
@@ -56,7 +55,7 @@ func TestE2EAnswerNeverCancelsByNumber(t *testing.T) {
 	require.NoError(t, err)
 	r = runBridge(t, srv, "questions", "answer", appr.ID, "3")
 	assert.Equal(t, 2, r.code, r.stdout.String())
-	assert.Contains(t, r.stderr.String(), "bridge questions cancel")
+	assert.Contains(t, r.stderr.String(), "askbridge questions cancel")
 	q, err = c.Get(ctx, appr.ID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.StatusPending, q.Status)
@@ -130,14 +129,5 @@ func TestE2EShortIDsAreDistinctAndAccepted(t *testing.T) {
 
 func runBridgeEnv(t *testing.T, srv *bridgetest.Server, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: bridgetest.ClientCommand(t, srv, args, env...), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	require.NoError(t, p.cmd.Start())
-	go func() {
-		_ = p.cmd.Wait()
-		p.code = p.cmd.ProcessState.ExitCode()
-		close(p.done)
-	}()
-	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
-	return p.wait(t)
+	return startEnv(t, srv, env, args...).wait(t)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
-const askUsage = `usage: bridge ask [flags] [QUESTION]
+const askUsage = `usage: askbridge ask [flags] [QUESTION]
 
 Asks a question through the bridge and waits for the answer. The answer (the
 chosen option's value, or the free text) is printed on stdout.
@@ -20,9 +20,9 @@ chosen option's value, or the free text) is printed on stdout.
 exit codes: 0 answered, 3 expired, 4 cancelled (dismissed, superseded, or
 ask interrupted: the question is then withdrawn), 1 error, 2 usage.
 
-  bridge ask -q "Deploy to production?" -o Yes -o "No|Keep staging only"
-  bridge ask --multi -q "Which checks?" -o lint -o test -o e2e --json
-  bridge ask --route oncall --approvals 2 --default Deny --requested-by slack:U0123 \
+  askbridge ask -q "Deploy to production?" -o Yes -o "No|Keep staging only"
+  askbridge ask --multi -q "Which checks?" -o lint -o test -o e2e --json
+  askbridge ask --route oncall --approvals 2 --default Deny --requested-by slack:U0123 \
     -q "Deploy api v2 to production?" -o Approve -o Deny`
 
 func (a *app) ask(ctx context.Context, args []string) int {
@@ -39,7 +39,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	var targets stringsFlag
 	fs.Var(&targets, "target", `post to "slack:CHANNEL[:THREAD_TS]" or "discord:CHANNEL"; repeatable`)
 	run := fs.String("run", "", "run id this question belongs to (default BRIDGE_RUN_ID, else a new run)")
-	agent := fs.String("agent", "", "agent id (default BRIDGE_AGENT_ID, else \"cli\")")
+	agent := fs.String("agent", "", "agent id (default BRIDGE_AGENT_ID; else \"cli\", or with BRIDGE_TOKEN the token's agent)")
 	contextText := fs.String("context", "", "markdown shown above the question")
 	asJSON := fs.Bool("json", false, "print the final record as JSON")
 	approvals := fs.Int("approvals", 0, "how many different people must choose the same option (approvals_required; default: the route's)")
@@ -51,15 +51,15 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	if *question == "" && fs.NArg() > 0 {
 		*question = strings.Join(fs.Args(), " ")
 	} else if fs.NArg() > 0 {
-		fmt.Fprintf(a.stderr, "bridge ask: unexpected argument %q (the question is already given with -q)\n", fs.Arg(0))
+		fmt.Fprintf(a.stderr, "askbridge ask: unexpected argument %q (the question is already given with -q)\n", fs.Arg(0))
 		return ExitUsage
 	}
 	if strings.TrimSpace(*question) == "" {
-		fmt.Fprintln(a.stderr, "bridge ask: a question is required (-q or the first argument)")
+		fmt.Fprintln(a.stderr, "askbridge ask: a question is required (-q or the first argument)")
 		return ExitUsage
 	}
 	req := &domain.AskRequest{
-		RunID: firstNonEmpty(*run, a.env.RunID), AgentID: firstNonEmpty(*agent, a.env.AgentID, "cli"),
+		RunID: firstNonEmpty(*run, a.env.RunID), AgentID: a.askAgentID(*agent),
 		Route: firstNonEmpty(*route, a.env.Route), Context: *contextText,
 		Questions: []domain.Item{{Question: *question, Header: *header, MultiSelect: *multi}},
 	}
@@ -70,14 +70,14 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	for _, t := range targets {
 		tg, err := parseTarget(t)
 		if err != nil {
-			fmt.Fprintf(a.stderr, "bridge ask: --target %q: %v\n", t, err)
+			fmt.Fprintf(a.stderr, "askbridge ask: --target %q: %v\n", t, err)
 			return ExitUsage
 		}
 		req.Targets = append(req.Targets, tg)
 	}
 	if isSet(fs, "approvals") {
 		if *approvals < 1 {
-			fmt.Fprintln(a.stderr, "bridge ask: --approvals: must be 1 or more")
+			fmt.Fprintln(a.stderr, "askbridge ask: --approvals: must be 1 or more")
 			return ExitUsage
 		}
 		n := *approvals
@@ -88,7 +88,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	}
 	if *requestedBy != "" {
 		if p, id, ok := strings.Cut(*requestedBy, ":"); !ok || p == "" || id == "" {
-			fmt.Fprintf(a.stderr, "bridge ask: --requested-by %q: want \"platform:id\", e.g. slack:U0123\n", *requestedBy)
+			fmt.Fprintf(a.stderr, "askbridge ask: --requested-by %q: want \"platform:id\", e.g. slack:U0123\n", *requestedBy)
 			return ExitUsage
 		}
 		req.RequestedBy = *requestedBy
@@ -96,7 +96,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	if *timeout != "" {
 		d, err := domain.ParseDuration(*timeout)
 		if err != nil {
-			fmt.Fprintf(a.stderr, "bridge ask: --timeout: %v\n", err)
+			fmt.Fprintf(a.stderr, "askbridge ask: --timeout: %v\n", err)
 			return ExitUsage
 		}
 		cd := domain.Duration(d)
@@ -125,11 +125,11 @@ func (a *app) ask(ctx context.Context, args []string) int {
 			} else if final, gerr := c.Get(cctx, asked.ID); gerr == nil && final.Status.Final() {
 				q = final // answered or expired in the meantime
 			} else {
-				fmt.Fprintf(a.stderr, "bridge ask: interrupted; withdrawing question %s failed: %v\n", asked.ID, cerr)
+				fmt.Fprintf(a.stderr, "askbridge ask: interrupted; withdrawing question %s failed: %v\n", asked.ID, cerr)
 				return ExitCancelled
 			}
 			if q.Status == domain.StatusCancelled {
-				fmt.Fprintf(a.stderr, "bridge ask: interrupted; question %s withdrawn\n", asked.ID)
+				fmt.Fprintf(a.stderr, "askbridge ask: interrupted; question %s withdrawn\n", asked.ID)
 			}
 		} else if err != nil {
 			return a.apiFailure("ask", err)
@@ -152,17 +152,17 @@ func (a *app) finish(q *domain.Question, asJSON bool) int {
 		}
 		return ExitOK
 	case domain.StatusExpired:
-		fmt.Fprintf(a.stderr, "bridge ask: no answer: question %s expired at %s\n", q.ID, q.ExpiresAt.Format(time.RFC3339))
+		fmt.Fprintf(a.stderr, "askbridge ask: no answer: question %s expired at %s\n", q.ID, q.ExpiresAt.Format(time.RFC3339))
 		return ExitExpired
 	case domain.StatusCancelled:
 		who := ""
 		if q.RespondedBy != nil {
 			who = " by " + q.RespondedBy.String()
 		}
-		fmt.Fprintf(a.stderr, "bridge ask: no answer: question %s was cancelled%s (%s)\n", q.ID, who, q.CancelReason)
+		fmt.Fprintf(a.stderr, "askbridge ask: no answer: question %s was cancelled%s (%s)\n", q.ID, who, q.CancelReason)
 		return ExitCancelled
 	}
-	fmt.Fprintf(a.stderr, "bridge ask: question %s is still %s\n", q.ID, q.Status)
+	fmt.Fprintf(a.stderr, "askbridge ask: question %s is still %s\n", q.ID, q.Status)
 	return ExitError
 }
 
@@ -251,4 +251,14 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// askAgentID is the agent_id ask sends: --agent, else BRIDGE_AGENT_ID, else
+// "cli" on a bridge without tokens. With a token it sends none, and the
+// bridge uses the token's agent (an agent token refuses any other id).
+func (a *app) askAgentID(flagValue string) string {
+	if a.env.Token != "" {
+		return firstNonEmpty(flagValue, a.env.AgentID)
+	}
+	return firstNonEmpty(flagValue, a.env.AgentID, "cli")
 }

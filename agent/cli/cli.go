@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/askbridge/askbridge/agent/client"
@@ -81,12 +83,21 @@ type app struct {
 	isTTY  func(io.Writer) bool
 	now    func() time.Time
 	tick   time.Duration // refresh of the waiting line
+	// version is the build's, for the MCP server's serverInfo.
+	version string
 }
 
 // Run runs a client-side command. handled is false when args[0] is not one
 // of ask, questions, mcp, hook; the caller then handles it.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, handled bool) {
+	return RunVersion(ctx, "", args, getenv, stdin, stdout, stderr)
+}
+
+// RunVersion is Run for a build that knows its version: `askbridge mcp`
+// reports it as serverInfo.version.
+func RunVersion(ctx context.Context, version string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, handled bool) {
 	a := newApp(ReadEnv(getenv), stdin, stdout, stderr)
+	a.version = version
 	defer a.flush()
 	return a.run(ctx, args)
 }
@@ -112,6 +123,13 @@ func (a *app) run(ctx context.Context, args []string) (int, bool) {
 		return 0, false
 	}
 	switch args[0] {
+	case "ask", "questions":
+		if msg := urlProblem(a.env.URL); msg != "" && !asksForHelp(args[1:]) {
+			fmt.Fprintf(a.stderr, "askbridge %s: %s\n", args[0], msg)
+			return ExitUsage, true
+		}
+	}
+	switch args[0] {
 	case "ask":
 		return a.ask(ctx, args[1:]), true
 	case "questions":
@@ -125,20 +143,20 @@ func (a *app) run(ctx context.Context, args []string) (int, bool) {
 }
 
 func (a *app) mcp(ctx context.Context, args []string) int {
-	fs := newFlags("mcp", a.stderr, "usage: bridge mcp\n\nA stdio MCP server exposing the ask_user tool. Configured by BRIDGE_URL, BRIDGE_TOKEN,\nBRIDGE_PROJECT, BRIDGE_ROUTE, BRIDGE_AGENT_ID and BRIDGE_RUN_ID.")
+	fs := newFlags("mcp", a.stderr, "usage: askbridge mcp\n\nA stdio MCP server exposing the ask_user tool. Configured by BRIDGE_URL, BRIDGE_TOKEN,\nBRIDGE_PROJECT, BRIDGE_ROUTE, BRIDGE_AGENT_ID and BRIDGE_RUN_ID.")
 	every := fs.Duration("progress-every", mcpserver.DefaultProgressEvery, "interval of progress notifications while ask_user waits")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(a.stderr, "bridge mcp: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(a.stderr, "askbridge mcp: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c := a.env.Client(client.WithUserAgent("askbridge-mcp"))
 	cfg := mcpserver.Config{
 		Client: c, Route: a.env.Route,
-		AgentID: a.env.AgentID, RunID: a.env.RunID, Logger: logger, ProgressEvery: *every,
+		AgentID: a.env.AgentID, RunID: a.env.RunID, Logger: logger, ProgressEvery: *every, Version: a.version,
 	}
 	if a.env.Token == "" {
 		// The embedded default (no tokens): the host's own user may answer
@@ -150,7 +168,7 @@ func (a *app) mcp(ctx context.Context, args []string) int {
 	}
 	srv := mcpserver.New(cfg)
 	if err := srv.Serve(ctx, a.stdin, a.rawOut); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(a.stderr, "bridge mcp: %v\n", err)
+		fmt.Fprintf(a.stderr, "askbridge mcp: %v\n", err)
 		return ExitError
 	}
 	return ExitOK
@@ -158,7 +176,7 @@ func (a *app) mcp(ctx context.Context, args []string) int {
 
 func (a *app) hook(ctx context.Context, args []string) int {
 	if len(args) == 0 || args[0] != "claude-code" {
-		fmt.Fprintln(a.stderr, "usage: bridge hook claude-code [flags] < hook-input.json")
+		fmt.Fprintln(a.stderr, "usage: askbridge hook claude-code [flags] < hook-input.json")
 		return hook.ExitUsage
 	}
 	return hook.Run(ctx, args[1:], hook.Env{URL: a.env.URL, Token: a.env.Token, Project: a.env.Project,
@@ -199,6 +217,18 @@ func newFlags(name string, stderr io.Writer, usage string) *flag.FlagSet {
 	return fs
 }
 
+// asksForHelp reports whether args ask for a command's help, which needs no
+// bridge.
+func asksForHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help", "help":
+			return true
+		}
+	}
+	return len(args) == 0
+}
+
 // parse parses flags placed anywhere among the arguments ("answer ID 2 -m
 // note"). ok is false when the command must end with code.
 func parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
@@ -222,16 +252,70 @@ func parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	return 0, true
 }
 
-// apiFailure prints an error of the bridge and returns ExitError.
+// apiFailure prints an error of the bridge and returns ExitError, with the
+// next step when the cause is one a newcomer meets: no bridge at BRIDGE_URL,
+// a BRIDGE_URL without a scheme, a missing or unknown BRIDGE_TOKEN, an agent
+// id the token may not use.
 func (a *app) apiFailure(cmd string, err error) int {
 	var e *domain.Error
 	if errors.As(err, &e) {
-		fmt.Fprintf(a.stderr, "bridge %s: %s: %s\n", cmd, e.Code, e.Message)
+		if e.Code == domain.EUnauthorized {
+			// The server names the HTTP header; the CLI's user sets a variable.
+			fmt.Fprintf(a.stderr, "askbridge %s: %s: %s\n", cmd, e.Code, a.hint(e))
+			return ExitError
+		}
+		fmt.Fprintf(a.stderr, "askbridge %s: %s: %s\n", cmd, e.Code, e.Message)
 		for _, d := range e.Details {
 			fmt.Fprintf(a.stderr, "  %s: %s\n", d.Field, d.Problem)
 		}
+		if hint := a.hint(e); hint != "" {
+			fmt.Fprintf(a.stderr, "%s\n", hint)
+		}
 		return ExitError
 	}
-	fmt.Fprintf(a.stderr, "bridge %s: %v\n", cmd, err)
+	if msg := a.transportHint(err); msg != "" {
+		fmt.Fprintf(a.stderr, "askbridge %s: %s\n", cmd, msg)
+		return ExitError
+	}
+	fmt.Fprintf(a.stderr, "askbridge %s: %v\n", cmd, err)
 	return ExitError
+}
+
+// hint names the setting behind an error of the bridge, or "".
+func (a *app) hint(e *domain.Error) string {
+	switch e.Code {
+	case domain.EUnauthorized:
+		if a.env.Token == "" {
+			return "this bridge requires a token: set BRIDGE_TOKEN to an agent or operator token"
+		}
+		return "BRIDGE_TOKEN is not a token this bridge accepts: check its value"
+	case domain.EForbidden:
+		for _, d := range e.Details {
+			if d.Field == "agent_id" {
+				return "the agent id comes from --agent or BRIDGE_AGENT_ID: leave both unset to ask as the token's agent"
+			}
+		}
+	}
+	return ""
+}
+
+// transportHint explains an error that kept the request from the bridge,
+// or returns "".
+func (a *app) transportHint(err error) string {
+	if msg := urlProblem(a.env.URL); msg != "" {
+		return msg
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Sprintf("no bridge at %s (BRIDGE_URL): start it with `askbridge serve`, or set BRIDGE_URL", a.env.URL)
+	}
+	return ""
+}
+
+// urlProblem says what is wrong with BRIDGE_URL, or "".
+func urlProblem(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("BRIDGE_URL must start with http:// or https://, e.g. http://localhost:8080 (it is %q)", raw)
+	}
+	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -257,7 +258,7 @@ func TestQuestionsListAndShow(t *testing.T) {
 	assert.Contains(t, r.stdout, "[Region] Which region?\n"+
 		"   1) eu-west-1 — Dublin\n"+
 		"   2) us-east-1 — Virginia (recommended)\n"+
-		"\nto dismiss it without an answer: bridge questions cancel "+asked[0].ID+"\n")
+		"\nto dismiss it without an answer: askbridge questions cancel "+asked[0].ID+"\n")
 	r = runCLI(t.Context(), api, false, "questions", "show", asked[1].ID)
 	assert.Contains(t, r.stdout, "Approval "+asked[1].ID+" (pending)")
 	assert.Contains(t, r.stdout, "Allow Bash: rm -rf build?\n   1) Allow\n   2) Deny\n\n")
@@ -308,7 +309,7 @@ func TestQuestionsAnswerForms(t *testing.T) {
 	// cancels, and says how to.
 	r := runCLI(t.Context(), api, false, "questions", "answer", asked[6].ID, "3")
 	assert.Equal(t, ExitUsage, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "bridge questions cancel "+asked[6].ID)
+	assert.Contains(t, r.stderr, "askbridge questions cancel "+asked[6].ID)
 	assert.Equal(t, domain.StatusPending, api.Question(asked[6].ID).Status)
 
 	// Already answered: the bridge's 409 comes through.
@@ -406,4 +407,46 @@ func TestQuestionIDPrefixes(t *testing.T) {
 	r = runCLI(t.Context(), api, false, "questions", "show", "abcdef")
 	assert.Equal(t, ExitError, r.code)
 	assert.Contains(t, r.stderr, "not_found")
+}
+
+// TestTransportErrorsNameTheNextStep: a bridge that is not running and a
+// BRIDGE_URL without a scheme are reported with the variable and the fix,
+// not as "connection refused" or "unsupported protocol scheme".
+func TestTransportErrorsNameTheNextStep(t *testing.T) {
+	run := func(url string, args ...string) result {
+		var out, errb syncBuffer
+		a := newApp(ReadEnv(func(k string) string {
+			if k == "BRIDGE_URL" {
+				return url
+			}
+			return ""
+		}), strings.NewReader(""), &out, &errb)
+		code, _ := a.run(t.Context(), args)
+		a.flush()
+		return result{code: code, stdout: out.String(), stderr: errb.String()}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+	r := run(closed, "questions", "list")
+	assert.Equal(t, ExitError, r.code)
+	assert.Equal(t, "askbridge questions list: no bridge at "+closed+" (BRIDGE_URL): start it with `askbridge serve`, or set BRIDGE_URL\n", r.stderr)
+
+	r = run("localhost:8080", "ask", "-q", "x?")
+	assert.Equal(t, ExitUsage, r.code)
+	assert.Equal(t, "askbridge ask: BRIDGE_URL must start with http:// or https://, e.g. http://localhost:8080 (it is \"localhost:8080\")\n", r.stderr)
+	assert.Equal(t, ExitOK, run("localhost:8080", "questions", "--help").code, "help needs no bridge")
+}
+
+// TestAskAgentIDWithAndWithoutToken: without a token ask names itself
+// "cli"; with one it sends no agent_id unless --agent or BRIDGE_AGENT_ID
+// says so, and the bridge uses the token's agent.
+func TestAskAgentIDWithAndWithoutToken(t *testing.T) {
+	for _, c := range []struct {
+		token, env, flag, want string
+	}{{"", "", "", "cli"}, {"", "bot", "", "bot"}, {"", "bot", "x", "x"}, {"t", "", "", ""}, {"t", "bot", "", "bot"}, {"t", "", "x", "x"}} {
+		a := &app{env: Env{Token: c.token, AgentID: c.env}}
+		assert.Equal(t, c.want, a.askAgentID(c.flag), "%+v", c)
+	}
 }

@@ -87,7 +87,7 @@ func TestE2EAskAnsweredByQuestionsAnswer(t *testing.T) {
 
 	show := runBridge(t, srv, "questions", "show", q.ID)
 	require.Equal(t, 0, show.code, show.stderr.String())
-	assert.Contains(t, show.stdout.String(), "[Region] Which region?\n   1) eu-west-1 — Dublin\n   2) us-east-1 — N. Virginia\n\nto dismiss it without an answer: bridge questions cancel ")
+	assert.Contains(t, show.stdout.String(), "[Region] Which region?\n   1) eu-west-1 — Dublin\n   2) us-east-1 — N. Virginia\n\nto dismiss it without an answer: askbridge questions cancel ")
 
 	ans := runBridge(t, srv, "questions", "answer", q.ID, "2")
 	require.Equal(t, 0, ans.code, ans.stderr.String())

@@ -70,7 +70,7 @@ func (a *app) resolveID(ctx context.Context, typed string, pendingOnly bool) (st
 	if pendingOnly {
 		where = "pending question"
 	}
-	return "", &idError{msg: fmt.Sprintf("not_found: no %s of project %s has an id starting with %q (see bridge questions list)", where, a.env.Project, typed), notFound: true}
+	return "", &idError{msg: fmt.Sprintf("not_found: no %s of project %s has an id starting with %q (see askbridge questions list)", where, a.env.Project, typed), notFound: true}
 }
 
 func hexPrefix(s string) bool {
@@ -120,7 +120,7 @@ func (a *app) idFailure(cmd string, err error) int {
 	if !errors.As(err, &e) {
 		return a.apiFailure(cmd, err)
 	}
-	fmt.Fprintf(a.stderr, "bridge %s: %s\n", cmd, e.msg)
+	fmt.Fprintf(a.stderr, "askbridge %s: %s\n", cmd, e.msg)
 	if e.notFound {
 		return ExitError
 	}

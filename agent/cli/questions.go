@@ -14,7 +14,7 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
-const questionsUsage = `usage: bridge questions <command> [flags]
+const questionsUsage = `usage: askbridge questions <command> [flags]
 
 commands:
   list [--all | --status S] [--json]   pending questions of the project, oldest first
@@ -60,12 +60,12 @@ func (a *app) questions(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stdout, questionsUsage)
 		return ExitOK
 	}
-	fmt.Fprintf(a.stderr, "bridge questions: unknown command %q\n%s\n", args[0], questionsUsage)
+	fmt.Fprintf(a.stderr, "askbridge questions: unknown command %q\n%s\n", args[0], questionsUsage)
 	return ExitUsage
 }
 
 func (a *app) qList(ctx context.Context, args []string) int {
-	fs := newFlags("questions list", a.stderr, "usage: bridge questions list [--all | --status S] [--json]")
+	fs := newFlags("questions list", a.stderr, "usage: askbridge questions list [--all | --status S] [--json]")
 	all := fs.Bool("all", false, "every state, not only pending")
 	status := fs.String("status", "pending", "pending, answered, cancelled or expired")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -73,7 +73,7 @@ func (a *app) qList(ctx context.Context, args []string) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(a.stderr, "bridge questions list: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(a.stderr, "askbridge questions list: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
 	}
 	st := domain.Status(*status)
@@ -122,13 +122,13 @@ func (a *app) qList(ctx context.Context, args []string) int {
 }
 
 func (a *app) qShow(ctx context.Context, args []string) int {
-	fs := newFlags("questions show", a.stderr, "usage: bridge questions show ID [--json]")
+	fs := newFlags("questions show", a.stderr, "usage: askbridge questions show ID [--json]")
 	asJSON := fs.Bool("json", false, "print the record as JSON")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(a.stderr, "usage: bridge questions show ID [--json]")
+		fmt.Fprintln(a.stderr, "usage: askbridge questions show ID [--json]")
 		return ExitUsage
 	}
 	id, err := a.resolveID(ctx, fs.Arg(0), false)
@@ -204,7 +204,7 @@ func (a *app) render(q *domain.Question) {
 	}
 	switch q.Status {
 	case domain.StatusPending:
-		fmt.Fprintf(w, "\nto dismiss it without an answer: bridge questions cancel %s\n", q.ID)
+		fmt.Fprintf(w, "\nto dismiss it without an answer: askbridge questions cancel %s\n", q.ID)
 	case domain.StatusAnswered:
 		by := "someone"
 		if q.RespondedBy != nil {
@@ -215,7 +215,8 @@ func (a *app) render(q *domain.Question) {
 			fmt.Fprintf(w, "   %s → %s\n", it.Question, q.Answers[it.Question])
 		}
 	case domain.StatusCancelled:
-		fmt.Fprintf(w, "\ncancelled (%s)\n", q.CancelReason)
+		// The line every copy shows, with who dismissed it and the note.
+		fmt.Fprintf(w, "\n%s\n", domain.OutcomeLine(q))
 	case domain.StatusExpired:
 		fmt.Fprintf(w, "\nexpired at %s without an answer\n", q.ExpiresAt.Format(time.RFC3339))
 	}
@@ -237,7 +238,7 @@ func (t itemTexts) Set(v string) error {
 }
 
 func (a *app) qCancel(ctx context.Context, args []string) int {
-	fs := newFlags("questions cancel", a.stderr, "usage: bridge questions cancel ID [--reason user|agent] [--note TEXT]")
+	fs := newFlags("questions cancel", a.stderr, "usage: askbridge questions cancel ID [--reason user|agent] [--note TEXT]")
 	reason := fs.String("reason", domain.CancelUser, "user (a person dismissed it) or agent (the runtime withdrew it)")
 	note := fs.String("note", "", "why, in a few words: kept on the record and shown on every copy (at most 500 characters)")
 	asJSON := fs.Bool("json", false, "print the record as JSON")
@@ -245,11 +246,11 @@ func (a *app) qCancel(ctx context.Context, args []string) int {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(a.stderr, "usage: bridge questions cancel ID [--reason user|agent] [--note TEXT]")
+		fmt.Fprintln(a.stderr, "usage: askbridge questions cancel ID [--reason user|agent] [--note TEXT]")
 		return ExitUsage
 	}
 	if *reason != domain.CancelUser && *reason != domain.CancelAgent {
-		fmt.Fprintf(a.stderr, "bridge questions cancel: --reason must be user or agent, got %q\n", *reason)
+		fmt.Fprintf(a.stderr, "askbridge questions cancel: --reason must be user or agent, got %q\n", *reason)
 		return ExitUsage
 	}
 	id, err := a.resolveID(ctx, fs.Arg(0), true)
@@ -272,7 +273,7 @@ func (a *app) qCancel(ctx context.Context, args []string) int {
 func (a *app) printJSON(v any) int {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		fmt.Fprintf(a.stderr, "bridge: %v\n", err)
+		fmt.Fprintf(a.stderr, "askbridge: %v\n", err)
 		return ExitError
 	}
 	if _, err := a.rawOut.Write(append(termsafe.JSON(b), '\n')); err != nil {
@@ -294,7 +295,7 @@ func shorten(s string, n int) string {
 // qAudit prints the audit trail: a line per entry, or JSON lines (--jsonl)
 // for export.
 func (a *app) qAudit(ctx context.Context, args []string) int {
-	const usage = "usage: bridge questions audit [ID] [--jsonl]"
+	const usage = "usage: askbridge questions audit [ID] [--jsonl]"
 	fs := newFlags("questions audit", a.stderr, usage)
 	jsonl := fs.Bool("jsonl", false, "print one JSON object per line (for export)")
 	if code, ok := parse(fs, args); !ok {

@@ -2,7 +2,7 @@ package hook_test
 
 // Tests driven by hook events captured from the real Claude Code CLI
 // (testdata/claude-code, from 2.1.197 and 2.1.330) through the hook's
-// own code against a real `bridge serve`.
+// own code against a real `askbridge serve`.
 
 import (
 	"bytes"

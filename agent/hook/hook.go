@@ -1,4 +1,4 @@
-// Package hook is the Claude Code hook of askbridge (bridge hook
+// Package hook is the Claude Code hook of askbridge (askbridge hook
 // claude-code). It reads one hook event as JSON on stdin and answers it on
 // stdout after asking people through the bridge:
 //
@@ -130,7 +130,7 @@ type stringsFlag []string
 func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
 func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 
-const usage = `usage: bridge hook claude-code [flags] < hook-input.json
+const usage = `usage: askbridge hook claude-code [flags] < hook-input.json
 
 Answers Claude Code hook events through askbridge: AskUserQuestion (PreToolUse
 or PermissionRequest) becomes a question in Slack/Discord/the web inbox; other
@@ -161,20 +161,20 @@ func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, s
 		return ExitUsage
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bridge hook claude-code: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "askbridge hook claude-code: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
 	}
 	if cfg.onTimeout != "fallback" && cfg.onTimeout != "deny" {
-		fmt.Fprintf(stderr, "bridge hook claude-code: --on-timeout must be fallback or deny, got %q\n", cfg.onTimeout)
+		fmt.Fprintf(stderr, "askbridge hook claude-code: --on-timeout must be fallback or deny, got %q\n", cfg.onTimeout)
 		return ExitUsage
 	}
 	if cfg.timeout <= 0 {
-		fmt.Fprintf(stderr, "bridge hook claude-code: --timeout must be positive, got %s\n", cfg.timeout)
+		fmt.Fprintf(stderr, "askbridge hook claude-code: --timeout must be positive, got %s\n", cfg.timeout)
 		return ExitUsage
 	}
 	for _, p := range approve {
 		if _, err := parsePattern(p); err != nil {
-			fmt.Fprintf(stderr, "bridge hook claude-code: --approve %q: %v\n", p, err)
+			fmt.Fprintf(stderr, "askbridge hook claude-code: --approve %q: %v\n", p, err)
 			return ExitUsage
 		}
 	}
@@ -184,19 +184,19 @@ func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, s
 
 	raw, err := readInput(ctx, stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge hook claude-code: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge hook claude-code: %v\n", err)
 		return ExitError
 	}
 	in, err := parseInput(raw)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge hook claude-code: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge hook claude-code: %v\n", err)
 		return ExitError
 	}
 	h := &hook{cfg: cfg, in: in, stderr: stderr,
 		c: client.New(env.URL, env.Token, env.Project, client.WithUserAgent("askbridge-hook"), client.WithPollTimeout(cfg.poll))}
 	out, err := h.handle(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge hook claude-code: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge hook claude-code: %v\n", err)
 		return ExitError
 	}
 	if out == nil {
@@ -335,7 +335,7 @@ func (h *hook) askUserQuestion(ctx context.Context) (*Output, error) {
 		return h.deny(dismissed(q)), nil
 	}
 	// Expired, superseded or withdrawn: Claude Code asks in the terminal.
-	fmt.Fprintf(h.stderr, "bridge hook claude-code: question %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
+	fmt.Fprintf(h.stderr, "askbridge hook claude-code: question %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
 	return h.onTimeout(event, "No answer came through askbridge: the question "+describe(q)+"."), nil
 }
 
@@ -383,7 +383,7 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 	case q.Status == domain.StatusCancelled && q.CancelReason == domain.CancelUser:
 		return h.deny(dismissed(q)), nil
 	}
-	fmt.Fprintf(h.stderr, "bridge hook claude-code: approval %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
+	fmt.Fprintf(h.stderr, "askbridge hook claude-code: approval %s %s; Claude Code will ask in the terminal\n", q.ID, describe(q))
 	return h.onTimeout(event, "No approval came through askbridge: the request "+describe(q)+"."), nil
 }
 

@@ -74,12 +74,12 @@ func (h *hook) askAndWait(ctx context.Context, req *domain.AskRequest) (waited, 
 		if fq, gerr := h.c.Get(cctx, asked.ID); gerr == nil && fq.Status == domain.StatusAnswered && !terminal {
 			return waited{q: fq}, nil
 		}
-		fmt.Fprintf(h.stderr, "bridge hook claude-code: withdrawing question %s failed: %v\n", asked.ID, cerr)
+		fmt.Fprintf(h.stderr, "askbridge hook claude-code: withdrawing question %s failed: %v\n", asked.ID, cerr)
 	} else if cq.Status == domain.StatusAnswered && !terminal {
 		return waited{q: cq}, nil
 	}
 	if terminal {
-		fmt.Fprintf(h.stderr, "bridge hook claude-code: %s was decided in the terminal; question %s withdrawn\n", h.in.ToolName, asked.ID)
+		fmt.Fprintf(h.stderr, "askbridge hook claude-code: %s was decided in the terminal; question %s withdrawn\n", h.in.ToolName, asked.ID)
 		return waited{terminal: true}, nil
 	}
 	if ctx.Err() != nil {

@@ -1,7 +1,7 @@
 // Package mcpserver is askbridge's MCP server: one tool, ask_user, in the
 // shape of Claude Code's AskUserQuestion, that posts the question through a
-// bridge and blocks until someone answers. It serves stdio (bridge mcp) and
-// Streamable HTTP (/mcp of bridge serve).
+// bridge and blocks until someone answers. It serves stdio (askbridge mcp) and
+// Streamable HTTP (/mcp of askbridge serve).
 package mcpserver
 
 import (
@@ -29,7 +29,7 @@ const ToolName = "ask_user"
 const DefaultProgressEvery = 15 * time.Second
 
 // Backend is the bridge a call asks through: the HTTP API client for
-// bridge mcp, the in-process API for /mcp.
+// askbridge mcp, the in-process API for /mcp.
 type Backend interface {
 	Ask(ctx context.Context, req *domain.AskRequest) (*client.Asked, error)
 	Wait(ctx context.Context, id string) (*domain.Question, error)
@@ -51,7 +51,7 @@ type Caller struct {
 
 // Config configures the server.
 type Config struct {
-	// Client is the bridge of every call (bridge mcp). Ignored when
+	// Client is the bridge of every call (askbridge mcp). Ignored when
 	// CallerFor is set.
 	Client  *client.Client
 	Route   string // BRIDGE_ROUTE: route of every question ("" = the agent's or the default)
@@ -64,7 +64,7 @@ type Config struct {
 	// from the request's token and headers).
 	CallerFor func(req *mcp.CallToolRequest) (Caller, error)
 	// Answer, when set, offers each question to the host's own user as a
-	// form elicitation if the host supports it (bridge mcp).
+	// form elicitation if the host supports it (askbridge mcp).
 	Answer Answerer
 	// ProgressEvery is the interval of progress notifications (default 15s).
 	ProgressEvery time.Duration
@@ -121,7 +121,7 @@ func boolp(b bool) *bool { return &b }
 // MCP returns the underlying SDK server (to serve other transports).
 func (s *Server) MCP() *mcp.Server { return s.server }
 
-// Serve runs one MCP session over r and w (stdin and stdout of bridge mcp)
+// Serve runs one MCP session over r and w (stdin and stdout of askbridge mcp)
 // until the client closes r or ctx ends (SIGTERM, SIGINT), whether or not a
 // call is waiting. The session's questions are then withdrawn unless
 // Config.RunID pins their run.

@@ -38,7 +38,7 @@ func (p *progressLog) all() []string {
 	return append([]string(nil), p.msgs...)
 }
 
-// connect starts "bridge mcp" against api and connects the SDK's client.
+// connect starts "askbridge mcp" against api and connects the SDK's client.
 func connect(t *testing.T, api *fakeapi.Server, extraEnv ...string) (*mcp.ClientSession, *progressLog) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "mcp", "--progress-every", "200ms")
@@ -71,7 +71,7 @@ type testWriter struct {
 func (w *testWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.t.Logf("bridge mcp: %s", strings.TrimSpace(string(p)))
+	w.t.Logf("askbridge mcp: %s", strings.TrimSpace(string(p)))
 	return len(p), nil
 }
 

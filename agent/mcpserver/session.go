@@ -130,7 +130,7 @@ func (s *Server) withdraw(ctx context.Context, b Backend, id string) {
 	}
 }
 
-// Close ends every session (shutdown of bridge serve), withdrawing their
+// Close ends every session (shutdown of askbridge serve), withdrawing their
 // questions as endSession does.
 func (s *Server) Close() {
 	s.mu.Lock()

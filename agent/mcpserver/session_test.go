@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// startMCP starts "bridge mcp" with pipes the test holds itself, so the test
+// startMCP starts "askbridge mcp" with pipes the test holds itself, so the test
 // decides when stdin closes and can signal and reap the process.
 func startMCP(t *testing.T, api *fakeapi.Server, extraEnv ...string) (*exec.Cmd, *mcp.ClientSession, func() error, io.Closer) {
 	t.Helper()
@@ -48,7 +48,7 @@ func startMCP(t *testing.T, api *fakeapi.Server, extraEnv ...string) (*exec.Cmd,
 		case err := <-exited:
 			return err
 		case <-time.After(5 * time.Second):
-			t.Fatal("bridge mcp still running 5s later")
+			t.Fatal("askbridge mcp still running 5s later")
 			return nil
 		}
 	}
@@ -87,7 +87,7 @@ func TestMCPExitsOnSignalWhileCallPending(t *testing.T) {
 			start := time.Now()
 			require.NoError(t, cmd.Process.Signal(sig))
 			_ = wait()
-			assert.Less(t, time.Since(start), 3*time.Second, "bridge mcp exits promptly on %v", sig)
+			assert.Less(t, time.Since(start), 3*time.Second, "askbridge mcp exits promptly on %v", sig)
 			got := waitStatus(t, api, q.ID)
 			assert.Equal(t, domain.StatusCancelled, got.Status, "the ended session withdraws its question")
 			assert.Equal(t, domain.CancelAgent, got.CancelReason)

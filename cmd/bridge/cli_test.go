@@ -84,9 +84,9 @@ func envReadBySource(t *testing.T) (all, withFile map[string]bool) {
 func TestServeHelpListsFlagsAndEveryEnvironmentVariable(t *testing.T) {
 	for _, flag := range []string{"--help", "-h", "-help"} {
 		r := runBridge(t, nil, "serve", flag)
-		require.Equal(t, 0, r.code, "bridge serve %s: %s", flag, r.stderr)
+		require.Equal(t, 0, r.code, "askbridge serve %s: %s", flag, r.stderr)
 		assert.Empty(t, r.stderr)
-		assert.Contains(t, r.stdout, "usage: bridge serve [flags]")
+		assert.Contains(t, r.stdout, "usage: askbridge serve [flags]")
 		assert.NotContains(t, r.stdout, "Usage of serve", "Go's bare flag usage")
 		for _, f := range []string{"-addr", "-config", "-redis-url"} {
 			assert.Contains(t, r.stdout, f)
@@ -95,14 +95,14 @@ func TestServeHelpListsFlagsAndEveryEnvironmentVariable(t *testing.T) {
 	help := runBridge(t, nil, "serve", "--help").stdout
 	all, withFile := envReadBySource(t)
 	for v := range all {
-		assert.Regexp(t, `(?m)^  `+v+`\b`, help, "bridge serve reads %s but its help does not list it", v)
+		assert.Regexp(t, `(?m)^  `+v+`\b`, help, "askbridge serve reads %s but its help does not list it", v)
 	}
 	for v := range withFile {
 		assert.Regexp(t, `(?m)^  `+v+` \*`, help, "%s_FILE is read but the help does not mark %s as having a _FILE form", v, v)
 	}
 	assert.Contains(t, help, "NAME_FILE")
 	for _, v := range serveEnv {
-		assert.True(t, all[v.name], "the help lists %s, which bridge serve does not read", v.name)
+		assert.True(t, all[v.name], "the help lists %s, which askbridge serve does not read", v.name)
 	}
 }
 
@@ -116,8 +116,8 @@ func TestServeHelpNeverPrintsTheRedisPassword(t *testing.T) {
 func TestServeUsageErrors(t *testing.T) {
 	r := runBridge(t, nil, "serve", "--nope")
 	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stderr, "bridge serve: flag provided but not defined: -nope")
-	assert.Contains(t, r.stderr, "usage: bridge serve [flags]")
+	assert.Contains(t, r.stderr, "askbridge serve: flag provided but not defined: -nope")
+	assert.Contains(t, r.stderr, "usage: askbridge serve [flags]")
 	assert.Empty(t, r.stdout)
 
 	r = runBridge(t, nil, "serve", "extra")
@@ -132,7 +132,7 @@ func TestTopLevelHelpNamesEveryCommand(t *testing.T) {
 	for _, c := range []string{"serve", "ask", "mcp", "hook claude-code", "health", "version", "help"} {
 		assert.Regexp(t, `(?m)^  `+regexp.QuoteMeta(c)+`\b`, help, "top-level help omits %q", c)
 	}
-	// Every subcommand `bridge questions --help` describes is named too.
+	// Every subcommand `askbridge questions --help` describes is named too.
 	q := runBridge(t, nil, "questions", "--help")
 	require.Equal(t, 0, q.code)
 	_, cmds, ok := strings.Cut(q.stdout, "commands:\n")
@@ -161,7 +161,7 @@ func TestVersionPrintsVersionCommitAndGo(t *testing.T) {
 	require.Equal(t, 0, a.code, a.stderr)
 	require.Equal(t, 0, b.code, b.stderr)
 	assert.Equal(t, a.stdout, b.stdout)
-	assert.Regexp(t, `^bridge \S+\ncommit: \S+`, a.stdout)
+	assert.Regexp(t, `^askbridge \S+\ncommit: \S+`, a.stdout)
 	assert.Contains(t, a.stdout, "go: "+runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH)
 
 	r := runBridge(t, nil, "version", "extra")
@@ -179,10 +179,10 @@ func TestReadBuildInfo(t *testing.T) {
 		ver, com      string
 		want, without []string
 	}{
-		{"link-time values win", vcs, "v2.0.0", "feedface", []string{"bridge v2.0.0\n", "commit: feedface (modified)\n", "go: go1.26.8 "}, []string{"v1.4.0", "0123456789"}},
-		{"toolchain stamp", vcs, "", "", []string{"bridge v1.4.0\n", "commit: 0123456789abcdef0123456789abcdef01234567 (modified)\n", "commit time: 2026-11-20T10:00:00Z\n"}, nil},
-		{"nothing known", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "", "", []string{"bridge devel\n", "commit: unknown\n", "go: " + runtime.Version()}, []string{"(devel)", "modified", "commit time"}},
-		{"no build info", nil, "v1", "", []string{"bridge v1\n", "commit: unknown\n"}, nil},
+		{"link-time values win", vcs, "v2.0.0", "feedface", []string{"askbridge v2.0.0\n", "commit: feedface (modified)\n", "go: go1.26.8 "}, []string{"v1.4.0", "0123456789"}},
+		{"toolchain stamp", vcs, "", "", []string{"askbridge v1.4.0\n", "commit: 0123456789abcdef0123456789abcdef01234567 (modified)\n", "commit time: 2026-11-20T10:00:00Z\n"}, nil},
+		{"nothing known", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "", "", []string{"askbridge devel\n", "commit: unknown\n", "go: " + runtime.Version()}, []string{"(devel)", "modified", "commit time"}},
+		{"no build info", nil, "v1", "", []string{"askbridge v1\n", "commit: unknown\n"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var w bytes.Buffer
@@ -198,7 +198,7 @@ func TestReadBuildInfo(t *testing.T) {
 }
 
 // TestMakeBuildStampsVersionAndCommit builds the binary the way `make
-// build` does and checks that `bridge --version` reports what was stamped.
+// build` does and checks that `askbridge --version` reports what was stamped.
 func TestMakeBuildStampsVersionAndCommit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -206,13 +206,13 @@ func TestMakeBuildStampsVersionAndCommit(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
 	}
-	bin := filepath.Join(t.TempDir(), "bridge")
+	bin := filepath.Join(t.TempDir(), "askbridge")
 	cmd := exec.Command("make", "-s", "-C", "../..", "build", "BIN="+bin, "VERSION=v9.8.7-test")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	out, err = exec.Command(bin, "--version").Output()
 	require.NoError(t, err)
-	assert.Contains(t, string(out), "bridge v9.8.7-test\n")
+	assert.Contains(t, string(out), "askbridge v9.8.7-test\n")
 	assert.Contains(t, string(out), "go: "+runtime.Version())
 	if head, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
 		assert.Contains(t, string(out), "commit: "+strings.TrimSpace(string(head)))
@@ -250,5 +250,5 @@ func TestHealthExitsZeroOnlyWhenTheBridgeAnswersOK(t *testing.T) {
 
 	r = runBridge(t, nil, "health", "--help")
 	assert.Equal(t, 0, r.code)
-	assert.Contains(t, r.stdout, "usage: bridge health")
+	assert.Contains(t, r.stdout, "usage: askbridge health")
 }

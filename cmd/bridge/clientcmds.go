@@ -10,5 +10,5 @@ import (
 // clientCommand runs the client-side commands (ask, questions, mcp, hook);
 // handled is false for any other command.
 func clientCommand(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
-	return cli.Run(ctx, args, getenv, stdin, stdout, stderr)
+	return cli.RunVersion(ctx, buildVersion(), args, getenv, stdin, stdout, stderr)
 }

@@ -160,15 +160,17 @@ func loadConfig(path string, getenv func(string) string) (*settings, error) {
 // environment e over it and checks the result, reporting every problem at
 // once: the file's, the environment's, then those of the combination.
 func resolveConfig(path string, e *serveEnvValues) (*settings, error) {
-	fc, err := readConfigFile(path)
+	fc, lines, err := readConfigFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var p configProblems
+	var p, combined configProblems
 	s := p.fromFile(fc)
 	e.overlay(s)
-	p = append(p, e.problems...)
-	p.check(s, fc, e)
+	combined.check(s, fc, e)
+	// Problems that name a key of the file carry its line, as the
+	// structural ones do; the environment's name their variable.
+	p = append(append(p.withLines(lines), e.problems...), combined.withLines(lines)...)
 	if len(p) > 0 {
 		where := "configuration"
 		if path != "" {
@@ -179,20 +181,22 @@ func resolveConfig(path string, e *serveEnvValues) (*settings, error) {
 	return s, nil
 }
 
-// readConfigFile decodes the YAML file at path; no path is an empty file.
-func readConfigFile(path string) (*fileConfig, error) {
+// readConfigFile decodes the YAML file at path, with the line of every key
+// and list item by its path (configLines); no path is an empty file.
+func readConfigFile(path string) (*fileConfig, map[string]int, error) {
 	var fc fileConfig
 	if path == "" {
-		return &fc, nil
+		return &fc, nil, nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %v", err)
+		return nil, nil, fmt.Errorf("config: %v", err)
 	}
-	if err := decodeConfig(b, &fc); err != nil {
-		return nil, fmt.Errorf("config %s:\n  %s", path, err)
+	lines, err := decodeConfig(b, &fc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config %s:\n  %s", path, err)
 	}
-	return &fc, nil
+	return &fc, lines, nil
 }
 
 // configProblems collects the problems of a configuration, one line each.

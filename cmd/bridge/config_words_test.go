@@ -57,7 +57,7 @@ func TestConfigErrorsInPlainWords(t *testing.T) {
 // deeper than the limit is refused with its line, before it is walked.
 func TestADeeplyNestedConfigurationIsRefused(t *testing.T) {
 	var fc fileConfig
-	err := decodeConfig([]byte("routes:\n  - name: x\n    targets: "+strings.Repeat("[", 5000)+strings.Repeat("]", 5000)+"\n"), &fc)
+	_, err := decodeConfig([]byte("routes:\n  - name: x\n    targets: "+strings.Repeat("[", 5000)+strings.Repeat("]", 5000)+"\n"), &fc)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "line 3: the file nests deeper than 64 levels")
 }

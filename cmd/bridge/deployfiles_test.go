@@ -35,17 +35,17 @@ func serveEnvByName() map[string]serveEnvVar {
 	return m
 }
 
-// assertServeEnv checks that name is a variable bridge serve reads, or the
+// assertServeEnv checks that name is a variable askbridge serve reads, or the
 // _FILE form of one that has it.
 func assertServeEnv(t *testing.T, where, name string) {
 	t.Helper()
 	known := serveEnvByName()
 	if base, ok := strings.CutSuffix(name, "_FILE"); ok {
-		assert.True(t, known[base].file, "%s sets %s, but bridge serve has no such _FILE variable", where, name)
+		assert.True(t, known[base].file, "%s sets %s, but askbridge serve has no such _FILE variable", where, name)
 		return
 	}
 	_, ok := known[name]
-	assert.True(t, ok, "%s sets %s, which bridge serve does not read", where, name)
+	assert.True(t, ok, "%s sets %s, which askbridge serve does not read", where, name)
 }
 
 func TestComposeFileRunsTheBridgeItDescribes(t *testing.T) {
@@ -77,11 +77,11 @@ func TestComposeFileRunsTheBridgeItDescribes(t *testing.T) {
 	containerfile, err := os.ReadFile("../../deploy/Containerfile")
 	require.NoError(t, err)
 	require.NotEmpty(t, bridge.Healthcheck.Test)
-	assert.Equal(t, []string{"CMD", "/usr/local/bin/bridge", "health", "--ready"}, bridge.Healthcheck.Test)
-	assert.Contains(t, string(containerfile), "COPY bridge /usr/local/bin/bridge", "the health check runs the image's binary")
+	assert.Equal(t, []string{"CMD", "/usr/local/bin/askbridge", "health", "--ready"}, bridge.Healthcheck.Test)
+	assert.Contains(t, string(containerfile), "COPY askbridge /usr/local/bin/askbridge", "the health check runs the image's binary")
 	args := bridge.Command
 	require.NotEmpty(t, args)
-	assert.Equal(t, 0, runBridge(t, nil, append(append([]string{}, args...), "--help")...).code, "bridge %v parses", args)
+	assert.Equal(t, 0, runBridge(t, nil, append(append([]string{}, args...), "--help")...).code, "askbridge %v parses", args)
 
 	for name, value := range bridge.Environment {
 		assertServeEnv(t, "compose.yaml", name)

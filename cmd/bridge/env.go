@@ -16,8 +16,8 @@ import (
 	"github.com/askbridge/askbridge/server/egress"
 )
 
-// serveEnvValues is every environment variable `bridge serve` reads (and
-// `bridge health` reads BRIDGE_ADDR from), read and checked in one place:
+// serveEnvValues is every environment variable `askbridge serve` reads (and
+// `askbridge health` reads BRIDGE_ADDR from), read and checked in one place:
 // readServeEnv. servehelp.go's serveEnv lists the same names for --help.
 type serveEnvValues struct {
 	addr, config string
@@ -33,7 +33,7 @@ type serveEnvValues struct {
 	problems []string
 }
 
-// readServeEnv reads every environment variable of `bridge serve` and
+// readServeEnv reads every environment variable of `askbridge serve` and
 // checks each value: a value that cannot be used is a problem naming the
 // variable, never silently replaced by a default.
 func readServeEnv(getenv func(string) string) *serveEnvValues {

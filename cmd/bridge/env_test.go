@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestBadEnvironmentValuesAreRefusedByName: `bridge serve` refuses to start
+// TestBadEnvironmentValuesAreRefusedByName: `askbridge serve` refuses to start
 // when an environment variable holds a value it cannot use, and says which
 // variable and how to write it, instead of starting on a default (a log
 // level it does not know, an API base that is no URL) or failing later with
@@ -54,7 +54,7 @@ func TestBadEnvironmentValuesAreRefusedByName(t *testing.T) {
 			defer cancel()
 			var out, errb bytes.Buffer
 			code := run(ctx, []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
-			assert.Equal(t, 1, code, "bridge serve started with a bad value; stderr:\n%s", errb.String())
+			assert.Equal(t, 1, code, "askbridge serve started with a bad value; stderr:\n%s", errb.String())
 			assert.Contains(t, errb.String(), c.want)
 			assert.NotContains(t, out.String(), "listening")
 		})

@@ -1,4 +1,4 @@
-// Command bridge runs askbridge: the server (serve) and its command-line
+// Command askbridge (built from cmd/bridge) runs askbridge: the server (serve) and its command-line
 // clients (ask, questions, mcp, hook).
 package main
 
@@ -33,7 +33,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return health(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version":
 		if len(args) > 1 {
-			fmt.Fprintf(stderr, "bridge version: unexpected argument %q\n", args[1])
+			fmt.Fprintf(stderr, "askbridge version: unexpected argument %q\n", args[1])
 			return 2
 		}
 		printVersion(stdout)
@@ -42,11 +42,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if code, ok := clientCommand(ctx, args, getenv, stdin, stdout, stderr); ok {
 		return code
 	}
-	fmt.Fprintf(stderr, "bridge: unknown command %q\n%s\n", args[0], usage)
+	fmt.Fprintf(stderr, "askbridge: unknown command %q\n%s\n", args[0], usage)
 	return 2
 }
 
-const usage = `usage: bridge <command> [flags]
+const usage = `usage: askbridge <command> [flags]
 
 commands:
   serve                      run the bridge: HTTP API, web inbox, Slack and Discord adapters,
@@ -63,5 +63,5 @@ commands:
   version                    print the version, commit and Go version (also --version)
   help                       this text
 
-"bridge <command> --help" describes a command's flags. The client commands (ask,
+"askbridge <command> --help" describes a command's flags. The client commands (ask,
 questions, mcp, hook) talk to a running bridge: BRIDGE_URL, BRIDGE_TOKEN, BRIDGE_PROJECT.`

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	bridgeBin = filepath.Join(dir, "bridge")
+	bridgeBin = filepath.Join(dir, "askbridge")
 	out, err := exec.Command("go", "build", "-o", bridgeBin, ".").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building bridge: %v\n%s", err, out)
@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// proc is a running `bridge serve`.
+// proc is a running `askbridge serve`.
 type proc struct {
 	t    *testing.T
 	cmd  *exec.Cmd

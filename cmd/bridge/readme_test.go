@@ -15,7 +15,7 @@ import (
 // TestReadmeAgreesWithGoModAndTimeoutLimits keeps the Go version and the
 // timeout limits the docs state (README.md and docs/*.md) the ones the code
 // enforces: the Go version and the ask's timeout are in the README, the
-// `bridge ask` flags in docs/agents.md.
+// `askbridge ask` flags in docs/agents.md.
 func TestReadmeAgreesWithGoModAndTimeoutLimits(t *testing.T) {
 	files, err := filepath.Glob("../../docs/*.md")
 	require.NoError(t, err)

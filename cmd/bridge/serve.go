@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"syscall"
 	"time"
 
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/store"
 )
 
-// serveOptions are the flags and environment of `bridge serve`.
+// serveOptions are the flags and environment of `askbridge serve`.
 type serveOptions struct {
 	addr, config, redisURL string
 	// sweep is the deadline sweeper's interval.
@@ -35,17 +36,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			writeServeUsage(stdout, fs)
 			return 0
 		}
-		fmt.Fprintf(stderr, "bridge serve: %v\n\n", err)
+		fmt.Fprintf(stderr, "askbridge serve: %v\n\n", err)
 		writeServeUsage(stderr, fs)
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bridge serve: unexpected argument %q (see bridge serve --help)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "askbridge serve: unexpected argument %q (see askbridge serve --help)\n", fs.Arg(0))
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: env.logLevel}))
 	if err := runServer(ctx, o, env, stdout, log); err != nil {
-		fmt.Fprintf(stderr, "bridge serve: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge serve: %v\n", err)
 		return 1
 	}
 	return 0
@@ -61,13 +62,16 @@ func runServer(ctx context.Context, o serveOptions, env *serveEnvValues, stdout 
 	if o.redisURL != "" {
 		cfg.RedisURL = o.redisURL
 	}
-	cfg.Addr, cfg.Sweep, cfg.Logger = o.addr, o.sweep, log
+	cfg.Addr, cfg.Sweep, cfg.Logger, cfg.Version = o.addr, o.sweep, log, buildVersion()
 	store.LogRedisTo(log.With("component", "redis"))
 	a, err := app.New(ctx, *cfg)
 	if err != nil {
 		return err
 	}
 	addr, err := a.Listen()
+	if errors.Is(err, syscall.EADDRINUSE) {
+		err = fmt.Errorf("%s is already in use (another askbridge, or another program): choose another address with --addr or BRIDGE_ADDR, e.g. --addr 127.0.0.1:8081 (%w)", cfg.Addr, err)
+	}
 	if err == nil {
 		where := "embedded in-memory store"
 		if !a.Store().Embedded() {

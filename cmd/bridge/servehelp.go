@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 )
 
-// serveEnvVar is one environment variable `bridge serve` reads.
+// serveEnvVar is one environment variable `askbridge serve` reads.
 type serveEnvVar struct {
 	name string
 	// file: the variable also has a NAME_FILE form naming a file that
@@ -16,7 +16,7 @@ type serveEnvVar struct {
 	meaning string
 }
 
-// serveEnv lists every environment variable `bridge serve` reads, for its
+// serveEnv lists every environment variable `askbridge serve` reads, for its
 // --help; a test checks it against the getenv calls of this package.
 var serveEnv = []serveEnvVar{
 	{"BRIDGE_ADDR", false, "listen address (the --addr flag wins)"},
@@ -40,7 +40,7 @@ var serveEnv = []serveEnvVar{
 	{"DISCORD_API_URL", true, "Discord API base (default https://discord.com/api/v10)"},
 }
 
-const serveIntro = `usage: bridge serve [flags]
+const serveIntro = `usage: askbridge serve [flags]
 
 Runs the bridge: the HTTP API for agents, the web inbox at /, the Slack and
 Discord adapters, the remote MCP endpoint at /mcp, and /healthz (liveness),
@@ -49,7 +49,7 @@ questions in an embedded in-memory store that is lost on restart. With no
 agent or operator tokens configured it only listens on loopback.
 SIGTERM drains in-flight work for up to 30 s, then exits.`
 
-// writeServeUsage prints the help of `bridge serve`: its flags and every
+// writeServeUsage prints the help of `askbridge serve`: its flags and every
 // environment variable it reads.
 func writeServeUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, serveIntro)
@@ -71,6 +71,6 @@ func writeServeUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, "\n* also as NAME_FILE: the value is read from that file, e.g. SLACK_BOT_TOKEN_FILE=/run/secrets/slack-bot.")
 	fmt.Fprintln(w, `
 examples:
-  bridge serve                                        # embedded store, web inbox at http://127.0.0.1:8080/
-  REDIS_URL=redis://localhost:6379 bridge serve --config bridge.yaml --addr 0.0.0.0:8080`)
+  askbridge serve                                        # embedded store, web inbox at http://127.0.0.1:8080/
+  REDIS_URL=redis://localhost:6379 askbridge serve --config bridge.yaml --addr 0.0.0.0:8080`)
 }

@@ -18,7 +18,7 @@ var (
 	commit  string
 )
 
-// buildInfo is what `bridge version` prints.
+// buildInfo is what `askbridge version` prints.
 type buildInfo struct {
 	Version, Commit, Time, Go string
 	Modified                  bool
@@ -58,7 +58,7 @@ func readBuildInfo(info *debug.BuildInfo, linkVersion, linkCommit string) buildI
 }
 
 func (b buildInfo) write(w io.Writer) {
-	fmt.Fprintf(w, "bridge %s\n", b.Version)
+	fmt.Fprintf(w, "askbridge %s\n", b.Version)
 	c := b.Commit
 	if b.Modified {
 		c += " (modified)"
@@ -68,6 +68,12 @@ func (b buildInfo) write(w io.Writer) {
 		fmt.Fprintf(w, "commit time: %s\n", b.Time)
 	}
 	fmt.Fprintf(w, "go: %s %s/%s\n", b.Go, runtime.GOOS, runtime.GOARCH)
+}
+
+// buildVersion is the version `askbridge version` prints, for MCP clients.
+func buildVersion() string {
+	info, _ := debug.ReadBuildInfo()
+	return readBuildInfo(info, version, commit).Version
 }
 
 func printVersion(w io.Writer) {

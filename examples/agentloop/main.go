@@ -1,15 +1,16 @@
 // Command agentloop is a runnable agent loop that embeds askbridge in
 // webhook mode: it asks a question, pauses its run and stops; when someone
-// answers (in Slack, Discord, the web inbox or with `bridge questions
+// answers (in Slack, Discord, the web inbox or with `askbridge questions
 // answer`), the bridge POSTs the signed resume webhook and the loop
 // continues the conversation as a new run with resumed_from set.
 //
 // The "model" is scripted so the example runs without an LLM: it asks which
 // region to deploy to, then "deploys" there.
 //
-//	BRIDGE_WEBHOOK_SECRET=s3cret bridge serve &
+//	export BRIDGE_PROJECT=demo
+//	BRIDGE_WEBHOOK_SECRET=s3cret askbridge serve &
 //	BRIDGE_WEBHOOK_SECRET=s3cret go run ./examples/agentloop
-//	bridge questions list; bridge questions answer <id> 2
+//	askbridge questions list; askbridge questions answer <id> 2
 //
 // In production the webhook receiver is a long-running service and the run
 // itself a job that exits when it pauses; here both live in one process.
@@ -212,7 +213,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	c := client.New(bridgeURL, getenv("BRIDGE_TOKEN"), getenv("BRIDGE_PROJECT"))
+	project := getenv("BRIDGE_PROJECT")
+	if project == "" {
+		project = "default"
+	}
+	c := client.New(bridgeURL, getenv("BRIDGE_TOKEN"), project)
 	agent := NewAgent(c, "http://"+ln.Addr().String()+"/resume", *stateDir, stdout, log)
 	mux := http.NewServeMux()
 	mux.Handle("POST /resume", &webhook.Receiver{Secret: []byte(secret), Handle: agent.HandleResume, Logger: log})
@@ -229,7 +234,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if outcome == Finished {
 		return nil
 	}
-	fmt.Fprintln(stdout, "answer it with: bridge questions list; bridge questions answer <id> <n>")
+	// The project is named so the CLI of another terminal looks in the same one.
+	fmt.Fprintf(stdout, "answer it with: BRIDGE_PROJECT=%s askbridge questions list; BRIDGE_PROJECT=%s askbridge questions answer <id> <n>\n", project, project)
 	select {
 	case id := <-agent.Finished():
 		fmt.Fprintf(stdout, "run %s finished\n", id)
