@@ -237,7 +237,7 @@ func (a *App) Run(ctx context.Context) error {
 		a.mu.Unlock()
 		return errors.New("app: Run called twice or after Close")
 	}
-	a.srv = &http.Server{Handler: bodyDeadline(a.handler, chatBodyTimeout, apiBodyTimeout), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout,
+	a.srv = &http.Server{Handler: boundUnauthenticated(bodyDeadline(a.handler, chatBodyTimeout, apiBodyTimeout), unauthenticatedPerIP), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	for _, c := range a.adapters {
 		a.workers.Go(func() {

@@ -29,10 +29,58 @@ const (
 	// which applies its own, smaller limit.
 	maxBufferedBody = 2 << 20
 	// DefaultConnsPerIP bounds the connections one client address may hold
-	// open at once; more are closed as they arrive. Behind a load balancer
-	// every client shares its address: raise it (Settings.ConnsPerIP).
-	DefaultConnsPerIP = 256
+	// open at once; more are closed as they arrive. It is high because an
+	// agent runtime parks a long-poll per waiting question (the bench parks
+	// 10,000 from one address); behind a load balancer every client shares
+	// its address: raise it (Settings.ConnsPerIP).
+	DefaultConnsPerIP = 16384
+	// unauthenticatedPerIP bounds the requests one client address may have
+	// in flight at once on the endpoints anyone may reach before any
+	// credential is checked (platform callbacks, sign-in): a click or a
+	// sign-in takes milliseconds.
+	unauthenticatedPerIP = 64
 )
+
+// perIPInFlight answers 429 to a client address that already has max
+// requests in flight on the platform callbacks and sign-in.
+type perIPInFlight struct {
+	next http.Handler
+	max  int
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+func boundUnauthenticated(next http.Handler, max int) http.Handler {
+	return &perIPInFlight{next: next, max: max, n: map[string]int{}}
+}
+
+func (b *perIPInFlight) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Path; !strings.HasPrefix(p, "/slack/") && !strings.HasPrefix(p, "/discord/") && p != "/login" {
+		b.next.ServeHTTP(w, r)
+		return
+	}
+	ip, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		ip = r.RemoteAddr
+	}
+	b.mu.Lock()
+	if b.n[ip] >= b.max {
+		b.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many requests in flight from this address", http.StatusTooManyRequests)
+		return
+	}
+	b.n[ip]++
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		if b.n[ip]--; b.n[ip] <= 0 {
+			delete(b.n, ip)
+		}
+		b.mu.Unlock()
+	}()
+	b.next.ServeHTTP(w, r)
+}
 
 // bodyDeadline reads a request's body within its endpoint's time (before
 // the handler runs, so a handler never waits on a slow client): chat for

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -111,5 +112,40 @@ func TestASlowLorisWaveNeitherHoldsTheDoorNorStarvesOthers(t *testing.T) {
 	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET), "the connection over the bound is closed, got %v", err)
 	for _, c := range held {
 		c.Close()
+	}
+}
+
+// TestOneAddressHasFewRequestsInFlightBeforeAnyCredential: on the platform
+// callbacks and sign-in an address over its bound is answered 429 at once;
+// the API, where runtimes park long-polls, is not bounded this way.
+func TestOneAddressHasFewRequestsInFlightBeforeAnyCredential(t *testing.T) {
+	release := make(chan struct{})
+	h := boundUnauthenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }), 2)
+	serve := func(path, addr string) chan int {
+		done := make(chan int, 1)
+		go func() {
+			req := httptest.NewRequest("POST", path, nil)
+			req.RemoteAddr = addr + ":5000"
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			done <- rec.Code
+		}()
+		return done
+	}
+	a, b := serve("/slack/interactions", "203.0.113.9"), serve("/login", "203.0.113.9")
+	time.Sleep(50 * time.Millisecond)
+	third := serve("/discord/interactions", "203.0.113.9")
+	select {
+	case code := <-third:
+		assert.Equal(t, http.StatusTooManyRequests, code, "the third in flight is refused at once")
+	case <-time.After(time.Second):
+		t.Fatal("the third request waited instead of being refused")
+	}
+	others := []chan int{serve("/slack/interactions", "198.51.100.1"), serve("/api/projects/p/agent-questions/x/wait", "203.0.113.9"),
+		serve("/api/projects/p/agent-questions/y/wait", "203.0.113.9")}
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	for _, c := range append([]chan int{a, b}, others...) {
+		assert.Equal(t, http.StatusOK, <-c, "another address, and the API, are not bounded")
 	}
 }

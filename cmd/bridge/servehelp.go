@@ -24,7 +24,7 @@ var serveEnv = []serveEnvVar{
 	{"REDIS_URL", true, "redis://, rediss://, unix://, redis+sentinel://, redis+cluster:// (the --redis-url flag wins); empty: embedded in-memory store"},
 	{"BRIDGE_LOG_LEVEL", false, "debug, info (default), warn, error"},
 	{"BRIDGE_WEBHOOK_SECRET", true, "signs resume webhooks; webhook mode is refused without one"},
-	{"BRIDGE_CONNS_PER_IP", false, "how many connections one client address may hold open at once (default 256; raise it behind a load balancer)"},
+	{"BRIDGE_CONNS_PER_IP", false, "how many connections one client address may hold open at once (default 16384; raise it behind a load balancer)"},
 	{"BRIDGE_WEBHOOK_LEASE", false, "how long a replica holds a webhook delivery before another may take it over (default 60s)"},
 	{"BRIDGE_WEBHOOK_ALLOW", false, "internal resume receivers admitted on purpose, comma-separated CIDRs, hosts or host:port (replaces webhooks.allow)"},
 	{"BRIDGE_PUBLIC_URL", true, "the address people and platforms use to reach the bridge; its host and origin are admitted"},
