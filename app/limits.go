@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -25,9 +24,6 @@ const (
 	chatBodyTimeout = 5 * time.Second
 	// apiBodyTimeout bounds reading an API body (up to 1 MiB).
 	apiBodyTimeout = 15 * time.Second
-	// maxBufferedBody is the most a body is read ahead of its handler,
-	// which applies its own, smaller limit.
-	maxBufferedBody = 2 << 20
 	// DefaultConnsPerIP bounds the connections one client address may hold
 	// open at once; more are closed as they arrive. It is high because an
 	// agent runtime parks a long-poll per waiting question (the bench parks
@@ -82,11 +78,12 @@ func (b *perIPInFlight) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.next.ServeHTTP(w, r)
 }
 
-// bodyDeadline reads a request's body within its endpoint's time (before
-// the handler runs, so a handler never waits on a slow client): chat for
-// platform callbacks and sign-in, api for the rest; then it lifts the
-// deadline for the handler's own work (long-polls, streams). A body that
-// does not arrive in time gets 408 and the connection is closed.
+// bodyDeadline gives a request's body its endpoint's time to arrive: chat
+// for platform callbacks and sign-in, api for the rest. The deadline is set
+// when the handler starts and lifted as soon as the body has been read to
+// its end (or closed), so long-polls and streams are not cut; a body that
+// does not arrive in time fails the handler's read, and the connection is
+// closed. Nothing is copied: the handler reads the body as it comes.
 func bodyDeadline(next http.Handler, chat, api time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
@@ -98,22 +95,41 @@ func bodyDeadline(next http.Handler, chat, api time.Duration) http.Handler {
 			d = chat
 		}
 		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(d))
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBufferedBody+1))
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				w.Header().Set("Connection", "close")
-				http.Error(w, "the request body did not arrive in time", http.StatusRequestTimeout)
-				return
-			}
-			http.Error(w, "the request body could not be read", http.StatusBadRequest)
-			return
+		if rc.SetReadDeadline(time.Now().Add(d)) == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 		}
-		_ = rc.SetReadDeadline(time.Time{})
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// deadlineBody lifts the read deadline once the body is read or closed.
+type deadlineBody struct {
+	io.ReadCloser
+	rc     *http.ResponseController
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !b.lifted {
+		var ne net.Error
+		if !(errors.As(err, &ne) && ne.Timeout()) {
+			b.lift()
+		}
+	}
+	return n, err
+}
+
+func (b *deadlineBody) Close() error {
+	b.lift()
+	return b.ReadCloser.Close()
+}
+
+func (b *deadlineBody) lift() {
+	if !b.lifted {
+		b.lifted = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
 }
 
 // perIPListener closes connections from an address that already holds max.
