@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -189,4 +190,30 @@ type countedConn struct {
 func (c *countedConn) Close() error {
 	c.once.Do(c.release)
 	return c.Conn.Close()
+}
+
+// The counted connection keeps what the server and the long-poll parker
+// look for on a TCP connection: its file descriptor (the parker watches
+// hang-ups through epoll instead of a goroutine per waiter), sendfile and
+// half-close.
+
+func (c *countedConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.New("not a system connection")
+}
+
+func (c *countedConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
+
+func (c *countedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
