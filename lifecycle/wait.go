@@ -62,10 +62,16 @@ func WithWaiter(ctx context.Context, w Waiter) context.Context {
 	return context.WithValue(ctx, waiterKey{}, w)
 }
 
+// WaiterOf returns the Waiter ctx carries, if any.
+func WaiterOf(ctx context.Context) (Waiter, bool) {
+	w, ok := ctx.Value(waiterKey{}).(Waiter)
+	return w, ok
+}
+
 // leaveWhileWaiting calls the context's Waiter's Leave, if it has one, and
 // returns what gives the worker back.
 func leaveWhileWaiting(ctx context.Context) (back func()) {
-	w, ok := ctx.Value(waiterKey{}).(Waiter)
+	w, ok := WaiterOf(ctx)
 	if !ok {
 		return func() {}
 	}

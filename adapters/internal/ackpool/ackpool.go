@@ -86,7 +86,8 @@ func (p *Pool) TryGo(fn func(ctx context.Context)) bool {
 
 // Run waits for a free worker (or for ctx to end: then fn does not run and
 // Run returns false), gives way to acknowledgements, and runs fn in the
-// worker. Within fn, Idle gives the worker up while it waits.
+// worker. Within fn, the context's lifecycle.Waiter gives the worker up
+// while the Router waits on something outside the job.
 func (p *Pool) Run(ctx context.Context, fn func(ctx context.Context)) bool {
 	select {
 	case p.slots <- struct{}{}:
@@ -98,23 +99,6 @@ func (p *Pool) Run(ctx context.Context, fn func(ctx context.Context)) bool {
 	p.yield(ctx)
 	fn(s.in(ctx))
 	return true
-}
-
-// Idle waits for d without holding a worker, so work that waits (a run that
-// has not paused yet) does not hold up other answers. It returns nil once
-// d has passed and the caller holds its worker again, and ctx's error as
-// soon as ctx ends, whether it ends while sleeping or while waiting for the
-// worker back: the caller must not go on as if its wait had succeeded.
-func (p *Pool) Idle(ctx context.Context, d time.Duration) error {
-	s, _ := ctx.Value(slotKey{}).(*slot)
-	if s == nil || s.p != p || !s.held {
-		return sleep(ctx, d)
-	}
-	s.release()
-	if err := sleep(ctx, d); err != nil {
-		return err
-	}
-	return s.Return(ctx)
 }
 
 // Close waits for tracked work to end, or for ctx, whichever comes first;
@@ -154,19 +138,16 @@ func (p *Pool) yield(ctx context.Context) {
 	}
 }
 
-// slotKey marks a context whose work holds a worker.
-type slotKey struct{}
-
 // slot is one job's hold on a worker; only that job's goroutine uses it.
 type slot struct {
 	p    *Pool
 	held bool
 }
 
-// in returns ctx marked as holding s, for Idle and for the Router's waits
-// (s is the lifecycle.Waiter of the job).
+// in returns ctx carrying s as the job's lifecycle.Waiter, for the
+// Router's waits.
 func (s *slot) in(ctx context.Context) context.Context {
-	return lifecycle.WithWaiter(context.WithValue(ctx, slotKey{}, s), s)
+	return lifecycle.WithWaiter(ctx, s)
 }
 
 // Leave gives the worker up while the job waits.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/lifecycle"
 )
 
 // hold starts a bounded job that signals once it runs and holds its worker
@@ -42,12 +44,27 @@ func TestWorkBeyondTheBoundWaitsForAWorker(t *testing.T) {
 	p.Stop()
 }
 
-func TestIdleLetsOtherWorkRun(t *testing.T) {
+// idle is what the Router does while a job waits on something outside it
+// (lifecycle.Waiter): leave the worker, wait d, take a worker back.
+func idle(ctx context.Context, d time.Duration) error {
+	w, ok := lifecycle.WaiterOf(ctx)
+	if !ok {
+		return errors.New("the job's context carries no Waiter")
+	}
+	w.Leave()
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+	return w.Return(ctx)
+}
+
+func TestAJobWaitingOutsideLetsOtherWorkRun(t *testing.T) {
 	p := New(1)
 	idling, idleDone := make(chan struct{}), make(chan error, 1)
 	p.GoBounded(func(ctx context.Context) {
 		close(idling)
-		idleDone <- p.Idle(ctx, time.Second)
+		idleDone <- idle(ctx, time.Second)
 	})
 	waitFor(t, idling, "the idling job never ran")
 	release := make(chan struct{})
@@ -63,14 +80,14 @@ func TestIdleLetsOtherWorkRun(t *testing.T) {
 // learn so at once: it must neither go on as if its wait had succeeded nor
 // queue for a worker only to give it back (on shutdown every idler would
 // wait for every other).
-func TestIdleReportsAContextThatEndsWhileWaitingForTheWorker(t *testing.T) {
+func TestAWaiterLearnsAContextThatEndsWhileWaitingForTheWorker(t *testing.T) {
 	p := New(1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	idling, idleDone := make(chan struct{}), make(chan error, 1)
 	go p.Run(ctx, func(ctx context.Context) {
 		close(idling)
-		idleDone <- p.Idle(ctx, 10*time.Millisecond)
+		idleDone <- idle(ctx, 10*time.Millisecond)
 	})
 	waitFor(t, idling, "the idling job never ran")
 	release := make(chan struct{})
