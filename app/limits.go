@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/askbridge/askbridge/internal/throttle"
 )
 
 // Limits on what a client may hold open before it is authenticated: a
@@ -52,14 +54,11 @@ func boundUnauthenticated(next http.Handler, max int) http.Handler {
 }
 
 func (b *perIPInFlight) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if p := r.URL.Path; !strings.HasPrefix(p, "/slack/") && !strings.HasPrefix(p, "/discord/") && p != "/login" {
+	if !unauthenticated(r.URL.Path) {
 		b.next.ServeHTTP(w, r)
 		return
 	}
-	ip, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		ip = r.RemoteAddr
-	}
+	ip := throttle.ClientAddr(r)
 	b.mu.Lock()
 	if b.n[ip] >= b.max {
 		b.mu.Unlock()
@@ -79,6 +78,13 @@ func (b *perIPInFlight) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.next.ServeHTTP(w, r)
 }
 
+// unauthenticated reports the endpoints anyone may reach before any
+// credential is checked: the platform callbacks (checked by their
+// signatures) and the inbox's sign-in.
+func unauthenticated(path string) bool {
+	return strings.HasPrefix(path, "/slack/") || strings.HasPrefix(path, "/discord/") || path == "/login"
+}
+
 // bodyDeadline gives a request's body its endpoint's time to arrive: chat
 // for platform callbacks and sign-in, api for the rest. The deadline is set
 // when the handler starts and lifted as soon as the body has been read to
@@ -92,7 +98,7 @@ func bodyDeadline(next http.Handler, chat, api time.Duration) http.Handler {
 			return
 		}
 		d := api
-		if p := r.URL.Path; strings.HasPrefix(p, "/slack/") || strings.HasPrefix(p, "/discord/") || p == "/login" {
+		if unauthenticated(r.URL.Path) {
 			d = chat
 		}
 		rc := http.NewResponseController(w)

@@ -21,9 +21,7 @@ import (
 
 // TextProblem names what is wrong with s as text from outside (an agent's
 // or a person's), or "": NUL, U+FFFD, invalid UTF-8.
-func TextProblem(s string) string { return textProblem(s) }
-
-func textProblem(s string) string {
+func TextProblem(s string) string {
 	if !utf8.ValidString(s) {
 		return "is not valid UTF-8"
 	}
@@ -38,11 +36,11 @@ func textProblem(s string) string {
 	return ""
 }
 
-// labelProblem is textProblem for a short text shown as a control (a
+// labelProblem is TextProblem for a short text shown as a control (a
 // label, a header, an id): it also refuses controls and invisible
 // characters.
 func labelProblem(s string) string {
-	if p := textProblem(s); p != "" {
+	if p := TextProblem(s); p != "" {
 		return p
 	}
 	for _, r := range s {
@@ -55,7 +53,7 @@ func labelProblem(s string) string {
 
 // checkText adds field's text problem, if any.
 func checkText(p *problems, field, s string) {
-	if msg := textProblem(s); msg != "" {
+	if msg := TextProblem(s); msg != "" {
 		p.add(field, "%s", msg)
 	}
 }
@@ -76,15 +74,7 @@ func invisible(r rune) bool {
 
 // RuneName writes r the way every surface shows a character it will not
 // interpret: U+202E.
-func RuneName(r rune) string {
-	const hex = "0123456789ABCDEF"
-	b := []byte("U+")
-	digits := []byte{}
-	for v := uint32(r); v > 0 || len(digits) < 4; v >>= 4 {
-		digits = append([]byte{hex[v&0xF]}, digits...)
-	}
-	return string(append(b, digits...))
-}
+func RuneName(r rune) string { return fmt.Sprintf("U+%04X", r) }
 
 // confusables maps letters that look like Latin ones (Cyrillic, Greek,
 // and a few others) to the Latin letter they imitate, for Skeleton.

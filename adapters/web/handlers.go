@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
+	"github.com/askbridge/askbridge/internal/throttle"
 )
 
 // maxPending bounds the questions listed per project.
@@ -335,7 +335,7 @@ func (i *Inbox) handleLogin(rq *request) error {
 		http.Redirect(rq.w, rq.r, next, http.StatusSeeOther)
 		return nil
 	}
-	addr := clientAddr(rq.r)
+	addr := throttle.ClientAddr(rq.r)
 	if i.cfg.Guesses != nil {
 		if err := i.cfg.Guesses.TooMany(addr); err != nil {
 			i.slowDown(rq, next, err)
@@ -447,13 +447,4 @@ func (i *Inbox) slowDown(rq *request, next string, err error) {
 	i.log.Warn("web sign-in throttled", "remote", rq.r.RemoteAddr)
 	i.renderStatus(rq.w, rq.r, http.StatusTooManyRequests, "login", pageData{Title: "Sign in", CSRF: i.seal.csrf(rq.sess), Next: next,
 		Error: &pageError{Title: "Slow down", Message: msg}})
-}
-
-// clientAddr is the address a request came from (the connection's peer).
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

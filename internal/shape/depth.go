@@ -1,7 +1,6 @@
 package shape
 
 import (
-	"errors"
 	"fmt"
 
 	"gopkg.in/yaml.v3"
@@ -53,9 +52,6 @@ func CheckDepth(data []byte, max int) error {
 	}
 	return nil
 }
-
-// IsTooDeep reports whether err is ErrTooDeep.
-func IsTooDeep(err error) bool { return errors.Is(err, ErrTooDeep) }
 
 // YAMLTooDeep returns the line of the first node of n nested deeper than
 // max (aliases not followed), or 0.

@@ -6,6 +6,8 @@
 package throttle
 
 import (
+	"net"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -117,4 +119,14 @@ func Prefix(token string) string {
 func Seconds(d time.Duration) int {
 	s := int((d + time.Second - 1) / time.Second)
 	return max(s, 1)
+}
+
+// ClientAddr is the address a request came from (the connection's peer),
+// the key failures and requests in flight are counted by.
+func ClientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

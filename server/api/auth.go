@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -113,8 +112,8 @@ func (a *Auth) Authenticate(r *http.Request) (Principal, error) {
 	if !ok || token == "" {
 		return Principal{}, domain.Errorf(domain.EUnauthorized, "missing bearer token: send Authorization: Bearer <token>")
 	}
-	addr := ClientAddr(r)
-	if err := a.tooMany(addr); err != nil {
+	addr := throttle.ClientAddr(r)
+	if err := a.TooMany(addr); err != nil {
 		return Principal{}, err
 	}
 	// Check every token so timing does not tell which kind matched.
@@ -138,10 +137,11 @@ func (a *Auth) Authenticate(r *http.Request) (Principal, error) {
 	return p, nil
 }
 
-// tooMany refuses, before any token is checked, a client address that has
+// TooMany refuses, before any token is checked (API bearer tokens, the
+// inbox's sign-in), a client address that has
 // spent its budget of failed authentications. Other addresses, and so the
 // rightful user elsewhere, are unaffected.
-func (a *Auth) tooMany(addr string) error {
+func (a *Auth) TooMany(addr string) error {
 	if wait := a.guesses.Wait("addr:" + addr); wait > 0 {
 		return rateLimited(wait)
 	}
@@ -160,22 +160,10 @@ func (a *Auth) Failed(addr, token string) error {
 	return nil
 }
 
-// TooMany is tooMany for the web inbox's sign-in.
-func (a *Auth) TooMany(addr string) error { return a.tooMany(addr) }
-
 func rateLimited(wait time.Duration) error {
 	s := throttle.Seconds(wait)
 	return &domain.Error{Code: domain.ERateLimited, RetryAfter: s,
 		Message: fmt.Sprintf("too many failed sign-ins or wrong tokens; try again in %d s", s)}
-}
-
-// ClientAddr is the address a request came from (the connection's peer).
-func ClientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // inProject reports whether p may act in project.
