@@ -201,15 +201,10 @@ func ShowLinks(s string) string {
 // (questions, descriptions, context, notes, answers) show their links'
 // destinations (ShowLinks), for a surface that renders Markdown.
 func (q *Question) WithLinksShown() *Question {
-	if q == nil {
+	if q == nil || !q.hasMaskedLink() {
 		return q
 	}
-	changed := false
-	show := func(s string) string {
-		t := ShowLinks(s)
-		changed = changed || t != s
-		return t
-	}
+	show := ShowLinks
 	c := *q
 	c.Context = show(q.Context)
 	c.CancelNote = show(q.CancelNote)
@@ -230,8 +225,30 @@ func (q *Question) WithLinksShown() *Question {
 			c.Answers[k] = show(v)
 		}
 	}
-	if !changed {
-		return q
-	}
 	return &c
+}
+
+// hasMaskedLink reports whether any text WithLinksShown rewrites holds a
+// Markdown link, so a question without one (nearly all) is not copied.
+func (q *Question) hasMaskedLink() bool {
+	has := func(s string) bool { return strings.Contains(s, "](") && maskedLink.MatchString(s) }
+	if has(q.Context) || has(q.CancelNote) {
+		return true
+	}
+	for _, it := range q.Questions {
+		if has(it.Question) {
+			return true
+		}
+		for _, o := range it.Options {
+			if has(o.Description) {
+				return true
+			}
+		}
+	}
+	for _, v := range q.Answers {
+		if has(v) {
+			return true
+		}
+	}
+	return false
 }

@@ -112,4 +112,6 @@ func TestLinksShowWhereTheyGo(t *testing.T) {
 	assert.Equal(t, "Go here (https://e.example)?", c.Questions[0].Question)
 	assert.Equal(t, "b (https://f.example)", c.Questions[0].Options[0].Description)
 	assert.Equal(t, "[ok](https://evil.example)", q.Context, "the record itself is untouched")
+	plain := &Question{Context: "see https://docs.example (not masked)", Questions: []Item{{Question: "Go?"}}}
+	assert.Same(t, plain, plain.WithLinksShown(), "a question without a masked link is not copied")
 }

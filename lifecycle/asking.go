@@ -43,7 +43,7 @@ func (r *Router) Ask(ctx context.Context, project string, req *domain.AskRequest
 	if err != nil {
 		return AskResult{}, err
 	}
-	if err := domain.CheckTargetPlatforms(q.Targets, slices.Collect(maps.Keys(r.channels))); err != nil {
+	if err := r.checkPlatforms(q.Targets); err != nil {
 		return AskResult{}, err
 	}
 	if !r.track() {
@@ -169,4 +169,15 @@ type AskResult struct {
 	Question *domain.Question
 	Created  bool   // false: an earlier question was re-attached
 	Message  string // a sentence for the agent's tool result
+}
+
+// checkPlatforms refuses targets on a platform no channel serves; the
+// configured names are listed only when one is missing.
+func (r *Router) checkPlatforms(targets []domain.Target) error {
+	for _, t := range targets {
+		if _, ok := r.channels[t.Platform]; !ok {
+			return domain.CheckTargetPlatforms(targets, slices.Collect(maps.Keys(r.channels)))
+		}
+	}
+	return nil
 }
