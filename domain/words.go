@@ -47,6 +47,7 @@ const (
 	TitleRunNotPaused    = "Not yet: the run is still running"
 	TitleActionChanged   = "The action changed"
 	TitleGone            = "Question not found"
+	TitleNotOurs         = "Not this question's control"
 	TitleInvalid         = "The answer is not valid"
 	TitleFailed          = "The answer was not recorded"
 	TitleDismiss         = "Dismiss this question?"
@@ -192,6 +193,12 @@ func (w Words) RunNotPaused() Notice {
 func (w Words) ActionChanged() Notice {
 	return Notice{Title: TitleActionChanged,
 		Text: "The action changed since it was shown to you, so nothing was recorded. Check it and decide again."}
+}
+
+// NotOurs tells a person who used a control that is not on one of the
+// question's own copies (or names no question of the bridge's).
+func (w Words) NotOurs() Notice {
+	return Notice{Title: TitleNotOurs, Text: "This control is not on a message this bridge posted for the question. " + ChangedNothing}
 }
 
 // Gone tells a person who acted on a question that no longer exists.

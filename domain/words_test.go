@@ -71,6 +71,7 @@ func TestWordsTable(t *testing.T) {
 		{"action changed", w.ActionChanged(),
 			Notice{TitleActionChanged, "The action changed since it was shown to you, so nothing was recorded. Check it and decide again."}},
 		{"gone", w.Gone(), Notice{TitleGone, "This question no longer exists. This changed nothing."}},
+		{"not ours", w.NotOurs(), Notice{TitleNotOurs, "This control is not on a message this bridge posted for the question. This changed nothing."}},
 		{"invalid", w.Invalid(&Error{Code: EInvalidAnswer, Message: MsgAnswerNotValid, Details: []Detail{
 			{Field: "answers[Which region?]", Problem: "required: every question must be answered"}, {Field: "digest", Problem: "is missing"}}}),
 			Notice{TitleInvalid, "That answer is not valid: “Which region?”: required: every question must be answered; is missing. Nothing was recorded."}},

@@ -26,7 +26,7 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 	}
 	act, ok := parseCustomID(in.Data.CustomID)
 	if !ok || (in.Type == typeModalSubmit) != (act.Kind == actModal || act.Kind == actEditSave) {
-		x.reply(ctx, ephemeral("This control does not belong to an askbridge question."))
+		x.reply(ctx, ephemeral(words.NotOurs().Text))
 		return
 	}
 	project, err := a.router.Locate(ctx, act.QuestionID)
@@ -40,7 +40,7 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 		return
 	}
 	if !postedOn(q, in) {
-		x.reply(ctx, ephemeral("This control does not belong to an askbridge question."))
+		x.reply(ctx, ephemeral(words.NotOurs().Text))
 		return
 	}
 	if act.Item >= len(q.Questions) || (act.Option >= 0 && act.Option >= len(q.Questions[act.Item].Options)) {

@@ -58,7 +58,7 @@ func TestAControlCountsOnlyOnTheQuestionsOwnCopy(t *testing.T) {
 	assert.Equal(t, 4, resp.Type)
 	require.NotNil(t, resp.Data)
 	require.NotNil(t, resp.Data.Content)
-	assert.Contains(t, *resp.Data.Content, "does not belong to an askbridge question")
+	assert.Equal(t, words.NotOurs().Text, *resp.Data.Content)
 	assert.Equal(t, domain.StatusPending, e.pending(q))
 }
 

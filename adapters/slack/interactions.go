@@ -43,9 +43,6 @@ func copyAt(q *domain.Question, channel, ts string) bool {
 	return false
 }
 
-// notOurs is what a click on a control that is not on one of the
-// question's copies is told.
-const notOurs = "This control does not belong to this question's message. Your click changed nothing."
 
 // readSigned reads the body and verifies Slack's signature before anything
 // is parsed. It writes the 401 itself.
@@ -276,7 +273,7 @@ func (a *Adapter) loadPending(ctx context.Context, w place, qid string) (project
 		return "", nil, false
 	}
 	if w.message != "" && !copyAt(q, w.channel, w.message) {
-		a.tell(ctx, w, notOurs)
+		a.tell(ctx, w, words.NotOurs().Text)
 		return "", nil, false
 	}
 	if q.Status != domain.StatusPending {

@@ -56,7 +56,7 @@ func TestAClickCountsOnlyFromTheQuestionsOwnCopy(t *testing.T) {
 	p["channel"] = map[string]any{"id": "C2"}
 	e.interact(p)
 	e.wait("the person is told", func() bool { return len(e.ephemeralsTo(alice)) > 0 })
-	assert.Contains(t, e.ephemeralsTo(alice)[0], "does not belong to this question's message")
+	assert.Contains(t, e.ephemeralsTo(alice)[0], words.NotOurs().Text)
 	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 }
 
