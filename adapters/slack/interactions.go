@@ -43,7 +43,6 @@ func copyAt(q *domain.Question, channel, ts string) bool {
 	return false
 }
 
-
 // readSigned reads the body and verifies Slack's signature before anything
 // is parsed. It writes the 401 itself.
 func (a *Adapter) readSigned(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
