@@ -30,12 +30,10 @@ type Chat interface {
 
 	// Check reports whether who may answer q (ENotAllowed otherwise).
 	Check(ctx context.Context, q *domain.Question, who domain.Person) error
-	// Answer records who's answer (or vote) on a pending question and
-	// returns the record after it. Errors: see Router.Answer.
-	Answer(ctx context.Context, project, id string, req domain.RespondRequest, who domain.Person) (*domain.Question, error)
-	// AnswerRead is Answer on a question the adapter has just read (and
-	// checked): the question is not read again. An answer to a webhook-mode
-	// question waits for the run to pause (see Router.AnswerRead).
+	// AnswerRead records who's answer (or vote) on a question the adapter
+	// has just read and checked (it is not read again) and returns the
+	// record after it. An answer to a webhook-mode question waits for the
+	// run to pause. Errors: see Router.AnswerRead.
 	AnswerRead(ctx context.Context, q *domain.Question, req domain.RespondRequest, who domain.Person) (*domain.Question, error)
 	// Cancel cancels a pending question for reason (CancelUser for a
 	// person's dismissal) and returns the final record.
