@@ -176,18 +176,20 @@ type dlvrec struct {
 	Attempts int             `json:"n"`
 	Created  int64           `json:"c"` // unix ns
 	Lease    string          `json:"l,omitempty"`
-	Due      int64           `json:"d"`            // ms
-	Meta     *qmeta          `json:"m,omitempty"`  // the question as enqueued
+	Due      int64           `json:"d"`           // ms
+	Meta     *qmeta          `json:"m,omitempty"` // the question as enqueued
 	Doc      string          `json:"doc,omitempty"`
 	Payload  json.RawMessage `json:"p,omitempty"`
-	TTL      int64           `json:"t"`            // wall-clock ms
-	Done     bool            `json:"x,omitempty"`  // finished: kept only so its id is not queued again
+	TTL      int64           `json:"t"`           // wall-clock ms
+	Done     bool            `json:"x,omitempty"` // finished: kept only so its id is not queued again
 }
 
 // evid is a stream id: milliseconds and a sequence within them.
 type evid struct{ ms, seq int64 }
 
-func (e evid) String() string { return strconv.FormatInt(e.ms, 10) + "-" + strconv.FormatInt(e.seq, 10) }
+func (e evid) String() string {
+	return strconv.FormatInt(e.ms, 10) + "-" + strconv.FormatInt(e.seq, 10)
+}
 
 func (e evid) less(o evid) bool { return e.ms < o.ms || (e.ms == o.ms && e.seq < o.seq) }
 
