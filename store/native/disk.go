@@ -357,3 +357,18 @@ func onceValue(until int64) []byte {
 	binary.BigEndian.PutUint64(b[:], uint64(until))
 	return b[:]
 }
+
+// DiskUsage is the size of the data file and how much of it holds data
+// (the rest is free pages the next writes reuse); zeros in memory.
+func (s *Store) DiskUsage() (file, inUse int64) {
+	if s.db == nil {
+		return 0, 0
+	}
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		file = tx.Size()
+		return nil
+	})
+	st := s.db.Stats()
+	inUse = file - int64(st.FreePageN+st.PendingPageN)*int64(s.db.Info().PageSize)
+	return file, inUse
+}
