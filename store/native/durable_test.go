@@ -206,3 +206,20 @@ func TestRetentionLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, ps, p)
 }
+
+// TestPingFailsWhenTheStoreCannotAnswer: readiness (/readyz pings the
+// store with its budget) fails while the store cannot answer in time,
+// and recovers once it can.
+func TestPingFailsWhenTheStoreCannotAnswer(t *testing.T) {
+	s := open(t, native.Options{Dir: t.TempDir()})
+	require.NoError(t, s.Ping(ctx))
+	release := s.Hold()
+	pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	err := s.Ping(pctx)
+	cancel()
+	release()
+	require.Error(t, err)
+	assert.Equal(t, domain.EUnavailable, domain.ErrorCode(err))
+	assert.Contains(t, err.Error(), "did not answer in time")
+	require.NoError(t, s.Ping(ctx), "ready again once the store answers")
+}

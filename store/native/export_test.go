@@ -36,3 +36,9 @@ func (s *Store) Entries(project string) (mem, disk int) {
 	}
 	return mem, disk
 }
+
+// Hold takes the store's lock, as a long operation would, until release.
+func (s *Store) Hold() (release func()) {
+	s.mu.Lock()
+	return s.mu.Unlock
+}
