@@ -308,10 +308,7 @@ func (c *core) load(tx *bolt.Tx) error {
 		r := &dlvrec{}
 		if json.Unmarshal(v, r) == nil {
 			p.dlv[id] = r
-			p.dlvTTL.ReplaceOrInsert(item{r.TTL, id})
-			if !r.Done {
-				p.outbox.ReplaceOrInsert(item{r.Due, id})
-			}
+			p.outbox.ReplaceOrInsert(item{r.Due, id})
 		}
 		return nil
 	}); err != nil {

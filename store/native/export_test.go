@@ -12,7 +12,7 @@ func (s *Store) Entries(project string) (mem, disk int) {
 	if p := s.projects[project]; p != nil {
 		mem = len(p.qs) + p.all.Len() + p.deadlines.Len() + p.escal.Len() + p.exp.Len() + p.ttl.Len() +
 			len(p.runs) + p.runTTL.Len() + len(p.idem) + p.idemTTL.Len() + len(p.drafts) + p.draftTTL.Len() +
-			len(p.dlv) + p.outbox.Len() + p.dlvTTL.Len() + len(p.liveEvents()) + len(p.liveAudit()) + len(p.auByQ)
+			len(p.dlv) + p.outbox.Len() + len(p.liveEvents()) + len(p.liveAudit()) + len(p.auByQ)
 		for _, t := range p.byStatus {
 			mem += t.Len()
 		}

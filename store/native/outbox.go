@@ -2,6 +2,7 @@ package native
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // enqueue queues d due at at, with the question as it is now (r, nil for
 // none): the record may go with retention before it is delivered.
 func (c *core) enqueue(w *batch, p *proj, d lifecycle.Delivery, r *qrec, at time.Time) {
-	rec := &dlvrec{Question: d.QuestionID, Event: d.Event, Created: at.UnixNano(), Due: ms(at),
+	rec := &dlvrec{Question: d.QuestionID, Event: d.Event, Created: at.UnixNano(), Due: ms(at), Payload: d.Payload,
 		TTL: wallMS() + c.opts.DeliveryKeep.Milliseconds()}
 	if r != nil {
 		m := r.m
@@ -26,7 +27,6 @@ func (c *core) enqueue(w *batch, p *proj, d lifecycle.Delivery, r *qrec, at time
 	c.dropDelivery(w, p, d.ID, false)
 	p.dlv[d.ID] = rec
 	p.outbox.ReplaceOrInsert(item{rec.Due, d.ID})
-	p.dlvTTL.ReplaceOrInsert(item{rec.TTL, d.ID})
 	w.putJSON(bDlv, key(p.name, d.ID), rec)
 }
 
@@ -37,10 +37,7 @@ func (c *core) dropDelivery(w *batch, p *proj, id string, disk bool) {
 	if old == nil {
 		return
 	}
-	if !old.Done {
-		p.outbox.Delete(item{old.Due, id})
-	}
-	p.dlvTTL.Delete(item{old.TTL, id})
+	p.outbox.Delete(item{old.Due, id})
 	delete(p.dlv, id)
 	if disk {
 		w.del(bDlv, key(p.name, id))
@@ -48,11 +45,9 @@ func (c *core) dropDelivery(w *batch, p *proj, id string, disk bool) {
 }
 
 func (c *core) saveDelivery(w *batch, p *proj, id string, rec *dlvrec, due int64) {
-	if !rec.Done {
-		p.outbox.Delete(item{rec.Due, id})
-		rec.Due = due
-		p.outbox.ReplaceOrInsert(item{rec.Due, id})
-	}
+	p.outbox.Delete(item{rec.Due, id})
+	rec.Due = due
+	p.outbox.ReplaceOrInsert(item{rec.Due, id})
 	w.putJSON(bDlv, key(p.name, id), rec)
 }
 
@@ -125,7 +120,7 @@ func (c *core) claimIn(project string, now time.Time, lease time.Duration, want 
 			rec.Lease = token
 			c.saveDelivery(w, p, id, rec, ms(now)+lease.Milliseconds())
 			got = append(got, claimed{d: lifecycle.Delivery{ID: id, ProjectID: project, QuestionID: rec.Question, Event: rec.Event,
-				Attempts: rec.Attempts, CreatedAt: time.Unix(0, rec.Created).UTC(), Lease: token}, meta: rec.Meta, doc: rec.Doc})
+				Attempts: rec.Attempts, CreatedAt: time.Unix(0, rec.Created).UTC(), Lease: token, Payload: rec.Payload}, meta: rec.Meta, doc: rec.Doc})
 		}
 		return nil
 	})
@@ -149,7 +144,7 @@ func (c *core) RenewDeliveries(_ context.Context, ds []lifecycle.Delivery, until
 			var rec *dlvrec
 			if p := c.projects[d.ProjectID]; p != nil {
 				rec = p.dlv[d.ID]
-				if rec != nil && !rec.Done && rec.Lease == d.Lease {
+				if rec != nil && rec.Lease == d.Lease {
 					c.saveDelivery(w, p, d.ID, rec, ms(until))
 					continue
 				}
@@ -179,11 +174,42 @@ func (c *core) RetryDelivery(_ context.Context, d lifecycle.Delivery, at time.Ti
 			return nil
 		}
 		rec := p.dlv[d.ID]
-		if rec == nil || rec.Done || (d.Lease != "" && rec.Lease != d.Lease) {
+		if rec == nil || (d.Lease != "" && rec.Lease != d.Lease) {
 			return nil
 		}
 		rec.Attempts, rec.Lease = d.Attempts, ""
 		c.saveDelivery(w, p, d.ID, rec, ms(at))
 		return nil
 	})
+}
+
+// EnqueueDelivery implements lifecycle.DeliveryQueue: a sender's delivery
+// (a page, a mail), queued once per id: a marker kept as long as an
+// undelivered delivery is (Options.DeliveryKeep) remembers the id after
+// it was sent.
+func (c *core) EnqueueDelivery(_ context.Context, d lifecycle.Delivery) (bool, error) {
+	if d.ID == "" || d.ProjectID == "" || d.QuestionID == "" || d.Event == "" {
+		return false, errors.New("store: a delivery needs an id, a project, a question and an event")
+	}
+	at := d.CreatedAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	queued := false
+	err := c.write(func(w *batch) error {
+		wall := wallMS()
+		p := c.proj(d.ProjectID)
+		if ex := p.dlv[d.ID]; ex != nil && ex.TTL > wall {
+			return nil
+		}
+		mk := "\x00dlvonce\x00" + d.ProjectID + "\x00" + d.ID
+		if !c.mark(w, mk, wall, c.opts.DeliveryKeep) {
+			return nil
+		}
+		_, r := c.live(d.ProjectID, d.QuestionID, wall)
+		c.enqueue(w, p, d, r, at)
+		queued = true
+		return nil
+	})
+	return queued && err == nil, err
 }

@@ -64,20 +64,24 @@ func (c *core) Once(_ context.Context, k string, ttl time.Duration) (bool, error
 	}
 	first := false
 	err := c.write(func(w *batch) error {
-		wall := wallMS()
-		if until, ok := c.once[k]; ok && until > wall {
-			return nil
-		} else if ok {
-			c.onceTTL.Delete(item{until, k})
-		}
-		until := wall + ttl.Milliseconds()
-		c.once[k] = until
-		c.onceTTL.ReplaceOrInsert(item{until, k})
-		w.put(bOnce, []byte(k), onceValue(until))
-		first = true
+		first = c.mark(w, k, wallMS(), ttl)
 		return nil
 	})
-	return first, err
+	return first && err == nil, err
+}
+
+// mark marks k for ttl unless it is marked; it reports whether it did.
+func (c *core) mark(w *batch, k string, wall int64, ttl time.Duration) bool {
+	if until, ok := c.once[k]; ok && until > wall {
+		return false
+	} else if ok {
+		c.onceTTL.Delete(item{until, k})
+	}
+	until := wall + ttl.Milliseconds()
+	c.once[k] = until
+	c.onceTTL.ReplaceOrInsert(item{until, k})
+	w.put(bOnce, []byte(k), onceValue(until))
+	return true
 }
 
 // Marked implements lifecycle.Scratch.

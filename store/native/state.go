@@ -55,8 +55,7 @@ type proj struct {
 	draftTTL *tree
 
 	dlv    map[string]*dlvrec
-	outbox *tree // due ms -> delivery id (queued ones)
-	dlvTTL *tree // kept markers of finished deliveries -> until
+	outbox *tree // due ms -> delivery id
 
 	events []*evrec // events[evHead:] are the stream
 	evHead int
@@ -73,7 +72,7 @@ func newProj(name string) *proj {
 		deadlines: newTree(), escal: newTree(), exp: newTree(), ttl: newTree(),
 		runs: map[string]*runrec{}, runTTL: newTree(), idem: map[string]*ttlrec{}, idemTTL: newTree(),
 		drafts: map[string]*draftrec{}, draftTTL: newTree(), dlv: map[string]*dlvrec{}, outbox: newTree(),
-		dlvTTL: newTree(), auByQ: map[string][]int64{}}
+		auByQ: map[string][]int64{}}
 }
 
 func (p *proj) status(s string) *tree {
@@ -180,8 +179,7 @@ type dlvrec struct {
 	Meta     *qmeta          `json:"m,omitempty"` // the question as enqueued
 	Doc      string          `json:"doc,omitempty"`
 	Payload  json.RawMessage `json:"p,omitempty"`
-	TTL      int64           `json:"t"`           // wall-clock ms
-	Done     bool            `json:"x,omitempty"` // finished: kept only so its id is not queued again
+	TTL      int64           `json:"t"` // wall-clock ms
 }
 
 // evid is a stream id: milliseconds and a sequence within them.

@@ -11,9 +11,9 @@ const trimLimit = 2000
 
 // Trim implements lifecycle.Retention: in every project, final records
 // whose retention has passed at now, records, runs, idempotency keys and
-// drafts whose lifetime ended, finished deliveries' markers, events older
+// drafts whose lifetime ended, events older
 // than Retention and audit entries older than AuditRetention; and Once
-// keys whose time is up. It returns the number of records dropped.
+// keys (and the markers of queued deliveries) whose time is up. It returns the number of records dropped.
 func (c *core) Trim(_ context.Context, now time.Time) (int, error) {
 	total := 0
 	err := c.write(func(w *batch) error {
@@ -52,13 +52,7 @@ func (c *core) Trim(_ context.Context, now time.Time) (int, error) {
 				c.dropDrafts(w, p, id)
 			}
 			// An unsent delivery that outlived its keep stays queued, so
-			// its claim reports it (Delivery.Expired); a finished one's
-			// marker goes.
-			for _, id := range collect(p.dlvTTL, wall) {
-				if r := p.dlv[id]; r != nil && r.Done {
-					c.dropDelivery(w, p, id, true)
-				}
-			}
+			// its claim reports it (Delivery.Expired).
 			c.trimEvents(w, p, ms(now.Add(-c.opts.Retention)))
 			c.trimAudit(w, p, ms(now.Add(-c.opts.AuditRetention)))
 			if len(p.qs) == 0 {
