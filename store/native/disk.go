@@ -3,13 +3,14 @@ package native
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/segmentio/encoding/json"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -75,7 +76,7 @@ func (w *batch) later(f func()) { w.after = append(w.after, f) }
 
 func (w *batch) putJSON(b []byte, k []byte, v any) {
 	if w.durable {
-		j, _ := json.Marshal(v)
+		j, _ := stdjson.Marshal(v)
 		w.put(b, k, j)
 	}
 }
@@ -323,8 +324,7 @@ func (c *core) load(tx *bolt.Tx) error {
 		return nil
 	})
 	if err := each(bEv, func(p *proj, id string, v []byte) error {
-		e := &evrec{id: evidFromKey(id)}
-		if json.Unmarshal(v, e) == nil {
+		if e, ok := decodeEv(evidFromKey(id), v); ok {
 			p.events = append(p.events, e)
 			p.lastEv = e.id
 		}
@@ -333,8 +333,7 @@ func (c *core) load(tx *bolt.Tx) error {
 		return err
 	}
 	return each(bAu, func(p *proj, id string, v []byte) error {
-		e := &aurec{id: evidFromKey(id)}
-		if json.Unmarshal(v, e) == nil {
+		if e, ok := decodeAu(evidFromKey(id), v); ok {
 			p.appendAudit(e)
 		}
 		return nil

@@ -19,7 +19,9 @@ func (c *core) appendEvent(w *batch, p *proj, e *evrec) {
 	e.id = p.lastEv.next(wallMS())
 	p.lastEv = e.id
 	p.events = append(p.events, e)
-	w.putJSON(bEv, key(p.name, string(e.id.key())), e)
+	if w.durable {
+		w.put(bEv, key(p.name, string(e.id.key())), e.encode())
+	}
 	if over := len(p.events) - p.evHead - c.opts.EventsMaxLen; over > 0 {
 		c.dropEvents(w, p, over)
 	}
@@ -49,7 +51,9 @@ func (c *core) audit(w *batch, p *proj, typ, qid, run, by, detail string, at tim
 	e := &aurec{Type: typ, Q: qid, Run: run, By: by, Detail: detail, At: at.UnixNano()}
 	e.id = p.lastAu.next(wallMS())
 	p.appendAudit(e)
-	w.putJSON(bAu, key(p.name, string(e.id.key())), e)
+	if w.durable {
+		w.put(bAu, key(p.name, string(e.id.key())), e.encode())
+	}
 	c.trimAudit(w, p, ms(at.Add(-c.opts.AuditRetention)))
 }
 

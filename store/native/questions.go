@@ -148,7 +148,7 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 			}
 		}
 		if run != nil && idem == "" {
-			if ex, ok := run.FPs[q.Fingerprint]; ok {
+			if ex, ok := run.FPs.get(q.Fingerprint); ok {
 				qid, till, _ := strings.Cut(ex, "|")
 				tillMS, _ := strconv.ParseInt(till, 10, 64)
 				if r := p.qs[qid]; r != nil && r.live(wall) &&
@@ -157,7 +157,7 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 					out.id, out.reattach = qid, true
 					return nil
 				}
-				delete(run.FPs, q.Fingerprint)
+				run.FPs.del(q.Fingerprint)
 				c.saveRun(w, p, run, run.TTL)
 			}
 		}
@@ -185,10 +185,7 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 		c.index(p, q.ID, r)
 		w.putQ(p.name, q.ID, r)
 		run.Qs = append(run.Qs, q.ID)
-		if run.FPs == nil {
-			run.FPs = map[string]string{}
-		}
-		run.FPs[q.Fingerprint] = q.ID
+		run.FPs.set(q.Fingerprint, q.ID)
 		c.saveRun(w, p, run, until)
 		if idem != "" {
 			c.saveIdem(w, p, idem, q.ID, until)

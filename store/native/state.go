@@ -152,9 +152,41 @@ type runrec struct {
 	Pending     string            `json:"p,omitempty"`
 	Created     int64             `json:"c"`
 	Updated     int64             `json:"u"`
-	FPs         map[string]string `json:"f,omitempty"` // fingerprint -> id ("id|until ms" once answered)
+	FPs         fps               `json:"f,omitempty"` // fingerprint -> id ("id|until ms" once answered)
 	Qs          []string          `json:"q,omitempty"` // the run's questions in creation order
 	TTL         int64             `json:"t"`
+}
+
+// fps maps a run's re-ask fingerprints to questions: pairs in a slice (a
+// run has a few), which read back faster than a map.
+type fps []string
+
+func (f fps) get(fp string) (string, bool) {
+	for i := 0; i+1 < len(f); i += 2 {
+		if f[i] == fp {
+			return f[i+1], true
+		}
+	}
+	return "", false
+}
+
+func (f *fps) set(fp, v string) {
+	for i := 0; i+1 < len(*f); i += 2 {
+		if (*f)[i] == fp {
+			(*f)[i+1] = v
+			return
+		}
+	}
+	*f = append(*f, fp, v)
+}
+
+func (f *fps) del(fp string) {
+	for i := 0; i+1 < len(*f); i += 2 {
+		if (*f)[i] == fp {
+			*f = append((*f)[:i:i], (*f)[i+2:]...)
+			return
+		}
+	}
 }
 
 func (r *runrec) live(now int64) bool { return r.TTL == 0 || r.TTL > now }
@@ -231,23 +263,83 @@ func cutDash(s string) (string, string, bool) {
 	return s, "", false
 }
 
+// Events and audit entries are most of what is kept, so on disk they are
+// length-prefixed fields rather than JSON: reading them back at start
+// costs a few slices each.
 type evrec struct {
 	id   evid
-	Type string          `json:"y"`
-	Q    string          `json:"q,omitempty"`
-	Run  string          `json:"r,omitempty"`
-	At   int64           `json:"at"`
-	Data json.RawMessage `json:"d,omitempty"`
+	Type string
+	Q    string
+	Run  string
+	At   int64
+	Data json.RawMessage
 }
 
 type aurec struct {
 	id     evid
-	Type   string `json:"y"`
-	Q      string `json:"q,omitempty"`
-	Run    string `json:"r,omitempty"`
-	By     string `json:"b,omitempty"`
-	Detail string `json:"d,omitempty"`
-	At     int64  `json:"at"`
+	Type   string
+	Q      string
+	Run    string
+	By     string
+	Detail string
+	At     int64
+}
+
+func (e *evrec) encode() []byte {
+	return fields(nil, e.At, e.Type, e.Q, e.Run, string(e.Data))
+}
+
+func decodeEv(id evid, b []byte) (*evrec, bool) {
+	at, f, ok := unfields(b, 4)
+	if !ok {
+		return nil, false
+	}
+	e := &evrec{id: id, At: at, Type: f[0], Q: f[1], Run: f[2]}
+	if f[3] != "" {
+		e.Data = json.RawMessage(f[3])
+	}
+	return e, true
+}
+
+func (e *aurec) encode() []byte {
+	return fields(nil, e.At, e.Type, e.Q, e.Run, e.By, e.Detail)
+}
+
+func decodeAu(id evid, b []byte) (*aurec, bool) {
+	at, f, ok := unfields(b, 5)
+	if !ok {
+		return nil, false
+	}
+	return &aurec{id: id, At: at, Type: f[0], Q: f[1], Run: f[2], By: f[3], Detail: f[4]}, true
+}
+
+// fields writes a number and strings, each string after its length.
+func fields(b []byte, n int64, ss ...string) []byte {
+	b = binary.AppendVarint(b, n)
+	for _, s := range ss {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
+}
+
+// unfields reads what fields wrote: the number and n strings.
+func unfields(b []byte, n int) (int64, []string, bool) {
+	v, k := binary.Varint(b)
+	if k <= 0 {
+		return 0, nil, false
+	}
+	b = b[k:]
+	out := make([]string, n)
+	for i := range out {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < l {
+			return 0, nil, false
+		}
+		out[i] = string(b[k : k+int(l)])
+		b = b[k+int(l):]
+	}
+	return v, out, true
 }
 
 func (e *evrec) event(project string) domain.Event {

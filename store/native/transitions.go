@@ -38,11 +38,11 @@ func (c *core) finalize(w *batch, p *proj, id string, r *qrec, status domain.Sta
 		if run.Pending == "" {
 			ttl = wall + retention.Milliseconds()
 		}
-		if run.FPs[r.m.FP] == id {
+		if cur, _ := run.FPs.get(r.m.FP); cur == id {
 			if status == domain.StatusAnswered {
-				run.FPs[r.m.FP] = id + "|" + strconv.FormatInt(ms(at)+domain.ReattachWindow.Milliseconds(), 10)
+				run.FPs.set(r.m.FP, id+"|"+strconv.FormatInt(ms(at)+domain.ReattachWindow.Milliseconds(), 10))
 			} else {
-				delete(run.FPs, r.m.FP)
+				run.FPs.del(r.m.FP)
 			}
 		}
 		c.saveRun(w, p, run, ttl)
