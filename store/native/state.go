@@ -144,17 +144,17 @@ func (r *qrec) encode() []byte {
 }
 
 type runrec struct {
-	ID          string            `json:"id"`
-	Agent       string            `json:"a,omitempty"`
-	Status      string            `json:"st,omitempty"`
-	ResumedFrom string            `json:"rf,omitempty"`
-	ResumedBy   string            `json:"rb,omitempty"`
-	Pending     string            `json:"p,omitempty"`
-	Created     int64             `json:"c"`
-	Updated     int64             `json:"u"`
-	FPs         fps               `json:"f,omitempty"` // fingerprint -> id ("id|until ms" once answered)
-	Qs          []string          `json:"q,omitempty"` // the run's questions in creation order
-	TTL         int64             `json:"t"`
+	ID          string   `json:"id"`
+	Agent       string   `json:"a,omitempty"`
+	Status      string   `json:"st,omitempty"`
+	ResumedFrom string   `json:"rf,omitempty"`
+	ResumedBy   string   `json:"rb,omitempty"`
+	Pending     string   `json:"p,omitempty"`
+	Created     int64    `json:"c"`
+	Updated     int64    `json:"u"`
+	FPs         fps      `json:"f,omitempty"` // fingerprint -> id ("id|until ms" once answered)
+	Qs          []string `json:"q,omitempty"` // the run's questions in creation order
+	TTL         int64    `json:"t"`
 }
 
 // fps maps a run's re-ask fingerprints to questions: pairs in a slice (a
