@@ -128,13 +128,12 @@ func (c *core) openDisk(dir string) error {
 		return fmt.Errorf("cannot create the data directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 300 * time.Millisecond, FreelistType: bolt.FreelistMapType})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return fmt.Errorf("%w (%s): one process owns a data directory. Stop the other one or give this one another "+
-			"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, dir)
-	}
+	db, err := openFile(path, dir)
 	if err != nil {
-		return fmt.Errorf("cannot open the data file %s: %w", path, err)
+		return err
+	}
+	if db, err = c.compact(db, path, dir); err != nil {
+		return err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range buckets {
@@ -155,6 +154,60 @@ func (c *core) openDisk(dir string) error {
 	c.writerWG.Add(1)
 	go c.writer()
 	return nil
+}
+
+func openFile(path, dir string) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 300 * time.Millisecond, FreelistType: bolt.FreelistMapType})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("%w (%s): one process owns a data directory. Stop the other one or give this one another "+
+			"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the data file %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// compact rewrites the data file without its free pages when it is
+// larger than Options.CompactAbove and more than half free: the file
+// keeps the size it reached (free pages are reused, never returned), so
+// after retention dropped most of what it held, it is rewritten at start.
+// A failure leaves the file as it was.
+func (c *core) compact(db *bolt.DB, path, dir string) (*bolt.DB, error) {
+	var size int64
+	_ = db.View(func(tx *bolt.Tx) error {
+		size = tx.Size()
+		return nil
+	})
+	free := int64(db.Stats().FreePageN) * int64(db.Info().PageSize)
+	if size <= c.opts.CompactAbove || free*2 <= size {
+		return db, nil
+	}
+	tmp := path + ".compact"
+	_ = os.Remove(tmp)
+	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{FreelistType: bolt.FreelistMapType})
+	if err == nil {
+		err = bolt.Compact(dst, db, 64<<20)
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		c.log.Warn("could not compact the data file; going on with it as it is", "err", err)
+		return db, nil
+	}
+	_ = db.Close()
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return openFile(path, dir)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // the rename is durable
+		_ = d.Close()
+	}
+	c.log.Info("compacted the data file", "before_bytes", size, "free_bytes", free)
+	return openFile(path, dir)
 }
 
 // writer commits queued batches: all those queued while the previous

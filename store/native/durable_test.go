@@ -163,7 +163,8 @@ func TestOneProcessPerDirectory(t *testing.T) {
 // database file stops growing: its free pages are used again.
 func TestRetentionLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
-	s := open(t, native.Options{Dir: dir, Retention: time.Second})
+	s, err := native.Open(native.Options{Dir: dir, Retention: time.Second})
+	require.NoError(t, err)
 	p := "busy"
 	round := func() {
 		for i := range 120 {
@@ -219,6 +220,19 @@ func TestRetentionLeavesNothing(t *testing.T) {
 	ps, err := s.Projects(ctx)
 	require.NoError(t, err)
 	assert.Contains(t, ps, p)
+	// At the next start the file, mostly free pages now, is rewritten
+	// without them: its size goes back near that of an empty store.
+	require.NoError(t, s.Close())
+	s = open(t, native.Options{Dir: dir, Retention: time.Second, CompactAbove: 64 << 10})
+	st3, err := os.Stat(filepath.Join(dir, native.FileName))
+	require.NoError(t, err)
+	t.Logf("after a restart: %d bytes", st3.Size())
+	assert.Less(t, st3.Size(), st2.Size()/2, "compacted at start")
+	mem, disk := s.Entries(p)
+	assert.Zero(t, mem+disk)
+	ps, err = s.Projects(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, ps, p, "what was kept survives the compaction")
 }
 
 // TestPingFailsWhenTheStoreCannotAnswer: readiness (/readyz pings the

@@ -27,6 +27,10 @@ type Options struct {
 	DeliveryKeep time.Duration
 	// EventsMaxLen bounds each project's event stream (default 10000).
 	EventsMaxLen int
+	// CompactAbove: at start, a data file larger than this (default
+	// 8 MiB) that is more than half free pages (what retention dropped)
+	// is rewritten without them, so its size on disk follows what is kept.
+	CompactAbove int64
 	// CommitBudget is how long a queued change may wait for its commit
 	// before Ping reports the store unavailable (default 2 s).
 	CommitBudget time.Duration
@@ -91,6 +95,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.EventsMaxLen <= 0 {
 		opts.EventsMaxLen = 10000
+	}
+	if opts.CompactAbove <= 0 {
+		opts.CompactAbove = 8 << 20
 	}
 	if opts.CommitBudget <= 0 {
 		opts.CommitBudget = 2 * time.Second
