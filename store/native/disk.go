@@ -89,8 +89,31 @@ func (w *batch) putQ(project, id string, r *qrec) {
 
 // write runs fn under the lock, queues its changes for the disk in the
 // order they were made, and returns once they are committed (at once in
-// memory), after which the wake-ups fn registered run.
-func (c *core) write(fn func(w *batch) error) error {
+// memory), after which the wake-ups fn registered run. What a caller is
+// told was done (an ask, an answer, a vote, a pause, a queued delivery)
+// goes through write.
+func (c *core) write(fn func(w *batch) error) error { return c.apply(fn, true) }
+
+// note is write without waiting for the commit, for changes whose loss in
+// a crash costs at most a repeat: a posted copy's reference, the read
+// flag, a draft, a dedupe mark, an event or audit entry made on its own, a
+// delivery's claim, renewal, retry or finish (deliveries are at least
+// once), a trim. They are committed in order with the others, so a write
+// that follows one is committed with or after it.
+func (c *core) note(fn func(w *batch) error) error { return c.apply(fn, false) }
+
+// Sync returns once every change made so far is committed.
+func (c *core) Sync() error {
+	if c.db == nil {
+		return nil
+	}
+	return c.apply(func(w *batch) error {
+		w.ops = append(w.ops, op{}) // a commit of nothing, after the others
+		return nil
+	}, true)
+}
+
+func (c *core) apply(fn func(w *batch) error, wait bool) error {
 	if p := c.failed.Load(); p != nil {
 		return &unavailable{cause: *p}
 	}
@@ -110,7 +133,7 @@ func (c *core) write(fn func(w *batch) error) error {
 		c.qmu.Unlock()
 	}
 	c.mu.Unlock()
-	if w.done != nil {
+	if w.done != nil && wait {
 		if cerr := <-w.done; cerr != nil {
 			return &unavailable{cause: cerr}
 		}
@@ -230,6 +253,9 @@ func (c *core) writer() {
 		err := c.db.Update(func(tx *bolt.Tx) error {
 			for _, w := range bs {
 				for _, o := range w.ops {
+					if o.b == nil {
+						continue
+					}
 					b := tx.Bucket(o.b)
 					var err error
 					if o.v == nil {

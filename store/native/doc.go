@@ -3,9 +3,13 @@
 // (B-trees by deadline, escalation step, retention, creation order,
 // status, delivery due time) so every operation costs O(log n) whatever
 // the number of records, and, when given a data directory, durable
-// through an embedded database (go.etcd.io/bbolt): every acknowledged
-// change is committed and fsynced before the call returns, and the
-// indexes are rebuilt from the file at start.
+// through an embedded database (go.etcd.io/bbolt): every change a caller
+// is told was made (an ask, an answer, a vote, a pause, a queued
+// delivery) is committed and fsynced before the call returns; smaller
+// changes whose loss would cost at most a repeat (a copy's reference, a
+// draft, a delivery's claim) are committed in the same order without
+// being waited for (disk.go). The indexes are rebuilt from the file at
+// start.
 //
 // It keeps a question exactly as package store does on Redis (the same
 // record codec: store.EncodeDoc, store.DecodeRecord), so both read back

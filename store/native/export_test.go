@@ -8,6 +8,7 @@ import (
 // index entries, runs, keys, drafts, deliveries, events, audit entries)
 // and in the database (keys under the project).
 func (s *Store) Entries(project string) (mem, disk int) {
+	_ = s.Sync()
 	s.mu.RLock()
 	if p := s.projects[project]; p != nil {
 		mem = len(p.qs) + p.all.Len() + p.deadlines.Len() + p.escal.Len() + p.exp.Len() + p.ttl.Len() +

@@ -146,7 +146,7 @@ func (c *core) AppendEvent(_ context.Context, ev domain.Event) error {
 	if ev.At.IsZero() {
 		ev.At = time.Now().UTC()
 	}
-	return c.write(func(w *batch) error {
+	return c.note(func(w *batch) error {
 		p := c.proj(ev.ProjectID)
 		c.appendEvent(w, p, &evrec{Type: ev.Type, Q: ev.QuestionID, Run: ev.RunID, At: ev.At.UnixNano(), Data: ev.Data})
 		c.wake(w, ev.ProjectID, ev.QuestionID)
@@ -162,7 +162,7 @@ func (c *core) AppendAudit(_ context.Context, e domain.AuditEntry) error {
 	if e.At.IsZero() {
 		e.At = time.Now().UTC()
 	}
-	return c.write(func(w *batch) error {
+	return c.note(func(w *batch) error {
 		c.audit(w, c.proj(e.ProjectID), e.Type, e.QuestionID, e.RunID, store.PersonJSON(e.By), e.Detail, e.At)
 		return nil
 	})

@@ -96,7 +96,7 @@ func (c *core) claimIn(project string, now time.Time, lease time.Duration, want 
 		doc  string
 	}
 	var got []claimed
-	err := c.write(func(w *batch) error {
+	err := c.note(func(w *batch) error {
 		p := c.projects[project]
 		if p == nil {
 			return nil
@@ -139,7 +139,7 @@ func (c *core) claimIn(project string, now time.Time, lease time.Duration, want 
 // RenewDeliveries implements lifecycle.DeliveryQueue.
 func (c *core) RenewDeliveries(_ context.Context, ds []lifecycle.Delivery, until time.Time) ([]string, error) {
 	var lost []string
-	err := c.write(func(w *batch) error {
+	err := c.note(func(w *batch) error {
 		for _, d := range ds {
 			var rec *dlvrec
 			if p := c.projects[d.ProjectID]; p != nil {
@@ -158,7 +158,7 @@ func (c *core) RenewDeliveries(_ context.Context, ds []lifecycle.Delivery, until
 
 // FinishDelivery implements lifecycle.DeliveryQueue.
 func (c *core) FinishDelivery(_ context.Context, d lifecycle.Delivery) error {
-	return c.write(func(w *batch) error {
+	return c.note(func(w *batch) error {
 		if p := c.projects[d.ProjectID]; p != nil {
 			c.dropDelivery(w, p, d.ID, true)
 		}
@@ -168,7 +168,7 @@ func (c *core) FinishDelivery(_ context.Context, d lifecycle.Delivery) error {
 
 // RetryDelivery implements lifecycle.DeliveryQueue.
 func (c *core) RetryDelivery(_ context.Context, d lifecycle.Delivery, at time.Time) error {
-	return c.write(func(w *batch) error {
+	return c.note(func(w *batch) error {
 		p := c.projects[d.ProjectID]
 		if p == nil {
 			return nil

@@ -321,7 +321,7 @@ func (c *core) Projects(context.Context) ([]string, error) {
 // line of the same target, or is added.
 func (c *core) AttachCopy(_ context.Context, project, id string, t domain.Target) error {
 	line := store.CopyLine(t)
-	return c.write(func(w *batch) error {
+	return c.note(func(w *batch) error {
 		p, r := c.live(project, id, wallMS())
 		if r == nil {
 			return notFound(project, id)
@@ -356,7 +356,7 @@ func (c *core) AttachCopy(_ context.Context, project, id string, t domain.Target
 
 // MarkRead implements lifecycle.Questions.
 func (c *core) MarkRead(ctx context.Context, project, id string) (*domain.Question, error) {
-	err := c.write(func(w *batch) error {
+	err := c.note(func(w *batch) error {
 		p, r := c.live(project, id, wallMS())
 		if r == nil {
 			return domain.Errorf(domain.ENotFound, "no notification %s in project %s", id, project)

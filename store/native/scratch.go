@@ -15,7 +15,7 @@ func (c *core) PutDraft(_ context.Context, project, id, person string, draft map
 		ttl = c.opts.Retention
 	}
 	b := string(store.Marshal(draft))
-	return c.write(func(w *batch) error {
+	return c.note(func(w *batch) error {
 		p := c.proj(project)
 		wall := wallMS()
 		d := p.drafts[id]
@@ -63,7 +63,7 @@ func (c *core) Once(_ context.Context, k string, ttl time.Duration) (bool, error
 		ttl = c.opts.Retention
 	}
 	first := false
-	err := c.write(func(w *batch) error {
+	err := c.note(func(w *batch) error {
 		first = c.mark(w, k, wallMS(), ttl)
 		return nil
 	})

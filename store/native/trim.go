@@ -16,7 +16,7 @@ const trimLimit = 2000
 // keys (and the markers of queued deliveries) whose time is up. It returns the number of records dropped.
 func (c *core) Trim(_ context.Context, now time.Time) (int, error) {
 	total := 0
-	err := c.write(func(w *batch) error {
+	err := c.note(func(w *batch) error {
 		wall := wallMS()
 		for _, p := range c.projects {
 			var ids []string
