@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/segmentio/encoding/json"
@@ -167,7 +169,7 @@ func (c *core) openDisk(dir string) error {
 		return nil
 	})
 	if err == nil {
-		err = db.View(c.load)
+		err = c.load(db)
 	}
 	if err != nil {
 		db.Close()
@@ -326,13 +328,28 @@ func (c *core) proj(name string) *proj {
 	return p
 }
 
-// load rebuilds the state and every index from the database.
-func (c *core) load(tx *bolt.Tx) error {
-	_ = tx.Bucket(bProj).ForEach(func(k, _ []byte) error {
-		c.proj(string(k)).registered = true
-		return nil
-	})
-	err := tx.Bucket(bQ).ForEach(func(k, v []byte) error {
+// load rebuilds the state and every index from the database: the
+// questions and everything else in two read transactions at once (they
+// fill different parts of a project), with the collector running less
+// often, since everything read stays.
+func (c *core) load(db *bolt.DB) error {
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	var mu sync.Mutex
+	projOf := func(name string) *proj {
+		mu.Lock()
+		defer mu.Unlock()
+		return c.proj(name)
+	}
+	errs := make(chan error, 1)
+	go func() {
+		errs <- db.View(func(tx *bolt.Tx) error { return c.loadQuestions(tx, projOf) })
+	}()
+	err := db.View(func(tx *bolt.Tx) error { return c.loadRest(tx, projOf) })
+	return errors.Join(err, <-errs)
+}
+
+func (c *core) loadQuestions(tx *bolt.Tx, projOf func(string) *proj) error {
+	return tx.Bucket(bQ).ForEach(func(k, v []byte) error {
 		project, id := splitKey(k)
 		line, doc, _ := bytes.Cut(v, []byte{'\n'})
 		r := &qrec{doc: string(doc)}
@@ -340,18 +357,22 @@ func (c *core) load(tx *bolt.Tx) error {
 			c.log.Warn("skipping an unreadable question record", "project", project, "question", id, "err", err)
 			return nil
 		}
-		p := c.proj(project)
+		p := projOf(project)
 		c.index(p, id, r)
 		p.seq = max(p.seq, r.m.Seq)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
+}
+
+func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
+	_ = tx.Bucket(bProj).ForEach(func(k, _ []byte) error {
+		projOf(string(k)).registered = true
+		return nil
+	})
 	each := func(b []byte, f func(p *proj, id string, v []byte) error) error {
 		return tx.Bucket(b).ForEach(func(k, v []byte) error {
 			project, id := splitKey(k)
-			return f(c.proj(project), id, v)
+			return f(projOf(project), id, v)
 		})
 	}
 	if err := each(bRun, func(p *proj, id string, v []byte) error {
