@@ -14,6 +14,7 @@ import (
 
 	"github.com/segmentio/encoding/json"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // The database file holds one bucket per kind of record; a key is
@@ -183,7 +184,7 @@ func (c *core) openDisk(dir string) error {
 
 func openFile(path, dir string) (*bolt.DB, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 300 * time.Millisecond, FreelistType: bolt.FreelistMapType})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w (%s): one process owns a data directory. Stop the other one or give this one another "+
 			"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, dir)
 	}
