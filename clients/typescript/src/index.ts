@@ -671,3 +671,20 @@ function core(opts: WebhookHandlerOptions) {
     return { status: 200, text: "ok\n", headers: {} };
   };
 }
+
+/**
+ * Durable mode with several approvals in one step: true when every record
+ * is final and `questionId` is the last of them to be decided (latest
+ * updated_at, then id). Each resume webhook asks this; exactly one of them
+ * continues the step, however the webhooks interleave or repeat.
+ */
+export function lastDecided(records: readonly Question[], questionId: string): boolean {
+  if (records.length === 0 || records.some((q) => q.status === "pending")) return false;
+  const at = (q: Question): bigint => {
+    const m = /\.(\d+)/.exec(q.updated_at);
+    const frac = BigInt(((m?.[1] ?? "") + "000000000").slice(0, 9));
+    return BigInt(Math.floor(Date.parse(q.updated_at) / 1000)) * 1_000_000_000n + frac;
+  };
+  const last = [...records].sort((a, b) => (at(a) < at(b) ? -1 : at(a) > at(b) ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).at(-1)!;
+  return last.id === questionId;
+}
