@@ -2,6 +2,7 @@ package clients
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,4 +258,102 @@ func TestPython(t *testing.T) {
 	srv := bridgetest.Serve(t, "BRIDGE_WEBHOOK_SECRET="+secret)
 	env := append(bridgeEnv(t, srv), "PYTHONPATH="+filepath.Join(here(), "python", "src"), "PYTHONDONTWRITEBYTECODE=1")
 	run(t, filepath.Join(here(), "python"), env, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+}
+
+// TestExamples runs each example of examples/typescript as a user would
+// (node runs the .ts file), answers its approval through the API as a
+// person, and checks the one JSON line it prints.
+func TestExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the bridge and runs Node")
+	}
+	node, tsc := nodeSetup(t)
+	buildTS(t, node, tsc)
+	srv := bridgetest.Serve(t)
+	cases := []struct {
+		file   string
+		answer string // the respond body a person sends
+		want   string // in the printed line
+	}{
+		{"ai.ts", `{"response": "Allow"}`, `"output":"deployed prod"`},
+		{"openai-agents.ts", `{"reason": "not on a Friday"}`, `"output":"not on a Friday"`},
+		{"langgraph.ts", `{"edited_input": {"env": "staging"}}`, `"outcome":"deployed staging (edited)"`},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			project := "examples-" + strings.TrimSuffix(c.file, ".ts")
+			cmd := exec.Command(node, c.file)
+			cmd.Dir = filepath.Join(here(), "..", "examples", "typescript")
+			cmd.Env = append(bridgetest.CleanEnv(), "BRIDGE_URL="+srv.URL, "BRIDGE_PROJECT="+project, "OPENAI_AGENTS_DISABLE_TRACING=1")
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			id := waitPending(t, srv.URL, project, done, &stderr)
+			res, err := http.Post(srv.URL+"/api/projects/"+project+"/agent-questions/"+id+"/respond", "application/json", strings.NewReader(c.answer))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = res.Body.Close()
+			if res.StatusCode != http.StatusAccepted {
+				t.Fatalf("respond: %s", res.Status)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", c.file, err, stderr.String())
+				}
+			case <-time.After(3 * time.Minute):
+				_ = cmd.Process.Kill()
+				t.Fatalf("%s did not finish after the answer", c.file)
+			}
+			lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+			if len(lines) != 1 || !json.Valid([]byte(lines[0])) || !strings.Contains(lines[0], c.want) {
+				t.Fatalf("%s printed %q, want one JSON line with %s\nstderr: %s", c.file, stdout.String(), c.want, stderr.String())
+			}
+			t.Logf("%s: %s", c.file, lines[0])
+		})
+	}
+}
+
+// waitPending returns the id of the first pending question of project.
+func waitPending(t *testing.T, base, project string, done <-chan error, stderr *strings.Builder) string {
+	t.Helper()
+	until := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(until) {
+		select {
+		case err := <-done:
+			t.Fatalf("the example exited before asking: %v\n%s", err, stderr.String())
+		default:
+		}
+		res, err := http.Get(base + "/api/projects/" + project + "/agent-questions?status=pending")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Questions []struct {
+				ID     string `json:"id"`
+				Action struct {
+					Tool string `json:"tool"`
+				} `json:"action"`
+			} `json:"questions"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&out)
+		_ = res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Questions) > 0 {
+			if out.Questions[0].Action.Tool != "deploy" {
+				t.Fatalf("the approval carries tool %q, want deploy", out.Questions[0].Action.Tool)
+			}
+			return out.Questions[0].ID
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("no pending question within 3 minutes")
+	return ""
 }

@@ -43,6 +43,7 @@ interface ApproveValue {
   tool: string;
   input: Record<string, unknown>;
   allowEdit: boolean;
+  alwaysAllow: boolean;
   question?: string;
   ask?: AskBody;
 }
@@ -58,9 +59,13 @@ export function askbridgeInterrupt(body: AskBody): Question {
   return interrupt<AskValue, Question>({ type: ASK, body });
 }
 
-/** In a node: asks to approve a tool call; Edit is offered unless allowEdit is false. */
-export function approvalInterrupt(req: { tool: string; input?: Record<string, unknown>; allowEdit?: boolean; question?: string; ask?: AskBody }): ApprovalDecision {
-  return interrupt<ApproveValue, ApprovalDecision>({ type: APPROVE, tool: req.tool, input: req.input ?? {}, allowEdit: req.allowEdit ?? true, question: req.question, ask: req.ask });
+/**
+ * In a node: asks to approve a tool call. Edit is offered unless allowEdit
+ * is false (the node runs `decision.input`); "Always allow" unless
+ * alwaysAllow is false (the node keeps `decision.always` in its state).
+ */
+export function approvalInterrupt(req: { tool: string; input?: Record<string, unknown>; allowEdit?: boolean; alwaysAllow?: boolean; question?: string; ask?: AskBody }): ApprovalDecision {
+  return interrupt<ApproveValue, ApprovalDecision>({ type: APPROVE, tool: req.tool, input: req.input ?? {}, allowEdit: req.allowEdit ?? true, alwaysAllow: req.alwaysAllow ?? true, question: req.question, ask: req.ask });
 }
 
 /** One interrupt as `result.__interrupt__` lists it. */
@@ -105,7 +110,7 @@ function plan(it: GraphInterrupt, threadId: string, opts: DriverOptions): Planne
   }
   if (v && (v as ApproveValue).type === APPROVE) {
     const a = v as ApproveValue;
-    const body = approvalBody({ runId: threadId, callId: it.id, tool: a.tool, input: a.input, allowEdit: a.allowEdit, question: a.question, resumeUrl: opts.resumeUrl, ask: { ...opts.ask, ...a.ask } });
+    const body = approvalBody({ runId: threadId, callId: it.id, tool: a.tool, input: a.input, allowEdit: a.allowEdit, alwaysAllow: a.alwaysAllow, question: a.question, resumeUrl: opts.resumeUrl, ask: { ...opts.ask, ...a.ask } });
     return { interruptId: it.id, bodies: [body], answer: (r) => decision(r[0]) };
   }
   if (isHITL(v)) {
