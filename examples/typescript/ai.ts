@@ -13,8 +13,9 @@ const model = new MockLanguageModelV4({
     { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] },
   ],
 });
+let output: string | undefined; // what the tool did, if it ran
 const tools = {
-  deploy: tool({ description: "Deploy", inputSchema: jsonSchema<{ env: string }>({ type: "object", properties: { env: { type: "string" } } }), execute: async ({ env }) => `deployed ${env}` }),
+  deploy: tool({ description: "Deploy", inputSchema: jsonSchema<{ env: string }>({ type: "object", properties: { env: { type: "string" } } }), execute: async ({ env }) => (output = `deployed ${env}`) }),
 };
 
 const bridge = new AskBridge(); // BRIDGE_URL, BRIDGE_PROJECT, BRIDGE_TOKEN
@@ -23,6 +24,5 @@ const first = await generateText({ model, tools, messages, toolApproval: { deplo
 const approvals = await decideToolApprovals(bridge, first.content, { runId: `ai-example-${process.pid}` });
 if (approvals) messages.push(...first.response.messages, approvals);
 const final = await generateText({ model, tools, messages, toolApproval: { deploy: "user-approval" } });
-const result = final.steps.flatMap((s) => s.content).find((p) => p.type === "tool-result" || p.type === "tool-error");
 const denied = approvals?.content.find((a) => !a.approved);
-console.log(JSON.stringify({ framework: "ai", approved: !denied, reason: denied?.reason, output: result?.type === "tool-result" ? result.output : undefined }));
+console.log(JSON.stringify({ framework: "ai", approved: !denied, reason: denied?.reason, output, final: final.text }));

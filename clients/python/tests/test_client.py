@@ -187,3 +187,27 @@ def test_asgi_receiver_resumes_once_and_refuses_forged_stale_and_replayed(bridge
     stale = dict(h, **{"x-askbridge-signature": "t=1,v1=" + "0" * 64})
     assert post(stale, captured["body"]).status_code == 401
     assert len(events) == 1
+
+
+def test_the_receiver_mounts_in_fastapi():
+    """The ASGI receiver inside a FastAPI app: signed deliveries reach on_event, unsigned ones get 401."""
+    import hashlib
+    import hmac
+    import time
+
+    from fastapi import FastAPI
+
+    events = []
+    app = FastAPI()
+    app.mount("/resume", asgi_receiver("s3cret", events.append))
+    body = json.dumps({"event": "question.expired", "question": {"id": "q1", "status": "expired"}, "run": {"id": "r2"}, "user_message": "no answer"}).encode()
+    ts = str(int(time.time()))
+    v2 = hmac.new(b"s3cret", f"{ts}.d-1.".encode() + body, hashlib.sha256).hexdigest()
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://recv") as c:
+            ok = await c.post("/resume/", content=body, headers={"x-askbridge-signature": f"t={ts},v2={v2}", "x-askbridge-delivery": "d-1"})
+            bad = await c.post("/resume/", content=body, headers={"x-askbridge-delivery": "d-2"})
+            return ok.status_code, bad.status_code
+    assert asyncio.run(run()) == (200, 401)
+    assert [e["event"] for e in events] == ["question.expired"]
