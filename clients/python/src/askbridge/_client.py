@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import builtins
 import math
 import os
 import time
@@ -193,7 +194,7 @@ class Client(_Paths):
     def get(self, id: str) -> Record:
         return self._call("GET", f"/agent-questions/{self._q(id)}")
 
-    def list(self, status: str | None = None, run_id: str | None = None) -> list[Record]:
+    def list(self, status: str | None = None, run_id: str | None = None) -> builtins.list[Record]:
         if run_id:
             qs = self._call("GET", f"/agent-runs/{self._q(run_id)}/questions")["questions"]
             return [q for q in qs if status is None or q["status"] == status]
@@ -257,7 +258,7 @@ class AsyncClient(_Paths):
     async def get(self, id: str) -> Record:
         return await self._call("GET", f"/agent-questions/{self._q(id)}")
 
-    async def list(self, status: str | None = None, run_id: str | None = None) -> list[Record]:
+    async def list(self, status: str | None = None, run_id: str | None = None) -> builtins.list[Record]:
         if run_id:
             qs = (await self._call("GET", f"/agent-runs/{self._q(run_id)}/questions"))["questions"]
             return [q for q in qs if status is None or q["status"] == status]
