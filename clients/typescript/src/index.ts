@@ -448,7 +448,7 @@ export function approvalOutcome(q: Question): ApprovalOutcome {
       return { ...base, approved: false, reason: `nobody answered within ${formatDuration(Date.parse(q.expires_at) - Date.parse(q.created_at))}` };
     case "cancelled": {
       const note = q.cancel_note ? `: ${q.cancel_note}` : "";
-      if (q.cancel_reason === "user") return { ...base, approved: false, reason: `dismissed by ${who(q.responded_by)}${note}` };
+      if (q.cancel_reason === "user") return { ...base, approved: false, reason: `dismissed${q.responded_by ? ` by ${who(q.responded_by)}` : ""}${note}` };
       if (q.cancel_reason === "superseded") return { ...base, approved: false, reason: `superseded by a newer question of this run${note}` };
       return { ...base, approved: false, reason: `withdrawn by the agent${note}` };
     }

@@ -170,3 +170,19 @@ test("the Node and fetch handlers: the bridge's webhook resumes once; duplicates
   assert.equal(ok.status, 200);
   assert.equal(events.length, 2, "a fresh handler (another process) handles the delivery once");
 });
+
+test("approval outcomes fail closed and say why", async () => {
+  const { approvalOutcome, approvalBody } = await import("askbridge");
+  const base = { id: "q", kind: "approval", created_at: "2026-01-01T10:00:00Z", expires_at: "2026-01-01T10:30:00.4Z", updated_at: "2026-01-01T10:30:00Z", action: { tool: "deploy", input: { env: "prod" } } };
+  assert.deepEqual(approvalOutcome({ ...base, status: "expired" }).reason, "nobody answered within 30 min");
+  assert.equal(approvalOutcome({ ...base, status: "expired" }).approved, false);
+  const dismissed = approvalOutcome({ ...base, status: "cancelled", cancel_reason: "user", cancel_note: "not on a Friday", responded_by: maria });
+  assert.deepEqual([dismissed.approved, dismissed.reason], [false, "dismissed by maria: not on a Friday"]);
+  assert.equal(approvalOutcome({ ...base, status: "cancelled", cancel_reason: "superseded" }).approved, false);
+  assert.equal(approvalOutcome({ ...base, status: "answered", response: "Allow" }).approved, false, "an answer without a decision never approves");
+  const edited = approvalOutcome({ ...base, status: "answered", decision: { behavior: "allow", digest: "d", input: { env: "staging" }, edited: true } });
+  assert.deepEqual([edited.approved, edited.input, edited.edited], [true, { env: "staging" }, true]);
+  assert.throws(() => approvalOutcome({ ...base, status: "pending" }), (e) => e.code === "pending");
+  const b = approvalBody({ runId: "run", callId: "c1", tool: "deploy", input: { env: "prod" } });
+  assert.deepEqual([b.run_id, b.idempotency_key, b.action.allow_edit], ["run:c1", "run:c1", false]);
+});

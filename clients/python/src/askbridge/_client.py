@@ -334,7 +334,7 @@ def approval_outcome(q: Record) -> Record:
         note = f": {q['cancel_note']}" if q.get("cancel_note") else ""
         reason = q.get("cancel_reason")
         if reason == "user":
-            out["reason"] = f"dismissed by {name}{note}"
+            out["reason"] = (f"dismissed by {name}" if who else "dismissed") + note
         elif reason == "superseded":
             out["reason"] = f"superseded by a newer question of this run{note}"
         else:
