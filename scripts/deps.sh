@@ -34,6 +34,10 @@ install_mcp_sdk() {
 }
 install_mcp_sdk
 
+# The TypeScript and Python clients' tests (clients/): Node 22, TypeScript and
+# the frameworks from npm, python3-httpx/pytest/fastapi from apt-get.
+"$(dirname "$0")/clients-deps.sh"
+
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}" >&2
 SUDO=""
