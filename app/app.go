@@ -25,6 +25,7 @@ import (
 	"github.com/askbridge/askbridge/server/egress"
 	"github.com/askbridge/askbridge/server/resume"
 	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/store/native"
 )
 
 // DefaultAddr is where a bridge listens when Settings.Addr is empty.
@@ -41,7 +42,9 @@ type adapter interface {
 type App struct {
 	s         Settings
 	log       *slog.Logger
-	st        *store.Store
+	st        lifecycle.Store
+	closeSt   func() error
+	stKind    string
 	router    *lifecycle.Router
 	api       *api.API
 	deliverer *resume.Deliverer
@@ -89,24 +92,49 @@ func New(ctx context.Context, s Settings) (*App, error) {
 		s.WebhookGiveUp = 24 * time.Hour
 	}
 
-	st, err := store.Open(ctx, store.Options{URL: s.RedisURL, Prefix: s.RedisPrefix, Retention: s.Retention,
-		Logger: log.With("component", "store"), DeliveryKeep: s.WebhookGiveUp + time.Hour})
-	if err != nil {
+	a := &App{s: s, log: log}
+	if err := a.openStore(ctx); err != nil {
 		return nil, err
 	}
-	if st.Embedded() {
-		log.Warn("using the embedded in-memory store: questions are lost on restart; set REDIS_URL for production")
-	} else {
-		log.Info("connected to Redis", "url", store.RedactURL(s.RedisURL))
-	}
-	a := &App{s: s, log: log, st: st}
 	a.bg, a.stopBG = context.WithCancel(context.WithoutCancel(ctx))
 	if err := a.build(auth, policy, loopback); err != nil {
 		a.stopBG()
-		_ = st.Close()
+		_ = a.closeSt()
 		return nil, err
 	}
 	return a, nil
+}
+
+// openStore opens Redis when Settings.RedisURL is set, else the native
+// embedded store: durable in Settings.DataDir, in memory without one.
+func (a *App) openStore(ctx context.Context) error {
+	s, log := &a.s, a.log
+	slog := log.With("component", "store")
+	if s.RedisURL != "" {
+		st, err := store.Open(ctx, store.Options{URL: s.RedisURL, Prefix: s.RedisPrefix, Retention: s.Retention,
+			Logger: slog, DeliveryKeep: s.WebhookGiveUp + time.Hour})
+		if err != nil {
+			return err
+		}
+		log.Info("connected to Redis", "url", store.RedactURL(s.RedisURL))
+		a.st, a.closeSt, a.stKind = st, st.Close, "Redis"
+		return nil
+	}
+	st, err := native.Open(native.Options{Dir: s.DataDir, Retention: s.Retention, Logger: slog,
+		DeliveryKeep: s.WebhookGiveUp + time.Hour})
+	if err != nil {
+		return err
+	}
+	if s.DataDir == "" {
+		log.Warn("using the embedded store in memory: questions are lost on restart; give it a data directory " +
+			"(--data-dir or BRIDGE_DATA_DIR) to keep them, or set REDIS_URL for several replicas")
+		a.stKind = "embedded store in memory"
+	} else {
+		log.Info("using the embedded store", "data_dir", s.DataDir)
+		a.stKind = "embedded store in " + s.DataDir
+	}
+	a.st, a.closeSt = st, st.Close
+	return nil
 }
 
 // build constructs the router and everything that reaches it.
@@ -201,7 +229,11 @@ func (a *App) addChats(mux *http.ServeMux) error {
 func (a *App) Router() *lifecycle.Router { return a.router }
 
 // Store is the bridge's store.
-func (a *App) Store() *store.Store { return a.st }
+func (a *App) Store() lifecycle.Store { return a.st }
+
+// StoreKind says where the bridge keeps its state: "Redis", "embedded
+// store in <data dir>" or "embedded store in memory".
+func (a *App) StoreKind() string { return a.stKind }
 
 // Handler is every HTTP surface behind the guard against web pages: the
 // agent API, /mcp, the web inbox and the chat adapters' endpoints.
@@ -302,7 +334,7 @@ func (a *App) Close(ctx context.Context) error {
 		a.log.Warn("finishing copies did not complete in time", "err", err)
 		errs = append(errs, err)
 	}
-	if err := a.st.Close(); err != nil {
+	if err := a.closeSt(); err != nil {
 		errs = append(errs, err)
 	}
 	a.log.Info("stopped")

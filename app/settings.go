@@ -22,8 +22,11 @@ type Settings struct {
 	Version string
 	// Addr is the listen address (default 127.0.0.1:8080; ":0" or
 	// "127.0.0.1:0" picks a free port).
-	Addr        string
-	RedisURL    string // empty: the embedded in-memory store
+	Addr     string
+	RedisURL string // empty: the embedded store (DataDir)
+	// DataDir is the embedded store's data directory when RedisURL is
+	// empty; empty keeps everything in memory (lost on restart).
+	DataDir     string
 	RedisPrefix string
 	Timeout     time.Duration
 	Retention   time.Duration

@@ -40,6 +40,9 @@ type opts struct {
 	memN    int
 	memArgs []string
 
+	embN       int
+	embPending int
+
 	abandonN      int
 	lifeN         int
 	lifeRetention time.Duration
@@ -52,6 +55,8 @@ func run() error {
 	flag.IntVar(&o.secs, "secs", 10, "seconds of load for ack, wake and asks")
 	flag.IntVar(&o.waiters, "waiters", 10000, "concurrent waiters for the waiters benchmark")
 	flag.IntVar(&o.memN, "mem-n", 10000, "pending questions for the mem benchmark")
+	flag.IntVar(&o.embN, "emb-n", 100000, "answered (retained) questions for the embedded benchmark")
+	flag.IntVar(&o.embPending, "emb-pending", 5000, "pending questions for the embedded benchmark")
 	flag.IntVar(&o.abandonN, "abandon-n", 2000, "long-polls closed by their clients for the abandon benchmark")
 	flag.IntVar(&o.lifeN, "life-n", 100000, "questions asked and answered for the lifetimes benchmark")
 	flag.DurationVar(&o.lifeRetention, "life-retention", 5*time.Second, "retention for the lifetimes benchmark")
@@ -129,6 +134,11 @@ func run() error {
 	if o.only["lifetimes"] {
 		if err := benchLifetimes(dir, o); err != nil {
 			return fmt.Errorf("lifetimes: %w", err)
+		}
+	}
+	if o.only["embedded"] {
+		if err := benchEmbedded(rs, dir, o); err != nil {
+			return fmt.Errorf("embedded: %w", err)
 		}
 	}
 	if o.only["waiters"] {

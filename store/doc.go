@@ -1,13 +1,17 @@
 // Package store implements lifecycle.Store on Redis through go-redis's
-// UniversalClient (standalone, Sentinel, Cluster), and the embedded default:
-// the same code against an in-process Redis-compatible server (miniredis).
+// UniversalClient (standalone, Sentinel, Cluster). With an empty URL it
+// runs the same code against an in-process Redis-compatible server
+// (miniredis), for tests that need a Redis protocol server; the embedded
+// default of `askbridge serve` is package store/native, which shares this
+// package's record codec (codec.go).
 //
 // One job per file:
 //
 //   - store.go: Options, Open and Close, the connection (URL parsing and
 //     redaction, go-redis's log), Ping, and wrap, which turns a Redis
 //     failure into an unavailable error that carries no connection detail.
-//   - embedded.go: the in-process server behind an empty Options.URL.
+//   - embedded.go: the in-process server behind an empty Options.URL (tests).
+//   - codec.go: the record codec, exported for store/native.
 //   - keys.go: key names (base, qkey) and how times, people and flags are
 //     written as script arguments and hash fields.
 //   - scripts.go: the Lua scripts every state change runs atomically, and

@@ -22,8 +22,8 @@ import (
 type Options struct {
 	// URL of Redis: redis://, rediss://, unix://; Sentinel with
 	// redis+sentinel://host:26379?master_name=mymaster&addr=host2:26379;
-	// Cluster with redis+cluster://host:7000?addr=host:7001. Empty: the
-	// embedded in-process store (lost on restart).
+	// Cluster with redis+cluster://host:7000?addr=host:7001. Empty: an
+	// in-process Redis-compatible server (tests; lost on restart).
 	URL string
 	// Prefix of every key (default "askbridge").
 	Prefix string

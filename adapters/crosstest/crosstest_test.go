@@ -21,7 +21,6 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
-	"github.com/askbridge/askbridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +31,7 @@ const slackSecret = "cross-test-signing-secret"
 // cmd/bridge wires them.
 type bridge struct {
 	t       *testing.T
-	store   *store.Store
+	store   lifecycle.Store
 	router  *lifecycle.Router
 	slack   *fakeslack.Server
 	discord *fakediscord.Server

@@ -24,7 +24,6 @@ import (
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
-	"github.com/askbridge/askbridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,7 +54,7 @@ const (
 // operator sign-in) and the JSON API.
 type onCall struct {
 	t       *testing.T
-	store   *store.Store
+	store   lifecycle.Store
 	router  *lifecycle.Router
 	clock   *clock
 	slack   *fakeslack.Server

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,7 +22,10 @@ import (
 // readServeEnv. servehelp.go's serveEnv lists the same names for --help.
 type serveEnvValues struct {
 	addr, config string
-	logLevel     slog.Level
+	// dataDir is BRIDGE_DATA_DIR, else the default under the user's state
+	// directory ("" when neither XDG_STATE_HOME nor HOME is known).
+	dataDir  string
+	logLevel slog.Level
 	// Set values override the configuration file; empty ones leave it.
 	redisURL, webhookSecret, publicURL, metricsToken, sessionKey   string
 	slackBotToken, slackSigningSecret, slackAppToken, slackAPIURL  string
@@ -62,6 +66,10 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 		}
 	}
 	e.config = getenv("BRIDGE_CONFIG")
+	e.dataDir = getenv("BRIDGE_DATA_DIR")
+	if e.dataDir == "" {
+		e.dataDir = defaultDataDir(getenv)
+	}
 	if v := getenv("BRIDGE_LOG_LEVEL"); v != "" {
 		if err := e.logLevel.UnmarshalText([]byte(strings.TrimSpace(v))); err != nil {
 			e.logLevel = slog.LevelInfo
@@ -147,6 +155,19 @@ func (e *serveEnvValues) overlay(s *settings) {
 	if e.connsPerIP != 0 {
 		s.ConnsPerIP = e.connsPerIP
 	}
+}
+
+// defaultDataDir is where the embedded store keeps its data by default:
+// $XDG_STATE_HOME/askbridge, else ~/.local/state/askbridge; "" when
+// neither is known (the store then keeps everything in memory).
+func defaultDataDir(getenv func(string) string) string {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "askbridge")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "askbridge")
+	}
+	return ""
 }
 
 // shownURL is a URL setting as an error may show it: whatever stands

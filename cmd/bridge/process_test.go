@@ -77,7 +77,9 @@ func startBridge(t *testing.T, env ...string) *proc {
 	addr := freeAddr(t)
 	p := &proc{t: t, URL: "http://" + addr, logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
 	p.cmd = exec.Command(bridgeBin, "serve", "--addr", addr)
-	p.cmd.Env = append(os.Environ(), env...)
+	// Each bridge has its own data directory (never the user's); env may
+	// name another.
+	p.cmd.Env = append(append(os.Environ(), "BRIDGE_DATA_DIR="+t.TempDir()), env...)
 	w := syncBuf{p.mu, p.logs}
 	p.cmd.Stdout, p.cmd.Stderr = w, w
 	require.NoError(t, p.cmd.Start())

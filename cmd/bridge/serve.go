@@ -17,6 +17,8 @@ import (
 // serveOptions are the flags and environment of `askbridge serve`.
 type serveOptions struct {
 	addr, config, redisURL string
+	// dataDir is the embedded store's directory; "" keeps it in memory.
+	dataDir string
 	// sweep is the deadline sweeper's interval.
 	sweep time.Duration
 }
@@ -30,7 +32,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.StringVar(&o.config, "config", env.config, "YAML configuration `file` (env BRIDGE_CONFIG)")
 	// No default from REDIS_URL here: the help must never print a password.
 	// The configuration applies REDIS_URL (and REDIS_URL_FILE) itself.
-	fs.StringVar(&o.redisURL, "redis-url", "", "Redis `URL` (env REDIS_URL); empty: the embedded in-memory store")
+	fs.StringVar(&o.redisURL, "redis-url", "", "Redis `URL` (env REDIS_URL); empty: the embedded store")
+	fs.StringVar(&o.dataDir, "data-dir", env.dataDir, "`directory` of the embedded store when there is no Redis URL (env BRIDGE_DATA_DIR); '' keeps questions in memory only")
+	ephemeral := fs.Bool("ephemeral", false, "keep the embedded store in memory only: everything is lost on exit (tests, demos)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			writeServeUsage(stdout, fs)
@@ -43,6 +47,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "askbridge serve: unexpected argument %q (see askbridge serve --help)\n", fs.Arg(0))
 		return 2
+	}
+	if *ephemeral {
+		o.dataDir = ""
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: env.logLevel}))
 	if err := runServer(ctx, o, env, stdout, log); err != nil {
@@ -63,6 +70,9 @@ func runServer(ctx context.Context, o serveOptions, env *serveEnvValues, stdout 
 		cfg.RedisURL = o.redisURL
 	}
 	cfg.Addr, cfg.Sweep, cfg.Logger, cfg.Version = o.addr, o.sweep, log, buildVersion()
+	if cfg.RedisURL == "" {
+		cfg.DataDir = o.dataDir
+	}
 	store.LogRedisTo(log.With("component", "redis"))
 	a, err := app.New(ctx, *cfg)
 	if err != nil {
@@ -73,11 +83,7 @@ func runServer(ctx context.Context, o serveOptions, env *serveEnvValues, stdout 
 		err = fmt.Errorf("%s is already in use (another askbridge, or another program): choose another address with --addr or BRIDGE_ADDR, e.g. --addr 127.0.0.1:8081 (%w)", cfg.Addr, err)
 	}
 	if err == nil {
-		where := "embedded in-memory store"
-		if !a.Store().Embedded() {
-			where = "Redis"
-		}
-		fmt.Fprintf(stdout, "askbridge listening on http://%s (%s; web inbox at /)\n", addr, where)
+		fmt.Fprintf(stdout, "askbridge listening on http://%s (%s; web inbox at /)\n", addr, a.StoreKind())
 		log.Info("listening", "addr", addr.String())
 		err = a.Run(ctx)
 	}

@@ -21,7 +21,10 @@ type serveEnvVar struct {
 var serveEnv = []serveEnvVar{
 	{"BRIDGE_ADDR", false, "listen address (the --addr flag wins)"},
 	{"BRIDGE_CONFIG", false, "YAML configuration file (the --config flag wins)"},
-	{"REDIS_URL", true, "redis://, rediss://, unix://, redis+sentinel://, redis+cluster:// (the --redis-url flag wins); empty: embedded in-memory store"},
+	{"REDIS_URL", true, "redis://, rediss://, unix://, redis+sentinel://, redis+cluster:// (the --redis-url flag wins); empty: the embedded store"},
+	{"BRIDGE_DATA_DIR", false, "the embedded store's data directory when there is no Redis URL (the --data-dir flag wins; default $XDG_STATE_HOME/askbridge)"},
+	{"XDG_STATE_HOME", false, "the default data directory is $XDG_STATE_HOME/askbridge"},
+	{"HOME", false, "without XDG_STATE_HOME, the default data directory is ~/.local/state/askbridge (neither set: in memory)"},
 	{"BRIDGE_LOG_LEVEL", false, "debug, info (default), warn, error"},
 	{"BRIDGE_WEBHOOK_SECRET", true, "signs resume webhooks; webhook mode is refused without one"},
 	{"BRIDGE_CONNS_PER_IP", false, "how many connections one client address may hold open at once (default 16384; raise it behind a load balancer)"},
@@ -45,8 +48,10 @@ const serveIntro = `usage: askbridge serve [flags]
 Runs the bridge: the HTTP API for agents, the web inbox at /, the Slack and
 Discord adapters, the remote MCP endpoint at /mcp, and /healthz (liveness),
 /readyz (readiness) and /metrics (Prometheus). Without a Redis URL it keeps
-questions in an embedded in-memory store that is lost on restart. With no
-agent or operator tokens configured it only listens on loopback.
+questions in its embedded store, on disk in the data directory (one process
+per directory; --ephemeral: in memory only). Several replicas share one
+Redis. With no agent or operator tokens configured it only listens on
+loopback.
 SIGTERM drains in-flight work for up to 30 s, then exits.`
 
 // writeServeUsage prints the help of `askbridge serve`: its flags and every
@@ -72,5 +77,6 @@ func writeServeUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, `
 examples:
   askbridge serve                                        # embedded store, web inbox at http://127.0.0.1:8080/
+  askbridge serve --data-dir /var/lib/askbridge          # embedded store in that directory
   REDIS_URL=redis://localhost:6379 askbridge serve --config bridge.yaml --addr 0.0.0.0:8080`)
 }

@@ -1,0 +1,471 @@
+package native
+
+import (
+	"bytes"
+	"encoding/binary"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/segmentio/encoding/json"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// The database file holds one bucket per kind of record; a key is
+// "<project>\x00<id>" (events and audit entries: the project, \x00 and
+// their 16-byte stream id, so a bucket reads back in stream order). Every
+// index lives in memory only and is rebuilt from the records at start.
+
+// FileName is the database's name in the data directory.
+const FileName = "askbridge.db"
+
+// ErrInUse is returned by Open when another process holds the data
+// directory.
+var ErrInUse = errors.New("the data directory is in use by another askbridge process")
+
+var (
+	bProj  = []byte("proj")
+	bQ     = []byte("q")
+	bRun   = []byte("run")
+	bIdem  = []byte("idem")
+	bDraft = []byte("draft")
+	bDlv   = []byte("dlv")
+	bOnce  = []byte("once")
+	bEv    = []byte("ev")
+	bAu    = []byte("au")
+)
+
+var buckets = [][]byte{bProj, bQ, bRun, bIdem, bDraft, bDlv, bOnce, bEv, bAu}
+
+// batch is the changes of one operation, written in the order made. The
+// operation's wake-ups (after) run once they are committed.
+type batch struct {
+	durable bool
+	ops     []op
+	after   []func()
+	done    chan error
+	at      time.Time
+}
+
+type op struct {
+	b    []byte
+	k, v []byte // v nil: delete
+}
+
+func key(project, id string) []byte {
+	k := make([]byte, 0, len(project)+1+len(id))
+	return append(append(append(k, project...), 0), id...)
+}
+
+func (w *batch) put(b []byte, k []byte, v []byte) {
+	if w.durable {
+		w.ops = append(w.ops, op{b: b, k: k, v: v})
+	}
+}
+
+func (w *batch) del(b []byte, k []byte) {
+	if w.durable {
+		w.ops = append(w.ops, op{b: b, k: k})
+	}
+}
+
+func (w *batch) later(f func()) { w.after = append(w.after, f) }
+
+func (w *batch) putJSON(b []byte, k []byte, v any) {
+	if w.durable {
+		j, _ := stdjson.Marshal(v)
+		w.put(b, k, j)
+	}
+}
+
+func (w *batch) putQ(project, id string, r *qrec) {
+	if w.durable {
+		w.put(bQ, key(project, id), r.encode())
+	}
+}
+
+// write runs fn under the lock, queues its changes for the disk in the
+// order they were made, and returns once they are committed (at once in
+// memory), after which the wake-ups fn registered run. What a caller is
+// told was done (an ask, an answer, a vote, a pause, a queued delivery)
+// goes through write.
+func (c *core) write(fn func(w *batch) error) error { return c.apply(fn, true) }
+
+// note is write without waiting for the commit, for changes whose loss in
+// a crash costs at most a repeat: a posted copy's reference, the read
+// flag, a draft, a dedupe mark, an event or audit entry made on its own, a
+// delivery's claim, renewal, retry or finish (deliveries are at least
+// once), a trim. They are committed in order with the others, so a write
+// that follows one is committed with or after it.
+func (c *core) note(fn func(w *batch) error) error { return c.apply(fn, false) }
+
+// Sync returns once every change made so far is committed.
+func (c *core) Sync() error {
+	if c.db == nil {
+		return nil
+	}
+	return c.apply(func(w *batch) error {
+		w.ops = append(w.ops, op{}) // a commit of nothing, after the others
+		return nil
+	}, true)
+}
+
+func (c *core) apply(fn func(w *batch) error, wait bool) error {
+	if p := c.failed.Load(); p != nil {
+		return &unavailable{cause: *p}
+	}
+	w := &batch{durable: c.db != nil}
+	c.mu.Lock()
+	err := fn(w)
+	if w.durable && len(w.ops) > 0 {
+		w.done = make(chan error, 1)
+		w.at = time.Now()
+		c.qmu.Lock()
+		if c.closing {
+			w.done <- errors.New("the store is closed")
+		} else {
+			c.queue = append(c.queue, w)
+			c.qcond.Signal()
+		}
+		c.qmu.Unlock()
+	}
+	c.mu.Unlock()
+	if w.done != nil && wait {
+		if cerr := <-w.done; cerr != nil {
+			return &unavailable{cause: cerr}
+		}
+	}
+	for _, f := range w.after {
+		f()
+	}
+	return err
+}
+
+// openDisk opens (or creates) the database in dir, holding its lock, and
+// loads it.
+func (c *core) openDisk(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot create the data directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, FileName)
+	db, err := openFile(path, dir)
+	if err != nil {
+		return err
+	}
+	if db, err = c.compact(db, path, dir); err != nil {
+		return err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range buckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = c.load(db)
+	}
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("cannot read the data file %s: %w", path, err)
+	}
+	c.db = db
+	c.writerWG.Add(1)
+	go c.writer()
+	return nil
+}
+
+func openFile(path, dir string) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 300 * time.Millisecond, FreelistType: bolt.FreelistMapType})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("%w (%s): one process owns a data directory. Stop the other one or give this one another "+
+			"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the data file %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// compact rewrites the data file without its free pages when it is
+// larger than Options.CompactAbove and more than half free: the file
+// keeps the size it reached (free pages are reused, never returned), so
+// after retention dropped most of what it held, it is rewritten at start.
+// A failure leaves the file as it was.
+func (c *core) compact(db *bolt.DB, path, dir string) (*bolt.DB, error) {
+	var size int64
+	_ = db.View(func(tx *bolt.Tx) error {
+		size = tx.Size()
+		return nil
+	})
+	free := int64(db.Stats().FreePageN) * int64(db.Info().PageSize)
+	if size <= c.opts.CompactAbove || free*2 <= size {
+		return db, nil
+	}
+	tmp := path + ".compact"
+	_ = os.Remove(tmp)
+	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{FreelistType: bolt.FreelistMapType})
+	if err == nil {
+		err = bolt.Compact(dst, db, 64<<20)
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		c.log.Warn("could not compact the data file; going on with it as it is", "err", err)
+		return db, nil
+	}
+	_ = db.Close()
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return openFile(path, dir)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // the rename is durable
+		_ = d.Close()
+	}
+	c.log.Info("compacted the data file", "before_bytes", size, "free_bytes", free)
+	return openFile(path, dir)
+}
+
+// writer commits queued batches: all those queued while the previous
+// commit ran go in one transaction, with one fsync.
+func (c *core) writer() {
+	defer c.writerWG.Done()
+	for {
+		c.qmu.Lock()
+		for len(c.queue) == 0 && !c.closing {
+			c.qcond.Wait()
+		}
+		if len(c.queue) == 0 {
+			c.qmu.Unlock()
+			return
+		}
+		bs := c.queue
+		c.queue = nil
+		c.queuedAt = bs[0].at
+		c.qmu.Unlock()
+		err := c.db.Update(func(tx *bolt.Tx) error {
+			for _, w := range bs {
+				for _, o := range w.ops {
+					if o.b == nil {
+						continue
+					}
+					b := tx.Bucket(o.b)
+					var err error
+					if o.v == nil {
+						err = b.Delete(o.k)
+					} else {
+						err = b.Put(o.k, o.v)
+					}
+					if err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			c.failed.Store(&err)
+			c.log.Error("the embedded store could not write to its data directory; it refuses changes until restarted", "err", err)
+		}
+		c.qmu.Lock()
+		c.queuedAt = time.Time{}
+		c.qmu.Unlock()
+		for _, w := range bs {
+			w.done <- err
+		}
+	}
+}
+
+// pendingSince is when the oldest change not yet committed was made
+// (zero when none).
+func (c *core) pendingSince() time.Time {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	if !c.queuedAt.IsZero() {
+		return c.queuedAt
+	}
+	if len(c.queue) > 0 {
+		return c.queue[0].at
+	}
+	return time.Time{}
+}
+
+func (c *core) closeDisk() error {
+	if c.db == nil {
+		return nil
+	}
+	c.qmu.Lock()
+	c.closing = true
+	c.qcond.Broadcast()
+	c.qmu.Unlock()
+	c.writerWG.Wait()
+	return c.db.Close()
+}
+
+func splitKey(k []byte) (string, string) {
+	i := bytes.IndexByte(k, 0)
+	if i < 0 {
+		return "", string(k)
+	}
+	return string(k[:i]), string(k[i+1:])
+}
+
+func (c *core) proj(name string) *proj {
+	p := c.projects[name]
+	if p == nil {
+		p = newProj(name)
+		c.projects[name] = p
+	}
+	return p
+}
+
+// load rebuilds the state and every index from the database: the
+// questions and everything else in two read transactions at once (they
+// fill different parts of a project), with the collector running less
+// often, since everything read stays.
+func (c *core) load(db *bolt.DB) error {
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	var mu sync.Mutex
+	projOf := func(name string) *proj {
+		mu.Lock()
+		defer mu.Unlock()
+		return c.proj(name)
+	}
+	errs := make(chan error, 1)
+	go func() {
+		errs <- db.View(func(tx *bolt.Tx) error { return c.loadQuestions(tx, projOf) })
+	}()
+	err := db.View(func(tx *bolt.Tx) error { return c.loadRest(tx, projOf) })
+	return errors.Join(err, <-errs)
+}
+
+func (c *core) loadQuestions(tx *bolt.Tx, projOf func(string) *proj) error {
+	return tx.Bucket(bQ).ForEach(func(k, v []byte) error {
+		project, id := splitKey(k)
+		line, doc, _ := bytes.Cut(v, []byte{'\n'})
+		r := &qrec{doc: string(doc)}
+		if err := json.Unmarshal(line, &r.m); err != nil {
+			c.log.Warn("skipping an unreadable question record", "project", project, "question", id, "err", err)
+			return nil
+		}
+		p := projOf(project)
+		c.index(p, id, r)
+		p.seq = max(p.seq, r.m.Seq)
+		return nil
+	})
+}
+
+func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
+	_ = tx.Bucket(bProj).ForEach(func(k, _ []byte) error {
+		projOf(string(k)).registered = true
+		return nil
+	})
+	each := func(b []byte, f func(p *proj, id string, v []byte) error) error {
+		return tx.Bucket(b).ForEach(func(k, v []byte) error {
+			project, id := splitKey(k)
+			return f(projOf(project), id, v)
+		})
+	}
+	if err := each(bRun, func(p *proj, id string, v []byte) error {
+		r := &runrec{}
+		if json.Unmarshal(v, r) == nil {
+			p.runs[id] = r
+			p.runTTL.ReplaceOrInsert(item{r.TTL, id})
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := each(bIdem, func(p *proj, id string, v []byte) error {
+		r := &ttlrec{}
+		if json.Unmarshal(v, r) == nil {
+			p.idem[id] = r
+			p.idemTTL.ReplaceOrInsert(item{r.TTL, id})
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := each(bDraft, func(p *proj, id string, v []byte) error {
+		r := &draftrec{}
+		if json.Unmarshal(v, r) == nil {
+			p.drafts[id] = r
+			p.draftTTL.ReplaceOrInsert(item{r.TTL, id})
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := each(bDlv, func(p *proj, id string, v []byte) error {
+		r := &dlvrec{}
+		if json.Unmarshal(v, r) == nil {
+			p.dlv[id] = r
+			p.outbox.ReplaceOrInsert(item{r.Due, id})
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	_ = tx.Bucket(bOnce).ForEach(func(k, v []byte) error {
+		if len(v) == 8 {
+			until := int64(binary.BigEndian.Uint64(v))
+			c.once[string(k)] = until
+			c.onceTTL.ReplaceOrInsert(item{until, string(k)})
+		}
+		return nil
+	})
+	if err := each(bEv, func(p *proj, id string, v []byte) error {
+		if e, ok := decodeEv(evidFromKey(id), v); ok {
+			p.events = append(p.events, e)
+			p.lastEv = e.id
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return each(bAu, func(p *proj, id string, v []byte) error {
+		if e, ok := decodeAu(evidFromKey(id), v); ok {
+			p.appendAudit(e)
+		}
+		return nil
+	})
+}
+
+func evidFromKey(s string) evid {
+	if len(s) != 16 {
+		return evid{}
+	}
+	b := []byte(s)
+	return evid{ms: int64(binary.BigEndian.Uint64(b[:8])), seq: int64(binary.BigEndian.Uint64(b[8:]))}
+}
+
+func onceValue(until int64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(until))
+	return b[:]
+}
+
+// DiskUsage is the size of the data file and how much of it holds data
+// (the rest is free pages the next writes reuse); zeros in memory.
+func (s *Store) DiskUsage() (file, inUse int64) {
+	if s.db == nil {
+		return 0, 0
+	}
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		file = tx.Size()
+		return nil
+	})
+	st := s.db.Stats()
+	inUse = file - int64(st.FreePageN+st.PendingPageN)*int64(s.db.Info().PageSize)
+	return file, inUse
+}

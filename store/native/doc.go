@@ -1,0 +1,34 @@
+// Package native is the embedded store of a single replica: every role of
+// lifecycle.Store implemented directly in Go, with in-memory indexes
+// (B-trees by deadline, escalation step, retention, creation order,
+// status, delivery due time) so every operation costs O(log n) whatever
+// the number of records, and, when given a data directory, durable
+// through an embedded database (go.etcd.io/bbolt): every change a caller
+// is told was made (an ask, an answer, a vote, a pause, a queued
+// delivery) is committed and fsynced before the call returns; smaller
+// changes whose loss would cost at most a repeat (a copy's reference, a
+// draft, a delivery's claim) are committed in the same order without
+// being waited for (disk.go). The indexes are rebuilt from the file at
+// start.
+//
+// It keeps a question exactly as package store does on Redis (the same
+// record codec: store.EncodeDoc, store.DecodeRecord), so both read back
+// alike, and passes the same conformance suite (store/storetest).
+//
+// One job per file:
+//
+//   - native.go: Options, Open, Close, Replica, Ping, the lock and the
+//     wake-up hub.
+//   - disk.go: the database file: the commit queue (group commit, one
+//     fsync for every change queued meanwhile), loading at start, the
+//     directory lock.
+//   - state.go: what is kept per project and how it is written.
+//   - questions.go: Create, Get, Locate, List, RunQuestions, AttachCopy,
+//     MarkRead.
+//   - transitions.go: Transition, Vote, Due, DueEscalations, Escalate.
+//   - runs.go: Run and PauseRun.
+//   - logs.go: the event stream and the audit trail.
+//   - outbox.go: the delivery queue (claims and leases).
+//   - scratch.go: drafts, Once and Marked.
+//   - trim.go: Trim.
+package native

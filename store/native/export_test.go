@@ -1,0 +1,45 @@
+package native
+
+import (
+	bolt "go.etcd.io/bbolt"
+)
+
+// Entries counts what the store holds of a project: in memory (records,
+// index entries, runs, keys, drafts, deliveries, events, audit entries)
+// and in the database (keys under the project).
+func (s *Store) Entries(project string) (mem, disk int) {
+	_ = s.Sync()
+	s.mu.RLock()
+	if p := s.projects[project]; p != nil {
+		mem = len(p.qs) + p.all.Len() + p.deadlines.Len() + p.escal.Len() + p.exp.Len() + p.ttl.Len() +
+			len(p.runs) + p.runTTL.Len() + len(p.idem) + p.idemTTL.Len() + len(p.drafts) + p.draftTTL.Len() +
+			len(p.dlv) + p.outbox.Len() + len(p.liveEvents()) + len(p.liveAudit()) + len(p.auByQ)
+		for _, t := range p.byStatus {
+			mem += t.Len()
+		}
+	}
+	s.mu.RUnlock()
+	if s.db != nil {
+		_ = s.db.View(func(tx *bolt.Tx) error {
+			for _, b := range buckets {
+				if string(b) == "proj" {
+					continue
+				}
+				_ = tx.Bucket(b).ForEach(func(k, _ []byte) error {
+					if p, _ := splitKey(k); p == project {
+						disk++
+					}
+					return nil
+				})
+			}
+			return nil
+		})
+	}
+	return mem, disk
+}
+
+// Hold takes the store's lock, as a long operation would, until release.
+func (s *Store) Hold() (release func()) {
+	s.mu.Lock()
+	return s.mu.Unlock
+}

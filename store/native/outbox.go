@@ -1,0 +1,215 @@
+package native
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/askbridge/askbridge/lifecycle"
+	"github.com/askbridge/askbridge/store"
+)
+
+// The delivery queue: per project the deliveries by id and the outbox
+// index (due ms -> id). A claim moves a delivery's due time to the end of
+// its lease and stamps it with a lease token; the holder renews the lease
+// while it sends; another claim takes it over only once the lease ran out.
+
+// enqueue queues d due at at, with the question as it is now (r, nil for
+// none): the record may go with retention before it is delivered.
+func (c *core) enqueue(w *batch, p *proj, d lifecycle.Delivery, r *qrec, at time.Time) {
+	rec := &dlvrec{Question: d.QuestionID, Event: d.Event, Created: at.UnixNano(), Due: ms(at), Payload: d.Payload,
+		TTL: wallMS() + c.opts.DeliveryKeep.Milliseconds()}
+	if r != nil {
+		m := r.m
+		rec.Meta, rec.Doc = &m, r.doc
+	}
+	c.dropDelivery(w, p, d.ID, false)
+	p.dlv[d.ID] = rec
+	p.outbox.ReplaceOrInsert(item{rec.Due, d.ID})
+	w.putJSON(bDlv, key(p.name, d.ID), rec)
+}
+
+// dropDelivery removes a delivery from memory and, when disk is set, from
+// the database.
+func (c *core) dropDelivery(w *batch, p *proj, id string, disk bool) {
+	old := p.dlv[id]
+	if old == nil {
+		return
+	}
+	p.outbox.Delete(item{old.Due, id})
+	delete(p.dlv, id)
+	if disk {
+		w.del(bDlv, key(p.name, id))
+	}
+}
+
+func (c *core) saveDelivery(w *batch, p *proj, id string, rec *dlvrec, due int64) {
+	p.outbox.Delete(item{rec.Due, id})
+	rec.Due = due
+	p.outbox.ReplaceOrInsert(item{rec.Due, id})
+	w.putJSON(bDlv, key(p.name, id), rec)
+}
+
+// ClaimDeliveries implements lifecycle.DeliveryQueue. Projects are read in
+// turn, each call starting one further, and each gets an equal share of
+// max first, so a project with a long queue cannot starve the others.
+func (c *core) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, maxN int) ([]lifecycle.Delivery, error) {
+	projects, _ := c.Projects(ctx)
+	if len(projects) == 0 || maxN <= 0 {
+		return nil, nil
+	}
+	n := c.claims.Add(1)
+	token := c.leaseID + "." + strconv.FormatUint(n, 36)
+	start := int(n % uint64(len(projects)))
+	share := max(1, maxN/len(projects))
+	var out []lifecycle.Delivery
+	full := map[string]bool{}
+	for pass := 0; pass < 2 && len(out) < maxN; pass++ {
+		for i := range projects {
+			if len(out) >= maxN {
+				break
+			}
+			p := projects[(start+i)%len(projects)]
+			want := min(share, maxN-len(out))
+			if pass == 1 {
+				if !full[p] {
+					continue
+				}
+				want = maxN - len(out)
+			}
+			got, err := c.claimIn(p, now, lease, want, token)
+			out = append(out, got...)
+			if err != nil {
+				return out, err
+			}
+			full[p] = len(got) == want
+		}
+	}
+	return out, nil
+}
+
+func (c *core) claimIn(project string, now time.Time, lease time.Duration, want int, token string) ([]lifecycle.Delivery, error) {
+	type claimed struct {
+		d    lifecycle.Delivery
+		meta *qmeta
+		doc  string
+	}
+	var got []claimed
+	err := c.note(func(w *batch) error {
+		p := c.projects[project]
+		if p == nil {
+			return nil
+		}
+		var due []item
+		upTo(p.outbox, ms(now), func(it item) bool {
+			due = append(due, it)
+			return len(due) < want
+		})
+		wall := wallMS()
+		for _, it := range due {
+			id := it.id
+			rec := p.dlv[id]
+			if rec == nil || rec.TTL <= wall {
+				p.outbox.Delete(it)
+				c.dropDelivery(w, p, id, true)
+				got = append(got, claimed{d: lifecycle.Delivery{ID: id, ProjectID: project, Expired: true}})
+				continue
+			}
+			rec.Attempts++
+			rec.Lease = token
+			c.saveDelivery(w, p, id, rec, ms(now)+lease.Milliseconds())
+			got = append(got, claimed{d: lifecycle.Delivery{ID: id, ProjectID: project, QuestionID: rec.Question, Event: rec.Event,
+				Attempts: rec.Attempts, CreatedAt: time.Unix(0, rec.Created).UTC(), Lease: token, Payload: rec.Payload}, meta: rec.Meta, doc: rec.Doc})
+		}
+		return nil
+	})
+	out := make([]lifecycle.Delivery, 0, len(got))
+	for _, g := range got {
+		if g.meta != nil && g.doc != "" {
+			if q, err := store.DecodeRecord(project, g.d.QuestionID, g.meta.fields(), g.doc); err == nil {
+				g.d.Question = q
+			}
+		}
+		out = append(out, g.d)
+	}
+	return out, err
+}
+
+// RenewDeliveries implements lifecycle.DeliveryQueue.
+func (c *core) RenewDeliveries(_ context.Context, ds []lifecycle.Delivery, until time.Time) ([]string, error) {
+	var lost []string
+	err := c.note(func(w *batch) error {
+		for _, d := range ds {
+			var rec *dlvrec
+			if p := c.projects[d.ProjectID]; p != nil {
+				rec = p.dlv[d.ID]
+				if rec != nil && rec.Lease == d.Lease {
+					c.saveDelivery(w, p, d.ID, rec, ms(until))
+					continue
+				}
+			}
+			lost = append(lost, d.ID)
+		}
+		return nil
+	})
+	return lost, err
+}
+
+// FinishDelivery implements lifecycle.DeliveryQueue.
+func (c *core) FinishDelivery(_ context.Context, d lifecycle.Delivery) error {
+	return c.note(func(w *batch) error {
+		if p := c.projects[d.ProjectID]; p != nil {
+			c.dropDelivery(w, p, d.ID, true)
+		}
+		return nil
+	})
+}
+
+// RetryDelivery implements lifecycle.DeliveryQueue.
+func (c *core) RetryDelivery(_ context.Context, d lifecycle.Delivery, at time.Time) error {
+	return c.note(func(w *batch) error {
+		p := c.projects[d.ProjectID]
+		if p == nil {
+			return nil
+		}
+		rec := p.dlv[d.ID]
+		if rec == nil || (d.Lease != "" && rec.Lease != d.Lease) {
+			return nil
+		}
+		rec.Attempts, rec.Lease = d.Attempts, ""
+		c.saveDelivery(w, p, d.ID, rec, ms(at))
+		return nil
+	})
+}
+
+// EnqueueDelivery implements lifecycle.DeliveryQueue: a sender's delivery
+// (a page, a mail), queued once per id: a marker kept as long as an
+// undelivered delivery is (Options.DeliveryKeep) remembers the id after
+// it was sent.
+func (c *core) EnqueueDelivery(_ context.Context, d lifecycle.Delivery) (bool, error) {
+	if d.ID == "" || d.ProjectID == "" || d.QuestionID == "" || d.Event == "" {
+		return false, errors.New("store: a delivery needs an id, a project, a question and an event")
+	}
+	at := d.CreatedAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	queued := false
+	err := c.write(func(w *batch) error {
+		wall := wallMS()
+		p := c.proj(d.ProjectID)
+		if ex := p.dlv[d.ID]; ex != nil && ex.TTL > wall {
+			return nil
+		}
+		mk := "\x00dlvonce\x00" + d.ProjectID + "\x00" + d.ID
+		if !c.mark(w, mk, wall, c.opts.DeliveryKeep) {
+			return nil
+		}
+		_, r := c.live(d.ProjectID, d.QuestionID, wall)
+		c.enqueue(w, p, d, r, at)
+		queued = true
+		return nil
+	})
+	return queued && err == nil, err
+}

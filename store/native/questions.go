@@ -1,0 +1,374 @@
+package native
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/lifecycle"
+	"github.com/askbridge/askbridge/store"
+)
+
+// index adds a record to every index that names it.
+func (c *core) index(p *proj, id string, r *qrec) {
+	p.qs[id] = r
+	c.loc[id] = p.name
+	p.all.ReplaceOrInsert(item{r.m.Seq, id})
+	p.status(r.m.Status).ReplaceOrInsert(item{r.m.Seq, id})
+	if r.m.Status == string(domain.StatusPending) {
+		p.deadlines.ReplaceOrInsert(item{r.m.Deadline, id})
+		if r.m.EscNext > 0 {
+			p.escal.ReplaceOrInsert(item{r.m.EscNext, id})
+		}
+	}
+	if r.m.Exp > 0 {
+		p.exp.ReplaceOrInsert(item{r.m.Exp, id})
+	}
+	p.ttl.ReplaceOrInsert(item{r.m.TTL, id})
+}
+
+// unindex removes a record from every index.
+func (c *core) unindex(p *proj, id string, r *qrec) {
+	p.all.Delete(item{r.m.Seq, id})
+	p.status(r.m.Status).Delete(item{r.m.Seq, id})
+	p.deadlines.Delete(item{r.m.Deadline, id})
+	p.escal.Delete(item{r.m.EscNext, id})
+	p.exp.Delete(item{r.m.Exp, id})
+	p.ttl.Delete(item{r.m.TTL, id})
+}
+
+// live returns the question if it exists and has not outlived its time.
+func (c *core) live(project, id string, now int64) (*proj, *qrec) {
+	p := c.projects[project]
+	if p == nil {
+		return nil, nil
+	}
+	r := p.qs[id]
+	if r == nil || !r.live(now) {
+		return p, nil
+	}
+	return p, r
+}
+
+func notFound(project, id string) error {
+	return domain.Errorf(domain.ENotFound, "no question %s in project %s", id, project)
+}
+
+func (c *core) register(w *batch, project string) *proj {
+	p := c.proj(project)
+	if !p.registered {
+		p.registered = true
+		w.put(bProj, []byte(project), []byte{})
+	}
+	return p
+}
+
+func (c *core) saveRun(w *batch, p *proj, r *runrec, ttl int64) {
+	if ttl != r.TTL {
+		p.runTTL.Delete(item{r.TTL, r.ID})
+		r.TTL = ttl
+	}
+	p.runTTL.ReplaceOrInsert(item{r.TTL, r.ID})
+	p.runs[r.ID] = r
+	w.putJSON(bRun, key(p.name, r.ID), r)
+}
+
+func (c *core) saveIdem(w *batch, p *proj, name, id string, ttl int64) {
+	if old := p.idem[name]; old != nil {
+		p.idemTTL.Delete(item{old.TTL, name})
+	}
+	r := &ttlrec{ID: id, TTL: ttl}
+	p.idem[name] = r
+	p.idemTTL.ReplaceOrInsert(item{ttl, name})
+	w.putJSON(bIdem, key(p.name, name), r)
+}
+
+// wake wakes the question's watchers and the project's once committed.
+func (c *core) wake(w *batch, project, id string) {
+	w.later(func() {
+		c.hub.wake(project+"\x1f"+id, nil)
+		if id != "" {
+			c.hub.wake(project+"\x1f", nil)
+		}
+	})
+}
+
+// wakeFinal hands the final record to the question's final watchers,
+// then wakes every watcher as wake does.
+func (c *core) wakeFinal(w *batch, project, id string, r *qrec) {
+	fields, doc := r.m.fields(), r.doc
+	w.later(func() {
+		k := project + "\x1f" + id
+		if c.hub.hasFinal(k) {
+			if q, err := store.DecodeRecord(project, id, fields, doc); err == nil {
+				c.hub.wake(k, q)
+			}
+		}
+		c.hub.wake(k, nil)
+		c.hub.wake(project+"\x1f", nil)
+	})
+}
+
+// Create implements lifecycle.Questions, as package store's createScript.
+func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.CreateResult, error) {
+	now := q.CreatedAt
+	ttl := q.ExpiresAt.Sub(now) + c.opts.Retention
+	doc := store.EncodeDoc(q)
+	approval := q.Kind == domain.KindApproval
+	var out struct {
+		id, sup  string
+		reattach bool
+	}
+	err := c.write(func(w *batch) error {
+		wall := wallMS()
+		until := wall + ttl.Milliseconds()
+		p := c.register(w, q.ProjectID)
+		run := p.runs[q.RunID]
+		if run != nil && !run.live(wall) {
+			c.dropRun(w, p, run)
+			run = nil
+		}
+		if run != nil && run.Agent != "" && run.Agent != q.AgentID {
+			return store.ErrRunOwned(q.RunID)
+		}
+		idem := ""
+		if q.IdempotencyKey != "" {
+			idem = strconv.Itoa(len(q.AgentID)) + ":" + q.AgentID + ":" + q.IdempotencyKey
+			if ex := p.idem[idem]; ex != nil && ex.TTL > wall {
+				if r := p.qs[ex.ID]; r != nil && r.live(wall) {
+					out.id, out.reattach = ex.ID, true
+					return nil
+				}
+			}
+		}
+		if run != nil && idem == "" {
+			if ex, ok := run.FPs.get(q.Fingerprint); ok {
+				qid, till, _ := strings.Cut(ex, "|")
+				tillMS, _ := strconv.ParseInt(till, 10, 64)
+				if r := p.qs[qid]; r != nil && r.live(wall) &&
+					(r.m.Status == string(domain.StatusPending) || (r.m.Status == string(domain.StatusAnswered) && !approval)) &&
+					(till == "" || tillMS > ms(now)) {
+					out.id, out.reattach = qid, true
+					return nil
+				}
+				run.FPs.del(q.Fingerprint)
+				c.saveRun(w, p, run, run.TTL)
+			}
+		}
+		if run != nil && run.Pending != "" {
+			prevID := run.Pending
+			if prev := p.qs[prevID]; prev != nil && prev.live(wall) && prev.m.Status == string(domain.StatusPending) {
+				c.finalize(w, p, prevID, prev, domain.StatusCancelled, store.SupersededResult(), domain.EventCancelled,
+					"", "superseded by "+q.ID, now, c.opts.Retention)
+				out.sup = prevID
+			}
+		}
+		if run == nil {
+			run = &runrec{ID: q.RunID, Agent: q.AgentID, Status: string(domain.RunRunning), Created: now.UnixNano(), Updated: now.UnixNano()}
+		}
+		run.Pending = q.ID
+		p.seq++
+		r := &qrec{doc: doc, m: qmeta{Seq: p.seq, Status: string(domain.StatusPending), Run: q.RunID, FP: q.Fingerprint,
+			Updated: now.UnixNano(), Deadline: ms(q.ExpiresAt), TTL: until, Idem: idem}}
+		if len(q.Escalation) > 0 {
+			r.m.EscNext = ms(q.CreatedAt.Add(time.Duration(q.Escalation[0].After)))
+		}
+		if old := p.qs[q.ID]; old != nil {
+			c.unindex(p, q.ID, old)
+		}
+		c.index(p, q.ID, r)
+		w.putQ(p.name, q.ID, r)
+		run.Qs = append(run.Qs, q.ID)
+		run.FPs.set(q.Fingerprint, q.ID)
+		c.saveRun(w, p, run, until)
+		if idem != "" {
+			c.saveIdem(w, p, idem, q.ID, until)
+		}
+		c.event(w, p, domain.EventCreated, q.ID, q.RunID, now)
+		c.audit(w, p, "asked", q.ID, q.RunID, "", fmt.Sprintf("%d question(s) by %s", len(q.Questions), q.AgentID), now)
+		c.wake(w, p.name, q.ID)
+		out.id = q.ID
+		return nil
+	})
+	if err != nil {
+		return lifecycle.CreateResult{}, err
+	}
+	res := lifecycle.CreateResult{Reattached: out.reattach}
+	if out.sup != "" {
+		if sup, err := c.Get(ctx, q.ProjectID, out.sup); err == nil {
+			res.Superseded = sup
+		}
+	}
+	res.Question, err = c.Get(ctx, q.ProjectID, out.id)
+	return res, err
+}
+
+// snapshot copies what decoding a record needs, under the lock.
+type snapshot struct {
+	id     string
+	fields map[string]string
+	doc    string
+}
+
+func (c *core) decode(project string, ss []snapshot) []*domain.Question {
+	out := make([]*domain.Question, 0, len(ss))
+	for _, s := range ss {
+		q, err := store.DecodeRecord(project, s.id, s.fields, s.doc)
+		if err != nil {
+			c.log.Warn("skipping corrupt question record", "project", project, "question", s.id, "err", err)
+			continue
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// Get implements lifecycle.QuestionReader.
+func (c *core) Get(_ context.Context, project, id string) (*domain.Question, error) {
+	c.mu.RLock()
+	_, r := c.live(project, id, wallMS())
+	if r == nil {
+		c.mu.RUnlock()
+		return nil, notFound(project, id)
+	}
+	fields, doc := r.m.fields(), r.doc
+	c.mu.RUnlock()
+	return store.DecodeRecord(project, id, fields, doc)
+}
+
+// Locate implements lifecycle.QuestionReader.
+func (c *core) Locate(_ context.Context, id string) (string, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if p, ok := c.loc[id]; ok {
+		if _, r := c.live(p, id, wallMS()); r != nil {
+			return p, nil
+		}
+	}
+	return "", domain.Errorf(domain.ENotFound, "no question %s", id)
+}
+
+// List implements lifecycle.QuestionReader: the newest limit questions
+// (of status, when given) from the creation-order index, oldest first.
+func (c *core) List(_ context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error) {
+	if limit <= 0 {
+		limit = 500
+	}
+	c.mu.RLock()
+	p := c.projects[project]
+	if p == nil {
+		c.mu.RUnlock()
+		return []*domain.Question{}, nil
+	}
+	idx := p.all
+	if status != "" {
+		idx = p.byStatus[string(status)]
+	}
+	var ss []snapshot
+	if idx != nil {
+		wall := wallMS()
+		idx.Descend(func(it item) bool {
+			if r := p.qs[it.id]; r != nil && r.live(wall) {
+				ss = append(ss, snapshot{it.id, r.m.fields(), r.doc})
+			}
+			return len(ss) < limit
+		})
+	}
+	c.mu.RUnlock()
+	slices.Reverse(ss)
+	return c.decode(project, ss), nil
+}
+
+// RunQuestions implements lifecycle.QuestionReader.
+func (c *core) RunQuestions(_ context.Context, project, run string) ([]*domain.Question, error) {
+	c.mu.RLock()
+	wall := wallMS()
+	var ss []snapshot
+	if p := c.projects[project]; p != nil {
+		if rr := p.runs[run]; rr != nil && rr.live(wall) {
+			for _, id := range rr.Qs {
+				if r := p.qs[id]; r != nil && r.live(wall) {
+					ss = append(ss, snapshot{id, r.m.fields(), r.doc})
+				}
+			}
+		}
+	}
+	c.mu.RUnlock()
+	return c.decode(project, ss), nil
+}
+
+// Projects implements lifecycle.QuestionReader.
+func (c *core) Projects(context.Context) ([]string, error) {
+	c.mu.RLock()
+	out := make([]string, 0, len(c.projects))
+	for name, p := range c.projects {
+		if p.registered {
+			out = append(out, name)
+		}
+	}
+	c.mu.RUnlock()
+	sort.Strings(out)
+	return out, nil
+}
+
+// AttachCopy implements lifecycle.Questions: the copy's line replaces the
+// line of the same target, or is added.
+func (c *core) AttachCopy(_ context.Context, project, id string, t domain.Target) error {
+	line := store.CopyLine(t)
+	return c.note(func(w *batch) error {
+		p, r := c.live(project, id, wallMS())
+		if r == nil {
+			return notFound(project, id)
+		}
+		lines := strings.Split(r.doc, "\n")
+		found := false
+		out := []string{lines[0]}
+		for _, l := range lines[1:] {
+			same := false
+			if strings.HasPrefix(l, "{") {
+				var sc struct{ P, C, T string }
+				if json.Unmarshal([]byte(l), &sc) == nil {
+					same = sc.P == t.Platform && sc.C == t.Channel && sc.T == t.ThreadTS
+				}
+			}
+			switch {
+			case !same:
+				out = append(out, l)
+			case !found:
+				out = append(out, line)
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, line)
+		}
+		r.doc = strings.Join(out, "\n")
+		w.putQ(p.name, id, r)
+		return nil
+	})
+}
+
+// MarkRead implements lifecycle.Questions.
+func (c *core) MarkRead(ctx context.Context, project, id string) (*domain.Question, error) {
+	err := c.note(func(w *batch) error {
+		p, r := c.live(project, id, wallMS())
+		if r == nil {
+			return domain.Errorf(domain.ENotFound, "no notification %s in project %s", id, project)
+		}
+		if !r.m.Read {
+			r.m.Read = true
+			w.putQ(p.name, id, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.Get(ctx, project, id)
+}
