@@ -33,7 +33,7 @@ type testClock struct {
 	now time.Time
 }
 
-func (c *testClock) Now() time.Time     { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *testClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
 type logBuf struct {
@@ -72,15 +72,7 @@ func newEnv(t *testing.T) *env {
 // from it ("%s" is the fake's address).
 func newEnvWith(t *testing.T, o fakesmtp.Options, smtpURL string) *env {
 	t.Helper()
-	e := &env{t: t, st: storetest.Open(t, ""), clock: &testClock{now: time.Now().UTC().Truncate(time.Second)}, logs: &logBuf{}}
-	e.smtp = fakesmtp.Start(t, o)
-	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.router = lifecycle.NewRouter(lifecycle.RouterConfig{Store: e.st, Clock: e.clock, Logger: log,
-		CopyRetryBackoff: 5 * time.Millisecond, CopyRetryFor: time.Second})
-	t.Cleanup(func() { _ = e.router.Close(context.Background()) })
-	mux := http.NewServeMux()
-	e.web = httptest.NewServer(mux)
-	t.Cleanup(e.web.Close)
+	fake := fakesmtp.Start(t, o)
 	if smtpURL == "" {
 		scheme := map[fakesmtp.Mode]string{fakesmtp.StartTLS: "smtp", fakesmtp.TLS: "smtps", fakesmtp.Plain: "smtp+insecure"}[o.Mode]
 		user := ""
@@ -89,8 +81,24 @@ func newEnvWith(t *testing.T, o fakesmtp.Options, smtpURL string) *env {
 		}
 		smtpURL = scheme + "://" + user + "%s"
 	}
-	ad, err := New(Config{SMTPURL: strings.ReplaceAll(smtpURL, "%s", e.smtp.Addr), SMTPPassword: o.Password, From: "askbridge <askbridge@bridge.example>",
-		LinkSecret: linkKey, PublicURL: e.web.URL, TLS: &tls.Config{RootCAs: e.smtp.CA}, SendTimeout: 5 * time.Second}, e.router, log)
+	e := newEnvSMTP(t, strings.ReplaceAll(smtpURL, "%s", fake.Addr), o.Password, &tls.Config{RootCAs: fake.CA})
+	e.smtp = fake
+	return e
+}
+
+// newEnvSMTP builds the bridge against the SMTP server at smtpURL.
+func newEnvSMTP(t *testing.T, smtpURL, password string, tlsConf *tls.Config) *env {
+	t.Helper()
+	e := &env{t: t, st: storetest.Open(t, ""), clock: &testClock{now: time.Now().UTC().Truncate(time.Second)}, logs: &logBuf{}}
+	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.router = lifecycle.NewRouter(lifecycle.RouterConfig{Store: e.st, Clock: e.clock, Logger: log,
+		CopyRetryBackoff: 5 * time.Millisecond, CopyRetryFor: time.Second})
+	t.Cleanup(func() { _ = e.router.Close(context.Background()) })
+	mux := http.NewServeMux()
+	e.web = httptest.NewServer(mux)
+	t.Cleanup(e.web.Close)
+	ad, err := New(Config{SMTPURL: smtpURL, SMTPPassword: password, From: "askbridge <askbridge@bridge.example>",
+		LinkSecret: linkKey, PublicURL: e.web.URL, TLS: tlsConf, SendTimeout: 5 * time.Second}, e.router, log)
 	if err != nil {
 		t.Fatal(err)
 	}

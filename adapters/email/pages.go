@@ -14,11 +14,14 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
-// The answer links: GET and HEAD show a confirmation page and decide
-// nothing; only the POST of that page, carrying the page's own token that
-// matches the cookie set with it, records the answer.
+// LinkPath is where the answer links of mails point: GET and HEAD show a
+// confirmation page and decide nothing; only the POST of that page,
+// carrying the page's own token that matches the cookie set with it,
+// records the answer.
+const LinkPath = "/email/c/"
+
 const (
-	linkPath   = "/email/c/"
+	linkPath   = LinkPath
 	cookieName = "askbridge_email_page"
 	maxForm    = 64 << 10
 	maxNote    = 2000

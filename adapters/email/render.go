@@ -33,7 +33,7 @@ var templateFS embed.FS
 
 var (
 	mailText = texttemplate.Must(texttemplate.New("").ParseFS(templateFS, "templates/mail.txt"))
-	mailHTML = htmltemplate.Must(htmltemplate.New("").ParseFS(templateFS, "templates/mail.html"))
+	mailHTML = htmltemplate.Must(htmltemplate.New("").Funcs(htmltemplate.FuncMap{"lines": lines}).ParseFS(templateFS, "templates/mail.html"))
 )
 
 // mailKind is which mail of a question's thread one is.
@@ -298,6 +298,10 @@ func othersAsked(q *domain.Question, recipient string) []string {
 	}
 	return out
 }
+
+// lines splits text into its lines, for HTML that keeps them without
+// white-space: pre-wrap (which many mail programs ignore).
+func lines(s string) []string { return strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") }
 
 // render returns the text and HTML parts of v.
 func render(v *mailView) (text, html string, err error) {
