@@ -200,11 +200,13 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		if ec.PublicURL == "" {
 			ec.PublicURL = s.PublicURL // the links in a mail point there
 		}
+		ec.Outbox, ec.Kick = a.st, a.deliverer.Kick // every mail leaves through the durable queue
 		c, err := email.New(ec, a.router, a.log.With("adapter", "email"))
 		if err != nil {
 			return err
 		}
 		a.router.AddChannel(c)
+		a.deliverer.AddSender(c)
 		c.Register(mux)
 		a.log.Info("email adapter enabled", "answer_links", email.LinkPath)
 	}

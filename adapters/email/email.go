@@ -18,6 +18,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/lifecycle"
+	"github.com/askbridge/askbridge/server/resume"
 )
 
 // Platform is the name of email targets and people ("email:ana@example.com").
@@ -60,9 +62,25 @@ type Config struct {
 	// TLS, if set, is the TLS configuration for the SMTP server (tests
 	// trust their own CA with it).
 	TLS *tls.Config
-	// SendTimeout bounds one SMTP attempt (default 60s).
+	// SendTimeout bounds one SMTP attempt (default 60s; the deliverer's
+	// attempt timeout bounds it too).
 	SendTimeout time.Duration
+	// Outbox is the durable delivery queue every mail goes through (the
+	// store); Kick, if set, wakes the deliverer when a mail is queued.
+	// Without an Outbox a mail is sent at once, inside Post (tests of
+	// the mail itself).
+	Outbox Outbox
+	Kick   func()
 }
+
+// Outbox queues a delivery once per id (lifecycle.DeliveryQueue).
+type Outbox interface {
+	EnqueueDelivery(ctx context.Context, d lifecycle.Delivery) (queued bool, err error)
+}
+
+// Event is the event of every mail's delivery; the adapter is the
+// deliverer's Sender for it (Name, Send).
+const Event = Platform + ".send"
 
 // Core is what the adapter needs of the lifecycle: the Router.
 type Core interface {
@@ -111,7 +129,50 @@ func New(cfg Config, core Core, log *slog.Logger) (*Adapter, error) {
 	a := &Adapter{cfg: cfg, smtp: st, from: from, msgHost: host, keys: deriveKeys([]byte(cfg.LinkSecret)), core: core,
 		log: log, secure: strings.HasPrefix(cfg.PublicURL, "https://")}
 	a.queue = a.sendNow
+	if cfg.Outbox != nil {
+		a.queue = a.enqueue
+	}
 	return a, nil
+}
+
+var _ resume.Sender = (*Adapter)(nil)
+
+// Name implements resume.Sender: the adapter sends "email.*" deliveries.
+func (a *Adapter) Name() string { return Platform }
+
+// Send implements resume.Sender: one SMTP attempt of a queued mail.
+func (a *Adapter) Send(ctx context.Context, d lifecycle.Delivery) error {
+	var j job
+	if err := json.Unmarshal(d.Payload, &j); err != nil || j.To == "" || j.Question == "" {
+		return resume.Permanent(errors.New("the queued mail is unreadable (written by another release?)"))
+	}
+	err := a.deliver(ctx, j, d.Question)
+	var r *refusal
+	switch {
+	case errors.Is(err, errDrop):
+		return resume.ErrDrop
+	case errors.As(err, &r):
+		return resume.Permanent(err)
+	}
+	return err
+}
+
+// enqueue queues j once (its id names the question, the mail and the
+// recipient): a repeated ask, a retried Post or two replicas mail once.
+func (a *Adapter) enqueue(ctx context.Context, j job, q *domain.Question) error {
+	payload, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	_, err = a.cfg.Outbox.EnqueueDelivery(ctx, lifecycle.Delivery{ID: j.deliveryID(), ProjectID: q.ProjectID, QuestionID: q.ID,
+		Event: Event, Payload: payload, CreatedAt: a.core.Clock().Now()})
+	if err != nil {
+		return fmt.Errorf("queuing the mail to %s: %w", j.To, err)
+	}
+	if a.cfg.Kick != nil {
+		a.cfg.Kick()
+	}
+	return nil
 }
 
 // Platform implements lifecycle.Channel.
@@ -135,9 +196,10 @@ func recipientsOf(t domain.Target) []string {
 type job struct {
 	Kind     mailKind `json:"kind"`
 	To       string   `json:"to"`
-	Step     int      `json:"step,omitempty"` // the escalation level of a reminder
-	Project  string   `json:"project"`
-	Question string   `json:"question"`
+	Step     int       `json:"step,omitempty"` // the escalation level of a reminder
+	Project  string    `json:"project"`
+	Question string    `json:"question"`
+	Queued   time.Time `json:"queued"`
 }
 
 // deliveryID names a job once: queuing it again changes nothing.
@@ -164,8 +226,9 @@ func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target)
 			return t, lifecycle.Permanent(fmt.Errorf("%q is not an email address", addr))
 		}
 	}
+	now := a.core.Clock().Now()
 	for _, addr := range to {
-		if err := a.queue(ctx, job{Kind: kindPost, To: addr, Project: q.ProjectID, Question: q.ID}, q); err != nil {
+		if err := a.queue(ctx, job{Kind: kindPost, To: addr, Project: q.ProjectID, Question: q.ID, Queued: now}, q); err != nil {
 			return t, err
 		}
 	}
@@ -180,7 +243,7 @@ func (a *Adapter) Update(context.Context, *domain.Question, domain.Target) error
 // Remind implements lifecycle.Channel: a reply in each recipient's thread.
 func (a *Adapter) Remind(ctx context.Context, q *domain.Question, t domain.Target) error {
 	for _, addr := range recipientsOf(t) {
-		if err := a.queue(ctx, job{Kind: kindRemind, To: addr, Step: q.EscalationLevel, Project: q.ProjectID, Question: q.ID}, q); err != nil {
+		if err := a.queue(ctx, job{Kind: kindRemind, To: addr, Step: q.EscalationLevel, Project: q.ProjectID, Question: q.ID, Queued: a.core.Clock().Now()}, q); err != nil {
 			return err
 		}
 	}
@@ -191,7 +254,7 @@ func (a *Adapter) Remind(ctx context.Context, q *domain.Question, t domain.Targe
 // outcome in each recipient's thread.
 func (a *Adapter) Finish(ctx context.Context, q *domain.Question, t domain.Target) error {
 	for _, addr := range recipientsOf(t) {
-		if err := a.queue(ctx, job{Kind: kindFinal, To: addr, Project: q.ProjectID, Question: q.ID}, q); err != nil {
+		if err := a.queue(ctx, job{Kind: kindFinal, To: addr, Project: q.ProjectID, Question: q.ID, Queued: a.core.Clock().Now()}, q); err != nil {
 			return err
 		}
 	}
@@ -218,17 +281,27 @@ func (j job) messageID(a *Adapter) string {
 }
 
 // sentKey marks, on any replica, that the question's mail to addr left:
-// a reminder or an outcome is sent only under a mail that was.
-func sentKey(root string) string { return "email:sent:" + root }
+// a reminder or an outcome is sent only under a mail that was. unsentKey
+// marks that it never will (the question ended first, or the server
+// refused it).
+func sentKey(root string) string   { return "email:sent:" + root }
+func unsentKey(root string) string { return "email:unsent:" + root }
+
+// replyWait is how long a reminder or an outcome waits for the mail it
+// replies to, when neither sentKey nor unsentKey is marked yet.
+const replyWait = 15 * time.Minute
 
 // errDrop: nothing to send any more (the question ended before its mail
 // left; the mail a reply would thread under never left).
 var errDrop = errors.New("nothing to send")
 
+// errNotYet: a reply whose question mail has not left yet; retried.
+var errNotYet = errors.New("waiting for the question's mail to leave first")
+
 // sendNow sends j at once (no outbox): tests of the mail itself.
 func (a *Adapter) sendNow(ctx context.Context, j job, snapshot *domain.Question) error {
 	err := a.deliver(ctx, j, snapshot)
-	if errors.Is(err, errDrop) {
+	if errors.Is(err, errDrop) || errors.Is(err, errNotYet) {
 		return nil
 	}
 	return err
@@ -249,19 +322,30 @@ func (a *Adapter) deliver(ctx context.Context, j job, snapshot *domain.Question)
 		q = snapshot
 	}
 	root := a.rootID(j.Question, j.To)
+	ttl := time.Until(q.ExpiresAt) + 30*24*time.Hour
 	switch j.Kind {
-	case kindPost, kindRemind:
+	case kindPost:
 		if q.Status.Final() {
+			a.mark(ctx, unsentKey(root), ttl)
 			return errDrop
 		}
-	}
-	if j.Kind != kindPost {
+	case kindRemind, kindFinal:
+		if j.Kind == kindRemind && q.Status.Final() {
+			return errDrop
+		}
 		sent, err := a.core.Marked(ctx, sentKey(root))
 		if err != nil {
 			return err
 		}
 		if !sent {
-			return errDrop
+			never, err := a.core.Marked(ctx, unsentKey(root))
+			if err != nil {
+				return err
+			}
+			if never || a.core.Clock().Now().Sub(j.Queued) > replyWait {
+				return errDrop
+			}
+			return errNotYet
 		}
 	}
 	m, err := a.message(q, j)
@@ -271,15 +355,23 @@ func (a *Adapter) deliver(ctx context.Context, j job, snapshot *domain.Question)
 	attempt, cancel := context.WithTimeout(ctx, a.cfg.SendTimeout)
 	defer cancel()
 	if err := classify(a.smtp.send(attempt, m, a.cfg.TLS, a.cfg.SendTimeout)); err != nil {
+		var r *refusal
+		if j.Kind == kindPost && errors.As(err, &r) {
+			a.mark(ctx, unsentKey(root), ttl)
+		}
 		return err
 	}
 	if j.Kind == kindPost {
-		ttl := time.Until(q.ExpiresAt) + 30*24*time.Hour
-		if _, err := a.core.Once(ctx, sentKey(root), ttl); err != nil {
-			a.log.Warn("could not note that a mail was sent; its reminders and outcome may not follow", "question", q.ID, "err", err)
-		}
+		a.mark(ctx, sentKey(root), ttl)
 	}
 	return nil
+}
+
+// mark notes key on every replica; a failure only delays or drops replies.
+func (a *Adapter) mark(ctx context.Context, key string, ttl time.Duration) {
+	if _, err := a.core.Once(ctx, key, ttl); err != nil {
+		a.log.Warn("could not note a mail's fate; its reminders and outcome may not follow", "err", err)
+	}
 }
 
 // message builds the mail of j for q.

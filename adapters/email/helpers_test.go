@@ -18,6 +18,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/email/fakesmtp"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/lifecycle"
+	"github.com/askbridge/askbridge/server/resume"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 )
@@ -53,6 +54,8 @@ type env struct {
 	ad     *Adapter
 	smtp   *fakesmtp.Server
 	web    *httptest.Server
+	// deliverer sends the queued mails.
+	deliverer *resume.Deliverer
 	clock  *testClock
 	logs   *logBuf
 }
@@ -97,12 +100,22 @@ func newEnvSMTP(t *testing.T, smtpURL, password string, tlsConf *tls.Config) *en
 	mux := http.NewServeMux()
 	e.web = httptest.NewServer(mux)
 	t.Cleanup(e.web.Close)
+	// Every mail goes through the durable queue and the deliverer, as in
+	// the bridge (app wires the same).
+	e.deliverer = resume.New(resume.Config{Store: e.st, Logger: log, Poll: 20 * time.Millisecond,
+		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, AttemptTimeout: 10 * time.Second})
 	ad, err := New(Config{SMTPURL: smtpURL, SMTPPassword: password, From: "askbridge <askbridge@bridge.example>",
-		LinkSecret: linkKey, PublicURL: e.web.URL, TLS: tlsConf, SendTimeout: 5 * time.Second}, e.router, log)
+		LinkSecret: linkKey, PublicURL: e.web.URL, TLS: tlsConf, SendTimeout: 5 * time.Second,
+		Outbox: e.st, Kick: e.deliverer.Kick}, e.router, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.ad = ad
+	e.deliverer.AddSender(ad)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.deliverer.Run(ctx); close(done) }()
+	t.Cleanup(func() { stop(); <-done })
 	e.router.AddChannel(ad)
 	e.router.AddChannel(otherChat{})
 	ad.Register(mux)
@@ -149,8 +162,25 @@ func (e *env) question(id string) *domain.Question {
 	return q
 }
 
-// mailsTo returns the mails the fake accepted for addr, oldest first.
-func (e *env) mailsTo(addr string) []fakesmtp.Message {
+// mailsTo returns the mails the fake accepted for addr, oldest first,
+// once there is one (the deliverer sends them in the background).
+func (e *env) mailsTo(addr string) []fakesmtp.Message { return e.waitMails(addr, 1) }
+
+// waitMails returns the mails for addr once there are at least n (or
+// what there is after 10 s).
+func (e *env) waitMails(addr string, n int) []fakesmtp.Message {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ms := e.sentTo(addr)
+		if len(ms) >= n || time.Now().After(deadline) {
+			return ms
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// sentTo returns the mails the fake accepted for addr so far.
+func (e *env) sentTo(addr string) []fakesmtp.Message {
 	var out []fakesmtp.Message
 	for _, m := range e.smtp.Messages() {
 		for _, to := range m.To {
