@@ -194,8 +194,8 @@ func recipientsOf(t domain.Target) []string {
 
 // job is one mail to send: the payload of an email.send delivery.
 type job struct {
-	Kind     mailKind `json:"kind"`
-	To       string   `json:"to"`
+	Kind     mailKind  `json:"kind"`
+	To       string    `json:"to"`
 	Step     int       `json:"step,omitempty"` // the escalation level of a reminder
 	Project  string    `json:"project"`
 	Question string    `json:"question"`

@@ -56,8 +56,8 @@ type env struct {
 	web    *httptest.Server
 	// deliverer sends the queued mails.
 	deliverer *resume.Deliverer
-	clock  *testClock
-	logs   *logBuf
+	clock     *testClock
+	logs      *logBuf
 }
 
 const (
