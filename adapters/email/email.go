@@ -165,7 +165,7 @@ func (a *Adapter) enqueue(ctx context.Context, j job, q *domain.Question) error 
 		return err
 	}
 	_, err = a.cfg.Outbox.EnqueueDelivery(ctx, lifecycle.Delivery{ID: j.deliveryID(), ProjectID: q.ProjectID, QuestionID: q.ID,
-		Event: Event, Payload: payload, CreatedAt: a.core.Clock().Now()})
+		Event: Event, Payload: payload}) // due now, by the queue's clock (the deliverer's)
 	if err != nil {
 		return fmt.Errorf("queuing the mail to %s: %w", j.To, err)
 	}

@@ -84,7 +84,7 @@ func newEnvWith(t *testing.T, o fakesmtp.Options, smtpURL string) *env {
 		}
 		smtpURL = scheme + "://" + user + "%s"
 	}
-	e := newEnvSMTP(t, strings.ReplaceAll(smtpURL, "%s", fake.Addr), o.Password, &tls.Config{RootCAs: fake.CA})
+	e := newEnvSMTP(t, strings.ReplaceAll(smtpURL, "%s", fake.Addr), o.Password, tlsFor(fake))
 	e.smtp = fake
 	return e
 }
@@ -279,3 +279,6 @@ func (otherChat) Post(_ context.Context, q *domain.Question, t domain.Target) (d
 func (otherChat) Update(context.Context, *domain.Question, domain.Target) error { return nil }
 func (otherChat) Remind(context.Context, *domain.Question, domain.Target) error { return nil }
 func (otherChat) Finish(context.Context, *domain.Question, domain.Target) error { return nil }
+
+// tlsFor trusts the fake's certificate.
+func tlsFor(fake *fakesmtp.Server) *tls.Config { return &tls.Config{RootCAs: fake.CA} }
