@@ -81,6 +81,7 @@ type optionView struct {
 	Description string
 	Recommended bool
 	Tone        string // "allow", "deny" or ""
+	Verb        string // "Allow" or "Deny" when the label does not say it already
 	Link        string // the confirmation page for this choice; empty: see FormLink
 }
 
@@ -131,9 +132,12 @@ func buildView(q *domain.Question, kind mailKind, recipient, pageLink string, ot
 			if tones != nil {
 				switch tones[j] {
 				case approval.Allow:
-					ov.Tone = "allow"
+					ov.Tone, ov.Verb = "allow", "Allow"
 				case approval.Deny:
-					ov.Tone = "deny"
+					ov.Tone, ov.Verb = "deny", "Deny"
+				}
+				if first, _, _ := strings.Cut(strings.ToLower(o.Label), " "); first == strings.ToLower(ov.Verb) {
+					ov.Verb = ""
 				}
 			}
 			if optionLinks {

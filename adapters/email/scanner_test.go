@@ -30,15 +30,14 @@ func TestScannerProbesDecideNothing(t *testing.T) {
 	csrf := htmlUnescape(csrfRe.FindStringSubmatch(scanned.body)[1])
 
 	type probe struct {
-		name    string
-		method  string
-		link    string
-		header  map[string]string
-		form    url.Values
-		client  func() *http.Client
-		times   int
-		status  int // what the probe gets
-		mustNot string
+		name   string
+		method string
+		link   string
+		header map[string]string
+		form   url.Values
+		client func() *http.Client
+		times  int
+		status int // what the probe gets
 	}
 	fresh := e.browser
 	flip := func(s string, i int) string { // another character at position i

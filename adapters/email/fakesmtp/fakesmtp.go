@@ -111,7 +111,6 @@ type Server struct {
 	failN    int
 	auths    []string
 	conns    int
-	tlsConns int
 }
 
 // Start runs a server on 127.0.0.1 until the test ends.
