@@ -408,3 +408,28 @@ func TestSMTPFailuresAreClassifiedAndKeepNoSecret(t *testing.T) {
 	}
 	_ = lifecycle.IsPermanent
 }
+
+func TestVotesFromLinksCountLikeClicks(t *testing.T) {
+	e := newEnv(t)
+	two := 2
+	req := deployApproval()
+	req.ApprovalsRequired = &two
+	q := e.ask(req)
+	anaAllow := links(e.mailsTo(ana)[0])[0]
+	p := confirm(t, e.browser(), anaAllow, nil)
+	if p.status != http.StatusOK || !strings.Contains(p.body, "Your vote was recorded") || !strings.Contains(p.body, "1 of 2 approvals") {
+		t.Fatalf("ana's vote: %d\n%s", p.status, p.body)
+	}
+	if p := get(t, e.browser(), anaAllow); p.status != http.StatusGone || !strings.Contains(p.body, "already used") {
+		t.Errorf("ana's used link: %d\n%s", p.status, p.body)
+	}
+	if s := e.question(q.ID).Status; s != domain.StatusPending {
+		t.Fatalf("one vote of two decided it: %s", s)
+	}
+	if p := confirm(t, e.browser(), links(e.mailsTo(bob)[0])[0], nil); p.status != http.StatusOK {
+		t.Fatalf("bob's vote: %d\n%s", p.status, p.body)
+	}
+	if got := e.question(q.ID); got.Status != domain.StatusAnswered || len(got.Votes) != 2 {
+		t.Errorf("after two votes: %s, %d votes", got.Status, len(got.Votes))
+	}
+}
