@@ -49,7 +49,8 @@ deps:
 	@./scripts/deps.sh
 
 ## test: every test with the race detector; installs redis-server and chromium with apt-get when
-## missing, and the MCP TypeScript SDK from npm (pinned, cached) when npm is there
+## missing, and the MCP TypeScript SDK from npm (pinned, cached) when npm is there; the clients'
+## tests need Node 22, the frameworks and python3-httpx/pytest/fastapi (scripts/clients-deps.sh)
 test: deps
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)
@@ -63,6 +64,7 @@ test-claude-code:
 	@GO=$(GO) ./scripts/claude-code.sh
 
 ## lint: gofmt, go vet, staticcheck and errorlint (built from the Go module proxy at pinned versions),
+## tsc --strict over clients/typescript and examples/typescript (scripts/clients-lint.sh),
 ## the layers: no two top-level folders import each other (scripts/layers.sh), and docs/openapi.yaml
 ## through Redocly CLI (npm, pinned, cached; scripts/openapi-lint.sh; skipped without npm outside CI)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -75,6 +77,7 @@ lint:
 	@./scripts/layers.sh >/dev/null
 	@./scripts/check-doc-links.sh
 	@./scripts/openapi-lint.sh
+	@./scripts/clients-lint.sh
 
 ## bench: benchmarks (needs redis-server); figures go to BENCHMARKS.md
 bench: deps

@@ -38,6 +38,16 @@ type Action struct {
 	// Suggestions are "always allow" rules the agent offers (Claude Code's
 	// permission_suggestions), kept as sent; a person may pick one by index.
 	Suggestions []json.RawMessage `json:"suggestions,omitempty"`
+	// AllowEdit false says the agent cannot run edited arguments (its
+	// framework has no way to): nobody is offered Edit and edited_input is
+	// refused. Absent or true: editing follows the route.
+	AllowEdit *bool `json:"allow_edit,omitempty"`
+}
+
+// EditAllowed reports whether a person may edit the arguments of q's
+// action: neither the route (routeNoEdit) nor the action forbids it.
+func EditAllowed(q *Question, routeNoEdit bool) bool {
+	return !routeNoEdit && (q.Action == nil || q.Action.AllowEdit == nil || *q.Action.AllowEdit)
 }
 
 // Decision is what an answered approval with an action tells the agent.
@@ -117,6 +127,10 @@ func prepareAction(p *problems, a *Action) *Action {
 		return nil
 	}
 	out := &Action{Tool: strings.TrimSpace(a.Tool)}
+	if a.AllowEdit != nil && !*a.AllowEdit {
+		no := false
+		out.AllowEdit = &no
+	}
 	switch n := utf8.RuneCountInString(out.Tool); {
 	case n == 0:
 		p.add("action.tool", "required: the name of the tool the agent wants to run")

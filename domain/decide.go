@@ -84,6 +84,9 @@ func PrepareApproval(q *Question, req *RespondRequest, allowEdit bool) error {
 	if q.ApprovalsRequired > 1 {
 		return bad(field, "this approval needs %d votes, which count for options only; vote with response", q.ApprovalsRequired)
 	}
+	if req.EditedInput != nil && q.Action.AllowEdit != nil && !*q.Action.AllowEdit {
+		return bad("edited_input", "the agent cannot run edited arguments (its action says allow_edit: false); allow or deny the action as asked")
+	}
 	if req.EditedInput != nil && !allowEdit {
 		return bad("edited_input", "editing is turned off for route %q (allow_edit: false); allow or deny the action as asked", q.Route)
 	}

@@ -245,3 +245,35 @@ func TestDefaultOnTimeoutDecides(t *testing.T) {
 	assert.Equal(t, "deny", q.Decision.Behavior)
 	assert.Equal(t, "No answer in time: denied by default (on_timeout).", q.Decision.Message)
 }
+
+// TestActionAllowEditFalse: an agent whose framework cannot run edited
+// arguments sends action.allow_edit: false; edited_input is then refused
+// naming the field, nothing is recorded, and Allow still works.
+func TestActionAllowEditFalse(t *testing.T) {
+	f := newFixture(t, "")
+	req := toolApproval("r1", "deploy", `{"env":"prod"}`)
+	no := false
+	req.Action.AllowEdit = &no
+	res, err := f.router.Ask(ctx, "p", req, "")
+	require.NoError(t, err)
+	require.NotNil(t, res.Question.Action.AllowEdit)
+	assert.False(t, domain.EditAllowed(res.Question, false))
+	_, err = f.router.Answer(ctx, "p", res.Question.ID, domain.RespondRequest{EditedInput: json.RawMessage(`{"env":"staging"}`)}, slackP("alice"))
+	assert.Equal(t, domain.EInvalidAnswer, domain.ErrorCode(err))
+	assert.Contains(t, detailOf(t, err, "edited_input"), "cannot run edited arguments")
+	q, err := f.store.Get(ctx, "p", res.Question.ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.StatusPending, q.Status)
+	allow := "Allow"
+	q, err = f.router.Answer(ctx, "p", res.Question.ID, domain.RespondRequest{Response: &allow}, slackP("alice"))
+	require.NoError(t, err)
+	assert.Equal(t, "allow", q.Decision.Behavior)
+	assert.JSONEq(t, `{"env":"prod"}`, string(q.Decision.Input))
+
+	// Without the flag, editing follows the route (allowed here).
+	res, err = f.router.Ask(ctx, "p", toolApproval("r2", "deploy", `{"env":"prod"}`), "")
+	require.NoError(t, err)
+	assert.Nil(t, res.Question.Action.AllowEdit)
+	assert.True(t, domain.EditAllowed(res.Question, false))
+	assert.False(t, domain.EditAllowed(res.Question, true))
+}

@@ -34,6 +34,10 @@ install_mcp_sdk() {
 }
 install_mcp_sdk
 
+# The TypeScript and Python clients' tests (clients/): Node 22, TypeScript and
+# the frameworks from npm, python3-httpx/pytest/fastapi from apt-get.
+"$(dirname "$0")/clients-deps.sh"
+
 # Mailpit, a real mail server, for the email surface's end-to-end test
 # (adapters/email): built once from the Go module proxy into a cache.
 bash "$(dirname "$0")/mailpit.sh" >/dev/null

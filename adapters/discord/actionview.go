@@ -27,7 +27,7 @@ type renderOpts struct {
 // renderOpts of q on this adapter.
 func (a *Adapter) opts(q *domain.Question) renderOpts {
 	o := renderOpts{PublicURL: a.cfg.PublicURL, Edit: true}
-	if r, ok := a.router.Route(q.Route); ok && r.NoEdit {
+	if r, ok := a.router.Route(q.Route); !domain.EditAllowed(q, ok && r.NoEdit) {
 		o.Edit = false
 	}
 	return o

@@ -37,7 +37,7 @@ func (a *Adapter) openEditor(ctx context.Context, x *exchange, q *domain.Questio
 	}
 	o := a.opts(q)
 	if !canEdit(q, o) {
-		x.reply(ctx, ephemeral("This approval cannot be edited (its route sets allow_edit: false); allow or deny it as asked."))
+		x.reply(ctx, ephemeral("This approval cannot be edited (allow_edit: false); allow or deny it as asked."))
 		return
 	}
 	text, command := editText(q.Action)
@@ -73,7 +73,7 @@ func (a *Adapter) editSubmitted(ctx context.Context, x *exchange, q *domain.Ques
 		return
 	}
 	if !canEdit(q, a.opts(q)) {
-		x.reply(ctx, ephemeral("This approval cannot be edited (its route sets allow_edit: false); nothing was recorded."))
+		x.reply(ctx, ephemeral("This approval cannot be edited (allow_edit: false); nothing was recorded."))
 		return
 	}
 	if shortDigest(q.Action.Digest) != seen {

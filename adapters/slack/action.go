@@ -50,7 +50,7 @@ func (a *Adapter) extras(q *domain.Question) extras {
 		x.pageURL = base + "/questions/" + url.PathEscape(q.ID)
 	}
 	r, ok := a.router.Route(q.Route)
-	x.canEdit = (!ok || !r.NoEdit) && q.ApprovalsRequired < 2
+	x.canEdit = domain.EditAllowed(q, ok && r.NoEdit) && q.ApprovalsRequired < 2
 	return x
 }
 

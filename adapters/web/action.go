@@ -114,7 +114,7 @@ func (i *Inbox) actionView(q *domain.Question, prev url.Values, v *viewer, ret s
 	}
 	if av.Pending && q.ApprovalsRequired < 2 {
 		rt, ok := i.router.Route(q.Route)
-		av.NoEdit = ok && rt.NoEdit
+		av.NoEdit = !domain.EditAllowed(q, ok && rt.NoEdit)
 		av.CanEdit = !av.NoEdit
 		av.EditHere = !av.Inbox || len(a.Input) <= inboxEditBytes
 		if prev != nil && prev.Get("do") == "edit" {

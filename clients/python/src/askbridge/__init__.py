@@ -1,0 +1,33 @@
+"""askbridge: ask people (Slack, Discord, the web inbox) from a Python agent.
+
+    from askbridge import Client
+    bridge = Client(url="http://127.0.0.1:8080", project="ops")
+    record = bridge.ask_and_wait({"run_id": "run-1", "question": "Deploy?", "options": [...]})
+
+Bodies are the API's JSON objects (dicts); records come back as dicts with
+the API's field names (docs/openapi.yaml).
+"""
+
+from ._client import (
+    AskBridgeError,
+    AsyncClient,
+    Client,
+    WaitTimeout,
+    approval_body,
+    approval_outcome,
+    validate_ask,
+)
+from ._webhook import WebhookError, asgi_receiver, verify_webhook
+
+__all__ = [
+    "AskBridgeError",
+    "AsyncClient",
+    "Client",
+    "WaitTimeout",
+    "WebhookError",
+    "approval_body",
+    "approval_outcome",
+    "asgi_receiver",
+    "validate_ask",
+    "verify_webhook",
+]

@@ -1,0 +1,344 @@
+from __future__ import annotations
+
+import builtins
+import math
+import os
+import time
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+Record = dict[str, Any]
+
+
+class AskBridgeError(Exception):
+    """An error of the bridge or of reaching it.
+
+    ``code`` is the API's error code (``invalid``, ``not_found``,
+    ``already_answered``...), or ``unreachable`` when the bridge could not be
+    reached, ``wait_timeout`` when a client deadline passed.
+    """
+
+    def __init__(self, code: str, message: str, status: int = 0, details: list[dict[str, str]] | None = None):
+        self.code = code
+        self.status = status
+        self.details = details or []
+        self.field = self.details[0]["field"] if self.details else None
+        self.message = message
+        text = message
+        if self.details:
+            text += ": " + "; ".join(f"{d['field']}: {d['problem']}" for d in self.details)
+        super().__init__(text)
+
+
+class WaitTimeout(AskBridgeError):
+    """The client deadline passed while the question is still pending; it stays
+    pending and a later wait returns the answer."""
+
+    def __init__(self, question: Record):
+        self.question = question
+        super().__init__(
+            "wait_timeout",
+            f"question {question['id']} is still pending after the wait's deadline; "
+            "it stays open and a later wait returns the answer",
+        )
+
+
+def validate_ask(body: Record) -> None:
+    """Refuses, before anything is sent, what the bridge would surely refuse,
+    with the API's messages. The bridge checks everything again."""
+    details: list[dict[str, str]] = []
+
+    def add(field: str, problem: str) -> None:
+        details.append({"field": field, "problem": problem})
+
+    if "questions" in body and "question" in body:
+        add("question", "use either questions[] or the question+options shorthand, not both")
+    shorthand = "questions" not in body and ("question" in body or "options" in body)
+    if shorthand:
+        if not body.get("question"):
+            add("question", "required with options")
+        items = [{"question": body.get("question") or "", "header": body.get("header"), "options": body.get("options")}]
+    else:
+        items = list(body.get("questions") or [])
+        if not items:
+            add("questions", "at least 1 question is required")
+        if len(items) > 4:
+            add("questions", f"at most 4 questions, got {len(items)}")
+    for i, it in enumerate(items):
+        def f(name: str, i: int = i) -> str:
+            return name if shorthand else f"questions[{i}].{name}"
+
+        text = it.get("question") if isinstance(it, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            if not shorthand:
+                add(f("question"), "required")
+            continue
+        for j, prev in enumerate(items[:i]):
+            if isinstance(prev, dict) and prev.get("question") == text:
+                add(f("question"), f"same text as questions[{j}]; each question must be distinct")
+        header = it.get("header")
+        if isinstance(header, str) and len(header) > 12:
+            add(f("header"), "at most 12 characters")
+        opts = it.get("options") or []
+        if opts and not 2 <= len(opts) <= 4:
+            add(f("options"), f"2 to 4 options, or none for an open-ended question; got {len(opts)}")
+        labels: list[str] = []
+        for k, o in enumerate(opts):
+            label = o.get("label") if isinstance(o, dict) else None
+            of = f"{f('options')}[{k}].label"
+            if not isinstance(label, str) or not label.strip():
+                add(of, "required")
+                continue
+            if label in labels:
+                add(of, f"same label as options[{labels.index(label)}]; labels must be unique within a question")
+            labels.append(label)
+    if body.get("parent_run_id"):
+        raise AskBridgeError("subagent_not_allowed", "only parent conversations can ask user questions")
+    if details:
+        raise AskBridgeError("invalid", "the question is not valid", 0, details)
+
+
+def _settings(url: str | None, token: str | None, project: str | None) -> tuple[str, str | None, str]:
+    url = url or os.environ.get("BRIDGE_URL")
+    if not url:
+        raise AskBridgeError("invalid", "no bridge URL: pass url= or set BRIDGE_URL (e.g. http://127.0.0.1:8080)")
+    return url.rstrip("/"), token or os.environ.get("BRIDGE_TOKEN"), project or os.environ.get("BRIDGE_PROJECT") or "default"
+
+
+def _headers(token: str | None) -> dict[str, str]:
+    h = {"accept": "application/json"}
+    if token:
+        h["authorization"] = f"Bearer {token}"
+    return h
+
+
+def _result(url: str, res: httpx.Response) -> Any:
+    try:
+        data = res.json() if res.content else None
+    except ValueError:
+        data = None
+    if res.status_code >= 400:
+        err = data.get("error") if isinstance(data, dict) else None
+        if isinstance(err, dict):
+            raise AskBridgeError(err.get("code", f"http_{res.status_code}"), err.get("message", ""), res.status_code, err.get("details") or [])
+        raise AskBridgeError(f"http_{res.status_code}", f"the bridge at {url} answered {res.status_code}: {res.text[:200]}", res.status_code)
+    return data
+
+
+def _unreachable(url: str, err: Exception) -> AskBridgeError:
+    return AskBridgeError("unreachable", f"the bridge at {url} is not reachable ({err.__class__.__name__}: {err}); is askbridge serve running there?")
+
+
+class _Paths:
+    url: str
+    project: str
+
+    def _p(self, rest: str) -> str:
+        return f"{self.url}/api/projects/{quote(self.project, safe='')}{rest}"
+
+    @staticmethod
+    def _q(id: str) -> str:
+        return quote(id, safe="")
+
+
+class Client(_Paths):
+    """The blocking client of one bridge and project (usable inside any framework's tool)."""
+
+    def __init__(self, url: str | None = None, token: str | None = None, project: str | None = None, *, http: httpx.Client | None = None):
+        self.url, token, self.project = _settings(url, token, project)
+        self._http = http or httpx.Client(headers=_headers(token), timeout=httpx.Timeout(10.0, read=130.0))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        try:
+            res = self._http.request(method, self._p(path), json=body)
+        except httpx.TransportError as err:
+            raise _unreachable(self.url, err) from err
+        return _result(self.url, res)
+
+    def ask(self, body: Record) -> Record:
+        """Asks: the record (status pending) with ``message`` for the agent."""
+        validate_ask(body)
+        return self._call("POST", "/agent-questions", body)
+
+    def wait(self, id: str, timeout: float | None = None, *, poll: int = 25) -> Record:
+        """Waits until the question is final, looping the long-poll. With
+        ``timeout`` (seconds) raises WaitTimeout when it passes; the question
+        stays pending and a later wait returns its answer."""
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            secs = max(1, min(poll, 120, math.ceil(left) if left != math.inf else poll))
+            q = self._call("GET", f"/agent-questions/{self._q(id)}/wait?timeout={secs}s")
+            if q["status"] != "pending":
+                return q
+            if time.monotonic() >= deadline:
+                raise WaitTimeout(q)
+
+    def ask_and_wait(self, body: Record, timeout: float | None = None) -> Record:
+        """Asks and waits for the final record."""
+        q = self.ask(body)
+        return q if q["status"] != "pending" else self.wait(q["id"], timeout)
+
+    def get(self, id: str) -> Record:
+        return self._call("GET", f"/agent-questions/{self._q(id)}")
+
+    def list(self, status: str | None = None, run_id: str | None = None) -> builtins.list[Record]:
+        if run_id:
+            qs = self._call("GET", f"/agent-runs/{self._q(run_id)}/questions")["questions"]
+            return [q for q in qs if status is None or q["status"] == status]
+        return self._call("GET", "/agent-questions" + (f"?status={quote(status)}" if status else ""))["questions"]
+
+    def cancel(self, id: str, reason: str | None = None, note: str | None = None) -> Record:
+        body = {k: v for k, v in (("reason", reason), ("note", note)) if v}
+        return self._call("POST", f"/agent-questions/{self._q(id)}/cancel", body)
+
+    def respond(self, id: str, body: Record) -> Record:
+        """Answers (an operator's token, or a bridge without tokens)."""
+        return self._call("POST", f"/agent-questions/{self._q(id)}/respond", body)
+
+    def pause_run(self, run_id: str) -> Record:
+        """Reports that a run's process stopped (webhook mode)."""
+        return self._call("POST", f"/agent-runs/{self._q(run_id)}/pause", {})
+
+
+class AsyncClient(_Paths):
+    """The asyncio client: the same methods, awaitable."""
+
+    def __init__(self, url: str | None = None, token: str | None = None, project: str | None = None, *, http: httpx.AsyncClient | None = None):
+        self.url, token, self.project = _settings(url, token, project)
+        self._http = http or httpx.AsyncClient(headers=_headers(token), timeout=httpx.Timeout(10.0, read=130.0))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _call(self, method: str, path: str, body: Any = None) -> Any:
+        try:
+            res = await self._http.request(method, self._p(path), json=body)
+        except httpx.TransportError as err:
+            raise _unreachable(self.url, err) from err
+        return _result(self.url, res)
+
+    async def ask(self, body: Record) -> Record:
+        validate_ask(body)
+        return await self._call("POST", "/agent-questions", body)
+
+    async def wait(self, id: str, timeout: float | None = None, *, poll: int = 25) -> Record:
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            secs = max(1, min(poll, 120, math.ceil(left) if left != math.inf else poll))
+            q = await self._call("GET", f"/agent-questions/{self._q(id)}/wait?timeout={secs}s")
+            if q["status"] != "pending":
+                return q
+            if time.monotonic() >= deadline:
+                raise WaitTimeout(q)
+
+    async def ask_and_wait(self, body: Record, timeout: float | None = None) -> Record:
+        q = await self.ask(body)
+        return q if q["status"] != "pending" else await self.wait(q["id"], timeout)
+
+    async def get(self, id: str) -> Record:
+        return await self._call("GET", f"/agent-questions/{self._q(id)}")
+
+    async def list(self, status: str | None = None, run_id: str | None = None) -> builtins.list[Record]:
+        if run_id:
+            qs = (await self._call("GET", f"/agent-runs/{self._q(run_id)}/questions"))["questions"]
+            return [q for q in qs if status is None or q["status"] == status]
+        return (await self._call("GET", "/agent-questions" + (f"?status={quote(status)}" if status else "")))["questions"]
+
+    async def cancel(self, id: str, reason: str | None = None, note: str | None = None) -> Record:
+        body = {k: v for k, v in (("reason", reason), ("note", note)) if v}
+        return await self._call("POST", f"/agent-questions/{self._q(id)}/cancel", body)
+
+    async def respond(self, id: str, body: Record) -> Record:
+        return await self._call("POST", f"/agent-questions/{self._q(id)}/respond", body)
+
+    async def pause_run(self, run_id: str) -> Record:
+        return await self._call("POST", f"/agent-runs/{self._q(run_id)}/pause", {})
+
+
+def approval_body(run_id: str, call_id: str, tool: str, input: Record | None = None, *, allow_edit: bool = False,
+                  always_allow: bool = False, question: str | None = None, resume_url: str | None = None, **ask: Any) -> Record:
+    """The ask body of one tool call's approval: run ``<run_id>:<call_id>`` and
+    the same idempotency key, so several pending approvals never mix.
+    ``allow_edit`` only when the caller can run edited arguments."""
+    key = f"{run_id}:{call_id}"
+    action: Record = {"tool": tool, "input": input or {}}
+    if not allow_edit:
+        action["allow_edit"] = False
+    if always_allow:
+        action["suggestions"] = [{"type": "always_allow", "tool": tool}]
+    body: Record = {**ask, "kind": "approval", "run_id": key, "idempotency_key": key,
+                    "question": question or f"Allow {tool}?", "options": [{"label": "Allow"}, {"label": "Deny"}], "action": action}
+    if resume_url:
+        body["resume"] = {"url": resume_url}
+    return body
+
+
+def _parse_time(s: str) -> datetime:
+    s = s.replace("Z", "+00:00")
+    if "." in s:  # Go writes up to 9 fractional digits; fromisoformat takes 6
+        head, rest = s.split(".", 1)
+        i = next((k for k, c in enumerate(rest) if not c.isdigit()), len(rest))
+        s = f"{head}.{rest[:i][:6].ljust(6, '0')}{rest[i:]}"
+    return datetime.fromisoformat(s)
+
+
+def format_duration(seconds: float) -> str:
+    s = max(0, round(seconds))
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    parts = [f"{h} h"] * bool(h) + [f"{m} min"] * bool(m)
+    if s or not parts:
+        parts.append(f"{s} s")
+    return " ".join(parts)
+
+
+def approval_outcome(q: Record) -> Record:
+    """What a final approval record means: ``{approved, input, edited, always,
+    reason}``. Expiry and dismissal never approve; the reason says why."""
+    who = (q.get("responded_by") or {})
+    name = who.get("name") or who.get("id") or "someone"
+    out: Record = {"approved": False, "input": None, "edited": False, "always": False, "reason": None, "status": q["status"]}
+    status = q["status"]
+    if status == "answered":
+        d = q.get("decision")
+        if d and d.get("behavior") == "allow":
+            out.update(approved=True, input=d.get("input", (q.get("action") or {}).get("input", {})), edited=bool(d.get("edited")), always=bool(d.get("rules")))
+        elif d:
+            out["reason"] = d.get("message") or f"denied by {name}"
+        else:
+            out["reason"] = f"the answer was not an approval: {q.get('response', '')}"
+    elif status == "expired":
+        took = (_parse_time(q["expires_at"]) - _parse_time(q["created_at"])).total_seconds()
+        out["reason"] = f"nobody answered within {format_duration(took)}"
+    elif status == "cancelled":
+        note = f": {q['cancel_note']}" if q.get("cancel_note") else ""
+        reason = q.get("cancel_reason")
+        if reason == "user":
+            out["reason"] = (f"dismissed by {name}" if who else "dismissed") + note
+        elif reason == "superseded":
+            out["reason"] = f"superseded by a newer question of this run{note}"
+        else:
+            out["reason"] = f"withdrawn by the agent{note}"
+    else:
+        raise AskBridgeError("pending", f"approval {q['id']} is still pending; wait for it before reading the decision")
+    return out

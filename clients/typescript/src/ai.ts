@@ -1,0 +1,152 @@
+// askbridge/ai: the Vercel AI SDK's (ai 7.x) tool approvals answered by
+// people through askbridge. Each `tool-approval-request` becomes one
+// askbridge approval (run `<runId>:<toolCallId>`, the same idempotency key)
+// carrying the tool and its input; the decision comes back as the
+// `tool-approval-response` the SDK expects, a denial's reason as its reason.
+// The AI SDK cannot run edited arguments, so Edit is never offered.
+//
+// Blocking: `const tool = await decideToolApprovals(bridge, result.content, {runId})`
+// then call generateText again with `[...messages, ...result.response.messages, tool]`.
+// Durable: `askToolApprovals(..., {resumeUrl})` and exit; on each resume
+// webhook, `resumeToolApprovals(bridge, messages, event, {runId})` returns the
+// tool message once every approval of the step is decided (exactly once).
+
+import type { ModelMessage, ToolApprovalStatus } from "ai";
+import { AskBridge, approvalBody, approvalOutcome, lastDecided, type AskBody, type ApprovalOutcome, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
+
+/** A tool-approval-request part as generateText/streamText return it in `content`. */
+export interface ApprovalRequestPart {
+  type: "tool-approval-request";
+  approvalId: string;
+  toolCall: { toolCallId: string; toolName: string; input: unknown };
+}
+
+/** The tool message that answers approval requests. */
+export interface ApprovalResponseMessage {
+  role: "tool";
+  content: { type: "tool-approval-response"; approvalId: string; approved: boolean; reason?: string }[];
+}
+
+export interface AiApprovalOptions {
+  /** The conversation (chat, thread) these calls belong to. */
+  runId: string;
+  /** Anything else of the ask: route, targets, responders, timeout, context, agent_id. */
+  ask?: AskBody;
+  /** Offer "Always allow <tool>"; chosen tools are added to this set (keep it with the conversation). */
+  alwaysAllowed?: Set<string>;
+  /** Webhook mode (durable): where the bridge POSTs the resume webhook. */
+  resumeUrl?: string;
+  /** Question text per call (default "Allow <tool>?"). */
+  question?: (toolName: string, input: unknown) => string;
+}
+
+// The approval requests that wait for a person: not the SDK's automatic
+// ones (a toolApproval that said "approved"), not ones answered already.
+function requests(content: readonly unknown[]): ApprovalRequestPart[] {
+  const answered = new Set(content.filter((p) => (p as { type?: string })?.type === "tool-approval-response").map((p) => (p as { approvalId: string }).approvalId));
+  return content.filter((p): p is ApprovalRequestPart => {
+    const x = p as { type?: string; isAutomatic?: boolean; approvalId?: string };
+    return x?.type === "tool-approval-request" && !x.isAutomatic && !answered.has(x.approvalId ?? "");
+  });
+}
+
+function asInput(v: unknown): Record<string, unknown> {
+  return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : { input: v };
+}
+
+function body(req: ApprovalRequestPart, opts: AiApprovalOptions): AskBody {
+  return approvalBody({
+    runId: opts.runId,
+    callId: req.toolCall.toolCallId,
+    tool: req.toolCall.toolName,
+    input: asInput(req.toolCall.input),
+    question: opts.question?.(req.toolCall.toolName, req.toolCall.input),
+    allowEdit: false, // the AI SDK runs the arguments the model gave
+    alwaysAllow: opts.alwaysAllowed !== undefined,
+    resumeUrl: opts.resumeUrl,
+    ask: opts.ask,
+  });
+}
+
+function response(approvalId: string, o: ApprovalOutcome, toolName: string, opts: AiApprovalOptions): ApprovalResponseMessage["content"][number] {
+  if (o.approved && o.always) opts.alwaysAllowed?.add(toolName);
+  return o.approved ? { type: "tool-approval-response", approvalId, approved: true } : { type: "tool-approval-response", approvalId, approved: false, reason: o.reason };
+}
+
+/**
+ * Blocking mode: asks every approval request of `content` (in parallel,
+ * each its own approval), waits for the people, and returns the tool
+ * message to append; undefined when there was nothing to approve.
+ */
+export async function decideToolApprovals(bridge: AskBridge, content: readonly unknown[], opts: AiApprovalOptions & WaitOptions): Promise<ApprovalResponseMessage | undefined> {
+  const reqs = requests(content);
+  if (reqs.length === 0) return undefined;
+  const parts = await Promise.all(
+    reqs.map(async (r) => {
+      const q = await bridge.askAndWait(body(r, opts), opts);
+      return response(r.approvalId, approvalOutcome(q), r.toolCall.toolName, opts);
+    }),
+  );
+  return { role: "tool", content: parts };
+}
+
+/**
+ * Durable mode, before exiting: asks every approval request of `content`
+ * with resume.url and reports each run paused, so an answer resumes it.
+ */
+export async function askToolApprovals(bridge: AskBridge, content: readonly unknown[], opts: AiApprovalOptions & { resumeUrl: string }): Promise<Question[]> {
+  const out: Question[] = [];
+  for (const r of requests(content)) {
+    const q = await bridge.ask(body(r, opts));
+    await bridge.pauseRun(q.run_id);
+    out.push(q);
+  }
+  return out;
+}
+
+/** The approval requests in `messages` that no tool-approval-response answers yet. */
+export function openApprovalRequests(messages: readonly ModelMessage[]): ApprovalRequestPart[] {
+  const calls = new Map<string, { toolName: string; input: unknown }>();
+  const asked: { approvalId: string; toolCallId: string }[] = [];
+  const answered = new Set<string>();
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const p of m.content as { type: string; [k: string]: unknown }[]) {
+      if (p.type === "tool-call") calls.set(p.toolCallId as string, { toolName: p.toolName as string, input: p.input });
+      if (p.type === "tool-approval-request") asked.push({ approvalId: p.approvalId as string, toolCallId: (p.toolCallId ?? (p.toolCall as { toolCallId: string })?.toolCallId) as string });
+      if (p.type === "tool-approval-response") answered.add(p.approvalId as string);
+    }
+  }
+  return asked
+    .filter((a) => !answered.has(a.approvalId) && calls.has(a.toolCallId))
+    .map((a) => ({ type: "tool-approval-request", approvalId: a.approvalId, toolCall: { toolCallId: a.toolCallId, ...calls.get(a.toolCallId)! } }));
+}
+
+/**
+ * Durable mode, on a resume webhook (any process): when every open
+ * approval of `messages` is decided and `event` is the last of them to be
+ * decided, returns the tool message to append before calling generateText
+ * again; otherwise undefined (another webhook continues the step), so a
+ * step continues exactly once however the webhooks interleave.
+ */
+export async function resumeToolApprovals(bridge: AskBridge, messages: readonly ModelMessage[], event: WebhookEvent, opts: AiApprovalOptions): Promise<ApprovalResponseMessage | undefined> {
+  const open = openApprovalRequests(messages);
+  const records: Question[] = [];
+  for (const r of open) {
+    const qs = await bridge.list({ runId: `${opts.runId}:${r.toolCall.toolCallId}` });
+    const q = qs.at(-1);
+    if (!q || q.status === "pending") return undefined;
+    records.push(q);
+  }
+  if (!lastDecided(records, event.question.id)) return undefined;
+  return { role: "tool", content: open.map((r, i) => response(r.approvalId, approvalOutcome(records[i]), r.toolCall.toolName, opts)) };
+}
+
+/**
+ * A `toolApproval` setting for generateText/streamText: tools a person
+ * chose to always allow are approved without asking; every other tool call
+ * asks ('user-approval').
+ */
+export function toolApprovalFor(alwaysAllowed: Set<string>): (o: { toolCall: { toolName: string } }) => ToolApprovalStatus {
+  return ({ toolCall }) => (alwaysAllowed.has(toolCall.toolName) ? "approved" : "user-approval");
+}

@@ -1,0 +1,690 @@
+// askbridge: ask people (Slack, Discord, the web inbox) from a TypeScript
+// agent and get the answer back. No runtime dependencies: the built-in fetch
+// and node:crypto. The API is docs/openapi.yaml of the bridge.
+
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** One choice of an item. `value` defaults to `label`. */
+export interface Option {
+  label: string;
+  description?: string;
+  value?: string;
+  recommended?: boolean;
+}
+
+/** One question of an ask; no options = open-ended (free text). */
+export interface Item {
+  question: string;
+  header?: string;
+  multiSelect?: boolean;
+  options?: Option[];
+}
+
+/** The tool call an approval decides. */
+export interface Action {
+  tool: string;
+  input?: Record<string, unknown>;
+  digest?: string;
+  /** "Always allow" rules a person may pick (answered with `rule`). */
+  suggestions?: Record<string, unknown>[];
+  /** false: the person is not offered to edit the arguments (the runtime cannot run edited ones). */
+  allow_edit?: boolean;
+}
+
+export interface Target {
+  platform: string;
+  channel?: string;
+  thread_ts?: string;
+  [key: string]: unknown;
+}
+
+export interface Responders {
+  users?: string[];
+  slack_usergroups?: string[];
+  discord_roles?: string[];
+  [key: string]: unknown;
+}
+
+/** The body of an ask: the API's create request (every field it takes). */
+export interface AskBody {
+  run_id?: string;
+  agent_id?: string;
+  agent_name?: string;
+  parent_run_id?: string;
+  kind?: "question" | "approval";
+  questions?: Item[];
+  question?: string;
+  header?: string;
+  multiSelect?: boolean;
+  options?: Option[];
+  context?: string;
+  targets?: Target[];
+  route?: string;
+  responders?: Responders;
+  timeout?: string | number;
+  resume?: { url: string };
+  idempotency_key?: string;
+  action?: Action;
+  [key: string]: unknown;
+}
+
+export interface Person {
+  platform: string;
+  id: string;
+  name?: string;
+}
+
+/** What an answered approval with an action tells the agent. */
+export interface Decision {
+  behavior: "allow" | "deny";
+  digest: string;
+  input?: Record<string, unknown>;
+  edited?: boolean;
+  rules?: Record<string, unknown>[];
+  message?: string;
+  auto_rule?: string;
+}
+
+export type Status = "pending" | "answered" | "cancelled" | "expired";
+
+/** A question record, as every endpoint returns it. */
+export interface Question {
+  id: string;
+  project_id: string;
+  run_id: string;
+  agent_id: string;
+  kind: "question" | "approval";
+  status: Status;
+  questions: Item[];
+  context?: string;
+  targets: Target[];
+  responders: Responders;
+  answers?: Record<string, string>;
+  selections?: Record<string, string[]>;
+  response?: string;
+  responded_by?: Person;
+  responded_at?: string;
+  cancel_reason?: "" | "user" | "agent" | "superseded";
+  cancel_note?: string;
+  created_at: string;
+  updated_at: string;
+  expires_at: string;
+  resumed_run_id?: string;
+  action?: Action;
+  decision?: Decision;
+  idempotency_key?: string;
+  /** Only on the create response: a sentence for the agent's tool result. */
+  message?: string;
+  [key: string]: unknown;
+}
+
+export interface Run {
+  id: string;
+  project_id: string;
+  agent_id: string;
+  status: "running" | "paused" | "resumed";
+  resumed_from?: string;
+  resumed_run_id?: string;
+}
+
+/** One problem of a refused request: the field and what is wrong with it. */
+export interface Detail {
+  field: string;
+  problem: string;
+}
+
+/**
+ * An error of the bridge or of reaching it. `code` is the API's error code
+ * (`invalid`, `not_found`, `already_answered`…), or `unreachable` when the
+ * bridge could not be reached, `wait_timeout` when a client deadline passed.
+ */
+export class AskBridgeError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly details: Detail[];
+  /** The first detail's field, if any. */
+  readonly field?: string;
+  constructor(code: string, message: string, status = 0, details: Detail[] = []) {
+    super(details.length ? `${message}: ${details.map((d) => `${d.field}: ${d.problem}`).join("; ")}` : message);
+    this.name = "AskBridgeError";
+    this.code = code;
+    this.status = status;
+    this.details = details;
+    this.field = details[0]?.field;
+  }
+}
+
+/**
+ * A wait reached its client deadline while the question is still pending.
+ * The question stays pending: a later wait (or get) returns the answer.
+ */
+export class WaitTimeoutError extends AskBridgeError {
+  readonly question: Question;
+  constructor(q: Question) {
+    super("wait_timeout", `question ${q.id} is still pending after the wait's deadline; it stays open and a later wait returns the answer`);
+    this.name = "WaitTimeoutError";
+    this.question = q;
+  }
+}
+
+export interface AskBridgeOptions {
+  /** The bridge's base URL, e.g. http://127.0.0.1:8080. Default: BRIDGE_URL. */
+  url?: string;
+  /** Bearer token (an agent's or operator's). Default: BRIDGE_TOKEN. */
+  token?: string;
+  /** Project id. Default: BRIDGE_PROJECT, else "default". */
+  project?: string;
+  /** fetch to use (default: the global fetch). */
+  fetch?: typeof fetch;
+}
+
+export interface WaitOptions {
+  signal?: AbortSignal;
+  /** Client deadline in milliseconds; the question stays pending after it (WaitTimeoutError). */
+  timeoutMs?: number;
+  /** Long-poll length per request in seconds (1 to 120, default 25). */
+  pollSeconds?: number;
+}
+
+const limits = { items: 4, header: 12, minOptions: 2, maxOptions: 4 };
+
+/**
+ * Checks what the bridge would surely refuse, before anything is sent, with
+ * the API's messages. The bridge checks everything again.
+ */
+export function validateAsk(body: AskBody): void {
+  const details: Detail[] = [];
+  const add = (field: string, problem: string) => details.push({ field, problem });
+  if (body.questions !== undefined && body.question !== undefined) {
+    add("question", "use either questions[] or the question+options shorthand, not both");
+  }
+  let items: Item[] = [];
+  let prefix = (i: number) => `questions[${i}]`;
+  if (body.questions !== undefined) {
+    items = body.questions;
+  } else if (body.question !== undefined || body.options !== undefined) {
+    if (!body.question) add("question", "required with options");
+    items = [{ question: body.question ?? "", header: body.header, options: body.options }];
+    prefix = () => "";
+  }
+  if (body.questions !== undefined || body.question === undefined) {
+    if (items.length === 0) add("questions", "at least 1 question is required");
+    if (items.length > limits.items) add("questions", `at most ${limits.items} questions, got ${items.length}`);
+  }
+  items.forEach((it, i) => {
+    const f = (name: string) => (prefix(i) ? `${prefix(i)}.${name}` : name);
+    if (!it || typeof it.question !== "string" || it.question.trim() === "") {
+      if (prefix(i)) add(f("question"), "required");
+      return;
+    }
+    items.slice(0, i).forEach((prev, j) => {
+      if (prev?.question === it.question) add(f("question"), `same text as questions[${j}]; each question must be distinct`);
+    });
+    if (it.header !== undefined && [...it.header].length > limits.header) {
+      add(f("header"), `at most ${limits.header} characters`);
+    }
+    const n = it.options?.length ?? 0;
+    if (n !== 0 && (n < limits.minOptions || n > limits.maxOptions)) {
+      add(f("options"), `${limits.minOptions} to ${limits.maxOptions} options, or none for an open-ended question; got ${n}`);
+    }
+    (it.options ?? []).forEach((o, k) => {
+      const of = `${f("options")}[${k}].label`;
+      if (!o || typeof o.label !== "string" || o.label.trim() === "") {
+        add(of, "required");
+        return;
+      }
+      const first = (it.options ?? []).findIndex((p) => p?.label === o.label);
+      if (first < k) add(of, `same label as options[${first}]; labels must be unique within a question`);
+    });
+  });
+  if (body.parent_run_id) {
+    throw new AskBridgeError("subagent_not_allowed", "only parent conversations can ask user questions", 0);
+  }
+  if (details.length) throw new AskBridgeError("invalid", "the question is not valid", 0, details);
+}
+
+/** The client of one bridge and project. */
+export class AskBridge {
+  readonly url: string;
+  readonly project: string;
+  readonly #token?: string;
+  readonly #fetch: typeof fetch;
+
+  constructor(opts: AskBridgeOptions = {}) {
+    const env = typeof process !== "undefined" ? process.env : {};
+    const url = opts.url ?? env.BRIDGE_URL;
+    if (!url) throw new AskBridgeError("invalid", "no bridge URL: pass {url} or set BRIDGE_URL (e.g. http://127.0.0.1:8080)");
+    this.url = url.replace(/\/+$/, "");
+    this.project = opts.project ?? env.BRIDGE_PROJECT ?? "default";
+    this.#token = opts.token ?? env.BRIDGE_TOKEN;
+    this.#fetch = opts.fetch ?? fetch;
+  }
+
+  #path(rest: string): string {
+    return `${this.url}/api/projects/${encodeURIComponent(this.project)}${rest}`;
+  }
+
+  async #call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
+    let res: Response;
+    try {
+      res = await this.#fetch(this.#path(path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err;
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new AskBridgeError("unreachable", `the bridge at ${this.url} is not reachable (${cause?.code ?? cause?.message ?? (err as Error).message}); is askbridge serve running there?`);
+    }
+    const text = await res.text();
+    let data: unknown;
+    try {
+      data = text ? JSON.parse(text) : undefined;
+    } catch {
+      data = undefined;
+    }
+    if (!res.ok) {
+      const e = (data as { error?: { code?: string; message?: string; details?: Detail[] } } | undefined)?.error;
+      throw new AskBridgeError(e?.code ?? `http_${res.status}`, e?.message ?? `the bridge at ${this.url} answered ${res.status}: ${text.slice(0, 200)}`, res.status, e?.details ?? []);
+    }
+    return data as T;
+  }
+
+  /** Asks: the record (status pending), with `message` for the agent. */
+  async ask(body: AskBody, opts: { signal?: AbortSignal } = {}): Promise<Question> {
+    validateAsk(body);
+    return this.#call<Question>("POST", "/agent-questions", body, opts.signal);
+  }
+
+  /**
+   * Waits until the question is no longer pending: loops the long-poll.
+   * With `timeoutMs` it throws WaitTimeoutError when the deadline passes;
+   * the question stays pending and a later wait returns its answer.
+   */
+  async wait(id: string, opts: WaitOptions = {}): Promise<Question> {
+    const poll = Math.min(120, Math.max(1, opts.pollSeconds ?? 25));
+    const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
+    for (;;) {
+      opts.signal?.throwIfAborted();
+      const left = deadline - Date.now();
+      const secs = Math.max(1, Math.min(poll, Math.ceil(left / 1000)));
+      const q = await this.#call<Question>("GET", `/agent-questions/${encodeURIComponent(id)}/wait?timeout=${secs}s`, undefined, opts.signal);
+      if (q.status !== "pending") return q;
+      if (Date.now() >= deadline) throw new WaitTimeoutError(q);
+    }
+  }
+
+  /** Asks and waits for the final record (see wait). */
+  async askAndWait(body: AskBody, opts: WaitOptions = {}): Promise<Question> {
+    const q = await this.ask(body, { signal: opts.signal });
+    if (q.status !== "pending") return q;
+    return this.wait(q.id, opts);
+  }
+
+  /** One record. */
+  get(id: string, opts: { signal?: AbortSignal } = {}): Promise<Question> {
+    return this.#call<Question>("GET", `/agent-questions/${encodeURIComponent(id)}`, undefined, opts.signal);
+  }
+
+  /** Records of the project, oldest first; `status` filters (e.g. "pending"), `runId` lists one run's. */
+  async list(opts: { status?: Status; runId?: string; signal?: AbortSignal } = {}): Promise<Question[]> {
+    const path = opts.runId
+      ? `/agent-runs/${encodeURIComponent(opts.runId)}/questions`
+      : `/agent-questions${opts.status ? `?status=${encodeURIComponent(opts.status)}` : ""}`;
+    const out = await this.#call<{ questions: Question[] }>("GET", path, undefined, opts.signal);
+    return opts.runId && opts.status ? out.questions.filter((q) => q.status === opts.status) : out.questions;
+  }
+
+  /** Withdraws (reason "agent") or dismisses (reason "user") a pending question, with an optional note. */
+  cancel(id: string, opts: { reason?: "user" | "agent"; note?: string; signal?: AbortSignal } = {}): Promise<Question> {
+    const body: Record<string, string> = {};
+    if (opts.reason) body.reason = opts.reason;
+    if (opts.note) body.note = opts.note;
+    return this.#call<Question>("POST", `/agent-questions/${encodeURIComponent(id)}/cancel`, body, opts.signal);
+  }
+
+  /** Answers (an operator's token, or a bridge without tokens): the API's respond body. */
+  respond(id: string, body: Record<string, unknown>, opts: { signal?: AbortSignal } = {}): Promise<{ id: string; status: string; run_id: string }> {
+    return this.#call("POST", `/agent-questions/${encodeURIComponent(id)}/respond`, body, opts.signal);
+  }
+
+  /** Reports that a run's process stopped (webhook mode): only then may an answer resume it. */
+  pauseRun(runId: string, opts: { signal?: AbortSignal } = {}): Promise<Run> {
+    return this.#call<Run>("POST", `/agent-runs/${encodeURIComponent(runId)}/pause`, {}, opts.signal);
+  }
+
+  /** A run record. */
+  getRun(runId: string, opts: { signal?: AbortSignal } = {}): Promise<Run> {
+    return this.#call<Run>("GET", `/agent-runs/${encodeURIComponent(runId)}`, undefined, opts.signal);
+  }
+}
+
+// ---------------------------------------------------------------- approvals
+
+/** One tool call to put before a person. */
+export interface ApprovalRequest {
+  /** The agent run (thread, conversation) the call belongs to. */
+  runId: string;
+  /** The tool call's id: each call is its own approval (run `<runId>:<callId>`, same idempotency key). */
+  callId: string;
+  tool: string;
+  input?: Record<string, unknown>;
+  /** The question shown (default "Allow <tool>?"). */
+  question?: string;
+  /** Offer "Edit" only when the runtime can run edited arguments (default false). */
+  allowEdit?: boolean;
+  /** Offer "Always allow <tool>" (answered with rule 0). */
+  alwaysAllow?: boolean;
+  /** Webhook mode: where the bridge POSTs the resume webhook. */
+  resumeUrl?: string;
+  /** Anything else of the ask (route, targets, responders, timeout, context, agent_id…). */
+  ask?: AskBody;
+}
+
+/** The ask body of one approval. */
+export function approvalBody(req: ApprovalRequest): AskBody {
+  const key = `${req.runId}:${req.callId}`;
+  const action: Action = { tool: req.tool, input: req.input ?? {}, allow_edit: req.allowEdit ?? false };
+  if (req.alwaysAllow) action.suggestions = [{ type: "always_allow", tool: req.tool }];
+  const body: AskBody = {
+    ...req.ask,
+    kind: "approval",
+    run_id: key,
+    idempotency_key: key,
+    question: req.question ?? `Allow ${req.tool}?`,
+    options: [{ label: "Allow" }, { label: "Deny" }],
+    action,
+  };
+  if (req.resumeUrl) body.resume = { url: req.resumeUrl };
+  return body;
+}
+
+/** What a final approval record means for the agent. Expiry and dismissal never approve. */
+export interface ApprovalOutcome {
+  approved: boolean;
+  /** The arguments to run with when approved (a person's edit, or the original). */
+  input?: Record<string, unknown>;
+  edited: boolean;
+  /** The person chose "always allow". */
+  always: boolean;
+  /** Why it was denied: the person's note, "nobody answered within 30 min", "dismissed by maria: …". */
+  reason?: string;
+  status: Status;
+  question: Question;
+}
+
+/** "30 min", "2 h", "1 h 30 min", "45 s". */
+export function formatDuration(ms: number): string {
+  let s = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(s / 3600);
+  s -= h * 3600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
+  const parts: string[] = [];
+  if (h) parts.push(`${h} h`);
+  if (m) parts.push(`${m} min`);
+  if (s || parts.length === 0) parts.push(`${s} s`);
+  return parts.join(" ");
+}
+
+function who(p?: Person): string {
+  return p?.name || p?.id || "someone";
+}
+
+/** Reads a final approval record; a pending one is an error. Fails closed. */
+export function approvalOutcome(q: Question): ApprovalOutcome {
+  const base = { edited: false, always: false, status: q.status, question: q };
+  switch (q.status) {
+    case "answered": {
+      const d = q.decision;
+      if (d?.behavior === "allow") {
+        return { ...base, approved: true, input: d.input ?? q.action?.input ?? {}, edited: !!d.edited, always: (d.rules?.length ?? 0) > 0 };
+      }
+      if (d) return { ...base, approved: false, reason: d.message || `denied by ${who(q.responded_by)}` };
+      return { ...base, approved: false, reason: `the answer was not an approval: ${q.response ?? ""}` };
+    }
+    case "expired":
+      return { ...base, approved: false, reason: `nobody answered within ${formatDuration(Date.parse(q.expires_at) - Date.parse(q.created_at))}` };
+    case "cancelled": {
+      const note = q.cancel_note ? `: ${q.cancel_note}` : "";
+      if (q.cancel_reason === "user") return { ...base, approved: false, reason: `dismissed${q.responded_by ? ` by ${who(q.responded_by)}` : ""}${note}` };
+      if (q.cancel_reason === "superseded") return { ...base, approved: false, reason: `superseded by a newer question of this run${note}` };
+      return { ...base, approved: false, reason: `withdrawn by the agent${note}` };
+    }
+    default:
+      throw new AskBridgeError("pending", `approval ${q.id} is still pending; wait for it before reading the decision`);
+  }
+}
+
+// ---------------------------------------------------------------- webhooks
+
+/** The body of a resume webhook, with its delivery id (the same on every retry). */
+export interface WebhookEvent {
+  event: "question.answered" | "question.expired" | "question.cancelled" | string;
+  question: Question;
+  run: { id: string; resumed_from?: string; agent_id: string; project_id: string };
+  user_message: string;
+  deliveryId: string;
+}
+
+/** A refused webhook: `code` is missing_signature, stale_signature, bad_signature or bad_body. */
+export class WebhookVerificationError extends Error {
+  readonly code: "missing_signature" | "stale_signature" | "bad_signature" | "bad_body";
+  constructor(code: WebhookVerificationError["code"], message: string) {
+    super(message);
+    this.name = "WebhookVerificationError";
+    this.code = code;
+  }
+}
+
+type HeaderBag = Headers | Record<string, string | string[] | undefined>;
+
+function header(h: HeaderBag, name: string): string {
+  if (typeof (h as Headers).get === "function") return (h as Headers).get(name) ?? "";
+  const want = name.toLowerCase();
+  for (const [k, v] of Object.entries(h as Record<string, string | string[] | undefined>)) {
+    if (k.toLowerCase() === want) return Array.isArray(v) ? v.join(",") : (v ?? "");
+  }
+  return "";
+}
+
+function hmacHex(secret: string | Uint8Array, prefix: string, body: Uint8Array): string {
+  return createHmac("sha256", secret).update(prefix).update(body).digest("hex");
+}
+
+function sameHex(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export interface VerifyOptions {
+  /** webhooks.secret of the bridge, or the agent's webhook_secret. */
+  secret: string | Uint8Array;
+  headers: HeaderBag;
+  /** The raw body, exactly as received. */
+  body: string | Uint8Array;
+  /** Tolerance of the signature timestamp in seconds (default 300). */
+  toleranceSeconds?: number;
+  /** Now, in milliseconds (tests). */
+  now?: number;
+}
+
+/**
+ * Verifies X-Askbridge-Signature over the raw body before parsing it: the
+ * v2 signature (it covers X-Askbridge-Delivery) when the header has one,
+ * else v1; a timestamp more than the tolerance from now is refused; the
+ * compare is constant-time. Resolves to the event with its delivery id.
+ */
+export async function verifyWebhook(opts: VerifyOptions): Promise<WebhookEvent> {
+  return verifyWebhookSync(opts).event;
+}
+
+function verifyWebhookSync(opts: VerifyOptions): { event: WebhookEvent; signing: string } {
+  const raw = typeof opts.body === "string" ? Buffer.from(opts.body) : opts.body;
+  const sig = header(opts.headers, "x-askbridge-signature");
+  const id = header(opts.headers, "x-askbridge-delivery");
+  let ts = "";
+  const v1: string[] = [];
+  const v2: string[] = [];
+  for (const part of sig.split(",")) {
+    const i = part.indexOf("=");
+    if (i < 0) continue;
+    const k = part.slice(0, i).trim();
+    const v = part.slice(i + 1);
+    if (k === "t") ts = v;
+    else if (k === "v1") v1.push(v);
+    else if (k === "v2") v2.push(v);
+  }
+  const useV2 = v2.length > 0;
+  const sigs = useV2 ? v2 : v1;
+  if (!/^[+-]?\d+$/.test(ts) || sigs.length === 0) {
+    throw new WebhookVerificationError("missing_signature", "missing or malformed X-Askbridge-Signature header");
+  }
+  const tolerance = opts.toleranceSeconds && opts.toleranceSeconds > 0 ? opts.toleranceSeconds : 300;
+  const nowMs = opts.now ?? Date.now();
+  const d = nowMs - Number(ts) * 1000;
+  if (d > tolerance * 1000 || d < -tolerance * 1000) {
+    throw new WebhookVerificationError("stale_signature", "signature timestamp outside the tolerance");
+  }
+  const want = useV2 ? hmacHex(opts.secret, `${ts}.${id}.`, raw) : hmacHex(opts.secret, `${ts}.`, raw);
+  let ok = false;
+  for (const s of sigs) ok = sameHex(want, s) || ok;
+  if (!ok) throw new WebhookVerificationError("bad_signature", "signature does not match the body");
+  if (!id) throw new WebhookVerificationError("bad_body", "missing X-Askbridge-Delivery header");
+  let ev: WebhookEvent;
+  try {
+    ev = JSON.parse(Buffer.from(raw).toString("utf8"));
+  } catch {
+    throw new WebhookVerificationError("bad_body", "the body is not JSON");
+  }
+  if (!ev || typeof ev.event !== "string" || !ev.question?.id) {
+    throw new WebhookVerificationError("bad_body", "not a resume webhook body");
+  }
+  ev.deliveryId = id;
+  return { event: ev, signing: `${ts}.${hmacHex(opts.secret, `${ts}.`, raw)}` };
+}
+
+/** Remembers deliveries so a duplicate resumes nothing twice. Implement it on a shared store across replicas. */
+export interface Deduper {
+  /** "new" claims the id; "done" = handled before; "busy" = being handled now. */
+  begin(id: string): Promise<"new" | "done" | "busy"> | "new" | "done" | "busy";
+  finish(id: string, ok: boolean): Promise<void> | void;
+}
+
+/** An in-memory Deduper (one process), forgetting ids after ttlMs (default 48 h). */
+export function memoryDeduper(ttlMs = 48 * 3600 * 1000): Deduper {
+  const seen = new Map<string, { done: boolean; at: number }>();
+  return {
+    begin(id) {
+      const now = Date.now();
+      for (const [k, v] of seen) if (now - v.at > ttlMs) seen.delete(k);
+      const s = seen.get(id);
+      if (s) return s.done ? "done" : "busy";
+      seen.set(id, { done: false, at: now });
+      return "new";
+    },
+    finish(id, ok) {
+      if (ok) seen.set(id, { done: true, at: Date.now() });
+      else seen.delete(id);
+    },
+  };
+}
+
+export interface WebhookHandlerOptions {
+  secret: string | Uint8Array;
+  /** Runs the continuation. A throw makes the bridge retry (503). */
+  onEvent: (ev: WebhookEvent) => Promise<void> | void;
+  dedupe?: Deduper;
+  toleranceSeconds?: number;
+}
+
+/**
+ * Handles a resume webhook from a fetch-API Request (Next.js, Hono, Bun,
+ * Deno…): 200 handled or duplicate; 401 bad, stale or replayed signature;
+ * 400 not a resume webhook; 503 with Retry-After while the same delivery is
+ * being handled or when onEvent throws.
+ */
+export function fetchWebhookHandler(opts: WebhookHandlerOptions): (req: Request) => Promise<Response> {
+  const handle = core(opts);
+  return async (req) => {
+    if (req.method !== "POST") return new Response("POST only\n", { status: 405, headers: { allow: "POST" } });
+    const body = new Uint8Array(await req.arrayBuffer());
+    const r = await handle(req.headers, body);
+    return new Response(r.text, { status: r.status, headers: r.headers });
+  };
+}
+
+/** The same handler for Node's http server (or Express without a body parser). */
+export function nodeWebhookHandler(opts: WebhookHandlerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const handle = core(opts);
+  return async (req, res) => {
+    const send = (status: number, text: string, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...headers });
+      res.end(text);
+    };
+    if (req.method !== "POST") return send(405, "POST only\n", { allow: "POST" });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of req) {
+      size += (c as Buffer).length;
+      if (size > maxBody) return send(413, "body too large\n");
+      chunks.push(c as Buffer);
+    }
+    const r = await handle(req.headers, Buffer.concat(chunks));
+    send(r.status, r.text, r.headers);
+  };
+}
+
+const maxBody = 1 << 20;
+
+function core(opts: WebhookHandlerOptions) {
+  const dedupe = opts.dedupe ?? memoryDeduper();
+  const later = { status: 503, text: "try again later\n", headers: { "retry-after": "5" } };
+  return async (headers: HeaderBag, body: Uint8Array): Promise<{ status: number; text: string; headers: Record<string, string> }> => {
+    if (body.length > maxBody) return { status: 413, text: "body too large\n", headers: {} };
+    let v: { event: WebhookEvent; signing: string };
+    try {
+      v = verifyWebhookSync({ secret: opts.secret, headers, body, toleranceSeconds: opts.toleranceSeconds });
+    } catch (err) {
+      const e = err as WebhookVerificationError;
+      return { status: e.code === "bad_body" ? 400 : 401, text: `${e.message}\n`, headers: {} };
+    }
+    const id = v.event.deliveryId;
+    const state = await dedupe.begin(id);
+    if (state === "done") return { status: 200, text: "duplicate\n", headers: {} };
+    if (state === "busy") return later;
+    // A new delivery id with a signature seen before is a captured delivery sent again.
+    if ((await dedupe.begin(`signature:${v.signing}`)) !== "new") {
+      await dedupe.finish(id, false);
+      return { status: 401, text: "this signature was already used; a delivery is never sent twice with one signature\n", headers: {} };
+    }
+    await dedupe.finish(`signature:${v.signing}`, true);
+    try {
+      await opts.onEvent(v.event);
+    } catch {
+      await dedupe.finish(id, false);
+      return later;
+    }
+    await dedupe.finish(id, true);
+    return { status: 200, text: "ok\n", headers: {} };
+  };
+}
+
+/**
+ * Durable mode with several approvals in one step: true when every record
+ * is final and `questionId` is the last of them to be decided (latest
+ * updated_at, then id). Each resume webhook asks this; exactly one of them
+ * continues the step, however the webhooks interleave or repeat.
+ */
+export function lastDecided(records: readonly Question[], questionId: string): boolean {
+  if (records.length === 0 || records.some((q) => q.status === "pending")) return false;
+  const at = (q: Question): bigint => {
+    const m = /\.(\d+)/.exec(q.updated_at);
+    const frac = BigInt(((m?.[1] ?? "") + "000000000").slice(0, 9));
+    return BigInt(Math.floor(Date.parse(q.updated_at) / 1000)) * 1_000_000_000n + frac;
+  };
+  const last = [...records].sort((a, b) => (at(a) < at(b) ? -1 : at(a) > at(b) ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).at(-1)!;
+  return last.id === questionId;
+}

@@ -1,0 +1,213 @@
+// askbridge/langgraph: LangGraph.js (@langchain/langgraph 1.7.x) interrupts
+// answered by people through askbridge.
+//
+// In a node: `const answer = askbridgeInterrupt({question: "Which env?", options: [...]})`
+// (the final record) or `const d = approvalInterrupt({tool, input})` (an
+// ApprovalDecision). Both pause the graph with interrupt(); the node re-runs
+// from the top on resume and gets the answer.
+//
+// The driver: `await runWithAskbridge(bridge, graph, input, config)` invokes the
+// graph and, each time it stops on `__interrupt__`, asks each interrupt
+// (idempotency key `<thread id>:<interrupt id>`, so a re-run node never asks
+// twice) and resumes with `new Command({resume: {[interruptId]: answer}})`.
+// LangChain's human-in-the-loop middleware requests (`{actionRequests,
+// reviewConfigs}`) become one approval per action, with Edit where the
+// middleware allows `edit`, and come back as `{decisions: [...]}`.
+// Durable: `askInterrupts(...)` with resumeUrl and exit; on each webhook
+// `resumeCommand(bridge, graph, config, event)` gives the Command to invoke
+// with, once every interrupt of the step is decided (exactly once).
+
+import { Command, interrupt } from "@langchain/langgraph";
+import { AskBridge, approvalBody, approvalOutcome, lastDecided, type AskBody, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
+
+/** What a node's approval resumes with. */
+export interface ApprovalDecision {
+  approved: boolean;
+  /** Arguments to run with (a person's edit, or the original). */
+  input?: Record<string, unknown>;
+  edited: boolean;
+  always: boolean;
+  /** Why not: the person's note, "nobody answered within 30 min", "dismissed by maria: …". */
+  reason?: string;
+}
+
+const ASK = "askbridge.ask";
+const APPROVE = "askbridge.approval";
+
+interface AskValue {
+  type: typeof ASK;
+  body: AskBody;
+}
+interface ApproveValue {
+  type: typeof APPROVE;
+  tool: string;
+  input: Record<string, unknown>;
+  allowEdit: boolean;
+  alwaysAllow: boolean;
+  question?: string;
+  ask?: AskBody;
+}
+/** LangChain's HITL middleware interrupt value. */
+export interface HITLRequest {
+  actionRequests: { name: string; args: Record<string, unknown>; description?: string }[];
+  reviewConfigs?: { actionName: string; allowedDecisions: ("approve" | "edit" | "reject")[] }[];
+}
+export type HITLDecision = { type: "approve" } | { type: "edit"; editedAction: { name: string; args: Record<string, unknown> } } | { type: "reject"; message?: string };
+
+/** In a node: asks a question (the API's body) and returns the final record. */
+export function askbridgeInterrupt(body: AskBody): Question {
+  return interrupt<AskValue, Question>({ type: ASK, body });
+}
+
+/**
+ * In a node: asks to approve a tool call. Edit is offered unless allowEdit
+ * is false (the node runs `decision.input`); "Always allow" unless
+ * alwaysAllow is false (the node keeps `decision.always` in its state).
+ */
+export function approvalInterrupt(req: { tool: string; input?: Record<string, unknown>; allowEdit?: boolean; alwaysAllow?: boolean; question?: string; ask?: AskBody }): ApprovalDecision {
+  return interrupt<ApproveValue, ApprovalDecision>({ type: APPROVE, tool: req.tool, input: req.input ?? {}, allowEdit: req.allowEdit ?? true, alwaysAllow: req.alwaysAllow ?? true, question: req.question, ask: req.ask });
+}
+
+/** One interrupt as `result.__interrupt__` lists it. */
+export interface GraphInterrupt {
+  id?: string;
+  value?: unknown;
+}
+
+export interface DriverOptions {
+  /** The thread (default config.configurable.thread_id). */
+  threadId?: string;
+  /** Anything else of every ask: route, targets, responders, timeout, agent_id. */
+  ask?: AskBody;
+  /** Webhook mode: where the bridge POSTs the resume webhook. */
+  resumeUrl?: string;
+}
+
+interface Planned {
+  interruptId: string;
+  bodies: AskBody[];
+  answer: (records: Question[]) => unknown;
+}
+
+function isHITL(v: unknown): v is HITLRequest {
+  return !!v && typeof v === "object" && Array.isArray((v as HITLRequest).actionRequests);
+}
+
+function decision(q: Question): ApprovalDecision {
+  const o = approvalOutcome(q);
+  return { approved: o.approved, input: o.input, edited: o.edited, always: o.always, reason: o.reason };
+}
+
+// What to ask for one interrupt, and how its records become the resume value.
+function plan(it: GraphInterrupt, threadId: string, opts: DriverOptions): Planned {
+  if (!it.id) throw new Error("askbridge: an interrupt without an id cannot be resumed by id (LangGraph 1.x gives every interrupt one)");
+  const key = `${threadId}:${it.id}`;
+  const v = it.value as AskValue | ApproveValue | HITLRequest | undefined;
+  const withResume = (b: AskBody): AskBody => (opts.resumeUrl ? { ...b, resume: { url: opts.resumeUrl } } : b);
+  if (v && (v as AskValue).type === ASK) {
+    const b = (v as AskValue).body;
+    return { interruptId: it.id, bodies: [withResume({ ...opts.ask, ...b, run_id: key, idempotency_key: key })], answer: (r) => r[0] };
+  }
+  if (v && (v as ApproveValue).type === APPROVE) {
+    const a = v as ApproveValue;
+    const body = approvalBody({ runId: threadId, callId: it.id, tool: a.tool, input: a.input, allowEdit: a.allowEdit, alwaysAllow: a.alwaysAllow, question: a.question, resumeUrl: opts.resumeUrl, ask: { ...opts.ask, ...a.ask } });
+    return { interruptId: it.id, bodies: [body], answer: (r) => decision(r[0]) };
+  }
+  if (isHITL(v)) {
+    const bodies = v.actionRequests.map((ar, i) => {
+      const allowed = v.reviewConfigs?.find((c) => c.actionName === ar.name)?.allowedDecisions ?? ["approve", "edit", "reject"];
+      return approvalBody({ runId: threadId, callId: `${it.id}:${i}`, tool: ar.name, input: ar.args, allowEdit: allowed.includes("edit"), question: ar.description, resumeUrl: opts.resumeUrl, ask: opts.ask });
+    });
+    return {
+      interruptId: it.id,
+      bodies,
+      answer: (records) => ({
+        decisions: records.map((q, i): HITLDecision => {
+          const o = approvalOutcome(q);
+          if (!o.approved) return { type: "reject", message: o.reason };
+          if (o.edited) return { type: "edit", editedAction: { name: v.actionRequests[i].name, args: o.input ?? {} } };
+          return { type: "approve" };
+        }),
+      }),
+    };
+  }
+  // Any other interrupt value: an open-ended question with its JSON as context.
+  const text = typeof v === "string" ? v : JSON.stringify(v);
+  return { interruptId: it.id, bodies: [withResume({ ...opts.ask, question: text.slice(0, 2000) || "The agent is waiting for you", run_id: key, idempotency_key: key })], answer: (r) => r[0].response ?? "" };
+}
+
+function threadOf(config: { configurable?: Record<string, unknown> }, opts: DriverOptions): string {
+  const t = opts.threadId ?? (config.configurable?.thread_id as string | undefined);
+  if (!t) throw new Error("askbridge: the graph needs a thread_id (config.configurable.thread_id) and a checkpointer to be resumed");
+  return t;
+}
+
+/** A compiled graph: invoke and getState are all the driver uses. */
+export interface Invokable {
+  invoke(input: unknown, config?: any): Promise<any>;
+  getState(config: any): Promise<{ tasks: readonly { interrupts?: readonly GraphInterrupt[] }[] }>;
+}
+
+/**
+ * Blocking: invokes the graph and answers every interrupt through askbridge
+ * until it finishes; returns the final state.
+ */
+export async function runWithAskbridge(bridge: AskBridge, graph: Invokable, input: unknown, config: { configurable?: Record<string, unknown> }, opts: DriverOptions & WaitOptions = {}): Promise<any> {
+  const threadId = threadOf(config, opts);
+  let result = await graph.invoke(input, config);
+  for (;;) {
+    const its: GraphInterrupt[] = result?.__interrupt__ ?? [];
+    if (its.length === 0) return result;
+    const resume: Record<string, unknown> = {};
+    await Promise.all(
+      its.map(async (it) => {
+        const p = plan(it, threadId, opts);
+        const records = await Promise.all(p.bodies.map((b) => bridge.askAndWait(b, opts)));
+        resume[p.interruptId] = p.answer(records);
+      }),
+    );
+    result = await graph.invoke(new Command({ resume }), config);
+  }
+}
+
+/** Durable: asks every interrupt of `result` with resume.url and reports each run paused. */
+export async function askInterrupts(bridge: AskBridge, result: { __interrupt__?: GraphInterrupt[] }, config: { configurable?: Record<string, unknown> }, opts: DriverOptions & { resumeUrl: string }): Promise<Question[]> {
+  const threadId = threadOf(config, opts);
+  const out: Question[] = [];
+  for (const it of result.__interrupt__ ?? []) {
+    for (const b of plan(it, threadId, opts).bodies) {
+      const q = await bridge.ask(b);
+      await bridge.pauseRun(q.run_id);
+      out.push(q);
+    }
+  }
+  return out;
+}
+
+/**
+ * Durable, on a resume webhook (any process with the same checkpointer):
+ * reads the thread's pending interrupts with getState and, when every one
+ * is decided and `event` is the last to be decided, returns the Command to
+ * invoke the graph with; otherwise undefined, so the graph resumes exactly once.
+ */
+export async function resumeCommand(bridge: AskBridge, graph: Invokable, config: { configurable?: Record<string, unknown> }, event: WebhookEvent, opts: DriverOptions = {}): Promise<Command | undefined> {
+  const threadId = threadOf(config, opts);
+  const state = await graph.getState(config);
+  const its = state.tasks.flatMap((t) => t.interrupts ?? []);
+  if (its.length === 0) return undefined;
+  const resume: Record<string, unknown> = {};
+  const all: Question[] = [];
+  for (const it of its) {
+    const p = plan(it, threadId, opts);
+    const records: Question[] = [];
+    for (const b of p.bodies) {
+      const q = (await bridge.list({ runId: b.run_id as string })).at(-1);
+      if (!q || q.status === "pending") return undefined;
+      records.push(q);
+    }
+    all.push(...records);
+    resume[p.interruptId] = p.answer(records);
+  }
+  if (!lastDecided(all, event.question.id)) return undefined;
+  return new Command({ resume });
+}

@@ -1,0 +1,188 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { AskBridge, AskBridgeError, WaitTimeoutError, verifyWebhook, nodeWebhookHandler, fetchWebhookHandler } from "askbridge";
+import { client, pending, maria, listen, secret } from "./helpers.mjs";
+
+test("ask, a person answers, wait returns the answer; a second wait returns the same record", async () => {
+  const b = client("answer");
+  const q = await b.ask({ run_id: "r1", agent_id: "bot", question: "Which auth method?", header: "Auth", options: [{ label: "OAuth 2.0", value: "oauth" }, { label: "API key" }], timeout: "5m" });
+  assert.equal(q.status, "pending");
+  assert.match(q.message, /pause until someone answers/);
+  const waiting = b.wait(q.id);
+  await b.respond(q.id, { response: "OAuth 2.0", responded_by: maria });
+  const done = await waiting;
+  assert.equal(done.status, "answered");
+  assert.equal(done.response, "oauth");
+  assert.deepEqual(done.answers, { "Which auth method?": "OAuth 2.0" });
+  assert.deepEqual(await b.wait(q.id), done);
+  assert.deepEqual(await b.get(q.id), done);
+});
+
+test("every shape of the API: several items, open-ended, an approval with its action, responders, idempotency key", async () => {
+  const b = client("shapes");
+  const body = {
+    run_id: "r2", agent_id: "bot", agent_name: "Deploy bot", context: "Deploying **v2**",
+    questions: [
+      { question: "Which features?", header: "Features", multiSelect: true, options: [{ label: "Login" }, { label: "Dashboard" }, { label: "Search", recommended: true }] },
+      { question: "Anything else?" },
+    ],
+    responders: { users: ["slack:U0MARIA"] }, timeout: 600, idempotency_key: "call-1",
+  };
+  const q = await b.ask(body);
+  assert.equal(q.questions.length, 2);
+  assert.deepEqual(q.responders.users, ["slack:U0MARIA"]);
+  const again = await b.ask(body);
+  assert.equal(again.id, q.id, "the same idempotency key re-attaches to the same question");
+  const answered = b.askAndWait(body);
+  await b.respond(q.id, { answers: { "Which features?": ["Login", "Search"], "Anything else?": "ship it" }, responded_by: maria });
+  const done = await answered;
+  assert.deepEqual(done.selections, { "Which features?": ["Login", "Search"], "Anything else?": ["ship it"] });
+
+  const a = await b.ask({ run_id: "r3", kind: "approval", question: "Run deploy?", options: [{ label: "Allow" }, { label: "Deny" }], action: { tool: "deploy", input: { env: "prod" } } });
+  assert.equal(a.kind, "approval");
+  assert.deepEqual(a.action.input, { env: "prod" });
+  assert.match(a.action.digest, /^sha256:/);
+});
+
+test("a wait honours its AbortSignal", async () => {
+  const b = client("abort");
+  const q = await b.ask({ run_id: "r", question: "Still there?" });
+  const ac = new AbortController();
+  const t0 = Date.now();
+  setTimeout(() => ac.abort(), 200);
+  await assert.rejects(b.wait(q.id, { signal: ac.signal }), (e) => e.name === "AbortError");
+  assert.ok(Date.now() - t0 < 5000, "aborted promptly");
+  assert.equal((await b.get(q.id)).status, "pending", "aborting a wait leaves the question pending");
+});
+
+test("a client deadline never drops a late answer: the question stays pending and a later wait returns it", async () => {
+  const b = client("deadline");
+  const q = await b.ask({ run_id: "r", question: "Late?", options: [{ label: "Yes" }, { label: "No" }] });
+  await assert.rejects(b.wait(q.id, { timeoutMs: 1200 }), (e) => e instanceof WaitTimeoutError && e.code === "wait_timeout" && e.question.status === "pending");
+  await b.respond(q.id, { response: "No", responded_by: maria });
+  assert.equal((await b.wait(q.id, { timeoutMs: 1200 })).response, "No");
+});
+
+test("get, list and cancel with a note", async () => {
+  const b = client("cancel");
+  const q1 = await b.ask({ run_id: "ra", question: "One?" });
+  const q2 = await b.ask({ run_id: "rb", question: "Two?" });
+  assert.deepEqual((await b.list({ status: "pending" })).map((q) => q.id), [q1.id, q2.id]);
+  assert.deepEqual((await b.list({ runId: "rb" })).map((q) => q.id), [q2.id]);
+  const c = await b.cancel(q1.id, { reason: "agent", note: "no longer needed" });
+  assert.equal(c.status, "cancelled");
+  assert.equal(c.cancel_reason, "agent");
+  assert.equal(c.cancel_note, "no longer needed");
+  assert.deepEqual((await b.list({ status: "pending" })).map((q) => q.id), [q2.id]);
+  await assert.rejects(b.cancel(q1.id), (e) => e instanceof AskBridgeError && e.status === 409);
+});
+
+test("invalid questions are refused before anything is sent, with the API's messages", async () => {
+  let calls = 0;
+  const b = new AskBridge({ url: "http://127.0.0.1:9", fetch: async () => { calls++; throw new Error("sent"); } });
+  await assert.rejects(b.ask({ questions: [{ question: "Pick", header: "Far too long a header", options: [{ label: "A" }] }] }), (e) => {
+    assert.equal(e.code, "invalid");
+    assert.deepEqual(e.details, [
+      { field: "questions[0].header", problem: "at most 12 characters" },
+      { field: "questions[0].options", problem: "2 to 4 options, or none for an open-ended question; got 1" },
+    ]);
+    assert.equal(e.field, "questions[0].header");
+    return true;
+  });
+  await assert.rejects(b.ask({ questions: [] }), (e) => e.field === "questions");
+  await assert.rejects(b.ask({ question: "x", parent_run_id: "p" }), (e) => e.code === "subagent_not_allowed");
+  assert.equal(calls, 0);
+});
+
+test("the API's refusals are typed: code, field and details", async () => {
+  const b = client("errors");
+  await assert.rejects(b.ask({ question: "Soon?", timeout: "1s" }), (e) => {
+    assert.ok(e instanceof AskBridgeError);
+    assert.equal(e.status, 400);
+    assert.equal(e.code, "invalid");
+    assert.equal(e.field, "timeout");
+    return true;
+  });
+  await assert.rejects(b.get("00000000-0000-0000-0000-000000000000"), (e) => e.code === "not_found" && e.status === 404);
+});
+
+test("a bridge that is down gives a clear error naming the URL", async () => {
+  const b = new AskBridge({ url: "http://127.0.0.1:9/", project: "p" });
+  await assert.rejects(b.ask({ question: "Up?" }), (e) => e.code === "unreachable" && e.message.includes("http://127.0.0.1:9") && !e.message.includes("undefined"));
+});
+
+test("webhook verification reaches Go's verdict on every vector", async () => {
+  const vs = JSON.parse(readFileSync(process.env.ASKBRIDGE_VECTORS, "utf8"));
+  assert.ok(vs.length >= 10);
+  for (const v of vs) {
+    const got = await verifyWebhook({ secret: v.secret, headers: { "X-Askbridge-Signature": v.header, "X-Askbridge-Delivery": v.delivery }, body: v.body, now: v.now * 1000 })
+      .then((ev) => ({ ok: true, ev }), (e) => ({ ok: false, code: e.code }));
+    assert.equal(got.ok, v.ok, v.name);
+    if (v.ok) assert.equal(got.ev.deliveryId, v.delivery, v.name);
+    else assert.equal(got.code, v.error, v.name);
+  }
+});
+
+test("the Node and fetch handlers: the bridge's webhook resumes once; duplicates, forged and stale deliveries resume nothing", async (t) => {
+  const events = [];
+  const seen = [];
+  const handle = nodeWebhookHandler({ secret, onEvent: (ev) => { events.push(ev); } });
+  const recv = await listen(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const raw = Buffer.concat(chunks);
+    seen.push({ headers: { ...req.headers }, raw });
+    const replay = (await import("node:stream")).Readable.from([raw]);
+    Object.assign(replay, { method: req.method, headers: req.headers });
+    await handle(replay, res);
+  });
+  t.after(recv.close);
+  const b = client("webhook");
+  const q = await b.ask({ run_id: "wr", question: "Go?", options: [{ label: "Yes" }, { label: "No" }], resume: { url: `${recv.url}/resume` } });
+  await b.pauseRun("wr");
+  await b.respond(q.id, { response: "Yes", responded_by: maria });
+  const until = Date.now() + 15000;
+  while (events.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(events.length, 1);
+  assert.equal(events[0].event, "question.answered");
+  assert.equal(events[0].question.id, q.id);
+  assert.equal(events[0].run.resumed_from, "wr");
+  assert.ok(events[0].deliveryId);
+
+  // The same delivery again (the bridge delivers at least once): acknowledged, not handled twice.
+  const { headers, raw } = seen[0];
+  const post = (h, body = raw) => fetch(`${recv.url}/resume`, { method: "POST", headers: { "content-type": "application/json", "x-askbridge-signature": h["x-askbridge-signature"], "x-askbridge-delivery": h["x-askbridge-delivery"] }, body });
+  const dup = await post(headers);
+  assert.equal(dup.status, 200);
+  assert.equal((await dup.text()).trim(), "duplicate");
+  // Forged body, and a captured signature under a new delivery id.
+  assert.equal((await post(headers, Buffer.from(raw.toString().replace("Yes", "No")))).status, 401);
+  assert.equal((await post({ ...headers, "x-askbridge-delivery": "other" })).status, 401);
+  assert.equal(events.length, 1);
+
+  // The fetch-API handler: stale signatures are refused.
+  const fh = fetchWebhookHandler({ secret, onEvent: (ev) => { events.push(ev); } });
+  const stale = headers["x-askbridge-signature"].replace(/t=\d+/, `t=${Math.floor(Date.now() / 1000) - 600}`);
+  const r = await fh(new Request("http://x/", { method: "POST", headers: { "x-askbridge-signature": stale, "x-askbridge-delivery": headers["x-askbridge-delivery"] }, body: raw }));
+  assert.equal(r.status, 401);
+  const ok = await fh(new Request("http://x/", { method: "POST", headers: { "x-askbridge-signature": headers["x-askbridge-signature"], "x-askbridge-delivery": headers["x-askbridge-delivery"] }, body: raw }));
+  assert.equal(ok.status, 200);
+  assert.equal(events.length, 2, "a fresh handler (another process) handles the delivery once");
+});
+
+test("approval outcomes fail closed and say why", async () => {
+  const { approvalOutcome, approvalBody } = await import("askbridge");
+  const base = { id: "q", kind: "approval", created_at: "2026-01-01T10:00:00Z", expires_at: "2026-01-01T10:30:00.4Z", updated_at: "2026-01-01T10:30:00Z", action: { tool: "deploy", input: { env: "prod" } } };
+  assert.deepEqual(approvalOutcome({ ...base, status: "expired" }).reason, "nobody answered within 30 min");
+  assert.equal(approvalOutcome({ ...base, status: "expired" }).approved, false);
+  const dismissed = approvalOutcome({ ...base, status: "cancelled", cancel_reason: "user", cancel_note: "not on a Friday", responded_by: maria });
+  assert.deepEqual([dismissed.approved, dismissed.reason], [false, "dismissed by maria: not on a Friday"]);
+  assert.equal(approvalOutcome({ ...base, status: "cancelled", cancel_reason: "superseded" }).approved, false);
+  assert.equal(approvalOutcome({ ...base, status: "answered", response: "Allow" }).approved, false, "an answer without a decision never approves");
+  const edited = approvalOutcome({ ...base, status: "answered", decision: { behavior: "allow", digest: "d", input: { env: "staging" }, edited: true } });
+  assert.deepEqual([edited.approved, edited.input, edited.edited], [true, { env: "staging" }, true]);
+  assert.throws(() => approvalOutcome({ ...base, status: "pending" }), (e) => e.code === "pending");
+  const b = approvalBody({ runId: "run", callId: "c1", tool: "deploy", input: { env: "prod" } });
+  assert.deepEqual([b.run_id, b.idempotency_key, b.action.allow_edit], ["run:c1", "run:c1", false]);
+});

@@ -1,0 +1,106 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MemorySaver } from "@langchain/langgraph";
+import { nodeWebhookHandler } from "askbridge";
+import { runWithAskbridge, resumeCommand } from "askbridge/langgraph";
+import { client, pending, decide, listen, secret } from "./helpers.mjs";
+import { graph, questionGraph, hitlGraph, FileSaver, ran } from "./fixtures/lg-graph.mjs";
+
+// Two approvals pending at once (deploy and notify run side by side).
+async function blockingRun(name, deployHow, notifyHow = { kind: "allow" }) {
+  const bridge = client(`lg-${name}`);
+  const config = { configurable: { thread_id: `lg-${name}` } };
+  const done = runWithAskbridge(bridge, graph(new MemorySaver()), { log: [] }, config, { ask: { timeout: "10s" } });
+  const qs = await pending(bridge, 2);
+  const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
+  assert.match(byTool.deploy.run_id, new RegExp(`^lg-${name}:`));
+  assert.notEqual(byTool.deploy.run_id, byTool.notify.run_id);
+  assert.equal(byTool.deploy.action.allow_edit, undefined, "deploy can run edited arguments: Edit is offered");
+  assert.equal(byTool.notify.action.allow_edit, false);
+  await decide(bridge, byTool.notify, notifyHow);
+  await decide(bridge, byTool.deploy, deployHow);
+  const out = await done;
+  return { log: out.log, bridge };
+}
+
+test("blocking mode: allow, edit, deny with a note, always allow, expiry and dismissal resume the graph with exactly that", async () => {
+  const [allow, edit, deny, always, expire, dismiss] = await Promise.all([
+    blockingRun("allow", { kind: "allow" }),
+    blockingRun("edit", { kind: "edit", input: { env: "staging" } }),
+    blockingRun("deny", { kind: "deny", note: "not on a Friday" }),
+    blockingRun("always", { kind: "always" }),
+    blockingRun("expire", { kind: "expire" }, { kind: "expire" }),
+    blockingRun("dismiss", { kind: "dismiss", note: "use staging" }),
+  ]);
+  assert.deepEqual(allow.log.sort(), ["deployed prod", "notified #ops"]);
+  assert.deepEqual(edit.log.sort(), ["deployed staging (edited)", "notified #ops"]);
+  assert.deepEqual(deny.log.sort(), ["deploy denied: not on a Friday", "notified #ops"]);
+  assert.deepEqual(always.log.sort(), ["deployed prod (always)", "notified #ops"]);
+  assert.deepEqual(expire.log.sort(), ["deploy denied: nobody answered within 10 s", "notify denied: nobody answered within 10 s"]);
+  assert.equal(dismiss.log.length, 2);
+  assert.match(dismiss.log.find((l) => l.startsWith("deploy")), /^deploy denied: dismissed( by .+)?: use staging$/);
+});
+
+test("a re-run node never asks twice: the idempotency key is the thread and interrupt id", async () => {
+  const bridge = client("lg-q");
+  const config = { configurable: { thread_id: "lg-q" } };
+  const done = runWithAskbridge(bridge, questionGraph(new MemorySaver()), { log: [] }, config);
+  const [q] = await pending(bridge, 1);
+  assert.equal(q.idempotency_key, q.run_id);
+  assert.match(q.run_id, /^lg-q:/);
+  await bridge.respond(q.id, { response: "EU" });
+  assert.deepEqual((await done).log, ["answered: eu-west-1"]);
+  assert.equal((await bridge.list({})).length, 1, "one question for one interrupt");
+});
+
+test("LangChain HITL middleware requests: edit where allowed, reject with the message", async () => {
+  const bridge = client("lg-hitl");
+  const config = { configurable: { thread_id: "lg-hitl" } };
+  const done = runWithAskbridge(bridge, hitlGraph(new MemorySaver()), { log: [] }, config);
+  const qs = await pending(bridge, 2);
+  const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
+  assert.equal(byTool.write_file.action.allow_edit, undefined);
+  assert.equal(byTool.send_email.action.allow_edit, false, "the middleware does not allow edit for send_email");
+  await assert.rejects(bridge.respond(byTool.send_email.id, { edited_input: { to: "x@example.com" } }), (e) => e.field === "edited_input");
+  await decide(bridge, byTool.write_file, { kind: "edit", input: { path: "b.txt", text: "hi" } });
+  await decide(bridge, byTool.send_email, { kind: "deny", note: "no mail today" });
+  assert.deepEqual((await done).log.map((l) => JSON.parse(l)), [
+    { type: "edit", editedAction: { name: "write_file", args: { path: "b.txt", text: "hi" } } },
+    { type: "reject", message: "no mail today" },
+  ]);
+});
+
+test("durable mode: another process pauses; the webhooks resume the graph once with Command({resume})", async (t) => {
+  const bridge = client("lg-durable");
+  const file = join(mkdtempSync(join(tmpdir(), "askbridge-lg-")), "checkpoints.json");
+  const config = { configurable: { thread_id: "lg-durable" } };
+  const continued = [];
+  const recv = await listen(nodeWebhookHandler({
+    secret,
+    onEvent: async (ev) => {
+      const g = graph(new FileSaver(file)); // only what the first process checkpointed
+      const cmd = await resumeCommand(bridge, g, config, ev);
+      if (!cmd) return;
+      continued.push((await g.invoke(cmd, config)).log);
+    },
+  }));
+  t.after(recv.close);
+  const child = JSON.parse(execFileSync(process.execPath, [join(import.meta.dirname, "fixtures", "lg-pause.mjs"), file, `${recv.url}/resume`, "lg-durable"], { env: { ...process.env, PROJECT: bridge.project } }).toString());
+  assert.equal(child.asked, 2);
+  assert.notEqual(child.pid, process.pid);
+  const qs = await pending(bridge, 2);
+  const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
+  ran.length = 0;
+  await decide(bridge, byTool.deploy, { kind: "edit", input: { env: "canary" } });
+  await decide(bridge, byTool.notify, { kind: "deny", note: "quiet hours" });
+  const until = Date.now() + 20000;
+  while (continued.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal(continued.length, 1);
+  assert.deepEqual(continued[0].sort(), ["deployed canary (edited)", "notify denied: quiet hours"]);
+  assert.deepEqual(ran, ["deploy canary"]);
+});

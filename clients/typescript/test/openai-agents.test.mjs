@@ -1,0 +1,94 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { run } from "@openai/agents";
+import { nodeWebhookHandler } from "askbridge";
+import { decideInterruptions, resumeInterruptions } from "askbridge/openai-agents";
+import { client, pending, decide, listen, secret } from "./helpers.mjs";
+import { agent, ran } from "./fixtures/oa-agent.mjs";
+
+async function blockingRun(name, how) {
+  const bridge = client(`oa-${name}`);
+  const a = agent();
+  const r1 = await run(a, "deploy");
+  assert.equal(r1.interruptions.length, 1);
+  const deciding = decideInterruptions(bridge, r1, { runId: `oa-${name}`, ask: { timeout: "10s" } });
+  const [q] = await pending(bridge, 1);
+  assert.equal(q.run_id, `oa-${name}:call-deploy`);
+  assert.equal(q.action.tool, "deploy");
+  assert.deepEqual(q.action.input, { env: "prod" });
+  assert.equal(q.action.allow_edit, false);
+  assert.deepEqual(q.action.suggestions, [{ type: "always_allow", tool: "deploy" }]);
+  await assert.rejects(bridge.respond(q.id, { edited_input: { env: "staging" } }), (e) => e.status === 400 && e.field === "edited_input");
+  await decide(bridge, q, how);
+  const state = await deciding;
+  const r2 = await run(a, state);
+  return { out: JSON.parse(r2.finalOutput), state };
+}
+
+test("blocking mode: each decision reaches state.approve / state.reject", async () => {
+  const [allow, deny, always, expire, dismiss] = await Promise.all([
+    blockingRun("allow", { kind: "allow" }),
+    blockingRun("deny", { kind: "deny", note: "not on a Friday" }),
+    blockingRun("always", { kind: "always" }),
+    blockingRun("expire", { kind: "expire" }),
+    blockingRun("dismiss", { kind: "dismiss", note: "use staging" }),
+  ]);
+  assert.equal(allow.out.deploy, "deployed prod");
+  assert.equal(deny.out.deploy, "not on a Friday");
+  assert.equal(always.out.deploy, "deployed prod");
+  // alwaysApprove: any later deploy call of this run is approved without asking.
+  assert.equal(always.state._context.isToolApproved({ toolName: "deploy", callId: "a-later-call" }), true);
+  assert.notEqual(allow.state._context.isToolApproved({ toolName: "deploy", callId: "a-later-call" }), true);
+  assert.equal(expire.out.deploy, "nobody answered within 10 s");
+  assert.match(dismiss.out.deploy, /^dismissed( by .+)?: use staging$/);
+});
+
+test("several interruptions are never confused: each call id gets its own decision", async () => {
+  const bridge = client("oa-two");
+  const a = agent();
+  ran.length = 0;
+  const r1 = await run(a, "deploy and notify");
+  const deciding = decideInterruptions(bridge, r1, { runId: "oa-two" });
+  const qs = await pending(bridge, 2);
+  const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
+  assert.equal(byTool.notify.run_id, "oa-two:call-notify");
+  await decide(bridge, byTool.notify, { kind: "allow" });
+  await decide(bridge, byTool.deploy, { kind: "deny", note: "freeze" });
+  const out = JSON.parse((await run(a, await deciding)).finalOutput);
+  assert.deepEqual(out, { deploy: "freeze", notify: "notified #ops" });
+  assert.deepEqual(ran, ["notify #ops"]);
+});
+
+test("durable mode: state.toString() from another process, RunState.fromString on the webhook, continued exactly once", async (t) => {
+  const bridge = client("oa-durable");
+  const dir = mkdtempSync(join(tmpdir(), "askbridge-oa-"));
+  const file = join(dir, "state.txt");
+  const continued = [];
+  const recv = await listen(nodeWebhookHandler({
+    secret,
+    onEvent: async (ev) => {
+      const a = agent();
+      const state = await resumeInterruptions(bridge, a, ev, { runId: "oa-durable", load: () => readFileSync(file, "utf8") });
+      if (!state) return;
+      continued.push(JSON.parse((await run(a, state)).finalOutput));
+    },
+  }));
+  t.after(recv.close);
+  const child = JSON.parse(execFileSync(process.execPath, [join(import.meta.dirname, "fixtures", "oa-pause.mjs"), file, `${recv.url}/resume`, "oa-durable"], { env: { ...process.env, PROJECT: bridge.project } }).toString());
+  assert.equal(child.asked, 2);
+  assert.notEqual(child.pid, process.pid);
+  const qs = await pending(bridge, 2);
+  const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
+  await decide(bridge, byTool.deploy, { kind: "always" });
+  await decide(bridge, byTool.notify, { kind: "dismiss", note: "too noisy" });
+  const until = Date.now() + 20000;
+  while (continued.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal(continued.length, 1);
+  assert.equal(continued[0].deploy, "deployed prod");
+  assert.match(continued[0].notify, /^dismissed( by .+)?: too noisy$/);
+});
