@@ -19,6 +19,7 @@ import (
 	"github.com/askbridge/askbridge/lifecycle"
 
 	"github.com/askbridge/askbridge/adapters/discord"
+	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/web"
 	"github.com/askbridge/askbridge/server/api"
@@ -221,6 +222,21 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		if err := add("Discord", mode, c, err); err != nil {
 			return err
 		}
+	}
+	if s.Email.SMTPURL != "" {
+		ec := s.Email
+		if ec.PublicURL == "" {
+			ec.PublicURL = s.PublicURL // the links in a mail point there
+		}
+		ec.Outbox, ec.Kick = a.st, a.deliverer.Kick // every mail leaves through the durable queue
+		c, err := email.New(ec, a.router, a.log.With("adapter", "email"))
+		if err != nil {
+			return err
+		}
+		a.router.AddChannel(c)
+		a.deliverer.AddSender(c)
+		c.Register(mux)
+		a.log.Info("email adapter enabled", "answer_links", email.LinkPath)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/askbridge/askbridge/lifecycle"
 
 	"github.com/askbridge/askbridge/adapters/discord"
+	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
@@ -51,6 +52,10 @@ type Settings struct {
 	SecureCookies bool
 	PublicURL     string
 	MetricsToken  string
+
+	// Email is enabled when its SMTPURL is set (PublicURL, when empty, is
+	// the bridge's).
+	Email email.Config
 
 	// Sweep is the deadline sweeper's interval (default 250ms).
 	Sweep time.Duration

@@ -61,7 +61,18 @@ func ValidateRoute(r Route) []Detail {
 // CleanTarget trims a target and lower-cases its platform, as every target
 // is read (route or ask).
 func CleanTarget(t Target) Target {
-	return Target{Platform: strings.ToLower(strings.TrimSpace(t.Platform)), Channel: strings.TrimSpace(t.Channel), ThreadTS: t.ThreadTS}
+	c := Target{Platform: strings.ToLower(strings.TrimSpace(t.Platform)), Channel: strings.TrimSpace(t.Channel), ThreadTS: t.ThreadTS}
+	if len(t.To) > 0 {
+		for _, a := range t.To {
+			if a = strings.TrimSpace(a); a != "" && !slices.Contains(c.To, a) {
+				c.To = append(c.To, a)
+			}
+		}
+		if c.Channel == "" {
+			c.Channel = strings.Join(c.To, ",")
+		}
+	}
+	return c
 }
 
 // NotConfigured words a target on a platform this bridge has no adapter
@@ -80,6 +91,9 @@ func checkTimeout(p *problems, field string, d time.Duration) {
 	}
 }
 
+// MaxRecipients bounds the addresses of one email target.
+const MaxRecipients = 20
+
 // checkTargets checks targets as CleanTarget reads them.
 func checkTargets(p *problems, field string, ts []Target) {
 	if len(ts) > MaxTargets {
@@ -91,8 +105,19 @@ func checkTargets(p *problems, field string, ts []Target) {
 		if t.Platform == "" {
 			p.add(f+".platform", "required (slack or discord)")
 		}
-		if t.Channel == "" {
+		switch {
+		case t.Platform == "email" && t.Channel == "":
+			p.add(f+".to", "required: the addresses to mail, e.g. to: [ana@example.com]")
+		case t.Channel == "":
 			p.add(f+".channel", "required")
+		}
+		if len(t.To) > MaxRecipients {
+			p.add(f+".to", "at most %d addresses per target", MaxRecipients)
+		}
+		for j, a := range t.To {
+			if TextProblem(a) != "" || strings.ContainsAny(a, ",;<>\" \t\r\n") || strings.Count(a, "@") != 1 || strings.HasPrefix(a, "@") || strings.HasSuffix(a, "@") {
+				p.add(fmt.Sprintf("%s.to[%d]", f, j), "%q is not an email address (write it as name@example.com)", a)
+			}
 		}
 	}
 }

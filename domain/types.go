@@ -76,6 +76,10 @@ type Target struct {
 	Platform string `json:"platform"`
 	Channel  string `json:"channel"`
 	ThreadTS string `json:"thread_ts,omitempty"`
+	// To lists the addresses of an email target ({platform: email, to:
+	// [...]}). CleanTarget folds it into Channel (addresses joined with
+	// ","), which is what the store keeps and Key names.
+	To []string `json:"to,omitempty"`
 	// Set once the copy is posted.
 	MessageTS string `json:"message_ts,omitempty"` // Slack ts or Discord message id
 	URL       string `json:"url,omitempty"`

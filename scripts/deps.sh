@@ -38,6 +38,10 @@ install_mcp_sdk
 # the frameworks from npm, python3-httpx/pytest/fastapi from apt-get.
 "$(dirname "$0")/clients-deps.sh"
 
+# Mailpit, a real mail server, for the email surface's end-to-end test
+# (adapters/email): built once from the Go module proxy into a cache.
+bash "$(dirname "$0")/mailpit.sh" >/dev/null
+
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}" >&2
 SUDO=""

@@ -194,3 +194,14 @@ func Run(t *testing.T, newEnv Factory) {
 	t.Run("LastingOutage", func(t *testing.T) { lastingOutage(t, newEnv) })
 	t.Run("PlatformUnreachable", func(t *testing.T) { platformUnreachable(t, newEnv) })
 }
+
+// RunQueued runs the cases that apply to a surface whose Post and Finish
+// only queue a delivery on the durable outbox (email): every shape is
+// posted and every outcome shown. Its platform's failures are the
+// deliverer's (retries, refusals, give-up), tested with the surface's
+// sender. Env.Text, Live and Count wait for the queued deliveries; Delete,
+// RateLimit, Fail, Missing and Unreachable are not used.
+func RunQueued(t *testing.T, newEnv Factory) {
+	t.Run("PostEveryShape", func(t *testing.T) { postEveryShape(t, newEnv) })
+	t.Run("FinishEveryOutcome", func(t *testing.T) { finishEveryOutcome(t, newEnv) })
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/discord"
+	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
@@ -55,6 +56,14 @@ type fileConfig struct {
 		PublicKey     string `yaml:"public_key"`
 		APIURL        string `yaml:"api_url"`
 	} `yaml:"discord"`
+	Email struct {
+		SMTPURL          string `yaml:"smtp_url"`
+		SMTPPassword     string `yaml:"smtp_password"`
+		SMTPPasswordFile string `yaml:"smtp_password_file"`
+		From             string `yaml:"from"`
+		LinkSecret       string `yaml:"link_secret"`
+		LinkSecretFile   string `yaml:"link_secret_file"`
+	} `yaml:"email"`
 	// PublicURL is where people and platforms reach the bridge; its host
 	// is admitted by the guard against web pages.
 	PublicURL string `yaml:"public_url"`
@@ -116,6 +125,7 @@ type respondersConfig struct {
 	Users            []string `yaml:"users"`
 	SlackUsergroups  []string `yaml:"slack_usergroups"`
 	DiscordRoles     []string `yaml:"discord_roles"`
+	EmailDomains     []string `yaml:"email_domains"`
 	ExcludeRequester bool     `yaml:"exclude_requester"`
 }
 
@@ -123,13 +133,15 @@ type respondersConfig struct {
 // Discord surfaces register.
 func (r respondersConfig) core() domain.Responders {
 	out := domain.Responders{Users: r.Users, ExcludeRequester: r.ExcludeRequester}
-	return out.WithGroup(slack.GroupKind, r.SlackUsergroups...).WithGroup(discord.GroupKind, r.DiscordRoles...)
+	return out.WithGroup(slack.GroupKind, r.SlackUsergroups...).WithGroup(discord.GroupKind, r.DiscordRoles...).
+		WithGroup(email.GroupKind, r.EmailDomains...)
 }
 
 type targetConfig struct {
-	Platform string `yaml:"platform"`
-	Channel  string `yaml:"channel"`
-	ThreadTS string `yaml:"thread_ts"`
+	Platform string   `yaml:"platform"`
+	Channel  string   `yaml:"channel"`
+	ThreadTS string   `yaml:"thread_ts"`
+	To       []string `yaml:"to"` // email
 }
 
 // duration reads "30m", "168h", "7d" or seconds.
@@ -241,6 +253,9 @@ func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	s.Slack.APIURL = fc.Slack.APIURL
 	s.Discord.BotToken = p.secret("discord.bot_token", fc.Discord.BotToken, fc.Discord.BotTokenFile)
 	s.Discord.ApplicationID, s.Discord.PublicKey, s.Discord.APIURL = fc.Discord.ApplicationID, fc.Discord.PublicKey, fc.Discord.APIURL
+	s.Email.SMTPURL, s.Email.From = fc.Email.SMTPURL, fc.Email.From
+	s.Email.SMTPPassword = p.secret("email.smtp_password", fc.Email.SMTPPassword, fc.Email.SMTPPasswordFile)
+	s.Email.LinkSecret = p.secret("email.link_secret", fc.Email.LinkSecret, fc.Email.LinkSecretFile)
 	s.SessionKey = p.secret("web.session_key", fc.Web.SessionKey, fc.Web.SessionKeyFile)
 	s.MetricsToken = p.secret("metrics.token", fc.Metrics.Token, fc.Metrics.TokenFile)
 	s.PublicURL = fc.PublicURL
@@ -262,7 +277,7 @@ func (p *configProblems) routes(rcs []routeConfig) []domain.Route {
 	targets := func(ts []targetConfig) []domain.Target {
 		var out []domain.Target
 		for _, t := range ts {
-			out = append(out, domain.CleanTarget(domain.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS}))
+			out = append(out, domain.CleanTarget(domain.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS, To: t.To}))
 		}
 		return out
 	}
@@ -376,6 +391,9 @@ func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
 	}
 	if s.Discord.BotToken != "" {
 		configured = append(configured, "discord")
+	}
+	if s.Email.SMTPURL != "" {
+		configured = append(configured, email.Platform)
 	}
 	for i, r := range s.Routes {
 		fields := map[string][]domain.Target{"targets": r.Targets}

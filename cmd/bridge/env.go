@@ -30,6 +30,7 @@ type serveEnvValues struct {
 	redisURL, webhookSecret, publicURL, metricsToken, sessionKey   string
 	slackBotToken, slackSigningSecret, slackAppToken, slackAPIURL  string
 	discordBotToken, discordAppID, discordPublicKey, discordAPIURL string
+	emailSMTPURL, emailSMTPPassword, emailFrom, emailLinkSecret    string
 	webhookAllow                                                   []string
 	webhookLease                                                   time.Duration
 	connsPerIP                                                     int
@@ -120,6 +121,10 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 	env("DISCORD_APPLICATION_ID", &e.discordAppID)
 	env("DISCORD_PUBLIC_KEY", &e.discordPublicKey)
 	env("DISCORD_API_URL", &e.discordAPIURL)
+	env("EMAIL_SMTP_URL", &e.emailSMTPURL)
+	env("EMAIL_SMTP_PASSWORD", &e.emailSMTPPassword)
+	env("EMAIL_FROM", &e.emailFrom)
+	env("EMAIL_LINK_SECRET", &e.emailLinkSecret)
 	if e.discordAPIURL != "" && !webURL(e.discordAPIURL) {
 		fail("DISCORD_API_URL: %q must be an http:// or https:// address without a user name or password, such as https://discord.com/api/v10", shownURL(e.discordAPIURL))
 	}
@@ -146,6 +151,10 @@ func (e *serveEnvValues) overlay(s *settings) {
 	set(&s.Discord.ApplicationID, e.discordAppID)
 	set(&s.Discord.PublicKey, e.discordPublicKey)
 	set(&s.Discord.APIURL, e.discordAPIURL)
+	set(&s.Email.SMTPURL, e.emailSMTPURL)
+	set(&s.Email.SMTPPassword, e.emailSMTPPassword)
+	set(&s.Email.From, e.emailFrom)
+	set(&s.Email.LinkSecret, e.emailLinkSecret)
 	if e.webhookAllow != nil {
 		s.WebhookAllow = e.webhookAllow
 	}

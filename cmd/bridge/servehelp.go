@@ -41,6 +41,10 @@ var serveEnv = []serveEnvVar{
 	{"DISCORD_APPLICATION_ID", true, "the Discord application id"},
 	{"DISCORD_PUBLIC_KEY", true, "hex Ed25519 key; enables POST /discord/interactions (else the gateway)"},
 	{"DISCORD_API_URL", true, "Discord API base (default https://discord.com/api/v10)"},
+	{"EMAIL_SMTP_URL", true, "smtp://user@host:587 (STARTTLS), smtps://user@host:465, smtp+insecure://127.0.0.1:25 (loopback only); enables email"},
+	{"EMAIL_SMTP_PASSWORD", true, "the SMTP password"},
+	{"EMAIL_FROM", true, "the sender of mailed questions, e.g. askbridge@example.com"},
+	{"EMAIL_LINK_SECRET", true, "signs the answer links in mails (at least 32 characters)"},
 }
 
 const serveIntro = `usage: askbridge serve [flags]
