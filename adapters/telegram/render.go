@@ -337,7 +337,7 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 	if body.n > room {
 		// Only reachable with the longest items: shorten them evenly.
 		body = doc{}
-		per := max((room-40)/len(q.Questions), 60)
+		per := max((room-30*len(q.Questions))/len(q.Questions), 60)
 		for i, it := range q.Questions {
 			body.text("\n")
 			if len(q.Questions) > 1 {
