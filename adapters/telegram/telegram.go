@@ -249,6 +249,9 @@ func (a *Adapter) send(ctx context.Context, m sendMessage, out *Message) error {
 	if err := a.api.pace.wait(ctx, m.ChatID); err != nil {
 		return fmt.Errorf("telegram: waiting for the chat's rate limit: %w", err)
 	}
+	if out == nil {
+		return a.api.call(ctx, "sendMessage", m, nil)
+	}
 	return a.api.call(ctx, "sendMessage", m, out)
 }
 

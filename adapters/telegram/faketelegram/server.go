@@ -47,13 +47,13 @@ type Button struct {
 
 // Msg is a message the fake holds.
 type Msg struct {
-	Chat      int64
-	ID        int64
-	Thread    int64
-	From      int64 // user id; the bot's own id for the bot
-	HTML      string
-	Text      string // visible text, after entity parsing
-	Keyboard  [][]Button
+	Chat     int64
+	ID       int64
+	Thread   int64
+	From     int64 // user id; the bot's own id for the bot
+	HTML     string
+	Text     string // visible text, after entity parsing
+	Keyboard [][]Button
 	// Posted is the keyboard the message was sent with: what a person
 	// whose client has not refreshed still presses.
 	Posted    [][]Button
@@ -194,7 +194,11 @@ func (f *Server) Toasts(user int64) []Toast {
 }
 
 // Calls returns every request answered so far.
-func (f *Server) Calls() []Call { f.mu.Lock(); defer f.mu.Unlock(); return append([]Call(nil), f.calls...) }
+func (f *Server) Calls() []Call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Call(nil), f.calls...)
+}
 
 // RateHits is how many requests were refused by PerChat pacing.
 func (f *Server) RateHits() int { f.mu.Lock(); defer f.mu.Unlock(); return f.rateHits }
@@ -210,6 +214,17 @@ func (f *Server) Unanswered() []string {
 		}
 	}
 	return out
+}
+
+// ForgetQueries drops the open callback queries (their time ran out).
+func (f *Server) ForgetQueries() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id := range f.queries {
+		if !f.answered[id] {
+			delete(f.queries, id)
+		}
+	}
 }
 
 // Webhook is what setWebhook set.
