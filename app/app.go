@@ -20,6 +20,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/adapters/web"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/server/egress"
@@ -191,6 +192,20 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		}
 		c, err := discord.New(dc, a.router, a.log.With("adapter", "discord"))
 		if err := add("Discord", mode, c, err); err != nil {
+			return err
+		}
+	}
+	if s.Telegram.Token != "" {
+		mode := "webhook POST /telegram/webhook"
+		if s.Telegram.WebhookSecret == "" {
+			mode = "long polling (getUpdates)"
+		}
+		tc := s.Telegram
+		if tc.PublicURL == "" {
+			tc.PublicURL = s.PublicURL
+		}
+		c, err := telegram.New(tc, a.router, a.log)
+		if err := add("Telegram", mode, c, err); err != nil {
 			return err
 		}
 	}

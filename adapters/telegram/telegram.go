@@ -159,18 +159,38 @@ func (a *Adapter) Register(mux *http.ServeMux) {
 // Close waits for tracked background work, or for ctx.
 func (a *Adapter) Close(ctx context.Context) error { return a.pool.Close(ctx) }
 
-// SetWebhook points Telegram at url (the bridge's /telegram/webhook) with
-// the configured secret, for message and callback_query updates only
-// (`askbridge telegram set-webhook`).
+// SetWebhook points Telegram at hookURL (the bridge's /telegram/webhook)
+// with the configured secret, for message and callback_query updates only.
 func (a *Adapter) SetWebhook(ctx context.Context, hookURL string) error {
-	if !a.Webhook() {
+	return setWebhookWith(ctx, a.api, a.cfg.WebhookSecret, hookURL)
+}
+
+// SetWebhook is `askbridge telegram set-webhook`: it calls setWebhook with
+// cfg's token and secret, without a running bridge.
+func SetWebhook(ctx context.Context, cfg Config, hookURL string) error {
+	if strings.TrimSpace(cfg.Token) == "" {
+		return errors.New("telegram: the bot token is required (telegram.token_file or TELEGRAM_BOT_TOKEN; BotFather gives it)")
+	}
+	if cfg.WebhookSecret != "" && !validSecret(cfg.WebhookSecret) {
+		return errors.New("telegram: the webhook secret must be 1–256 characters of A-Z, a-z, 0-9, _ and -")
+	}
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	c := &client{base: strings.TrimRight(cfg.APIURL, "/") + "/bot" + strings.TrimSpace(cfg.Token) + "/",
+		http: &http.Client{Timeout: 30 * time.Second, Transport: httpx.Transport()}, retry: retryPolicy{Attempts: 3, BaseBackoff: time.Second, MaxWait: 30 * time.Second}}
+	return setWebhookWith(ctx, c, cfg.WebhookSecret, hookURL)
+}
+
+func setWebhookWith(ctx context.Context, c *client, secret, hookURL string) error {
+	if secret == "" {
 		return errors.New("telegram: set telegram.webhook_secret_file (or TELEGRAM_WEBHOOK_SECRET) first: the webhook is refused without it")
 	}
 	u, err := url.Parse(hookURL)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return errors.New("telegram: the webhook URL must be https://<your bridge>/telegram/webhook (Telegram calls only https)")
+		return errors.New("telegram: the webhook URL must be https://<your bridge>/telegram/webhook (Telegram calls only https); set public_url or pass --url")
 	}
-	return a.api.call(ctx, "setWebhook", setWebhook{URL: hookURL, SecretToken: a.cfg.WebhookSecret, AllowedUpdates: allowedUpdates}, nil)
+	return c.call(ctx, "setWebhook", setWebhook{URL: hookURL, SecretToken: secret, AllowedUpdates: allowedUpdates}, nil)
 }
 
 // chatParam is a target's chat as the Bot API takes it: a numeric id or

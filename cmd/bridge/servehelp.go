@@ -38,6 +38,9 @@ var serveEnv = []serveEnvVar{
 	{"DISCORD_APPLICATION_ID", true, "the Discord application id"},
 	{"DISCORD_PUBLIC_KEY", true, "hex Ed25519 key; enables POST /discord/interactions (else the gateway)"},
 	{"DISCORD_API_URL", true, "Discord API base (default https://discord.com/api/v10)"},
+	{"TELEGRAM_BOT_TOKEN", true, "BotFather's token; enables the Telegram adapter (telegram.token_file)"},
+	{"TELEGRAM_WEBHOOK_SECRET", true, "secret_token of the webhook; enables POST /telegram/webhook (else getUpdates long polling)"},
+	{"TELEGRAM_API_URL", true, "Bot API base (default https://api.telegram.org)"},
 }
 
 const serveIntro = `usage: askbridge serve [flags]
