@@ -332,6 +332,10 @@ type apiErr struct {
 }
 
 func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/preview" {
+		f.servePreview(w, r)
+		return
+	}
 	path := strings.TrimPrefix(r.URL.Path, "/bot")
 	tok, method, ok := strings.Cut(path, "/")
 	reply := func(status int, result any, e *apiErr) {
