@@ -180,10 +180,6 @@ func (d *driver) Dismiss(name string, q *domain.Question) string {
 // bot's direct messages, and replies in the chat that mention them.
 func (d *driver) Told(name string) []string {
 	u := d.user(name)
-	type dated struct {
-		id   int64
-		text string
-	}
 	var out []string
 	for _, t := range d.e.fake.Toasts(u.ID) {
 		out = append(out, t.Text)

@@ -76,13 +76,6 @@ func (d *doc) tagged(open, close, s string) {
 	d.b.WriteString(close)
 }
 
-// link adds a link; href is escaped as an attribute.
-func (d *doc) link(href, s string) {
-	d.b.WriteString(`<a href="` + esc(href) + `">`)
-	d.text(s)
-	d.b.WriteString("</a>")
-}
-
 func (d *doc) String() string { return d.b.String() }
 
 // ---- callback data: a short opaque key, never a label.
@@ -314,7 +307,7 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 
 	var body doc
 	for i, it := range q.Questions {
-		if i > 0 || len(q.Questions) > 1 {
+		if i > 0 {
 			body.text("\n")
 		}
 		if len(q.Questions) > 1 {

@@ -104,13 +104,6 @@ type editMessageText struct {
 	ReplyMarkup        *InlineKeyboardMarkup `json:"reply_markup,omitempty"`
 }
 
-// editMessageReplyMarkup is the editMessageReplyMarkup method's parameters.
-type editMessageReplyMarkup struct {
-	ChatID      string                `json:"chat_id"`
-	MessageID   int64                 `json:"message_id"`
-	ReplyMarkup *InlineKeyboardMarkup `json:"reply_markup,omitempty"`
-}
-
 // answerCallbackQuery is the answerCallbackQuery method's parameters.
 type answerCallbackQuery struct {
 	CallbackQueryID string `json:"callback_query_id"`

@@ -366,9 +366,7 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	if problems := f.spec.checkMethod(method, params); len(problems) > 0 {
-		for _, p := range problems {
-			f.violations = append(f.violations, p)
-		}
+		f.violations = append(f.violations, problems...)
 		f.mu.Unlock()
 		if _, known := f.spec.Methods[method]; !known {
 			reply(404, nil, &apiErr{404, "Not Found", 0})
