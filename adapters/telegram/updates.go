@@ -17,6 +17,10 @@ import (
 // maxUpdate bounds a webhook body; updates the bridge asks for are small.
 const maxUpdate = 1 << 20
 
+// handleTimeout bounds the handling of one update (a webhook-mode answer
+// waits up to the router's pause wait).
+const handleTimeout = time.Minute
+
 // WebhookHandler is POST /telegram/webhook. The secret token header is
 // compared in constant time before the body is read: anything else gets
 // 401 and nothing is parsed. A good update is handled before the answer
@@ -39,7 +43,10 @@ func (a *Adapter) WebhookHandler() http.Handler {
 			http.Error(w, "not a Telegram update", http.StatusBadRequest)
 			return
 		}
-		a.handleUpdate(r.Context(), u)
+		// An update taken is handled to the end even if Telegram hangs up.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), handleTimeout)
+		defer cancel()
+		a.handleUpdate(ctx, u)
 		w.WriteHeader(http.StatusOK)
 	})
 }
