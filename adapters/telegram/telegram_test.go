@@ -361,3 +361,36 @@ func TestSetWebhook(t *testing.T) {
 		}
 	}
 }
+
+// A refusal longer than an alert holds (200 characters) is cut there and
+// reaches the person whole: directly when they started the bot, else as a
+// reply to them in the chat.
+func TestLongRefusalReachesThePerson(t *testing.T) {
+	e := newEnv(t)
+	req := authAsk()
+	var users []string
+	for i := range 20 {
+		users = append(users, "telegram:"+strconv.Itoa(5000+i))
+	}
+	req.Responders = &domain.Responders{Users: users}
+	q := e.ask(req)
+	m := e.msg(q)
+	e.press(mallory, m, e.button(m, "API key"))
+	ts := e.fake.Toasts(mallory.ID)
+	if len(ts) != 1 || !ts[0].Alert || len([]rune(ts[0].Text)) > 200 {
+		t.Fatalf("toasts: %+v", ts)
+	}
+	dm := e.fake.Messages(mallory.ID)
+	if len(dm) != 1 || !strings.Contains(dm[0].Text, "telegram:5019") || !strings.Contains(dm[0].Text, domain.ChangedNothing) {
+		t.Errorf("the whole refusal was not sent to mallory: %+v", dm)
+	}
+	before := len(e.fake.Messages(faketelegram.Group))
+	e.press(bob, m, e.button(m, "API key"))
+	ms := e.fake.Messages(faketelegram.Group)
+	if len(ms) != before+1 || !strings.HasPrefix(ms[len(ms)-1].Text, "bob, Only ") || ms[len(ms)-1].ReplyTo != m.ID {
+		t.Errorf("bob, who never started the bot, was not answered in the chat: %+v", ms[len(ms)-1])
+	}
+	if got, _ := e.router.Question(context.Background(), "ops", q.ID); got.Status != domain.StatusPending {
+		t.Errorf("a refused press changed the question: %s", got.Status)
+	}
+}

@@ -141,7 +141,7 @@ func (a *Adapter) handleCallback(ctx context.Context, cq *CallbackQuery) {
 	a.answer(ctx, cq, who, r)
 }
 
-// answer answers the callback query with r. A sentence longer than a toast
+// answer answers the callback query with r. A refusal longer than a toast
 // takes (200 characters) is cut there and sent whole to the person
 // directly (or, if they never started the bot, as a reply in the chat).
 func (a *Adapter) answer(ctx context.Context, cq *CallbackQuery, who domain.Person, r reply) {
@@ -149,8 +149,8 @@ func (a *Adapter) answer(ctx context.Context, cq *CallbackQuery, who domain.Pers
 	if err := a.api.call(ctx, "answerCallbackQuery", answerCallbackQuery{CallbackQueryID: cq.ID, Text: toast, ShowAlert: r.alert}, nil); err != nil {
 		a.log.Warn("answering a button press failed", "err", err)
 	}
-	if toast != r.text {
-		a.tell(ctx, cq.From, cq.Message, r.text)
+	if toast != r.text && r.alert {
+		a.tell(ctx, cq.From, cq.Message, r.text) // why nothing happened, whole
 	}
 }
 
