@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -392,5 +394,50 @@ func TestLongRefusalReachesThePerson(t *testing.T) {
 	}
 	if got, _ := e.router.Question(context.Background(), "ops", q.ID); got.Status != domain.StatusPending {
 		t.Errorf("a refused press changed the question: %s", got.Status)
+	}
+}
+
+// Without a webhook secret the bridge long-polls getUpdates: it removes any
+// webhook first, and a press that arrives that way answers.
+func TestLongPolling(t *testing.T) {
+	e := newEnv(t, func(_ *lifecycle.RouterConfig, c *Config) { c.WebhookSecret = ""; c.PollTimeout = time.Second })
+	q := e.ask(authAsk())
+	m := e.msg(q)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.ad.Start(ctx) }()
+	e.fake.Queue(e.fake.Press(alice, m.Chat, m.ID, e.button(m, "API key")))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, _ := e.router.Question(context.Background(), "ops", q.ID)
+		if got.Status == domain.StatusAnswered {
+			if got.Response != "API key" || got.RespondedBy.Key() != "telegram:1001" {
+				t.Errorf("answered %q by %v", got.Response, got.RespondedBy)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the polled press was not handled")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Start: %v", err)
+	}
+	var methods []string
+	for _, c := range e.fake.Calls() {
+		methods = append(methods, c.Method)
+	}
+	del, poll := slices.Index(methods, "deleteWebhook"), slices.Index(methods, "getUpdates")
+	if del < 0 || poll < del {
+		t.Errorf("the webhook was not removed before polling: %v", methods)
+	}
+	rec := httptest.NewRecorder()
+	mux := http.NewServeMux()
+	e.ad.Register(mux)
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/telegram/webhook", strings.NewReader("{}")))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("a polling bridge serves the webhook: %d", rec.Code)
 	}
 }

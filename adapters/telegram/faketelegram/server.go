@@ -97,6 +97,7 @@ type Server struct {
 	rateHits   int
 	webhook    struct{ URL, Secret string }
 	nextUpd    int64
+	queue      []json.RawMessage // updates for getUpdates
 }
 
 // Call is one request the fake answered.
@@ -227,6 +228,10 @@ func (f *Server) ForgetQueries() {
 	}
 }
 
+// Queue keeps an update (from Press or Reply) for getUpdates, as Telegram
+// does for a bot without a webhook.
+func (f *Server) Queue(update []byte) { f.mu.Lock(); f.queue = append(f.queue, update); f.mu.Unlock() }
+
 // Webhook is what setWebhook set.
 func (f *Server) Webhook() (url, secret string) {
 	f.mu.Lock()
@@ -355,6 +360,18 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		reply(401, nil, &apiErr{401, "Unauthorized", 0})
 		return
 	}
+	if method == "getUpdates" {
+		// Long polling: wait a little for an update to come.
+		for range 20 {
+			f.mu.Lock()
+			n := len(f.queue)
+			f.mu.Unlock()
+			if n > 0 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 		f.violate("%s: sent as %s %s; askbridge sends JSON POSTs", method, r.Method, r.Header.Get("Content-Type"))
 	}
@@ -462,7 +479,21 @@ func (f *Server) handle(method string, p map[string]any) (any, *apiErr) {
 		if f.webhook.URL != "" {
 			return nil, &apiErr{409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first", 0}
 		}
-		return []any{}, nil
+		offset, _ := num(p["offset"])
+		out := []any{}
+		var keep []json.RawMessage
+		for _, u := range f.queue {
+			var head struct {
+				UpdateID int64 `json:"update_id"`
+			}
+			_ = json.Unmarshal(u, &head)
+			if head.UpdateID >= offset {
+				out = append(out, u)
+				keep = append(keep, u)
+			}
+		}
+		f.queue = keep // confirmed (below the offset) updates are gone
+		return out, nil
 	case "sendMessage":
 		return f.sendMessage(p)
 	case "editMessageText":
