@@ -21,6 +21,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/adapters/web"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/server/egress"
@@ -237,6 +238,20 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		a.deliverer.AddSender(c)
 		c.Register(mux)
 		a.log.Info("email adapter enabled", "answer_links", email.LinkPath)
+	}
+	if s.Telegram.Token != "" {
+		mode := "webhook POST /telegram/webhook"
+		if s.Telegram.WebhookSecret == "" {
+			mode = "long polling (getUpdates)"
+		}
+		tc := s.Telegram
+		if tc.PublicURL == "" {
+			tc.PublicURL = s.PublicURL
+		}
+		c, err := telegram.New(tc, a.router, a.log.With("adapter", "telegram"))
+		if err := add("Telegram", mode, c, err); err != nil {
+			return err
+		}
 	}
 	return nil
 }

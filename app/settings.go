@@ -10,6 +10,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
 )
@@ -46,8 +47,10 @@ type Settings struct {
 	Operators  []api.Operator
 	Routes     []domain.Route
 	// Slack and Discord are enabled when their BotToken is set.
-	Slack         slack.Config
-	Discord       discord.Config
+	Slack   slack.Config
+	Discord discord.Config
+	// Telegram is enabled when its Token is set (docs/telegram.md).
+	Telegram      telegram.Config
 	SessionKey    string
 	SecureCookies bool
 	PublicURL     string

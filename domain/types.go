@@ -87,6 +87,12 @@ type Target struct {
 	// token while it is valid). Adapters own its keys.
 	Refs  map[string]string `json:"refs,omitempty"`
 	Error string            `json:"error,omitempty"` // why posting failed, if it did
+
+	// Chat and Thread are Telegram's names for Channel and ThreadTS in a
+	// request ({platform: telegram, chat, thread}); Resolved moves them
+	// there, so records never carry them.
+	Chat   string   `json:"chat,omitempty"`
+	Thread ThreadID `json:"thread,omitempty"`
 }
 
 // Key names the target independently of its posted copy.

@@ -64,6 +64,13 @@ type fileConfig struct {
 		LinkSecret       string `yaml:"link_secret"`
 		LinkSecretFile   string `yaml:"link_secret_file"`
 	} `yaml:"email"`
+	Telegram struct {
+		Token             string `yaml:"token"`
+		TokenFile         string `yaml:"token_file"`
+		APIURL            string `yaml:"api_url"`
+		WebhookSecret     string `yaml:"webhook_secret"`
+		WebhookSecretFile string `yaml:"webhook_secret_file"`
+	} `yaml:"telegram"`
 	// PublicURL is where people and platforms reach the bridge; its host
 	// is admitted by the guard against web pages.
 	PublicURL string `yaml:"public_url"`
@@ -142,6 +149,10 @@ type targetConfig struct {
 	Channel  string   `yaml:"channel"`
 	ThreadTS string   `yaml:"thread_ts"`
 	To       []string `yaml:"to"` // email
+	// Chat and Thread are Telegram's names for channel and thread_ts
+	// ({platform: telegram, chat: "-100…", thread: 42}).
+	Chat   string `yaml:"chat"`
+	Thread string `yaml:"thread"`
 }
 
 // duration reads "30m", "168h", "7d" or seconds.
@@ -256,6 +267,9 @@ func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	s.Email.SMTPURL, s.Email.From = fc.Email.SMTPURL, fc.Email.From
 	s.Email.SMTPPassword = p.secret("email.smtp_password", fc.Email.SMTPPassword, fc.Email.SMTPPasswordFile)
 	s.Email.LinkSecret = p.secret("email.link_secret", fc.Email.LinkSecret, fc.Email.LinkSecretFile)
+	s.Telegram.Token = p.secret("telegram.token", fc.Telegram.Token, fc.Telegram.TokenFile)
+	s.Telegram.WebhookSecret = p.secret("telegram.webhook_secret", fc.Telegram.WebhookSecret, fc.Telegram.WebhookSecretFile)
+	s.Telegram.APIURL = fc.Telegram.APIURL
 	s.SessionKey = p.secret("web.session_key", fc.Web.SessionKey, fc.Web.SessionKeyFile)
 	s.MetricsToken = p.secret("metrics.token", fc.Metrics.Token, fc.Metrics.TokenFile)
 	s.PublicURL = fc.PublicURL
@@ -277,6 +291,12 @@ func (p *configProblems) routes(rcs []routeConfig) []domain.Route {
 	targets := func(ts []targetConfig) []domain.Target {
 		var out []domain.Target
 		for _, t := range ts {
+			if t.Channel == "" {
+				t.Channel = t.Chat
+			}
+			if t.ThreadTS == "" {
+				t.ThreadTS = t.Thread
+			}
 			out = append(out, domain.CleanTarget(domain.Target{Platform: t.Platform, Channel: t.Channel, ThreadTS: t.ThreadTS, To: t.To}))
 		}
 		return out
@@ -385,7 +405,13 @@ func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
 	if e.discordAPIURL == "" && s.Discord.APIURL != "" && !webURL(s.Discord.APIURL) {
 		p.fail("discord.api_url: %q must be an http:// or https:// address without a user name or password, such as https://discord.com/api/v10", shownURL(s.Discord.APIURL))
 	}
+	if e.telegramAPIURL == "" && s.Telegram.APIURL != "" && !webURL(s.Telegram.APIURL) {
+		p.fail("telegram.api_url: %q must be an http:// or https:// address without a user name or password, such as https://api.telegram.org", shownURL(s.Telegram.APIURL))
+	}
 	var configured []string
+	if s.Telegram.Token != "" {
+		configured = append(configured, "telegram")
+	}
 	if s.Slack.BotToken != "" {
 		configured = append(configured, "slack")
 	}
@@ -409,6 +435,8 @@ func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
 					// domain.ValidateRoute reported it
 				case t.Platform == "slack" && s.Slack.BotToken == "":
 					p.fail("routes[%d].%s[%d]: route %q posts to Slack but no Slack bot token is set (SLACK_BOT_TOKEN or slack.bot_token)", i, f, j, r.Name)
+				case t.Platform == "telegram" && s.Telegram.Token == "":
+					p.fail("routes[%d].%s[%d]: route %q posts to Telegram but no Telegram bot token is set (TELEGRAM_BOT_TOKEN or telegram.token_file)", i, f, j, r.Name)
 				case t.Platform == "discord" && s.Discord.BotToken == "":
 					p.fail("routes[%d].%s[%d]: route %q posts to Discord but no Discord bot token is set (DISCORD_BOT_TOKEN or discord.bot_token)", i, f, j, r.Name)
 				case !slices.Contains(configured, t.Platform):

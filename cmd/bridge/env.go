@@ -31,6 +31,7 @@ type serveEnvValues struct {
 	slackBotToken, slackSigningSecret, slackAppToken, slackAPIURL  string
 	discordBotToken, discordAppID, discordPublicKey, discordAPIURL string
 	emailSMTPURL, emailSMTPPassword, emailFrom, emailLinkSecret    string
+	telegramToken, telegramWebhookSecret, telegramAPIURL           string
 	webhookAllow                                                   []string
 	webhookLease                                                   time.Duration
 	connsPerIP                                                     int
@@ -128,6 +129,12 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 	if e.discordAPIURL != "" && !webURL(e.discordAPIURL) {
 		fail("DISCORD_API_URL: %q must be an http:// or https:// address without a user name or password, such as https://discord.com/api/v10", shownURL(e.discordAPIURL))
 	}
+	env("TELEGRAM_BOT_TOKEN", &e.telegramToken)
+	env("TELEGRAM_WEBHOOK_SECRET", &e.telegramWebhookSecret)
+	env("TELEGRAM_API_URL", &e.telegramAPIURL)
+	if e.telegramAPIURL != "" && !webURL(e.telegramAPIURL) {
+		fail("TELEGRAM_API_URL: %q must be an http:// or https:// address without a user name or password, such as https://api.telegram.org", shownURL(e.telegramAPIURL))
+	}
 	return e
 }
 
@@ -155,6 +162,9 @@ func (e *serveEnvValues) overlay(s *settings) {
 	set(&s.Email.SMTPPassword, e.emailSMTPPassword)
 	set(&s.Email.From, e.emailFrom)
 	set(&s.Email.LinkSecret, e.emailLinkSecret)
+	set(&s.Telegram.Token, e.telegramToken)
+	set(&s.Telegram.WebhookSecret, e.telegramWebhookSecret)
+	set(&s.Telegram.APIURL, e.telegramAPIURL)
 	if e.webhookAllow != nil {
 		s.WebhookAllow = e.webhookAllow
 	}

@@ -45,6 +45,9 @@ var serveEnv = []serveEnvVar{
 	{"EMAIL_SMTP_PASSWORD", true, "the SMTP password"},
 	{"EMAIL_FROM", true, "the sender of mailed questions, e.g. askbridge@example.com"},
 	{"EMAIL_LINK_SECRET", true, "signs the answer links in mails (at least 32 characters)"},
+	{"TELEGRAM_BOT_TOKEN", true, "BotFather's token; enables the Telegram adapter (telegram.token_file)"},
+	{"TELEGRAM_WEBHOOK_SECRET", true, "secret_token of the webhook; enables POST /telegram/webhook (else getUpdates long polling)"},
+	{"TELEGRAM_API_URL", true, "Bot API base (default https://api.telegram.org)"},
 }
 
 const serveIntro = `usage: askbridge serve [flags]

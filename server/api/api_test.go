@@ -323,6 +323,10 @@ func TestEveryValidationLimitGets400WithItsField(t *testing.T) {
 		"unknown route":      {map[string]any{"question": "Q?", "route": "nowhere"}, "route"},
 		"unknown platform":   {map[string]any{"question": "Q?", "targets": []map[string]any{{"platform": "irc", "channel": "#x"}}}, "targets[0].platform"},
 		"relative resume":    {map[string]any{"question": "Q?", "resume": map[string]any{"url": "/x"}}, "resume.url"},
+		// Telegram's names are read (the chat fills channel), and a bridge
+		// without Telegram refuses the platform, not the channel.
+		"telegram not configured": {map[string]any{"question": "Q?", "targets": []map[string]any{{"platform": "telegram", "chat": "-1001", "thread": 42}}}, "targets[0].platform"},
+		"telegram thread a flag":  {map[string]any{"question": "Q?", "targets": []map[string]any{{"platform": "telegram", "chat": "-1001", "thread": true}}}, "targets[0].thread"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -331,6 +335,9 @@ func TestEveryValidationLimitGets400WithItsField(t *testing.T) {
 			assert.Equal(t, "invalid", r.code())
 			if c.field != "" {
 				assert.Contains(t, r.fields(), c.field, string(r.raw))
+			}
+			if name == "telegram not configured" {
+				assert.NotContains(t, r.fields(), "targets[0].channel", string(r.raw))
 			}
 		})
 	}

@@ -38,6 +38,10 @@ var selfDecoding = map[reflect.Type]bool{
 	// exclude_requester, one list of ids per kind of group) and takes the
 	// same bytes alike either way.
 	reflect.TypeFor[domain.Responders](): true,
+	// ThreadID (a Telegram target's thread) reads a JSON string with
+	// encoding/json or a whole number as its digits: the same bytes alike
+	// either way.
+	reflect.TypeFor[domain.ThreadID](): true,
 }
 
 // decodeWellFormed skips the shape check only because, for the request

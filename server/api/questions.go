@@ -44,6 +44,9 @@ func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
+	for i := range req.Targets {
+		req.Targets[i] = req.Targets[i].Resolved() // Telegram's chat and thread
+	}
 	project := r.PathValue("p")
 	agentRoute := ""
 	switch {
