@@ -99,9 +99,11 @@ type routeConfig struct {
 	Timeout           duration         `yaml:"timeout"`
 	ApprovalsRequired int              `yaml:"approvals_required"`
 	OnTimeout         *struct {
-		Answer string `yaml:"answer"`
+		Answer      string `yaml:"answer"`
+		UseDefaults bool   `yaml:"use_defaults"`
 	} `yaml:"on_timeout"`
-	Escalation []struct {
+	SuggestFromHistory bool `yaml:"suggest_from_history"`
+	Escalation         []struct {
 		After      duration          `yaml:"after"`
 		Remind     bool              `yaml:"remind"`
 		Targets    []targetConfig    `yaml:"targets"`
@@ -276,9 +278,10 @@ func (p *configProblems) routes(rcs []routeConfig) []domain.Route {
 		}
 		r := domain.Route{Name: rc.Name, Default: rc.Default, Thread: rc.Thread, Timeout: time.Duration(rc.Timeout),
 			Targets: targets(rc.Targets), Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired,
-			NoEdit: rc.AllowEdit != nil && !*rc.AllowEdit, AutoAllow: rc.AutoAllow}
+			NoEdit: rc.AllowEdit != nil && !*rc.AllowEdit, AutoAllow: rc.AutoAllow,
+			SuggestFromHistory: rc.SuggestFromHistory}
 		if rc.OnTimeout != nil {
-			r.OnTimeout = &domain.OnTimeout{Answer: rc.OnTimeout.Answer}
+			r.OnTimeout = &domain.OnTimeout{Answer: rc.OnTimeout.Answer, UseDefaults: rc.OnTimeout.UseDefaults}
 		}
 		for _, e := range rc.Escalation {
 			step := domain.EscalationStep{After: domain.Duration(e.After), Remind: e.Remind, Targets: targets(e.Targets)}
