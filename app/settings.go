@@ -46,8 +46,11 @@ type Settings struct {
 	Discord       discord.Config
 	SessionKey    string
 	SecureCookies bool
-	PublicURL     string
-	MetricsToken  string
+	// ImageHosts are the hosts the web inbox loads question pictures from
+	// (web.image_hosts).
+	ImageHosts   []string
+	PublicURL    string
+	MetricsToken string
 
 	// Sweep is the deadline sweeper's interval (default 250ms).
 	Sweep time.Duration

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/adapters/web"
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
@@ -66,6 +67,8 @@ type fileConfig struct {
 		SessionKey     string `yaml:"session_key"`
 		SessionKeyFile string `yaml:"session_key_file"`
 		Secure         bool   `yaml:"secure_cookies"`
+		// ImageHosts: the hosts the inbox loads question pictures from.
+		ImageHosts []string `yaml:"image_hosts"`
 	} `yaml:"web"`
 }
 
@@ -227,7 +230,12 @@ func (p *configProblems) secret(key, val, file string) string {
 // fromFile turns the file's values into settings, with defaults.
 func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	s := &settings{Timeout: time.Duration(fc.Defaults.Timeout), Retention: time.Duration(fc.Defaults.Retention),
-		RedisPrefix: fc.Redis.Prefix, SecureCookies: fc.Web.Secure}
+		RedisPrefix: fc.Redis.Prefix, SecureCookies: fc.Web.Secure, ImageHosts: fc.Web.ImageHosts}
+	for i, h := range fc.Web.ImageHosts {
+		if err := web.CheckImageHost(h); err != nil {
+			p.fail("web.image_hosts[%d]: %q is not a host name such as img.example.com or *.example.com (no scheme, port or path)", i, h)
+		}
+	}
 	s.WebhookSecret = p.secret("webhooks.secret", fc.Webhooks.Secret, fc.Webhooks.SecretFile)
 	s.WebhookAllow, s.WebhookGiveUp = fc.Webhooks.Allow, time.Duration(fc.Webhooks.GiveUpAfter)
 	if s.WebhookGiveUp == 0 {
