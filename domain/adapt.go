@@ -410,3 +410,16 @@ func DefaultsRequest(items []Item) (RespondRequest, bool) {
 	}
 	return req, len(req.Answers) > 0
 }
+
+// FreeTextProblem is what is wrong with s as free text for it (an answer
+// that names none of its options), or "" when it may be sent: the check
+// ParseAnswer applies, for surfaces that refuse on the field itself.
+func FreeTextProblem(it Item, s string) string {
+	if _, ok := MatchOption(it, strings.TrimSpace(s)); ok {
+		return ""
+	}
+	if utf8.RuneCountInString(strings.TrimSpace(s)) > MaxAnswerLen {
+		return fmt.Sprintf("free text at most %d characters", MaxAnswerLen)
+	}
+	return it.Other.Check(s)
+}

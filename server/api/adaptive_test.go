@@ -19,8 +19,8 @@ func TestAdaptiveQuestionOverTheAPI(t *testing.T) {
 		"context_image": map[string]any{"url": "https://img.example/arch.png", "alt": "the architecture"},
 		"questions": []map[string]any{
 			{"question": "Which auth?", "header": "Auth", "options": []map[string]any{
-				{"label": "API key", "default": true, "image": map[string]any{"url": "https://img.example/key.png", "alt": "a key"}},
-				{"label": "OAuth"}}},
+				{"label": "API key", "image": map[string]any{"url": "https://img.example/key.png", "alt": "a key"}},
+				{"label": "OAuth", "default": true}}},
 			{"question": "Ticket?", "options": []any{}, "show_if": map[string]any{"item": 0, "any_of": []string{"API key"}},
 				"other": map[string]any{"pattern": "OPS-[0-9]+", "max_length": 10, "hint": "a ticket id like OPS-123"}},
 		},
@@ -31,12 +31,12 @@ func TestAdaptiveQuestionOverTheAPI(t *testing.T) {
 	id := r.body["id"].(string)
 
 	r = b.do("POST", base+"/"+id+"/respond", "", map[string]any{"answers": map[string]any{"Which auth?": "API key", "Ticket?": "ops 12"}})
-	require.Equal(t, 422, r.status, string(r.raw))
+	require.Equal(t, 400, r.status, string(r.raw))
 	assert.Contains(t, string(r.raw), `answers[Ticket?]`)
 	assert.Contains(t, string(r.raw), `expected a ticket id like OPS-123`)
 
 	r = b.do("POST", base+"/"+id+"/respond", "", map[string]any{"answers": map[string]any{"Which auth?": "OAuth", "Ticket?": "OPS-1"}})
-	require.Equal(t, 422, r.status, string(r.raw))
+	require.Equal(t, 400, r.status, string(r.raw))
 	assert.Contains(t, string(r.raw), "this question is not asked")
 
 	r = b.do("POST", base+"/"+id+"/respond", "", map[string]any{"answers": map[string]any{"Which auth?": "OAuth"}})
