@@ -242,6 +242,9 @@ func optionList(it domain.Item, limit int) string {
 		if o.Recommended {
 			line += " _(recommended)_"
 		}
+		if o.Default {
+			line += " _(default)_"
+		}
 		if o.Description != "" {
 			line += " — " + escClip(oneLine(o.Description), budget*2/3-30)
 		}
