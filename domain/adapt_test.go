@@ -207,3 +207,25 @@ func TestHistoryTextAndSuggestion(t *testing.T) {
 	require.True(t, SuggestFromHistory(q, h))
 	require.True(t, q.Questions[0].Options[0].Recommended)
 }
+
+// FuzzFreeTextRules: any rules that pass the ask's checks, against any
+// answer, never panic, and an answer they accept keeps the length rules.
+func FuzzFreeTextRules(f *testing.F) {
+	f.Add(`OPS-\d+`, 2, 9, "OPS-12")
+	f.Add(`(a|b)*c`, 0, 0, "ababc")
+	f.Add(`[`, 1, 0, "x")
+	f.Fuzz(func(t *testing.T, pattern string, minLen, maxLen int, answer string) {
+		r := &FreeTextRules{Pattern: pattern, MinLength: minLen % 50, MaxLength: maxLen % 50}
+		var p problems
+		checkRules(&p, "other", r)
+		if len(p) > 0 {
+			return
+		}
+		if r.Check(answer) == "" {
+			n := len([]rune(strings.TrimSpace(answer)))
+			if n < r.MinLength || (r.MaxLength > 0 && n > r.MaxLength) {
+				t.Fatalf("accepted %q against %+v", answer, r)
+			}
+		}
+	})
+}
