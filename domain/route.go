@@ -41,7 +41,7 @@ func ValidateRoute(r Route) []Detail {
 		p.add("on_timeout", "give either answer or use_defaults, not both")
 	}
 	if r.OnTimeout != nil && !r.OnTimeout.UseDefaults && strings.TrimSpace(r.OnTimeout.Answer) == "" {
-		p.add("on_timeout.answer", "required (or use_defaults: true)")
+		p.add("on_timeout.answer", "required")
 	}
 	var last time.Duration
 	for i, e := range r.Escalation {
