@@ -165,7 +165,8 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 		webAuth = auth
 	}
 	inbox, err := web.New(web.Config{Router: a.router, Auth: webAuth, RequireLogin: len(s.Operators) > 0 || !loopback,
-		Logger: log.With("component", "web"), Secure: s.SecureCookies, PublicURL: s.PublicURL, SessionKey: []byte(s.SessionKey), Guesses: auth})
+		Logger: log.With("component", "web"), Secure: s.SecureCookies, PublicURL: s.PublicURL, SessionKey: []byte(s.SessionKey), Guesses: auth,
+		ImageHosts: s.ImageHosts})
 	if err != nil {
 		a.closeMCP()
 		return err

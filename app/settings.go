@@ -53,8 +53,11 @@ type Settings struct {
 	Telegram      telegram.Config
 	SessionKey    string
 	SecureCookies bool
-	PublicURL     string
-	MetricsToken  string
+	// ImageHosts are the hosts the web inbox loads question pictures from
+	// (web.image_hosts).
+	ImageHosts   []string
+	PublicURL    string
+	MetricsToken string
 
 	// Email is enabled when its SMTPURL is set (PublicURL, when empty, is
 	// the bridge's).

@@ -147,17 +147,29 @@ func ParseAnswer(q *Question, req RespondRequest) (Answer, error) {
 		return Answer{}, err
 	}
 	choices := make([][]string, len(q.Questions))
-	for i, it := range q.Questions {
-		var picked []string
+	for i := range q.Questions {
 		for _, s := range raw[i] {
 			if s = strings.TrimSpace(s); s != "" {
-				picked = append(picked, s)
+				choices[i] = append(choices[i], s)
 			}
 		}
-		choices[i] = picked
+	}
+	shown := Shown(q.Questions, choices)
+	for i, it := range q.Questions {
+		picked := choices[i]
 		f := fmt.Sprintf("answers[%s]", it.Question)
+		if !shown[i] {
+			if len(picked) > 0 {
+				p.add(f, "this question is not asked (%s); leave it out", strings.TrimPrefix(skipReason(q.Questions, i, shown), "not asked: "))
+			}
+			continue
+		}
 		if len(picked) == 0 {
-			p.add(f, "required: every question must be answered")
+			if it.ShowIf != nil {
+				p.add(f, "required: this question is asked because of the answer to questions[%d]", it.ShowIf.Item)
+			} else {
+				p.add(f, "required: every question must be answered")
+			}
 		}
 		if !it.MultiSelect && len(picked) > 1 {
 			p.add(f, "takes one answer, got %d", len(picked))
@@ -165,21 +177,43 @@ func ParseAnswer(q *Question, req RespondRequest) (Answer, error) {
 		for _, s := range picked {
 			if utf8.RuneCountInString(s) > MaxAnswerLen {
 				p.add(f, "free text at most %d characters", MaxAnswerLen)
+				continue
+			}
+			if _, ok := MatchOption(it, s); ok {
+				continue
+			}
+			if msg := it.Other.Check(s); msg != "" {
+				p.add(f, "%s", msg)
 			}
 		}
 	}
 	if err := p.err(EInvalidAnswer, MsgAnswerNotValid); err != nil {
 		return Answer{}, err
 	}
-	return Resolve(q.Questions, choices), nil
+	a := resolveShown(q.Questions, choices, shown)
+	for i := range q.Questions {
+		if !shown[i] {
+			a.Skipped = append(a.Skipped, Skipped{Question: q.Questions[i].Question, Reason: skipReason(q.Questions, i, shown)})
+		}
+	}
+	return a, nil
 }
 
 // Resolve builds the three answer forms from per-item choices (labels,
 // values or free texts). It does not validate; ParseAnswer does.
 func Resolve(items []Item, choices [][]string) Answer {
+	return resolveShown(items, choices, nil)
+}
+
+// resolveShown is Resolve over the items shown (all when shown is nil): a
+// hidden item is no key of the answer forms.
+func resolveShown(items []Item, choices [][]string, shown []bool) Answer {
 	a := Answer{Answers: map[string]string{}, Selections: map[string][]string{}}
 	var responses []string
 	for i, it := range items {
+		if shown != nil && !shown[i] {
+			continue
+		}
 		var labels, values []string
 		seen := map[string]bool{}
 		for _, s := range choices[i] {

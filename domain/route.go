@@ -37,7 +37,10 @@ func ValidateRoute(r Route) []Detail {
 			p.add(fmt.Sprintf("auto_allow[%d]", j), "%v", err)
 		}
 	}
-	if r.OnTimeout != nil && strings.TrimSpace(r.OnTimeout.Answer) == "" {
+	if r.OnTimeout != nil && r.OnTimeout.UseDefaults && strings.TrimSpace(r.OnTimeout.Answer) != "" {
+		p.add("on_timeout", "give either answer or use_defaults, not both")
+	}
+	if r.OnTimeout != nil && !r.OnTimeout.UseDefaults && strings.TrimSpace(r.OnTimeout.Answer) == "" {
 		p.add("on_timeout.answer", "required")
 	}
 	var last time.Duration
@@ -166,6 +169,9 @@ type Route struct {
 	// AutoAllow approves, without asking, an approval whose action one of
 	// these rules matches (domain/autoallow.go), e.g. "Bash(git status*)".
 	AutoAllow []string
+	// SuggestFromHistory marks the most frequent earlier answer as
+	// recommended when the agent recommended none.
+	SuggestFromHistory bool
 }
 
 // CheckTargetPlatforms refuses targets on a platform that is not among

@@ -56,6 +56,10 @@ type Option struct {
 	Recommended bool   `json:"recommended,omitempty"`
 	// Veto resolves an approval (approvals_required ≥ 2) at its first vote.
 	Veto bool `json:"veto,omitempty"`
+	// Default pre-selects the option, and answers with it on timeout when
+	// on_timeout.use_defaults is set.
+	Default bool   `json:"default,omitempty"`
+	Image   *Image `json:"image,omitempty"`
 }
 
 // Item is one question asked inside an agent question. No options means
@@ -65,6 +69,11 @@ type Item struct {
 	Header      string   `json:"header,omitempty"`
 	MultiSelect bool     `json:"multiSelect"`
 	Options     []Option `json:"options"`
+	// ShowIf asks the item only when an earlier item's answer matches.
+	ShowIf *ShowIf `json:"show_if,omitempty"`
+	// Other holds the rules free text must satisfy.
+	Other *FreeTextRules `json:"other,omitempty"`
+	Image *Image         `json:"image,omitempty"`
 }
 
 // OpenEnded reports whether the item takes free text only.
@@ -147,7 +156,9 @@ func (r Responders) WithGroup(kind string, ids ...string) Responders {
 
 // OnTimeout answers a question that reaches its deadline unanswered.
 type OnTimeout struct {
-	Answer string `json:"answer"` // an option's label or value (free text for open-ended)
+	Answer string `json:"answer,omitempty"` // an option's label or value (free text for open-ended)
+	// UseDefaults answers every asked item with its default options.
+	UseDefaults bool `json:"use_defaults,omitempty"`
 }
 
 // EscalationStep is one step of a route's escalation: after a delay from
@@ -215,11 +226,13 @@ type Question struct {
 	Status       Status              `json:"status"`
 	Questions    []Item              `json:"questions"`
 	Context      string              `json:"context,omitempty"`
+	ContextImage *Image              `json:"context_image,omitempty"`
 	Targets      []Target            `json:"targets"`
 	Responders   Responders          `json:"responders"`
 	Answers      map[string]string   `json:"answers,omitempty"`
 	Selections   map[string][]string `json:"selections,omitempty"`
 	Response     string              `json:"response,omitempty"`
+	Skipped      []Skipped           `json:"skipped,omitempty"`   // items not asked, because their condition was not met
 	FreeText     []string            `json:"free_text,omitempty"` // items (their text) answered in free text, not by an option; set on every record read
 	RespondedBy  *Person             `json:"responded_by,omitempty"`
 	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
@@ -240,6 +253,9 @@ type Question struct {
 	Defaulted         bool             `json:"defaulted,omitempty"` // answered by on_timeout
 	Escalation        []EscalationStep `json:"escalation,omitempty"`
 	EscalationLevel   int              `json:"escalation_level,omitempty"` // steps done
+	// History is what was answered the last few times the same agent asked
+	// the same items, newest first, taken when the question was asked.
+	History []PastAnswer `json:"history,omitempty"`
 	// IdempotencyKey and Fingerprint support re-attaching repeated asks.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	Fingerprint    string `json:"-"`
@@ -261,6 +277,8 @@ type Answer struct {
 	Answers    map[string]string   `json:"answers"`
 	Selections map[string][]string `json:"selections"`
 	Response   string              `json:"response"`
+	// Skipped lists the items not asked (their condition was not met).
+	Skipped []Skipped `json:"skipped,omitempty"`
 	// Set on an approval with an action (domain/decide.go); stored with the
 	// result.
 	Decision    *Decision     `json:"-"`

@@ -99,7 +99,10 @@ type AskRequest struct {
 	Header         string         `json:"header,omitempty"`
 	MultiSelect    bool           `json:"multiSelect,omitempty"`
 	Options        []Option       `json:"options,omitempty"`
+	Other          *FreeTextRules `json:"other,omitempty"`
+	Image          *Image         `json:"image,omitempty"`
 	Context        string         `json:"context,omitempty"`
+	ContextImage   *Image         `json:"context_image,omitempty"`
 	Targets        []Target       `json:"targets,omitempty"`
 	Route          string         `json:"route,omitempty"`
 	Responders     *Responders    `json:"responders,omitempty"`
@@ -125,7 +128,7 @@ func (r *AskRequest) Items() []Item {
 	if len(r.Questions) > 0 || r.Question == "" {
 		return r.Questions
 	}
-	return []Item{{Question: r.Question, Header: r.Header, MultiSelect: r.MultiSelect, Options: r.Options}}
+	return []Item{{Question: r.Question, Header: r.Header, MultiSelect: r.MultiSelect, Options: r.Options, Other: r.Other, Image: r.Image}}
 }
 
 // NormalizeItems trims texts and fills option values with their labels.
@@ -227,6 +230,7 @@ func ValidateItems(items []Item) []Detail {
 			}
 		}
 	}
+	checkAdaptive(&p, items)
 	return p
 }
 
@@ -262,7 +266,7 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 		return nil, 0, Errorf(ESubagentNotAllowed, "only parent conversations can ask user questions")
 	}
 	var p problems
-	if len(req.Questions) > 0 && (req.Question != "" || len(req.Options) > 0) {
+	if len(req.Questions) > 0 && (req.Question != "" || len(req.Options) > 0 || req.Other != nil || req.Image != nil) {
 		p.add("question", "use either questions[] or the question+options shorthand, not both")
 	}
 	items := NormalizeItems(req.Items())
@@ -294,6 +298,7 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 	checkLabel(&p, "route", req.Route)
 	checkLabel(&p, "agent_name", req.AgentName)
 	checkText(&p, "context", req.Context)
+	checkImage(&p, "context_image", req.ContextImage)
 	for i, t := range req.Targets {
 		checkLabel(&p, fmt.Sprintf("targets[%d].channel", i), t.Channel)
 		checkLabel(&p, fmt.Sprintf("targets[%d].thread_ts", i), t.ThreadTS)
@@ -345,7 +350,24 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 	if req.OnTimeout != nil {
 		onTimeout = req.OnTimeout
 	}
-	if onTimeout != nil {
+	if onTimeout != nil && onTimeout.UseDefaults {
+		switch {
+		case strings.TrimSpace(onTimeout.Answer) != "":
+			p.add("on_timeout", "give either answer or use_defaults, not both")
+		case !HasDefaults(items):
+			p.add("on_timeout.use_defaults", "no option is marked default; mark the defaults with \"default\": true")
+		default:
+			if _, ok := DefaultsRequest(items); !ok {
+				choices := DefaultChoices(items)
+				shown := Shown(items, choices)
+				for i := range items {
+					if shown[i] && len(choices[i]) == 0 {
+						p.add(fmt.Sprintf("questions[%d].options", i), "no option is marked default, but on_timeout.use_defaults answers every question asked with its defaults")
+					}
+				}
+			}
+		}
+	} else if onTimeout != nil {
 		switch {
 		case len(items) != 1:
 			p.add("on_timeout.answer", "a default answer needs exactly one question")
@@ -383,7 +405,7 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 	}
 	q := &Question{
 		RunID: req.RunID, AgentID: req.AgentID, AgentName: req.AgentName,
-		Kind: kind, Status: StatusPending, Questions: items, Context: req.Context,
+		Kind: kind, Status: StatusPending, Questions: items, Context: req.Context, ContextImage: req.ContextImage,
 		Targets: clean, Responders: responders, Resume: resume, Route: req.Route,
 		IdempotencyKey: req.IdempotencyKey, Fingerprint: actionFingerprint(items, action),
 		RequestedBy: req.RequestedBy, ApprovalsRequired: approvals, OnTimeout: onTimeout, Escalation: def.Escalation,

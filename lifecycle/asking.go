@@ -57,6 +57,9 @@ func (r *Router) Ask(ctx context.Context, project string, req *domain.AskRequest
 		q.RunID = "run-" + uuid.NewString()
 	}
 	q.CreatedAt, q.UpdatedAt, q.ExpiresAt = now, now, now.Add(timeout)
+	if q.Kind == domain.KindQuestion {
+		r.withHistory(ctx, q, route)
+	}
 	rule := r.autoRule(ctx, project, q, route)
 	res, err := r.store.Create(ctx, q)
 	if err != nil {
@@ -180,4 +183,55 @@ func (r *Router) checkPlatforms(targets []domain.Target) error {
 		}
 	}
 	return nil
+}
+
+// History scan bounds: the ask path reads the project's newest
+// historyScanAsk records to find earlier answers to the same question; the
+// history endpoint reads up to historyScanList. Records leave with
+// retention, so history needs no index of its own and no storage beyond it.
+const (
+	historyScanAsk  = 100
+	historyScanList = 500
+)
+
+// History returns the earlier answers to what q asks (the same agent, the
+// same item texts and option labels), newest first, at most limit, from
+// the records of q's project still within retention. allowed, if set,
+// keeps only the records a caller may read.
+func (r *Router) History(ctx context.Context, q *domain.Question, limit int, allowed func(*domain.Question) bool) ([]domain.PastAnswer, error) {
+	return r.history(ctx, q, historyScanList, limit, allowed)
+}
+
+func (r *Router) history(ctx context.Context, q *domain.Question, scan, limit int, allowed func(*domain.Question) bool) ([]domain.PastAnswer, error) {
+	all, err := r.store.List(ctx, q.ProjectID, "", scan)
+	if err != nil {
+		return nil, err
+	}
+	var candidates []*domain.Question
+	for _, c := range all {
+		if allowed == nil || allowed(c) {
+			candidates = append(candidates, c)
+		}
+	}
+	return domain.HistoryOf(q, candidates, limit), nil
+}
+
+// withHistory sets what q shows of its history, and, on a route that asks
+// for it, recommends the most frequent earlier answer.
+func (r *Router) withHistory(ctx context.Context, q *domain.Question, route *domain.Route) {
+	h, err := r.history(ctx, q, historyScanAsk, domain.HistoryShown, nil)
+	if err != nil {
+		r.log.Warn("reading the question's history failed; asking without it", "question", q.ID, "err", err)
+		return
+	}
+	if len(h) == 0 {
+		return
+	}
+	if route != nil && route.SuggestFromHistory {
+		domain.SuggestFromHistory(q, h)
+	}
+	q.History = make([]domain.PastAnswer, len(h))
+	for i, p := range h {
+		q.History[i] = p.Brief()
+	}
 }

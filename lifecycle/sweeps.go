@@ -26,7 +26,11 @@ func (r *Router) ExpireDue(ctx context.Context) (int, error) {
 		}
 		tr := Transition{To: domain.StatusExpired}
 		if q.OnTimeout != nil {
-			if ans, err := domain.ParseAnswer(q, domain.RespondRequest{Response: &q.OnTimeout.Answer}); err == nil {
+			req := domain.RespondRequest{Response: &q.OnTimeout.Answer}
+			if q.OnTimeout.UseDefaults {
+				req, _ = domain.DefaultsRequest(q.Questions)
+			}
+			if ans, err := domain.ParseAnswer(q, req); err == nil {
 				by := &domain.Person{Platform: "system", ID: "timeout", Name: "system:timeout"}
 				_ = domain.DecideApproval(q, domain.RespondRequest{}, &ans, by)
 				tr = Transition{To: domain.StatusAnswered, Answer: &ans, Defaulted: true, By: by}

@@ -40,21 +40,28 @@ type docV2 struct {
 	Ot *domain.OnTimeout       `json:"ot,omitempty"`
 	Es []domain.EscalationStep `json:"es,omitempty"`
 	Ac *domain.Action          `json:"ac,omitempty"` // an approval's action
+	Xi *domain.Image           `json:"xi,omitempty"` // context image
+	Hi []domain.PastAnswer     `json:"hi,omitempty"` // earlier answers shown
 }
 
 type itemV2 struct {
-	Q string     `json:"q"`
-	H string     `json:"h,omitempty"`
-	M bool       `json:"m,omitempty"`
-	O []optionV2 `json:"o"` // null and [] both kept
+	Q string                `json:"q"`
+	H string                `json:"h,omitempty"`
+	M bool                  `json:"m,omitempty"`
+	O []optionV2            `json:"o"` // null and [] both kept
+	S *domain.ShowIf        `json:"s,omitempty"`
+	F *domain.FreeTextRules `json:"f,omitempty"` // rules for free text
+	I *domain.Image         `json:"i,omitempty"`
 }
 
 type optionV2 struct {
-	L string `json:"l"`
-	D string `json:"d,omitempty"`
-	V string `json:"v,omitempty"` // omitted when it equals the label
-	R bool   `json:"r,omitempty"`
-	X bool   `json:"x,omitempty"` // veto
+	L string        `json:"l"`
+	D string        `json:"d,omitempty"`
+	V string        `json:"v,omitempty"` // omitted when it equals the label
+	R bool          `json:"r,omitempty"`
+	X bool          `json:"x,omitempty"` // veto
+	F bool          `json:"f,omitempty"` // default
+	I *domain.Image `json:"i,omitempty"`
 }
 
 // storedCopy is a target or a posted copy; Key() of its target names it.
@@ -85,7 +92,7 @@ func copyLine(t domain.Target) string {
 // encodeDoc is the first line of d:<id>.
 func encodeDoc(q *domain.Question) string {
 	d := docV2{V: 2, A: q.AgentID, N: q.AgentName, K: q.Kind, X: q.Context, C: q.CreatedAt.UnixNano(), E: int64(q.ExpiresAt.Sub(q.CreatedAt)),
-		Rs: q.Resume, Ro: q.Route, I: q.IdempotencyKey, Rb: q.RequestedBy, Ap: q.ApprovalsRequired, Ot: q.OnTimeout, Es: q.Escalation, Ac: q.Action}
+		Rs: q.Resume, Ro: q.Route, I: q.IdempotencyKey, Rb: q.RequestedBy, Ap: q.ApprovalsRequired, Ot: q.OnTimeout, Es: q.Escalation, Ac: q.Action, Xi: q.ContextImage, Hi: q.History}
 	if d.K == domain.KindQuestion {
 		d.K = ""
 	}
@@ -95,7 +102,7 @@ func encodeDoc(q *domain.Question) string {
 	}
 	d.Q = make([]itemV2, len(q.Questions))
 	for i, it := range q.Questions {
-		d.Q[i] = itemV2{Q: it.Question, H: it.Header, M: it.MultiSelect}
+		d.Q[i] = itemV2{Q: it.Question, H: it.Header, M: it.MultiSelect, S: it.ShowIf, F: it.Other, I: it.Image}
 		if it.Options != nil {
 			d.Q[i].O = make([]optionV2, len(it.Options))
 		}
@@ -104,7 +111,7 @@ func encodeDoc(q *domain.Question) string {
 			if v == o.Label {
 				v = ""
 			}
-			d.Q[i].O[j] = optionV2{L: o.Label, D: o.Description, V: v, R: o.Recommended, X: o.Veto}
+			d.Q[i].O[j] = optionV2{L: o.Label, D: o.Description, V: v, R: o.Recommended, X: o.Veto, F: o.Default, I: o.Image}
 		}
 	}
 	for _, t := range q.Targets {
@@ -135,9 +142,10 @@ func decodeDoc(q *domain.Question, line string) error {
 	q.ExpiresAt = q.CreatedAt.Add(time.Duration(d.E))
 	q.Resume, q.Route, q.IdempotencyKey, q.RequestedBy = d.Rs, d.Ro, d.I, d.Rb
 	q.ApprovalsRequired, q.OnTimeout, q.Escalation, q.Action = d.Ap, d.Ot, d.Es, d.Ac
+	q.ContextImage, q.History = d.Xi, d.Hi
 	q.Questions = make([]domain.Item, len(d.Q))
 	for i, it := range d.Q {
-		q.Questions[i] = domain.Item{Question: it.Q, Header: it.H, MultiSelect: it.M}
+		q.Questions[i] = domain.Item{Question: it.Q, Header: it.H, MultiSelect: it.M, ShowIf: it.S, Other: it.F, Image: it.I}
 		if it.O != nil {
 			q.Questions[i].Options = make([]domain.Option, len(it.O))
 		}
@@ -146,7 +154,7 @@ func decodeDoc(q *domain.Question, line string) error {
 			if v == "" {
 				v = o.L
 			}
-			q.Questions[i].Options[j] = domain.Option{Label: o.L, Description: o.D, Value: v, Recommended: o.R, Veto: o.X}
+			q.Questions[i].Options[j] = domain.Option{Label: o.L, Description: o.D, Value: v, Recommended: o.R, Veto: o.X, Default: o.F, Image: o.I}
 		}
 	}
 	for _, t := range d.T {
@@ -197,6 +205,7 @@ type result struct {
 	CancelReason string              `json:"cancel_reason,omitempty"`
 	CancelNote   string              `json:"cancel_note,omitempty"`
 	Defaulted    bool                `json:"defaulted,omitempty"`
+	Skipped      []domain.Skipped    `json:"sk,omitempty"`
 	// An approval's decision, edited action and chosen rule.
 	Decision     *domain.Decision     `json:"dc,omitempty"`
 	EditedAction *domain.EditedAction `json:"ed,omitempty"`
@@ -260,7 +269,7 @@ func decode(project, id string, h map[string]string, d string) (*domain.Question
 		if err := json.Unmarshal([]byte(r), &res); err == nil {
 			q.Answers, q.Selections, q.Response = res.Answers, res.Selections, res.Response
 			q.RespondedBy, q.RespondedAt, q.CancelReason = res.RespondedBy, res.RespondedAt, res.CancelReason
-			q.Defaulted, q.CancelNote = res.Defaulted, res.CancelNote
+			q.Defaulted, q.CancelNote, q.Skipped = res.Defaulted, res.CancelNote, res.Skipped
 			q.Decision, q.EditedAction, q.AppliedRule = res.Decision, res.EditedAction, res.AppliedRule
 		}
 	}

@@ -88,7 +88,7 @@ func (s *Store) carried(project, id, hash, doc string) (*domain.Question, bool) 
 func resultJSON(tr lifecycle.Transition, at time.Time) string {
 	res := result{RespondedBy: tr.By, CancelReason: tr.CancelReason, CancelNote: tr.CancelNote, Defaulted: tr.Defaulted}
 	if tr.Answer != nil {
-		res.Answers, res.Selections, res.Response = tr.Answer.Answers, tr.Answer.Selections, tr.Answer.Response
+		res.Answers, res.Selections, res.Response, res.Skipped = tr.Answer.Answers, tr.Answer.Selections, tr.Answer.Response, tr.Answer.Skipped
 		res.setApproval(tr.Answer)
 	}
 	if tr.To == domain.StatusAnswered || (tr.To == domain.StatusCancelled && tr.By != nil) {

@@ -118,6 +118,7 @@ func RunInbound(t *testing.T, newEnv InboundFactory) {
 	t.Run("LateClick", func(t *testing.T) { lateClick(t, newEnv) })
 	t.Run("Dismissal", func(t *testing.T) { dismissal(t, newEnv) })
 	t.Run("WebhookWaitsForPause", func(t *testing.T) { webhookWaitsForPause(t, newEnv) })
+	t.Run("Adaptive", func(t *testing.T) { adaptive(t, newEnv) })
 }
 
 // in is one inbound case's surface.

@@ -22,6 +22,9 @@ import (
 type renderOpts struct {
 	PublicURL string
 	Edit      bool
+	// Choices are the options picked so far per item, which decide the
+	// conditional items shown (show_if); nil: the defaults.
+	Choices [][]string
 }
 
 // renderOpts of q on this adapter.

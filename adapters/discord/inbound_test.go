@@ -150,7 +150,7 @@ func (d *discordDriver) Submit(name string, q *domain.Question, answers map[stri
 			if !d.typeIn(u, q, resp, text) {
 				return
 			}
-		case resp.Type != 6:
+		case resp.Type != 6 && resp.Type != 7: // 7: the message shows the items this choice asks
 			return // refused: told why
 		}
 	}

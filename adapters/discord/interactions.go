@@ -8,6 +8,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/approval"
 	"github.com/askbridge/askbridge/domain"
+	"github.com/bwmarrin/discordgo"
 )
 
 // handle decides what an interaction does. Every path replies once.
@@ -76,9 +77,12 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 			return
 		}
 		prefill := ""
+		draft, _ := a.router.GetDraft(ctx, project, q.ID, draftKey(who))
 		if usesDrafts(q) {
-			draft, _ := a.router.GetDraft(ctx, project, q.ID, draftKey(who))
 			prefill = freeText(q.Questions[act.Item], draft[q.Questions[act.Item].Question])
+		}
+		if typed := draft[typedKey(act.Item)]; len(typed) > 0 { // refused by the rules: typed again
+			prefill = typed[0]
 		}
 		x.reply(ctx, modalFor(q, act.Item, prefill))
 	case actSelect:
@@ -105,12 +109,17 @@ func (a *Adapter) submit(ctx context.Context, x *exchange, q *domain.Question, w
 	}
 	var missing []string
 	answers := map[string]domain.StringList{}
+	choices := draftChoices(q, draft)
+	shown := domain.Shown(q.Questions, choices)
 	for i, it := range q.Questions {
-		if len(draft[it.Question]) == 0 {
+		if !shown[i] {
+			continue // not asked: its condition is not met
+		}
+		if len(choices[i]) == 0 {
 			missing = append(missing, itemName(it, i))
 			continue
 		}
-		answers[it.Question] = draft[it.Question]
+		answers[it.Question] = choices[i]
 	}
 	if len(missing) > 0 {
 		x.reply(ctx, ephemeral("Still to answer: "+strings.Join(missing, ", ")+". Make your choices above, then press Submit."))
@@ -142,6 +151,13 @@ func (a *Adapter) modalSubmitted(ctx context.Context, x *exchange, q *domain.Que
 			x.reply(ctx, ephemeral("This approval is decided with its buttons; a note cannot be added to it."))
 			return
 		}
+	}
+	if problem := domain.FreeTextProblem(it, text); problem != "" && q.Kind != domain.KindApproval {
+		// Discord cannot answer a modal with a modal: the problem comes
+		// with a button that re-opens it, holding what was typed.
+		a.keepTyped(ctx, q, who, item, text)
+		x.reply(ctx, retry(q, item, "Not sent: "+problem+". Nothing was recorded."))
+		return
 	}
 	if !usesDrafts(q) {
 		a.answer(ctx, x, q, who, map[string]domain.StringList{it.Question: {text}})
@@ -198,9 +214,17 @@ func (a *Adapter) selectChanged(ctx context.Context, x *exchange, q *domain.Ques
 		a.failed(ctx, x, err)
 		return
 	}
-	if other {
+	switch {
+	case other:
 		x.reply(ctx, modalFor(q, item, freeText(it, prior)))
-	} else {
+	case dependedOn(q, item):
+		// Items that depend on this choice (show_if) are asked or no
+		// longer asked: the message is updated with the person's choices.
+		d, _ := a.router.GetDraft(ctx, q.ProjectID, q.ID, draftKey(who))
+		o := a.opts(q)
+		o.Choices = draftChoices(q, d)
+		x.reply(ctx, update(render(q, a.now(), o)))
+	default:
 		x.reply(ctx, deferredUpdate)
 	}
 	a.rememberToken(ctx, q, x.in.discordgo())
@@ -331,4 +355,51 @@ func postedOn(q *domain.Question, in *inbound) bool {
 		}
 	}
 	return false
+}
+
+// draftChoices is each item's choices in the person's draft, or its
+// default options when the draft has none (they show pre-selected).
+func draftChoices(q *domain.Question, draft map[string][]string) [][]string {
+	choices := domain.DefaultChoices(q.Questions)
+	for i, it := range q.Questions {
+		if d := draft[it.Question]; len(d) > 0 {
+			choices[i] = d
+		}
+	}
+	return choices
+}
+
+// dependedOn reports whether an item's show_if names item.
+func dependedOn(q *domain.Question, item int) bool {
+	for _, it := range q.Questions {
+		if it.ShowIf != nil && it.ShowIf.Item == item {
+			return true
+		}
+	}
+	return false
+}
+
+// typedKey is where a draft keeps text the rules refused, so the modal
+// re-opens with it; it is no item's text (those never start with NUL).
+func typedKey(item int) string { return "\x00typed:" + strconv.Itoa(item) }
+
+// keepTyped keeps text the rules refused for the re-opened modal.
+func (a *Adapter) keepTyped(ctx context.Context, q *domain.Question, who domain.Person, item int, text string) {
+	if err := a.editDraft(ctx, q, who, func(d map[string][]string) { d[typedKey(item)] = []string{text} }); err != nil {
+		a.log.Warn("keeping refused text failed", "question", q.ID, "err", err)
+	}
+}
+
+// retry is the private reply to text the rules refused: the problem, and
+// a button that re-opens the item's modal with what was typed.
+func retry(q *domain.Question, item int, text string) *discordgo.InteractionResponse {
+	kind := actOther
+	if q.Questions[item].OpenEnded() {
+		kind = actText
+	}
+	r := ephemeral(text)
+	r.Data.Components = []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+		discordgo.Button{Label: "Edit your answer…", Style: discordgo.PrimaryButton, CustomID: customID(kind, q.ID, item)},
+	}}}
+	return r
 }

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -246,14 +247,38 @@ func renderEmbed(q *domain.Question, now time.Time, o renderOpts, shownRules int
 			if name == "" {
 				name = fmt.Sprintf("Question %d", i+1)
 			}
+			value := itemText(it, 500, 90)
+			if c := domain.ConditionText(q.Questions, it.ShowIf); c != "" {
+				value = "*(" + c + ")*\n" + value
+			}
 			e.Fields = append(e.Fields, &discordgo.MessageEmbedField{
 				Name:  domain.Shorten(fmt.Sprintf("%d. %s", i+1, name), maxFieldName),
-				Value: domain.Shorten(itemText(it, 500, 90), maxFieldValue),
+				Value: domain.Shorten(value, maxFieldValue),
 			})
 		}
 	}
 	if q.Status == domain.StatusPending {
 		e.Fields = append(e.Fields, pendingFields(q)...)
+		if h := domain.HistoryText(q.History, now); h != "" {
+			e.Fields = append(e.Fields, &discordgo.MessageEmbedField{Name: "Earlier answers", Value: domain.Shorten(h, maxFieldValue)})
+		}
+	}
+	// Pictures: the context's (else the first item's) as the embed image,
+	// an item's as the thumbnail. Discord's media proxy loads them.
+	var pics []*domain.Image
+	if q.ContextImage != nil {
+		pics = append(pics, q.ContextImage)
+	}
+	for _, it := range q.Questions {
+		if it.Image != nil {
+			pics = append(pics, it.Image)
+		}
+	}
+	if len(pics) > 0 {
+		e.Image = &discordgo.MessageEmbedImage{URL: pics[0].URL}
+	}
+	if len(pics) > 1 {
+		e.Thumbnail = &discordgo.MessageEmbedThumbnail{URL: pics[1].URL}
 	}
 	// The context gets whatever room the rest leaves, within the limits.
 	used := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Footer.Text)
@@ -320,9 +345,21 @@ func itemText(it domain.Item, maxQuestion, maxDesc int) string {
 		if o.Recommended {
 			b.WriteString(" ⭐ *recommended*")
 		}
+		if o.Default {
+			b.WriteString(" *(default)*")
+		}
 		if o.Description != "" {
 			b.WriteString(" — " + domain.Shorten(o.Description, maxDesc))
 		}
+		if o.Image != nil { // alt text always; the link opens the picture
+			b.WriteString(" — 🖼 " + domain.Shorten(o.Image.Alt, maxDesc) + " <" + o.Image.URL + ">")
+		}
+	}
+	if it.Image != nil {
+		b.WriteString("\n🖼 " + domain.Shorten(it.Image.Alt, maxDesc) + " <" + it.Image.URL + ">")
+	}
+	if it.Other != nil {
+		b.WriteString("\n*Your own answer: " + domain.Shorten(it.Other.Describe(), maxDesc) + "*")
 	}
 	return b.String()
 }
@@ -364,7 +401,11 @@ func renderComponents(q *domain.Question, final bool, o renderOpts) ([]discordgo
 			if tones == nil && chosen[it.Question+"\x00"+o.Label] {
 				style = discordgo.SuccessButton
 			}
-			bs = append(bs, discordgo.Button{Label: domain.Shorten(o.Label, maxButtonLabel), Style: style,
+			label := o.Label
+			if o.Default && !final { // buttons cannot be pre-selected: the default is named
+				label = domain.Shorten(o.Label, maxButtonLabel-10) + " (default)"
+			}
+			bs = append(bs, discordgo.Button{Label: domain.Shorten(label, maxButtonLabel), Style: style,
 				CustomID: customID(actOption, id, 0, j), Disabled: final})
 		}
 		row(bs...)
@@ -383,18 +424,26 @@ func renderComponents(q *domain.Question, final bool, o renderOpts) ([]discordgo
 			row(discordgo.Button{Label: "Other…", Style: discordgo.SecondaryButton, CustomID: customID(actOther, id, 0), Disabled: final}, dismiss)
 		}
 	case shapeSingleMulti:
-		row(selectFor(q, 0, final, chosen))
+		row(selectFor(q, 0, final, chosen, domain.DefaultChoices(q.Questions)[0]))
 		row(discordgo.Button{Label: "Submit", Style: discordgo.SuccessButton, CustomID: customID(actSubmit, id), Disabled: final}, dismiss)
 	case shapeSingleText:
 		row(discordgo.Button{Label: "Answer…", Style: discordgo.PrimaryButton, CustomID: customID(actText, id, 0), Disabled: final}, dismiss)
 	case shapeItems:
+		choices := o.Choices
+		if choices == nil {
+			choices = domain.DefaultChoices(q.Questions)
+		}
+		shownItems := domain.Shown(q.Questions, choices)
 		for i, it := range q.Questions {
+			if !final && !shownItems[i] {
+				continue // asked once its condition is met: the message is updated then
+			}
 			if it.OpenEnded() {
 				row(discordgo.Button{Label: domain.Shorten("Answer "+itemName(it, i)+"…", maxButtonLabel), Style: discordgo.PrimaryButton,
 					CustomID: customID(actText, id, i), Disabled: final})
 				continue
 			}
-			row(selectFor(q, i, final, chosen))
+			row(selectFor(q, i, final, chosen, choices[i]))
 		}
 		row(discordgo.Button{Label: "Submit", Style: discordgo.SuccessButton, CustomID: customID(actSubmit, id), Disabled: final}, dismiss)
 	}
@@ -416,7 +465,7 @@ func itemName(it domain.Item, i int) string {
 
 // selectFor renders item i as a string select; option values are option
 // indexes (labels may exceed 100 characters) plus "other".
-func selectFor(q *domain.Question, i int, final bool, chosen map[string]bool) discordgo.SelectMenu {
+func selectFor(q *domain.Question, i int, final bool, chosen map[string]bool, picked []string) discordgo.SelectMenu {
 	it := q.Questions[i]
 	minV := 1
 	var opts []discordgo.SelectMenuOption
@@ -427,7 +476,8 @@ func selectFor(q *domain.Question, i int, final bool, chosen map[string]bool) di
 		}
 		opts = append(opts, discordgo.SelectMenuOption{
 			Label: domain.Shorten(o.Label, maxSelectText), Value: strconv.Itoa(j),
-			Description: domain.Shorten(desc, maxSelectText), Default: chosen[it.Question+"\x00"+o.Label],
+			Description: domain.Shorten(desc, maxSelectText),
+			Default:     chosen[it.Question+"\x00"+o.Label] || (!final && chosen == nil && slices.Contains(picked, o.Label)),
 		})
 	}
 	if q.Kind != domain.KindApproval { // an approval has no "Other"
@@ -462,7 +512,17 @@ func modalFor(q *domain.Question, i int, prefill string) *discordgo.InteractionR
 		title = "Answer: " + it.Header
 	}
 	ph := domain.Shorten(it.Question, maxSelectText)
+	if it.Other != nil && q.Kind != domain.KindApproval {
+		ph = domain.Shorten("Expected: "+it.Other.Describe(), maxSelectText)
+	}
 	label := domain.Shorten(it.Question, maxTextInputLabel)
+	minLen, maxLen := 1, min(domain.MaxAnswerLen, maxTextInputLength)
+	if r := it.Other; r != nil && it.OpenEnded() && q.Kind != domain.KindApproval {
+		minLen = max(minLen, min(r.MinLength, maxLen))
+		if r.MaxLength > 0 {
+			maxLen = min(maxLen, r.MaxLength)
+		}
+	}
 	if approval.NoteAllowed(q) {
 		title, label, ph = "Deny with note", "Why are you denying it?", "The agent reads this note; the request is denied."
 	}
@@ -474,7 +534,7 @@ func modalFor(q *domain.Question, i int, prefill string) *discordgo.InteractionR
 			Components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
 				discordgo.TextInput{CustomID: textInputID, Label: label,
 					Style: discordgo.TextInputParagraph, Placeholder: ph, Value: prefill, Required: true,
-					MinLength: 1, MaxLength: min(domain.MaxAnswerLen, maxTextInputLength)},
+					MinLength: minLen, MaxLength: maxLen},
 			}}},
 		},
 	}

@@ -38,6 +38,10 @@ const (
 type extras struct {
 	pageURL string // the question page of the web inbox, "" when unknown
 	canEdit bool   // the route allows editing the arguments
+	// choices are the options picked so far per item (labels), which
+	// decide the conditional items shown and the options pre-selected;
+	// nil: the defaults.
+	choices [][]string
 }
 
 // extras works out the link and the edit permission of q.

@@ -170,6 +170,14 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback, fresh func(context
 					return req, ""
 				})
 			})
+		case actPick:
+			// A choice that other items depend on (show_if): the message
+			// is updated to ask the items it now shows.
+			if w.message == "" || ic.BlockActionState == nil {
+				continue
+			}
+			state := ic.BlockActionState.Values
+			goBG(a.answerTimeout(), func(ctx context.Context) { a.reveal(ctx, w, qid, act.item, state) })
 		case actOther, actAnswer:
 			trigger := ic.TriggerID
 			goTracked(3*time.Second, false, func(ctx context.Context) { a.openModal(ctx, w, qid, act.item, trigger) })
@@ -217,6 +225,28 @@ func (a *Adapter) answerTimeout() time.Duration { return lifecycle.DefaultPauseW
 func collect(q *domain.Question, state map[string]map[string]slack.BlockAction, draft map[string][]string) (domain.RespondRequest, string) {
 	answers := map[string]domain.StringList{}
 	var missing []string
+	choices := picks(q, state, draft)
+	shown := domain.Shown(q.Questions, choices)
+	for i, it := range q.Questions {
+		if !shown[i] {
+			continue // not asked: its condition is not met
+		}
+		if len(choices[i]) == 0 {
+			missing = append(missing, "“"+escClip(oneLine(itemName(it)), 80)+"”")
+		}
+		answers[it.Question] = choices[i]
+	}
+	if len(missing) > 0 {
+		return domain.RespondRequest{}, "Nothing was sent yet: please answer " + strings.Join(missing, " and ") +
+			", then press Submit. Answers go to the agent all together."
+	}
+	return domain.RespondRequest{Answers: answers}, ""
+}
+
+// picks reads, per item, the ticked boxes and radio buttons of a message's
+// state plus the free text saved from "Other…" or "Write answer…".
+func picks(q *domain.Question, state map[string]map[string]slack.BlockAction, draft map[string][]string) [][]string {
+	out := make([][]string, len(q.Questions))
 	for i, it := range q.Questions {
 		var picked []string
 		label := func(v string) {
@@ -240,16 +270,36 @@ func collect(q *domain.Question, state map[string]map[string]slack.BlockAction, 
 				picked = text[:1] // "Other…" replaces a radio choice (radios cannot be cleared)
 			}
 		}
-		if len(picked) == 0 {
-			missing = append(missing, "“"+escClip(oneLine(itemName(it)), 80)+"”")
-		}
-		answers[it.Question] = picked
+		out[i] = picked
 	}
-	if len(missing) > 0 {
-		return domain.RespondRequest{}, "Nothing was sent yet: please answer " + strings.Join(missing, " and ") +
-			", then press Submit. Answers go to the agent all together."
+	return out
+}
+
+// reveal updates the message after a choice on item when other items
+// depend on it, so the items its answer shows are asked and the ones it
+// hides are not. The choices made so far stay selected.
+func (a *Adapter) reveal(ctx context.Context, w place, qid string, item int, state map[string]map[string]slack.BlockAction) {
+	_, q, err := a.load(ctx, qid)
+	if err != nil || q.Status != domain.StatusPending || !copyAt(q, w.channel, w.message) {
+		return
 	}
-	return domain.RespondRequest{Answers: answers}, ""
+	depends := false
+	for _, it := range q.Questions {
+		depends = depends || (it.ShowIf != nil && it.ShowIf.Item == item)
+	}
+	if !depends {
+		return
+	}
+	x := a.extras(q)
+	x.choices = picks(q, state, nil)
+	blocks, text := renderQuestionX(q, a.router.Clock().Now(), x)
+	err = a.call(ctx, "chat.update", w.channel, callOpts{}, func(ctx context.Context) error {
+		_, _, _, err := a.api.UpdateMessageContext(ctx, w.channel, w.message, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+		return err
+	})
+	if err != nil {
+		a.log.Warn("showing the items a choice asks failed", "question", qid, "err", err)
+	}
 }
 
 // load finds a question from the id a click carries.
@@ -482,6 +532,12 @@ func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
 	case textLen(text) > domain.MaxAnswerLen:
 		return slack.NewErrorsViewSubmissionResponse(map[string]string{modalBlock: fmt.Sprintf("At most %d characters, please.", domain.MaxAnswerLen)})
 	}
+	// The item's rules for free text (other) are checked here, so the
+	// refusal sits on the field and what was typed stays in the modal
+	// (response_action: errors); the Router checks them again on record.
+	if problem := a.ruleProblem(meta, text); problem != "" {
+		return slack.NewErrorsViewSubmissionResponse(map[string]string{modalBlock: clip(problem, 2000)})
+	}
 	w := place{channel: meta.Channel, thread: meta.ThreadTS, user: ic.User.ID, name: userName(ic.User)}
 	a.goBG(a.answerTimeout(), func(ctx context.Context) {
 		if meta.Draft {
@@ -567,4 +623,17 @@ func (a *Adapter) firstTimeOnce(ic *slack.InteractionCallback) func(context.Cont
 		})
 		return first
 	}
+}
+
+// ruleProblem is what is wrong with text under the rules of the modal's
+// item, or "" (also when the question cannot be read in time: the
+// Router's check on record then refuses it).
+func (a *Adapter) ruleProblem(meta modalMeta, text string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, q, err := a.load(ctx, meta.QuestionID)
+	if err != nil || meta.Item < 0 || meta.Item >= len(q.Questions) || q.Kind == domain.KindApproval {
+		return ""
+	}
+	return domain.FreeTextProblem(q.Questions[meta.Item], text)
 }

@@ -145,7 +145,47 @@ func heading(q *domain.Question, now time.Time, pending bool, l layout) []slack.
 		}
 		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(text), nil, more, slack.SectionBlockOptionBlockID(blockID(q.ID, "ctx"))))
 	}
+	if img := q.ContextImage; img != nil {
+		blocks = append(blocks, slack.NewImageBlock(img.URL, clip(img.Alt, domain.MaxImageAltLen), blockID(q.ID, "ctximg"), nil))
+	}
 	return blocks
+}
+
+// mediaBlocks are item i's pictures: its image as an image block, and its
+// options' images as thumbnails beside their labels. Slack loads them
+// through its own proxy; the bridge never fetches them.
+func mediaBlocks(q *domain.Question, i int) []slack.Block {
+	it := q.Questions[i]
+	var blocks []slack.Block
+	if it.Image != nil {
+		blocks = append(blocks, slack.NewImageBlock(it.Image.URL, clip(it.Image.Alt, domain.MaxImageAltLen), blockID(q.ID, "img"+strconv.Itoa(i)), nil))
+	}
+	var els []slack.MixedElement
+	for j, o := range it.Options {
+		if o.Image == nil || len(els) >= 8 {
+			continue
+		}
+		els = append(els, slack.NewImageBlockElement(o.Image.URL, clip(o.Image.Alt, domain.MaxImageAltLen)),
+			mrkdwn(fmt.Sprintf("*%d.* %s", j+1, escClip(oneLine(o.Label), 200))))
+	}
+	if len(els) > 0 {
+		blocks = append(blocks, slack.NewContextBlock(blockID(q.ID, "oimg"+strconv.Itoa(i)), els...))
+	}
+	return blocks
+}
+
+// initialOptions are the option objects among opts that picked names.
+func initialOptions(it domain.Item, opts []*slack.OptionBlockObject, picked []string) []*slack.OptionBlockObject {
+	var out []*slack.OptionBlockObject
+	for j, o := range it.Options {
+		for _, p := range picked {
+			if m, ok := domain.MatchOption(it, p); ok && m.Label == o.Label {
+				out = append(out, opts[j])
+				break
+			}
+		}
+	}
+	return out
 }
 
 // approvalLine says, on a pending copy, how many approvals the question
@@ -201,6 +241,9 @@ func optionList(it domain.Item, limit int) string {
 		line := fmt.Sprintf("*%d.* %s", j+1, escClip(oneLine(o.Label), budget/3))
 		if o.Recommended {
 			line += " _(recommended)_"
+		}
+		if o.Default {
+			line += " _(default)_"
 		}
 		if o.Description != "" {
 			line += " — " + escClip(oneLine(o.Description), budget*2/3-30)
@@ -271,10 +314,22 @@ func withAction(q *domain.Question, final bool, render func(ab []slack.Block, li
 
 func questionBlocks(q *domain.Question, now time.Time, l layout, x extras, ab []slack.Block) []slack.Block {
 	blocks := heading(q, now, true, l)
+	if h := domain.HistoryText(q.History, now); h != "" {
+		blocks = append(blocks, slack.NewContextBlock(blockID(q.ID, "hist"), mrkdwn(escClip("🕘 "+h, 1000))))
+	}
 	single := len(q.Questions) == 1
 	edit, rules := actionControls(q, x)
+	choices := x.choices
+	if choices == nil {
+		choices = domain.DefaultChoices(q.Questions)
+	}
+	shown := domain.Shown(q.Questions, choices)
 	for i, it := range q.Questions {
+		if !shown[i] {
+			continue // asked once its condition is met: the message is updated then
+		}
 		blocks = append(blocks, itemBlocks(q, i, l)...)
+		blocks = append(blocks, mediaBlocks(q, i)...)
 		blocks = append(blocks, ab...)
 		part := strconv.Itoa(i)
 		var elems []slack.BlockElement
@@ -299,15 +354,26 @@ func questionBlocks(q *domain.Question, now time.Time, l layout, x extras, ab []
 				case o.Recommended:
 					b.Style = slack.StylePrimary
 				}
+				if o.Default { // buttons cannot be pre-selected: the default is named
+					b.Text = plain(clip(oneLine(o.Label), maxButtonText-10) + " (default)")
+				}
 				elems = append(elems, b)
 			}
 			if edit != nil {
 				elems = append(elems, edit)
 			}
 		case it.MultiSelect:
-			elems = append(elems, slack.NewCheckboxGroupsBlockElement(fmt.Sprintf("%s:%d", actPick, i), optionObjects(it)...))
+			opts := optionObjects(it)
+			cb := slack.NewCheckboxGroupsBlockElement(fmt.Sprintf("%s:%d", actPick, i), opts...)
+			cb.InitialOptions = initialOptions(it, opts, choices[i])
+			elems = append(elems, cb)
 		default:
-			elems = append(elems, slack.NewRadioButtonsBlockElement(fmt.Sprintf("%s:%d", actPick, i), optionObjects(it)...))
+			opts := optionObjects(it)
+			rb := slack.NewRadioButtonsBlockElement(fmt.Sprintf("%s:%d", actPick, i), opts...)
+			if init := initialOptions(it, opts, choices[i]); len(init) > 0 {
+				rb.InitialOption = init[0]
+			}
+			elems = append(elems, rb)
 		}
 		switch {
 		case approval.NoteAllowed(q):
@@ -322,6 +388,9 @@ func questionBlocks(q *domain.Question, now time.Time, l layout, x extras, ab []
 			elems = append(elems, dismissButton())
 		}
 		blocks = append(blocks, slack.NewActionBlock(blockID(q.ID, part), elems...))
+		if it.Other != nil && q.Kind != domain.KindApproval {
+			blocks = append(blocks, slack.NewContextBlock(blockID(q.ID, "r"+part), mrkdwn(escClip("Your own answer: "+it.Other.Describe(), 1000))))
+		}
 		blocks = append(blocks, rules...)
 	}
 	if hasSubmit(q) {
@@ -448,9 +517,19 @@ func renderModal(q *domain.Question, item int, meta string, draft bool) slack.Mo
 	input.Multiline = true
 	input.MaxLength = maxInputLength
 	input.FocusOnLoad = true
+	var hint *slack.TextBlockObject
+	if r := it.Other; r != nil && q.Kind != domain.KindApproval {
+		hint = plain(clip("Expected: "+r.Describe(), 2000))
+		if it.OpenEnded() { // an item with options also takes a label typed here
+			if r.MaxLength > 0 {
+				input.MaxLength = min(r.MaxLength, maxInputLength)
+			}
+			input.MinLength = min(r.MinLength, maxInputLength)
+		}
+	}
 	blocks := []slack.Block{
 		slack.NewSectionBlock(mrkdwn(itemText(&domain.Question{Questions: []domain.Item{it}}, 0, maxSectionText-200)), nil, nil),
-		slack.NewInputBlock(modalBlock, plain(clip(label, maxInputLabel)), nil, input),
+		slack.NewInputBlock(modalBlock, plain(clip(label, maxInputLabel)), hint, input),
 	}
 	submit := "Send"
 	if draft {

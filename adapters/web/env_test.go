@@ -68,6 +68,7 @@ type envOptions struct {
 	routes       []domain.Route
 	publicURL    string
 	guesses      Guesses
+	imageHosts   []string
 }
 
 // testClock is a clock the test moves.
@@ -106,7 +107,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		"tok-bob-0123456789":   {id: "bob", projects: []string{"ops", "web"}},
 	}}
 	cfg := Config{Router: router, RequireLogin: o.requireLogin, SessionKey: o.sessionKey, PublicURL: o.publicURL, Guesses: o.guesses,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ImageHosts: o.imageHosts}
 	if o.requireLogin {
 		cfg.Auth = auth
 	}

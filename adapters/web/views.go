@@ -71,6 +71,11 @@ type cardView struct {
 	CSRF     string
 	// Action is an approval's exact action (action.go), else nil.
 	Action *actionView
+	// History: what was answered the last few times ("Last 3 times: …").
+	History string
+	// Defaults: the question has options chosen by default; with Buttons,
+	// where nothing can be pre-selected, they are marked on the buttons.
+	Defaults bool
 }
 
 type itemView struct {
@@ -86,6 +91,21 @@ type itemView struct {
 	PrevText string   // after an invalid submit: the text typed
 	Other    bool     // after an invalid submit: "Other" was picked
 	Problem  string   // after an invalid submit: what is wrong with it
+	// Cond: a conditional item (show_if): the form values of the options
+	// of item CondItem that show it (or, with CondNone, hide it), and the
+	// condition in words. The page reveals it live; without JavaScript
+	// every item shows, with the condition beside it.
+	Cond     string
+	CondItem int
+	CondNone bool
+	CondText string
+	// Rules for free text: the hint and rules in words, and the form
+	// field's attributes.
+	Rules     string
+	Pattern   string
+	MinLength int
+	MaxLength int
+	Numeric   bool
 }
 
 type optionView struct {
@@ -128,12 +148,35 @@ func (i *Inbox) card(q *domain.Question, prev url.Values, v *viewer, ret string)
 	c.Buttons = len(q.Questions) == 1 && !q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
 	c.Approval, c.Note = q.Kind == domain.KindApproval, approval.NoteAllowed(q)
 	c.Action = i.actionView(q, prev, v, ret)
+	if q.Status == domain.StatusPending {
+		c.History = domain.HistoryText(q.History, i.router.Clock().Now())
+	}
 	tones := approval.Tones(q)
 	for n, it := range q.Questions {
 		iv := itemView{Index: n, Field: "a" + strconv.Itoa(n), Text: "t" + strconv.Itoa(n), Item: it,
 			Open: it.OpenEnded(), Multi: it.MultiSelect}
 		if prev != nil {
 			iv.PrevText = prev.Get(iv.Text)
+		}
+		if c := it.ShowIf; c != nil && c.Item >= 0 && c.Item < len(q.Questions) {
+			labels, none := c.AnyOf, false
+			if len(labels) == 0 {
+				labels, none = c.NoneOf, true
+			}
+			var vals []string
+			for _, l := range labels {
+				for j, o := range q.Questions[c.Item].Options {
+					if lo, ok := domain.MatchOption(q.Questions[c.Item], l); ok && lo.Label == o.Label {
+						vals = append(vals, "o"+strconv.Itoa(j))
+					}
+				}
+			}
+			iv.Cond, iv.CondItem, iv.CondNone = strings.Join(vals, " "), c.Item, none
+			iv.CondText = domain.ConditionText(q.Questions, c)
+		}
+		if r := it.Other; r != nil {
+			iv.Rules, iv.Pattern, iv.MinLength, iv.MaxLength = r.Describe(), r.HTMLPattern(), r.MinLength, r.MaxLength
+			iv.Numeric = r.Number != nil
 		}
 		chosen := q.Selections[it.Question]
 		for j, o := range it.Options {
@@ -152,7 +195,10 @@ func (i *Inbox) card(q *domain.Question, prev url.Values, v *viewer, ret string)
 						ov.Checked = true
 					}
 				}
+			} else if o.Default && q.Status == domain.StatusPending {
+				ov.Checked = true
 			}
+			c.Defaults = c.Defaults || o.Default
 			iv.Options = append(iv.Options, ov)
 		}
 		if prev != nil {
@@ -374,6 +420,9 @@ func platformName(p string) string {
 func (i *Inbox) funcs() template.FuncMap {
 	return template.FuncMap{
 		"final": finalLine,
+		// imageShown: a picture whose host web.image_hosts allows is shown;
+		// any other is a link with its alt text (never loaded by the page).
+		"imageShown": func(img *domain.Image) bool { return i.imageAllowed(img) },
 		// dismissAsk is the confirmation before a dismissal, in the words
 		// Slack's confirmation dialog uses too (domain.Words).
 		"dismissAsk": func() string { return words.DismissConfirm().Text },
@@ -477,4 +526,34 @@ func (i *Inbox) renderCard(w http.ResponseWriter, r *http.Request, c *cardView) 
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	writeBody(w, r, http.StatusOK, buf.Bytes())
+}
+
+// imageAllowed reports whether the page may load img: its host is one of
+// web.image_hosts ("*.example.com" allows the subdomains).
+func (i *Inbox) imageAllowed(img *domain.Image) bool {
+	if img == nil {
+		return false
+	}
+	host := img.ImageHost()
+	if host == "" || !strings.HasPrefix(strings.ToLower(img.URL), "https://") {
+		return false
+	}
+	for _, h := range i.cfg.ImageHosts {
+		h = strings.ToLower(h)
+		if h == host || (strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:])) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckImageHost refuses an entry of web.image_hosts the page's CSP could
+// not carry as it means: a host name, or "*." and a host name, nothing
+// else (no scheme, port, path or spaces).
+func CheckImageHost(h string) error {
+	name := strings.TrimPrefix(h, "*.")
+	if name == "" || strings.ContainsAny(name, "/:;*' \t\"") || strings.Trim(name, ".") != name {
+		return fmt.Errorf("web.image_hosts: %q is not a host name such as img.example.com or *.example.com (no scheme, port or path)", h)
+	}
+	return nil
 }

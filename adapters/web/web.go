@@ -71,6 +71,12 @@ type Config struct {
 	// per process (sessions end when the process restarts and are valid on
 	// this replica only).
 	SessionKey []byte
+	// ImageHosts are the hosts pictures in questions are loaded from
+	// (web.image_hosts); the page's CSP allows only these, and a picture
+	// from any other host is shown as a link with its alt text, so a
+	// viewer's address does not leak to arbitrary hosts. "*.example.com"
+	// allows its subdomains.
+	ImageHosts []string
 }
 
 // Inbox serves the web inbox.
@@ -97,6 +103,11 @@ func New(cfg Config) (*Inbox, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	for _, h := range cfg.ImageHosts {
+		if err := CheckImageHost(h); err != nil {
+			return nil, err
+		}
 	}
 	seal, err := newSealer(cfg.SessionKey)
 	if err != nil {
@@ -206,7 +217,7 @@ type handler func(rq *request) error
 // sent to /login when a login is required.
 func (i *Inbox) page(h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		securityHeaders(w)
+		i.securityHeaders(w)
 		sess, ok := i.readSession(r)
 		if !ok {
 			// A SameSite=Strict cookie is not sent on a navigation that
@@ -246,7 +257,7 @@ func (i *Inbox) page(h handler) http.Handler {
 // else 403 before anything else happens.
 func (i *Inbox) form(h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		securityHeaders(w)
+		i.securityHeaders(w)
 		r.Body = http.MaxBytesReader(w, r.Body, 256<<10)
 		sess, ok := i.readSession(r)
 		if !ok || r.ParseForm() != nil || !i.seal.checkCSRF(sess, r.PostForm.Get(csrfField)) {
@@ -276,9 +287,13 @@ func (i *Inbox) bounce(w http.ResponseWriter, r *http.Request) {
 		`"><title>askbridge</title><p><a href="` + u + `">Continue to askbridge</a></p>`))
 }
 
-func securityHeaders(w http.ResponseWriter) {
+func (i *Inbox) securityHeaders(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	img := "'self' data:"
+	for _, host := range i.cfg.ImageHosts {
+		img += " https://" + host
+	}
+	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src "+img+"; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")

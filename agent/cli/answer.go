@@ -56,6 +56,10 @@ func (a *app) qAnswer(ctx context.Context, args []string) int {
 	}
 	verb := answeredVerb(q, answers)
 	for _, it := range q.Questions {
+		if _, ok := answers[it.Question]; !ok {
+			fmt.Fprintf(a.stdout, "not asked %q\n", it.Question)
+			continue
+		}
 		fmt.Fprintf(a.stdout, "%s %q: %s\n", verb, it.Question, strings.Join(answers[it.Question], ", "))
 	}
 	if res.RunID != "" && res.RunID != q.RunID {
@@ -88,6 +92,13 @@ func choose(q *domain.Question, picks []string, note string, texts itemTexts) (m
 		}
 		if len(picks) > 1 {
 			return nil, fmt.Errorf("one argument expected after the id (e.g. 2 or 1,3), got %d; free text goes with -m", len(picks))
+		}
+		if len(picks) == 1 && picks[0] == "-" && note == "" { // the defaults, as pre-selected elsewhere
+			if d := domain.DefaultChoices(items)[0]; len(d) > 0 {
+				answers[it.Question] = d
+				return answers, nil
+			}
+			return nil, fmt.Errorf("- takes the defaults, but this question has none")
 		}
 		if len(picks) == 0 || it.OpenEnded() {
 			text := note
@@ -127,37 +138,59 @@ func choose(q *domain.Question, picks []string, note string, texts itemTexts) (m
 	if note != "" {
 		return nil, fmt.Errorf("this question has %d items: give one argument per item (free text for item N: --text N=\"...\") instead of -m", len(items))
 	}
-	var rest []int // the items the arguments answer, in order
-	for i := range items {
-		if _, ok := texts[i+1]; !ok {
-			rest = append(rest, i)
-		}
-	}
-	if len(picks) != len(rest) {
-		given := ""
-		if len(texts) > 0 {
-			given = fmt.Sprintf(" (%d given with --text)", len(texts))
-		}
-		return nil, fmt.Errorf("this question has %d items%s: give one argument for each of the other %d (a number such as 2, numbers such as 1,3, or free text), got %d",
-			len(items), given, len(rest), len(picks))
-	}
 	for n, text := range texts {
 		if strings.TrimSpace(text) == "" {
 			return nil, fmt.Errorf("--text %d= is empty", n)
 		}
-		answers[items[n-1].Question] = domain.StringList{text}
 	}
-	for k, i := range rest {
-		it, pick := items[i], picks[k]
-		if it.OpenEnded() || !isNumbers(pick) {
-			answers[it.Question] = domain.StringList{pick}
+	// The arguments answer, in order, the items asked: an item whose
+	// show_if the answers before it do not meet is not asked and takes no
+	// argument.
+	choices := make([][]string, len(items))
+	next := 0
+	for i, it := range items {
+		if !domain.Shown(items, choices)[i] {
+			if _, ok := texts[i+1]; ok {
+				return nil, fmt.Errorf("--text %d=…: item %d is not asked (%s)", i+1, i+1, domain.ConditionText(items, it.ShowIf))
+			}
 			continue
 		}
-		labels, err := numbered(q, it, pick, false)
-		if err != nil {
-			return nil, fmt.Errorf("item %d: %w", i+1, err)
+		var got []string
+		switch text, ok := texts[i+1]; {
+		case ok:
+			got = []string{text}
+		case next >= len(picks):
+			return nil, fmt.Errorf("item %d (%s) is asked and needs an argument: a number such as 2, numbers such as 1,3, - for its defaults, or free text; %d given",
+				i+1, shorten(oneLine(it.Question), 60), len(picks))
+		default:
+			pick := picks[next]
+			next++
+			switch {
+			case pick == "-":
+				got = domain.DefaultChoices(items)[i]
+				if len(got) == 0 {
+					return nil, fmt.Errorf("item %d: - takes its defaults, but it has none", i+1)
+				}
+			case it.OpenEnded() || !isNumbers(pick):
+				got = []string{pick}
+			default:
+				labels, err := numbered(q, it, pick, false)
+				if err != nil {
+					return nil, fmt.Errorf("item %d: %w", i+1, err)
+				}
+				got = labels
+			}
 		}
-		answers[it.Question] = labels
+		for _, s := range got {
+			if problem := domain.FreeTextProblem(it, s); problem != "" {
+				return nil, fmt.Errorf("item %d: %s", i+1, problem)
+			}
+		}
+		choices[i] = got
+		answers[it.Question] = got
+	}
+	if next < len(picks) {
+		return nil, fmt.Errorf("%d argument(s) too many: the items asked, given these answers, take %d (items not asked take none)", len(picks)-next, next)
 	}
 	return answers, nil
 }

@@ -169,6 +169,12 @@ func (a *app) render(q *domain.Question) {
 	if q.Context != "" {
 		fmt.Fprintf(w, "\n%s\n", q.Context)
 	}
+	if img := q.ContextImage; img != nil {
+		fmt.Fprintf(w, "picture: %s <%s>\n", img.Alt, img.URL)
+	}
+	if h := domain.HistoryText(q.History, a.now()); h != "" && q.Status == domain.StatusPending {
+		fmt.Fprintf(w, "\n%s\n", h)
+	}
 	renderAction(w, q)
 	for i, it := range q.Questions {
 		fmt.Fprintln(w)
@@ -181,6 +187,15 @@ func (a *app) render(q *domain.Question) {
 			prefix = strconv.Itoa(i+1) + ". "
 		}
 		fmt.Fprintf(w, "%s%s%s\n", prefix, head, it.Question)
+		if c := domain.ConditionText(q.Questions, it.ShowIf); c != "" {
+			fmt.Fprintf(w, "   (%s; otherwise it takes no argument)\n", c)
+		}
+		if img := it.Image; img != nil {
+			fmt.Fprintf(w, "   picture: %s <%s>\n", img.Alt, img.URL)
+		}
+		if r := it.Other; r != nil {
+			fmt.Fprintf(w, "   (your own answer: %s)\n", r.Describe())
+		}
 		switch {
 		case it.OpenEnded():
 			if len(q.Questions) > 1 {
@@ -199,6 +214,12 @@ func (a *app) render(q *domain.Question) {
 			if o.Recommended {
 				line += " (recommended)"
 			}
+			if o.Default {
+				line += " (default: - takes it)"
+			}
+			if o.Image != nil {
+				line += fmt.Sprintf(" [picture: %s <%s>]", o.Image.Alt, o.Image.URL)
+			}
 			fmt.Fprintln(w, line)
 		}
 	}
@@ -212,7 +233,12 @@ func (a *app) render(q *domain.Question) {
 		}
 		fmt.Fprintf(w, "\nanswered by %s:\n", by)
 		for _, it := range q.Questions {
-			fmt.Fprintf(w, "   %s → %s\n", it.Question, q.Answers[it.Question])
+			if a, ok := q.Answers[it.Question]; ok {
+				fmt.Fprintf(w, "   %s → %s\n", it.Question, a)
+			}
+		}
+		for _, s := range q.Skipped {
+			fmt.Fprintf(w, "   %s: %s\n", s.Question, s.Reason)
 		}
 	case domain.StatusCancelled:
 		// The line every copy shows, with who dismissed it and the note.

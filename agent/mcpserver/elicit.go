@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -62,18 +63,41 @@ func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *domain.Qu
 		msg = q.Questions[0].Question
 	}
 	msg += "\n\n(Also asked in " + q.Places() + "; the first answer anywhere counts.)"
+	// An answer the bridge refuses (a rule for free text, a condition) is
+	// asked again with the problem on top, a few times at most.
+	problem := ""
+	for try := 0; try < 3; try++ {
+		if try > 0 && problem == "" {
+			return false
+		}
+		var done bool
+		if withdrawn, done, problem = s.elicitOnce(ctx, ss, q, answer, who, msg, problem, schema, names); done {
+			return withdrawn
+		}
+	}
+	return false
+}
+
+// elicitOnce shows the form once. done is false when the answer was
+// refused as not valid: problem says why, to ask again.
+func (s *Server) elicitOnce(ctx context.Context, ss *mcp.ServerSession, q *domain.Question, answer Answerer, who domain.Person,
+	msg, refused string, schema map[string]any, names []string) (withdrawn, done bool, problem string) {
+	if refused != "" {
+		msg = "Not recorded: " + refused + "\n\n" + msg
+	}
 	res, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: schema})
 	if ctx.Err() != nil {
-		return true
+		return true, true, ""
 	}
 	if err != nil {
 		s.log.Info("elicitation failed", "question", q.ID, "err", err)
-		return false
+		return false, true, ""
 	}
 	if res.Action != "accept" {
 		s.log.Info("elicitation not accepted; waiting for an answer elsewhere", "question", q.ID, "action", res.Action)
-		return false
+		return false, true, ""
 	}
+	choices := make([][]string, len(q.Questions))
 	req := domain.RespondRequest{Answers: map[string]domain.StringList{}, RespondedBy: &domain.PersonRef{Person: who}}
 	for i, it := range q.Questions {
 		var chosen []string
@@ -96,12 +120,31 @@ func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *domain.Qu
 				chosen = []string{strings.TrimSpace(other)}
 			}
 		}
-		req.Answers[it.Question] = chosen
+		choices[i] = chosen
+	}
+	// A form shows every item: the ones whose condition the answers do not
+	// meet are left out, as the other surfaces never ask them.
+	shown := domain.Shown(q.Questions, choices)
+	for i, it := range q.Questions {
+		if shown[i] {
+			req.Answers[it.Question] = choices[i]
+		}
 	}
 	if err := answer(context.WithoutCancel(ctx), q.ID, req, who); err != nil {
 		s.log.Info("the host user's answer was not taken", "question", q.ID, "err", err)
+		var e *domain.Error
+		if errors.As(err, &e) && e.Code == domain.EInvalidAnswer && ctx.Err() == nil {
+			var ps []string
+			for _, d := range e.Details {
+				ps = append(ps, d.Field+": "+d.Problem)
+			}
+			if len(ps) == 0 {
+				ps = append(ps, e.Message)
+			}
+			return false, false, strings.Join(ps, "; ")
+		}
 	}
-	return false
+	return false, true, ""
 }
 
 // elicitSchema is the form of q: per item, a choice (single: an enum;
@@ -117,20 +160,47 @@ func elicitSchema(q *domain.Question) (map[string]any, []string) {
 		if title == "" {
 			title = fmt.Sprintf("Question %d", i+1)
 		}
+		desc := it.Question
+		if c := domain.ConditionText(q.Questions, it.ShowIf); c != "" {
+			desc += " (" + c + "; otherwise leave it empty)"
+		}
+		if r := it.Other; r != nil {
+			desc += " Your own words: " + r.Describe() + "."
+		}
 		if it.OpenEnded() {
-			props[name] = map[string]any{"type": "string", "title": title, "description": it.Question}
-			required = append(required, name)
+			p := map[string]any{"type": "string", "title": title, "description": desc}
+			if r := it.Other; r != nil {
+				if r.MinLength > 0 {
+					p["minLength"] = r.MinLength
+				}
+				if r.MaxLength > 0 {
+					p["maxLength"] = r.MaxLength
+				}
+			}
+			props[name] = p
+			if it.ShowIf == nil {
+				required = append(required, name)
+			}
 			continue
 		}
+		defaults := domain.DefaultChoices(q.Questions)[i]
 		labels := make([]any, len(it.Options))
 		for j, o := range it.Options {
 			labels[j] = o.Label
 		}
 		if it.MultiSelect {
-			props[name] = map[string]any{"type": "array", "title": title, "description": it.Question,
+			p := map[string]any{"type": "array", "title": title, "description": desc,
 				"items": map[string]any{"type": "string", "enum": labels}}
+			if len(defaults) > 0 {
+				p["default"] = defaults
+			}
+			props[name] = p
 		} else {
-			props[name] = map[string]any{"type": "string", "title": title, "description": it.Question, "enum": labels}
+			p := map[string]any{"type": "string", "title": title, "description": desc, "enum": labels}
+			if len(defaults) > 0 {
+				p["default"] = defaults[0]
+			}
+			props[name] = p
 		}
 		props[name+"_other"] = map[string]any{"type": "string", "title": "Other (your own words)",
 			"description": "Leave empty to use the choice above."}

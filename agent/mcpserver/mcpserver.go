@@ -243,11 +243,7 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	agentID, agentName := s.agent(req.Session, who.AgentID)
 	ask := &domain.AskRequest{RunID: runID(st, who.RunID, in), AgentID: agentID, AgentName: agentName, Route: s.cfg.Route}
 	for _, it := range in.Questions {
-		item := domain.Item{Question: it.Question, Header: it.Header, MultiSelect: it.MultiSelect}
-		for _, o := range it.Options {
-			item.Options = append(item.Options, domain.Option{Label: o.Label, Description: o.Description})
-		}
-		ask.Questions = append(ask.Questions, item)
+		ask.Questions = append(ask.Questions, it.domainItem())
 	}
 	// The ask itself is not cut when the session ends, so the question it
 	// creates is known and can be withdrawn; the wait ends with the session.

@@ -17,12 +17,19 @@ type Item struct {
 	Header      string   `json:"header"`
 	Options     []Option `json:"options,omitempty"`
 	MultiSelect bool     `json:"multiSelect,omitempty"`
+	// Optional enhancements (docs/openapi.yaml): a condition on an earlier
+	// answer, rules for free text, a picture.
+	ShowIf *domain.ShowIf        `json:"show_if,omitempty"`
+	Other  *domain.FreeTextRules `json:"other,omitempty"`
+	Image  *domain.Image         `json:"image,omitempty"`
 }
 
 // Option is one choice of an item.
 type Option struct {
-	Label       string `json:"label"`
-	Description string `json:"description,omitempty"`
+	Label       string        `json:"label"`
+	Description string        `json:"description,omitempty"`
+	Default     bool          `json:"default,omitempty"`
+	Image       *domain.Image `json:"image,omitempty"`
 }
 
 // Input is the ask_user input: Claude Code's AskUserQuestion shape.
@@ -58,6 +65,22 @@ type Output struct {
 
 func intp(n int) *int { return &n }
 
+func floatp(f float64) *float64 { return &f }
+
+// imageSchema is a picture: an https URL and its alt text.
+func imageSchema(of string) *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type:        "object",
+		Description: "A picture shown with " + of + ": an https URL (no data: URLs) and alt text describing it. Surfaces show it or link to it; the bridge never fetches it.",
+		Properties: map[string]*jsonschema.Schema{
+			"url": {Type: "string", MinLength: intp(9), MaxLength: intp(domain.MaxImageURLLen), Pattern: "^https://"},
+			"alt": {Type: "string", MinLength: intp(1), MaxLength: intp(domain.MaxImageAltLen)},
+		},
+		Required:             []string{"url", "alt"},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+	}
+}
+
 // InputSchema is the JSON schema of the ask_user input.
 func InputSchema() *jsonschema.Schema {
 	option := &jsonschema.Schema{
@@ -67,6 +90,9 @@ func InputSchema() *jsonschema.Schema {
 				Description: "The text of the choice the person clicks, 1-5 words. Never \"Other\"."},
 			"description": {Type: "string", MaxLength: intp(domain.MaxDescriptionLen),
 				Description: "What choosing this option means or implies."},
+			"default": {Type: "boolean",
+				Description: "Optional: pre-selected for the person (one per single-select question). Unlike recommended, it is what is chosen unless the person changes it."},
+			"image": imageSchema("this option"),
 		},
 		Required: []string{"label", "description"},
 	}
@@ -81,6 +107,28 @@ func InputSchema() *jsonschema.Schema {
 				Description: "2-4 choices; omit for an open-ended question answered in free text. Do not include an \"Other\" option; it is added automatically."},
 			"multiSelect": {Type: "boolean",
 				Description: "true lets the person choose several options; answers are then joined with \", \"."},
+			"show_if": {Type: "object",
+				Description: "Optional: ask this question only when the answer to an earlier question (with options) is one of any_of, or none of none_of. A question not asked is absent from answers.",
+				Properties: map[string]*jsonschema.Schema{
+					"item":    {Type: "integer", Minimum: floatp(0), Description: "Index of the earlier question (0 is the first)."},
+					"any_of":  {Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "Labels of that question's options that show this one."},
+					"none_of": {Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "Labels of that question's options that hide this one."},
+				},
+				Required:             []string{"item"},
+				AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
+			"other": {Type: "object",
+				Description: "Optional rules for the person's own words (the free-text answer); an answer breaking them is refused with the hint, and the person tries again.",
+				Properties: map[string]*jsonschema.Schema{
+					"pattern":    {Type: "string", MaxLength: intp(domain.MaxPatternLen), Description: "RE2 regular expression the whole answer must match, e.g. OPS-[0-9]+."},
+					"min_length": {Type: "integer", Minimum: floatp(0)},
+					"max_length": {Type: "integer", Minimum: floatp(1), Maximum: floatp(domain.MaxAnswerLen)},
+					"number": {Type: "object", Description: "The answer must be a number.",
+						Properties:           map[string]*jsonschema.Schema{"min": {Type: "number"}, "max": {Type: "number"}, "integer": {Type: "boolean"}},
+						AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
+					"hint": {Type: "string", MaxLength: intp(domain.MaxHintLen), Description: "What to type, e.g. \"a ticket id like OPS-123\"."},
+				},
+				AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
+			"image": imageSchema("this question"),
 		},
 		Required: []string{"question", "header"},
 	}
@@ -139,14 +187,12 @@ func decodeInput(raw json.RawMessage) (Input, []string) {
 		if strings.TrimSpace(it.Header) == "" {
 			ps = append(ps, f+".header: required, at most 12 characters")
 		}
-		item := domain.Item{Question: it.Question, Header: it.Header, MultiSelect: it.MultiSelect}
 		for j, o := range it.Options {
 			if isOther(o.Label) {
 				ps = append(ps, fmt.Sprintf(`%s.options[%d].label: remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)`, f, j))
 			}
-			item.Options = append(item.Options, domain.Option{Label: o.Label, Description: o.Description})
 		}
-		items[i] = item
+		items[i] = it.domainItem()
 	}
 	for _, d := range domain.ValidateItems(domain.NormalizeItems(items)) {
 		ps = append(ps, d.Field+": "+d.Problem)
@@ -184,7 +230,16 @@ func decodeProblem(err error) string {
 	case errors.As(err, &se):
 		return "arguments: not valid JSON"
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`) + ": unknown field; allowed: questions[].question, header, options[].label, options[].description, multiSelect"
+		return strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`) + ": unknown field; allowed: questions[].question, header, options[].label, options[].description, options[].default, options[].image, multiSelect, show_if, other, image"
 	}
 	return "arguments: not valid"
+}
+
+// domainItem is the item as the bridge asks it.
+func (it Item) domainItem() domain.Item {
+	item := domain.Item{Question: it.Question, Header: it.Header, MultiSelect: it.MultiSelect, ShowIf: it.ShowIf, Other: it.Other, Image: it.Image}
+	for _, o := range it.Options {
+		item.Options = append(item.Options, domain.Option{Label: o.Label, Description: o.Description, Default: o.Default, Image: o.Image})
+	}
+	return item
 }

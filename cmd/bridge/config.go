@@ -10,6 +10,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/adapters/web"
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
@@ -82,6 +83,8 @@ type fileConfig struct {
 		SessionKey     string `yaml:"session_key"`
 		SessionKeyFile string `yaml:"session_key_file"`
 		Secure         bool   `yaml:"secure_cookies"`
+		// ImageHosts: the hosts the inbox loads question pictures from.
+		ImageHosts []string `yaml:"image_hosts"`
 	} `yaml:"web"`
 }
 
@@ -115,9 +118,11 @@ type routeConfig struct {
 	Timeout           duration         `yaml:"timeout"`
 	ApprovalsRequired int              `yaml:"approvals_required"`
 	OnTimeout         *struct {
-		Answer string `yaml:"answer"`
+		Answer      string `yaml:"answer"`
+		UseDefaults bool   `yaml:"use_defaults"`
 	} `yaml:"on_timeout"`
-	Escalation []struct {
+	SuggestFromHistory bool `yaml:"suggest_from_history"`
+	Escalation         []struct {
 		After      duration          `yaml:"after"`
 		Remind     bool              `yaml:"remind"`
 		Targets    []targetConfig    `yaml:"targets"`
@@ -248,7 +253,12 @@ func (p *configProblems) secret(key, val, file string) string {
 // fromFile turns the file's values into settings, with defaults.
 func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	s := &settings{Timeout: time.Duration(fc.Defaults.Timeout), Retention: time.Duration(fc.Defaults.Retention),
-		RedisPrefix: fc.Redis.Prefix, SecureCookies: fc.Web.Secure}
+		RedisPrefix: fc.Redis.Prefix, SecureCookies: fc.Web.Secure, ImageHosts: fc.Web.ImageHosts}
+	for i, h := range fc.Web.ImageHosts {
+		if err := web.CheckImageHost(h); err != nil {
+			p.fail("web.image_hosts[%d]: %q is not a host name such as img.example.com or *.example.com (no scheme, port or path)", i, h)
+		}
+	}
 	s.WebhookSecret = p.secret("webhooks.secret", fc.Webhooks.Secret, fc.Webhooks.SecretFile)
 	s.WebhookAllow, s.WebhookGiveUp = fc.Webhooks.Allow, time.Duration(fc.Webhooks.GiveUpAfter)
 	if s.WebhookGiveUp == 0 {
@@ -311,9 +321,10 @@ func (p *configProblems) routes(rcs []routeConfig) []domain.Route {
 		}
 		r := domain.Route{Name: rc.Name, Default: rc.Default, Thread: rc.Thread, Timeout: time.Duration(rc.Timeout),
 			Targets: targets(rc.Targets), Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired,
-			NoEdit: rc.AllowEdit != nil && !*rc.AllowEdit, AutoAllow: rc.AutoAllow}
+			NoEdit: rc.AllowEdit != nil && !*rc.AllowEdit, AutoAllow: rc.AutoAllow,
+			SuggestFromHistory: rc.SuggestFromHistory}
 		if rc.OnTimeout != nil {
-			r.OnTimeout = &domain.OnTimeout{Answer: rc.OnTimeout.Answer}
+			r.OnTimeout = &domain.OnTimeout{Answer: rc.OnTimeout.Answer, UseDefaults: rc.OnTimeout.UseDefaults}
 		}
 		for _, e := range rc.Escalation {
 			step := domain.EscalationStep{After: domain.Duration(e.After), Remind: e.Remind, Targets: targets(e.Targets)}

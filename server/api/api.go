@@ -114,6 +114,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET "+p+"/agent-questions", a.handle(a.list))
 	mux.Handle("GET "+p+"/agent-questions/{id}", a.handle(a.get))
 	mux.Handle("GET "+p+"/agent-questions/{id}/wait", a.handle(a.wait))
+	mux.Handle("GET "+p+"/agent-questions/{id}/history", a.handle(a.history))
 	mux.Handle("POST "+p+"/agent-questions/{id}/respond", a.handle(a.respond))
 	mux.Handle("POST "+p+"/agent-questions/{id}/cancel", a.handle(a.cancel))
 	mux.Handle("GET "+p+"/agent-runs/{run}", a.handle(a.run))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -237,5 +238,33 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request, p Principal) error 
 		return err
 	}
 	writeJSON(w, http.StatusOK, public(final))
+	return nil
+}
+
+// history lists the earlier answers to what a question asks (the same
+// agent, the same items), newest first, among the records the caller may
+// read.
+func (a *API) history(w http.ResponseWriter, r *http.Request, p Principal) error {
+	q, err := a.question(r, p)
+	if err != nil {
+		return err
+	}
+	limit := 10
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 100 {
+			return &domain.Error{Code: domain.EInvalid, Message: "invalid limit",
+				Details: []domain.Detail{{Field: "limit", Problem: "a whole number from 1 to 100"}}}
+		}
+		limit = n
+	}
+	h, err := a.router.History(r.Context(), q, limit, p.owns)
+	if err != nil {
+		return err
+	}
+	if h == nil {
+		h = []domain.PastAnswer{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"question_id": q.ID, "history": h})
 	return nil
 }

@@ -46,6 +46,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"ListPendingKeepsTheNewest", testListPendingLimit},
 		{"RunQuestionsInCreationOrder", testRunQuestions},
 		{"RecordRoundTrip", testRoundTrip},
+		{"AdaptiveQuestionsRoundTrip", testAdaptiveRoundTrip},
 		{"KeysEndWithRetention", testKeysEndWithRetention},
 		{"TrimKeepsLiveRecords", testTrimKeepsLiveRecords},
 		{"CancelNoteKept", testCancelNote},

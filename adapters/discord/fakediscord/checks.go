@@ -109,6 +109,11 @@ func (f *Server) checkMessage(w http.ResponseWriter, op string, p *Payload) bool
 				}
 				total += n + v
 			}
+			for _, m := range []*EmbedMedia{e.Image, e.Thumbnail} {
+				if m != nil && !strings.HasPrefix(m.URL, "https://") && !strings.HasPrefix(m.URL, "http://") && !strings.HasPrefix(m.URL, "attachment://") {
+					bad("embed image url %q is not http(s) or attachment://", m.URL)
+				}
+			}
 			if e.Footer != nil {
 				if utf8.RuneCountInString(e.Footer.Text) > 2048 {
 					bad("footer longer than 2048")

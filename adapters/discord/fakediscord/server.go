@@ -98,6 +98,14 @@ type Embed struct {
 		Text string `json:"text"`
 	} `json:"footer"`
 	Timestamp string `json:"timestamp"`
+	// Image and Thumbnail: Discord takes http(s) and attachment:// URLs.
+	Image     *EmbedMedia `json:"image,omitempty"`
+	Thumbnail *EmbedMedia `json:"thumbnail,omitempty"`
+}
+
+// EmbedMedia is an embed's image or thumbnail.
+type EmbedMedia struct {
+	URL string `json:"url"`
 }
 
 // Option is an option of a string select.

@@ -2,6 +2,7 @@ package fakeslack
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -35,6 +36,10 @@ const (
 	maxPrivateMeta   = 3000
 	maxCallbackID    = 255
 	maxMessageText   = 40000
+	maxImageURL      = 3000 // image blocks and elements: image_url
+	maxImageAlt      = 2000 // alt_text
+	maxImageTitle    = 2000
+	maxInputHint     = 2000
 	// maxBlocksText is the undocumented ceiling on the text of all blocks
 	// of one message: Slack answers msg_blocks_too_long above about 12,000
 	// characters (slackapi/bolt-js#2509, #2867). The fake
@@ -159,8 +164,10 @@ func (c *checker) element(path string, v any, where string, actionIDs map[string
 		}
 	case "checkboxes", "radio_buttons":
 		c.options(path+"/options", o["options"], maxChoiceOptions)
+		c.initial(path, o, typ == "checkboxes")
 	case "static_select":
 		c.options(path+"/options", o["options"], maxSelectOptions)
+		c.initial(path, o, false)
 		c.text(path+"/placeholder", o["placeholder"], maxPlaceholder, true)
 	case "multi_static_select":
 		if where == "actions" {
@@ -178,6 +185,14 @@ func (c *checker) element(path string, v any, where string, actionIDs map[string
 		if ml, ok := o["max_length"].(float64); ok && (ml < 1 || ml > maxInputLength) {
 			c.bad(path+"/max_length", "must be between 1 and %d", maxInputLength)
 		}
+		if ml, ok := o["min_length"].(float64); ok && (ml < 0 || ml > maxInputLength) {
+			c.bad(path+"/min_length", "must be between 0 and %d", maxInputLength)
+		}
+	case "image":
+		if where != "section" && where != "context" {
+			c.bad(path+"/type", "image elements only work in section accessories and context blocks")
+		}
+		c.image(path, o)
 	case "overflow", "datepicker", "timepicker", "users_select", "conversations_select", "channels_select":
 	default:
 		c.bad(path+"/type", "unknown or unsupported element type %q", typ)
@@ -244,6 +259,10 @@ func (c *checker) blocks(path string, v any, surface string) {
 				c.bad(p+"/elements", "must provide 1 to %d items", maxContextElems)
 			}
 			for j, e := range els {
+				if eo, ok := e.(obj); ok && eo["type"] == "image" {
+					c.image(fmt.Sprintf("%s/elements/%d", p, j), eo)
+					continue
+				}
 				c.text(fmt.Sprintf("%s/elements/%d", p, j), e, maxSectionText, false)
 			}
 		case "actions":
@@ -254,8 +273,16 @@ func (c *checker) blocks(path string, v any, surface string) {
 			for j, e := range els {
 				c.element(fmt.Sprintf("%s/elements/%d", p, j), e, "actions", actionIDs)
 			}
+		case "image":
+			c.image(p, b)
+			if t, ok := b["title"]; ok {
+				c.text(p+"/title", t, maxImageTitle, true)
+			}
 		case "input":
 			c.text(p+"/label", b["label"], maxInputLabel, true)
+			if h, ok := b["hint"]; ok {
+				c.text(p+"/hint", h, maxInputHint, true)
+			}
 			c.element(p+"/element", b["element"], "input", actionIDs)
 		case "divider":
 		default:
@@ -319,4 +346,52 @@ func blocksText(v any) int {
 		}
 	}
 	return total
+}
+
+// image checks an image block or element: an image_url (Slack fetches it
+// itself; it must be http(s)) and alt text, both required, within limits.
+func (c *checker) image(path string, o obj) {
+	u, _ := str(o, "image_url")
+	switch {
+	case n(u) == 0:
+		c.bad(path+"/image_url", "must be more than 0 characters")
+	case n(u) > maxImageURL:
+		c.bad(path+"/image_url", "must be less than %d characters", maxImageURL+1)
+	case !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://"):
+		c.bad(path+"/image_url", "must be a valid http or https URL")
+	}
+	alt, _ := str(o, "alt_text")
+	switch {
+	case n(alt) == 0:
+		c.bad(path+"/alt_text", "must be more than 0 characters")
+	case n(alt) > maxImageAlt:
+		c.bad(path+"/alt_text", "must be less than %d characters", maxImageAlt+1)
+	}
+}
+
+// initial checks initial_option(s): each must be exactly one of the
+// element's options (Slack refuses the call otherwise).
+func (c *checker) initial(path string, o obj, multi bool) {
+	var given []any
+	key := "initial_option"
+	if multi {
+		key = "initial_options"
+		given, _ = o[key].([]any)
+	} else if v, ok := o[key]; ok {
+		given = []any{v}
+	}
+	opts, _ := o["options"].([]any)
+	for i, g := range given {
+		gv, _ := g.(obj)
+		val, _ := str(gv, "value")
+		found := false
+		for _, ov := range opts {
+			if oo, ok := ov.(obj); ok && oo["value"] == val {
+				found = true
+			}
+		}
+		if !found {
+			c.bad(fmt.Sprintf("%s/%s/%d", path, key, i), "must be one of the options")
+		}
+	}
 }

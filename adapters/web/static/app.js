@@ -65,6 +65,34 @@
     if (radio && el.value.trim() !== "") radio.checked = true;
   });
 
+  // Conditional items (show_if): an item shows once the answer it depends
+  // on matches, live. A hidden item's fieldset is disabled, so nothing in
+  // it is sent; without this script every item shows, with its condition.
+  function applyConditions(form) {
+    form.querySelectorAll("fieldset[data-show-item]").forEach(function (fs) {
+      var src = form.querySelector('fieldset[data-index="' + fs.dataset.showItem + '"]');
+      var values = (fs.dataset.values || "").split(" ");
+      var hit = false;
+      if (src) {
+        src.querySelectorAll('input[name="a' + fs.dataset.showItem + '"]').forEach(function (el) {
+          if (el.checked && values.indexOf(el.value) >= 0) hit = true;
+        });
+      }
+      var show = !!src && !src.disabled && (fs.dataset.none ? !hit : hit);
+      fs.hidden = !show;
+      fs.disabled = !show;
+    });
+  }
+  function applyAllConditions() {
+    document.querySelectorAll("form.answer").forEach(applyConditions);
+  }
+  document.addEventListener("change", function (e) {
+    var form = e.target.closest && e.target.closest("form.answer");
+    if (form) applyConditions(form);
+  });
+  applyAllConditions();
+  new MutationObserver(applyAllConditions).observe(document.getElementById("main"), { childList: true, subtree: true });
+
   // After a form problem, focus goes to the message that explains it.
   var problem = document.querySelector(".card .alert[role=alert]");
   if (problem && (document.activeElement === body || !document.activeElement)) problem.focus();
