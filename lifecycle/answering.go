@@ -32,6 +32,7 @@ func (r *Router) ResolvePerson(ctx context.Context, q *domain.Question, p domain
 func (r *Router) Check(ctx context.Context, q *domain.Question, who domain.Person) error {
 	if err := domain.Permit(q, who); err != nil {
 		r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
+		r.interacted(who.Platform, q, err, false)
 		return err
 	}
 	return nil
@@ -70,7 +71,8 @@ func (r *Router) AnswerAtOnce(ctx context.Context, q *domain.Question, req domai
 	return r.answer(ctx, q, req, who, 0)
 }
 
-func (r *Router) answer(ctx context.Context, q *domain.Question, req domain.RespondRequest, who domain.Person, pauseWait time.Duration) (*domain.Question, error) {
+func (r *Router) answer(ctx context.Context, q *domain.Question, req domain.RespondRequest, who domain.Person, pauseWait time.Duration) (out *domain.Question, outErr error) {
+	defer func() { r.interacted(who.Platform, out, outErr, q.ApprovalsRequired > 1) }()
 	if q.Status != domain.StatusPending {
 		return q, domain.StatusError(q)
 	}

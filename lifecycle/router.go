@@ -66,6 +66,9 @@ type Router struct {
 	inflight atomic.Int64 // what bg counts, readable without waiting
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
+
+	// steps are the observers with the StepObserver ability.
+	steps []StepObserver
 }
 
 // NewRouter builds a Router.
@@ -101,6 +104,11 @@ func NewRouter(cfg RouterConfig) *Router {
 		channels: map[string]Channel{}, resolvers: map[string]PersonResolver{}, routes: map[string]domain.Route{}}
 	for _, c := range cfg.Channels {
 		r.AddChannel(c)
+	}
+	for _, o := range cfg.Observers {
+		if so, ok := o.(StepObserver); ok {
+			r.steps = append(r.steps, so)
+		}
 	}
 	for _, rt := range cfg.Routes {
 		r.routes[rt.Name] = rt
@@ -185,3 +193,31 @@ func (r *Router) Flush(ctx context.Context) error {
 }
 
 var errClosing = domain.Errorf(domain.EUnavailable, "the bridge is shutting down; try again on another replica")
+
+// stepped tells the StepObservers of a step.
+func (r *Router) stepped(project, step string) {
+	for _, o := range r.steps {
+		o.Stepped(project, step)
+	}
+}
+
+// interacted tells the StepObservers of a person's answer, vote or click
+// and its result (err: nil, a refusal, or the question no longer pending).
+func (r *Router) interacted(platform string, q *domain.Question, err error, voted bool) {
+	if len(r.steps) == 0 {
+		return
+	}
+	result, reason := InteractionAnswered, ""
+	switch code := domain.ErrorCode(err); {
+	case err == nil && voted && q != nil && q.Status == domain.StatusPending:
+		result = InteractionVoted
+	case err == nil:
+	case code == domain.EAlreadyAnswered || code == domain.EQuestionCancelled || code == domain.EQuestionExpired:
+		result = InteractionStale
+	default:
+		result, reason = InteractionRefused, code
+	}
+	for _, o := range r.steps {
+		o.Interacted(platform, result, reason)
+	}
+}

@@ -84,6 +84,7 @@ func (r *Router) runStep(ctx context.Context, q *domain.Question, level int, ste
 	if err != nil || !ok {
 		return false, nil // another replica ran this step, or the store failed (retried next sweep)
 	}
+	r.stepped(q.ProjectID, StepEscalation)
 	if fresh, err := r.store.Get(ctx, q.ProjectID, q.ID); err == nil {
 		q = fresh
 	}

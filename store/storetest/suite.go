@@ -49,6 +49,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"TrimKeepsLiveRecords", testTrimKeepsLiveRecords},
 		{"CancelNoteKept", testCancelNote},
 		{"AuditTrailOldestFirstPerQuestion", testAudit},
+		{"StatsBacklogAndWaiters", testStats},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, replicas(t)) })
