@@ -123,20 +123,22 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 	webhooks := policy.Client(webhookAttemptTimeout)
 	webhooks.Transport = a.ops.Transport(webhooks.Transport, "webhook", outbound.HTTPMethod)
 	a.deliverer = resume.New(resume.Config{Store: a.st, Secret: s.WebhookSecretFor, Logger: log.With("component", "resume"),
-		Observe: metrics.Delivery, Lease: s.WebhookLease, GiveUpAfter: s.WebhookGiveUp, Egress: policy, Client: webhooks})
+		Observe: metrics.Delivery, Lease: s.WebhookLease, GiveUpAfter: s.WebhookGiveUp, Egress: policy, Client: webhooks,
+		TracerProvider: s.TracerProvider})
 	a.router = lifecycle.NewRouter(lifecycle.RouterConfig{
 		Store: a.st, Routes: s.Routes, Logger: log.With("component", "router"), Clock: s.Clock, PostTimeout: s.PostTimeout,
 		DefaultTimeout: s.Timeout, Retention: s.Retention,
 		HasWebhookSecret: func(agentID string) bool { return len(s.WebhookSecretFor(agentID)) > 0 },
 		CheckResumeURL:   policy.CheckURL,
 		Observers:        []lifecycle.Observer{metrics, a.ops, a.deliverer},
+		TracerProvider:   s.TracerProvider,
 	})
 	mux := http.NewServeMux()
 	if err := a.addChats(mux); err != nil {
 		return err
 	}
 	a.api = api.New(api.Config{Router: a.router, Auth: auth, Logger: log.With("component", "api"), Metrics: metrics,
-		MetricsToken: s.MetricsToken})
+		MetricsToken: s.MetricsToken, TracerProvider: s.TracerProvider})
 	a.api.Register(mux)
 	a.closeMCP = mountMCP(mux, auth, mux, a.router, log.With("component", "mcp"), s.Version)
 	var webAuth web.Authenticator

@@ -107,13 +107,20 @@ func (b *opsBridge) do(method, path string, body any, header http.Header, out an
 }
 
 // askWebhook asks on Slack and Discord in webhook mode and pauses the run.
-func (b *opsBridge) askWebhook(header http.Header) *domain.Question {
+// extra adds fields to the ask.
+func (b *opsBridge) askWebhook(header http.Header, extra ...map[string]any) *domain.Question {
 	b.t.Helper()
 	var q domain.Question
-	code := b.do("POST", "/api/projects/ops/agent-questions", map[string]any{"run_id": "run-1", "agent_id": "deploy-bot",
+	body := map[string]any{"run_id": "run-1", "agent_id": "deploy-bot",
 		"questions": []map[string]any{{"question": "Ship the secret-plan release?", "options": []map[string]any{{"label": "Ship it"}, {"label": "Hold"}}}},
 		"targets":   []map[string]any{{"platform": "slack", "channel": "C1"}, {"platform": "discord", "channel": "1000"}},
-		"resume":    map[string]any{"url": b.recv.URL + "/resume"}}, header, &q)
+		"resume":    map[string]any{"url": b.recv.URL + "/resume"}}
+	for _, e := range extra {
+		for k, v := range e {
+			body[k] = v
+		}
+	}
+	code := b.do("POST", "/api/projects/ops/agent-questions", body, header, &q)
 	require.Equal(b.t, http.StatusCreated, code)
 	require.Equal(b.t, http.StatusOK, b.do("POST", "/api/projects/ops/agent-runs/run-1/pause", nil, nil, nil))
 	return &q

@@ -11,6 +11,8 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Settings is everything one bridge needs: the resolved configuration of
@@ -48,6 +50,11 @@ type Settings struct {
 	SecureCookies bool
 	PublicURL     string
 	MetricsToken  string
+	// TracingEndpoint is tracing.endpoint (internal/tracing.Config); the
+	// command builds TracerProvider from it and the OTEL_* variables.
+	TracingEndpoint string
+	// TracerProvider records the bridge's spans (nil: none recorded).
+	TracerProvider trace.TracerProvider
 
 	// Sweep is the deadline sweeper's interval (default 250ms).
 	Sweep time.Duration

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/tracing"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultPauseWait is how long a person's answer waits for a webhook-mode
@@ -40,6 +43,9 @@ type RouterConfig struct {
 	CopyRetryBackoff time.Duration
 	// Observers are told of every transition this replica makes.
 	Observers []Observer
+	// TracerProvider records the lifecycle's spans (nil: none recorded;
+	// internal/tracing).
+	TracerProvider trace.TracerProvider
 	// PauseWait is how long a person's answer to a webhook-mode question
 	// waits for the agent's run to report its pause before it is refused
 	// with ERunNotPaused (0: DefaultPauseWait; negative: no wait; see
@@ -68,7 +74,8 @@ type Router struct {
 	bgCancel context.CancelFunc
 
 	// steps are the observers with the StepObserver ability.
-	steps []StepObserver
+	steps  []StepObserver
+	tracer trace.Tracer
 }
 
 // NewRouter builds a Router.
@@ -105,6 +112,7 @@ func NewRouter(cfg RouterConfig) *Router {
 	for _, c := range cfg.Channels {
 		r.AddChannel(c)
 	}
+	r.tracer = tracing.Tracer(cfg.TracerProvider)
 	for _, o := range cfg.Observers {
 		if so, ok := o.(StepObserver); ok {
 			r.steps = append(r.steps, so)
@@ -202,12 +210,10 @@ func (r *Router) stepped(project, step string) {
 }
 
 // interacted tells the StepObservers of a person's answer, vote or click
-// and its result (err: nil, a refusal, or the question no longer pending).
-func (r *Router) interacted(platform string, q *domain.Question, err error, voted bool) {
-	if len(r.steps) == 0 {
-		return
-	}
-	result, reason := InteractionAnswered, ""
+// and returns its result (err: nil, a refusal, or the question no longer
+// pending).
+func (r *Router) interacted(platform string, q *domain.Question, err error, voted bool) (result, reason string) {
+	result = InteractionAnswered
 	switch code := domain.ErrorCode(err); {
 	case err == nil && voted && q != nil && q.Status == domain.StatusPending:
 		result = InteractionVoted
@@ -220,4 +226,5 @@ func (r *Router) interacted(platform string, q *domain.Question, err error, vote
 	for _, o := range r.steps {
 		o.Interacted(platform, result, reason)
 	}
+	return result, reason
 }

@@ -40,6 +40,8 @@ type docV2 struct {
 	Ot *domain.OnTimeout       `json:"ot,omitempty"`
 	Es []domain.EscalationStep `json:"es,omitempty"`
 	Ac *domain.Action          `json:"ac,omitempty"` // an approval's action
+	Tp string                  `json:"tp,omitempty"` // W3C traceparent of the ask
+	Ts string                  `json:"ts,omitempty"` // W3C tracestate of the ask
 }
 
 type itemV2 struct {
@@ -85,7 +87,8 @@ func copyLine(t domain.Target) string {
 // encodeDoc is the first line of d:<id>.
 func encodeDoc(q *domain.Question) string {
 	d := docV2{V: 2, A: q.AgentID, N: q.AgentName, K: q.Kind, X: q.Context, C: q.CreatedAt.UnixNano(), E: int64(q.ExpiresAt.Sub(q.CreatedAt)),
-		Rs: q.Resume, Ro: q.Route, I: q.IdempotencyKey, Rb: q.RequestedBy, Ap: q.ApprovalsRequired, Ot: q.OnTimeout, Es: q.Escalation, Ac: q.Action}
+		Rs: q.Resume, Ro: q.Route, I: q.IdempotencyKey, Rb: q.RequestedBy, Ap: q.ApprovalsRequired, Ot: q.OnTimeout, Es: q.Escalation, Ac: q.Action,
+		Tp: q.TraceParent, Ts: q.TraceState}
 	if d.K == domain.KindQuestion {
 		d.K = ""
 	}
@@ -135,6 +138,7 @@ func decodeDoc(q *domain.Question, line string) error {
 	q.ExpiresAt = q.CreatedAt.Add(time.Duration(d.E))
 	q.Resume, q.Route, q.IdempotencyKey, q.RequestedBy = d.Rs, d.Ro, d.I, d.Rb
 	q.ApprovalsRequired, q.OnTimeout, q.Escalation, q.Action = d.Ap, d.Ot, d.Es, d.Ac
+	q.TraceParent, q.TraceState = d.Tp, d.Ts
 	q.Questions = make([]domain.Item, len(d.Q))
 	for i, it := range d.Q {
 		q.Questions[i] = domain.Item{Question: it.Q, Header: it.H, MultiSelect: it.M}
