@@ -93,3 +93,33 @@ func testStats(t *testing.T, open func() lifecycle.Store) {
 	stop3()
 	assert.Equal(t, lifecycle.Waiters{ProjectID: p}, waiters(), "a released wait is no longer counted")
 }
+
+// testTraceContextKept: the ask's W3C trace context stays with the record
+// through its transition and on its resume delivery, for the spans of the
+// answer and the webhook on any replica.
+func testTraceContextKept(t *testing.T, open func() lifecycle.Store) {
+	a, b := open(), open()
+	p := project()
+	q := newQ(p, "run-1")
+	q.TraceParent, q.TraceState = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "vendor=x"
+	create(t, a, q)
+	got, err := b.Get(ctx, p, q.ID)
+	require.NoError(t, err)
+	assert.Equal(t, q.TraceParent, got.TraceParent)
+	assert.Equal(t, q.TraceState, got.TraceState)
+	tr := answer("x")
+	tr.DeliveryID = uuid.NewString()
+	final, err := b.Transition(ctx, p, q.ID, tr)
+	require.NoError(t, err)
+	assert.Equal(t, q.TraceParent, final.TraceParent, "the final record as the transition returns it")
+	ds, err := a.ClaimDeliveries(ctx, time.Now(), 30*time.Second, 100)
+	require.NoError(t, err)
+	for _, d := range ds {
+		if d.ID == tr.DeliveryID {
+			require.NotNil(t, d.Question)
+			assert.Equal(t, q.TraceParent, d.Question.TraceParent, "the delivery's record")
+			return
+		}
+	}
+	t.Fatal("the delivery was not claimed")
+}
