@@ -117,6 +117,13 @@ func TestOneTraceFromTheAgentThroughThePersonToTheResume(t *testing.T) {
 	spans := recv.spans
 	recv.mu.Unlock()
 	root := one(t, spans, "agent.run")
+	byID := map[string]string{}
+	for _, s := range spans {
+		byID[hex.EncodeToString(s.GetSpanId())] = s.GetName()
+	}
+	for _, s := range spans { // the tree, for the record: go test -v -run TestOneTrace ./app
+		t.Logf("trace %x  %-26s parent %s", s.GetTraceId(), s.GetName(), byID[hex.EncodeToString(s.GetParentSpanId())])
+	}
 	for _, s := range spans {
 		assert.Equal(t, root.GetTraceId(), s.GetTraceId(), "%s is in the agent's trace", s.GetName())
 	}
@@ -210,7 +217,7 @@ func TestSpansWithAnInMemoryRecorder(t *testing.T) {
 		assert.Equal(t, askTrace, s.SpanContext().TraceID().String())
 		got := map[string]string{}
 		for _, kv := range s.Attributes() {
-			got[string(kv.Key)] = kv.Value.Emit()
+			got[string(kv.Key)] = kv.Value.AsString()
 		}
 		assert.Equal(t, "refused", got["askbridge.result"])
 		assert.Equal(t, "not_allowed", got["askbridge.reason"])
