@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,8 +24,10 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/adapters/web"
+	"github.com/askbridge/askbridge/internal/outbound"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/server/egress"
+	"github.com/askbridge/askbridge/server/ops"
 	"github.com/askbridge/askbridge/server/resume"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/native"
@@ -52,6 +55,7 @@ type App struct {
 	deliverer *resume.Deliverer
 	closeMCP  func()
 	adapters  []adapter
+	ops       *ops.Metrics
 	handler   http.Handler
 
 	mu      sync.Mutex
@@ -143,21 +147,30 @@ func (a *App) openStore(ctx context.Context) error {
 func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error {
 	s, log := &a.s, a.log
 	metrics := api.NewMetrics()
+	a.ops = ops.New(metrics.Registry(), log.With("component", "metrics"))
+	a.ops.WatchStore(metrics.Registry(), a.st)
+	if rs, ok := a.st.(*store.Store); ok {
+		rs.Client().AddHook(a.ops) // Redis command latency and errors
+	}
+	webhooks := policy.Client(webhookAttemptTimeout)
+	webhooks.Transport = a.ops.Transport(webhooks.Transport, "webhook", outbound.HTTPMethod)
 	a.deliverer = resume.New(resume.Config{Store: a.st, Secret: s.WebhookSecretFor, Logger: log.With("component", "resume"),
-		Observe: metrics.Delivery, ObserveSender: metrics.SenderDelivery, Lease: s.WebhookLease, GiveUpAfter: s.WebhookGiveUp, Egress: policy})
+		Observe: metrics.Delivery, ObserveSender: metrics.SenderDelivery, Lease: s.WebhookLease, GiveUpAfter: s.WebhookGiveUp, Egress: policy, Client: webhooks,
+		TracerProvider: s.TracerProvider})
 	a.router = lifecycle.NewRouter(lifecycle.RouterConfig{
 		Store: a.st, Routes: s.Routes, Logger: log.With("component", "router"), Clock: s.Clock, PostTimeout: s.PostTimeout,
 		DefaultTimeout: s.Timeout, Retention: s.Retention,
 		HasWebhookSecret: func(agentID string) bool { return len(s.WebhookSecretFor(agentID)) > 0 },
 		CheckResumeURL:   policy.CheckURL,
-		Observers:        []lifecycle.Observer{metrics, a.deliverer},
+		Observers:        []lifecycle.Observer{metrics, a.ops, a.deliverer},
+		TracerProvider:   s.TracerProvider,
 	})
 	mux := http.NewServeMux()
 	if err := a.addChats(mux); err != nil {
 		return err
 	}
 	a.api = api.New(api.Config{Router: a.router, Auth: auth, Logger: log.With("component", "api"), Metrics: metrics,
-		MetricsToken: s.MetricsToken})
+		MetricsToken: s.MetricsToken, TracerProvider: s.TracerProvider})
 	a.api.Register(mux)
 	a.closeMCP = mountMCP(mux, auth, mux, a.router, log.With("component", "mcp"), s.Version)
 	var webAuth web.Authenticator
@@ -172,8 +185,53 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 		return err
 	}
 	inbox.Register(mux)
-	a.handler = api.Guard(mux, api.GuardConfig{Open: auth.Open(), PublicURL: s.PublicURL})
+	a.handler = a.ops.Routes(api.Guard(mux, api.GuardConfig{Open: auth.Open(), PublicURL: s.PublicURL}), mux, a.inbound)
 	return nil
+}
+
+// webhookAttemptTimeout bounds one resume webhook attempt (resume's
+// default AttemptTimeout).
+const webhookAttemptTimeout = 15 * time.Second
+
+// inboundOnly are the inbound routes' platforms that are not a Channel.
+var inboundOnly = []string{"pagerduty"}
+
+// inbound tells the routes that receive a platform's requests (the first
+// segment of the path names the platform: /slack/interactions,
+// /discord/interactions, /pagerduty/webhook), for the acknowledgement time
+// and bad-signature metrics.
+func (a *App) inbound(pattern string) (string, bool) {
+	_, path, _ := strings.Cut(pattern, " ")
+	seg, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if _, ok := a.router.Channel(seg); ok && seg != "web" {
+		return seg, true
+	}
+	return seg, slices.Contains(inboundOnly, seg)
+}
+
+// observed returns c (nil: a new client with timeout) with its transport
+// (nil: one that keeps connections alive, as the adapters' default)
+// reporting each call as platform's to the operational metrics.
+func (a *App) observed(c *http.Client, timeout time.Duration, platform string, method outbound.MethodFunc) *http.Client {
+	out := &http.Client{Timeout: timeout}
+	if c != nil {
+		cp := *c
+		out = &cp
+	}
+	out.Transport = a.ops.Transport(keepAlive(out.Transport), platform, method)
+	return out
+}
+
+// keepAlive is t, or for nil a transport like the adapters' default
+// (adapters/internal/httpx): http.DefaultTransport keeping 64 idle
+// connections per host.
+func keepAlive(t http.RoundTripper) http.RoundTripper {
+	if t != nil {
+		return t
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost, tr.IdleConnTimeout = 128, 64, 90*time.Second
+	return tr
 }
 
 // chat is one chat adapter as the router and the mux see it.
@@ -206,6 +264,7 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		if sc.PublicURL == "" {
 			sc.PublicURL = s.PublicURL // approvals link to their question page
 		}
+		sc.HTTPClient = a.observed(sc.HTTPClient, 15*time.Second, "slack", outbound.SlackMethod)
 		c, err := slack.New(sc, a.router, a.log.With("adapter", "slack"))
 		if err := add("Slack", mode, c, err); err != nil {
 			return err
@@ -220,6 +279,7 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		if dc.PublicURL == "" {
 			dc.PublicURL = s.PublicURL // copies link to the question page there
 		}
+		dc.Transport = a.ops.Transport(keepAlive(dc.Transport), "discord", outbound.PathMethod)
 		c, err := discord.New(dc, a.router, a.log.With("adapter", "discord"))
 		if err := add("Discord", mode, c, err); err != nil {
 			return err

@@ -13,6 +13,8 @@ import (
 	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Settings is everything one bridge needs: the resolved configuration of
@@ -58,6 +60,11 @@ type Settings struct {
 	ImageHosts   []string
 	PublicURL    string
 	MetricsToken string
+	// TracingEndpoint is tracing.endpoint (internal/tracing.Config); the
+	// command builds TracerProvider from it and the OTEL_* variables.
+	TracingEndpoint string
+	// TracerProvider records the bridge's spans (nil: none recorded).
+	TracerProvider trace.TracerProvider
 
 	// Email is enabled when its SMTPURL is set (PublicURL, when empty, is
 	// the bridge's).

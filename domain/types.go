@@ -267,6 +267,11 @@ type Question struct {
 	Decision     *Decision     `json:"decision,omitempty"`
 	EditedAction *EditedAction `json:"edited_action,omitempty"`
 	AppliedRule  *int          `json:"applied_rule,omitempty"`
+	// TraceParent and TraceState are the W3C trace context of the ask
+	// (internal/tracing): the answer's and the resume webhook's spans join
+	// that trace. Kept with the record, never shown by the API.
+	TraceParent string `json:"-"`
+	TraceState  string `json:"-"`
 }
 
 // WebhookMode reports whether the run resumes through a webhook.

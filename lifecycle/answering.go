@@ -32,6 +32,10 @@ func (r *Router) ResolvePerson(ctx context.Context, q *domain.Question, p domain
 func (r *Router) Check(ctx context.Context, q *domain.Question, who domain.Person) error {
 	if err := domain.Permit(q, who); err != nil {
 		r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
+		_, span := r.startInteraction(ctx, q, who)
+		result, reason := r.interacted(who.Platform, q, err, false)
+		span.SetAttributes(attrResult.String(result), attrReason.String(reason))
+		endSpan(span, err)
 		return err
 	}
 	return nil
@@ -70,11 +74,20 @@ func (r *Router) AnswerAtOnce(ctx context.Context, q *domain.Question, req domai
 	return r.answer(ctx, q, req, who, 0)
 }
 
-func (r *Router) answer(ctx context.Context, q *domain.Question, req domain.RespondRequest, who domain.Person, pauseWait time.Duration) (*domain.Question, error) {
+func (r *Router) answer(ctx context.Context, q *domain.Question, req domain.RespondRequest, who domain.Person, pauseWait time.Duration) (out *domain.Question, outErr error) {
+	ctx, span := r.startInteraction(ctx, q, who)
+	defer func() {
+		result, reason := r.interacted(who.Platform, out, outErr, q.ApprovalsRequired > 1)
+		span.SetAttributes(attrResult.String(result), attrReason.String(reason))
+		endSpan(span, outErr)
+	}()
 	if q.Status != domain.StatusPending {
 		return q, domain.StatusError(q)
 	}
-	if err := domain.Permit(q, who); err != nil {
+	_, rspan := r.tracer.Start(ctx, "askbridge.responders")
+	err := domain.Permit(q, who)
+	endSpan(rspan, err)
+	if err != nil {
 		r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
 		return q, err
 	}
@@ -90,10 +103,14 @@ func (r *Router) answer(ctx context.Context, q *domain.Question, req domain.Resp
 	}
 	tr := Transition{To: domain.StatusAnswered, Answer: &ans, By: &who}
 	record := func() (*domain.Question, error) {
+		ctx, span := r.tracer.Start(ctx, "askbridge.answer")
 		if q.ApprovalsRequired > 1 {
-			return r.vote(ctx, q, tr)
+			final, err := r.vote(ctx, q, tr)
+			endSpan(span, err)
+			return final, err
 		}
 		final, err := r.transition(ctx, q, tr)
+		endSpan(span, err)
 		if err == nil {
 			r.auditApproval(ctx, final, q, &ans)
 		}
@@ -245,6 +262,7 @@ func (r *Router) audit(ctx context.Context, q *domain.Question, e domain.AuditEn
 }
 
 func (r *Router) afterTransition(q *domain.Question) {
+	r.traceWait(q)
 	for _, o := range r.cfg.Observers {
 		o.Transitioned(q)
 	}

@@ -8,8 +8,10 @@ import (
 	"sync"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/tracing"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Ask validates and stores a question, posts it to its targets and returns
@@ -39,7 +41,9 @@ func (r *Router) Ask(ctx context.Context, project string, req *domain.AskRequest
 		def.ApprovalsRequired, def.OnTimeout, def.Escalation = route.ApprovalsRequired, route.OnTimeout, route.Escalation
 		req.Route = route.Name
 	}
+	_, vspan := r.tracer.Start(ctx, "askbridge.validate")
 	q, timeout, err := domain.BuildQuestion(req, def, r.cfg.HasWebhookSecret(req.AgentID))
+	endSpan(vspan, err)
 	if err != nil {
 		return AskResult{}, err
 	}
@@ -60,8 +64,11 @@ func (r *Router) Ask(ctx context.Context, project string, req *domain.AskRequest
 	if q.Kind == domain.KindQuestion {
 		r.withHistory(ctx, q, route)
 	}
+	q.TraceParent, q.TraceState = tracing.Carrier(ctx)
 	rule := r.autoRule(ctx, project, q, route)
-	res, err := r.store.Create(ctx, q)
+	sctx, sspan := r.tracer.Start(ctx, "askbridge.store", trace.WithAttributes(attrQuestion.String(q.ID)))
+	res, err := r.store.Create(sctx, q)
+	endSpan(sspan, err)
 	if err != nil {
 		return AskResult{}, err
 	}
@@ -104,7 +111,10 @@ func (r *Router) post(ctx context.Context, q *domain.Question, targets []domain.
 			defer wg.Done()
 			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.PostTimeout)
 			defer cancel()
+			pctx, span := r.tracer.Start(pctx, "askbridge.post", trace.WithSpanKind(trace.SpanKindClient),
+				trace.WithAttributes(attrPlatform.String(t.Platform), attrQuestion.String(q.ID)))
 			posted, err := r.channels[t.Platform].Post(pctx, q, t)
+			endSpan(span, err)
 			if err != nil {
 				r.log.Error("posting question failed", "question", q.ID, "project", q.ProjectID,
 					"platform", t.Platform, "channel", t.Channel, "err", err)

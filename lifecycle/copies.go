@@ -97,6 +97,7 @@ func (r *Router) remind(ctx context.Context, q *domain.Question) {
 					continue
 				}
 				reminded++
+				r.stepped(q.ProjectID, StepReminder)
 				r.audit(ctx, q, domain.AuditEntry{Type: "reminded", Detail: domain.TargetName(t) + ", asking " + domain.DescribeResponders(q.Responders)})
 			}
 		}

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/tracing"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultPauseWait is how long a person's answer waits for a webhook-mode
@@ -40,6 +43,9 @@ type RouterConfig struct {
 	CopyRetryBackoff time.Duration
 	// Observers are told of every transition this replica makes.
 	Observers []Observer
+	// TracerProvider records the lifecycle's spans (nil: none recorded;
+	// internal/tracing).
+	TracerProvider trace.TracerProvider
 	// PauseWait is how long a person's answer to a webhook-mode question
 	// waits for the agent's run to report its pause before it is refused
 	// with ERunNotPaused (0: DefaultPauseWait; negative: no wait; see
@@ -66,6 +72,10 @@ type Router struct {
 	inflight atomic.Int64 // what bg counts, readable without waiting
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
+
+	// steps are the observers with the StepObserver ability.
+	steps  []StepObserver
+	tracer trace.Tracer
 }
 
 // NewRouter builds a Router.
@@ -101,6 +111,12 @@ func NewRouter(cfg RouterConfig) *Router {
 		channels: map[string]Channel{}, resolvers: map[string]PersonResolver{}, routes: map[string]domain.Route{}}
 	for _, c := range cfg.Channels {
 		r.AddChannel(c)
+	}
+	r.tracer = tracing.Tracer(cfg.TracerProvider)
+	for _, o := range cfg.Observers {
+		if so, ok := o.(StepObserver); ok {
+			r.steps = append(r.steps, so)
+		}
 	}
 	for _, rt := range cfg.Routes {
 		r.routes[rt.Name] = rt
@@ -185,3 +201,30 @@ func (r *Router) Flush(ctx context.Context) error {
 }
 
 var errClosing = domain.Errorf(domain.EUnavailable, "the bridge is shutting down; try again on another replica")
+
+// stepped tells the StepObservers of a step.
+func (r *Router) stepped(project, step string) {
+	for _, o := range r.steps {
+		o.Stepped(project, step)
+	}
+}
+
+// interacted tells the StepObservers of a person's answer, vote or click
+// and returns its result (err: nil, a refusal, or the question no longer
+// pending).
+func (r *Router) interacted(platform string, q *domain.Question, err error, voted bool) (result, reason string) {
+	result = InteractionAnswered
+	switch code := domain.ErrorCode(err); {
+	case err == nil && voted && q != nil && q.Status == domain.StatusPending:
+		result = InteractionVoted
+	case err == nil:
+	case code == domain.EAlreadyAnswered || code == domain.EQuestionCancelled || code == domain.EQuestionExpired:
+		result = InteractionStale
+	default:
+		result, reason = InteractionRefused, code
+	}
+	for _, o := range r.steps {
+		o.Interacted(platform, result, reason)
+	}
+	return result, reason
+}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ExpireDue expires every pending question past its deadline. Safe to run
@@ -88,6 +90,9 @@ func (r *Router) runStep(ctx context.Context, q *domain.Question, level int, ste
 	if err != nil || !ok {
 		return false, nil // another replica ran this step, or the store failed (retried next sweep)
 	}
+	r.stepped(q.ProjectID, StepEscalation)
+	ctx, span := r.tracer.Start(questionTrace(ctx, q), "askbridge.escalation", trace.WithAttributes(attrQuestion.String(q.ID)))
+	defer span.End()
 	if fresh, err := r.store.Get(ctx, q.ProjectID, q.ID); err == nil {
 		q = fresh
 	}

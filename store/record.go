@@ -42,6 +42,8 @@ type docV2 struct {
 	Ac *domain.Action          `json:"ac,omitempty"` // an approval's action
 	Xi *domain.Image           `json:"xi,omitempty"` // context image
 	Hi []domain.PastAnswer     `json:"hi,omitempty"` // earlier answers shown
+	Tp string                  `json:"tp,omitempty"` // W3C traceparent of the ask
+	Ts string                  `json:"ts,omitempty"` // W3C tracestate of the ask
 }
 
 type itemV2 struct {
@@ -92,7 +94,8 @@ func copyLine(t domain.Target) string {
 // encodeDoc is the first line of d:<id>.
 func encodeDoc(q *domain.Question) string {
 	d := docV2{V: 2, A: q.AgentID, N: q.AgentName, K: q.Kind, X: q.Context, C: q.CreatedAt.UnixNano(), E: int64(q.ExpiresAt.Sub(q.CreatedAt)),
-		Rs: q.Resume, Ro: q.Route, I: q.IdempotencyKey, Rb: q.RequestedBy, Ap: q.ApprovalsRequired, Ot: q.OnTimeout, Es: q.Escalation, Ac: q.Action, Xi: q.ContextImage, Hi: q.History}
+		Rs: q.Resume, Ro: q.Route, I: q.IdempotencyKey, Rb: q.RequestedBy, Ap: q.ApprovalsRequired, Ot: q.OnTimeout, Es: q.Escalation, Ac: q.Action, Xi: q.ContextImage, Hi: q.History,
+		Tp: q.TraceParent, Ts: q.TraceState}
 	if d.K == domain.KindQuestion {
 		d.K = ""
 	}
@@ -143,6 +146,7 @@ func decodeDoc(q *domain.Question, line string) error {
 	q.Resume, q.Route, q.IdempotencyKey, q.RequestedBy = d.Rs, d.Ro, d.I, d.Rb
 	q.ApprovalsRequired, q.OnTimeout, q.Escalation, q.Action = d.Ap, d.Ot, d.Es, d.Ac
 	q.ContextImage, q.History = d.Xi, d.Hi
+	q.TraceParent, q.TraceState = d.Tp, d.Ts
 	q.Questions = make([]domain.Item, len(d.Q))
 	for i, it := range d.Q {
 		q.Questions[i] = domain.Item{Question: it.Q, Header: it.H, MultiSelect: it.M, ShowIf: it.S, Other: it.F, Image: it.I}

@@ -79,6 +79,11 @@ type fileConfig struct {
 		Token     string `yaml:"token"`
 		TokenFile string `yaml:"token_file"`
 	} `yaml:"metrics"`
+	// Tracing: OTLP/HTTP export of traces (docs/operations.md, Tracing);
+	// the standard OTEL_* variables apply too.
+	Tracing struct {
+		Endpoint string `yaml:"endpoint"`
+	} `yaml:"tracing"`
 	Web struct {
 		SessionKey     string `yaml:"session_key"`
 		SessionKeyFile string `yaml:"session_key_file"`
@@ -282,6 +287,7 @@ func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	s.Telegram.APIURL = fc.Telegram.APIURL
 	s.SessionKey = p.secret("web.session_key", fc.Web.SessionKey, fc.Web.SessionKeyFile)
 	s.MetricsToken = p.secret("metrics.token", fc.Metrics.Token, fc.Metrics.TokenFile)
+	s.TracingEndpoint = fc.Tracing.Endpoint
 	s.PublicURL = fc.PublicURL
 	if s.Timeout != 0 && (s.Timeout < domain.MinTimeout || s.Timeout > domain.MaxTimeout) {
 		p.fail("defaults.timeout: must be between 10s and 720h")

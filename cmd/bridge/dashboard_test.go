@@ -25,6 +25,7 @@ func exposedMetrics(t *testing.T) map[string]bool {
 	m.Asked("p")
 	m.Transitioned(&domain.Question{ProjectID: "p", Status: domain.StatusAnswered, CreatedAt: now.Add(-time.Minute), RespondedAt: &now})
 	m.Delivery("delivered")
+	touchOps(t, m)
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	names := map[string]bool{}

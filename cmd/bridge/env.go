@@ -37,13 +37,15 @@ type serveEnvValues struct {
 	connsPerIP                                                     int
 	// problems are the bad values, each naming its variable and the fix.
 	problems []string
+	// getenv reads the OpenTelemetry variables (OTEL_*; internal/tracing).
+	getenv func(string) string
 }
 
 // readServeEnv reads every environment variable of `askbridge serve` and
 // checks each value: a value that cannot be used is a problem naming the
 // variable, never silently replaced by a default.
 func readServeEnv(getenv func(string) string) *serveEnvValues {
-	e := &serveEnvValues{addr: "127.0.0.1:8080", logLevel: slog.LevelInfo}
+	e := &serveEnvValues{addr: "127.0.0.1:8080", logLevel: slog.LevelInfo, getenv: getenv}
 	fail := func(format string, args ...any) { e.problems = append(e.problems, fmt.Sprintf(format, args...)) }
 	// env reads NAME, then NAME_FILE (a file holding the value) over it.
 	env := func(name string, dst *string) {

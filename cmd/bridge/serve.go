@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/app"
+	"github.com/askbridge/askbridge/internal/tracing"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -74,6 +75,22 @@ func runServer(ctx context.Context, o serveOptions, env *serveEnvValues, stdout 
 		cfg.DataDir = o.dataDir
 	}
 	store.LogRedisTo(log.With("component", "redis"))
+	getenv := env.getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	tp, stopTracing, err := tracing.Setup(ctx, tracing.Config{Endpoint: cfg.TracingEndpoint, Version: cfg.Version}, getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Warn("sending the last traces failed", "err", err)
+		}
+	}()
+	cfg.TracerProvider = tp
 	a, err := app.New(ctx, *cfg)
 	if err != nil {
 		return err

@@ -26,6 +26,9 @@ import (
 
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
+	"github.com/askbridge/askbridge/internal/tracing"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // MaxWait bounds one long-poll.
@@ -41,6 +44,9 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// MetricsToken, when set, is the bearer token /metrics requires.
 	MetricsToken string
+	// TracerProvider records the ask's span (nil: none recorded; a
+	// traceparent received is still kept with the question).
+	TracerProvider trace.TracerProvider
 }
 
 // reads is what the API takes from the store directly: reads, plus two
@@ -74,6 +80,8 @@ type API struct {
 
 	parkOnce sync.Once
 	parks    *parker
+
+	tracer trace.Tracer
 }
 
 // parker starts the parker on first use.
@@ -103,6 +111,7 @@ func New(cfg Config) *API {
 	a := &API{router: cfg.Router, store: cfg.Router.Store(), auth: cfg.Auth, log: cfg.Logger,
 		m: cfg.Metrics, ready: cfg.Ready, metricsToken: cfg.MetricsToken}
 	a.drainCtx, a.drain = context.WithCancel(context.Background())
+	a.tracer = tracing.Tracer(cfg.TracerProvider)
 	return a
 }
 

@@ -41,6 +41,10 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// Registry is where the bridge's other metrics register (package ops), so
+// /metrics serves them all.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
 // Handler serves /metrics.
 func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
 

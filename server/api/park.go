@@ -13,6 +13,7 @@ import (
 
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
+	"github.com/askbridge/askbridge/internal/tracing"
 )
 
 // parkStore is what the parker needs of the store: the question, and
@@ -247,9 +248,13 @@ func response(q *domain.Question, err error) []byte {
 	// Head and body go out in one write: two writes are two TCP segments
 	// (no Nagle), and a client that has read the head waits to be woken
 	// again for the body.
-	out := make([]byte, 0, len(body)+128)
-	out = fmt.Appendf(out, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
+	out := make([]byte, 0, len(body)+192)
+	out = fmt.Appendf(out, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n",
 		status, http.StatusText(status), len(body))
+	if err == nil && tracing.Valid(q.TraceParent) { // as traceHeader
+		out = fmt.Appendf(out, "Traceparent: %s\r\n", q.TraceParent)
+	}
+	out = append(out, "\r\n"...)
 	return append(out, body...)
 }
 

@@ -10,6 +10,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/tracing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // visible keeps the questions p may see, as the API shows them.
@@ -76,10 +81,19 @@ func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
 			req.AgentID = "agent"
 		}
 	}
-	res, err := a.router.Ask(r.Context(), project, &req, agentRoute)
+	// The agent's W3C traceparent (if any) is the ask span's parent; the
+	// question keeps the ask's trace context for the answer and the resume.
+	ctx, span := a.tracer.Start(tracing.Extract(r.Context(), r.Header), "askbridge.ask",
+		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attribute.String("askbridge.project", project)))
+	res, err := a.router.Ask(ctx, project, &req, agentRoute)
 	if err != nil {
+		span.SetStatus(codes.Error, domain.ErrorCode(err))
+		span.End()
 		return err
 	}
+	span.SetAttributes(attribute.String("askbridge.question.id", res.Question.ID), attribute.Bool("askbridge.created", res.Created))
+	span.End()
+	traceHeader(w, res.Question)
 	status := http.StatusCreated
 	if !res.Created {
 		status = http.StatusOK
@@ -115,8 +129,17 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if err != nil {
 		return err
 	}
+	traceHeader(w, q)
 	writeJSON(w, http.StatusOK, public(q))
 	return nil
+}
+
+// traceHeader gives the agent the question's traceparent, so the run
+// that reads the answer continues the question's trace.
+func traceHeader(w http.ResponseWriter, q *domain.Question) {
+	if q != nil && tracing.Valid(q.TraceParent) {
+		w.Header().Set("traceparent", q.TraceParent)
+	}
 }
 
 func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
@@ -151,6 +174,7 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if err != nil {
 		return err
 	}
+	traceHeader(w, q)
 	writeJSON(w, http.StatusOK, public(q))
 	return nil
 }

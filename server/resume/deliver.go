@@ -15,7 +15,12 @@ import (
 
 	"github.com/askbridge/askbridge/agent/webhook"
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/tracing"
 	"github.com/askbridge/askbridge/server/egress"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // deliver makes one attempt and records its outcome. It reports whether
@@ -43,8 +48,16 @@ func (d *Deliverer) deliver(ctx context.Context, dl lifecycle.Delivery, q *domai
 	req.Header.Set(webhook.HeaderEvent, dl.Event)
 	req.Header.Set(webhook.HeaderDelivery, dl.ID)
 	req.Header.Set(webhook.HeaderSignature, webhook.SignDelivery(secret, d.cfg.Clock.Now(), dl.ID, body))
+	// The attempt is a span of the question's trace, and its traceparent
+	// goes to the receiver so the continuation run joins the trace.
+	sctx, span := d.tracer.Start(tracing.Remote(ctx, q.TraceParent, q.TraceState), "askbridge.resume_webhook",
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attribute.String("askbridge.question.id", q.ID),
+			attribute.String("askbridge.delivery.id", dl.ID), attribute.Int("askbridge.attempt", dl.Attempts)))
+	defer span.End()
+	tracing.Inject(sctx, req.Header)
 	resp, err := d.client.Do(req)
 	if err != nil {
+		span.SetStatus(codes.Error, "network")
 		var refused *egress.RefusedError
 		if errors.As(err, &refused) {
 			d.fail(ctx, dl, log, "the resume url is not allowed: "+refused.Reason)
@@ -55,6 +68,10 @@ func (d *Deliverer) deliver(ctx context.Context, dl lifecycle.Delivery, q *domai
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	if resp.StatusCode >= 300 {
+		span.SetStatus(codes.Error, http.StatusText(resp.StatusCode))
+	}
 	switch code := resp.StatusCode; {
 	case code >= 200 && code < 300:
 		if err := d.cfg.Store.FinishDelivery(ctx, dl); err != nil {

@@ -23,7 +23,10 @@ import (
 	"github.com/askbridge/askbridge/lifecycle"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/tracing"
 	"github.com/askbridge/askbridge/server/egress"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Store is what the deliverer needs of the store: the delivery queue, the
@@ -78,12 +81,16 @@ type Config struct {
 	HostMaxPause time.Duration
 	// Batch is how many deliveries one read of the queue claims (default 64).
 	Batch int
+	// TracerProvider records each attempt as a span (nil: none recorded;
+	// the question's traceparent is still sent).
+	TracerProvider trace.TracerProvider
 }
 
 // Deliverer sends resume webhooks.
 type Deliverer struct {
 	cfg    Config
 	client *http.Client
+	tracer trace.Tracer
 
 	mu    sync.Mutex
 	hosts *hosts
@@ -152,7 +159,7 @@ func New(cfg Config) *Deliverer {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 64
 	}
-	return &Deliverer{cfg: cfg, client: client, hosts: newHosts(cfg.PerHost, cfg.MinBackoff, cfg.HostMaxPause),
+	return &Deliverer{cfg: cfg, client: client, tracer: tracing.Tracer(cfg.TracerProvider), hosts: newHosts(cfg.PerHost, cfg.MinBackoff, cfg.HostMaxPause),
 		held: map[string]lifecycle.Delivery{}, freed: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 }
 

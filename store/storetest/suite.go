@@ -51,6 +51,8 @@ func Run(t *testing.T, replicas Replicas) {
 		{"TrimKeepsLiveRecords", testTrimKeepsLiveRecords},
 		{"CancelNoteKept", testCancelNote},
 		{"AuditTrailOldestFirstPerQuestion", testAudit},
+		{"StatsBacklogAndWaiters", testStats},
+		{"TraceContextKept", testTraceContextKept},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, replicas(t)) })

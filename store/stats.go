@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/askbridge/askbridge/lifecycle"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var _ lifecycle.Stats = (*Store)(nil)
+
+// statsOldestScan bounds how many queued deliveries one read of the
+// backlog looks at to find the oldest: a backlog longer than that is an
+// outage already, and its age is then that of the oldest looked at.
+const statsOldestScan = 1000
+
+// backlogScript counts a project's pending questions (its deadlines index
+// holds exactly those) and queued deliveries, and finds the oldest
+// delivery's created_at. KEYS[1] = deadlines, KEYS[2] = outbox; ARGV: base,
+// scan bound. Returns pending, deliveries, oldest created_at ("" if none).
+var backlogScript = redis.NewScript(`
+local pending = redis.call('ZCARD', KEYS[1])
+local n = redis.call('ZCARD', KEYS[2])
+local oldest = ''
+for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1)) do
+  local c = redis.call('HGET', ARGV[1] .. 'dlv:' .. id, 'created_at')
+  if c and (oldest == '' or #c < #oldest or (#c == #oldest and c < oldest)) then oldest = c end
+end
+return {pending, n, oldest}
+`)
+
+// Backlog implements lifecycle.Stats: one script per project.
+func (s *Store) Backlog(ctx context.Context) ([]lifecycle.Backlog, error) {
+	projects, err := s.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]lifecycle.Backlog, 0, len(projects))
+	for _, p := range projects {
+		vals, err := backlogScript.Run(ctx, s.rdb, []string{s.base(p) + "deadlines", s.base(p) + "outbox"},
+			s.base(p), statsOldestScan).Slice()
+		if err != nil {
+			return out, s.wrap(err)
+		}
+		b := lifecycle.Backlog{ProjectID: p}
+		if len(vals) == 3 {
+			pending, _ := vals[0].(int64)
+			n, _ := vals[1].(int64)
+			b.Pending, b.Deliveries = int(pending), int(n)
+			if c, _ := vals[2].(string); c != "" {
+				b.OldestDelivery = parseStamp(c)
+			}
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// Waiters implements lifecycle.Stats: the hub's watchers by project.
+func (s *Store) Waiters() []lifecycle.Waiters {
+	s.hub.mu.Lock()
+	byProject := map[string]*lifecycle.Waiters{}
+	for key, set := range s.hub.watchers {
+		project, id, _ := strings.Cut(key, "\x1f")
+		w := byProject[project]
+		if w == nil {
+			w = &lifecycle.Waiters{ProjectID: project}
+			byProject[project] = w
+		}
+		if id == "" {
+			w.Stream += len(set)
+		} else {
+			w.Question += len(set)
+		}
+	}
+	s.hub.mu.Unlock()
+	out := make([]lifecycle.Waiters, 0, len(byProject))
+	for _, w := range byProject {
+		if w.Question+w.Stream > 0 {
+			out = append(out, *w)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ProjectID < out[j].ProjectID })
+	return out
+}
