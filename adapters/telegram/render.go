@@ -365,6 +365,9 @@ func item(d *doc, it domain.Item, maxQ, maxDesc int) {
 		if o.Recommended {
 			d.text(" ⭐ recommended")
 		}
+		if o.Default {
+			d.text(" (default)")
+		}
 		if o.Description != "" {
 			d.text(" — " + domain.Shorten(o.Description, maxDesc))
 		}
@@ -432,6 +435,9 @@ func keyboard(q *domain.Question, o renderOpts) (*InlineKeyboardMarkup, int) {
 			text := op.Label
 			if op.Recommended {
 				text = "⭐ " + text
+			}
+			if op.Default {
+				text += " (default)"
 			}
 			if usesDrafts(q) {
 				box := "☐ "

@@ -362,7 +362,8 @@ func (a *Adapter) showMarks(ctx context.Context, q *domain.Question, who domain.
 	}
 }
 
-// submit answers with the person's draft once every item has a choice.
+// submit answers with the person's draft once every item asked (its
+// condition met) has a choice.
 func (a *Adapter) submit(ctx context.Context, q *domain.Question, who domain.Person) reply {
 	draft, err := a.router.GetDraft(ctx, q.ProjectID, q.ID, draftKey(who))
 	if err != nil {
@@ -370,7 +371,15 @@ func (a *Adapter) submit(ctx context.Context, q *domain.Question, who domain.Per
 	}
 	var missing []string
 	answers := map[string]domain.StringList{}
+	choices := make([][]string, len(q.Questions))
 	for i, it := range q.Questions {
+		choices[i] = draft[it.Question]
+	}
+	shown := domain.Shown(q.Questions, choices)
+	for i, it := range q.Questions {
+		if !shown[i] { // its condition is not met: not asked, listed in skipped
+			continue
+		}
 		if len(draft[it.Question]) == 0 {
 			missing = append(missing, itemName(it, i))
 			continue
