@@ -20,6 +20,7 @@ import (
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
 
+	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -226,7 +227,10 @@ next:
 // reads /metrics as Prometheus would: every dependency and queue shows, and
 // the Prometheus client's own linter finds no problem.
 func TestOperationalMetricsAfterARealAsk(t *testing.T) {
-	b := newOpsBridge(t, nil)
+	// On Redis, so its command metrics are served too (the native store has
+	// no Redis commands).
+	srv := storetest.Redis(t)
+	b := newOpsBridge(t, func(s *app.Settings) { s.RedisURL = srv.URL })
 	b.slack.RateLimit("chat.postMessage", 1)
 	q := b.askWebhook(nil)
 	ts := slackTS(t, q)

@@ -47,6 +47,7 @@ const (
 type Store struct {
 	*core
 	owner bool
+	waits *waits // the waits made through this handle (lifecycle.Stats)
 }
 
 var _ lifecycle.Store = (*Store)(nil)
@@ -113,12 +114,12 @@ func Open(opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	return &Store{core: c, owner: true}, nil
+	return &Store{core: c, owner: true, waits: newWaits()}, nil
 }
 
 // Replica is another handle on the same store, as a second replica would
 // be on a shared Redis; closing it does nothing.
-func (s *Store) Replica() *Store { return &Store{core: s.core} }
+func (s *Store) Replica() *Store { return &Store{core: s.core, waits: newWaits()} }
 
 // Durable reports whether the store writes to a data directory.
 func (s *Store) Durable() bool { return s.db != nil }

@@ -3,9 +3,10 @@ package native
 import (
 	"context"
 	"sort"
-	"strings"
+	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/lifecycle"
 )
 
@@ -45,30 +46,68 @@ func (c *core) Backlog(context.Context) ([]lifecycle.Backlog, error) {
 	return out, nil
 }
 
-// Waiters implements lifecycle.Stats: the hub's watchers by project.
-func (c *core) Waiters() []lifecycle.Waiters {
-	c.hub.mu.Lock()
-	byProject := map[string]*lifecycle.Waiters{}
-	for key, set := range c.hub.watchers {
-		project, id, _ := strings.Cut(key, "\x1f")
-		w := byProject[project]
-		if w == nil {
-			w = &lifecycle.Waiters{ProjectID: project}
-			byProject[project] = w
-		}
-		if id == "" {
-			w.Stream += len(set)
-		} else {
-			w.Question += len(set)
-		}
+// waits counts one handle's waiters by project, so each handle (a
+// replica in tests) reports the waits made through it, as a Redis replica
+// reports its own.
+type waits struct {
+	mu sync.Mutex
+	n  map[string]*lifecycle.Waiters
+}
+
+func newWaits() *waits { return &waits{n: map[string]*lifecycle.Waiters{}} }
+
+// add counts a wait on project (on the whole project when id is empty)
+// and returns its release, safe to call more than once.
+func (w *waits) add(project, id string) func() {
+	d := lifecycle.Waiters{Question: 1}
+	if id == "" {
+		d = lifecycle.Waiters{Stream: 1}
 	}
-	c.hub.mu.Unlock()
-	out := make([]lifecycle.Waiters, 0, len(byProject))
-	for _, w := range byProject {
-		if w.Question+w.Stream > 0 {
-			out = append(out, *w)
-		}
+	w.mu.Lock()
+	c := w.n[project]
+	if c == nil {
+		c = &lifecycle.Waiters{ProjectID: project}
+		w.n[project] = c
 	}
+	c.Question += d.Question
+	c.Stream += d.Stream
+	w.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			c.Question -= d.Question
+			c.Stream -= d.Stream
+			if c.Question+c.Stream == 0 {
+				delete(w.n, project)
+			}
+			w.mu.Unlock()
+		})
+	}
+}
+
+// Watch implements lifecycle.EventLog, counting the wait on this handle.
+func (s *Store) Watch(project, id string) (<-chan struct{}, func()) {
+	ch, stop := s.core.Watch(project, id)
+	done := s.waits.add(project, id)
+	return ch, func() { done(); stop() }
+}
+
+// WatchFinal implements lifecycle.EventLog, counting the wait on this handle.
+func (s *Store) WatchFinal(project, id string, f func(q *domain.Question)) func() {
+	stop := s.core.WatchFinal(project, id, f)
+	done := s.waits.add(project, id)
+	return func() { done(); stop() }
+}
+
+// Waiters implements lifecycle.Stats: the waits made through this handle.
+func (s *Store) Waiters() []lifecycle.Waiters {
+	s.waits.mu.Lock()
+	out := make([]lifecycle.Waiters, 0, len(s.waits.n))
+	for _, w := range s.waits.n {
+		out = append(out, *w)
+	}
+	s.waits.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].ProjectID < out[j].ProjectID })
 	return out
 }
