@@ -30,11 +30,7 @@ func (r *Router) ResolvePerson(ctx context.Context, q *domain.Question, p domain
 // modal, a thread reply). A refusal is recorded in the audit trail, exactly
 // as Answer records it.
 func (r *Router) Check(ctx context.Context, q *domain.Question, who domain.Person) error {
-	if err := domain.Permit(q, who); err != nil {
-		r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
-		return err
-	}
-	return nil
+	return r.permit(ctx, q, &who, "")
 }
 
 // Answer records who's answer to a question, exactly once. It returns the
@@ -74,8 +70,7 @@ func (r *Router) answer(ctx context.Context, q *domain.Question, req domain.Resp
 	if q.Status != domain.StatusPending {
 		return q, domain.StatusError(q)
 	}
-	if err := domain.Permit(q, who); err != nil {
-		r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
+	if err := r.permit(ctx, q, &who, ""); err != nil {
 		return q, err
 	}
 	if err := domain.PrepareApproval(q, &req, !r.routes[q.Route].NoEdit); err != nil {
@@ -198,8 +193,8 @@ func (r *Router) CancelWithNote(ctx context.Context, project, id, reason, note s
 		return q, domain.StatusError(q)
 	}
 	if who != nil && reason == domain.CancelUser {
-		if err := domain.Permit(q, *who); err != nil {
-			r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: who, Detail: "dismiss: " + err.Error()})
+		p := *who
+		if err := r.permit(ctx, q, &p, "dismiss: "); err != nil {
 			return q, err
 		}
 	}

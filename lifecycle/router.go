@@ -40,6 +40,9 @@ type RouterConfig struct {
 	CopyRetryBackoff time.Duration
 	// Observers are told of every transition this replica makes.
 	Observers []Observer
+	// GroupResolvers are directories of responder groups no chat platform
+	// owns (whoever is on call for a schedule).
+	GroupResolvers []GroupResolver
 	// PauseWait is how long a person's answer to a webhook-mode question
 	// waits for the agent's run to report its pause before it is refused
 	// with ERunNotPaused (0: DefaultPauseWait; negative: no wait; see
@@ -54,6 +57,8 @@ type Router struct {
 	channels map[string]Channel
 	// resolvers are the channels with the PersonResolver ability.
 	resolvers map[string]PersonResolver
+	// groups are the directories of responder groups, by kind.
+	groups map[string]GroupResolver
 	routes    map[string]domain.Route
 	def       *domain.Route
 	clock     Clock
@@ -98,9 +103,13 @@ func NewRouter(cfg RouterConfig) *Router {
 		cfg.HasWebhookSecret = func(string) bool { return false }
 	}
 	r := &Router{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
-		channels: map[string]Channel{}, resolvers: map[string]PersonResolver{}, routes: map[string]domain.Route{}}
+		channels: map[string]Channel{}, resolvers: map[string]PersonResolver{}, routes: map[string]domain.Route{},
+		groups: map[string]GroupResolver{}}
 	for _, c := range cfg.Channels {
 		r.AddChannel(c)
+	}
+	for _, g := range cfg.GroupResolvers {
+		r.AddGroupResolver(g)
 	}
 	for _, rt := range cfg.Routes {
 		r.routes[rt.Name] = rt

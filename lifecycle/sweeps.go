@@ -87,6 +87,7 @@ func (r *Router) runStep(ctx context.Context, q *domain.Question, level int, ste
 	if fresh, err := r.store.Get(ctx, q.ProjectID, q.ID); err == nil {
 		q = fresh
 	}
+	r.refreshGroups(q) // a hand-off since the last step counts from now on
 	if step.Remind {
 		r.remind(ctx, q)
 	}
