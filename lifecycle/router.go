@@ -59,10 +59,10 @@ type Router struct {
 	resolvers map[string]PersonResolver
 	// groups are the directories of responder groups, by kind.
 	groups map[string]GroupResolver
-	routes    map[string]domain.Route
-	def       *domain.Route
-	clock     Clock
-	log       *slog.Logger
+	routes map[string]domain.Route
+	def    *domain.Route
+	clock  Clock
+	log    *slog.Logger
 	// bg counts work that must end before Close returns: transitions in
 	// progress and the copy updates they start. closing refuses new work.
 	bg       sync.WaitGroup
