@@ -114,7 +114,7 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 	s, log := &a.s, a.log
 	metrics := api.NewMetrics()
 	a.deliverer = resume.New(resume.Config{Store: a.st, Secret: s.WebhookSecretFor, Logger: log.With("component", "resume"),
-		Observe: metrics.Delivery, Lease: s.WebhookLease, GiveUpAfter: s.WebhookGiveUp, Egress: policy})
+		Observe: metrics.Delivery, ObserveSender: metrics.SenderDelivery, Lease: s.WebhookLease, GiveUpAfter: s.WebhookGiveUp, Egress: policy})
 	a.router = lifecycle.NewRouter(lifecycle.RouterConfig{
 		Store: a.st, Routes: s.Routes, Logger: log.With("component", "router"), Clock: s.Clock, PostTimeout: s.PostTimeout,
 		DefaultTimeout: s.Timeout, Retention: s.Retention,

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
@@ -73,6 +74,11 @@ type Delivery struct {
 	// Expired: the delivery's record was gone when it was claimed (it was
 	// kept less long than the bridge was down); it can only be reported.
 	Expired bool `json:"-"`
+	// Payload is a sender's own data for a delivery it queued with
+	// EnqueueDelivery (the recipient, which mail, which step of a page):
+	// kept with the delivery and handed back by ClaimDeliveries, opaque to
+	// the queue. Empty for resume webhooks.
+	Payload json.RawMessage `json:"-"`
 }
 
 // The store is described by its roles: each consumer asks for the
@@ -190,6 +196,15 @@ type DeliveryQueue interface {
 	// d.Attempts as the attempts made (lower it for a delivery put back
 	// unsent). Nothing changes if d's lease was lost.
 	RetryDelivery(ctx context.Context, d Delivery, at time.Time) error
+	// EnqueueDelivery queues d (ID, ProjectID, QuestionID, Event, Payload)
+	// to be sent from d.CreatedAt on (the caller's clock; now when zero), with a snapshot of the question as it is
+	// stored now, through the same leases, retries and takeover as a
+	// resume webhook. It queues an id once: it reports false and changes
+	// nothing when a delivery with d.ID is queued, or was queued within
+	// the time an undelivered delivery is kept, so a repeated ask, a
+	// re-attach or two replicas send a page or a mail once. Event names
+	// the sender: "<sender>.<kind>" (pagerduty.trigger, email.send).
+	EnqueueDelivery(ctx context.Context, d Delivery) (queued bool, err error)
 }
 
 // Scratch keeps short-lived helpers of chat interactions.

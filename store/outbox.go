@@ -32,8 +32,8 @@ func newLeaseID() string {
 }
 
 // claimScript leases due deliveries. KEYS[1] = outbox; ARGV: base, nowms,
-// leasems, max, lease token. Returns a flat list of 7 fields per delivery:
-// id, question, event, attempts, created_at, doc, hash; question is ""
+// leasems, max, lease token. Returns a flat list of 8 fields per delivery:
+// id, question, event, attempts, created_at, doc, hash, payload; question is ""
 // when the delivery's record is gone (it is removed from the queue).
 var claimScript = redis.NewScript(`
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[4]))
@@ -42,13 +42,13 @@ for _, id in ipairs(ids) do
   local dk = ARGV[1] .. 'dlv:' .. id
   if redis.call('EXISTS', dk) == 0 then
     redis.call('ZREM', KEYS[1], id)
-    for _, v in ipairs({id, '', '', '0', '', '', ''}) do table.insert(out, v) end
+    for _, v in ipairs({id, '', '', '0', '', '', '', ''}) do table.insert(out, v) end
   else
     redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), id)
     local n = redis.call('HINCRBY', dk, 'attempts', 1)
     redis.call('HSET', dk, 'lease', ARGV[5])
-    local f = redis.call('HMGET', dk, 'question', 'event', 'created_at', 'doc', 'hash')
-    for _, v in ipairs({id, f[1] or '', f[2] or '', tostring(n), f[3] or '', f[4] or '', f[5] or ''}) do
+    local f = redis.call('HMGET', dk, 'question', 'event', 'created_at', 'doc', 'hash', 'payload')
+    for _, v in ipairs({id, f[1] or '', f[2] or '', tostring(n), f[3] or '', f[4] or '', f[5] or '', f[6] or ''}) do
       table.insert(out, v)
     end
   end
@@ -131,7 +131,7 @@ func (s *Store) claimIn(ctx context.Context, p string, now time.Time, lease time
 		return nil, s.wrap(err)
 	}
 	var out []lifecycle.Delivery
-	for i := 0; i+6 < len(vals); i += 7 {
+	for i := 0; i+7 < len(vals); i += 8 {
 		if vals[i+1] == "" {
 			out = append(out, lifecycle.Delivery{ID: vals[i], ProjectID: p, Expired: true})
 			continue
@@ -139,6 +139,9 @@ func (s *Store) claimIn(ctx context.Context, p string, now time.Time, lease time
 		n, _ := strconv.Atoi(vals[i+3])
 		d := lifecycle.Delivery{ID: vals[i], ProjectID: p, QuestionID: vals[i+1], Event: vals[i+2], Attempts: n,
 			CreatedAt: parseStamp(vals[i+4]), Lease: token}
+		if pl := vals[i+7]; pl != "" {
+			d.Payload = json.RawMessage(pl)
+		}
 		if doc, hash := vals[i+5], vals[i+6]; doc != "" && hash != "" {
 			h := map[string]string{}
 			if json.Unmarshal([]byte(hash), &h) == nil {
@@ -183,4 +186,43 @@ func (s *Store) FinishDelivery(ctx context.Context, d lifecycle.Delivery) error 
 func (s *Store) RetryDelivery(ctx context.Context, d lifecycle.Delivery, at time.Time) error {
 	return s.wrap(retryScript.Run(ctx, s.rdb, []string{s.base(d.ProjectID) + "outbox"}, s.base(d.ProjectID), d.ID,
 		d.Lease, ms(at), d.Attempts).Err())
+}
+
+// enqueueScript queues a sender's delivery once per id. KEYS[1] = outbox;
+// ARGV: base, id, question, event, payload, nowms, nowstr, keep ms.
+// The marker once:<id> outlives the delivery by the keep time, so an id
+// that was sent is not queued again. Returns 1 if queued.
+var enqueueScript = redis.NewScript(`
+local dk, mk = ARGV[1] .. 'dlv:' .. ARGV[2], ARGV[1] .. 'dlvonce:' .. ARGV[2]
+if redis.call('EXISTS', dk) == 1 or redis.call('SET', mk, '1', 'NX', 'PX', ARGV[8]) == false then return 0 end
+local qk = ARGV[1] .. 'q:' .. ARGV[3]
+local h = redis.call('HGETALL', qk)
+local m = {}
+for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
+local doc = redis.call('GET', ARGV[1] .. 'd:' .. ARGV[3]) or ''
+local hash = ''
+if #h > 0 then hash = cjson.encode(m) end
+redis.call('HSET', dk, 'question', ARGV[3], 'event', ARGV[4], 'attempts', 0, 'created_at', ARGV[7],
+  'doc', doc, 'hash', hash, 'payload', ARGV[5])
+redis.call('PEXPIRE', dk, ARGV[8])
+redis.call('ZADD', KEYS[1], ARGV[6], ARGV[2])
+return 1
+`)
+
+// EnqueueDelivery implements lifecycle.Store: a sender's delivery (a page,
+// a mail) goes through the same queue as resume webhooks.
+func (s *Store) EnqueueDelivery(ctx context.Context, d lifecycle.Delivery) (bool, error) {
+	if d.ID == "" || d.ProjectID == "" || d.QuestionID == "" || d.Event == "" {
+		return false, errors.New("store: a delivery needs an id, a project, a question and an event")
+	}
+	now := d.CreatedAt
+	if now.IsZero() {
+		now = time.Now()
+	}
+	n, err := enqueueScript.Run(ctx, s.rdb, []string{s.base(d.ProjectID) + "outbox"}, s.base(d.ProjectID), d.ID,
+		d.QuestionID, d.Event, string(d.Payload), ms(now), stamp(now), s.deliveryKeep.Milliseconds()).Int()
+	if err != nil {
+		return false, s.wrap(err)
+	}
+	return n == 1, nil
 }

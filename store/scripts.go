@@ -33,6 +33,8 @@ import "github.com/redis/go-redis/v9"
 //   dlv:<id>        hash  question, event, attempts, created_at, lease (the claim holding
 //                         it), doc + hash (the question as it was when enqueued); kept
 //                         until delivered or given up (Options.DeliveryKeep), not retention
+//                         (pages and mails queued by EnqueueDelivery add payload)
+//   dlvonce:<id>    string marks a page or mail id queued, for DeliveryKeep (queued once)
 //   draft:<id>      hash  person -> partial selections (JSON), with TTL; deleted when final
 //                         (the earlier layout: string draft:<id>:<person>, still read)
 //   seq             string the project's question counter (dropped with its last record)

@@ -17,6 +17,7 @@ type Metrics struct {
 	finished   *prometheus.CounterVec
 	toAnswer   *prometheus.HistogramVec
 	deliveries *prometheus.CounterVec
+	senders    *prometheus.CounterVec
 }
 
 // NewMetrics registers the metrics on a fresh registry.
@@ -32,7 +33,10 @@ func NewMetrics() *Metrics {
 		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600}}, []string{"project"})
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "askbridge_webhook_deliveries_total",
 		Help: "Resume webhook delivery attempts, by outcome (delivered, retried, failed)."}, []string{"outcome"})
-	m.reg.MustRegister(m.asked, m.finished, m.toAnswer, m.deliveries,
+	m.senders = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "askbridge_sender_deliveries_total",
+		Help: "Attempts of the deliveries that surfaces and pagers queue (pages, mails), by sender and outcome (sent, retried, failed, dropped)."},
+		[]string{"sender", "outcome"})
+	m.reg.MustRegister(m.asked, m.finished, m.toAnswer, m.deliveries, m.senders,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -60,3 +64,6 @@ func (m *Metrics) Transitioned(q *domain.Question) {
 
 // Delivery counts a webhook delivery attempt.
 func (m *Metrics) Delivery(outcome string) { m.deliveries.WithLabelValues(outcome).Inc() }
+
+// SenderDelivery counts an attempt of a page or a mail (resume.Config.ObserveSender).
+func (m *Metrics) SenderDelivery(sender, outcome string) { m.senders.WithLabelValues(sender, outcome).Inc() }

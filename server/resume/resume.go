@@ -53,8 +53,14 @@ type Config struct {
 	AttemptTimeout time.Duration
 	Clock          lifecycle.Clock
 	Logger         *slog.Logger
-	// Observe is told each attempt's outcome: delivered, retried, failed.
+	// Observe is told each resume webhook attempt's outcome: delivered,
+	// retried, failed.
 	Observe func(outcome string)
+	// Senders send the deliveries queued by surfaces and pagers (see
+	// Sender); ObserveSender is told each of their outcomes: sent,
+	// retried, failed, dropped.
+	Senders       []Sender
+	ObserveSender func(sender, outcome string)
 	// Poll is how often the queue is read when nothing else wakes the
 	// deliverer (default 500ms).
 	Poll time.Duration
@@ -112,6 +118,9 @@ func New(cfg Config) *Deliverer {
 	}
 	if cfg.Observe == nil {
 		cfg.Observe = func(string) {}
+	}
+	if cfg.ObserveSender == nil {
+		cfg.ObserveSender = func(string, string) {}
 	}
 	if cfg.Secret == nil {
 		cfg.Secret = func(string) []byte { return nil }
@@ -268,6 +277,10 @@ func (d *Deliverer) dispatch(ctx context.Context, dl lifecycle.Delivery, now tim
 		d.fail(ctx, dl, log, "its record expired before it could be sent (the bridge was stopped for longer than deliveries are kept)")
 		return
 	}
+	if s := d.senderFor(dl.Event); s != nil {
+		d.start(ctx, dl, now, circuitKey(s), log, func(ctx context.Context) bool { return d.send(ctx, s, dl, log) })
+		return
+	}
 	q := dl.Question
 	if q == nil { // enqueued by an older release: read the question
 		var err error
@@ -288,7 +301,13 @@ func (d *Deliverer) dispatch(ctx context.Context, dl lifecycle.Delivery, now tim
 		d.fail(ctx, dl, log, "gave up after "+d.cfg.GiveUpAfter.String()+" without a successful delivery")
 		return
 	}
-	host := hostOf(q.Resume.URL)
+	d.start(ctx, dl, now, hostOf(q.Resume.URL), log, func(ctx context.Context) bool { return d.deliver(ctx, dl, q, log) })
+}
+
+// start runs attempt for a claimed delivery on a worker, or puts the
+// delivery back unsent (not counted as an attempt) when its destination
+// (a webhook host, or a sender) is busy or paused or no worker is free.
+func (d *Deliverer) start(ctx context.Context, dl lifecycle.Delivery, now time.Time, host string, log *slog.Logger, attempt func(context.Context) bool) {
 	d.mu.Lock()
 	ok, at := len(d.held) < d.cfg.Workers, now
 	if ok {
@@ -312,7 +331,7 @@ func (d *Deliverer) dispatch(ctx context.Context, dl lifecycle.Delivery, now tim
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		reached := d.deliver(context.WithoutCancel(ctx), dl, q, log)
+		reached := attempt(context.WithoutCancel(ctx))
 		d.mu.Lock()
 		delete(d.held, dl.ID)
 		d.hosts.done(host, now, d.cfg.Clock.Now(), reached)

@@ -128,3 +128,85 @@ func testDeliveriesInterleave(t *testing.T, open func() lifecycle.Store) {
 	assert.Equal(t, 1, projects[calm], "the calm project's delivery is claimed")
 	assert.GreaterOrEqual(t, projects[busy], 1)
 }
+
+// testEnqueueDelivery: a sender's delivery (a page, a mail) is queued once
+// per id, whichever replica queues it and even after it was sent; it
+// carries its payload and the question as stored when it was queued, and
+// is leased, retried and finished like a resume webhook.
+func testEnqueueDelivery(t *testing.T, open func() lifecycle.Store) {
+	a, b := open(), open()
+	p := project()
+	q := newQ(p, "run-1")
+	create(t, a, q)
+	id := "pagerduty.trigger:" + q.ID + ":0"
+	d := lifecycle.Delivery{ID: id, ProjectID: p, QuestionID: q.ID, Event: "pagerduty.trigger",
+		Payload: []byte(`{"severity":"critical","to":"ana@example.com"}`)}
+	queued, err := a.EnqueueDelivery(ctx, d)
+	require.NoError(t, err)
+	assert.True(t, queued)
+	queued, err = b.EnqueueDelivery(ctx, d)
+	require.NoError(t, err)
+	assert.False(t, queued, "a second replica queuing the same id queues nothing")
+
+	mine := func(ds []lifecycle.Delivery) []lifecycle.Delivery {
+		var out []lifecycle.Delivery
+		for _, x := range ds {
+			if x.ID == id {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	now := time.Now()
+	ds, err := b.ClaimDeliveries(ctx, now.Add(time.Second), 30*time.Second, 10)
+	require.NoError(t, err)
+	got := mine(ds)
+	require.Len(t, got, 1, "queued once, claimed once")
+	c := got[0]
+	assert.Equal(t, "pagerduty.trigger", c.Event)
+	assert.Equal(t, q.ID, c.QuestionID)
+	assert.Equal(t, 1, c.Attempts)
+	assert.JSONEq(t, `{"severity":"critical","to":"ana@example.com"}`, string(c.Payload))
+	require.NotNil(t, c.Question, "the question as stored when it was queued")
+	assert.Equal(t, q.Questions[0].Question, c.Question.Questions[0].Question)
+	assert.Equal(t, domain.StatusPending, c.Question.Status)
+
+	ds, _ = a.ClaimDeliveries(ctx, now.Add(2*time.Second), 30*time.Second, 10)
+	assert.Empty(t, mine(ds), "leased to one replica at a time")
+	require.NoError(t, b.RetryDelivery(ctx, c, now.Add(time.Minute)))
+	ds, _ = a.ClaimDeliveries(ctx, now.Add(30*time.Second), 30*time.Second, 10)
+	assert.Empty(t, mine(ds), "not before its retry time")
+	ds, _ = a.ClaimDeliveries(ctx, now.Add(time.Minute), 30*time.Second, 10)
+	got = mine(ds)
+	require.Len(t, got, 1)
+	assert.Equal(t, 2, got[0].Attempts)
+	assert.JSONEq(t, `{"severity":"critical","to":"ana@example.com"}`, string(got[0].Payload), "the payload survives a retry")
+	require.NoError(t, a.FinishDelivery(ctx, got[0]))
+
+	queued, err = a.EnqueueDelivery(ctx, d)
+	require.NoError(t, err)
+	assert.False(t, queued, "an id already sent is not queued again")
+	ds, _ = a.ClaimDeliveries(ctx, now.Add(time.Hour), 30*time.Second, 10)
+	assert.Empty(t, mine(ds))
+
+	// Another id for the same question is its own delivery; a resume
+	// webhook's delivery carries no payload.
+	other := d
+	other.ID, other.Event, other.Payload = "pagerduty.resolve:"+q.ID, "pagerduty.resolve", nil
+	queued, err = b.EnqueueDelivery(ctx, other)
+	require.NoError(t, err)
+	assert.True(t, queued)
+	ds, _ = a.ClaimDeliveries(ctx, now.Add(time.Hour), 30*time.Second, 10)
+	var found bool
+	for _, x := range ds {
+		if x.ID == other.ID {
+			found = true
+			assert.Empty(t, x.Payload)
+			assert.Equal(t, "pagerduty.resolve", x.Event)
+		}
+	}
+	assert.True(t, found)
+
+	_, err = a.EnqueueDelivery(ctx, lifecycle.Delivery{ID: "x", ProjectID: p, Event: "email.send"})
+	assert.Error(t, err, "a delivery without its question is refused")
+}

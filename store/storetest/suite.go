@@ -35,6 +35,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"DeliveriesLeaseRetryFinish", testDeliveries},
 		{"DeliveriesFromEveryProjectInTurn", testDeliveriesInterleave},
 		{"DeliveryLeasesRenewedAndTakenOver", testDeliveryLeases},
+		{"SenderDeliveriesQueuedOncePerID", testEnqueueDelivery},
 		{"DueDeadlines", testDue},
 		{"EventsAfterID", testEvents},
 		{"WatchAcrossReplicas", testWatch},
