@@ -138,6 +138,9 @@ type Route struct {
 	// NoEdit refuses edited arguments on this route's approvals
 	// (allow_edit: false in the config).
 	NoEdit bool
+	// Page wakes people through a pager when a question is asked on this
+	// route.
+	Page *Page
 	// AutoAllow approves, without asking, an approval whose action one of
 	// these rules matches (domain/autoallow.go), e.g. "Bash(git status*)".
 	AutoAllow []string

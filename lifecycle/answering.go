@@ -243,5 +243,6 @@ func (r *Router) afterTransition(q *domain.Question) {
 	for _, o := range r.cfg.Observers {
 		o.Transitioned(q)
 	}
+	r.resolvePages(q)
 	r.finishCopies(q)
 }
