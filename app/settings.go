@@ -42,8 +42,10 @@ type Settings struct {
 	Operators  []api.Operator
 	Routes     []domain.Route
 	// Slack and Discord are enabled when their BotToken is set.
-	Slack         slack.Config
-	Discord       discord.Config
+	Slack   slack.Config
+	Discord discord.Config
+	// PagerDuty, when set, pages and admits whoever is on call.
+	PagerDuty     *PagerDutySettings
 	SessionKey    string
 	SecureCookies bool
 	PublicURL     string
