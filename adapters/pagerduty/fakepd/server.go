@@ -207,6 +207,13 @@ func (s *Server) Fail(statuses ...int) {
 	s.fail = append(s.fail, statuses...)
 }
 
+// Failing is how many injected failures are still to be served.
+func (s *Server) Failing() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.fail)
+}
+
 func (s *Server) nextFailure() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
