@@ -47,8 +47,8 @@ func ValidateRoute(r Route) []Detail {
 			p.add(f+".after", "must be later than the step before (and above 0)")
 		}
 		last = time.Duration(e.After)
-		if !e.Remind && len(e.Targets) == 0 && e.Responders == nil {
-			p.add(f, "does nothing; set remind: true, targets or responders")
+		if !e.Remind && len(e.Targets) == 0 && e.Responders == nil && e.Page == nil {
+			p.add(f, "does nothing; set remind: true, targets, responders or page")
 		}
 		checkTargets(&p, f+".targets", e.Targets)
 		if e.Responders != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/discord"
+	"github.com/askbridge/askbridge/adapters/pagerduty"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
@@ -55,6 +56,7 @@ type fileConfig struct {
 		PublicKey     string `yaml:"public_key"`
 		APIURL        string `yaml:"api_url"`
 	} `yaml:"discord"`
+	PagerDuty pagerdutyConfig `yaml:"pagerduty"`
 	// PublicURL is where people and platforms reach the bridge; its host
 	// is admitted by the guard against web pages.
 	PublicURL string `yaml:"public_url"`
@@ -106,7 +108,9 @@ type routeConfig struct {
 		Remind     bool              `yaml:"remind"`
 		Targets    []targetConfig    `yaml:"targets"`
 		Responders *respondersConfig `yaml:"responders"`
+		Page       *pageConfig       `yaml:"page"`
 	} `yaml:"escalation"`
+	Page *pageConfig `yaml:"page"`
 	// Approvals of tool calls (domain/action.go, domain/autoallow.go).
 	AllowEdit *bool    `yaml:"allow_edit"`
 	AutoAllow []string `yaml:"auto_allow"`
@@ -117,13 +121,17 @@ type respondersConfig struct {
 	SlackUsergroups  []string `yaml:"slack_usergroups"`
 	DiscordRoles     []string `yaml:"discord_roles"`
 	ExcludeRequester bool     `yaml:"exclude_requester"`
+	// Whoever is on call in PagerDuty (docs/pagerduty.md).
+	PagerDutySchedules          []string `yaml:"pagerduty_schedules"`
+	PagerDutyEscalationPolicies []string `yaml:"pagerduty_escalation_policies"`
 }
 
 // core returns the responders; the groups go under the kinds the Slack and
 // Discord surfaces register.
 func (r respondersConfig) core() domain.Responders {
 	out := domain.Responders{Users: r.Users, ExcludeRequester: r.ExcludeRequester}
-	return out.WithGroup(slack.GroupKind, r.SlackUsergroups...).WithGroup(discord.GroupKind, r.DiscordRoles...)
+	return out.WithGroup(slack.GroupKind, r.SlackUsergroups...).WithGroup(discord.GroupKind, r.DiscordRoles...).
+		WithGroup(pagerduty.KindSchedules, r.PagerDutySchedules...).WithGroup(pagerduty.KindPolicies, r.PagerDutyEscalationPolicies...)
 }
 
 type targetConfig struct {
@@ -248,6 +256,7 @@ func (p *configProblems) fromFile(fc *fileConfig) *settings {
 		p.fail("defaults.timeout: must be between 10s and 720h")
 	}
 	s.Routes = p.routes(fc.Routes)
+	s.PagerDuty = p.pagerDuty(fc, s.Routes)
 	s.Agents = p.agents(fc.Agents, s.Routes)
 	s.Operators = p.operators(fc.Operators)
 	return s
@@ -282,6 +291,9 @@ func (p *configProblems) routes(rcs []routeConfig) []domain.Route {
 		}
 		for _, e := range rc.Escalation {
 			step := domain.EscalationStep{After: domain.Duration(e.After), Remind: e.Remind, Targets: targets(e.Targets)}
+			if e.Page != nil {
+				step.Page = &domain.Page{} // filled in by pagerDuty, which reads the pager's settings
+			}
 			if e.Responders != nil {
 				rs := e.Responders.core()
 				step.Responders = &rs

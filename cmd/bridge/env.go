@@ -29,6 +29,7 @@ type serveEnvValues struct {
 	webhookAllow                                                   []string
 	webhookLease                                                   time.Duration
 	connsPerIP                                                     int
+	pdEventsURL, pdAPIURL, pdAPIToken, pdWebhookSecret             string
 	// problems are the bad values, each naming its variable and the fix.
 	problems []string
 }
@@ -115,6 +116,15 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 	if e.discordAPIURL != "" && !webURL(e.discordAPIURL) {
 		fail("DISCORD_API_URL: %q must be an http:// or https:// address without a user name or password, such as https://discord.com/api/v10", shownURL(e.discordAPIURL))
 	}
+	env("BRIDGE_PAGERDUTY_EVENTS_URL", &e.pdEventsURL)
+	env("BRIDGE_PAGERDUTY_API_URL", &e.pdAPIURL)
+	for name, v := range map[string]string{"BRIDGE_PAGERDUTY_EVENTS_URL": e.pdEventsURL, "BRIDGE_PAGERDUTY_API_URL": e.pdAPIURL} {
+		if v != "" && !webURL(v) {
+			fail("%s: %q must be an http:// or https:// address without a user name or password, such as https://events.pagerduty.com", name, shownURL(v))
+		}
+	}
+	env("BRIDGE_PAGERDUTY_API_TOKEN", &e.pdAPIToken)
+	env("BRIDGE_PAGERDUTY_WEBHOOK_SECRET", &e.pdWebhookSecret)
 	return e
 }
 
@@ -138,6 +148,7 @@ func (e *serveEnvValues) overlay(s *settings) {
 	set(&s.Discord.ApplicationID, e.discordAppID)
 	set(&s.Discord.PublicKey, e.discordPublicKey)
 	set(&s.Discord.APIURL, e.discordAPIURL)
+	e.overlayPagerDuty(s)
 	if e.webhookAllow != nil {
 		s.WebhookAllow = e.webhookAllow
 	}

@@ -38,6 +38,10 @@ var serveEnv = []serveEnvVar{
 	{"DISCORD_APPLICATION_ID", true, "the Discord application id"},
 	{"DISCORD_PUBLIC_KEY", true, "hex Ed25519 key; enables POST /discord/interactions (else the gateway)"},
 	{"DISCORD_API_URL", true, "Discord API base (default https://discord.com/api/v10)"},
+	{"BRIDGE_PAGERDUTY_EVENTS_URL", true, "PagerDuty Events API base (default https://events.pagerduty.com)"},
+	{"BRIDGE_PAGERDUTY_API_URL", true, "PagerDuty REST API base (default https://api.pagerduty.com)"},
+	{"BRIDGE_PAGERDUTY_API_TOKEN", true, "read-only PagerDuty API key; admits whoever is on call"},
+	{"BRIDGE_PAGERDUTY_WEBHOOK_SECRET", true, "verifies POST /pagerduty/webhook"},
 }
 
 const serveIntro = `usage: askbridge serve [flags]
