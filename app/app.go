@@ -169,6 +169,7 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 	if err := a.addChats(mux); err != nil {
 		return err
 	}
+	a.addPagerDuty(mux, policy, metrics)
 	a.api = api.New(api.Config{Router: a.router, Auth: auth, Logger: log.With("component", "api"), Metrics: metrics,
 		MetricsToken: s.MetricsToken, TracerProvider: s.TracerProvider})
 	a.api.Register(mux)

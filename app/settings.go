@@ -52,7 +52,9 @@ type Settings struct {
 	Slack   slack.Config
 	Discord discord.Config
 	// Telegram is enabled when its Token is set (docs/telegram.md).
-	Telegram      telegram.Config
+	Telegram telegram.Config
+	// PagerDuty, when set, pages and admits whoever is on call.
+	PagerDuty     *PagerDutySettings
 	SessionKey    string
 	SecureCookies bool
 	// ImageHosts are the hosts the web inbox loads question pictures from

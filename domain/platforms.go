@@ -2,6 +2,7 @@ package domain
 
 import (
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -63,7 +64,7 @@ func registeredPlatforms() []PlatformInfo {
 }
 
 // GroupKinds returns the kinds of responder group the registered platforms
-// take, sorted.
+// and directories take, sorted.
 func GroupKinds() []string {
 	var out []string
 	for _, p := range registeredPlatforms() {
@@ -71,9 +72,56 @@ func GroupKinds() []string {
 			out = append(out, p.GroupKind)
 		}
 	}
+	for _, g := range DirectoryGroups() {
+		out = append(out, g.Kind)
+	}
 	slices.Sort(out)
 	return out
 }
+
+// DirectoryGroup is a kind of responder group that no chat platform owns:
+// a directory outside the chat (who is on call for a schedule) says who
+// belongs to it. A person of any platform belongs to the group id of Kind
+// when their Groups hold "<Kind>:<id>" (the Router fills them through the
+// directory when a question names such groups).
+type DirectoryGroup struct {
+	// Kind is the group's field in a responders object.
+	Kind string
+	// Noun names one such group for people.
+	Noun string
+}
+
+var directories struct {
+	sync.RWMutex
+	byKind map[string]DirectoryGroup
+}
+
+// RegisterDirectoryGroup makes a kind of directory group known to the core.
+// Registering a kind again replaces it.
+func RegisterDirectoryGroup(g DirectoryGroup) {
+	directories.Lock()
+	defer directories.Unlock()
+	if directories.byKind == nil {
+		directories.byKind = map[string]DirectoryGroup{}
+	}
+	directories.byKind[g.Kind] = g
+}
+
+// DirectoryGroups returns the registered directory group kinds by kind.
+func DirectoryGroups() []DirectoryGroup {
+	directories.RLock()
+	defer directories.RUnlock()
+	out := make([]DirectoryGroup, 0, len(directories.byKind))
+	for _, g := range directories.byKind {
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b DirectoryGroup) int { return strings.Compare(a.Kind, b.Kind) })
+	return out
+}
+
+// DirectoryMember is the entry of Person.Groups that says the person
+// belongs to the directory group id of kind.
+func DirectoryMember(kind, id string) string { return kind + ":" + id }
 
 // TargetName names a target's place for people and the audit trail.
 func TargetName(t Target) string {

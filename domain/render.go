@@ -178,6 +178,9 @@ func DescribeStep(s EscalationStep) string {
 	if s.Responders != nil {
 		parts = append(parts, "responders added: "+DescribeResponders(*s.Responders))
 	}
+	if s.Page != nil {
+		parts = append(parts, "page through "+s.Page.Pager)
+	}
 	return fmt.Sprintf("after %s: %s", HumanDuration(time.Duration(s.After)), strings.Join(parts, ", "))
 }
 

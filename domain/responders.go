@@ -16,6 +16,13 @@ func Allowed(r Responders, who Person) bool {
 	if slices.Contains(r.Users, who.Platform+":"+who.ID) {
 		return true
 	}
+	for _, d := range DirectoryGroups() {
+		for _, g := range r.Groups[d.Kind] {
+			if slices.Contains(who.Groups, DirectoryMember(d.Kind, g)) {
+				return true
+			}
+		}
+	}
 	p, ok := platformInfo(who.Platform)
 	if !ok || p.GroupKind == "" {
 		return false
@@ -75,6 +82,11 @@ func DescribeResponders(r Responders) string {
 		}
 		for _, g := range r.Groups[p.GroupKind] {
 			parts = append(parts, p.GroupNoun+" "+g)
+		}
+	}
+	for _, d := range DirectoryGroups() {
+		for _, g := range r.Groups[d.Kind] {
+			parts = append(parts, d.Noun+" "+g)
 		}
 	}
 	return strings.Join(parts, ", ")

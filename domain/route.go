@@ -50,8 +50,8 @@ func ValidateRoute(r Route) []Detail {
 			p.add(f+".after", "must be later than the step before (and above 0)")
 		}
 		last = time.Duration(e.After)
-		if !e.Remind && len(e.Targets) == 0 && e.Responders == nil {
-			p.add(f, "does nothing; set remind: true, targets or responders")
+		if !e.Remind && len(e.Targets) == 0 && e.Responders == nil && e.Page == nil {
+			p.add(f, "does nothing; set remind: true, targets, responders or page")
 		}
 		checkTargets(&p, f+".targets", e.Targets)
 		if e.Responders != nil {
@@ -166,6 +166,9 @@ type Route struct {
 	// NoEdit refuses edited arguments on this route's approvals
 	// (allow_edit: false in the config).
 	NoEdit bool
+	// Page wakes people through a pager when a question is asked on this
+	// route.
+	Page *Page
 	// AutoAllow approves, without asking, an approval whose action one of
 	// these rules matches (domain/autoallow.go), e.g. "Bash(git status*)".
 	AutoAllow []string

@@ -169,6 +169,19 @@ type EscalationStep struct {
 	Remind     bool        `json:"remind,omitempty"`
 	Targets    []Target    `json:"targets,omitempty"`
 	Responders *Responders `json:"responders,omitempty"`
+	// Page wakes people through a pager if nobody has answered by then.
+	Page *Page `json:"page,omitempty"`
+}
+
+// Page says which pager wakes people for a question and with which of its
+// settings. It names the settings; the secrets they hold (a routing key)
+// stay with the pager and never enter a question record.
+type Page struct {
+	// Pager names the pager ("pagerduty").
+	Pager string `json:"pager"`
+	// Profile names one of the pager's page settings (the configuration
+	// names them after the route and step).
+	Profile string `json:"profile"`
 }
 
 // Vote is one person's choice on an approval that needs several.

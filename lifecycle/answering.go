@@ -30,8 +30,7 @@ func (r *Router) ResolvePerson(ctx context.Context, q *domain.Question, p domain
 // modal, a thread reply). A refusal is recorded in the audit trail, exactly
 // as Answer records it.
 func (r *Router) Check(ctx context.Context, q *domain.Question, who domain.Person) error {
-	if err := domain.Permit(q, who); err != nil {
-		r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
+	if err := r.permit(ctx, q, &who, ""); err != nil {
 		_, span := r.startInteraction(ctx, q, who)
 		result, reason := r.interacted(who.Platform, q, err, false)
 		span.SetAttributes(attrResult.String(result), attrReason.String(reason))
@@ -85,10 +84,9 @@ func (r *Router) answer(ctx context.Context, q *domain.Question, req domain.Resp
 		return q, domain.StatusError(q)
 	}
 	_, rspan := r.tracer.Start(ctx, "askbridge.responders")
-	err := domain.Permit(q, who)
+	err := r.permit(ctx, q, &who, "")
 	endSpan(rspan, err)
 	if err != nil {
-		r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: &who, Detail: err.Error()})
 		return q, err
 	}
 	if err := domain.PrepareApproval(q, &req, !r.routes[q.Route].NoEdit); err != nil {
@@ -215,8 +213,8 @@ func (r *Router) CancelWithNote(ctx context.Context, project, id, reason, note s
 		return q, domain.StatusError(q)
 	}
 	if who != nil && reason == domain.CancelUser {
-		if err := domain.Permit(q, *who); err != nil {
-			r.audit(ctx, q, domain.AuditEntry{Type: "refused", By: who, Detail: "dismiss: " + err.Error()})
+		p := *who
+		if err := r.permit(ctx, q, &p, "dismiss: "); err != nil {
 			return q, err
 		}
 	}
@@ -266,5 +264,6 @@ func (r *Router) afterTransition(q *domain.Question) {
 	for _, o := range r.cfg.Observers {
 		o.Transitioned(q)
 	}
+	r.resolvePages(q)
 	r.finishCopies(q)
 }

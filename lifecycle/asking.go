@@ -85,6 +85,7 @@ func (r *Router) Ask(ctx context.Context, project string, req *domain.AskRequest
 		}
 	}
 	r.post(ctx, q, q.Targets)
+	r.pageOnAsk(ctx, q, route)
 	if fresh, err := r.store.Get(ctx, project, q.ID); err == nil {
 		q = fresh
 	}

@@ -46,6 +46,9 @@ type RouterConfig struct {
 	// TracerProvider records the lifecycle's spans (nil: none recorded;
 	// internal/tracing).
 	TracerProvider trace.TracerProvider
+	// GroupResolvers are directories of responder groups no chat platform
+	// owns (whoever is on call for a schedule).
+	GroupResolvers []GroupResolver
 	// PauseWait is how long a person's answer to a webhook-mode question
 	// waits for the agent's run to report its pause before it is refused
 	// with ERunNotPaused (0: DefaultPauseWait; negative: no wait; see
@@ -60,10 +63,12 @@ type Router struct {
 	channels map[string]Channel
 	// resolvers are the channels with the PersonResolver ability.
 	resolvers map[string]PersonResolver
-	routes    map[string]domain.Route
-	def       *domain.Route
-	clock     Clock
-	log       *slog.Logger
+	// groups are the directories of responder groups, by kind.
+	groups map[string]GroupResolver
+	routes map[string]domain.Route
+	def    *domain.Route
+	clock  Clock
+	log    *slog.Logger
 	// bg counts work that must end before Close returns: transitions in
 	// progress and the copy updates they start. closing refuses new work.
 	bg       sync.WaitGroup
@@ -108,7 +113,8 @@ func NewRouter(cfg RouterConfig) *Router {
 		cfg.HasWebhookSecret = func(string) bool { return false }
 	}
 	r := &Router{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
-		channels: map[string]Channel{}, resolvers: map[string]PersonResolver{}, routes: map[string]domain.Route{}}
+		channels: map[string]Channel{}, resolvers: map[string]PersonResolver{}, routes: map[string]domain.Route{},
+		groups: map[string]GroupResolver{}}
 	for _, c := range cfg.Channels {
 		r.AddChannel(c)
 	}
@@ -117,6 +123,9 @@ func NewRouter(cfg RouterConfig) *Router {
 		if so, ok := o.(StepObserver); ok {
 			r.steps = append(r.steps, so)
 		}
+	}
+	for _, g := range cfg.GroupResolvers {
+		r.AddGroupResolver(g)
 	}
 	for _, rt := range cfg.Routes {
 		r.routes[rt.Name] = rt

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
@@ -96,9 +97,16 @@ func (r *Router) runStep(ctx context.Context, q *domain.Question, level int, ste
 	if fresh, err := r.store.Get(ctx, q.ProjectID, q.ID); err == nil {
 		q = fresh
 	}
+	r.refreshGroups(q) // a hand-off since the last step counts from now on
 	if step.Remind {
 		r.remind(ctx, q)
 	}
+	if (len(step.Targets) > 0 || step.Page != nil) && r.pageAcknowledged(ctx, q) {
+		r.audit(ctx, q, domain.AuditEntry{Type: "escalation.held", Detail: "step " + strconv.Itoa(level+1) +
+			" (" + domain.DescribeStep(step) + ") held: the page was acknowledged"})
+		return true, nil
+	}
+	r.pageOnStep(ctx, q, step, level)
 	if len(step.Targets) > 0 {
 		r.post(ctx, q, step.Targets)
 		if fresh, err := r.store.Get(ctx, q.ProjectID, q.ID); err == nil {

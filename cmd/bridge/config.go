@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/email"
+	"github.com/askbridge/askbridge/adapters/pagerduty"
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/web"
 	"github.com/askbridge/askbridge/app"
@@ -72,6 +73,7 @@ type fileConfig struct {
 		WebhookSecret     string `yaml:"webhook_secret"`
 		WebhookSecretFile string `yaml:"webhook_secret_file"`
 	} `yaml:"telegram"`
+	PagerDuty pagerdutyConfig `yaml:"pagerduty"`
 	// PublicURL is where people and platforms reach the bridge; its host
 	// is admitted by the guard against web pages.
 	PublicURL string `yaml:"public_url"`
@@ -132,7 +134,9 @@ type routeConfig struct {
 		Remind     bool              `yaml:"remind"`
 		Targets    []targetConfig    `yaml:"targets"`
 		Responders *respondersConfig `yaml:"responders"`
+		Page       *pageConfig       `yaml:"page"`
 	} `yaml:"escalation"`
+	Page *pageConfig `yaml:"page"`
 	// Approvals of tool calls (domain/action.go, domain/autoallow.go).
 	AllowEdit *bool    `yaml:"allow_edit"`
 	AutoAllow []string `yaml:"auto_allow"`
@@ -144,6 +148,9 @@ type respondersConfig struct {
 	DiscordRoles     []string `yaml:"discord_roles"`
 	EmailDomains     []string `yaml:"email_domains"`
 	ExcludeRequester bool     `yaml:"exclude_requester"`
+	// Whoever is on call in PagerDuty (docs/pagerduty.md).
+	PagerDutySchedules          []string `yaml:"pagerduty_schedules"`
+	PagerDutyEscalationPolicies []string `yaml:"pagerduty_escalation_policies"`
 }
 
 // core returns the responders; the groups go under the kinds the Slack and
@@ -151,7 +158,8 @@ type respondersConfig struct {
 func (r respondersConfig) core() domain.Responders {
 	out := domain.Responders{Users: r.Users, ExcludeRequester: r.ExcludeRequester}
 	return out.WithGroup(slack.GroupKind, r.SlackUsergroups...).WithGroup(discord.GroupKind, r.DiscordRoles...).
-		WithGroup(email.GroupKind, r.EmailDomains...)
+		WithGroup(email.GroupKind, r.EmailDomains...).
+		WithGroup(pagerduty.KindSchedules, r.PagerDutySchedules...).WithGroup(pagerduty.KindPolicies, r.PagerDutyEscalationPolicies...)
 }
 
 type targetConfig struct {
@@ -293,6 +301,7 @@ func (p *configProblems) fromFile(fc *fileConfig) *settings {
 		p.fail("defaults.timeout: must be between 10s and 720h")
 	}
 	s.Routes = p.routes(fc.Routes)
+	s.PagerDuty = p.pagerDuty(fc, s.Routes)
 	s.Agents = p.agents(fc.Agents, s.Routes)
 	s.Operators = p.operators(fc.Operators)
 	return s
@@ -334,6 +343,9 @@ func (p *configProblems) routes(rcs []routeConfig) []domain.Route {
 		}
 		for _, e := range rc.Escalation {
 			step := domain.EscalationStep{After: domain.Duration(e.After), Remind: e.Remind, Targets: targets(e.Targets)}
+			if e.Page != nil {
+				step.Page = &domain.Page{} // filled in by pagerDuty, which reads the pager's settings
+			}
 			if e.Responders != nil {
 				rs := e.Responders.core()
 				step.Responders = &rs

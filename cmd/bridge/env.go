@@ -35,6 +35,7 @@ type serveEnvValues struct {
 	webhookAllow                                                   []string
 	webhookLease                                                   time.Duration
 	connsPerIP                                                     int
+	pdEventsURL, pdAPIURL, pdAPIToken, pdWebhookSecret             string
 	// problems are the bad values, each naming its variable and the fix.
 	problems []string
 	// getenv reads the OpenTelemetry variables (OTEL_*; internal/tracing).
@@ -137,6 +138,15 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 	if e.telegramAPIURL != "" && !webURL(e.telegramAPIURL) {
 		fail("TELEGRAM_API_URL: %q must be an http:// or https:// address without a user name or password, such as https://api.telegram.org", shownURL(e.telegramAPIURL))
 	}
+	env("BRIDGE_PAGERDUTY_EVENTS_URL", &e.pdEventsURL)
+	env("BRIDGE_PAGERDUTY_API_URL", &e.pdAPIURL)
+	for name, v := range map[string]string{"BRIDGE_PAGERDUTY_EVENTS_URL": e.pdEventsURL, "BRIDGE_PAGERDUTY_API_URL": e.pdAPIURL} {
+		if v != "" && !webURL(v) {
+			fail("%s: %q must be an http:// or https:// address without a user name or password, such as https://events.pagerduty.com", name, shownURL(v))
+		}
+	}
+	env("BRIDGE_PAGERDUTY_API_TOKEN", &e.pdAPIToken)
+	env("BRIDGE_PAGERDUTY_WEBHOOK_SECRET", &e.pdWebhookSecret)
 	return e
 }
 
@@ -167,6 +177,7 @@ func (e *serveEnvValues) overlay(s *settings) {
 	set(&s.Telegram.Token, e.telegramToken)
 	set(&s.Telegram.WebhookSecret, e.telegramWebhookSecret)
 	set(&s.Telegram.APIURL, e.telegramAPIURL)
+	e.overlayPagerDuty(s)
 	if e.webhookAllow != nil {
 		s.WebhookAllow = e.webhookAllow
 	}

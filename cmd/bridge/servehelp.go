@@ -48,6 +48,10 @@ var serveEnv = []serveEnvVar{
 	{"TELEGRAM_BOT_TOKEN", true, "BotFather's token; enables the Telegram adapter (telegram.token_file)"},
 	{"TELEGRAM_WEBHOOK_SECRET", true, "secret_token of the webhook; enables POST /telegram/webhook (else getUpdates long polling)"},
 	{"TELEGRAM_API_URL", true, "Bot API base (default https://api.telegram.org)"},
+	{"BRIDGE_PAGERDUTY_EVENTS_URL", true, "PagerDuty Events API base (default https://events.pagerduty.com)"},
+	{"BRIDGE_PAGERDUTY_API_URL", true, "PagerDuty REST API base (default https://api.pagerduty.com)"},
+	{"BRIDGE_PAGERDUTY_API_TOKEN", true, "read-only PagerDuty API key; admits whoever is on call"},
+	{"BRIDGE_PAGERDUTY_WEBHOOK_SECRET", true, "verifies POST /pagerduty/webhook"},
 }
 
 const serveIntro = `usage: askbridge serve [flags]

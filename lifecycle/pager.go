@@ -1,0 +1,150 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/askbridge/askbridge/domain"
+)
+
+// A pager (PagerDuty) wakes people for a question and tells the bridge back
+// when a person acknowledged the page or resolved it in the pager. These
+// are the Router's side of what it tells.
+
+// ackKey marks a question whose page was acknowledged, readable from any
+// replica (Scratch.Marked).
+func ackKey(project, id string) string { return "page-ack:" + project + ":" + id }
+
+// PageAcknowledged records that by acknowledged q's page in pager: the
+// audit trail says so, and the escalation ladder stops paging and posting
+// further copies for q (its reminders continue; responders a step adds
+// still count, as the record derives them from the step reached). ENotFound for a
+// question the bridge does not know; a question no longer pending is left
+// alone. Repeats (a pager's retries) change nothing.
+func (r *Router) PageAcknowledged(ctx context.Context, id, pager, by string) error {
+	q, err := r.pageQuestion(ctx, id)
+	if err != nil || q.Status != domain.StatusPending {
+		return err
+	}
+	ttl := q.ExpiresAt.Sub(r.clock.Now()) + time.Minute
+	if ttl < time.Minute {
+		ttl = time.Minute
+	}
+	first, err := r.store.Once(ctx, ackKey(q.ProjectID, q.ID), ttl)
+	if err != nil {
+		return err
+	}
+	if first {
+		r.audit(ctx, q, domain.AuditEntry{Type: "page.acknowledged", By: &domain.Person{Platform: "pager", ID: by, Name: by},
+			Detail: "acknowledged by " + by + " in " + pager + "; further escalation steps only remind"})
+	}
+	return nil
+}
+
+// PageResolved records that by resolved q's incident in pager. That does
+// not answer the question: it stays pending, and the audit trail says so.
+func (r *Router) PageResolved(ctx context.Context, id, pager, by string) error {
+	q, err := r.pageQuestion(ctx, id)
+	if err != nil || q.Status != domain.StatusPending {
+		return err
+	}
+	r.audit(ctx, q, domain.AuditEntry{Type: "page.resolved", By: &domain.Person{Platform: "pager", ID: by, Name: by},
+		Detail: "the incident was resolved by " + by + " in " + pager + "; that does not answer the question, which is still waiting"})
+	return nil
+}
+
+func (r *Router) pageQuestion(ctx context.Context, id string) (*domain.Question, error) {
+	project, err := r.store.Locate(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.store.Get(ctx, project, id)
+}
+
+// pageAcknowledged reports whether q's page was acknowledged.
+func (r *Router) pageAcknowledged(ctx context.Context, q *domain.Question) bool {
+	ok, err := r.store.Marked(ctx, ackKey(q.ProjectID, q.ID))
+	return err == nil && ok
+}
+
+// PagePayload is the payload of a page's deliveries (Delivery.Payload):
+// which of the pager's settings, for which step (0: the route's page when
+// the question is asked, n: escalation step n).
+type PagePayload struct {
+	Profile string `json:"profile"`
+	Step    int    `json:"step"`
+}
+
+// Kinds of page deliveries: Event is "<pager>.<kind>".
+const (
+	PageTrigger = "trigger"
+	PageResolve = "resolve"
+)
+
+// resolveDelay holds a resolve back briefly, so a trigger already on its
+// way to the pager when the question ended arrives before it.
+const resolveDelay = 3 * time.Second
+
+// pageDeliveryID is the delivery id of one page event of a question: the
+// same on every replica and every re-ask, so the queue sends it once.
+func pageDeliveryID(p *domain.Page, kind, id string, step int) string {
+	return p.Pager + "." + kind + ":" + id + ":" + strconv.Itoa(step)
+}
+
+// enqueuePage queues one page event of q through the delivery queue.
+func (r *Router) enqueuePage(ctx context.Context, q *domain.Question, p *domain.Page, kind string, step int, at time.Time) {
+	payload, _ := json.Marshal(PagePayload{Profile: p.Profile, Step: step})
+	d := Delivery{ID: pageDeliveryID(p, kind, q.ID, step), ProjectID: q.ProjectID, QuestionID: q.ID,
+		Event: p.Pager + "." + kind, Payload: payload, CreatedAt: at}
+	queued, err := r.store.EnqueueDelivery(context.WithoutCancel(ctx), d)
+	switch {
+	case err != nil:
+		r.log.Error("queueing a page failed", "question", q.ID, "event", d.Event, "err", err)
+		r.audit(ctx, q, domain.AuditEntry{Type: "page.failed", Detail: d.Event + ": could not be queued: " + err.Error()})
+	case queued:
+		r.audit(ctx, q, domain.AuditEntry{Type: "page.queued", Detail: d.Event + " (step " + strconv.Itoa(step) + ")"})
+	}
+}
+
+// pageOnAsk pages for a question just asked on a route that pages.
+func (r *Router) pageOnAsk(ctx context.Context, q *domain.Question, route *domain.Route) {
+	if route == nil || route.Page == nil {
+		return
+	}
+	r.enqueuePage(ctx, q, route.Page, PageTrigger, 0, time.Time{})
+}
+
+// pageOnStep pages for escalation step level+1 of q.
+func (r *Router) pageOnStep(ctx context.Context, q *domain.Question, step domain.EscalationStep, level int) {
+	if step.Page == nil {
+		return
+	}
+	r.enqueuePage(ctx, q, step.Page, PageTrigger, level+1, time.Time{})
+}
+
+// resolvePages queues the resolve of every page that went out (or may
+// have) for a question that has ended; a trigger still queued is dropped
+// by its sender, which finds the question no longer pending.
+func (r *Router) resolvePages(q *domain.Question) {
+	var pages []*domain.Page
+	var steps []int
+	if rt, ok := r.routes[q.Route]; ok && rt.Page != nil {
+		pages, steps = append(pages, rt.Page), append(steps, 0)
+	}
+	for i := 0; i < q.EscalationLevel && i < len(q.Escalation); i++ {
+		if p := q.Escalation[i].Page; p != nil {
+			pages, steps = append(pages, p), append(steps, i+1)
+		}
+	}
+	if len(pages) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.bgCtx, 10*time.Second)
+	defer cancel()
+	at := r.clock.Now().Add(resolveDelay)
+	for i, p := range pages {
+		r.enqueuePage(ctx, q, p, PageResolve, steps[i], at)
+	}
+}
