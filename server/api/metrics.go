@@ -70,4 +70,6 @@ func (m *Metrics) Transitioned(q *domain.Question) {
 func (m *Metrics) Delivery(outcome string) { m.deliveries.WithLabelValues(outcome).Inc() }
 
 // SenderDelivery counts an attempt of a page or a mail (resume.Config.ObserveSender).
-func (m *Metrics) SenderDelivery(sender, outcome string) { m.senders.WithLabelValues(sender, outcome).Inc() }
+func (m *Metrics) SenderDelivery(sender, outcome string) {
+	m.senders.WithLabelValues(sender, outcome).Inc()
+}
