@@ -220,7 +220,8 @@ func (i *Inbox) SignedIn(r *http.Request, project string) (operator string, ok b
 		return "", false
 	}
 	id, projects, ok := i.cfg.Auth.Operator(sess.Token)
-	if !ok || !slices.Contains(projects, project) {
+	// "*" is every project (operators[].projects, as the API reads it).
+	if !ok || !(slices.Contains(projects, project) || slices.Contains(projects, "*")) {
 		return "", false
 	}
 	return id, true
