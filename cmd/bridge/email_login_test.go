@@ -34,8 +34,8 @@ func TestEmailRequireLoginThroughTheInboxSignIn(t *testing.T) {
 	base := "http://" + addr
 	a, err := app.New(context.Background(), app.Settings{Addr: addr, PublicURL: base,
 		Operators: []api.Operator{{ID: "maria", Projects: []string{"ops"}, Token: "maria-operator-token-0123"}},
-		Routes: []domain.Route{{Name: "prod", Targets: []domain.Target{{Platform: "email", To: []string{"ana@example.com"}}}, EmailRequireLogin: true}},
-		Email:  email.Config{SMTPURL: "smtp+insecure://" + fake.Addr, From: "askbridge@example.com", LinkSecret: strings.Repeat("k", 32)}})
+		Routes:    []domain.Route{{Name: "prod", Targets: []domain.Target{{Platform: "email", To: []string{"ana@example.com"}}}, EmailRequireLogin: true}},
+		Email:     email.Config{SMTPURL: "smtp+insecure://" + fake.Addr, From: "askbridge@example.com", LinkSecret: strings.Repeat("k", 32)}})
 	if err != nil {
 		t.Fatal(err)
 	}
