@@ -55,6 +55,7 @@ type App struct {
 	deliverer *resume.Deliverer
 	closeMCP  func()
 	adapters  []adapter
+	inbox     *web.Inbox
 	ops       *ops.Metrics
 	handler   http.Handler
 
@@ -186,6 +187,7 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 		return err
 	}
 	inbox.Register(mux)
+	a.inbox = inbox // the email surface's require_login asks it (addChats)
 	a.handler = a.ops.Routes(api.Guard(mux, api.GuardConfig{Open: auth.Open(), PublicURL: s.PublicURL}), mux, a.inbound)
 	return nil
 }
@@ -292,6 +294,14 @@ func (a *App) addChats(mux *http.ServeMux) error {
 			ec.PublicURL = s.PublicURL // the links in a mail point there
 		}
 		ec.Outbox, ec.Kick = a.st, a.deliverer.Kick // every mail leaves through the durable queue
+		// Routes with email: {require_login: true} take an answer only
+		// from a browser signed in to the web inbox (built after the chats).
+		ec.SignedIn = func(r *http.Request, project string) (string, bool) {
+			if a.inbox == nil {
+				return "", false
+			}
+			return a.inbox.SignedIn(r, project)
+		}
 		c, err := email.New(ec, a.router, a.log.With("adapter", "email"))
 		if err != nil {
 			return err

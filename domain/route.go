@@ -175,6 +175,10 @@ type Route struct {
 	// SuggestFromHistory marks the most frequent earlier answer as
 	// recommended when the agent recommended none.
 	SuggestFromHistory bool
+	// EmailRequireLogin takes an answer from an email link only from a
+	// browser signed in to the web inbox (email: {require_login: true}),
+	// so an approval cannot be decided from a forwarded mail.
+	EmailRequireLogin bool
 }
 
 // CheckTargetPlatforms refuses targets on a platform that is not among

@@ -248,6 +248,12 @@ func (r *Router) prepare(q *domain.Question, tr *Transition) {
 	}
 }
 
+// Audit appends e to q's audit trail (an adapter noting how an answer
+// came in); a failure is logged, never fatal.
+func (r *Router) Audit(ctx context.Context, q *domain.Question, e domain.AuditEntry) {
+	r.audit(ctx, q, e)
+}
+
 // audit appends to the audit trail; a failure is logged, never fatal.
 func (r *Router) audit(ctx context.Context, q *domain.Question, e domain.AuditEntry) {
 	e.ProjectID, e.QuestionID, e.RunID = q.ProjectID, q.ID, q.RunID

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	netmail "net/mail"
 	"strings"
 	"time"
@@ -71,6 +72,11 @@ type Config struct {
 	// the mail itself).
 	Outbox Outbox
 	Kick   func()
+	// SignedIn reports the operator signed in to the web inbox in r's
+	// browser who may see project (app wires the inbox's session check).
+	// A question whose route has email: {require_login: true} is answered
+	// from a link only when it says ok; nil refuses every such answer.
+	SignedIn func(r *http.Request, project string) (operator string, ok bool)
 }
 
 // Outbox queues a delivery once per id (lifecycle.DeliveryQueue).
@@ -86,6 +92,9 @@ const Event = Platform + ".send"
 type Core interface {
 	lifecycle.Chat
 	Marked(ctx context.Context, key string) (bool, error)
+	// Audit notes on the question's trail who was signed in when a
+	// require_login answer came in.
+	Audit(ctx context.Context, q *domain.Question, e domain.AuditEntry)
 }
 
 // Adapter is the email surface.

@@ -89,12 +89,23 @@ func newEnvWith(t *testing.T, o fakesmtp.Options, smtpURL string) *env {
 	return e
 }
 
+// envOptions are a test bridge's routes and inbox session check.
+type envOptions struct {
+	routes   []domain.Route
+	signedIn func(r *http.Request, project string) (string, bool)
+}
+
 // newEnvSMTP builds the bridge against the SMTP server at smtpURL.
 func newEnvSMTP(t *testing.T, smtpURL, password string, tlsConf *tls.Config) *env {
 	t.Helper()
+	return newEnvOpts(t, smtpURL, password, tlsConf, envOptions{})
+}
+
+func newEnvOpts(t *testing.T, smtpURL, password string, tlsConf *tls.Config, o envOptions) *env {
+	t.Helper()
 	e := &env{t: t, st: storetest.Open(t, ""), clock: &testClock{now: time.Now().UTC().Truncate(time.Second)}, logs: &logBuf{}}
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.router = lifecycle.NewRouter(lifecycle.RouterConfig{Store: e.st, Clock: e.clock, Logger: log,
+	e.router = lifecycle.NewRouter(lifecycle.RouterConfig{Store: e.st, Clock: e.clock, Logger: log, Routes: o.routes,
 		CopyRetryBackoff: 5 * time.Millisecond, CopyRetryFor: time.Second})
 	t.Cleanup(func() { _ = e.router.Close(context.Background()) })
 	mux := http.NewServeMux()
@@ -106,7 +117,7 @@ func newEnvSMTP(t *testing.T, smtpURL, password string, tlsConf *tls.Config) *en
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, AttemptTimeout: 10 * time.Second})
 	ad, err := New(Config{SMTPURL: smtpURL, SMTPPassword: password, From: "askbridge <askbridge@bridge.example>",
 		LinkSecret: linkKey, PublicURL: e.web.URL, TLS: tlsConf, SendTimeout: 5 * time.Second,
-		Outbox: e.st, Kick: e.deliverer.Kick}, e.router, log)
+		Outbox: e.st, Kick: e.deliverer.Kick, SignedIn: o.signedIn}, e.router, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	htmltemplate "html/template"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +56,9 @@ type pageView struct {
 	Q        *mailView
 	Form     *formView
 	PageLink string
-	CSS      htmltemplate.CSS
+	// SignIn links to the inbox's sign-in, back to this page after it.
+	SignIn string
+	CSS    htmltemplate.CSS
 }
 
 type formView struct {
@@ -218,6 +221,16 @@ func (a *Adapter) handleOpen(w http.ResponseWriter, r *http.Request) {
 		a.writePage(w, http.StatusForbidden, pageView{Heading: "This link is not valid", Lines: []string{err.Error()}})
 		return
 	}
+	if a.loginRequired(o.q) {
+		// The session cookie is SameSite=Strict: a click from a webmail
+		// does not carry it, the sign-in link (back to this page) does.
+		if op, ok := a.signedIn(r, o.q); ok {
+			v.Lines = append(v.Lines, "This answer needs a signed-in inbox session: you are signed in as "+op+".")
+		} else {
+			v.Lines = append(v.Lines, "Sign-in required: this answer is taken only from a browser signed in to the askbridge inbox, so that a forwarded mail cannot decide it. Sign in, then press the button.")
+			v.SignIn = a.signInLink(r)
+		}
+	}
 	a.writePage(w, http.StatusOK, v)
 }
 
@@ -282,6 +295,18 @@ func (a *Adapter) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			PageLink: strings.TrimRight(a.cfg.PublicURL, "/") + r.URL.Path})
 		return
 	}
+	var operator string
+	if a.loginRequired(o.q) {
+		op, ok := a.signedIn(r, o.q)
+		if !ok {
+			a.log.Info("email answer refused: the route requires a signed-in inbox session", "question", o.q.ID, "recipient", o.tok.Recipient)
+			a.writePage(w, http.StatusForbidden, pageView{Heading: "Sign in to answer",
+				Lines:  []string{"This question takes answers from email links only in a browser signed in to the askbridge inbox (so that a forwarded mail cannot decide it). Sign in, then open the link again and press the button. Nothing was recorded."},
+				SignIn: a.signInLink(r)})
+			return
+		}
+		operator = op
+	}
 	req, err := formAnswer(o, r)
 	if err != nil {
 		a.writePage(w, http.StatusBadRequest, pageView{Heading: domain.TitleInvalid, Lines: []string{err.Error(), domain.ChangedNothing}})
@@ -306,6 +331,10 @@ func (a *Adapter) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		a.writePage(w, status, pageView{Heading: n.Title, Lines: []string{n.Text}, PageLink: questionPage(a.cfg.PublicURL, o.q.ID)})
 		return
 	}
+	if operator != "" {
+		a.core.Audit(r.Context(), final, domain.AuditEntry{Type: "email_signed_in", By: &who,
+			Detail: "answered from an email link while signed in to the inbox as " + operator})
+	}
 	ttl := time.Until(o.tok.Expires) + 24*time.Hour
 	if _, err := a.core.Once(r.Context(), usedKey(o.tok.Nonce), max(ttl, time.Hour)); err != nil {
 		a.log.Warn("could not mark an email link used", "question", o.q.ID, "err", err)
@@ -315,6 +344,30 @@ func (a *Adapter) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		line = "Your vote was recorded" + tallySuffix(final) + "."
 	}
 	a.writePage(w, http.StatusOK, pageView{Heading: "Thank you", Lines: []string{line, "You can close this page."}, PageLink: questionPage(a.cfg.PublicURL, o.q.ID)})
+}
+
+// loginRequired reports whether q's route takes email answers only from a
+// signed-in inbox session (email: {require_login: true}).
+func (a *Adapter) loginRequired(q *domain.Question) bool {
+	if q.Route == "" {
+		return false
+	}
+	rt, ok := a.core.Route(q.Route)
+	return ok && rt.EmailRequireLogin
+}
+
+// signedIn asks the inbox who is signed in in r's browser; nobody when it
+// is not wired (fail closed).
+func (a *Adapter) signedIn(r *http.Request, q *domain.Question) (string, bool) {
+	if a.cfg.SignedIn == nil {
+		return "", false
+	}
+	return a.cfg.SignedIn(r, q.ProjectID)
+}
+
+// signInLink is the inbox's sign-in page, returning to this link's page.
+func (a *Adapter) signInLink(r *http.Request) string {
+	return strings.TrimRight(a.cfg.PublicURL, "/") + "/login?next=" + url.QueryEscape(r.URL.Path)
 }
 
 // formAnswer reads the answer the page's form sent.

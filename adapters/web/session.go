@@ -13,6 +13,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -205,4 +206,23 @@ func (i *Inbox) takeFlash(rq *request, id string) bool {
 	http.SetCookie(rq.w, &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: i.secure(rq.r), SameSite: http.SameSiteStrictMode})
 	return v == id
+}
+
+// SignedIn reports the operator signed in to the inbox in r's browser, if
+// its session is valid (not expired, not signed out, the operator still
+// configured) and the operator may see project. Only a session signed in
+// with an operator token counts: the open inbox of a loopback bridge
+// without operators ("local") is nobody signed in. Other surfaces use it
+// to require a signed-in browser (the email surface's require_login).
+func (i *Inbox) SignedIn(r *http.Request, project string) (operator string, ok bool) {
+	sess, ok := i.readSession(r)
+	if !ok || sess.Token == "" || i.cfg.Auth == nil {
+		return "", false
+	}
+	id, projects, ok := i.cfg.Auth.Operator(sess.Token)
+	// "*" is every project (operators[].projects, as the API reads it).
+	if !ok || !(slices.Contains(projects, project) || slices.Contains(projects, "*")) {
+		return "", false
+	}
+	return id, true
 }

@@ -140,6 +140,11 @@ type routeConfig struct {
 	// Approvals of tool calls (domain/action.go, domain/autoallow.go).
 	AllowEdit *bool    `yaml:"allow_edit"`
 	AutoAllow []string `yaml:"auto_allow"`
+	// Email: {require_login: true} takes answers from email links only
+	// from a browser signed in to the web inbox.
+	Email *struct {
+		RequireLogin bool `yaml:"require_login"`
+	} `yaml:"email"`
 }
 
 type respondersConfig struct {
@@ -337,7 +342,7 @@ func (p *configProblems) routes(rcs []routeConfig) []domain.Route {
 		r := domain.Route{Name: rc.Name, Default: rc.Default, Thread: rc.Thread, Timeout: time.Duration(rc.Timeout),
 			Targets: targets(rc.Targets), Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired,
 			NoEdit: rc.AllowEdit != nil && !*rc.AllowEdit, AutoAllow: rc.AutoAllow,
-			SuggestFromHistory: rc.SuggestFromHistory}
+			SuggestFromHistory: rc.SuggestFromHistory, EmailRequireLogin: rc.Email != nil && rc.Email.RequireLogin}
 		if rc.OnTimeout != nil {
 			r.OnTimeout = &domain.OnTimeout{Answer: rc.OnTimeout.Answer, UseDefaults: rc.OnTimeout.UseDefaults}
 		}
@@ -451,6 +456,9 @@ func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
 		configured = append(configured, email.Platform)
 	}
 	for i, r := range s.Routes {
+		if r.EmailRequireLogin && len(s.Operators) == 0 {
+			p.fail("routes[%d].email.require_login: route %q takes email answers only from a browser signed in to the web inbox, but no operator is configured to sign in; add one under operators[] or remove require_login", i, r.Name)
+		}
 		fields := map[string][]domain.Target{"targets": r.Targets}
 		order := []string{"targets"}
 		for j, e := range r.Escalation {

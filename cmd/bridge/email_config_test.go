@@ -56,6 +56,23 @@ routes:
 	if got := s.Routes[0].Responders.Groups["email_domains"]; len(got) != 1 || got[0] != "example.com" {
 		t.Errorf("email_domains: %v", got)
 	}
+	if s.Routes[0].EmailRequireLogin {
+		t.Error("a route without email.require_login requires a login")
+	}
+	// email: {require_login: true} on a route, with an operator to sign in.
+	s, err = loadConfig(write(`public_url: https://askbridge.example.com
+email: {smtp_url: "smtp://m.example.com", from: askbridge@example.com, link_secret_file: `+secret+`}
+operators: [{id: alice, projects: [ops], token: "operator-token-1"}]
+routes:
+  - {name: prod, targets: [{platform: email, to: [ana@example.com]}], email: {require_login: true}}
+  - {name: dev, targets: [{platform: email, to: [ana@example.com]}]}
+`), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Routes[0].EmailRequireLogin || s.Routes[1].EmailRequireLogin {
+		t.Errorf("require_login read as %v, %v; want true, false", s.Routes[0].EmailRequireLogin, s.Routes[1].EmailRequireLogin)
+	}
 
 	for body, want := range map[string]string{
 		`email: {smtp_url: "smtp://m.example.com"}
@@ -63,6 +80,8 @@ routes: [{name: r, targets: [{platform: email}]}]`: "routes[0].targets[0].to: re
 		`email: {smtp_url: "smtp://m.example.com"}
 routes: [{name: r, targets: [{platform: email, to: ["not an address"]}]}]`: `routes[0].targets[0].to[0]: "not an address" is not an email address`,
 		`routes: [{name: r, targets: [{platform: email, to: [ana@example.com]}]}]`: `"email" is not configured`,
+		`email: {smtp_url: "smtp://m.example.com"}
+routes: [{name: r, targets: [{platform: email, to: [ana@example.com]}], email: {require_login: true}}]`: `routes[0].email.require_login: route "r" takes email answers only from a browser signed in to the web inbox, but no operator is configured`,
 	} {
 		_, err := loadConfig(write(body), func(string) string { return "" })
 		if err == nil || !strings.Contains(err.Error(), want) {
