@@ -72,37 +72,80 @@ test("several pending approvals are never confused: each call gets its own decis
   assert.deepEqual(out.notify, { type: "text", value: "notified #ops" });
 });
 
-test("durable mode: another process pauses; the resume webhooks continue the conversation exactly once", async (t) => {
-  const bridge = client("ai-durable");
-  const dir = mkdtempSync(join(tmpdir(), "askbridge-ai-"));
-  const file = join(dir, "messages.json");
+// Durable mode: a child process runs the agent until it needs approvals (deploy
+// and notify), asks them with resume.url and exits; the resume webhooks,
+// received here, continue the conversation from the saved messages only.
+// decideAll gets the pending approvals by tool and answers them (or not);
+// always, a Set, is the resuming process's memory of always-allowed tools.
+async function durableRun(t, name, decideAll, { timeout = "10m", always } = {}) {
+  const bridge = client(`ai-${name}`);
+  const runId = `ai-${name}`;
+  const file = join(mkdtempSync(join(tmpdir(), "askbridge-ai-")), "messages.json");
   const continued = [];
   const recv = await listen(nodeWebhookHandler({
     secret,
     onEvent: async (ev) => {
       const messages = JSON.parse(readFileSync(file, "utf8")); // only what the first process saved
-      const toolMsg = await resumeToolApprovals(bridge, messages, ev, { runId: "durable" });
+      const toolMsg = await resumeToolApprovals(bridge, messages, ev, { runId, alwaysAllowed: always });
       if (!toolMsg) return;
       const r = await generateText({ model: model(), tools, messages: [...messages, toolMsg], toolApproval: approval });
       continued.push(JSON.parse(r.text));
     },
   }));
   t.after(recv.close);
-  const out = execFileSync(process.execPath, [join(import.meta.dirname, "fixtures", "ai-pause.mjs"), file, `${recv.url}/resume`, "durable"], { env: { ...process.env, PROJECT: bridge.project } });
-  const child = JSON.parse(out.toString());
+  const args = [join(import.meta.dirname, "fixtures", "ai-pause.mjs"), file, `${recv.url}/resume`, runId, timeout, always ? "always" : ""];
+  const child = JSON.parse(execFileSync(process.execPath, args, { env: { ...process.env, PROJECT: bridge.project } }).toString());
   assert.equal(child.asked, 2);
   assert.notEqual(child.pid, process.pid);
   const qs = await pending(bridge, 2);
   const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
-  assert.equal(byTool.deploy.run_id, "durable:call-deploy");
+  assert.equal(byTool.deploy.run_id, `${runId}:call-deploy`);
+  assert.deepEqual(byTool.deploy.action.input, { env: "prod" });
   ran.length = 0;
-  await decide(bridge, byTool.deploy, { kind: "allow" });
-  await decide(bridge, byTool.notify, { kind: "deny", note: "too noisy" });
-  const until = Date.now() + 20000;
+  await decideAll(bridge, byTool);
+  const until = Date.now() + 90000; // expiry and a loaded machine
   while (continued.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   await new Promise((r) => setTimeout(r, 1000)); // a second continuation would show up here
-  assert.equal(continued.length, 1);
-  assert.deepEqual(continued[0].deploy, { type: "text", value: "deployed prod" });
-  assert.deepEqual(continued[0].notify, { type: "execution-denied", reason: "too noisy" });
+  assert.equal(continued.length, 1, "the conversation continues exactly once");
+  return { out: continued[0], byTool };
+}
+
+test("durable mode: another process pauses; the resume webhooks continue the conversation exactly once", async (t) => {
+  const { out } = await durableRun(t, "durable", async (bridge, byTool) => {
+    await decide(bridge, byTool.deploy, { kind: "allow" });
+    await decide(bridge, byTool.notify, { kind: "deny", note: "too noisy" });
+  });
+  assert.deepEqual(out.deploy, { type: "text", value: "deployed prod" });
+  assert.deepEqual(out.notify, { type: "execution-denied", reason: "too noisy" });
   assert.deepEqual(ran, ["deploy prod"]);
+});
+
+test("durable mode: always allow is approved and remembered by the process that resumes", async (t) => {
+  const always = new Set(); // the resuming process's memory of the conversation's rules
+  const { out, byTool } = await durableRun(t, "durable-always", async (bridge, byTool) => {
+    assert.deepEqual(byTool.deploy.action.suggestions, [{ type: "always_allow", tool: "deploy" }]);
+    await decide(bridge, byTool.deploy, { kind: "always" });
+    await decide(bridge, byTool.notify, { kind: "allow" });
+  }, { always });
+  assert.equal(byTool.deploy.action.allow_edit, false);
+  assert.deepEqual(out.deploy, { type: "text", value: "deployed prod" });
+  assert.deepEqual(out.notify, { type: "text", value: "notified #ops" });
+  assert.deepEqual([...always], ["deploy"], "only the tool answered with always allow is remembered");
+  // The next deploy of this conversation is approved without asking anyone.
+  const r = await generateText({ model: model(), tools, messages: [{ role: "user", content: "deploy" }], toolApproval: toolApprovalFor(always) });
+  assert.equal(r.content.filter((p) => p.type === "tool-approval-request" && !p.isAutomatic).length, 0);
+  assert.equal(r.content.find((p) => p.type === "tool-result").output, "deployed prod");
+});
+
+test("durable mode: expiry denies every call with why; Edit is never offered", async (t) => {
+  const { out } = await durableRun(t, "durable-expire", async (bridge, byTool) => {
+    for (const q of Object.values(byTool)) {
+      assert.equal(q.action.allow_edit, false);
+      await assert.rejects(bridge.respond(q.id, { edited_input: { env: "staging" } }), (e) => e.status === 400 && e.field === "edited_input");
+    }
+    // nobody answers
+  }, { timeout: "10s" });
+  assert.deepEqual(out.deploy, { type: "execution-denied", reason: "nobody answered within 10 s" });
+  assert.deepEqual(out.notify, { type: "execution-denied", reason: "nobody answered within 10 s" });
+  assert.deepEqual(ran, []);
 });

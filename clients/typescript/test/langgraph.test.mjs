@@ -74,10 +74,15 @@ test("LangChain HITL middleware requests: edit where allowed, reject with the me
   ]);
 });
 
-test("durable mode: another process pauses; the webhooks resume the graph once with Command({resume})", async (t) => {
-  const bridge = client("lg-durable");
+// Durable mode: a child process runs the graph until deploy and notify
+// interrupt, asks each with resume.url and exits (the checkpoint stays in the
+// file); the resume webhooks, received here, resume the graph once.
+// decideAll gets the pending approvals by tool and answers them (or not).
+async function durableRun(t, name, decideAll, { timeout = "10m" } = {}) {
+  const bridge = client(`lg-${name}`);
+  const threadId = `lg-${name}`;
   const file = join(mkdtempSync(join(tmpdir(), "askbridge-lg-")), "checkpoints.json");
-  const config = { configurable: { thread_id: "lg-durable" } };
+  const config = { configurable: { thread_id: threadId } };
   const continued = [];
   const recv = await listen(nodeWebhookHandler({
     secret,
@@ -89,18 +94,43 @@ test("durable mode: another process pauses; the webhooks resume the graph once w
     },
   }));
   t.after(recv.close);
-  const child = JSON.parse(execFileSync(process.execPath, [join(import.meta.dirname, "fixtures", "lg-pause.mjs"), file, `${recv.url}/resume`, "lg-durable"], { env: { ...process.env, PROJECT: bridge.project } }).toString());
+  const args = [join(import.meta.dirname, "fixtures", "lg-pause.mjs"), file, `${recv.url}/resume`, threadId, timeout];
+  const child = JSON.parse(execFileSync(process.execPath, args, { env: { ...process.env, PROJECT: bridge.project } }).toString());
   assert.equal(child.asked, 2);
   assert.notEqual(child.pid, process.pid);
   const qs = await pending(bridge, 2);
   const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
+  assert.match(byTool.deploy.run_id, new RegExp(`^${threadId}:`));
   ran.length = 0;
-  await decide(bridge, byTool.deploy, { kind: "edit", input: { env: "canary" } });
-  await decide(bridge, byTool.notify, { kind: "deny", note: "quiet hours" });
-  const until = Date.now() + 20000;
+  await decideAll(bridge, byTool);
+  const until = Date.now() + 90000; // expiry and a loaded machine
   while (continued.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-  await new Promise((r) => setTimeout(r, 1000));
-  assert.equal(continued.length, 1);
-  assert.deepEqual(continued[0].sort(), ["deployed canary (edited)", "notify denied: quiet hours"]);
+  await new Promise((r) => setTimeout(r, 1000)); // a second resume would show up here
+  assert.equal(continued.length, 1, "the graph resumes exactly once");
+  return continued[0].sort();
+}
+
+test("durable mode: another process pauses; the webhooks resume the graph once with Command({resume})", async (t) => {
+  const log = await durableRun(t, "durable", async (bridge, byTool) => {
+    await decide(bridge, byTool.deploy, { kind: "edit", input: { env: "canary" } });
+    await decide(bridge, byTool.notify, { kind: "deny", note: "quiet hours" });
+  });
+  assert.deepEqual(log, ["deployed canary (edited)", "notify denied: quiet hours"]);
   assert.deepEqual(ran, ["deploy canary"]);
+});
+
+test("durable mode: allow and always allow resume the graph with exactly that", async (t) => {
+  const log = await durableRun(t, "durable-allow-always", async (bridge, byTool) => {
+    assert.deepEqual(byTool.deploy.action.suggestions, [{ type: "always_allow", tool: "deploy" }]);
+    await decide(bridge, byTool.deploy, { kind: "always" });
+    await decide(bridge, byTool.notify, { kind: "allow" });
+  });
+  assert.deepEqual(log, ["deployed prod (always)", "notified #ops"]);
+  assert.deepEqual(ran, ["deploy prod"]);
+});
+
+test("durable mode: expiry resumes every interrupt as a denial that says why", async (t) => {
+  const log = await durableRun(t, "durable-expire", async () => {}, { timeout: "10s" }); // nobody answers
+  assert.deepEqual(log, ["deploy denied: nobody answered within 10 s", "notify denied: nobody answered within 10 s"]);
+  assert.deepEqual(ran, []);
 });

@@ -63,32 +63,68 @@ test("several interruptions are never confused: each call id gets its own decisi
   assert.deepEqual(ran, ["notify #ops"]);
 });
 
-test("durable mode: state.toString() from another process, RunState.fromString on the webhook, continued exactly once", async (t) => {
-  const bridge = client("oa-durable");
-  const dir = mkdtempSync(join(tmpdir(), "askbridge-oa-"));
-  const file = join(dir, "state.txt");
+// Durable mode: a child process runs the agent until it stops on the deploy
+// and notify interruptions, saves state.toString(), asks and exits; the resume
+// webhooks, received here, restore it with RunState.fromString and continue.
+// decideAll gets the pending approvals by tool and answers them (or not).
+async function durableRun(t, name, decideAll, { timeout = "10m" } = {}) {
+  const bridge = client(`oa-${name}`);
+  const runId = `oa-${name}`;
+  const file = join(mkdtempSync(join(tmpdir(), "askbridge-oa-")), "state.txt");
   const continued = [];
   const recv = await listen(nodeWebhookHandler({
     secret,
     onEvent: async (ev) => {
       const a = agent();
-      const state = await resumeInterruptions(bridge, a, ev, { runId: "oa-durable", load: () => readFileSync(file, "utf8") });
+      const state = await resumeInterruptions(bridge, a, ev, { runId, load: () => readFileSync(file, "utf8") });
       if (!state) return;
       continued.push(JSON.parse((await run(a, state)).finalOutput));
     },
   }));
   t.after(recv.close);
-  const child = JSON.parse(execFileSync(process.execPath, [join(import.meta.dirname, "fixtures", "oa-pause.mjs"), file, `${recv.url}/resume`, "oa-durable"], { env: { ...process.env, PROJECT: bridge.project } }).toString());
+  const args = [join(import.meta.dirname, "fixtures", "oa-pause.mjs"), file, `${recv.url}/resume`, runId, timeout];
+  const child = JSON.parse(execFileSync(process.execPath, args, { env: { ...process.env, PROJECT: bridge.project } }).toString());
   assert.equal(child.asked, 2);
   assert.notEqual(child.pid, process.pid);
   const qs = await pending(bridge, 2);
   const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
-  await decide(bridge, byTool.deploy, { kind: "always" });
-  await decide(bridge, byTool.notify, { kind: "dismiss", note: "too noisy" });
-  const until = Date.now() + 20000;
+  assert.equal(byTool.deploy.run_id, `${runId}:call-deploy`);
+  assert.equal(byTool.notify.run_id, `${runId}:call-notify`);
+  ran.length = 0;
+  await decideAll(bridge, byTool);
+  const until = Date.now() + 90000; // expiry and a loaded machine
   while (continued.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-  await new Promise((r) => setTimeout(r, 1000));
-  assert.equal(continued.length, 1);
-  assert.equal(continued[0].deploy, "deployed prod");
-  assert.match(continued[0].notify, /^dismissed( by .+)?: too noisy$/);
+  await new Promise((r) => setTimeout(r, 1000)); // a second continuation would show up here
+  assert.equal(continued.length, 1, "the run continues exactly once");
+  return continued[0];
+}
+
+test("durable mode: state.toString() from another process, RunState.fromString on the webhook, continued exactly once", async (t) => {
+  const out = await durableRun(t, "durable", async (bridge, byTool) => {
+    await decide(bridge, byTool.deploy, { kind: "always" });
+    await decide(bridge, byTool.notify, { kind: "dismiss", note: "too noisy" });
+  });
+  assert.equal(out.deploy, "deployed prod");
+  assert.match(out.notify, /^dismissed( by .+)?: too noisy$/);
+});
+
+test("durable mode: allow runs the call, deny with a note rejects the other with that note", async (t) => {
+  const out = await durableRun(t, "durable-allow-deny", async (bridge, byTool) => {
+    await decide(bridge, byTool.deploy, { kind: "allow" });
+    await decide(bridge, byTool.notify, { kind: "deny", note: "quiet hours" });
+  });
+  assert.deepEqual(out, { deploy: "deployed prod", notify: "quiet hours" });
+  assert.deepEqual(ran, ["deploy prod"]);
+});
+
+test("durable mode: expiry rejects every call with why; Edit is never offered", async (t) => {
+  const out = await durableRun(t, "durable-expire", async (bridge, byTool) => {
+    for (const q of Object.values(byTool)) {
+      assert.equal(q.action.allow_edit, false);
+      await assert.rejects(bridge.respond(q.id, { edited_input: { env: "staging" } }), (e) => e.status === 400 && e.field === "edited_input");
+    }
+    // nobody answers
+  }, { timeout: "10s" });
+  assert.deepEqual(out, { deploy: "nobody answered within 10 s", notify: "nobody answered within 10 s" });
+  assert.deepEqual(ran, []);
 });
