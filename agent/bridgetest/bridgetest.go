@@ -70,12 +70,15 @@ type Server struct {
 var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
 
 // Serve starts `askbridge serve --addr 127.0.0.1:0` with env added to the
-// environment (e.g. "BRIDGE_WEBHOOK_SECRET=..."), waits until it listens
-// and stops it at the end of the test.
+// environment (e.g. "BRIDGE_WEBHOOK_SECRET=..."), its own data directory,
+// waits until it listens and stops it at the end of the test.
 func Serve(t testing.TB, env ...string) *Server {
 	t.Helper()
 	cmd := exec.Command(Binary(t), "serve", "--addr", "127.0.0.1:0")
-	cmd.Env = append(cleanEnv(), env...)
+	// Each bridge keeps its state in a directory of its own: the default
+	// (the user's state directory) is owned by one process at a time, so
+	// parallel tests, or a bridge the user runs, would refuse each other.
+	cmd.Env = append(append(cleanEnv(), "BRIDGE_DATA_DIR="+t.TempDir()), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
