@@ -213,6 +213,10 @@ func (a *Adapter) callback(ctx context.Context, cq *CallbackQuery, who domain.Pe
 	if r != nil {
 		return *r
 	}
+	who, err := a.person(ctx, q, cq.From)
+	if err != nil && act.Op != opInfo && domain.Permit(q, who) != nil {
+		return adminsUnread(q) // fail closed, and say why
+	}
 	if act.Item >= len(q.Questions) || (act.Op == opOption && act.Option >= len(q.Questions[act.Item].Options)) {
 		return reply{"This button no longer matches the question. " + domain.ChangedNothing, true}
 	}
@@ -473,7 +477,6 @@ func (a *Adapter) handleReply(ctx context.Context, m *Message) {
 	if err != nil || len(link["q"]) != 2 || len(link["item"]) != 1 {
 		return
 	}
-	who := personOf(*m.From)
 	text := strings.TrimSpace(m.Text)
 	say := func(s string) { a.tell(ctx, *m.From, m, s) }
 	if text == "" {
@@ -485,6 +488,11 @@ func (a *Adapter) handleReply(ctx context.Context, m *Message) {
 	q, err := a.router.Question(ctx, project, id)
 	if err != nil || item >= len(q.Questions) {
 		say(words.Gone().Text)
+		return
+	}
+	who, err := a.person(ctx, q, *m.From)
+	if err != nil && domain.Permit(q, who) != nil {
+		say(adminsUnread(q).text)
 		return
 	}
 	it := q.Questions[item]
