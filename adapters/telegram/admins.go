@@ -22,9 +22,8 @@ var errAdminsUnread = errors.New("the chat's administrators could not be read")
 // adminCache keeps each chat's administrators (user ids) for adminTTL; a
 // failed read is kept only briefly, so the next press tries again.
 type adminCache struct {
-	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]adminEntry
+	mu sync.Mutex
+	m  map[string]adminEntry
 }
 
 type adminEntry struct {
