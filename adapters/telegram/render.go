@@ -356,7 +356,7 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 		if len(q.Questions) > 1 {
 			qlen, dlen = 500, 90
 		}
-		item(&body, it, qlen, dlen)
+		item(&body, it, qlen, dlen, len(q.Questions) > 1)
 	}
 	room := maxText - d.n - tail.n - 2
 	if hasAction(q) {
@@ -405,12 +405,17 @@ func stepLine(q *domain.Question, o renderOpts) string {
 	return domain.Shorten(fmt.Sprintf("Question %d of %d%s: %s", pos, total, whose, itemName(q.Questions[i], i)), 200)
 }
 
-// item writes an item's question and options.
-func item(d *doc, it domain.Item, maxQ, maxDesc int) {
+// item writes an item's question and options; among several items a
+// multi-select one is left with Next.
+func item(d *doc, it domain.Item, maxQ, maxDesc int, several bool) {
 	d.tagged("<b>", "</b>", domain.Shorten(it.Question, maxQ))
 	if it.MultiSelect {
 		d.text("\n")
-		d.tagged("<i>", "</i>", "Choose one or more, then Submit.")
+		if several {
+			d.tagged("<i>", "</i>", "Choose one or more, then Next.")
+		} else {
+			d.tagged("<i>", "</i>", "Choose one or more, then Submit.")
+		}
 	}
 	for j, o := range it.Options {
 		d.text(fmt.Sprintf("\n%d. %s", j+1, domain.Shorten(o.Label, 200)))
