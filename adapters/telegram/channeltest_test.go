@@ -99,6 +99,15 @@ func (d *driver) pressText(u faketelegram.User, q *domain.Question, text string)
 	d.done()
 }
 
+// pressNow presses a button of the keyboard as it is now: a question of
+// several items shows one item at a time and moves on as the person's
+// draft fills (Telegram clients show edits of a keyboard at once).
+func (d *driver) pressNow(u faketelegram.User, q *domain.Question, text string) {
+	m := d.e.msg(q)
+	d.e.press(u, m, d.e.buttonNow(m, text))
+	d.done()
+}
+
 func (d *driver) Click(name string, q *domain.Question, label string) {
 	d.pressText(d.user(name), q, label)
 }
@@ -108,7 +117,7 @@ func (d *driver) Click(name string, q *domain.Question, label string) {
 func (d *driver) typeIn(u faketelegram.User, q *domain.Question, button, text string) bool {
 	m := d.posted(q)
 	before := d.e.lastPrompt(m.Chat)
-	d.e.press(u, m, d.e.button(m, button))
+	d.e.press(u, m, d.e.buttonNow(m, button))
 	p := d.e.lastPrompt(m.Chat)
 	if p == nil || before != nil && p.ID == before.ID {
 		return false
@@ -146,7 +155,7 @@ func (d *driver) Submit(name string, q *domain.Question, answers map[string][]st
 					return
 				}
 			case option >= 0:
-				d.pressText(u, q, callbackData(q.ID, opOption, i, option))
+				d.pressNow(u, q, callbackData(q.ID, opOption, i, option))
 			default:
 				if !d.typeIn(u, q, "Other "+n+"…", choice) {
 					return
@@ -156,8 +165,11 @@ func (d *driver) Submit(name string, q *domain.Question, answers map[string][]st
 				return // refused: told why
 			}
 		}
+		if it.MultiSelect && len(q.Questions) > 1 && len(answers[it.Question]) > 0 {
+			d.pressNow(u, q, callbackData(q.ID, opNext, i))
+		}
 	}
-	d.pressText(u, q, "Submit")
+	d.pressNow(u, q, "Submit")
 }
 
 func (d *driver) Dismiss(name string, q *domain.Question) string {

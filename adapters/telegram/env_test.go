@@ -157,6 +157,20 @@ func (e *env) button(m *faketelegram.Msg, text string) string {
 	return ""
 }
 
+// buttonNow is button on the keyboard the copy shows now, or else (the
+// keyboard is gone: the client still shows it) on the copy as posted.
+func (e *env) buttonNow(m *faketelegram.Msg, text string) string {
+	e.t.Helper()
+	for _, row := range m.Keyboard {
+		for _, b := range row {
+			if b.Text == text || strings.HasSuffix(b.Text, " "+text) || b.CallbackData == text {
+				return b.CallbackData
+			}
+		}
+	}
+	return e.button(m, text)
+}
+
 func (e *env) press(u faketelegram.User, m *faketelegram.Msg, data string) {
 	e.t.Helper()
 	if st := e.deliver(e.fake.Press(u, m.Chat, m.ID, data)); st != http.StatusOK {

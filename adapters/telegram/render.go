@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,7 +90,41 @@ const (
 	opDismiss = 'd' // Dismiss
 	opRule    = 'r' // "always allow" choice <option>
 	opInfo    = 'h' // an item's title row: shows its question as a toast
+	opNext    = 'n' // "Next ▶" of a multi-select item among several: done with it
 )
+
+// nextKey is the draft entry listing the multi-select items (their numbers)
+// the person pressed "Next ▶" on; no item's question is empty, so it never
+// names an item.
+const nextKey = "\x00next"
+
+// step tells where a person's draft stands on a question of several items:
+// cur is the item its keyboard shows — the first item asked (its condition
+// met, domain.Shown) that the person has not answered (a multi-select item
+// until they press Next) — or -1 when every item asked is answered; pos is
+// its place among the items asked (1-based), total their number.
+func step(q *domain.Question, marks map[string][]string) (cur, pos, total int) {
+	choices := make([][]string, len(q.Questions))
+	for i, it := range q.Questions {
+		choices[i] = marks[it.Question]
+	}
+	shown := domain.Shown(q.Questions, choices)
+	cur = -1
+	for i, it := range q.Questions {
+		if !shown[i] {
+			continue
+		}
+		total++
+		done := len(choices[i]) > 0 && (!it.MultiSelect || slices.Contains(marks[nextKey], strconv.Itoa(i)))
+		if !done && cur < 0 {
+			cur, pos = i, total
+		}
+	}
+	if cur < 0 {
+		pos = total
+	}
+	return cur, pos, total
+}
 
 // qkey is the question id in callback data: its UUID's 16 bytes in
 // base64url (22 bytes), or the id itself after "~" when it is no UUID.
@@ -166,7 +201,7 @@ func parseCallbackData(s string) (action, bool) {
 		return a, a.Item >= 0 && a.Option >= 0
 	case opRule:
 		return a, a.Item >= 0 && a.Option >= 0
-	case opOther, opText, opInfo:
+	case opOther, opText, opInfo, opNext:
 		return a, a.Item >= 0 && a.Option < 0
 	case opSubmit, opDismiss:
 		return a, a.Item < 0
@@ -297,7 +332,10 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 			tail.tagged("<b>", "</b>", "Who may answer: ")
 			tail.text(domain.Shorten(who, 300))
 		}
-		if len(o.Marks) > 0 && o.MarksOf != "" {
+		if shapeOf(q) == shapeItems {
+			tail.text("\n")
+			tail.tagged("<b>", "</b>", stepLine(q, o))
+		} else if len(o.Marks) > 0 && o.MarksOf != "" {
 			tail.text("\n")
 			tail.tagged("<i>", "</i>", domain.Shorten("✓ marks show "+o.MarksOf+"'s choices so far; press Submit when done.", 200))
 		}
@@ -318,7 +356,7 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 		if len(q.Questions) > 1 {
 			qlen, dlen = 500, 90
 		}
-		item(&body, it, qlen, dlen)
+		item(&body, it, qlen, dlen, len(q.Questions) > 1)
 	}
 	room := maxText - d.n - tail.n - 2
 	if hasAction(q) {
@@ -353,12 +391,31 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 	return d.String()
 }
 
-// item writes an item's question and options.
-func item(d *doc, it domain.Item, maxQ, maxDesc int) {
+// stepLine names the step the keyboard of several items shows, and whose
+// draft it follows: "Question 2 of 3 (alice's answers): Auth".
+func stepLine(q *domain.Question, o renderOpts) string {
+	i, pos, total := step(q, o.Marks)
+	whose := ""
+	if len(o.Marks) > 0 && o.MarksOf != "" {
+		whose = " (" + o.MarksOf + "'s answers)"
+	}
+	if i < 0 {
+		return domain.Shorten(fmt.Sprintf("All %d questions answered%s: press Submit.", total, whose), 200)
+	}
+	return domain.Shorten(fmt.Sprintf("Question %d of %d%s: %s", pos, total, whose, itemName(q.Questions[i], i)), 200)
+}
+
+// item writes an item's question and options; among several items a
+// multi-select one is left with Next.
+func item(d *doc, it domain.Item, maxQ, maxDesc int, several bool) {
 	d.tagged("<b>", "</b>", domain.Shorten(it.Question, maxQ))
 	if it.MultiSelect {
 		d.text("\n")
-		d.tagged("<i>", "</i>", "Choose one or more, then Submit.")
+		if several {
+			d.tagged("<i>", "</i>", "Choose one or more, then Next.")
+		} else {
+			d.tagged("<i>", "</i>", "Choose one or more, then Submit.")
+		}
 	}
 	for j, o := range it.Options {
 		d.text(fmt.Sprintf("\n%d. %s", j+1, domain.Shorten(o.Label, 200)))
@@ -495,22 +552,34 @@ func keyboard(q *domain.Question, o renderOpts) (*InlineKeyboardMarkup, int) {
 	case shapeText:
 		row(button("Answer…", callbackData(id, opText, 0)), dismiss)
 	case shapeItems:
-		for i, it := range q.Questions {
-			row(button(fmt.Sprintf("— %d. %s —", i+1, itemName(it, i)), callbackData(id, opInfo, i)))
-			if it.OpenEnded() {
-				row(button(fmt.Sprintf("Answer %d…", i+1), callbackData(id, opText, i)))
-				continue
-			}
-			options(i, it, fmt.Sprintf("%d · ", i+1))
-			if q.Kind != domain.KindApproval {
-				row(button(fmt.Sprintf("Other %d…", i+1), callbackData(id, opOther, i)))
-			}
-		}
-		last := []InlineKeyboardButton{button("Submit", callbackData(id, opSubmit)), dismiss}
+		// One item at a time: the step of the draft shown (MarksOf's).
+		open := []InlineKeyboardButton{dismiss}
 		if buttonURL(o.page(q)) {
-			last = append(last, InlineKeyboardButton{Text: "Open form", URL: o.page(q)})
+			open = append(open, InlineKeyboardButton{Text: "Open form", URL: o.page(q)})
 		}
-		row(last...)
+		i, _, _ := step(q, o.Marks)
+		if i < 0 {
+			row(append([]InlineKeyboardButton{button("Submit", callbackData(id, opSubmit))}, open...)...)
+			break
+		}
+		it := q.Questions[i]
+		row(button(fmt.Sprintf("— %d. %s —", i+1, itemName(it, i)), callbackData(id, opInfo, i)))
+		if it.OpenEnded() {
+			row(button(fmt.Sprintf("Answer %d…", i+1), callbackData(id, opText, i)))
+		} else {
+			options(i, it, fmt.Sprintf("%d · ", i+1))
+			var more []InlineKeyboardButton
+			if q.Kind != domain.KindApproval {
+				more = append(more, button(fmt.Sprintf("Other %d…", i+1), callbackData(id, opOther, i)))
+			}
+			if it.MultiSelect {
+				more = append(more, button("Next ▶", callbackData(id, opNext, i)))
+			}
+			if len(more) > 0 {
+				row(more...)
+			}
+		}
+		row(open...)
 	}
 	return &InlineKeyboardMarkup{InlineKeyboard: rows}, shownRules
 }

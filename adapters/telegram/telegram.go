@@ -70,7 +70,10 @@ type Adapter struct {
 	log    *slog.Logger
 	api    *client
 	pool   *ackpool.Pool
+	admins adminCache
 }
+
+var _ lifecycle.PersonResolver = (*Adapter)(nil)
 
 var _ lifecycle.Channel = (*Adapter)(nil)
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -137,7 +138,7 @@ type reply struct {
 // (answerCallbackQuery), or the person's client keeps spinning.
 func (a *Adapter) handleCallback(ctx context.Context, cq *CallbackQuery) {
 	who := personOf(cq.From)
-	r := a.callback(ctx, cq, who)
+	r := a.callback(ctx, cq)
 	a.answer(ctx, cq, who, r)
 }
 
@@ -204,7 +205,7 @@ func postedOn(q *domain.Question, m *Message) bool {
 	return false
 }
 
-func (a *Adapter) callback(ctx context.Context, cq *CallbackQuery, who domain.Person) reply {
+func (a *Adapter) callback(ctx context.Context, cq *CallbackQuery) reply {
 	act, ok := parseCallbackData(cq.Data)
 	if !ok {
 		return reply{words.NotOurs().Text, true}
@@ -212,6 +213,10 @@ func (a *Adapter) callback(ctx context.Context, cq *CallbackQuery, who domain.Pe
 	q, r := a.load(ctx, act.QuestionID, cq.Message)
 	if r != nil {
 		return *r
+	}
+	who, err := a.person(ctx, q, cq.From)
+	if err != nil && act.Op != opInfo && domain.Permit(q, who) != nil {
+		return adminsUnread(q) // fail closed, and say why
 	}
 	if act.Item >= len(q.Questions) || (act.Op == opOption && act.Option >= len(q.Questions[act.Item].Options)) {
 		return reply{"This button no longer matches the question. " + domain.ChangedNothing, true}
@@ -239,6 +244,11 @@ func (a *Adapter) callback(ctx context.Context, cq *CallbackQuery, who domain.Pe
 			return *r
 		}
 		return a.prompt(ctx, q, who, cq, act.Item)
+	case opNext:
+		if r := a.gate(ctx, q, who); r != nil {
+			return *r
+		}
+		return a.next(ctx, q, who, cq.Message, act.Item)
 	case opSubmit:
 		if r := a.gate(ctx, q, who); r != nil {
 			return *r
@@ -346,6 +356,32 @@ func (a *Adapter) toggle(ctx context.Context, q *domain.Question, who domain.Per
 		choice = strings.Join(now, ", ")
 	}
 	return reply{text: domain.Shorten("Your choice for "+itemName(it, item)+": "+choice+". Press Submit when everything is answered.", maxToast)}
+}
+
+// next marks a multi-select item of several done in the person's draft, so
+// the keyboard moves on to the next item asked.
+func (a *Adapter) next(ctx context.Context, q *domain.Question, who domain.Person, m *Message, item int) reply {
+	it := q.Questions[item]
+	if !it.MultiSelect {
+		return reply{"This button no longer matches the question. " + domain.ChangedNothing, true}
+	}
+	d, err := a.router.GetDraft(ctx, q.ProjectID, q.ID, draftKey(who))
+	if err != nil {
+		return reply{words.Failed().Text, true}
+	}
+	if len(d[it.Question]) == 0 {
+		return reply{domain.Shorten("Check at least one choice for "+itemName(it, item)+" (or use Other), then press Next.", maxToast), true}
+	}
+	d, err = a.editDraft(ctx, q, who, func(d map[string][]string) {
+		if n := strconv.Itoa(item); !slices.Contains(d[nextKey], n) {
+			d[nextKey] = append(d[nextKey], n)
+		}
+	})
+	if err != nil {
+		return reply{words.Failed().Text, true}
+	}
+	a.showMarks(ctx, q, who, m, d)
+	return reply{text: domain.Shorten(stepLine(q, renderOpts{Marks: d}), maxToast)}
 }
 
 // showMarks edits the copy's keyboard to show who's draft with ✓.
@@ -473,7 +509,6 @@ func (a *Adapter) handleReply(ctx context.Context, m *Message) {
 	if err != nil || len(link["q"]) != 2 || len(link["item"]) != 1 {
 		return
 	}
-	who := personOf(*m.From)
 	text := strings.TrimSpace(m.Text)
 	say := func(s string) { a.tell(ctx, *m.From, m, s) }
 	if text == "" {
@@ -485,6 +520,11 @@ func (a *Adapter) handleReply(ctx context.Context, m *Message) {
 	q, err := a.router.Question(ctx, project, id)
 	if err != nil || item >= len(q.Questions) {
 		say(words.Gone().Text)
+		return
+	}
+	who, err := a.person(ctx, q, *m.From)
+	if err != nil && domain.Permit(q, who) != nil {
+		say(adminsUnread(q).text)
 		return
 	}
 	it := q.Questions[item]
@@ -506,7 +546,7 @@ func (a *Adapter) handleReply(ctx context.Context, m *Message) {
 		say(r.text)
 		return
 	}
-	_, err = a.editDraft(ctx, q, who, func(d map[string][]string) {
+	d, err := a.editDraft(ctx, q, who, func(d map[string][]string) {
 		var keep []string
 		if it.MultiSelect {
 			keep = optionLabels(it, d[it.Question])
@@ -518,6 +558,15 @@ func (a *Adapter) handleReply(ctx context.Context, m *Message) {
 		return
 	}
 	a.react(ctx, m)
+	// The copy in this chat moves on to the person's next step.
+	for _, t := range q.Targets {
+		if t.Platform == Platform && copyChat(t) == strconv.FormatInt(m.Chat.ID, 10) {
+			if id, err := strconv.ParseInt(t.MessageTS, 10, 64); err == nil {
+				a.showMarks(ctx, q, who, &Message{MessageID: id, Chat: m.Chat}, d)
+			}
+			break
+		}
+	}
 }
 
 // react marks the person's reply as taken (👍), where everyone sees it.

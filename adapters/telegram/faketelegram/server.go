@@ -98,6 +98,7 @@ type Server struct {
 	webhook    struct{ URL, Secret string }
 	nextUpd    int64
 	queue      []json.RawMessage // updates for getUpdates
+	admins     []int64           // administrators of Group, the first its creator
 }
 
 // Call is one request the fake answered.
@@ -131,6 +132,14 @@ func (f *Server) URL() string { return f.srv.URL }
 
 // AddUser makes u known (a member of Group).
 func (f *Server) AddUser(u User) { f.mu.Lock(); f.users[u.ID] = u; f.mu.Unlock() }
+
+// SetAdmins makes the users (AddUser them too) Group's administrators, the
+// first its creator, as getChatAdministrators lists them.
+func (f *Server) SetAdmins(ids ...int64) {
+	f.mu.Lock()
+	f.admins = append([]int64(nil), ids...)
+	f.mu.Unlock()
+}
 
 // Fail makes the next n calls of method answer status.
 func (f *Server) Fail(method string, status, n int) {
@@ -512,6 +521,8 @@ func (f *Server) handle(method string, p map[string]any) (any, *apiErr) {
 		f.answered[id] = true
 		f.toasts = append(f.toasts, Toast{User: user, Text: text, Alert: alert})
 		return true, nil
+	case "getChatAdministrators":
+		return f.getChatAdministrators(p)
 	case "setMessageReaction":
 		chat, e := f.chatOf(p["chat_id"])
 		if e != nil {
@@ -529,6 +540,34 @@ func (f *Server) handle(method string, p map[string]any) (any, *apiErr) {
 		return true, nil
 	}
 	return nil, bad("method not implemented by the fake: " + method)
+}
+
+// getChatAdministrators lists Group's administrators as ChatMemberOwner
+// and ChatMemberAdministrator objects, the bot itself among them (other
+// bots only with return_bots), as Telegram does; a private chat has none.
+func (f *Server) getChatAdministrators(p map[string]any) (any, *apiErr) {
+	chat, e := f.chatOf(p["chat_id"])
+	if e != nil {
+		return nil, e
+	}
+	if chat != Group {
+		return nil, bad("there are no administrators in the private chat")
+	}
+	bots, _ := p["return_bots"].(bool)
+	out := []any{map[string]any{"status": "administrator", "user": map[string]any{"id": f.BotID, "is_bot": true, "first_name": "askbridge", "username": "askbridge_bot"},
+		"can_be_edited": false, "is_anonymous": false, "can_manage_chat": true, "can_delete_messages": true}}
+	for i, id := range f.admins {
+		u := f.users[id]
+		if u.IsBot && !bots {
+			continue
+		}
+		m := map[string]any{"status": "administrator", "user": f.userJSON(u), "can_be_edited": true, "is_anonymous": false, "can_manage_chat": true}
+		if i == 0 {
+			m = map[string]any{"status": "creator", "user": f.userJSON(u), "is_anonymous": false}
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 func validSecret(s string) bool {
