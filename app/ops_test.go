@@ -279,6 +279,8 @@ func TestOperationalMetricsAfterARealAsk(t *testing.T) {
 	assert.True(t, ok && v == 0, "nothing pending once answered: %v", v)
 	v, ok = series(fams, "askbridge_webhook_queue_deliveries", map[string]string{"project": "ops"})
 	assert.True(t, ok && v == 0, "the resume queue is empty once delivered: %v", v)
+	v, ok = series(fams, "askbridge_delivery_queue_deliveries", map[string]string{"project": "ops", "sender": "webhook"})
+	assert.True(t, ok && v == 0, "no resume webhook queued by sender once delivered: %v", v)
 
 	// No label carries a question id, a person or free text.
 	for _, f := range fams {

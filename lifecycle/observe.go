@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -43,6 +44,35 @@ type Backlog struct {
 	// OldestDelivery is when the oldest of them was enqueued (zero when
 	// there is none).
 	OldestDelivery time.Time
+	// BySender counts the queued deliveries (resume webhooks and a
+	// surface's or pager's pages and mails alike) by DeliverySender of
+	// their event: "webhook", "email", "pagerduty", … A store looks at
+	// StatsScan of a project's queued deliveries at most; the rest, in an
+	// outage already, are counted under SenderUnscanned. Nil when nothing
+	// is queued.
+	BySender map[string]int
+}
+
+// StatsScan bounds how many of a project's queued deliveries one read of
+// the backlog looks at (for the oldest and the count by sender).
+const StatsScan = 1000
+
+// Senders of queued deliveries a Backlog names besides the senders' own.
+const (
+	SenderWebhook   = "webhook"   // resume webhooks (question.*, run.* events)
+	SenderUnscanned = "unscanned" // queued beyond the StatsScan looked at
+)
+
+// DeliverySender is who sends a queued delivery of event: SenderWebhook
+// for a resume webhook (question.answered, run.paused, …), else the
+// sender that queued it, the part of its event before the dot
+// (email.send: email; pagerduty.trigger: pagerduty).
+func DeliverySender(event string) string {
+	name, _, ok := strings.Cut(event, ".")
+	if !ok || name == "" || name == "question" || name == "run" {
+		return SenderWebhook
+	}
+	return name
 }
 
 // Waiters counts this replica's callers waiting on one project's store

@@ -13,23 +13,28 @@ import (
 var _ lifecycle.Stats = (*Store)(nil)
 
 // statsOldestScan bounds how many queued deliveries one read of the
-// backlog looks at to find the oldest: a backlog longer than that is an
-// outage already, and its age is then that of the oldest looked at.
-const statsOldestScan = 1000
+// backlog looks at to find the oldest and count them by sender: a backlog
+// longer than that is an outage already, and its age is then that of the
+// oldest looked at.
+const statsOldestScan = lifecycle.StatsScan
 
 // backlogScript counts a project's pending questions (its deadlines index
-// holds exactly those) and queued deliveries, and finds the oldest
-// delivery's created_at. KEYS[1] = deadlines, KEYS[2] = outbox; ARGV: base,
-// scan bound. Returns pending, deliveries, oldest created_at ("" if none).
+// holds exactly those) and queued deliveries, finds the oldest delivery's
+// created_at and lists the events of those it looked at. KEYS[1] =
+// deadlines, KEYS[2] = outbox; ARGV: base, scan bound. Returns pending,
+// deliveries, oldest created_at ("" if none), events.
 var backlogScript = redis.NewScript(`
 local pending = redis.call('ZCARD', KEYS[1])
 local n = redis.call('ZCARD', KEYS[2])
 local oldest = ''
+local events = {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1)) do
-  local c = redis.call('HGET', ARGV[1] .. 'dlv:' .. id, 'created_at')
+  local f = redis.call('HMGET', ARGV[1] .. 'dlv:' .. id, 'created_at', 'event')
+  local c = f[1]
   if c and (oldest == '' or #c < #oldest or (#c == #oldest and c < oldest)) then oldest = c end
+  events[#events + 1] = f[2] or ''
 end
-return {pending, n, oldest}
+return {pending, n, oldest, events}
 `)
 
 // Backlog implements lifecycle.Stats: one script per project.
@@ -46,17 +51,33 @@ func (s *Store) Backlog(ctx context.Context) ([]lifecycle.Backlog, error) {
 			return out, s.wrap(err)
 		}
 		b := lifecycle.Backlog{ProjectID: p}
-		if len(vals) == 3 {
+		if len(vals) == 4 {
 			pending, _ := vals[0].(int64)
 			n, _ := vals[1].(int64)
 			b.Pending, b.Deliveries = int(pending), int(n)
 			if c, _ := vals[2].(string); c != "" {
 				b.OldestDelivery = parseStamp(c)
 			}
+			events, _ := vals[3].([]any)
+			for _, e := range events {
+				ev, _ := e.(string)
+				b.BySender = countSender(b.BySender, lifecycle.DeliverySender(ev), 1)
+			}
+			if rest := b.Deliveries - len(events); rest > 0 {
+				b.BySender = countSender(b.BySender, lifecycle.SenderUnscanned, rest)
+			}
 		}
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+func countSender(m map[string]int, sender string, n int) map[string]int {
+	if m == nil {
+		m = map[string]int{}
+	}
+	m[sender] += n
+	return m
 }
 
 // Waiters implements lifecycle.Stats: the hub's watchers by project.

@@ -21,6 +21,7 @@ import (
 	"github.com/askbridge/askbridge/agent/internal/termsafe"
 	"github.com/askbridge/askbridge/agent/mcpserver"
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/tracing"
 )
 
 // Exit codes of the client commands.
@@ -46,6 +47,10 @@ type Env struct {
 	Route   string // BRIDGE_ROUTE
 	AgentID string // BRIDGE_AGENT_ID
 	RunID   string // BRIDGE_RUN_ID
+	// Traceparent and Tracestate are the agent run's W3C trace context
+	// (TRACEPARENT, TRACESTATE; empty when TRACEPARENT is not a valid
+	// one), sent on every request so the question joins the agent's trace.
+	Traceparent, Tracestate string
 }
 
 // ReadEnv reads the BRIDGE_* variables, with defaults.
@@ -54,6 +59,7 @@ func ReadEnv(getenv func(string) string) Env {
 		URL: getenv("BRIDGE_URL"), Token: getenv("BRIDGE_TOKEN"), Project: getenv("BRIDGE_PROJECT"),
 		Route: getenv("BRIDGE_ROUTE"), AgentID: getenv("BRIDGE_AGENT_ID"), RunID: getenv("BRIDGE_RUN_ID"),
 	}
+	e.Traceparent, e.Tracestate = tracing.Carrier(tracing.FromEnv(context.Background(), getenv))
 	if e.URL == "" {
 		e.URL = DefaultURL
 	}
@@ -65,6 +71,7 @@ func ReadEnv(getenv func(string) string) Env {
 
 // Client returns an API client for the environment.
 func (e Env) Client(opts ...client.Option) *client.Client {
+	opts = append([]client.Option{client.WithTraceContext(e.Traceparent, e.Tracestate)}, opts...)
 	return client.New(e.URL, e.Token, e.Project, opts...)
 }
 
@@ -180,7 +187,7 @@ func (a *app) hook(ctx context.Context, args []string) int {
 		return hook.ExitUsage
 	}
 	return hook.Run(ctx, args[1:], hook.Env{URL: a.env.URL, Token: a.env.Token, Project: a.env.Project,
-		Route: a.env.Route, AgentID: a.env.AgentID}, a.stdin, a.rawOut, a.stderr)
+		Route: a.env.Route, AgentID: a.env.AgentID, Traceparent: a.env.Traceparent, Tracestate: a.env.Tracestate}, a.stdin, a.rawOut, a.stderr)
 }
 
 // isTerminal reports whether w is a character device (a terminal).

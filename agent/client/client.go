@@ -45,6 +45,8 @@ type Client struct {
 	pollTimeout time.Duration
 	userAgent   string
 	retryWait   time.Duration
+	traceparent string
+	tracestate  string
 }
 
 // Option configures a Client.
@@ -65,6 +67,20 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua
 // WithRetryWait sets the first pause before Wait retries after a network
 // error or an unavailable server (default 500ms, doubling up to 10s).
 func WithRetryWait(d time.Duration) Option { return func(c *Client) { c.retryWait = d } }
+
+// WithTraceContext sends the W3C trace context of the agent's run
+// (traceparent and tracestate headers) on every request, so the question's
+// spans on the bridge join the agent's trace. An empty traceparent sends
+// nothing; the caller passes a valid one (the bridge ignores one that is
+// not).
+func WithTraceContext(traceparent, tracestate string) Option {
+	return func(c *Client) {
+		if traceparent == "" || strings.ContainsAny(traceparent+tracestate, "\r\n") {
+			return
+		}
+		c.traceparent, c.tracestate = traceparent, tracestate
+	}
+}
 
 // New returns a client for the server at baseURL (e.g.
 // "http://127.0.0.1:8080"), authenticating with token (may be empty on an
@@ -368,6 +384,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 	}
 	if c.userAgent != "" {
 		req.Header.Set("User-Agent", c.userAgent)
+	}
+	if c.traceparent != "" {
+		req.Header.Set("traceparent", c.traceparent)
+		if c.tracestate != "" {
+			req.Header.Set("tracestate", c.tracestate)
+		}
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -59,9 +59,12 @@ const (
 )
 
 // Env is the bridge connection (BRIDGE_URL, BRIDGE_TOKEN, BRIDGE_PROJECT,
-// BRIDGE_ROUTE, BRIDGE_AGENT_ID).
+// BRIDGE_ROUTE, BRIDGE_AGENT_ID) and the agent run's W3C trace context
+// (TRACEPARENT, TRACESTATE), sent with the ask so the question joins the
+// run's trace.
 type Env struct {
 	URL, Token, Project, Route, AgentID string
+	Traceparent, Tracestate             string
 }
 
 // Input is a Claude Code hook event.
@@ -193,7 +196,8 @@ func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, s
 		return ExitError
 	}
 	h := &hook{cfg: cfg, in: in, stderr: stderr,
-		c: client.New(env.URL, env.Token, env.Project, client.WithUserAgent("askbridge-hook"), client.WithPollTimeout(cfg.poll))}
+		c: client.New(env.URL, env.Token, env.Project, client.WithUserAgent("askbridge-hook"), client.WithPollTimeout(cfg.poll),
+			client.WithTraceContext(env.Traceparent, env.Tracestate))}
 	out, err := h.handle(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "askbridge hook claude-code: %v\n", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
+	"github.com/askbridge/askbridge/internal/tracing"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,8 +73,10 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 			hd = req.Extra.Header
 		}
 		token, _ := strings.CutPrefix(hd.Get("Authorization"), "Bearer ")
+		// The ask joins the trace of the /mcp request that made the call.
+		tp, ts := tracing.Carrier(tracing.Extract(context.Background(), hd))
 		c := client.New("http://localhost", token, hd.Get(ProjectHeader),
-			client.WithHTTPClient(hc), client.WithUserAgent("askbridge-mcp-http"))
+			client.WithHTTPClient(hc), client.WithUserAgent("askbridge-mcp-http"), client.WithTraceContext(tp, ts))
 		caller := Caller{Backend: c, AgentID: hd.Get(AgentHeader), RunID: hd.Get(RunHeader)}
 		if h.Answer != nil {
 			project := hd.Get(ProjectHeader)

@@ -17,6 +17,9 @@ var (
 		"Questions waiting for an answer, by project (read from the store: the same on every replica).", []string{"project"}, nil)
 	queuedDesc = prometheus.NewDesc("askbridge_webhook_queue_deliveries",
 		"Resume webhooks queued (due, in flight or waiting for a retry), by project (read from the store).", []string{"project"}, nil)
+	bySenderDesc = prometheus.NewDesc("askbridge_delivery_queue_deliveries",
+		"Deliveries queued (due, in flight or waiting for a retry), by project and sender: webhook for resume webhooks, else the surface or pager sending pages and mails (email, pagerduty, …); read from the store.",
+		[]string{"project", "sender"}, nil)
 	oldestDesc = prometheus.NewDesc("askbridge_webhook_queue_oldest_age_seconds",
 		"Age of the oldest queued resume webhook, by project (0 when none is queued).", []string{"project"}, nil)
 	waitersDesc = prometheus.NewDesc("askbridge_waiters",
@@ -46,7 +49,7 @@ func (m *Metrics) WatchStore(reg prometheus.Registerer, st lifecycle.Store) bool
 }
 
 func (c *stats) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{pendingDesc, queuedDesc, oldestDesc, waitersDesc, statsUpDesc} {
+	for _, d := range []*prometheus.Desc{pendingDesc, queuedDesc, bySenderDesc, oldestDesc, waitersDesc, statsUpDesc} {
 		ch <- d
 	}
 }
@@ -65,6 +68,14 @@ func (c *stats) Collect(ch chan<- prometheus.Metric) {
 	for _, b := range backlog {
 		ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(b.Pending), b.ProjectID)
 		ch <- prometheus.MustNewConstMetric(queuedDesc, prometheus.GaugeValue, float64(b.Deliveries), b.ProjectID)
+		// webhook is always served (0 when none is queued), so a rule on
+		// it sees an empty queue rather than no data.
+		if _, ok := b.BySender[lifecycle.SenderWebhook]; !ok {
+			ch <- prometheus.MustNewConstMetric(bySenderDesc, prometheus.GaugeValue, 0, b.ProjectID, lifecycle.SenderWebhook)
+		}
+		for sender, n := range b.BySender {
+			ch <- prometheus.MustNewConstMetric(bySenderDesc, prometheus.GaugeValue, float64(n), b.ProjectID, sender)
+		}
 		age := 0.0
 		if !b.OldestDelivery.IsZero() {
 			age = max(now.Sub(b.OldestDelivery).Seconds(), 0)

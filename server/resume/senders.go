@@ -9,7 +9,12 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/tracing"
 	"github.com/askbridge/askbridge/lifecycle"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Sender sends the deliveries a surface or a pager queued with
@@ -82,15 +87,33 @@ func circuitKey(s Sender) string { return "sender:" + s.Name() }
 
 // send makes one attempt through a sender and records its outcome. It
 // reports whether the sender's destination answered (for its circuit).
+//
+// The attempt is a span of the question's trace (child of the ask, as the
+// resume webhook's attempt is) with the sender, the event, the attempt and
+// the outcome: never an address or a text.
 func (d *Deliverer) send(ctx context.Context, s Sender, dl lifecycle.Delivery, log *slog.Logger) (reached bool) {
 	name := s.Name()
-	sctx, cancel := context.WithTimeout(ctx, d.cfg.AttemptTimeout)
+	spanCtx, span := d.tracer.Start(d.askContext(ctx, dl), "askbridge.delivery",
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+			attribute.String("askbridge.sender", name), attribute.String("askbridge.event", dl.Event),
+			attribute.Int("askbridge.attempt", dl.Attempts), attribute.String("askbridge.question.id", dl.QuestionID),
+			attribute.String("askbridge.delivery.id", dl.ID)))
+	outcome := "failed"
+	defer func() {
+		span.SetAttributes(attribute.String("askbridge.outcome", outcome))
+		if outcome == "failed" || outcome == "retried" {
+			span.SetStatus(codes.Error, outcome)
+		}
+		span.End()
+	}()
+	sctx, cancel := context.WithTimeout(spanCtx, d.cfg.AttemptTimeout)
 	err := s.Send(sctx, dl)
 	cancel()
 	var perm permanentError
 	var ra retryAfterError
 	switch {
 	case err == nil:
+		outcome = "sent"
 		if ferr := d.cfg.Store.FinishDelivery(ctx, dl); ferr != nil {
 			log.Warn("sent, but clearing the queue entry failed; it may be sent again", "err", ferr)
 		}
@@ -99,6 +122,7 @@ func (d *Deliverer) send(ctx context.Context, s Sender, dl lifecycle.Delivery, l
 		log.Info("delivery sent", "sender", name)
 		return true
 	case errors.Is(err, ErrDrop):
+		outcome = "dropped"
 		if ferr := d.cfg.Store.FinishDelivery(ctx, dl); ferr != nil {
 			log.Warn("clearing a dropped delivery failed", "err", ferr)
 		}
@@ -109,21 +133,35 @@ func (d *Deliverer) send(ctx context.Context, s Sender, dl lifecycle.Delivery, l
 		d.failSender(ctx, name, dl, log, perm.err.Error())
 		return true
 	case errors.As(err, &ra):
-		d.retrySender(ctx, name, dl, log, ra.err.Error(), ra.wait)
+		outcome = d.retrySender(ctx, name, dl, log, ra.err.Error(), ra.wait)
 		return false
 	default:
-		d.retrySender(ctx, name, dl, log, err.Error(), 0)
+		outcome = d.retrySender(ctx, name, dl, log, err.Error(), 0)
 		return false
 	}
 }
 
+// askContext is ctx with the question's stored ask context as the parent
+// of a delivery's span (ctx itself when the question kept none or is gone).
+func (d *Deliverer) askContext(ctx context.Context, dl lifecycle.Delivery) context.Context {
+	q := dl.Question
+	if q == nil { // enqueued by an older release: read the question
+		var err error
+		if q, err = d.cfg.Store.Get(ctx, dl.ProjectID, dl.QuestionID); err != nil {
+			return ctx
+		}
+	}
+	return tracing.Remote(ctx, q.TraceParent, q.TraceState)
+}
+
 // retrySender schedules the next attempt: the backoff, or the sender's
 // wait when it asked for a longer one (capped at four times MaxBackoff).
-func (d *Deliverer) retrySender(ctx context.Context, name string, dl lifecycle.Delivery, log *slog.Logger, why string, wait time.Duration) {
+// It returns the outcome: "retried", or "failed" past the give-up time.
+func (d *Deliverer) retrySender(ctx context.Context, name string, dl lifecycle.Delivery, log *slog.Logger, why string, wait time.Duration) (outcome string) {
 	now := d.cfg.Clock.Now()
 	if !dl.CreatedAt.IsZero() && now.Sub(dl.CreatedAt) > d.cfg.GiveUpAfter {
 		d.failSender(ctx, name, dl, log, "gave up after "+d.cfg.GiveUpAfter.String()+": "+why)
-		return
+		return "failed"
 	}
 	next := now.Add(max(d.Backoff(dl.Attempts), min(wait, 4*d.cfg.MaxBackoff)))
 	if err := d.cfg.Store.RetryDelivery(ctx, dl, next); err != nil {
@@ -131,6 +169,7 @@ func (d *Deliverer) retrySender(ctx context.Context, name string, dl lifecycle.D
 	}
 	d.cfg.ObserveSender(name, "retried")
 	log.Warn("delivery failed; will retry", "sender", name, "reason", why, "next", next)
+	return "retried"
 }
 
 // failSender gives a sender's delivery up for good, never silently: an

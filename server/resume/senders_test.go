@@ -17,6 +17,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // scriptedSender answers each delivery with the next result of its
@@ -194,4 +196,69 @@ func (s *blockingSender) Send(ctx context.Context, _ lifecycle.Delivery) error {
 	case <-ctx.Done():
 	}
 	return errors.New("timed out")
+}
+
+// TestSenderAttemptsAreSpansOfTheAsk: every page or mail attempt is a span
+// of the question's trace (child of the stored ask context) with the
+// sender, the event, the attempt and the outcome, and never the address
+// or the text it carries.
+func TestSenderAttemptsAreSpansOfTheAsk(t *testing.T) {
+	ctx := context.Background()
+	srv := storetest.Redis(t)
+	st, err := store.Open(ctx, store.Options{URL: srv.URL})
+	require.NoError(t, err)
+	defer st.Close()
+	clock := &fakeClock{now: time.Now().UTC()}
+	const askTrace, askSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+
+	p := "spans-" + uuid.NewString()[:6]
+	q := &domain.Question{ID: uuid.NewString(), ProjectID: p, RunID: "r1", AgentID: "bot", Kind: domain.KindQuestion,
+		Status: domain.StatusPending, Questions: []domain.Item{{Question: "Ship it?", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}}},
+		Targets: []domain.Target{}, CreatedAt: clock.Now(), UpdatedAt: clock.Now(), ExpiresAt: clock.Now().Add(time.Hour),
+		TraceParent: "00-" + askTrace + "-" + askSpan + "-01"}
+	_, err = st.Create(ctx, q)
+	require.NoError(t, err)
+
+	rec := tracetest.NewSpanRecorder()
+	pager := &scriptedSender{name: "pager", script: map[string][]error{
+		"pager.trigger:1": {errors.New("503 from pager.example.com"), nil},
+	}}
+	mail := &scriptedSender{name: "email", script: map[string][]error{
+		"email.send:ana": {resume.Permanent(errors.New("550 no such mailbox ana@example.com"))},
+	}}
+	d := resume.New(resume.Config{Store: st, Clock: clock, Senders: []resume.Sender{pager, mail},
+		MinBackoff: time.Second, MaxBackoff: time.Minute, HostMaxPause: time.Millisecond,
+		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))})
+	for _, dl := range []lifecycle.Delivery{
+		{ID: "pager.trigger:1", Event: "pager.trigger", Payload: []byte(`{"step":1}`)},
+		{ID: "email.send:ana", Event: "email.send", Payload: []byte(`{"to":"ana@example.com"}`)},
+	} {
+		dl.ProjectID, dl.QuestionID, dl.CreatedAt = p, q.ID, clock.Now()
+		ok, err := st.EnqueueDelivery(ctx, dl)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	d.Once(ctx)
+	clock.Add(2 * time.Second)
+	d.Once(ctx)
+
+	var got []string
+	for _, s := range rec.Ended() {
+		if s.Name() != "askbridge.delivery" {
+			continue
+		}
+		assert.Equal(t, askTrace, s.SpanContext().TraceID().String(), "the attempt is in the ask's trace")
+		assert.Equal(t, askSpan, s.Parent().SpanID().String(), "child of the stored ask context")
+		a := map[string]string{}
+		for _, kv := range s.Attributes() {
+			a[string(kv.Key)] = kv.Value.String()
+			assert.NotContains(t, kv.Value.String(), "example.com", "no address in a span")
+			assert.NotContains(t, kv.Value.String(), "Ship it", "no text in a span")
+		}
+		assert.NotContains(t, s.Status().Description, "example.com")
+		got = append(got, a["askbridge.sender"]+" "+a["askbridge.event"]+" #"+a["askbridge.attempt"]+" "+a["askbridge.outcome"]+" "+s.Status().Code.String())
+	}
+	assert.ElementsMatch(t, []string{
+		"pager pager.trigger #1 retried Error", "pager pager.trigger #2 sent Unset", "email email.send #1 failed Error",
+	}, got)
 }

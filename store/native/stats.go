@@ -13,8 +13,9 @@ import (
 var _ lifecycle.Stats = (*Store)(nil)
 
 // statsOldestScan bounds how many queued deliveries one read of the
-// backlog looks at to find the oldest, as the Redis store does.
-const statsOldestScan = 1000
+// backlog looks at to find the oldest and count them by sender, as the
+// Redis store does.
+const statsOldestScan = lifecycle.StatsScan
 
 // Backlog implements lifecycle.Stats from the indexes: pending questions
 // are the deadlines index, deliveries the outbox.
@@ -35,6 +36,13 @@ func (c *core) Backlog(context.Context) ([]lifecycle.Backlog, error) {
 			if oldest == 0 || d.Created < oldest {
 				oldest = d.Created
 			}
+			if b.BySender == nil {
+				b.BySender = map[string]int{}
+			}
+			b.BySender[lifecycle.DeliverySender(d.Event)]++
+		}
+		if rest := len(p.dlv) - statsOldestScan; rest > 0 {
+			b.BySender[lifecycle.SenderUnscanned] += rest
 		}
 		if oldest != 0 {
 			b.OldestDelivery = time.Unix(0, oldest).UTC()

@@ -13,8 +13,9 @@ import (
 )
 
 // testStats: a store with the Stats ability counts a project's pending
-// questions and queued resume deliveries (from any replica), dates the
-// oldest delivery, and counts this replica's waiters by kind.
+// questions and queued deliveries (from any replica), by sender (resume
+// webhooks, pages, mails), dates the oldest delivery, and counts this
+// replica's waiters by kind.
 func testStats(t *testing.T, open func() lifecycle.Store) {
 	a, b := open(), open()
 	sa, ok := a.(lifecycle.Stats)
@@ -54,6 +55,23 @@ func testStats(t *testing.T, open func() lifecycle.Store) {
 	assert.Equal(t, 1, got.Pending)
 	assert.Equal(t, 2, got.Deliveries)
 	assert.WithinRange(t, got.OldestDelivery, before.Add(-time.Second), tr2.At, "the oldest delivery's enqueue time")
+	assert.Equal(t, map[string]int{lifecycle.SenderWebhook: 2}, got.BySender, "resume webhooks")
+
+	// Pages and mails queued by their senders are counted by sender.
+	for _, d := range []lifecycle.Delivery{
+		{ID: "email.send:" + uuid.NewString(), Event: "email.send", Payload: []byte(`{"to":"a@example.com"}`)},
+		{ID: "pagerduty.trigger:" + uuid.NewString(), Event: "pagerduty.trigger", Payload: []byte(`{"step":1}`)},
+		{ID: "pagerduty.trigger:" + uuid.NewString(), Event: "pagerduty.trigger", Payload: []byte(`{"step":2}`)},
+	} {
+		d.ProjectID, d.QuestionID, d.CreatedAt = p, q3.ID, time.Now()
+		queued, err := a.EnqueueDelivery(ctx, d)
+		require.NoError(t, err)
+		require.True(t, queued)
+	}
+	got = backlog(sb)
+	assert.Equal(t, 5, got.Deliveries)
+	assert.Equal(t, map[string]int{lifecycle.SenderWebhook: 2, "email": 1, "pagerduty": 2}, got.BySender,
+		"queued deliveries by sender, seen from another replica")
 
 	// A retried delivery keeps its age: the queue's order is by due time.
 	ds, err := a.ClaimDeliveries(ctx, time.Now(), 30*time.Second, 10)
@@ -72,6 +90,7 @@ func testStats(t *testing.T, open func() lifecycle.Store) {
 	got = backlog(sa)
 	assert.Equal(t, 0, got.Deliveries)
 	assert.True(t, got.OldestDelivery.IsZero(), "no delivery, no age")
+	assert.Empty(t, got.BySender, "nothing queued")
 
 	waiters := func() lifecycle.Waiters {
 		for _, w := range sa.Waiters() {

@@ -25,6 +25,8 @@ import (
 type Request struct {
 	Method, Path, Query, Auth string
 	Body                      []byte
+	// Traceparent and Tracestate are the W3C trace context headers.
+	Traceparent, Tracestate string
 }
 
 // Server is the fake API.
@@ -180,7 +182,8 @@ func (s *Server) handler() http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		s.mu.Lock()
 		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-			Auth: r.Header.Get("Authorization"), Body: body})
+			Auth: r.Header.Get("Authorization"), Body: body,
+			Traceparent: r.Header.Get("traceparent"), Tracestate: r.Header.Get("tracestate")})
 		s.mu.Unlock()
 		if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token {
 			writeErr(w, domain.Errorf(domain.EUnauthorized, "missing or unknown token"))
