@@ -55,6 +55,7 @@ type App struct {
 	deliverer *resume.Deliverer
 	closeMCP  func()
 	adapters  []adapter
+	slack     *slack.Adapter // when Slack is configured: the on-call directory looks people up by email there
 	ops       *ops.Metrics
 	handler   http.Handler
 
@@ -270,6 +271,7 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		if err := add("Slack", mode, c, err); err != nil {
 			return err
 		}
+		a.slack = c
 	}
 	if s.Discord.BotToken != "" {
 		mode := "HTTP endpoint /discord/interactions"
