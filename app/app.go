@@ -56,6 +56,7 @@ type App struct {
 	closeMCP  func()
 	adapters  []adapter
 	inbox     *web.Inbox
+	slack     *slack.Adapter // when Slack is configured: the on-call directory looks people up by email there
 	ops       *ops.Metrics
 	handler   http.Handler
 
@@ -272,6 +273,7 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		if err := add("Slack", mode, c, err); err != nil {
 			return err
 		}
+		a.slack = c
 	}
 	if s.Discord.BotToken != "" {
 		mode := "HTTP endpoint /discord/interactions"

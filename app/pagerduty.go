@@ -47,8 +47,12 @@ func (a *App) addPagerDuty(mux *http.ServeMux, policy *egress.Policy, metrics *a
 		HTTP: policy.Client(10 * time.Second), UserAgent: "askbridge/" + a.s.Version, Logger: log})
 	a.deliverer.AddSender(pageSender{pagerduty.NewSender(pagerduty.SenderConfig{Client: client, Questions: a.st,
 		Profiles: pd.Profiles, PublicURL: a.s.PublicURL, Clock: a.s.Clock, Logger: log})})
+	var lookup func(context.Context, string) (string, error)
+	if a.slack != nil {
+		lookup = a.slack.LookupByEmail // the person on call is the Slack user with their email
+	}
 	a.router.AddGroupResolver(pagerduty.NewResolver(pagerduty.ResolverConfig{Client: client, People: pd.People,
-		MaxLevel: pd.MaxLevel, Clock: a.s.Clock,
+		MaxLevel: pd.MaxLevel, Clock: a.s.Clock, Lookup: lookup,
 		Observe: func(op, outcome string) { metrics.SenderDelivery("pagerduty_"+op, outcome) }}))
 	if len(pd.WebhookSecrets) > 0 {
 		mux.Handle("POST "+pagerduty.WebhookPath, pagerduty.NewWebhook(pagerduty.WebhookConfig{Secrets: pd.WebhookSecrets,

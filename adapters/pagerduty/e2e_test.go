@@ -19,9 +19,10 @@ import (
 // bridge is a whole bridge (app.New, as `askbridge serve` builds it) whose
 // routes page through a fake PagerDuty.
 type bridge struct {
-	app *app.App
-	pd  *fakepd.Server
-	url string
+	app    *app.App
+	pd     *fakepd.Server
+	url    string
+	cancel context.CancelFunc
 }
 
 const badKey = "UNKNOWNKEY0000000000000000000002"
@@ -29,9 +30,18 @@ const badKey = "UNKNOWNKEY0000000000000000000002"
 func newBridge(t *testing.T) *bridge {
 	t.Helper()
 	pd, _ := newFake(t)
+	b := buildBridge(t, pd)
+	b.start(t)
+	return b
+}
+
+// buildBridge builds a bridge on pd without starting its background work
+// (the deliverer, the sweeper); mods change its settings.
+func buildBridge(t *testing.T, pd *fakepd.Server, mods ...func(*app.Settings)) *bridge {
+	t.Helper()
 	pu, _ := url.Parse(pd.URL)
 	sched := domain.Responders{Groups: map[string][]string{pagerduty.KindSchedules: {"PSCHED1"}}}
-	a, err := app.New(context.Background(), app.Settings{Addr: "127.0.0.1:0", PublicURL: "https://bridge.example",
+	s := app.Settings{Addr: "127.0.0.1:0", PublicURL: "https://bridge.example",
 		WebhookAllow: []string{pu.Host}, // the egress rules apply to PagerDuty: admit the fake on loopback
 		Routes: []domain.Route{
 			{Name: "oncall", Responders: sched, Page: &domain.Page{Pager: pagerduty.Pager, Profile: "route oncall"}, Timeout: time.Hour},
@@ -41,20 +51,33 @@ func newBridge(t *testing.T) *bridge {
 			Profiles: map[string]pagerduty.Profile{"route oncall": {RoutingKey: routingKey, Severity: "critical"},
 				"route broken": {RoutingKey: badKey}},
 			People: map[string][]string{"ana@example.com": {"slack:UANA"}}},
-	})
+	}
+	for _, m := range mods {
+		m(&s)
+	}
+	a, err := app.New(context.Background(), s)
 	require.NoError(t, err)
 	addr, err := a.Listen()
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	go a.Run(ctx)
+	b := &bridge{app: a, pd: pd, url: "http://" + addr.String()}
 	t.Cleanup(func() {
-		cancel()
+		if b.cancel != nil {
+			b.cancel()
+		}
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer ccancel()
 		_ = a.Close(cctx)
 	})
 	pd.SetOnCalls(fakepd.OnCall{User: ana, ScheduleID: "PSCHED1", ScheduleName: "Primary", PolicyID: "P1", PolicyName: "Ops", Level: 1})
-	return &bridge{app: a, pd: pd, url: "http://" + addr.String()}
+	return b
+}
+
+// start runs the bridge's background work (the deliverer, the sweeper).
+func (b *bridge) start(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	go b.app.Run(ctx)
 }
 
 func (b *bridge) ask(t *testing.T, route, run, text string) *domain.Question {

@@ -108,3 +108,27 @@ func (a *Adapter) ResolvePerson(ctx context.Context, q *domain.Question, p domai
 	out.Via = p.Via
 	return out
 }
+
+// LookupByEmail finds the Slack user of an email address
+// (users.lookupByEmail, needs the users:read.email scope) as a responders
+// key, "slack:U0123"; "" and no error when Slack knows no user with it.
+// An on-call directory uses it to match the person on call to a Slack user.
+func (a *Adapter) LookupByEmail(ctx context.Context, email string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var id string
+	err := a.call(ctx, "users.lookupByEmail", "", callOpts{}, func(ctx context.Context) error {
+		u, err := a.api.GetUserByEmailContext(ctx, email)
+		if err == nil {
+			id = u.ID
+		}
+		return err
+	})
+	switch {
+	case ErrorCode(err) == "users_not_found":
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	return "slack:" + id, nil
+}

@@ -67,6 +67,7 @@ type Server struct {
 	views      []View
 	reactions  map[string][]string // channel/ts → names
 	groups     map[string][]string
+	emails     map[string]string    // email (lower case) → user id
 	triggers   map[string]time.Time // issued at; deleted once used
 	limited    map[string][]int     // method → Retry-After seconds of the next 429s
 	failing    map[string][]int     // method → statuses of the next failures
@@ -80,7 +81,7 @@ type Server struct {
 // New starts a fake Slack that knows the given channels.
 func New(channels ...string) *Server {
 	s := &Server{BotToken: "xoxb-fake-bot-token", AppToken: "xapp-fake-app-token", BotUser: "UBOT",
-		channels: map[string]bool{}, reactions: map[string][]string{}, groups: map[string][]string{},
+		channels: map[string]bool{}, reactions: map[string][]string{}, groups: map[string][]string{}, emails: map[string]string{},
 		triggers: map[string]time.Time{}, limited: map[string][]int{}, failing: map[string][]int{},
 		base: time.Now().Unix(), sockets: make(chan *websocket.Conn, 4)}
 	for _, c := range channels {
@@ -106,6 +107,13 @@ func (s *Server) AddChannel(id string) { s.mu.Lock(); s.channels[id] = true; s.m
 func (s *Server) SetGroup(id string, members ...string) {
 	s.mu.Lock()
 	s.groups[id] = members
+	s.mu.Unlock()
+}
+
+// SetEmail gives user an email address (users.lookupByEmail finds it).
+func (s *Server) SetEmail(user, email string) {
+	s.mu.Lock()
+	s.emails[strings.ToLower(email)] = user
 	s.mu.Unlock()
 }
 
@@ -430,6 +438,15 @@ func (s *Server) handle(method string, p map[string]string, raw obj) resp {
 			}
 		}
 		return fail("not_found")
+	case "users.lookupByEmail":
+		if p["email"] == "" {
+			return fail("invalid_arguments")
+		}
+		id, ok := s.emails[strings.ToLower(p["email"])]
+		if !ok {
+			return fail("users_not_found")
+		}
+		return resp{"ok": true, "user": resp{"id": id, "name": strings.ToLower(id), "profile": resp{"email": p["email"]}}}
 	case "usergroups.users.list":
 		members, ok := s.groups[p["usergroup"]]
 		if !ok {
