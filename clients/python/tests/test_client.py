@@ -213,3 +213,23 @@ def test_the_receiver_mounts_in_fastapi():
             return ok.status_code, bad.status_code
     assert asyncio.run(run()) == (200, 401)
     assert [e["event"] for e in events] == ["question.expired"]
+
+
+def test_the_agents_trace_context_goes_with_every_request_and_a_malformed_one_is_not_sent(bridge):
+    trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    tp = f"00-{trace}-00f067aa0ba902b7-01"
+    c = Client(url=bridge.url, project=bridge.project, traceparent=tp, tracestate="vendor=1")
+    try:
+        q = c.ask({"run_id": "r-trace", "agent_id": "bot", "question": "Ship it?",
+                   "options": [{"label": "Yes"}, {"label": "No"}], "timeout": "5m"})
+        res = httpx.get(f"{bridge.url}/api/projects/{bridge.project}/agent-questions/{q['id']}")
+        assert res.status_code == 200
+        assert res.headers.get("traceparent", "").startswith(f"00-{trace}-"), "the question carries the agent's trace"
+    finally:
+        c.close()
+    for bad in ["00-zz-00f067aa0ba902b7-01", tp + "\r\nx-evil: 1", f"00-{'0' * 32}-00f067aa0ba902b7-01"]:
+        c = Client(url=bridge.url, project=bridge.project, traceparent=bad)
+        try:
+            assert c._trace == {}, bad
+        finally:
+            c.close()

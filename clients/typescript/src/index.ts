@@ -177,6 +177,25 @@ export interface AskBridgeOptions {
   project?: string;
   /** fetch to use (default: the global fetch). */
   fetch?: typeof fetch;
+  /**
+   * W3C trace context of the agent's run (`00-<trace id>-<span id>-<flags>`), sent as
+   * `traceparent` on every request so the question's spans join the agent's trace.
+   * Default: TRACEPARENT. A malformed value is not sent.
+   */
+  traceparent?: string;
+  /** W3C `tracestate` sent with traceparent. Default: TRACESTATE. */
+  tracestate?: string;
+}
+
+const traceparentForm = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** A traceparent as W3C defines it (lower-case hex, no all-zero ids), else undefined. */
+function validTraceparent(v: string | undefined): string | undefined {
+  const t = v?.trim();
+  if (!t || !traceparentForm.test(t) || t.startsWith("ff-")) return undefined;
+  const [, trace, span] = t.split("-");
+  if (/^0+$/.test(trace!) || /^0+$/.test(span!)) return undefined;
+  return t;
 }
 
 export interface WaitOptions {
@@ -250,6 +269,8 @@ export class AskBridge {
   readonly project: string;
   readonly #token?: string;
   readonly #fetch: typeof fetch;
+  readonly #traceparent?: string;
+  readonly #tracestate?: string;
 
   constructor(opts: AskBridgeOptions = {}) {
     const env = typeof process !== "undefined" ? process.env : {};
@@ -259,6 +280,9 @@ export class AskBridge {
     this.project = opts.project ?? env.BRIDGE_PROJECT ?? "default";
     this.#token = opts.token ?? env.BRIDGE_TOKEN;
     this.#fetch = opts.fetch ?? fetch;
+    this.#traceparent = validTraceparent(opts.traceparent ?? env.TRACEPARENT);
+    const state = (opts.tracestate ?? env.TRACESTATE)?.trim();
+    if (this.#traceparent && state && !/[\r\n]/.test(state)) this.#tracestate = state;
   }
 
   #path(rest: string): string {
@@ -269,6 +293,8 @@ export class AskBridge {
     const headers: Record<string, string> = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
+    if (this.#traceparent) headers.traceparent = this.#traceparent;
+    if (this.#tracestate) headers.tracestate = this.#tracestate;
     let res: Response;
     try {
       res = await this.#fetch(this.#path(path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });

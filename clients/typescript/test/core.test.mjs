@@ -186,3 +186,27 @@ test("approval outcomes fail closed and say why", async () => {
   const b = approvalBody({ runId: "run", callId: "c1", tool: "deploy", input: { env: "prod" } });
   assert.deepEqual([b.run_id, b.idempotency_key, b.action.allow_edit], ["run:c1", "run:c1", false]);
 });
+
+test("the agent's trace context goes with every request; the bridge keeps it with the question; a malformed one is not sent", async () => {
+  const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const traceparent = `00-${trace}-00f067aa0ba902b7-01`;
+  const seen = [];
+  const spy = (url, init) => { seen.push(init.headers); return fetch(url, init); };
+  const project = `${process.env.BRIDGE_PROJECT}-trace-${process.pid}`;
+  const b = new AskBridge({ url: process.env.BRIDGE_URL, project, traceparent, tracestate: "vendor=1", fetch: spy });
+  const q = await b.ask({ run_id: "r-trace", agent_id: "bot", question: "Ship it?", options: [{ label: "Yes" }, { label: "No" }], timeout: "5m" });
+  assert.equal(seen[0].traceparent, traceparent);
+  assert.equal(seen[0].tracestate, "vendor=1");
+  const res = await fetch(`${process.env.BRIDGE_URL}/api/projects/${project}/agent-questions/${q.id}`);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("traceparent") ?? "", new RegExp(`^00-${trace}-`), "the question carries the agent's trace");
+  await b.cancel(q.id, { reason: "user", note: "done" }).catch(() => {});
+
+  for (const bad of ["00-zz-00f067aa0ba902b7-01", `00-${trace}-00f067aa0ba902b7-01\r\nx-evil: 1`, `00-${"0".repeat(32)}-00f067aa0ba902b7-01`]) {
+    const sent = [];
+    const c = new AskBridge({ url: process.env.BRIDGE_URL, project, traceparent: bad, tracestate: "vendor=1", fetch: (u, i) => { sent.push(i.headers); return fetch(u, i); } });
+    await c.list();
+    assert.equal(sent[0].traceparent, undefined, `not sent: ${JSON.stringify(bad)}`);
+    assert.equal(sent[0].tracestate, undefined);
+  }
+});

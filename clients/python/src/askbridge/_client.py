@@ -3,6 +3,7 @@ from __future__ import annotations
 import builtins
 import math
 import os
+import re
 import time
 from datetime import datetime
 from typing import Any
@@ -108,6 +109,25 @@ def _settings(url: str | None, token: str | None, project: str | None) -> tuple[
     return url.rstrip("/"), token or os.environ.get("BRIDGE_TOKEN"), project or os.environ.get("BRIDGE_PROJECT") or "default"
 
 
+_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
+
+
+def _trace_headers(traceparent: str | None, tracestate: str | None) -> dict[str, str]:
+    """The agent's W3C trace context (default TRACEPARENT/TRACESTATE), sent on every request
+    so the question's spans join the agent's trace; a malformed traceparent is not sent."""
+    tp = (traceparent if traceparent is not None else os.environ.get("TRACEPARENT", "")).strip()
+    if not _TRACEPARENT.match(tp) or tp.startswith("ff-"):
+        return {}
+    _, trace, span, _ = tp.split("-")
+    if set(trace) == {"0"} or set(span) == {"0"}:
+        return {}
+    h = {"traceparent": tp}
+    ts = (tracestate if tracestate is not None else os.environ.get("TRACESTATE", "")).strip()
+    if ts and "\r" not in ts and "\n" not in ts:
+        h["tracestate"] = ts
+    return h
+
+
 def _headers(token: str | None) -> dict[str, str]:
     h = {"accept": "application/json"}
     if token:
@@ -147,9 +167,19 @@ class _Paths:
 class Client(_Paths):
     """The blocking client of one bridge and project (usable inside any framework's tool)."""
 
-    def __init__(self, url: str | None = None, token: str | None = None, project: str | None = None, *, http: httpx.Client | None = None):
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        project: str | None = None,
+        *,
+        http: httpx.Client | None = None,
+        traceparent: str | None = None,
+        tracestate: str | None = None,
+    ):
         self.url, token, self.project = _settings(url, token, project)
         self._http = http or httpx.Client(headers=_headers(token), timeout=httpx.Timeout(10.0, read=130.0))
+        self._trace = _trace_headers(traceparent, tracestate)
 
     def close(self) -> None:
         self._http.close()
@@ -162,7 +192,7 @@ class Client(_Paths):
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         try:
-            res = self._http.request(method, self._p(path), json=body)
+            res = self._http.request(method, self._p(path), json=body, headers=self._trace)
         except httpx.TransportError as err:
             raise _unreachable(self.url, err) from err
         return _result(self.url, res)
@@ -216,9 +246,19 @@ class Client(_Paths):
 class AsyncClient(_Paths):
     """The asyncio client: the same methods, awaitable."""
 
-    def __init__(self, url: str | None = None, token: str | None = None, project: str | None = None, *, http: httpx.AsyncClient | None = None):
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        project: str | None = None,
+        *,
+        http: httpx.AsyncClient | None = None,
+        traceparent: str | None = None,
+        tracestate: str | None = None,
+    ):
         self.url, token, self.project = _settings(url, token, project)
         self._http = http or httpx.AsyncClient(headers=_headers(token), timeout=httpx.Timeout(10.0, read=130.0))
+        self._trace = _trace_headers(traceparent, tracestate)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -231,7 +271,7 @@ class AsyncClient(_Paths):
 
     async def _call(self, method: str, path: str, body: Any = None) -> Any:
         try:
-            res = await self._http.request(method, self._p(path), json=body)
+            res = await self._http.request(method, self._p(path), json=body, headers=self._trace)
         except httpx.TransportError as err:
             raise _unreachable(self.url, err) from err
         return _result(self.url, res)
