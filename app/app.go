@@ -189,6 +189,9 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 	}
 	inbox.Register(mux)
 	a.inbox = inbox // the email surface's require_login asks it (addChats)
+	if s.TracerProvider != nil {
+		a.ops.TraceInbound(s.TracerProvider)
+	}
 	a.handler = a.ops.Routes(api.Guard(mux, api.GuardConfig{Open: auth.Open(), PublicURL: s.PublicURL}), mux, a.inbound)
 	return nil
 }

@@ -12,6 +12,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -30,6 +31,8 @@ import (
 // go-redis hook.
 type Metrics struct {
 	log *slog.Logger
+
+	inboundTracer trace.Tracer // TraceInbound
 
 	calls      *prometheus.CounterVec
 	callTime   *prometheus.HistogramVec
