@@ -325,6 +325,7 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		if tc.PublicURL == "" {
 			tc.PublicURL = s.PublicURL
 		}
+		tc.Transport = a.ops.Transport(keepAlive(tc.Transport), "telegram", outbound.LastSegmentMethod)
 		c, err := telegram.New(tc, a.router, a.log.With("adapter", "telegram"))
 		if err := add("Telegram", mode, c, err); err != nil {
 			return err

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/pagerduty"
+	"github.com/askbridge/askbridge/internal/outbound"
 	"github.com/askbridge/askbridge/lifecycle"
 	"github.com/askbridge/askbridge/server/api"
 	"github.com/askbridge/askbridge/server/egress"
@@ -44,7 +46,7 @@ func (a *App) addPagerDuty(mux *http.ServeMux, policy *egress.Policy, metrics *a
 	}
 	log := a.log.With("adapter", pagerduty.Pager)
 	client := pagerduty.NewClient(pagerduty.ClientConfig{EventsURL: pd.EventsURL, APIURL: pd.APIURL, APIToken: pd.APIToken,
-		HTTP: policy.Client(10 * time.Second), UserAgent: "askbridge/" + a.s.Version, Logger: log})
+		HTTP: a.pagerDutyClient(policy), UserAgent: "askbridge/" + a.s.Version, Logger: log})
 	a.deliverer.AddSender(pageSender{pagerduty.NewSender(pagerduty.SenderConfig{Client: client, Questions: a.st,
 		Profiles: pd.Profiles, PublicURL: a.s.PublicURL, Clock: a.s.Clock, Logger: log})})
 	var lookup func(context.Context, string) (string, error)
@@ -83,4 +85,22 @@ func (p pageSender) Send(ctx context.Context, d lifecycle.Delivery) error {
 		return resume.RetryAfter(err, pe.RetryAfter())
 	}
 	return err
+}
+
+// pagerDutyClient is the egress policy's client (PagerDuty's hosts are
+// outbound destinations like any other), its calls counted as
+// pagerduty's in the operational metrics.
+func (a *App) pagerDutyClient(policy *egress.Policy) *http.Client {
+	c := policy.Client(10 * time.Second)
+	c.Transport = a.ops.Transport(c.Transport, "pagerduty", pagerDutyMethod)
+	return c
+}
+
+// pagerDutyMethod names a PagerDuty call without its ids: enqueue,
+// oncalls, users.
+func pagerDutyMethod(r *http.Request) string {
+	if strings.Contains(r.URL.Path, "/users/") {
+		return "users"
+	}
+	return outbound.LastSegmentMethod(r)
 }

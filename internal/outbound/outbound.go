@@ -134,6 +134,17 @@ func SlackMethod(r *http.Request) string {
 	return "response_url"
 }
 
+// LastSegmentMethod names a call by the last segment of its path when it is
+// a plain word (Telegram's /bot<token>/sendMessage is "sendMessage", never
+// the token; PagerDuty's /v2/enqueue is "enqueue"), else by its HTTP method.
+func LastSegmentMethod(r *http.Request) string {
+	p := strings.TrimSuffix(r.URL.Path, "/")
+	if i := strings.LastIndex(p, "/"); i >= 0 && word(p[i+1:]) {
+		return p[i+1:]
+	}
+	return r.Method
+}
+
 // HTTPMethod names a request by its HTTP method alone (resume webhooks,
 // whose URLs are the agents').
 func HTTPMethod(r *http.Request) string { return r.Method }

@@ -102,3 +102,20 @@ func TestRetryAfterForms(t *testing.T) {
 	_, ok = RetryAfterOf(h, now)
 	assert.False(t, ok)
 }
+
+// TestLastSegmentMethodNeverCarriesTheToken: Telegram's token sits in the
+// path; the method label is the Bot API method alone.
+func TestLastSegmentMethodNeverCarriesTheToken(t *testing.T) {
+	for path, want := range map[string]string{
+		"/bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage": "sendMessage",
+		"/bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/":            "POST",
+		"/v2/enqueue": "enqueue",
+		"/oncalls":    "oncalls",
+		"/":           "POST",
+	} {
+		r, _ := http.NewRequest(http.MethodPost, "https://api.example.com"+path, nil)
+		if got := LastSegmentMethod(r); got != want {
+			t.Errorf("%s: %q, want %q", path, got, want)
+		}
+	}
+}
