@@ -29,7 +29,7 @@ IMAGE         ?= localhost/askbridge
 IMAGE_CONTEXT ?= bin/image
 IMAGE_TAG     ?= $(VERSION)
 image:
-	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)
+	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)/data
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $(IMAGE_CONTEXT)/askbridge ./cmd/bridge
 	cp /etc/ssl/certs/ca-certificates.crt deploy/image/passwd deploy/image/group $(IMAGE_CONTEXT)/
 	podman build -q --pull=never --network=none --format docker -f deploy/Containerfile \
