@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// Questions that adapt (DESIGN §9): an item shown only when an earlier
+// Questions that adapt (docs/adaptive-questions.md): an item shown only when an earlier
 // answer matches (ShowIf), rules for free text (FreeTextRules), options
 // chosen by default, and pictures (Image). Every rule is checked here, once,
 // for every answer path: ParseAnswer applies them, surfaces only show them.

@@ -7,7 +7,7 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
-// Questions that adapt (DESIGN §9), the same on every surface:
+// Questions that adapt (docs/adaptive-questions.md), the same on every surface:
 //   - An item whose show_if the answers do not meet is not asked: a
 //     Submit without it is recorded, the item listed in skipped and absent
 //     from answers.
