@@ -12,7 +12,8 @@ import (
 // Question history across sessions: when an agent asks what it asked
 // before (the same item texts and option labels), people see what was
 // answered the last few times. History is derived from answered records
-// still within retention, so it needs no storage of its own.
+// still within retention, found through an index (HistoryKey) that stores
+// keep with the records' own lifetime.
 
 // HistoryShown is how many earlier answers a question shows.
 const HistoryShown = 3
@@ -38,6 +39,15 @@ func ShapeKey(items []Item) string {
 			fmt.Fprintf(h, "o%d:%s\n", len(o.Label), o.Label)
 		}
 	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// HistoryKey is the name under which stores index a question for its
+// history: the agent and the shape of what it asked (ShapeKey), so an
+// earlier answer is found without reading the project's other records.
+func HistoryKey(agent string, items []Item) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "a%d:%s\n%s", len(agent), agent, ShapeKey(items))
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 

@@ -2,6 +2,7 @@ package lifecycle_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -84,4 +85,31 @@ func TestHistoryShownAndSuggested(t *testing.T) {
 	h, err = f.router.History(ctx, res.Question, 10, func(q *domain.Question) bool { return q.RespondedBy == nil || q.RespondedBy.ID != "li" })
 	require.NoError(t, err)
 	assert.Len(t, h, 2, "records the caller may not read are left out")
+}
+
+// TestHistoryFoundPastOtherQuestions: an earlier answer is found however
+// many other questions the project asked since (history comes from an
+// index, not from the project's newest records).
+func TestHistoryFoundPastOtherQuestions(t *testing.T) {
+	f := newFixture(t, "")
+	n := 0
+	seq := func() int { n++; return n }
+	ask := func(text string) *domain.Question {
+		res, err := f.router.Ask(ctx, "ops", &domain.AskRequest{AgentID: "bot", RunID: fmt.Sprintf("run-%d", len(text)*1000+seq()), Question: text,
+			Options: []domain.Option{{Label: "API key"}, {Label: "OAuth"}}}, "")
+		require.NoError(t, err)
+		return res.Question
+	}
+	first := ask("Which auth?")
+	_, err := f.router.Answer(ctx, "ops", first.ID, pick("OAuth"), slackP("maria"))
+	require.NoError(t, err)
+	for i := range 300 {
+		q := ask(fmt.Sprintf("Deploy build %d?", i))
+		_, err := f.router.Answer(ctx, "ops", q.ID, pick("API key"), slackP("li"))
+		require.NoError(t, err)
+	}
+	again := ask("Which auth?")
+	require.Len(t, again.History, 1, "the answer 300 questions ago is still history")
+	assert.Equal(t, "OAuth", again.History[0].Answer)
+	assert.Equal(t, "maria", again.History[0].RespondedBy.Name)
 }

@@ -196,25 +196,21 @@ func (r *Router) checkPlatforms(targets []domain.Target) error {
 	return nil
 }
 
-// History scan bounds: the ask path reads the project's newest
-// historyScanAsk records to find earlier answers to the same question; the
-// history endpoint reads up to historyScanList. Records leave with
-// retention, so history needs no index of its own and no storage beyond it.
-const (
-	historyScanAsk  = 100
-	historyScanList = 500
-)
-
 // History returns the earlier answers to what q asks (the same agent, the
 // same item texts and option labels), newest first, at most limit, from
-// the records of q's project still within retention. allowed, if set,
-// keeps only the records a caller may read.
+// the records of q's project still within retention, found through the
+// store's history index. allowed, if set, keeps only the records a caller
+// may read.
 func (r *Router) History(ctx context.Context, q *domain.Question, limit int, allowed func(*domain.Question) bool) ([]domain.PastAnswer, error) {
-	return r.history(ctx, q, historyScanList, limit, allowed)
+	n := limit
+	if allowed != nil {
+		n = 4 * limit // room for what the caller may not read
+	}
+	return r.history(ctx, q, n, limit, allowed)
 }
 
-func (r *Router) history(ctx context.Context, q *domain.Question, scan, limit int, allowed func(*domain.Question) bool) ([]domain.PastAnswer, error) {
-	all, err := r.store.List(ctx, q.ProjectID, "", scan)
+func (r *Router) history(ctx context.Context, q *domain.Question, read, limit int, allowed func(*domain.Question) bool) ([]domain.PastAnswer, error) {
+	all, err := r.store.History(ctx, q.ProjectID, domain.HistoryKey(q.AgentID, q.Questions), read)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +226,7 @@ func (r *Router) history(ctx context.Context, q *domain.Question, scan, limit in
 // withHistory sets what q shows of its history, and, on a route that asks
 // for it, recommends the most frequent earlier answer.
 func (r *Router) withHistory(ctx context.Context, q *domain.Question, route *domain.Route) {
-	h, err := r.history(ctx, q, historyScanAsk, domain.HistoryShown, nil)
+	h, err := r.history(ctx, q, domain.HistoryShown, domain.HistoryShown, nil)
 	if err != nil {
 		r.log.Warn("reading the question's history failed; asking without it", "question", q.ID, "err", err)
 		return

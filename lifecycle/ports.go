@@ -98,6 +98,11 @@ type QuestionReader interface {
 	// List returns a project's questions oldest first, only those with
 	// status when status is not empty (at most limit, newest kept).
 	List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error)
+	// History returns the answered questions of project asked under key
+	// (domain.HistoryKey of their agent and items), newest answer first
+	// (under one retention), at most limit. Its index lives as long as the
+	// records it names.
+	History(ctx context.Context, project, key string, limit int) ([]*domain.Question, error)
 	// RunQuestions returns every question of a run in creation order.
 	RunQuestions(ctx context.Context, project, run string) ([]*domain.Question, error)
 	// Projects lists every project that has asked a question.

@@ -31,7 +31,8 @@ func (s *Store) Create(ctx context.Context, q *domain.Question) (lifecycle.Creat
 	}
 	asked := fmt.Sprintf("%d question(s) by %s", len(q.Questions), q.AgentID)
 	args := append(s.common(q.ProjectID, now, 0), q.ID, q.RunID, q.AgentID, encodeDoc(q),
-		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == domain.KindApproval))
+		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == domain.KindApproval),
+		domain.HistoryKey(q.AgentID, q.Questions))
 	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)}, args...).StringSlice()
 	if err != nil {
 		return lifecycle.CreateResult{}, s.wrap(err)
@@ -218,6 +219,57 @@ func (s *Store) getMany(ctx context.Context, project, index string, ids []string
 		s.rdb.ZRem(ctx, s.base(project)+index, gone...)
 	}
 	return out, seqs, nil
+}
+
+// HistKeep is how many questions asked the same way the history index keeps
+// (the newest): what history shows is the newest few answered among them.
+const HistKeep = 64
+
+// History implements lifecycle.QuestionReader: the newest HistKeep entries
+// of the index, their statuses read first so only the answered ones (at
+// most limit) are decoded.
+func (s *Store) History(ctx context.Context, project, key string, limit int) ([]*domain.Question, error) {
+	if limit <= 0 {
+		return []*domain.Question{}, nil
+	}
+	index := "hist:" + key
+	ids, err := s.rdb.ZRevRange(ctx, s.base(project)+index, 0, HistKeep-1).Result()
+	if err != nil || len(ids) == 0 {
+		return []*domain.Question{}, s.wrap(err)
+	}
+	pipe := s.rdb.Pipeline()
+	sts := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		sts[i] = pipe.HGet(ctx, s.qkey(project, id), "status")
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, s.wrap(err)
+	}
+	var pick, gone []string
+	for i, c := range sts {
+		switch st := c.Val(); {
+		case st == "":
+			gone = append(gone, ids[i])
+		case st == string(domain.StatusAnswered) && len(pick) < limit:
+			pick = append(pick, ids[i])
+		}
+	}
+	if len(gone) > 0 {
+		s.rdb.ZRem(ctx, s.base(project)+index, toAny(gone)...)
+	}
+	qs, _, err := s.getMany(ctx, project, index, pick)
+	if qs == nil {
+		qs = []*domain.Question{}
+	}
+	return qs, err
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // RunQuestions implements lifecycle.Store. A run's questions are fields

@@ -13,7 +13,7 @@ import "github.com/redis/go-redis/v9"
 //                         line of JSON per posted copy, and once final "R" + the result
 //                         JSON (record.go)
 //   q:<id>          hash  status, run, fp, seq, read, updated_at,
-//                         resumed_run_id, esc_level, vote:<person> (JSON), vlabel:<person>,
+//                         resumed_run_id, esc_level, h (history key), vote:<person> (JSON), vlabel:<person>,
 //                         vorder:<person> (vote sequence; a changed vote moves last), vseq
 //                         — short fields only, so Redis keeps it as a listpack
 //   all             zset  seq -> id of every question
@@ -38,6 +38,9 @@ import "github.com/redis/go-redis/v9"
 //   draft:<id>      hash  person -> partial selections (JSON), with TTL; deleted when final
 //                         (the earlier layout: string draft:<id>:<person>, still read)
 //   seq             string the project's question counter (dropped with its last record)
+//   hist:<key>      zset  ms when the record goes -> id of the questions an agent asked
+//                         with the same items (domain.HistoryKey; the hash's field h), the
+//                         HistKeep newest; expires with the longest-lived record it names
 //
 // Every key is bounded: docs/operations.md "Redis keys and lifetimes" gives each one's life.
 //
@@ -139,6 +142,16 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
       redis.call('HDEL', rk, fpf)
     end
   end
+  -- The history index: the record now goes after retention, and the
+  -- index when the last record it names goes.
+  local hist = redis.call('HGET', qk, 'h')
+  if hist then
+    local hk = C.base .. 'hist:' .. hist
+    if redis.call('ZADD', hk, 'XX', 'CH', tonumber(C.nowms) + tonumber(C.retention), id) == 1 then
+      local top = redis.call('ZRANGE', hk, -1, -1, 'WITHSCORES')
+      if top[2] then redis.call('PEXPIRE', hk, math.max(1, tonumber(top[2]) - tonumber(C.nowms))) end
+    end
+  end
   event(evtype, id, run)
   audit(status, id, run, by, detail)
   local hj, doc = '', ''
@@ -193,13 +206,15 @@ end
 
 // createScript: KEYS[1] = the new question's hash.
 // ARGV 10..: id, run, agent, doc, expiresms, fp, idemkey, supersededResult,
-// ttlms, escalationms (0: none), askedDetail, approval ("1": kind approval)
+// ttlms, escalationms (0: none), askedDetail, approval ("1": kind approval),
+// history key (domain.HistoryKey; "" = not indexed)
 // Returns {"created", id, supersededID}, {"reattach", existingID} or
 // {"run_owned"} when the run belongs to another agent.
 var createScript = redis.NewScript(preludeLua + `
 local id, run, agent, doc, expires = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
 local fp, idem, supres, ttl, esc, asked = ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], ARGV[20]
 local approval = ARGV[21] == '1'
+local hist = ARGV[22] or ''
 local base = C.base
 local rk = base .. 'run:' .. run
 -- A run belongs to the agent that started it: no other agent may re-attach
@@ -250,6 +265,16 @@ redis.call('ZADD', base .. 'deadlines', expires, id)
 if esc ~= '0' then redis.call('ZADD', base .. 'escal', esc, id) end
 redis.call('HSET', rk, fpf, id)
 if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, id, 'PX', ttl) end
+-- The history index: the questions an agent asked with the same items,
+-- scored by when each record goes (finalize moves it), so the key expires
+-- with the longest-lived record it names; the HistKeep (64) newest stay.
+if hist ~= '' then
+  local hk = base .. 'hist:' .. hist
+  redis.call('HSET', KEYS[1], 'h', hist)
+  redis.call('ZADD', hk, tonumber(C.nowms) + tonumber(ttl), id)
+  redis.call('ZREMRANGEBYRANK', hk, 0, -65)
+  if redis.call('PTTL', hk) < tonumber(ttl) then redis.call('PEXPIRE', hk, ttl) end
+end
 event('question.created', id, run)
 audit('asked', id, run, '', asked)
 wake(id)

@@ -31,6 +31,14 @@ func (c *core) index(p *proj, id string, r *qrec) {
 		p.exp.ReplaceOrInsert(item{r.m.Exp, id})
 	}
 	p.ttl.ReplaceOrInsert(item{r.m.TTL, id})
+	if r.m.Hist != "" {
+		t := p.hist[r.m.Hist]
+		if t == nil {
+			t = newTree()
+			p.hist[r.m.Hist] = t
+		}
+		t.ReplaceOrInsert(item{r.m.Seq, id})
+	}
 }
 
 // unindex removes a record from every index.
@@ -41,6 +49,12 @@ func (c *core) unindex(p *proj, id string, r *qrec) {
 	p.escal.Delete(item{r.m.EscNext, id})
 	p.exp.Delete(item{r.m.Exp, id})
 	p.ttl.Delete(item{r.m.TTL, id})
+	if t := p.hist[r.m.Hist]; t != nil {
+		t.Delete(item{r.m.Seq, id})
+		if t.Len() == 0 {
+			delete(p.hist, r.m.Hist)
+		}
+	}
 }
 
 // live returns the question if it exists and has not outlived its time.
@@ -175,7 +189,8 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 		run.Pending = q.ID
 		p.seq++
 		r := &qrec{doc: doc, m: qmeta{Seq: p.seq, Status: string(domain.StatusPending), Run: q.RunID, FP: q.Fingerprint,
-			Updated: now.UnixNano(), Deadline: ms(q.ExpiresAt), TTL: until, Idem: idem}}
+			Updated: now.UnixNano(), Deadline: ms(q.ExpiresAt), TTL: until, Idem: idem,
+			Hist: domain.HistoryKey(q.AgentID, q.Questions)}}
 		if len(q.Escalation) > 0 {
 			r.m.EscNext = ms(q.CreatedAt.Add(time.Duration(q.Escalation[0].After)))
 		}
@@ -282,6 +297,27 @@ func (c *core) List(_ context.Context, project string, status domain.Status, lim
 	}
 	c.mu.RUnlock()
 	slices.Reverse(ss)
+	return c.decode(project, ss), nil
+}
+
+// History implements lifecycle.QuestionReader: the history index, newest
+// first; only the answered records it names are decoded.
+func (c *core) History(_ context.Context, project, key string, limit int) ([]*domain.Question, error) {
+	c.mu.RLock()
+	var ss []snapshot
+	if p := c.projects[project]; p != nil && limit > 0 {
+		if t := p.hist[key]; t != nil {
+			wall, seen := wallMS(), 0
+			t.Descend(func(it item) bool { // the newest store.HistKeep, as on Redis
+				if r := p.qs[it.id]; r != nil && r.live(wall) && r.m.Status == string(domain.StatusAnswered) {
+					ss = append(ss, snapshot{it.id, r.m.fields(), r.doc})
+				}
+				seen++
+				return len(ss) < limit && seen < store.HistKeep
+			})
+		}
+	}
+	c.mu.RUnlock()
 	return c.decode(project, ss), nil
 }
 

@@ -64,6 +64,7 @@ type proj struct {
 	auHead int
 	auBase int64              // absolute index of audit[0]
 	auByQ  map[string][]int64 // question id -> absolute indexes in audit
+	hist   map[string]*tree   // history key -> seq, id of the questions asked that way
 	lastAu evid
 }
 
@@ -72,7 +73,7 @@ func newProj(name string) *proj {
 		deadlines: newTree(), escal: newTree(), exp: newTree(), ttl: newTree(),
 		runs: map[string]*runrec{}, runTTL: newTree(), idem: map[string]*ttlrec{}, idemTTL: newTree(),
 		drafts: map[string]*draftrec{}, draftTTL: newTree(), dlv: map[string]*dlvrec{}, outbox: newTree(),
-		auByQ: map[string][]int64{}}
+		auByQ: map[string][]int64{}, hist: map[string]*tree{}}
 }
 
 func (p *proj) status(s string) *tree {
@@ -106,6 +107,7 @@ type qmeta struct {
 	Exp      int64  `json:"ex,omitempty"` // ms: final, when the sweeper drops it
 	TTL      int64  `json:"t"`            // wall-clock ms when it goes
 	Idem     string `json:"i,omitempty"`  // its idempotency key's name
+	Hist     string `json:"h,omitempty"`  // its history key (domain.HistoryKey)
 	Votes    []vrec `json:"v,omitempty"`
 	VSeq     int    `json:"vs,omitempty"`
 }

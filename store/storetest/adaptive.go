@@ -56,3 +56,63 @@ func testAdaptiveRoundTrip(t *testing.T, open func() lifecycle.Store) {
 	assert.NotContains(t, got.Answers, "Key name?")
 	assert.Equal(t, q.Questions, got.Questions)
 }
+
+// testHistory: the history index names, newest answer first (under one
+// retention), only the answered questions the same agent asked with the
+// same items in the same project, at most limit, and forgets them with
+// their records.
+func testHistory(t *testing.T, open func() lifecycle.Store) {
+	s := open()
+	p, other := project(), project()
+	items := func(q string) []domain.Item {
+		return []domain.Item{{Question: q, Options: []domain.Option{{Label: "API key", Value: "API key"}, {Label: "OAuth", Value: "OAuth"}}}}
+	}
+	key := domain.HistoryKey("bot", items("Which auth?"))
+	ask := func(project, run, agent, text string) *domain.Question {
+		q := newQ(project, run, items(text)...)
+		q.ID, q.AgentID = domain.NewQuestionID(project), agent
+		create(t, s, q)
+		return q
+	}
+	answerAs := func(q *domain.Question, by string, retention time.Duration) {
+		a := answer(by)
+		a.Retention = retention
+		_, err := s.Transition(ctx, q.ProjectID, q.ID, a)
+		require.NoError(t, err)
+	}
+	first := ask(p, "run-1", "bot", "Which auth?")
+	answerAs(first, "maria", time.Hour)
+	time.Sleep(5 * time.Millisecond) // answered at a later millisecond
+	second := ask(p, "run-2", "bot", "Which auth?")
+	answerAs(second, "li", time.Hour)
+	ask(p, "run-3", "bot", "Which auth?")                                 // pending: not history
+	answerAs(ask(p, "run-4", "other-bot", "Which auth?"), "x", time.Hour) // another agent
+	answerAs(ask(p, "run-5", "bot", "Which token?"), "x", time.Hour)      // other items
+	answerAs(ask(other, "run-6", "bot", "Which auth?"), "x", time.Hour)   // another project
+
+	ids := func(qs []*domain.Question, err error) []string {
+		require.NoError(t, err)
+		var out []string
+		for _, q := range qs {
+			out = append(out, q.ID)
+		}
+		return out
+	}
+	assert.Equal(t, []string{second.ID, first.ID}, ids(open().History(ctx, p, key, 10)), "answered, newest first, from any replica")
+	assert.Equal(t, []string{second.ID}, ids(open().History(ctx, p, key, 1)), "at most limit")
+	assert.Len(t, ids(s.History(ctx, other, key, 10)), 1, "each project its own")
+	assert.Empty(t, ids(s.History(ctx, p, "no-such-key", 10)))
+	assert.Empty(t, ids(s.History(ctx, p, key, 0)))
+
+	// A record goes after its retention, and with it its place in the
+	// history.
+	short := ask(p, "run-7", "bot", "Which auth?")
+	answerAs(short, "ana", 300*time.Millisecond)
+	assert.ElementsMatch(t, []string{short.ID, second.ID, first.ID}, ids(s.History(ctx, p, key, 10)))
+	time.Sleep(400 * time.Millisecond)
+	if tr, ok := s.(trimmer); ok {
+		_, err := tr.Trim(ctx, time.Now())
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []string{second.ID, first.ID}, ids(s.History(ctx, p, key, 10)), "a record gone with retention leaves the history")
+}

@@ -47,6 +47,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"RunQuestionsInCreationOrder", testRunQuestions},
 		{"RecordRoundTrip", testRoundTrip},
 		{"AdaptiveQuestionsRoundTrip", testAdaptiveRoundTrip},
+		{"HistoryOfTheSameQuestion", testHistory},
 		{"KeysEndWithRetention", testKeysEndWithRetention},
 		{"TrimKeepsLiveRecords", testTrimKeepsLiveRecords},
 		{"CancelNoteKept", testCancelNote},
