@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -342,11 +343,19 @@ func (c *core) load(db *bolt.DB) error {
 		return c.proj(name)
 	}
 	errs := make(chan error, 1)
+	c.loading = true
 	go func() {
 		errs <- db.View(func(tx *bolt.Tx) error { return c.loadQuestions(tx, projOf) })
 	}()
 	err := db.View(func(tx *bolt.Tx) error { return c.loadRest(tx, projOf) })
-	return errors.Join(err, <-errs)
+	err = errors.Join(err, <-errs)
+	c.loading = false
+	for _, p := range c.projects {
+		for _, h := range p.hist {
+			slices.SortFunc(h, cmpItem)
+		}
+	}
+	return err
 }
 
 func (c *core) loadQuestions(tx *bolt.Tx, projOf func(string) *proj) error {

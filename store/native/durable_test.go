@@ -65,11 +65,30 @@ func TestReopenKeepsEverything(t *testing.T) {
 	queued, err := s.EnqueueDelivery(ctx, page)
 	require.NoError(t, err)
 	require.True(t, queued)
+	var asked []string // the same question, answered five times
+	for i := range 5 {
+		q := newQ(p, fmt.Sprintf("run-h%d", i))
+		q.Questions = []domain.Item{{Question: "Which auth?", Options: []domain.Option{{Label: "API key", Value: "API key"}, {Label: "OAuth", Value: "OAuth"}}}}
+		q.Fingerprint = domain.Fingerprint(q.Questions)
+		_, err = s.Create(ctx, q)
+		require.NoError(t, err)
+		_, err = s.Transition(ctx, p, q.ID, answer("maria"))
+		require.NoError(t, err)
+		asked = append([]string{q.ID}, asked...)
+	}
+	histKey := domain.HistoryKey("bot", []domain.Item{{Question: "Which auth?", Options: []domain.Option{{Label: "API key"}, {Label: "OAuth"}}}})
 	lastEv, err := s.LastEventID(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
 	s = open(t, native.Options{Dir: dir})
+	hist, err := s.History(ctx, p, histKey, 10)
+	require.NoError(t, err)
+	var histIDs []string
+	for _, q := range hist {
+		histIDs = append(histIDs, q.ID)
+	}
+	assert.Equal(t, asked, histIDs, "the history index is rebuilt, newest first")
 	got, err := s.Get(ctx, p, pending.ID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.StatusPending, got.Status)

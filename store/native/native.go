@@ -66,6 +66,7 @@ type core struct {
 	onceTTL  *tree
 	claims   atomic.Uint64
 	leaseID  string
+	loading  bool // the state is being read back (load): indexes sorted after
 
 	hub *hub
 

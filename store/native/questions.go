@@ -32,12 +32,7 @@ func (c *core) index(p *proj, id string, r *qrec) {
 	}
 	p.ttl.ReplaceOrInsert(item{r.m.TTL, id})
 	if r.m.Hist != "" {
-		t := p.hist[r.m.Hist]
-		if t == nil {
-			t = newTree()
-			p.hist[r.m.Hist] = t
-		}
-		t.ReplaceOrInsert(item{r.m.Seq, id})
+		p.hist[r.m.Hist] = histAdd(p.hist[r.m.Hist], item{r.m.Seq, id}, c.loading)
 	}
 }
 
@@ -49,10 +44,11 @@ func (c *core) unindex(p *proj, id string, r *qrec) {
 	p.escal.Delete(item{r.m.EscNext, id})
 	p.exp.Delete(item{r.m.Exp, id})
 	p.ttl.Delete(item{r.m.TTL, id})
-	if t := p.hist[r.m.Hist]; t != nil {
-		t.Delete(item{r.m.Seq, id})
-		if t.Len() == 0 {
+	if h := p.hist[r.m.Hist]; h != nil {
+		if h = histDel(h, item{r.m.Seq, id}); len(h) == 0 {
 			delete(p.hist, r.m.Hist)
+		} else {
+			p.hist[r.m.Hist] = h
 		}
 	}
 }
@@ -306,15 +302,11 @@ func (c *core) History(_ context.Context, project, key string, limit int) ([]*do
 	c.mu.RLock()
 	var ss []snapshot
 	if p := c.projects[project]; p != nil && limit > 0 {
-		if t := p.hist[key]; t != nil {
-			wall, seen := wallMS(), 0
-			t.Descend(func(it item) bool { // the newest store.HistKeep, as on Redis
-				if r := p.qs[it.id]; r != nil && r.live(wall) && r.m.Status == string(domain.StatusAnswered) {
-					ss = append(ss, snapshot{it.id, r.m.fields(), r.doc})
-				}
-				seen++
-				return len(ss) < limit && seen < store.HistKeep
-			})
+		h, wall := p.hist[key], wallMS()
+		for i := len(h) - 1; i >= 0 && i >= len(h)-store.HistKeep && len(ss) < limit; i-- { // the newest HistKeep, as on Redis
+			if r := p.qs[h[i].id]; r != nil && r.live(wall) && r.m.Status == string(domain.StatusAnswered) {
+				ss = append(ss, snapshot{h[i].id, r.m.fields(), r.doc})
+			}
 		}
 	}
 	c.mu.RUnlock()

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 
@@ -19,6 +20,37 @@ type item struct {
 }
 
 func lessItem(a, b item) bool { return a.k < b.k || (a.k == b.k && a.id < b.id) }
+
+// histAdd adds it to the ordered slice s: at its end when it is the newest
+// (every ask), else in its place; unsorted tolerates disorder while the
+// state is loaded (sortHist puts it in order after).
+func histAdd(s []item, it item, unsorted bool) []item {
+	if unsorted || len(s) == 0 || lessItem(s[len(s)-1], it) {
+		return append(s, it)
+	}
+	i, found := slices.BinarySearchFunc(s, it, cmpItem)
+	if found {
+		return s
+	}
+	return slices.Insert(s, i, it)
+}
+
+func histDel(s []item, it item) []item {
+	if i, found := slices.BinarySearchFunc(s, it, cmpItem); found {
+		return slices.Delete(s, i, i+1)
+	}
+	return s
+}
+
+func cmpItem(a, b item) int {
+	if lessItem(a, b) {
+		return -1
+	}
+	if lessItem(b, a) {
+		return 1
+	}
+	return 0
+}
 
 // tree is an ordered index.
 type tree = btree.BTreeG[item]
@@ -64,7 +96,7 @@ type proj struct {
 	auHead int
 	auBase int64              // absolute index of audit[0]
 	auByQ  map[string][]int64 // question id -> absolute indexes in audit
-	hist   map[string]*tree   // history key -> seq, id of the questions asked that way
+	hist   map[string][]item  // history key -> seq, id of the questions asked that way, by seq
 	lastAu evid
 }
 
@@ -73,7 +105,7 @@ func newProj(name string) *proj {
 		deadlines: newTree(), escal: newTree(), exp: newTree(), ttl: newTree(),
 		runs: map[string]*runrec{}, runTTL: newTree(), idem: map[string]*ttlrec{}, idemTTL: newTree(),
 		drafts: map[string]*draftrec{}, draftTTL: newTree(), dlv: map[string]*dlvrec{}, outbox: newTree(),
-		auByQ: map[string][]int64{}, hist: map[string]*tree{}}
+		auByQ: map[string][]int64{}, hist: map[string][]item{}}
 }
 
 func (p *proj) status(s string) *tree {
