@@ -28,7 +28,8 @@
 //   - runs.go: agent runs: Run, PauseRun, and who owns a run.
 //   - events.go: the project's event stream: Events, LastEventID,
 //     AppendEvent.
-//   - hub.go: the replica's one Redis subscription, fanned out to Watch.
+//   - hub.go: the replica's one Redis subscription, fanned out to Watch
+//     through internal/wakehub (the wake-up hub the native store uses too).
 //   - outbox.go: the resume-webhook delivery queue (claims and leases).
 //   - scratch.go: short-lived helpers: drafts of multi-question answers,
 //     Once for dedupe.

@@ -7,96 +7,17 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/store/internal/wakehub"
 	"github.com/redis/go-redis/v9"
 )
 
-// hub fans one Redis subscription out to every in-process watcher, so a
-// replica holds a fixed number of Redis connections however many callers wait.
-type hub struct {
-	mu       sync.Mutex
-	watchers map[string]map[*watcher]struct{} // "project\x1fid" or "project\x1f"
-}
-
-// watcher is woken through its channel, or its function (which must not
-// block: it runs on the subscriber loop), which is also handed the final
-// record when the wake-up carries it (WatchFinal).
-type watcher struct {
-	ch    chan struct{}
-	final func(*domain.Question)
-}
-
-func newHub() *hub { return &hub{watchers: map[string]map[*watcher]struct{}{}} }
-
-func (h *hub) add(key string, w *watcher) func() {
-	h.mu.Lock()
-	set := h.watchers[key]
-	if set == nil {
-		set = map[*watcher]struct{}{}
-		h.watchers[key] = set
-	}
-	set[w] = struct{}{}
-	h.mu.Unlock()
-	return func() {
-		h.mu.Lock()
-		delete(set, w)
-		if len(set) == 0 && len(h.watchers[key]) == 0 {
-			delete(h.watchers, key)
-		}
-		h.mu.Unlock()
-	}
-}
-
-func (h *hub) wake(key string) {
-	var fs []func()
-	h.mu.Lock()
-	for w := range h.watchers[key] {
-		switch {
-		case w.final != nil:
-			fs = append(fs, func() { w.final(nil) })
-		default:
-			select {
-			case w.ch <- struct{}{}:
-			default: // already woken; the watcher re-reads state anyway
-			}
-		}
-	}
-	h.mu.Unlock()
-	for _, f := range fs {
-		f()
-	}
-}
-
-// finalWatchers returns the watchers of key that take the final record.
-func (h *hub) finalWatchers(key string) []func(*domain.Question) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var fs []func(*domain.Question)
-	for w := range h.watchers[key] {
-		if w.final != nil {
-			fs = append(fs, w.final)
-		}
-	}
-	return fs
-}
-
-// wakeAll wakes every watcher (after a lost subscription, anything may have
-// changed).
-func (h *hub) wakeAll() {
-	h.mu.Lock()
-	keys := make([]string, 0, len(h.watchers))
-	for k := range h.watchers {
-		keys = append(keys, k)
-	}
-	h.mu.Unlock()
-	for _, k := range keys {
-		h.wake(k)
-	}
-}
+// The replica's one Redis subscription is fanned out to every in-process
+// watcher through a wakehub.Hub, so a replica holds a fixed number of Redis
+// connections however many callers wait.
 
 // Watch implements lifecycle.Store.
 func (s *Store) Watch(project, id string) (<-chan struct{}, func()) {
-	w := &watcher{ch: make(chan struct{}, 1)}
-	return w.ch, s.hub.add(project+"\x1f"+id, w)
+	return s.hub.Watch(wakehub.Key(project, id))
 }
 
 // WatchFinal is Watch with a callback, for a caller that parks many waits
@@ -109,7 +30,7 @@ func (s *Store) Watch(project, id string) (<-chan struct{}, func()) {
 // replica's subscriber loop and must not block; the record is shared with
 // the question's other watchers on this replica: do not modify it.
 func (s *Store) WatchFinal(project, id string, f func(q *domain.Question)) (stop func()) {
-	return s.hub.add(project+"\x1f"+id, &watcher{final: f})
+	return s.hub.WatchFinal(wakehub.Key(project, id), f)
 }
 
 // finalPrefix starts a wake-up that carries a final record (finalize in
@@ -128,7 +49,7 @@ func (s *Store) wakeFinal(payload string) {
 		return
 	}
 	project, id, hash, doc := parts[0], parts[1], parts[2], parts[3]
-	fs := s.hub.finalWatchers(project + "\x1f" + id)
+	fs := s.hub.FinalWatchers(wakehub.Key(project, id))
 	if len(fs) == 0 {
 		return
 	}
@@ -160,7 +81,7 @@ func (s *Store) subscribe(ctx context.Context, ready chan struct{}) {
 			continue
 		}
 		once.Do(func() { close(ready) })
-		s.hub.wakeAll()
+		s.hub.WakeAll()
 		// go-redis re-subscribes by itself after a lost connection (a Redis
 		// restart, a Sentinel failover, a Cluster node change); messages
 		// published meanwhile are lost, so every re-subscription wakes all
@@ -179,7 +100,7 @@ func (s *Store) subscribe(ctx context.Context, ready chan struct{}) {
 				case *redis.Subscription:
 					if msg.Kind == "subscribe" {
 						s.log.Info("event subscription re-established; waking every waiter to re-read")
-						s.hub.wakeAll()
+						s.hub.WakeAll()
 					}
 				case *redis.Message:
 					if strings.HasPrefix(msg.Payload, finalPrefix) {
@@ -187,9 +108,9 @@ func (s *Store) subscribe(ctx context.Context, ready chan struct{}) {
 						continue
 					}
 					project, id, _ := strings.Cut(msg.Payload, "\x1f")
-					s.hub.wake(project + "\x1f" + id)
+					s.hub.Wake(wakehub.Key(project, id), nil)
 					if id != "" {
-						s.hub.wake(project + "\x1f")
+						s.hub.Wake(wakehub.Key(project, ""), nil)
 					}
 				}
 			}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"sort"
-	"strings"
 
 	"github.com/askbridge/askbridge/lifecycle"
 
@@ -82,27 +81,10 @@ func countSender(m map[string]int, sender string, n int) map[string]int {
 
 // Waiters implements lifecycle.Stats: the hub's watchers by project.
 func (s *Store) Waiters() []lifecycle.Waiters {
-	s.hub.mu.Lock()
-	byProject := map[string]*lifecycle.Waiters{}
-	for key, set := range s.hub.watchers {
-		project, id, _ := strings.Cut(key, "\x1f")
-		w := byProject[project]
-		if w == nil {
-			w = &lifecycle.Waiters{ProjectID: project}
-			byProject[project] = w
-		}
-		if id == "" {
-			w.Stream += len(set)
-		} else {
-			w.Question += len(set)
-		}
-	}
-	s.hub.mu.Unlock()
-	out := make([]lifecycle.Waiters, 0, len(byProject))
-	for _, w := range byProject {
-		if w.Question+w.Stream > 0 {
-			out = append(out, *w)
-		}
+	counts := s.hub.Counts()
+	out := make([]lifecycle.Waiters, 0, len(counts))
+	for _, c := range counts {
+		out = append(out, lifecycle.Waiters{ProjectID: c.Project, Question: c.Question, Stream: c.Stream})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ProjectID < out[j].ProjectID })
 	return out

@@ -15,6 +15,7 @@ import (
 	"github.com/askbridge/askbridge/lifecycle"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/store/internal/wakehub"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -53,7 +54,7 @@ type Store struct {
 	maxLen    int
 	log       *slog.Logger
 	embedded  *embedded
-	hub       *hub
+	hub       *wakehub.Hub
 	retention time.Duration // of final records, events, runs
 	auditKeep time.Duration // of audit entries
 	channel   string
@@ -135,7 +136,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.closeEmbedded()
 		return nil, fmt.Errorf("store: cannot reach Redis at %s: %w", RedactURL(url), err)
 	}
-	s.hub = newHub()
+	s.hub = wakehub.New()
 	lctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	ready := make(chan struct{})

@@ -17,8 +17,8 @@
 //
 // One job per file:
 //
-//   - native.go: Options, Open, Close, Replica, Ping, the lock and the
-//     wake-up hub.
+//   - native.go: Options, Open, Close, Replica, Ping, the lock, and Watch
+//     through the wake-up hub shared with package store (internal/wakehub).
 //   - disk.go: the database file: the commit queue (group commit, one
 //     fsync for every change queued meanwhile), loading at start, the
 //     directory lock.

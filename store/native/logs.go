@@ -151,7 +151,7 @@ func (c *core) AppendEvent(_ context.Context, ev domain.Event) error {
 		c.appendEvent(w, p, &evrec{Type: ev.Type, Q: ev.QuestionID, Run: ev.RunID, At: ev.At.UnixNano(), Data: ev.Data})
 		c.wake(w, ev.ProjectID, ev.QuestionID)
 		if ev.QuestionID == "" {
-			w.later(func() { c.hub.wake(ev.ProjectID+"\x1f", nil) })
+			w.later(func() { c.hub.Wake(ev.ProjectID+"\x1f", nil) })
 		}
 		return nil
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/lifecycle"
+	"github.com/askbridge/askbridge/store/internal/wakehub"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -68,7 +69,7 @@ type core struct {
 	leaseID  string
 	loading  bool // the state is being read back (load): indexes sorted after
 
-	hub *hub
+	hub *wakehub.Hub // in-process watchers: one process, so no pub/sub
 
 	// The database (nil in memory) and its commit queue.
 	db       *bolt.DB
@@ -108,7 +109,7 @@ func Open(opts Options) (*Store, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &core{opts: opts, log: opts.Logger, projects: map[string]*proj{}, loc: map[string]string{},
-		once: map[string]int64{}, onceTTL: newTree(), hub: newHub(), leaseID: newLeaseID()}
+		once: map[string]int64{}, onceTTL: newTree(), hub: wakehub.New(), leaseID: newLeaseID()}
 	c.qcond = sync.NewCond(&c.qmu)
 	if opts.Dir != "" {
 		if err := c.openDisk(opts.Dir); err != nil {
@@ -174,77 +175,13 @@ func (c *core) Ping(ctx context.Context) error {
 	return nil
 }
 
-// hub wakes in-process watchers: there is one process, so no pub/sub.
-type hub struct {
-	mu       sync.Mutex
-	watchers map[string]map[*watcher]struct{} // "project\x1fid" or "project\x1f"
-}
-
-type watcher struct {
-	ch    chan struct{}
-	final func(*domain.Question)
-}
-
-func newHub() *hub { return &hub{watchers: map[string]map[*watcher]struct{}{}} }
-
-func (h *hub) add(key string, w *watcher) func() {
-	h.mu.Lock()
-	set := h.watchers[key]
-	if set == nil {
-		set = map[*watcher]struct{}{}
-		h.watchers[key] = set
-	}
-	set[w] = struct{}{}
-	h.mu.Unlock()
-	return func() {
-		h.mu.Lock()
-		delete(set, w)
-		if len(set) == 0 && len(h.watchers[key]) == 0 {
-			delete(h.watchers, key)
-		}
-		h.mu.Unlock()
-	}
-}
-
-// wake wakes the watchers of key; final watchers get q (nil: re-read).
-func (h *hub) wake(key string, q *domain.Question) {
-	var fs []func(*domain.Question)
-	h.mu.Lock()
-	for w := range h.watchers[key] {
-		if w.final != nil {
-			fs = append(fs, w.final)
-			continue
-		}
-		select {
-		case w.ch <- struct{}{}:
-		default: // already woken; the watcher re-reads anyway
-		}
-	}
-	h.mu.Unlock()
-	for _, f := range fs {
-		f(q)
-	}
-}
-
-func (h *hub) hasFinal(key string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for w := range h.watchers[key] {
-		if w.final != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // Watch implements lifecycle.EventLog.
 func (c *core) Watch(project, id string) (<-chan struct{}, func()) {
-	w := &watcher{ch: make(chan struct{}, 1)}
-	return w.ch, c.hub.add(project+"\x1f"+id, w)
+	return c.hub.Watch(wakehub.Key(project, id))
 }
 
 // WatchFinal implements lifecycle.EventLog: f gets the final record when
 // the question becomes final, nil on any other wake-up.
 func (c *core) WatchFinal(project, id string, f func(q *domain.Question)) func() {
-	return c.hub.add(project+"\x1f"+id, &watcher{final: f})
+	return c.hub.WatchFinal(wakehub.Key(project, id), f)
 }

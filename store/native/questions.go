@@ -102,9 +102,9 @@ func (c *core) saveIdem(w *batch, p *proj, name, id string, ttl int64) {
 // wake wakes the question's watchers and the project's once committed.
 func (c *core) wake(w *batch, project, id string) {
 	w.later(func() {
-		c.hub.wake(project+"\x1f"+id, nil)
+		c.hub.Wake(project+"\x1f"+id, nil)
 		if id != "" {
-			c.hub.wake(project+"\x1f", nil)
+			c.hub.Wake(project+"\x1f", nil)
 		}
 	})
 }
@@ -115,13 +115,13 @@ func (c *core) wakeFinal(w *batch, project, id string, r *qrec) {
 	fields, doc := r.m.fields(), r.doc
 	w.later(func() {
 		k := project + "\x1f" + id
-		if c.hub.hasFinal(k) {
+		if c.hub.HasFinal(k) {
 			if q, err := store.DecodeRecord(project, id, fields, doc); err == nil {
-				c.hub.wake(k, q)
+				c.hub.Wake(k, q)
 			}
 		}
-		c.hub.wake(k, nil)
-		c.hub.wake(project+"\x1f", nil)
+		c.hub.Wake(k, nil)
+		c.hub.Wake(project+"\x1f", nil)
 	})
 }
 

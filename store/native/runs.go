@@ -59,7 +59,7 @@ func (c *core) PauseRun(ctx context.Context, project, id, agentID string, at tim
 		}
 		c.saveRun(w, p, r, ttl)
 		c.event(w, p, "run.paused", "", id, at)
-		w.later(func() { c.hub.wake(project+"\x1f", nil) })
+		w.later(func() { c.hub.Wake(project+"\x1f", nil) })
 		out = r.run(project)
 		return nil
 	})
