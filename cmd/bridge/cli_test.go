@@ -58,7 +58,7 @@ func envReadBySource(t *testing.T) (all, withFile map[string]bool) {
 				return true
 			}
 			fn, ok := call.Fun.(*ast.Ident)
-			if !ok || (fn.Name != "getenv" && fn.Name != "env" && fn.Name != "envOr") {
+			if !ok || (fn.Name != "getenv" && fn.Name != "env" && fn.Name != "envURL" && fn.Name != "envOr") {
 				return true
 			}
 			for _, a := range call.Args {
@@ -69,7 +69,7 @@ func envReadBySource(t *testing.T) (all, withFile map[string]bool) {
 				v, _ := strconv.Unquote(lit.Value)
 				if name.MatchString(v) {
 					all[v] = true
-					if fn.Name == "env" {
+					if fn.Name == "env" || fn.Name == "envURL" {
 						withFile[v] = true
 					}
 				}

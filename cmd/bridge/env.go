@@ -62,6 +62,14 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 			*dst = strings.TrimSpace(string(b))
 		}
 	}
+	// envURL is env for an address, refused unless http(s) without a user
+	// name or password.
+	envURL := func(name string, dst *string, example string) {
+		env(name, dst)
+		if *dst != "" && !webURL(*dst) {
+			fail("%s: %q must be an http:// or https:// address without a user name or password, such as %s", name, shownURL(*dst), example)
+		}
+	}
 
 	if v := getenv("BRIDGE_ADDR"); v != "" {
 		if _, _, err := net.SplitHostPort(v); err != nil {
@@ -108,43 +116,26 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 			e.connsPerIP = n
 		}
 	}
-	env("BRIDGE_PUBLIC_URL", &e.publicURL)
-	if e.publicURL != "" && !webURL(e.publicURL) {
-		fail("BRIDGE_PUBLIC_URL: %q must be an http:// or https:// address without a user name or password, such as https://bridge.example.com", shownURL(e.publicURL))
-	}
+	envURL("BRIDGE_PUBLIC_URL", &e.publicURL, "https://bridge.example.com")
 	env("BRIDGE_METRICS_TOKEN", &e.metricsToken)
 	env("BRIDGE_WEB_SESSION_KEY", &e.sessionKey)
 	env("SLACK_BOT_TOKEN", &e.slackBotToken)
 	env("SLACK_SIGNING_SECRET", &e.slackSigningSecret)
 	env("SLACK_APP_TOKEN", &e.slackAppToken)
-	env("SLACK_API_URL", &e.slackAPIURL)
-	if e.slackAPIURL != "" && !webURL(e.slackAPIURL) {
-		fail("SLACK_API_URL: %q must be an http:// or https:// address without a user name or password, such as https://slack.com/api/", shownURL(e.slackAPIURL))
-	}
+	envURL("SLACK_API_URL", &e.slackAPIURL, "https://slack.com/api/")
 	env("DISCORD_BOT_TOKEN", &e.discordBotToken)
 	env("DISCORD_APPLICATION_ID", &e.discordAppID)
 	env("DISCORD_PUBLIC_KEY", &e.discordPublicKey)
-	env("DISCORD_API_URL", &e.discordAPIURL)
+	envURL("DISCORD_API_URL", &e.discordAPIURL, "https://discord.com/api/v10")
 	env("EMAIL_SMTP_URL", &e.emailSMTPURL)
 	env("EMAIL_SMTP_PASSWORD", &e.emailSMTPPassword)
 	env("EMAIL_FROM", &e.emailFrom)
 	env("EMAIL_LINK_SECRET", &e.emailLinkSecret)
-	if e.discordAPIURL != "" && !webURL(e.discordAPIURL) {
-		fail("DISCORD_API_URL: %q must be an http:// or https:// address without a user name or password, such as https://discord.com/api/v10", shownURL(e.discordAPIURL))
-	}
 	env("TELEGRAM_BOT_TOKEN", &e.telegramToken)
 	env("TELEGRAM_WEBHOOK_SECRET", &e.telegramWebhookSecret)
-	env("TELEGRAM_API_URL", &e.telegramAPIURL)
-	if e.telegramAPIURL != "" && !webURL(e.telegramAPIURL) {
-		fail("TELEGRAM_API_URL: %q must be an http:// or https:// address without a user name or password, such as https://api.telegram.org", shownURL(e.telegramAPIURL))
-	}
-	env("BRIDGE_PAGERDUTY_EVENTS_URL", &e.pdEventsURL)
-	env("BRIDGE_PAGERDUTY_API_URL", &e.pdAPIURL)
-	for name, v := range map[string]string{"BRIDGE_PAGERDUTY_EVENTS_URL": e.pdEventsURL, "BRIDGE_PAGERDUTY_API_URL": e.pdAPIURL} {
-		if v != "" && !webURL(v) {
-			fail("%s: %q must be an http:// or https:// address without a user name or password, such as https://events.pagerduty.com", name, shownURL(v))
-		}
-	}
+	envURL("TELEGRAM_API_URL", &e.telegramAPIURL, "https://api.telegram.org")
+	envURL("BRIDGE_PAGERDUTY_EVENTS_URL", &e.pdEventsURL, "https://events.pagerduty.com")
+	envURL("BRIDGE_PAGERDUTY_API_URL", &e.pdAPIURL, "https://api.pagerduty.com")
 	env("BRIDGE_PAGERDUTY_API_TOKEN", &e.pdAPIToken)
 	env("BRIDGE_PAGERDUTY_WEBHOOK_SECRET", &e.pdWebhookSecret)
 	return e
