@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -42,6 +43,46 @@ func benchEmbedded(rs *storetest.Server, dir string, o opts) error {
 			return fmt.Errorf("%s: %w", b.name, err)
 		}
 	}
+	return embeddedDurableRedis(dir, o)
+}
+
+// embeddedDurableRedis: the embedded store syncs every answer to disk
+// before anyone is told of it; the Redis above keeps nothing on disk. For
+// the same promise, Redis must append every write to its log and fsync it
+// (appendfsync always): asks/s and the wake-up on that Redis, for the
+// comparison at equal durability.
+func embeddedDurableRedis(dir string, o opts) error {
+	d := filepath.Join(dir, "redis-aof")
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return err
+	}
+	rs, err := storetest.StartServer(d, "--appendonly", "yes", "--appendfsync", "always")
+	if err != nil {
+		return err
+	}
+	defer rs.Kill()
+	var chans []string
+	for i := range 50 {
+		chans = append(chans, fmt.Sprintf("C%03d", i))
+	}
+	fake := fakeslack.New(chans...)
+	defer fake.Close()
+	s := app.Settings{Addr: "127.0.0.1:0", RedisURL: rs.URL, RedisPrefix: "aof"}
+	s.Slack.BotToken, s.Slack.SigningSecret, s.Slack.APIURL = fake.BotToken, signingSecret, fake.APIURL()
+	r, err := startReplica(s)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	rate, askLat, failed := askLoad(r, "asks", 64, time.Duration(o.secs)*time.Second, chans)
+	fmt.Printf("(i) %-8s asks/s (64 clients, %d s, fake Slack): %.0f asks/s, %d failed; ask p50 %s p99 %s\n",
+		"redis-aof", o.secs, rate, failed, ms(askLat.p50), ms(askLat.p99))
+	wake, err := wakeOne(r, o.rate, o.rate*min(o.secs, 5))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("(i) %-8s wake-up on one replica (%d answers at %d/s): p50 %s p99 %s max %s (redis-server with appendfsync always)\n",
+		"redis-aof", o.rate*min(o.secs, 5), o.rate, ms(wake.p50), ms(wake.p99), ms(wake.max))
 	return nil
 }
 

@@ -465,11 +465,13 @@ func onceValue(until int64) []byte {
 }
 
 // DiskUsage is the size of the data file and how much of it holds data
-// (the rest is free pages the next writes reuse); zeros in memory.
+// (the rest is free pages the next writes reuse), once every change made
+// so far is committed (trims are not awaited); zeros in memory.
 func (s *Store) DiskUsage() (file, inUse int64) {
 	if s.db == nil {
 		return 0, 0
 	}
+	_ = s.Sync()
 	_ = s.db.View(func(tx *bolt.Tx) error {
 		file = tx.Size()
 		return nil
