@@ -2,15 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
+	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/store/storetest"
 )
 
@@ -46,8 +51,51 @@ func BenchmarkAskPath(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
+	redis0, err := redisCPU(rs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	askPath(b, r, chans, "asks")
+	redis1, err := redisCPU(rs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(redis1-redis0)/float64(time.Microsecond)/float64(b.N), "redis-µs/op")
+}
+
+// BenchmarkAskPathEmbedded is BenchmarkAskPath on the embedded store (a
+// data directory, every ask synced before it is answered), with
+// ASKPATH_RETAINED answered questions of the same project kept beforehand
+// (default none; (i) keeps 100,000).
+//
+//	ASKPATH_RETAINED=100000 go test ./bench -run '^$' -bench AskPathEmbedded -benchtime 20000x -count 3
+func BenchmarkAskPathEmbedded(b *testing.B) {
+	var chans []string
+	for i := range 50 {
+		chans = append(chans, fmt.Sprintf("C%03d", i))
+	}
+	fake := fakeslack.New(chans...)
+	defer fake.Close()
+	s := app.Settings{Addr: "127.0.0.1:0", DataDir: b.TempDir()}
+	s.Slack = slack.Config{BotToken: fake.BotToken, SigningSecret: signingSecret, APIURL: fake.APIURL()}
+	r, err := startReplica(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	if n, _ := strconv.Atoi(os.Getenv("ASKPATH_RETAINED")); n > 0 {
+		if err := preload(context.Background(), r.app.Store(), "asks", n, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	askPath(b, r, chans, "asks")
+}
+
+// askPath asks through r's API from 64 clients, one ask per op, and
+// reports the process's CPU per ask.
+func askPath(b *testing.B, r *replica, chans []string, project string) {
 	c := client(128)
-	u := r.web.URL + "/api/projects/asks/agent-questions"
+	u := r.web.URL + "/api/projects/" + project + "/agent-questions"
 	var seq atomic.Int64
 	ask := func() error {
 		i := seq.Add(1)
@@ -75,10 +123,6 @@ func BenchmarkAskPath(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	redis0, err := redisCPU(rs)
-	if err != nil {
-		b.Fatal(err)
-	}
 	cpu0 := processCPU()
 	b.ReportAllocs()
 	b.SetParallelism(32) // 64 clients on 2 cores, as (c)
@@ -93,10 +137,5 @@ func BenchmarkAskPath(b *testing.B) {
 	})
 	b.StopTimer()
 	cpu := processCPU() - cpu0
-	redis1, err := redisCPU(rs)
-	if err != nil {
-		b.Fatal(err)
-	}
 	b.ReportMetric(float64(cpu)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
-	b.ReportMetric(float64(redis1-redis0)/float64(time.Microsecond)/float64(b.N), "redis-µs/op")
 }
