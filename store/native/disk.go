@@ -183,8 +183,17 @@ func (c *core) openDisk(dir string) error {
 	return nil
 }
 
+// boltOptions: the free-page list kept in memory as a map, and not written
+// at each commit (as etcd runs bbolt): after retention frees many pages the
+// list is large, and writing it with every ask and answer would lengthen
+// each synced commit; at start bbolt finds the free pages by reading the
+// tree instead.
+func boltOptions(lock time.Duration) *bolt.Options {
+	return &bolt.Options{Timeout: lock, FreelistType: bolt.FreelistMapType, NoFreelistSync: true}
+}
+
 func openFile(path, dir string) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 300 * time.Millisecond, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(path, 0o600, boltOptions(300*time.Millisecond))
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w (%s): one process owns a data directory. Stop the other one or give this one another "+
 			"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, dir)
@@ -212,7 +221,7 @@ func (c *core) compact(db *bolt.DB, path, dir string) (*bolt.DB, error) {
 	}
 	tmp := path + ".compact"
 	_ = os.Remove(tmp)
-	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{FreelistType: bolt.FreelistMapType})
+	dst, err := bolt.Open(tmp, 0o600, boltOptions(0))
 	if err == nil {
 		err = bolt.Compact(dst, db, 64<<20)
 		if cerr := dst.Close(); err == nil {
