@@ -116,6 +116,7 @@ func (r *Router) runStep(ctx context.Context, q *domain.Question, level int, ste
 	if step.Responders != nil {
 		r.updateCopies(q) // copies name who may answer now
 	}
+	r.mentionHolders(q, level+1) // whoever is on call now, after a hand-off too
 	return true, nil
 }
 

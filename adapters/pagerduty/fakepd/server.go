@@ -99,6 +99,7 @@ type Server struct {
 	sent      map[string][]time.Time
 	problems  []string
 	oncallReq int
+	log       []string
 	now       func() time.Time
 }
 
@@ -168,12 +169,37 @@ func (s *Server) check(next http.Handler) http.Handler {
 				s.problem("response %d to %s %s: %s", rec.Code, r.Method, r.URL.Path, describe(e))
 			}
 		}
+		line := r.Method + " " + r.URL.RequestURI() + " → " + strconv.Itoa(rec.Code)
+		if len(body) > 0 {
+			line += "\n    " + s.redact(string(body))
+		}
+		s.mu.Lock()
+		s.log = append(s.log, line)
+		s.mu.Unlock()
 		for k, vs := range rec.Header() {
 			w.Header()[k] = vs
 		}
 		w.WriteHeader(rec.Code)
 		w.Write(rb)
 	})
+}
+
+// redact hides the routing keys in a request body written to the log.
+func (s *Server) redact(body string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.keys {
+		body = strings.ReplaceAll(body, k, "<routing key>")
+	}
+	return body
+}
+
+// Requests lists every request the fake received, in order: method, path
+// and query, the status answered, and the body (routing keys hidden).
+func (s *Server) Requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log...)
 }
 
 // describe is a validation error with the schema's reasons.
