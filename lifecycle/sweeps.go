@@ -65,6 +65,9 @@ func (r *Router) EscalateDue(ctx context.Context) (int, error) {
 		}
 		level := q.EscalationLevel
 		step := q.Escalation[level]
+		if q.CreatedAt.Add(time.Duration(step.After)).After(now) {
+			continue // another replica ran the due step since the list was read: this one is not due yet
+		}
 		var next time.Time
 		if level+1 < len(q.Escalation) {
 			next = q.CreatedAt.Add(time.Duration(q.Escalation[level+1].After))

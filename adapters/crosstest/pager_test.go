@@ -117,17 +117,18 @@ func (b *paged) events(t *testing.T, q *domain.Question, n int) []string {
 }
 
 // webhook is PagerDuty telling the bridge that by did eventType
-// (incident.acknowledged, incident.resolved) on q's incident.
-func (b *paged) webhook(t *testing.T, q *domain.Question, eventType, by string) {
+// (incident.acknowledged, incident.resolved) on q's incident at at.
+func (b *paged) webhook(t *testing.T, q *domain.Question, eventType, by string, at time.Time) {
 	t.Helper()
-	res, err := fakepd.Webhook(b.url+pagerduty.WebhookPath, []string{pdSecret}, eventType, q.ID, by)
+	res, err := fakepd.PostSigned(b.url+pagerduty.WebhookPath, []string{pdSecret}, fakepd.WebhookBody(eventType, q.ID, by, at))
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusNoContent, res.StatusCode)
 }
 
 // One question's whole path with PagerDuty: asked (Slack, Discord, the web
-// inbox) → paged → acknowledged in PagerDuty, which every copy shows →
+// inbox) → paged → whoever is on call mentioned in the Slack thread →
+// acknowledged in PagerDuty, which every copy shows →
 // the incident resolved by a person in PagerDuty, which every copy shows
 // while the question stays open → answered on Slack by whoever is on call →
 // the page resolved. The name PagerDuty gives is shown escaped everywhere.
@@ -137,10 +138,19 @@ func TestPagerNewsOnEveryCopy(t *testing.T) {
 		Options: []domain.Option{{Label: "Roll back"}, {Label: "Keep"}}})
 	ts, msg := b.copyOn(q, "slack", "C1"), b.copyOn(q, "discord", "1000")
 	assert.Equal(t, []string{"trigger: Deploy bot asks: Roll back api 1.4?"}, b.events(t, q, 1))
+	require.Eventually(t, func() bool {
+		for _, m := range b.slack.Messages("C1") {
+			if m.ThreadTS == ts && m.Text == "<@UANA> — you are on call for schedule Primary: this question is waiting for you." {
+				return true
+			}
+		}
+		return false
+	}, 5*time.Second, 10*time.Millisecond, "whoever is on call is mentioned in the Slack copy's thread")
 
 	const who = "Ana <!channel> *Boss*"
-	b.webhook(t, q, "incident.acknowledged", who)
-	at := time.Now().UTC().Format("15:04") // fakepd.Webhook says it happened now
+	ackAt := time.Date(2026, 3, 1, 3, 14, 20, 0, time.UTC)
+	b.webhook(t, q, "incident.acknowledged", who, ackAt)
+	at := "03:14"
 	ack := "Acknowledged by " + who + " in PagerDuty at " + at + " UTC"
 	b.slackSays("C1", ts, "Acknowledged by Ana &lt;!channel&gt; *Boss* in PagerDuty at "+at+" UTC")
 	m, _ := b.slack.Message("C1", ts)
@@ -160,14 +170,16 @@ func TestPagerNewsOnEveryCopy(t *testing.T) {
 	assert.Equal(t, who, got.Remarks[0].By)
 
 	// PagerDuty retries the webhook: the copies are not edited again.
+	b.settle()
+	m, _ = b.slack.Message("C1", ts)
 	edits := m.Edits
-	b.webhook(t, q, "incident.acknowledged", who)
+	b.webhook(t, q, "incident.acknowledged", who, ackAt)
 	b.settle()
 	m, _ = b.slack.Message("C1", ts)
 	assert.Equal(t, edits, m.Edits, "a repeated webhook changes nothing")
 
-	b.webhook(t, q, "incident.resolved", "Ana")
-	resolved := "The page was resolved in PagerDuty by Ana at "
+	b.webhook(t, q, "incident.resolved", "Ana", ackAt.Add(6*time.Minute))
+	resolved := "The page was resolved in PagerDuty by Ana at 03:20 UTC"
 	b.slackSays("C1", ts, resolved, "the question is still open", "Acknowledged by Ana")
 	b.discordSays(msg, resolved, "the question is still open")
 	_, body := br.get("/questions/" + q.ID)

@@ -262,7 +262,7 @@ func renderEmbed(q *domain.Question, now time.Time, o renderOpts, shownRules int
 		if len(q.Remarks) > 0 {
 			var lines []string
 			for _, r := range q.Remarks {
-				lines = append(lines, "📟 "+escapeMarkdown(r.Text))
+				lines = append(lines, "📟 "+domain.Shorten(escapeMarkdown(r.Text), maxFieldValue/domain.MaxRemarks-4))
 			}
 			e.Fields = append(e.Fields, &discordgo.MessageEmbedField{Name: "Meanwhile",
 				Value: domain.Shorten(strings.Join(lines, "\n"), maxFieldValue)})

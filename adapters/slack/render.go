@@ -562,7 +562,7 @@ func renderModal(q *domain.Question, item int, meta string, draft bool) slack.Mo
 func remarkLines(q *domain.Question) string {
 	var lines []string
 	for _, r := range q.Remarks {
-		lines = append(lines, "📟 "+escClip(r.Text, domain.MaxRemarkText))
+		lines = append(lines, "📟 "+escClip(r.Text, maxContextText/domain.MaxRemarks-4)) // all of them fit, escaped
 	}
 	return clip(strings.Join(lines, "\n"), maxContextText)
 }

@@ -504,15 +504,22 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
 // signature each, as during a rotation). eventType is e.g.
 // "incident.acknowledged"; by is the person who did it.
 func Webhook(url string, secrets []string, eventType, incidentKey, by string) (*http.Response, error) {
+	return PostSigned(url, secrets, WebhookBody(eventType, incidentKey, by, time.Now()))
+}
+
+// WebhookBody is the body of a webhooks v3 event about the incident of an
+// alert that by did at at (PagerDuty sends the same body again when it
+// retries).
+func WebhookBody(eventType, incidentKey, by string, at time.Time) []byte {
 	body, _ := json.Marshal(map[string]any{"event": map[string]any{
-		"id": fmt.Sprintf("01%X", time.Now().UnixNano()), "event_type": eventType, "resource_type": "incident",
-		"occurred_at": time.Now().UTC().Format(time.RFC3339),
+		"id": fmt.Sprintf("01%X", at.UnixNano()), "event_type": eventType, "resource_type": "incident",
+		"occurred_at": at.UTC().Format(time.RFC3339),
 		"agent":       map[string]any{"id": "PUSER01", "type": "user_reference", "summary": by},
 		"client":      nil,
 		"data": map[string]any{"id": "PINC001", "type": "incident", "status": strings.TrimPrefix(eventType, "incident."),
 			"incident_key": incidentKey, "title": "askbridge question", "number": 1},
 	}})
-	return PostSigned(url, secrets, body)
+	return body
 }
 
 // PostSigned posts body to url with an X-PagerDuty-Signature for each of
