@@ -266,6 +266,9 @@ type Question struct {
 	Defaulted         bool             `json:"defaulted,omitempty"` // answered by on_timeout
 	Escalation        []EscalationStep `json:"escalation,omitempty"`
 	EscalationLevel   int              `json:"escalation_level,omitempty"` // steps done
+	// Remarks are what every copy of a pending question says happened to
+	// it elsewhere (its page acknowledged), oldest first (domain.AddRemark).
+	Remarks []Remark `json:"remarks,omitempty"`
 	// History is what was answered the last few times the same agent asked
 	// the same items, newest first, taken when the question was asked.
 	History []PastAnswer `json:"history,omitempty"`

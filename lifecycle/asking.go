@@ -89,6 +89,7 @@ func (r *Router) Ask(ctx context.Context, project string, req *domain.AskRequest
 	if fresh, err := r.store.Get(ctx, project, q.ID); err == nil {
 		q = fresh
 	}
+	r.mentionHolders(q, 0)
 	return AskResult{Question: q, Created: true, Message: r.message(q, false)}, nil
 }
 

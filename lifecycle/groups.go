@@ -2,7 +2,9 @@ package lifecycle
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/askbridge/askbridge/domain"
 )
@@ -24,6 +26,22 @@ type GroupResolver interface {
 	// Refresh forgets what it knows of groups, so a hand-off is seen at
 	// once (the Router calls it at each escalation step).
 	Refresh(groups map[string][]string)
+}
+
+// HolderLister is the optional ability of a GroupResolver that can say
+// who belongs to its groups now (who is on call), so the copies of a
+// question can mention them when it is asked and at each escalation step.
+type HolderLister interface {
+	// Holders returns who holds each of groups now (kind → ids, only kinds
+	// of GroupKinds); a group it cannot read is Unknown.
+	Holders(ctx context.Context, groups map[string][]string) []domain.GroupHolders
+}
+
+// HolderMentioner is the optional ability of a Channel that can mention,
+// under a posted copy (in its thread, or as a reply), the people who hold
+// a question's directory groups now.
+type HolderMentioner interface {
+	MentionHolders(ctx context.Context, q *domain.Question, t domain.Target, hs []domain.GroupHolders) error
 }
 
 // AddGroupResolver registers a directory of responder groups.
@@ -88,4 +106,49 @@ func (r *Router) refreshGroups(q *domain.Question) {
 	for g, groups := range r.directoryGroups(q) {
 		g.Refresh(groups)
 	}
+}
+
+// mentionHolders tells under every posted copy whose surface can who holds
+// q's directory groups now (step 0: when it was asked, n: escalation step
+// n), in tracked background work: once per question and step, on one
+// replica, whatever repeats the step.
+func (r *Router) mentionHolders(q *domain.Question, step int) {
+	listers := map[HolderLister]map[string][]string{}
+	for g, groups := range r.directoryGroups(q) {
+		if l, ok := g.(HolderLister); ok {
+			listers[l] = groups
+		}
+	}
+	can := false
+	for _, t := range q.Targets {
+		_, ok := r.channels[t.Platform].(HolderMentioner)
+		can = can || (ok && t.MessageTS != "" && t.Error == "")
+	}
+	if len(listers) == 0 || !can {
+		return
+	}
+	r.add()
+	go func() {
+		defer r.done()
+		ctx, cancel := context.WithTimeout(r.bgCtx, r.cfg.PostTimeout)
+		defer cancel()
+		ttl := max(q.ExpiresAt.Sub(r.clock.Now())+time.Minute, time.Minute)
+		first, err := r.store.Once(ctx, "holders:"+q.ProjectID+":"+q.ID+":"+strconv.Itoa(step), ttl)
+		if err != nil || !first {
+			return
+		}
+		var hs []domain.GroupHolders
+		for l, groups := range listers {
+			hs = append(hs, l.Holders(ctx, groups)...)
+		}
+		if len(hs) == 0 {
+			return
+		}
+		r.eachCopy(q, "mentioning who is on call", func(ctx context.Context, ch Channel, t domain.Target) error {
+			if m, ok := ch.(HolderMentioner); ok {
+				return m.MentionHolders(ctx, q, t, hs)
+			}
+			return nil
+		})
+	}()
 }

@@ -122,8 +122,14 @@ func TestAcknowledgedPageHoldsTheLadder(t *testing.T) {
 	require.NoError(t, err)
 	id := res.Question.ID
 
-	require.NoError(t, f.router.PageAcknowledged(ctx, id, "PagerDuty", "Ana"))
-	require.NoError(t, f.router.PageAcknowledged(ctx, id, "PagerDuty", "Ana"), "a pager's retry changes nothing")
+	ackAt := time.Date(2026, 3, 1, 3, 14, 30, 0, time.UTC)
+	require.NoError(t, f.router.PageAcknowledged(ctx, id, "PagerDuty", "Ana", ackAt))
+	require.NoError(t, f.router.PageAcknowledged(ctx, id, "PagerDuty", "Ana", ackAt), "a pager's retry changes nothing")
+	require.Eventually(t, func() bool { return len(f.slack.get(func() []string { return f.slack.updated })) == 1 },
+		3*time.Second, 10*time.Millisecond, "the copy is re-rendered once with the remark")
+	q, _ := f.store.Get(ctx, "ops", id)
+	require.Len(t, q.Remarks, 1)
+	assert.Equal(t, "Acknowledged by Ana in PagerDuty at 03:14 UTC", q.Remarks[0].Text)
 	step := func(d time.Duration) {
 		f.clock.add(d)
 		_, err := f.router.EscalateDue(ctx)
@@ -147,8 +153,12 @@ func TestAcknowledgedPageHoldsTheLadder(t *testing.T) {
 		"escalation.held: step 2 (after 20 min: reminder, copy to Discord channel D-mgmt, responders added: Discord role R-managers) held: the page was acknowledged",
 	}, lines)
 
-	require.NoError(t, f.router.PageResolved(ctx, id, "PagerDuty", "Ana"))
-	q, _ := f.store.Get(ctx, "ops", id)
+	require.NoError(t, f.router.PageResolved(ctx, id, "PagerDuty", "Ana", ackAt.Add(6*time.Minute)))
+	q, _ = f.store.Get(ctx, "ops", id)
 	assert.Equal(t, domain.StatusPending, q.Status, "resolving the incident does not answer the question")
-	assert.Equal(t, domain.ENotFound, domain.ErrorCode(f.router.PageAcknowledged(ctx, "no-such-question", "PagerDuty", "Ana")))
+	require.Len(t, q.Remarks, 2)
+	assert.Equal(t, "The page was resolved in PagerDuty by Ana at 03:20 UTC; the question is still open", q.Remarks[1].Text)
+	require.Eventually(t, func() bool { return len(f.slack.get(func() []string { return f.slack.updated })) == 2 },
+		3*time.Second, 10*time.Millisecond)
+	assert.Equal(t, domain.ENotFound, domain.ErrorCode(f.router.PageAcknowledged(ctx, "no-such-question", "PagerDuty", "Ana", time.Time{})))
 }

@@ -17,13 +17,20 @@ import (
 // replica (Scratch.Marked).
 func ackKey(project, id string) string { return "page-ack:" + project + ":" + id }
 
-// PageAcknowledged records that by acknowledged q's page in pager: the
-// audit trail says so, and the escalation ladder stops paging and posting
-// further copies for q (its reminders continue; responders a step adds
-// still count, as the record derives them from the step reached). ENotFound for a
-// question the bridge does not know; a question no longer pending is left
-// alone. Repeats (a pager's retries) change nothing.
-func (r *Router) PageAcknowledged(ctx context.Context, id, pager, by string) error {
+// Kinds of the remarks a pager's news leaves on a question's copies.
+const (
+	RemarkPageAcknowledged = "page.acknowledged"
+	RemarkPageResolved     = "page.resolved"
+)
+
+// PageAcknowledged records that by acknowledged q's page in pager at at
+// (zero: now): every copy says so (a remark), the audit trail too, and
+// the escalation ladder stops paging and posting further copies for q
+// (its reminders continue; responders a step adds still count, as the
+// record derives them from the step reached). ENotFound for a question
+// the bridge does not know; a question no longer pending is left alone.
+// Repeats (a pager's retries) change nothing.
+func (r *Router) PageAcknowledged(ctx context.Context, id, pager, by string, at time.Time) error {
 	q, err := r.pageQuestion(ctx, id)
 	if err != nil || q.Status != domain.StatusPending {
 		return err
@@ -40,18 +47,48 @@ func (r *Router) PageAcknowledged(ctx context.Context, id, pager, by string) err
 		r.audit(ctx, q, domain.AuditEntry{Type: "page.acknowledged", By: &domain.Person{Platform: "pager", ID: by, Name: by},
 			Detail: "acknowledged by " + by + " in " + pager + "; further escalation steps only remind"})
 	}
-	return nil
+	at = r.pagerTime(at)
+	return r.remark(ctx, q, domain.Remark{Kind: RemarkPageAcknowledged, By: by, At: at,
+		Text: "Acknowledged by " + by + " in " + pager + " at " + at.Format("15:04") + " UTC"})
 }
 
-// PageResolved records that by resolved q's incident in pager. That does
-// not answer the question: it stays pending, and the audit trail says so.
-func (r *Router) PageResolved(ctx context.Context, id, pager, by string) error {
+// PageResolved records that by resolved q's incident in pager at at
+// (zero: now). That does not answer the question: it stays pending, and
+// every copy and the audit trail say so.
+func (r *Router) PageResolved(ctx context.Context, id, pager, by string, at time.Time) error {
 	q, err := r.pageQuestion(ctx, id)
 	if err != nil || q.Status != domain.StatusPending {
 		return err
 	}
 	r.audit(ctx, q, domain.AuditEntry{Type: "page.resolved", By: &domain.Person{Platform: "pager", ID: by, Name: by},
 		Detail: "the incident was resolved by " + by + " in " + pager + "; that does not answer the question, which is still waiting"})
+	at = r.pagerTime(at)
+	return r.remark(ctx, q, domain.Remark{Kind: RemarkPageResolved, By: by, At: at,
+		Text: "The page was resolved in " + pager + " by " + by + " at " + at.Format("15:04") + " UTC; the question is still open"})
+}
+
+// pagerTime is when a pager says something happened, in UTC; now when it
+// did not say.
+func (r *Router) pagerTime(at time.Time) time.Time {
+	if at.IsZero() {
+		at = r.clock.Now()
+	}
+	return at.UTC()
+}
+
+// remark adds rm to q's remarks and, when that changed the record,
+// re-renders every copy. A question that ended meanwhile keeps its final
+// copies.
+func (r *Router) remark(ctx context.Context, q *domain.Question, rm domain.Remark) error {
+	fresh, changed, err := r.store.Remark(ctx, q.ProjectID, q.ID, rm)
+	switch {
+	case err != nil && fresh != nil && fresh.Status.Final():
+		return nil
+	case err != nil:
+		return err
+	case changed:
+		r.updateCopies(fresh)
+	}
 	return nil
 }
 

@@ -129,6 +129,12 @@ type Questions interface {
 	Vote(ctx context.Context, project, id string, v domain.Vote, required int, veto bool, tr Transition) (q *domain.Question, resolved bool, err error)
 	// MarkRead marks the question's notification read.
 	MarkRead(ctx context.Context, project, id string) (*domain.Question, error)
+	// Remark adds r to a pending question's remarks (domain.AddRemark) in
+	// one atomic step, and returns the question as it now is and whether r
+	// changed it (false when the same remark is there already). ENotFound
+	// if unknown; a question no longer pending is left as it is, with its
+	// StatusError.
+	Remark(ctx context.Context, project, id string, r domain.Remark) (q *domain.Question, changed bool, err error)
 }
 
 // Schedule finds questions whose deadline or escalation step has come,

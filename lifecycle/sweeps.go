@@ -65,6 +65,9 @@ func (r *Router) EscalateDue(ctx context.Context) (int, error) {
 		}
 		level := q.EscalationLevel
 		step := q.Escalation[level]
+		if q.CreatedAt.Add(time.Duration(step.After)).After(now) {
+			continue // another replica ran the due step since the list was read: this one is not due yet
+		}
 		var next time.Time
 		if level+1 < len(q.Escalation) {
 			next = q.CreatedAt.Add(time.Duration(q.Escalation[level+1].After))
@@ -116,6 +119,7 @@ func (r *Router) runStep(ctx context.Context, q *domain.Question, level int, ste
 	if step.Responders != nil {
 		r.updateCopies(q) // copies name who may answer now
 	}
+	r.mentionHolders(q, level+1) // whoever is on call now, after a hand-off too
 	return true, nil
 }
 

@@ -15,7 +15,8 @@ import (
 // changes (status, result, votes, …) in short fields, so Redis keeps it in
 // its compact listpack encoding, and the string d:<id> holds what does not:
 // one line of compact JSON (docV2) followed by one line per posted copy
-// (storedCopy) and, once the question is final, a line "R" + the result.
+// (storedCopy), at most one line "N" + the remarks (remarks.go) and, once
+// the question is final, a line "R" + the result.
 // encoding/json never writes a raw newline, so lines split cleanly. Field
 // names are short because every byte is paid for once per question
 // (BENCHMARKS.md (d)).
@@ -261,6 +262,10 @@ func decode(project, id string, h map[string]string, d string) (*domain.Question
 	for line := range strings.SplitSeq(copies, "\n") {
 		if rest, ok := strings.CutPrefix(line, "R"); ok {
 			r = rest
+			continue
+		}
+		if strings.HasPrefix(line, "N") {
+			q.Remarks = decodeRemarks(line)
 			continue
 		}
 		var c storedCopy

@@ -93,7 +93,10 @@ type Adapter struct {
 	queued    atomic.Int64  // interactions acknowledged at once and not yet handled to the end
 }
 
-var _ lifecycle.Channel = (*Adapter)(nil)
+var (
+	_ lifecycle.Channel         = (*Adapter)(nil)
+	_ lifecycle.HolderMentioner = (*Adapter)(nil)
+)
 
 // New builds the adapter. Errors name the missing or malformed setting and
 // never contain a secret.

@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -85,6 +86,51 @@ func (a *Adapter) Remind(ctx context.Context, q *domain.Question, t domain.Targe
 	}
 	id := nonce("remind", q.ID, t.MessageTS, strconv.Itoa(q.EscalationLevel))
 	return a.call(ctx, "reminding in channel "+channel, func(opts ...discordgo.RequestOption) error {
+		_, err := a.sendMessage(channel, send, id, opts...)
+		return err
+	})
+}
+
+// MentionHolders implements lifecycle.HolderMentioner: a reply to the copy
+// that mentions whoever is on call who is a Discord user in the configured
+// people (pagerduty.people), names the others (escaped: names come from
+// the pager), or says who is on call could not be determined.
+// allowed_mentions lists exactly the users mentioned.
+func (a *Adapter) MentionHolders(ctx context.Context, q *domain.Question, t domain.Target, hs []domain.GroupHolders) error {
+	if t.MessageTS == "" || len(hs) == 0 {
+		return nil
+	}
+	channel := t.Refs[refChannel]
+	if channel == "" {
+		channel = t.Channel
+	}
+	var users, lines []string
+	for _, h := range hs {
+		lines = append(lines, domain.HoldersLine(h, func(p domain.Holder) string {
+			for _, k := range p.Keys {
+				if id, ok := strings.CutPrefix(k, "discord:"); ok && snowflake(id) {
+					if len(users) < maxAllowedMentions && !slices.Contains(users, id) {
+						users = append(users, id)
+					}
+					return "<@" + id + ">"
+				}
+			}
+			name := p.Name
+			if name == "" {
+				name = "someone"
+			}
+			return escapeMarkdown(domain.Shorten(name, 100))
+		}, func(s string) string { return escapeMarkdown(domain.Shorten(s, 200)) }))
+	}
+	notFatal := false
+	send := &discordgo.MessageSend{
+		Content: domain.Shorten(strings.Join(lines, "\n"), maxContent),
+		AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{},
+			Users: users},
+		Reference: &discordgo.MessageReference{MessageID: t.MessageTS, ChannelID: channel, FailIfNotExists: &notFatal},
+	}
+	id := nonce("holders", q.ID, t.MessageTS, strconv.Itoa(q.EscalationLevel))
+	return a.call(ctx, "mentioning who is on call in channel "+channel, func(opts ...discordgo.RequestOption) error {
 		_, err := a.sendMessage(channel, send, id, opts...)
 		return err
 	})

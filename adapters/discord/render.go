@@ -259,6 +259,14 @@ func renderEmbed(q *domain.Question, now time.Time, o renderOpts, shownRules int
 	}
 	if q.Status == domain.StatusPending {
 		e.Fields = append(e.Fields, pendingFields(q)...)
+		if len(q.Remarks) > 0 {
+			var lines []string
+			for _, r := range q.Remarks {
+				lines = append(lines, "📟 "+domain.Shorten(escapeMarkdown(r.Text), maxFieldValue/domain.MaxRemarks-4))
+			}
+			e.Fields = append(e.Fields, &discordgo.MessageEmbedField{Name: "Meanwhile",
+				Value: domain.Shorten(strings.Join(lines, "\n"), maxFieldValue)})
+		}
 		if h := domain.HistoryText(q.History, now); h != "" {
 			e.Fields = append(e.Fields, &discordgo.MessageEmbedField{Name: "Earlier answers", Value: domain.Shorten(h, maxFieldValue)})
 		}
@@ -539,3 +547,11 @@ func modalFor(q *domain.Question, i int, prefill string) *discordgo.InteractionR
 		},
 	}
 }
+
+// markdownEscaper backslash-escapes what Discord's Markdown reads as
+// formatting, links, headings, quotes or mentions, for text from outside
+// (a pager user's name) shown as it is.
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "~", `\~`, "`", "\\`", "|", `\|`,
+	">", `\>`, "<", `\<`, "#", `\#`, "[", `\[`, "]", `\]`, "(", `\(`, ")", `\)`, "-", `\-`, "@", "@\u200b")
+
+func escapeMarkdown(s string) string { return markdownEscaper.Replace(s) }

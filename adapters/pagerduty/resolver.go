@@ -63,7 +63,10 @@ type emailEntry struct {
 	at  time.Time
 }
 
-var _ lifecycle.GroupResolver = (*Resolver)(nil)
+var (
+	_ lifecycle.GroupResolver = (*Resolver)(nil)
+	_ lifecycle.HolderLister  = (*Resolver)(nil)
+)
 
 // NewResolver builds a Resolver.
 func NewResolver(cfg ResolverConfig) *Resolver {
@@ -129,6 +132,35 @@ func (r *Resolver) Member(ctx context.Context, p domain.Person, groups map[strin
 		return nil, "", nil
 	}
 	return nil, fmt.Sprintf("not on call for %s at %s UTC", strings.Join(not, " or "), r.cfg.Clock.Now().UTC().Format("15:04")), nil
+}
+
+// Holders implements lifecycle.HolderLister: whoever is on call now for
+// each schedule and escalation policy of groups, with their chat
+// identities (the configured people, the lookup by email). A schedule
+// PagerDuty does not answer for is Unknown; a person whose chat identity
+// cannot be looked up is named without one.
+func (r *Resolver) Holders(ctx context.Context, groups map[string][]string) []domain.GroupHolders {
+	var out []domain.GroupHolders
+	for _, kind := range r.GroupKinds() {
+		for _, id := range groups[kind] {
+			users, name, err := r.OnCallNow(ctx, kind, id)
+			if err != nil {
+				out = append(out, domain.GroupHolders{Group: noun(kind) + " " + id, Unknown: true})
+				continue
+			}
+			g := domain.GroupHolders{Group: noun(kind) + " " + name}
+			for _, u := range users {
+				keys, _ := r.identities(ctx, u.Email)
+				who := u.Name
+				if who == "" {
+					who = u.Summary
+				}
+				g.People = append(g.People, domain.Holder{Name: who, Keys: keys})
+			}
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 func noun(kind string) string {

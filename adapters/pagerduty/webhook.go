@@ -24,10 +24,11 @@ const maxWebhookBody = 256 << 10
 
 // Incidents is what the webhook tells the bridge (lifecycle.Router
 // implements it): a question's page was acknowledged, or its incident was
-// resolved by a person in the pager (which does not answer the question).
+// resolved by a person in the pager (which does not answer the question),
+// by whom and when PagerDuty says it happened.
 type Incidents interface {
-	PageAcknowledged(ctx context.Context, questionID, pager, by string) error
-	PageResolved(ctx context.Context, questionID, pager, by string) error
+	PageAcknowledged(ctx context.Context, questionID, pager, by string, at time.Time) error
+	PageResolved(ctx context.Context, questionID, pager, by string, at time.Time) error
 }
 
 // WebhookConfig configures the inbound webhook.
@@ -184,9 +185,9 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 4*time.Second) // PagerDuty waits 5 s
 	defer cancel()
 	if e.EventType == "incident.acknowledged" {
-		err = h.cfg.Incidents.PageAcknowledged(ctx, id, "PagerDuty", by)
+		err = h.cfg.Incidents.PageAcknowledged(ctx, id, "PagerDuty", by, e.OccurredAt)
 	} else {
-		err = h.cfg.Incidents.PageResolved(ctx, id, "PagerDuty", by)
+		err = h.cfg.Incidents.PageResolved(ctx, id, "PagerDuty", by, e.OccurredAt)
 	}
 	switch {
 	case err == nil:

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/adapters/pagerduty"
 	"github.com/askbridge/askbridge/adapters/pagerduty/fakepd"
@@ -30,10 +31,10 @@ func (i *incidents) record(kind, id, by string) error {
 	return nil
 }
 
-func (i *incidents) PageAcknowledged(_ context.Context, id, _, by string) error {
+func (i *incidents) PageAcknowledged(_ context.Context, id, _, by string, _ time.Time) error {
 	return i.record("ack", id, by)
 }
-func (i *incidents) PageResolved(_ context.Context, id, _, by string) error {
+func (i *incidents) PageResolved(_ context.Context, id, _, by string, _ time.Time) error {
 	return i.record("resolved", id, by)
 }
 

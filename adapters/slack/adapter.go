@@ -54,7 +54,10 @@ type Adapter struct {
 	pool *ackpool.Pool // answer work, bounded and behind acknowledgements
 }
 
-var _ lifecycle.Channel = (*Adapter)(nil)
+var (
+	_ lifecycle.Channel         = (*Adapter)(nil)
+	_ lifecycle.HolderMentioner = (*Adapter)(nil)
+)
 
 // New checks cfg and builds the adapter. Errors name the missing or malformed
 // setting and never contain a secret.

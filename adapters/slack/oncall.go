@@ -40,14 +40,60 @@ func (a *Adapter) Remind(ctx context.Context, q *domain.Question, t domain.Targe
 	if t.MessageTS == "" {
 		return nil
 	}
-	thread := t.MessageTS
-	switch { // thread_ts must be the thread's parent
+	return a.replyInThread(ctx, t, reminderText(q, a.router.Clock().Now()))
+}
+
+// threadOf is the thread a reply under copy t goes in: thread_ts must be
+// the thread's parent.
+func threadOf(t domain.Target) string {
+	switch {
 	case t.Refs["thread_ts"] != "":
-		thread = t.Refs["thread_ts"]
+		return t.Refs["thread_ts"]
 	case t.ThreadTS != "":
-		thread = t.ThreadTS
+		return t.ThreadTS
 	}
-	text := reminderText(q, a.router.Clock().Now())
+	return t.MessageTS
+}
+
+// MentionHolders implements lifecycle.HolderMentioner: a reply in the
+// copy's thread that mentions whoever is on call, each found on Slack by
+// their email (users.lookupByEmail) or the configured people, or says who
+// is on call could not be determined. Names with no Slack user are
+// written out, escaped: they come from the pager.
+func (a *Adapter) MentionHolders(ctx context.Context, q *domain.Question, t domain.Target, hs []domain.GroupHolders) error {
+	if t.MessageTS == "" || len(hs) == 0 {
+		return nil
+	}
+	return a.replyInThread(ctx, t, holdersText(hs))
+}
+
+// holdersText is one line per group (domain.HoldersLine), within Slack's
+// limit on a message's text.
+func holdersText(hs []domain.GroupHolders) string {
+	var lines []string
+	for _, h := range hs {
+		lines = append(lines, domain.HoldersLine(h, slackHolder, func(s string) string { return escClip(s, 200) }))
+	}
+	return clip(strings.Join(lines, "\n"), maxFallbackText)
+}
+
+// slackHolder mentions a holder who is a Slack user, else names them.
+func slackHolder(h domain.Holder) string {
+	for _, k := range h.Keys {
+		if id, ok := strings.CutPrefix(k, "slack:"); ok && slackID(id) {
+			return "<@" + id + ">"
+		}
+	}
+	name := h.Name
+	if name == "" {
+		name = "someone"
+	}
+	return escClip(name, 100) + " (not found on Slack)"
+}
+
+// replyInThread posts text in the thread of copy t.
+func (a *Adapter) replyInThread(ctx context.Context, t domain.Target, text string) error {
+	thread := threadOf(t)
 	return a.call(ctx, "chat.postMessage", t.Channel, callOpts{}, func(ctx context.Context) error {
 		_, _, err := a.api.PostMessageContext(ctx, t.Channel, slack.MsgOptionTS(thread),
 			slack.MsgOptionText(text, false),

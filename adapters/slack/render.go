@@ -135,6 +135,9 @@ func heading(q *domain.Question, now time.Time, pending bool, l layout) []slack.
 		if line := approvalLine(q); line != "" {
 			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(clip(line, l.approval))))
 		}
+		if line := remarkLines(q); line != "" {
+			blocks = append(blocks, slack.NewContextBlock(blockID(q.ID, "rem"), mrkdwn(line)))
+		}
 	}
 	if strings.TrimSpace(q.Context) != "" {
 		text := l.whole.contextMD
@@ -552,4 +555,14 @@ func renderModal(q *domain.Question, item int, meta string, draft bool) slack.Mo
 		PrivateMetadata: meta,
 		CallbackID:      modalCallback,
 	}
+}
+
+// remarkLines are a pending copy's remarks (its page acknowledged, …), one
+// line each, escaped: their words (a pager user's name) come from outside.
+func remarkLines(q *domain.Question) string {
+	var lines []string
+	for _, r := range q.Remarks {
+		lines = append(lines, "📟 "+escClip(r.Text, maxContextText/domain.MaxRemarks-4)) // all of them fit, escaped
+	}
+	return clip(strings.Join(lines, "\n"), maxContextText)
 }

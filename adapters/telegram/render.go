@@ -332,6 +332,9 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 			tail.tagged("<b>", "</b>", "Who may answer: ")
 			tail.text(domain.Shorten(who, 300))
 		}
+		for _, r := range q.Remarks { // escaped: a pager user's name comes from outside
+			tail.text("\n📟 " + r.Text)
+		}
 		if shapeOf(q) == shapeItems {
 			tail.text("\n")
 			tail.tagged("<b>", "</b>", stepLine(q, o))

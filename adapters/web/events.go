@@ -285,13 +285,18 @@ func (s *stream) diff(ctx context.Context, p string) error {
 }
 
 // eventUpdated tells the page that a pending question's card changed: a
-// vote moved the tally, or escalation added people who may answer.
+// vote moved the tally, escalation added people who may answer, or a
+// remark came (its page acknowledged).
 const eventUpdated = "question.updated"
 
 // cardVersion is what a pending card shows that can change while it stays
 // pending.
 func cardVersion(q *domain.Question) string {
-	return domain.TallyLine(q) + "\x00" + domain.DescribeResponders(q.Responders)
+	v := domain.TallyLine(q) + "\x00" + domain.DescribeResponders(q.Responders)
+	for _, r := range q.Remarks {
+		v += "\x00" + r.Text
+	}
+	return v
 }
 
 func (s *stream) event(typ string, data any) error {

@@ -134,4 +134,18 @@ func TestLiveStreamSendsTallyChanges(t *testing.T) {
 	if !strings.Contains(card, `<span class="tally">Approve: 1 of 2 approvals — alice</span>`) {
 		t.Errorf("the card fragment does not show the tally:\n%s", card)
 	}
+
+	// The page is acknowledged in the pager: the card's remark changes too,
+	// the pager's name for the person escaped.
+	at := time.Date(2026, 3, 1, 3, 14, 0, 0, time.UTC)
+	if err := e.router.PageAcknowledged(context.Background(), q.ID, "PagerDuty", "Ana <script>x</script>", at); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(); !strings.HasPrefix(ev, "question.updated ") || !strings.Contains(ev, q.ID) {
+		t.Fatalf("after a remark: %q, want question.updated for %s", ev, q.ID)
+	}
+	raw := c.getPage("/questions/" + q.ID + "?fragment=card").body
+	if !strings.Contains(raw, `Acknowledged by Ana &lt;script&gt;x&lt;/script&gt; in PagerDuty at 03:14 UTC`) || strings.Contains(raw, "<script>x") {
+		t.Errorf("the card fragment does not show the remark, escaped:\n%s", raw)
+	}
 }

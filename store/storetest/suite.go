@@ -54,6 +54,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"AuditTrailOldestFirstPerQuestion", testAudit},
 		{"StatsBacklogAndWaiters", testStats},
 		{"TraceContextKept", testTraceContextKept},
+		{"RemarksOnPendingQuestionsOnly", testRemarks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, replicas(t)) })

@@ -99,6 +99,7 @@ type Server struct {
 	sent      map[string][]time.Time
 	problems  []string
 	oncallReq int
+	log       []string
 	now       func() time.Time
 }
 
@@ -168,12 +169,37 @@ func (s *Server) check(next http.Handler) http.Handler {
 				s.problem("response %d to %s %s: %s", rec.Code, r.Method, r.URL.Path, describe(e))
 			}
 		}
+		line := r.Method + " " + r.URL.RequestURI() + " → " + strconv.Itoa(rec.Code)
+		if len(body) > 0 {
+			line += "\n    " + s.redact(string(body))
+		}
+		s.mu.Lock()
+		s.log = append(s.log, line)
+		s.mu.Unlock()
 		for k, vs := range rec.Header() {
 			w.Header()[k] = vs
 		}
 		w.WriteHeader(rec.Code)
 		w.Write(rb)
 	})
+}
+
+// redact hides the routing keys in a request body written to the log.
+func (s *Server) redact(body string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.keys {
+		body = strings.ReplaceAll(body, k, "<routing key>")
+	}
+	return body
+}
+
+// Requests lists every request the fake received, in order: method, path
+// and query, the status answered, and the body (routing keys hidden).
+func (s *Server) Requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log...)
 }
 
 // describe is a validation error with the schema's reasons.
@@ -478,15 +504,22 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
 // signature each, as during a rotation). eventType is e.g.
 // "incident.acknowledged"; by is the person who did it.
 func Webhook(url string, secrets []string, eventType, incidentKey, by string) (*http.Response, error) {
+	return PostSigned(url, secrets, WebhookBody(eventType, incidentKey, by, time.Now()))
+}
+
+// WebhookBody is the body of a webhooks v3 event about the incident of an
+// alert that by did at at (PagerDuty sends the same body again when it
+// retries).
+func WebhookBody(eventType, incidentKey, by string, at time.Time) []byte {
 	body, _ := json.Marshal(map[string]any{"event": map[string]any{
-		"id": fmt.Sprintf("01%X", time.Now().UnixNano()), "event_type": eventType, "resource_type": "incident",
-		"occurred_at": time.Now().UTC().Format(time.RFC3339),
+		"id": fmt.Sprintf("01%X", at.UnixNano()), "event_type": eventType, "resource_type": "incident",
+		"occurred_at": at.UTC().Format(time.RFC3339),
 		"agent":       map[string]any{"id": "PUSER01", "type": "user_reference", "summary": by},
 		"client":      nil,
 		"data": map[string]any{"id": "PINC001", "type": "incident", "status": strings.TrimPrefix(eventType, "incident."),
 			"incident_key": incidentKey, "title": "askbridge question", "number": 1},
 	}})
-	return PostSigned(url, secrets, body)
+	return body
 }
 
 // PostSigned posts body to url with an X-PagerDuty-Signature for each of

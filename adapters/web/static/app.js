@@ -226,7 +226,7 @@
         tpl.innerHTML = html.trim();
         var fresh = tpl.content.firstElementChild;
         if (!fresh) return;
-        ["p.approvals", "p.responders"].forEach(function (sel) {
+        ["div.remarks", "p.approvals", "p.responders"].forEach(function (sel) {
           var old = card.querySelector(sel), now = fresh.querySelector(sel);
           if (old && now) old.replaceWith(now);
           else if (now) {
