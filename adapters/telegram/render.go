@@ -91,6 +91,9 @@ const (
 	opRule    = 'r' // "always allow" choice <option>
 	opInfo    = 'h' // an item's title row: shows its question as a toast
 	opNext    = 'n' // "Next ▶" of a multi-select item among several: done with it
+	// opDefaults is "Submit defaults": every item asked under the
+	// defaults answered with them, in one press (domain.DefaultsRequest).
+	opDefaults = 'f'
 )
 
 // nextKey is the draft entry listing the multi-select items (their numbers)
@@ -203,7 +206,7 @@ func parseCallbackData(s string) (action, bool) {
 		return a, a.Item >= 0 && a.Option >= 0
 	case opOther, opText, opInfo, opNext:
 		return a, a.Item >= 0 && a.Option < 0
-	case opSubmit, opDismiss:
+	case opSubmit, opDismiss, opDefaults:
 		return a, a.Item < 0
 	}
 	return action{}, false
@@ -521,6 +524,9 @@ func keyboard(q *domain.Question, o renderOpts) (*InlineKeyboardMarkup, int) {
 			case op.Recommended:
 				text = "⭐ " + text
 			}
+			if op.Default { // its own button answers with it in one press
+				text += " (default)"
+			}
 			row(button(text, callbackData(id, opOption, 0, j)))
 		}
 		var last []InlineKeyboardButton
@@ -548,6 +554,9 @@ func keyboard(q *domain.Question, o renderOpts) (*InlineKeyboardMarkup, int) {
 		it := q.Questions[0]
 		options(0, it, "")
 		row(button("Other…", callbackData(id, opOther, 0)))
+		if b, ok := defaultsButton(q); ok {
+			row(b)
+		}
 		row(button("Submit", callbackData(id, opSubmit)), dismiss)
 	case shapeText:
 		row(button("Answer…", callbackData(id, opText, 0)), dismiss)
@@ -579,9 +588,25 @@ func keyboard(q *domain.Question, o renderOpts) (*InlineKeyboardMarkup, int) {
 				row(more...)
 			}
 		}
+		if b, ok := defaultsButton(q); ok {
+			row(b)
+		}
 		row(open...)
 	}
 	return &InlineKeyboardMarkup{InlineKeyboard: rows}, shownRules
+}
+
+// defaultsButton is "Submit defaults", offered where choices wait for
+// Submit (a keyboard cannot pre-select) and every item asked under the
+// defaults has one; its label says what it sends. Where each option is
+// its own button (shapeSingle) the default's button, marked "(default)",
+// is that one press.
+func defaultsButton(q *domain.Question) (InlineKeyboardButton, bool) {
+	summary := domain.DefaultsSummary(q.Questions)
+	if summary == "" || q.Kind == domain.KindApproval {
+		return InlineKeyboardButton{}, false
+	}
+	return button("Submit defaults: "+summary, callbackData(q.ID, opDefaults)), true
 }
 
 // rulesNote lists the "always allow" choices whose button label was cut,
