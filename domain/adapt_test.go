@@ -155,6 +155,8 @@ func TestDefaultsAndUseDefaultsOnTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"Env?": "dev", "Checks?": "lint, test"}, a.Answers)
 	require.Equal(t, "Region?", a.Skipped[0].Question)
+	q.Status, q.Answers = StatusAnswered, a.Answers
+	require.Equal(t, "Env?: dev; Checks?: lint, test", AnswerLine(q), "an item not asked is left out of the outcome")
 }
 
 func TestDefaultsSummaryAndImageHosts(t *testing.T) {
