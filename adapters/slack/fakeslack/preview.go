@@ -48,10 +48,10 @@ button.primary{background:#007a5a;border-color:#007a5a;color:#fff}button.danger{
 a{color:#1264a3;text-decoration:none}
 .ctx img{width:20px;height:20px;border-radius:3px;vertical-align:middle;object-fit:cover;margin-right:4px}.ctx span{margin-right:8px;vertical-align:middle}
 .img{margin:8px 0}.img img{max-width:360px;max-height:240px;border-radius:8px;border:1px solid #ddd;display:block}.sec>img{width:88px;height:88px;border-radius:6px;object-fit:cover}
-.choices{display:flex;flex-direction:column;gap:6px;margin:8px 0}.choices label{display:flex;gap:8px;align-items:flex-start}.choices input{margin:3px 0 0;accent-color:#1264a3}.choices .desc{display:block;font-size:13px;color:#616061}
+.acts:has(.choices){align-items:flex-start}.choices{display:flex;flex-direction:column;gap:6px;margin:8px 0}.choices label{display:flex;gap:8px;align-items:flex-start}.choices input{margin:3px 0 0;accent-color:#1264a3}.choices .desc{display:block;font-size:13px;color:#616061}
 .modal{max-width:520px;border:1px solid #ddd;border-radius:8px;box-shadow:0 4px 12px rgba(0,0,0,.15);margin:8px auto}.modal>header{font-weight:900;font-size:20px;padding:16px 24px;border-bottom:1px solid #ddd}
 .modal>.body{padding:16px 24px}.modal>footer{display:flex;justify-content:flex-end;gap:8px;padding:16px 24px;border-top:1px solid #ddd}
-.input{margin:12px 0}.input>b{display:block;margin-bottom:6px}.input textarea,.input input{width:100%;box-sizing:border-box;font:15px inherit;border:1px solid #868686;border-radius:4px;padding:8px}
+.input{margin:12px 0}.input>b{display:block;margin-bottom:6px}.input textarea,.input input{width:100%;box-sizing:border-box;font:inherit;border:1px solid #868686;border-radius:4px;padding:8px}
 .input.bad textarea,.input.bad input{border-color:#e01e5a;box-shadow:0 0 0 1px #e01e5a}.input .err{color:#e01e5a;font-size:13px;margin-top:4px}.input .hint{color:#616061;font-size:13px;margin-top:4px}`
 
 var emoji = strings.NewReplacer(":white_check_mark:", "✅", ":no_entry:", "⛔", ":warning:", "⚠️", ":pencil2:", "✏️",
