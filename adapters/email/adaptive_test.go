@@ -251,3 +251,18 @@ func TestMailpitPicturesAndDefaults(t *testing.T) {
 		t.Errorf("recorded %v by %v", got.Answers, got.RespondedBy)
 	}
 }
+
+// One single-select item: each option is its own link, so the default's
+// link, marked (default), is the one action; no second defaults link.
+func TestOneItemMarksTheDefaultsLink(t *testing.T) {
+	e := newEnv(t)
+	e.ask(domain.AskRequest{Questions: []domain.Item{{Question: "Which auth method?", Options: []domain.Option{{Label: "OAuth 2.0"}, {Label: "API key", Default: true}}}}})
+	m := e.mailsTo(ana)[0]
+	text := m.Parts()["text/plain"]
+	if !strings.Contains(text, "* API key (default)") || strings.Contains(text, "Submit the defaults") || len(links(m)) != 2 {
+		t.Errorf("want the default's own link marked and no defaults link:\n%s", text)
+	}
+	if !strings.Contains(m.Parts()["text/html"], "(default) ") {
+		t.Error("the HTML part does not mark the default")
+	}
+}
