@@ -27,7 +27,8 @@ func defaultsAsk() domain.AskRequest {
 // A mail of several items offers "Submit the defaults" beside Answer: its
 // link opens a page that says which defaults it sends and decides nothing;
 // the page's button records them once, for the recipient, the hidden item
-// skipped. The Answer form has the defaults checked.
+// skipped. The Answer form has the defaults of items asked without a
+// condition checked.
 func TestDefaultsLinkAnswersWithTheDefaults(t *testing.T) {
 	e := newEnv(t)
 	q := e.ask(defaultsAsk())
@@ -46,9 +47,13 @@ func TestDefaultsLinkAnswersWithTheDefaults(t *testing.T) {
 		t.Fatalf("want the Answer and the defaults links, got %v", ls)
 	}
 	form := get(t, e.browser(), ls[0])
-	if !strings.Contains(form.body, `name="i0" value="0" checked>`) || !strings.Contains(form.body, `name="i1" value="2" checked>`) ||
-		strings.Contains(form.body, `name="i1" value="1" checked>`) {
-		t.Errorf("the Answer form does not check the defaults:\n%s", form.body)
+	if !strings.Contains(form.body, `name="i0" value="0" checked>`) || strings.Contains(form.body, `name="i0" value="1" checked>`) {
+		t.Errorf("the Answer form does not check the default:\n%s", form.body)
+	}
+	// A conditional item's defaults are not checked: the page cannot hide
+	// the item when API key leaves it out, and they would be refused.
+	if strings.Contains(form.body, `name="i1" value="0" checked>`) {
+		t.Errorf("the Answer form checks the defaults of a conditional item:\n%s", form.body)
 	}
 
 	b := e.browser()

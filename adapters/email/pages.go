@@ -249,8 +249,12 @@ func (a *Adapter) confirmView(o opened, csrf, action string) (pageView, error) {
 		for _, it := range q.Questions {
 			fi := formItem{Question: domain.Shorten(it.Question, maxQuestionRunes), Multi: it.MultiSelect, Other: !approval.Is(q)}
 			for _, op := range it.Options {
-				// A page can pre-select: the defaults are checked.
-				fi.Options = append(fi.Options, optionView{Label: op.Label, Description: domain.Shorten(op.Description, maxDescRunes), Default: op.Default})
+				// A page can pre-select: the defaults are checked, except
+				// on an item asked only on a condition (show_if), which
+				// this page (no script) cannot hide when another choice
+				// leaves it out: its checked defaults would be refused.
+				fi.Options = append(fi.Options, optionView{Label: op.Label, Description: domain.Shorten(op.Description, maxDescRunes),
+					Default: op.Default && it.ShowIf == nil})
 			}
 			f.Items = append(f.Items, fi)
 		}
