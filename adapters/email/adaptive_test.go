@@ -271,3 +271,39 @@ func TestOneItemMarksTheDefaultsLink(t *testing.T) {
 		t.Error("the HTML part does not mark the default")
 	}
 }
+
+// The mail names what the other surfaces show of a question that adapts:
+// when a conditional item is asked, the rules of free text, and what was
+// answered the last times.
+func TestMailNamesConditionsRulesAndHistory(t *testing.T) {
+	e := newEnv(t)
+	req := defaultsAsk()
+	req.Questions[2].Other = &domain.FreeTextRules{Pattern: "OPS-[0-9]+", MaxLength: 12, Hint: "a ticket id like OPS-123"}
+	first := e.ask(req)
+	if _, err := e.router.Answer(t.Context(), "ops", first.ID, domain.RespondRequest{Answers: map[string]domain.StringList{
+		"Which auth method?": {"API key"}, "Which key name?": {"OPS-7"}}}, domain.Person{Platform: "slack", ID: "U1", Name: "maria"}); err != nil {
+		t.Fatal(err)
+	}
+	req.RunID = "run-2"
+	e.ask(req)
+	ms := e.waitMails(ana, 3) // the first question, its outcome, the second
+	var m = ms[len(ms)-1]
+	for _, x := range ms {
+		if !strings.HasPrefix(x.Header().Get("Subject"), "Re: ") {
+			m = x
+		}
+	}
+	text, htmlPart := m.Parts()["text/plain"], m.Parts()["text/html"]
+	for _, want := range []string{"Last time: API key; OPS-7 (maria, ", "Which regions? (choose one or more) (asked only if “Auth” is not API key)",
+		"Which key name? (answer in your own words) (asked only if “Auth” is API key)",
+		"Expected: a ticket id like OPS-123 (at most 12 characters, matching OPS-[0-9]+)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text part lacks %q:\n%s", want, text)
+		}
+	}
+	for _, want := range []string{"Last time: API key; OPS-7 (maria, ", "(asked only if “Auth” is not API key)", "Expected: a ticket id like OPS-123"} {
+		if !strings.Contains(htmlPart, want) {
+			t.Errorf("the HTML part lacks %q", want)
+		}
+	}
+}

@@ -73,6 +73,7 @@ type mailView struct {
 	DefaultsLink string
 	Defaults     string
 	ContextImage *imageView
+	History      string // "Last 2 times: …" (domain.HistoryText)
 }
 
 type itemView struct {
@@ -82,6 +83,10 @@ type itemView struct {
 	Open     bool
 	Options  []optionView
 	Image    *imageView
+	// Condition says when the item is asked (show_if), Rules what free
+	// text it takes (other), in words.
+	Condition string
+	Rules     string
 }
 
 // imageView is a picture in a mail. Mail programs load no remote picture
@@ -149,13 +154,17 @@ func buildView(q *domain.Question, kind mailKind, recipient, pageLink string, ot
 	v.Title = v.cut(subjectOf(q), maxSubjectRunes)
 	v.Context = v.cut(q.Context, maxContextRunes)
 	v.ContextImage = newImageView(q.ContextImage, hosts)
+	v.History = v.cut(domain.HistoryText(q.History, now), maxDescRunes)
 	v.Deadline = deadline(q, now)
 	tones := approval.Tones(q)
 	optionLinks := link != nil && q.Status == domain.StatusPending && len(q.Questions) == 1 &&
 		!q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
 	for _, it := range q.Questions {
 		iv := itemView{Header: v.cut(it.Header, 40), Question: v.cut(it.Question, maxQuestionRunes), Multi: it.MultiSelect, Open: it.OpenEnded(),
-			Image: newImageView(it.Image, hosts)}
+			Image: newImageView(it.Image, hosts), Condition: domain.ConditionText(q.Questions, it.ShowIf)}
+		if !v.Approval {
+			iv.Rules = v.cut(it.Other.Describe(), maxDescRunes)
+		}
 		for j, o := range it.Options {
 			ov := optionView{Label: v.cut(o.Label, maxLabelRunes), Description: v.cut(o.Description, maxDescRunes), Recommended: o.Recommended,
 				Default: o.Default, Image: newImageView(o.Image, hosts)}
@@ -211,7 +220,7 @@ func buildView(q *domain.Question, kind mailKind, recipient, pageLink string, ot
 	case kindFinal:
 		v.Outcome = outcome(q)
 		v.Intro = v.Outcome + " — nothing more to do."
-		v.Items, v.FormLink, v.DefaultsLink, v.Action, v.Context, v.ContextImage = nil, "", "", nil, "", nil
+		v.Items, v.FormLink, v.DefaultsLink, v.Action, v.Context, v.ContextImage, v.History = nil, "", "", nil, "", nil, ""
 	}
 	if link != nil && q.Status == domain.StatusPending {
 		v.AnswerHint = "Opening a link shows a page where you confirm; nothing is decided until you press the button on that page."
