@@ -54,3 +54,38 @@ func TestSubmitDefaultsButton(t *testing.T) {
 		t.Error("a one-item keyboard offers a second button for its default")
 	}
 }
+
+// The copy names what the other surfaces show of a question that adapts:
+// pictures as links with their alt text (never loaded: previews are off),
+// the rules of free text, when a conditional item is asked, and the last
+// answers; the fake, which parses the HTML as Telegram does, takes it.
+func TestCopyShowsPicturesRulesConditionsAndHistory(t *testing.T) {
+	e := newEnv(t)
+	req := domain.AskRequest{AgentID: "design-bot", RunID: "r1",
+		Context: "Pick a layout.", ContextImage: &domain.Image{URL: "https://img.example.com/l.png?a=1&b=2", Alt: "two <layouts>"},
+		Questions: []domain.Item{
+			{Question: "Which layout?", Header: "Layout", Options: []domain.Option{
+				{Label: "Grid", Image: &domain.Image{URL: "https://img.example.com/g.png", Alt: "a grid"}}, {Label: "List"}}},
+			{Question: "Which ticket?", Header: "Ticket", ShowIf: &domain.ShowIf{Item: 0, AnyOf: []string{"Grid"}},
+				Image: &domain.Image{URL: "https://img.example.com/t.png", Alt: "a ticket"},
+				Other: &domain.FreeTextRules{Pattern: "OPS-[0-9]+", Hint: "a ticket id like OPS-123"}}}}
+	first := e.ask(req)
+	if _, err := e.router.Answer(t.Context(), first.ProjectID, first.ID, domain.RespondRequest{Answers: map[string]domain.StringList{
+		"Which layout?": {"List"}}}, domain.Person{Platform: "slack", ID: "U1", Name: "maria"}); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	req.RunID = "r2"
+	m := e.msg(e.ask(req))
+	for _, want := range []string{"🖼 two <layouts>", "Which layout?", "Grid 🖼 a grid", "2. Ticket (asked only if “Layout” is Grid)", "🖼 a ticket",
+		"Your own answer: a ticket id like OPS-123 (matching OPS-[0-9]+)", "🕘 Last time: List (maria, just now)"} {
+		if !strings.Contains(m.Text, want) {
+			t.Errorf("the copy lacks %q:\n%s", want, m.Text)
+		}
+	}
+	for _, want := range []string{`<a href="https://img.example.com/l.png?a=1&amp;b=2">two &lt;layouts&gt;</a>`, `<a href="https://img.example.com/g.png">a grid</a>`} {
+		if !strings.Contains(m.HTML, want) {
+			t.Errorf("the HTML lacks %s:\n%s", want, m.HTML)
+		}
+	}
+}

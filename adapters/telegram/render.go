@@ -77,6 +77,19 @@ func (d *doc) tagged(open, close, s string) {
 	d.b.WriteString(close)
 }
 
+// picture adds a question's picture as a link with its alt text: the
+// bridge never fetches it, and link previews are off, so nobody's client
+// loads it unless they open it.
+func (d *doc) picture(img *domain.Image) {
+	if img == nil {
+		return
+	}
+	d.text("🖼 ")
+	d.b.WriteString(`<a href="` + esc(img.URL) + `">`)
+	d.text(domain.Shorten(strings.Join(strings.Fields(img.Alt), " "), 200))
+	d.b.WriteString("</a>")
+}
+
 func (d *doc) String() string { return d.b.String() }
 
 // ---- callback data: a short opaque key, never a label.
@@ -335,6 +348,10 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 			tail.tagged("<b>", "</b>", "Who may answer: ")
 			tail.text(domain.Shorten(who, 300))
 		}
+		if h := domain.HistoryText(q.History, now); h != "" {
+			tail.text("\n")
+			tail.tagged("<i>", "</i>", domain.Shorten("🕘 "+h, 300))
+		}
 		if shapeOf(q) == shapeItems {
 			tail.text("\n")
 			tail.tagged("<b>", "</b>", stepLine(q, o))
@@ -353,6 +370,9 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 		}
 		if len(q.Questions) > 1 {
 			body.tagged("<b>", "</b>", fmt.Sprintf("%d. %s", i+1, itemName(it, i)))
+			if c := domain.ConditionText(q.Questions, it.ShowIf); c != "" {
+				body.tagged("<i>", "</i>", " ("+c+")")
+			}
 			body.text("\n")
 		}
 		qlen, dlen := 1500, 200
@@ -387,6 +407,12 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 			d.text("\n")
 		}
 	}
+	if img := q.ContextImage; img != nil && q.Status == domain.StatusPending {
+		if left := maxText - d.n - body.n - tail.n - 2; left > min(units(img.Alt), 200)+10 {
+			d.picture(img)
+			d.text("\n")
+		}
+	}
 	d.b.WriteString(body.String())
 	d.n += body.n
 	d.b.WriteString(tail.String())
@@ -412,6 +438,14 @@ func stepLine(q *domain.Question, o renderOpts) string {
 // multi-select one is left with Next.
 func item(d *doc, it domain.Item, maxQ, maxDesc int, several bool) {
 	d.tagged("<b>", "</b>", domain.Shorten(it.Question, maxQ))
+	if it.Image != nil {
+		d.text("\n")
+		d.picture(it.Image)
+	}
+	if r := it.Other.Describe(); r != "" {
+		d.text("\n")
+		d.tagged("<i>", "</i>", domain.Shorten("Your own answer: "+r, 300))
+	}
 	if it.MultiSelect {
 		d.text("\n")
 		if several {
@@ -430,6 +464,10 @@ func item(d *doc, it domain.Item, maxQ, maxDesc int, several bool) {
 		}
 		if o.Description != "" {
 			d.text(" — " + domain.Shorten(o.Description, maxDesc))
+		}
+		if o.Image != nil {
+			d.text(" ")
+			d.picture(o.Image)
 		}
 	}
 }
