@@ -9,6 +9,14 @@ import (
 	"github.com/askbridge/askbridge/lifecycle"
 )
 
+// Asker is what Past needs of the Router: asking, answering, and waiting
+// for the copies to be updated.
+type Asker interface {
+	Ask(ctx context.Context, project string, req *domain.AskRequest, agentRoute string) (lifecycle.AskResult, error)
+	Answer(ctx context.Context, project, id string, req domain.RespondRequest, who domain.Person) (*domain.Question, error)
+	Flush(ctx context.Context) error
+}
+
 // Ask is the question of the docs' screenshots of questions that adapt
 // (docs/adaptive-questions.md): a picture with the context and with each
 // layout, the layout chosen by default, a follow-up asked only for the
@@ -32,7 +40,7 @@ func Ask(runID string) domain.AskRequest {
 // Past asks Ask twice in project on targets and answers it — as maria,
 // then four days later as li — moving the Router's clock with advance, then
 // two more days: the question asked next shows both as its history.
-func Past(t *testing.T, r *lifecycle.Router, project string, targets []domain.Target, advance func(time.Duration)) {
+func Past(t *testing.T, r Asker, project string, targets []domain.Target, advance func(time.Duration)) {
 	t.Helper()
 	ctx := context.Background()
 	for i, a := range []struct {
