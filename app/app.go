@@ -299,6 +299,7 @@ func (a *App) addChats(mux *http.ServeMux) error {
 			ec.PublicURL = s.PublicURL // the links in a mail point there
 		}
 		ec.Outbox, ec.Kick = a.st, a.deliverer.Kick // every mail leaves through the durable queue
+		ec.ImageHosts = s.ImageHosts                // the inbox's picture hosts: the only ones a mail loads
 		// Routes with email: {require_login: true} take an answer only
 		// from a browser signed in to the web inbox (built after the chats).
 		ec.SignedIn = func(r *http.Request, project string) (string, bool) {

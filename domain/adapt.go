@@ -242,6 +242,27 @@ func (img *Image) ImageHost() string {
 	return strings.ToLower(u.Hostname())
 }
 
+// AllowedBy reports whether a viewer's client may load img: an https URL
+// whose host is one of hosts (web.image_hosts; "*.example.com" allows the
+// subdomains of example.com). Surfaces show any other picture as a link
+// with its alt text, so nobody's address goes to a host nobody approved.
+func (img *Image) AllowedBy(hosts []string) bool {
+	if img == nil || !strings.HasPrefix(strings.ToLower(img.URL), "https://") {
+		return false
+	}
+	host := img.ImageHost()
+	if host == "" {
+		return false
+	}
+	for _, h := range hosts {
+		h = strings.ToLower(h)
+		if h == host || (strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:])) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkAdaptive checks the enhancements of items: conditions point back at
 // an earlier item with options and name its labels; rules and images are
 // sound; defaults fit the item.
@@ -409,6 +430,29 @@ func DefaultsRequest(items []Item) (RespondRequest, bool) {
 		req.Answers[it.Question] = StringList(choices[i])
 	}
 	return req, len(req.Answers) > 0
+}
+
+// DefaultsSummary names what "Submit defaults" answers, item by item in
+// order ("Auth: OAuth; Regions: eu-west, us-east"), or "" when it cannot
+// be offered (DefaultsRequest is not ok).
+func DefaultsSummary(items []Item) string {
+	req, ok := DefaultsRequest(items)
+	if !ok {
+		return ""
+	}
+	var parts []string
+	for _, it := range items {
+		picked, asked := req.Answers[it.Question]
+		if !asked {
+			continue
+		}
+		name := it.Header
+		if name == "" {
+			name = clip(it.Question, 80)
+		}
+		parts = append(parts, name+": "+strings.Join(picked, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // FreeTextProblem is what is wrong with s as free text for it (an answer

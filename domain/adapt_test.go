@@ -155,6 +155,28 @@ func TestDefaultsAndUseDefaultsOnTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"Env?": "dev", "Checks?": "lint, test"}, a.Answers)
 	require.Equal(t, "Region?", a.Skipped[0].Question)
+	q.Status, q.Answers = StatusAnswered, a.Answers
+	require.Equal(t, "Env?: dev; Checks?: lint, test", AnswerLine(q), "an item not asked is left out of the outcome")
+}
+
+func TestDefaultsSummaryAndImageHosts(t *testing.T) {
+	q, err := ask(t, `{"questions":[{"question":"Env?","header":"Env","options":[{"label":"dev","default":true},{"label":"prod"}]},
+	 {"question":"Region?","options":[{"label":"eu"},{"label":"us"}],"show_if":{"item":0,"any_of":["prod"]}},
+	 {"question":"Checks?","multiSelect":true,"options":[{"label":"lint","default":true},{"label":"test","default":true},{"label":"fuzz"}]}]}`)
+	require.NoError(t, err)
+	require.Equal(t, "Env: dev; Checks?: lint, test", DefaultsSummary(q.Questions))
+	q.Questions[2].Options[0].Default, q.Questions[2].Options[1].Default = false, false
+	require.Equal(t, "", DefaultsSummary(q.Questions), "an item asked under the defaults has none")
+
+	hosts := []string{"img.example.com", "*.cdn.example.com"}
+	for url, want := range map[string]bool{
+		"https://img.example.com/a.png": true, "https://IMG.example.com/a.png": true, "https://x.cdn.example.com/a.png": true,
+		"https://cdn.example.com/a.png": false, "https://img.example.com.evil.test/a.png": false, "https://evil.test/img.example.com": false,
+		"http://img.example.com/a.png": false,
+	} {
+		require.Equal(t, want, (&Image{URL: url, Alt: "a"}).AllowedBy(hosts), url)
+	}
+	require.False(t, (*Image)(nil).AllowedBy(hosts))
 }
 
 func TestImagesRefusedNamingTheField(t *testing.T) {

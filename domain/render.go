@@ -49,7 +49,11 @@ func AnswerLine(q *Question) string {
 		if name == "" {
 			name = it.Question
 		}
-		parts = append(parts, name+": "+q.Answers[it.Question])
+		a, asked := q.Answers[it.Question]
+		if !asked {
+			continue // not asked (show_if): listed in skipped, not here
+		}
+		parts = append(parts, name+": "+a)
 	}
 	return strings.Join(parts, "; ")
 }

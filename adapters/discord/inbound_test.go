@@ -190,3 +190,18 @@ func (d *discordDriver) Live(q *domain.Question) bool {
 	}
 	return false
 }
+
+// SubmitDefaults answers with the defaults in one press: on a button per
+// option, the one marked "(default)"; otherwise the selects show the
+// defaults chosen and Submit, pressed without touching them, sends them.
+func (d *discordDriver) SubmitDefaults(name string, q *domain.Question) bool {
+	for _, row := range d.e.fake.Message(d.msgID(q)).Components {
+		for _, c := range row.Components {
+			if c.Type == 2 && (strings.HasSuffix(c.Label, " (default)") || c.Label == "Submit") {
+				d.press(d.user(name), q, c.CustomID)
+				return true
+			}
+		}
+	}
+	return false
+}

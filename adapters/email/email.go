@@ -77,6 +77,11 @@ type Config struct {
 	// A question whose route has email: {require_login: true} is answered
 	// from a link only when it says ok; nil refuses every such answer.
 	SignedIn func(r *http.Request, project string) (operator string, ok bool)
+	// ImageHosts are web.image_hosts: a question's picture from one of
+	// these hosts is an <img> in the mail; any other is a link with its
+	// alt text (mail programs load no remote picture by default, and one
+	// that does tells the host who read the mail).
+	ImageHosts []string
 }
 
 // Outbox queues a delivery once per id (lifecycle.DeliveryQueue).
@@ -396,7 +401,7 @@ func (a *Adapter) message(q *domain.Question, j job) (*mail.Msg, error) {
 			return strings.TrimRight(a.cfg.PublicURL, "/") + linkPath + tok, nil
 		}
 	}
-	v, err := buildView(q, j.Kind, j.To, questionPage(a.cfg.PublicURL, q.ID), othersAsked(q, j.To), now, link)
+	v, err := buildView(q, j.Kind, j.To, questionPage(a.cfg.PublicURL, q.ID), othersAsked(q, j.To), now, link, a.cfg.ImageHosts)
 	if err != nil {
 		return nil, err
 	}

@@ -236,7 +236,7 @@ func (a *Adapter) handleOpen(w http.ResponseWriter, r *http.Request) {
 
 func (a *Adapter) confirmView(o opened, csrf, action string) (pageView, error) {
 	q := o.q
-	mv, err := buildView(q, kindPost, o.tok.Recipient, "", nil, a.core.Clock().Now(), nil)
+	mv, err := buildView(q, kindPost, o.tok.Recipient, "", nil, a.core.Clock().Now(), nil, nil)
 	if err != nil {
 		return pageView{}, err
 	}
@@ -249,11 +249,25 @@ func (a *Adapter) confirmView(o opened, csrf, action string) (pageView, error) {
 		for _, it := range q.Questions {
 			fi := formItem{Question: domain.Shorten(it.Question, maxQuestionRunes), Multi: it.MultiSelect, Other: !approval.Is(q)}
 			for _, op := range it.Options {
-				fi.Options = append(fi.Options, optionView{Label: op.Label, Description: domain.Shorten(op.Description, maxDescRunes)})
+				// A page can pre-select: the defaults are checked, except
+				// on an item asked only on a condition (show_if), which
+				// this page (no script) cannot hide when another choice
+				// leaves it out: its checked defaults would be refused.
+				fi.Options = append(fi.Options, optionView{Label: op.Label, Description: domain.Shorten(op.Description, maxDescRunes),
+					Default: op.Default && it.ShowIf == nil})
 			}
 			f.Items = append(f.Items, fi)
 		}
 		mv.Items = nil
+		return v, nil
+	}
+	if o.tok.Choice == DefaultsChoice {
+		sum := domain.DefaultsSummary(q.Questions)
+		if sum == "" || approval.Is(q) {
+			return pageView{}, errors.New("this question has no default for every item asked, so it cannot be answered with its defaults; use the Answer link in the mail. Nothing was recorded")
+		}
+		f.Choice = "the defaults — " + sum
+		f.Button = "Send the defaults"
 		return v, nil
 	}
 	if len(q.Questions) != 1 || o.tok.Choice < 0 || o.tok.Choice >= len(q.Questions[0].Options) {
@@ -373,6 +387,15 @@ func (a *Adapter) signInLink(r *http.Request) string {
 // formAnswer reads the answer the page's form sent.
 func formAnswer(o opened, r *http.Request) (domain.RespondRequest, error) {
 	q := o.q
+	if o.tok.Choice == DefaultsChoice {
+		// The defaults as the question holds them now: the page showed
+		// the same, and ParseAnswer checks them like any answer.
+		req, ok := domain.DefaultsRequest(q.Questions)
+		if !ok || approval.Is(q) {
+			return domain.RespondRequest{}, errors.New("this question has no default for every item asked; use the Answer link in the mail")
+		}
+		return req, nil
+	}
 	if o.tok.Choice != FormChoice {
 		label := q.Questions[0].Options[o.tok.Choice].Label
 		if note := strings.TrimSpace(r.PostForm.Get("note")); note != "" && approval.NoteAllowed(q) && o.tok.Choice == approval.DenyOption(q) {

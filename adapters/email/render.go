@@ -26,6 +26,7 @@ const (
 	maxArgsRunes     = 2000
 	maxDiffRunes     = 4000
 	maxSubjectRunes  = 120
+	maxAltRunes      = 300
 )
 
 //go:embed templates
@@ -66,6 +67,13 @@ type mailView struct {
 	Intro      string
 	Footer     string
 	AnswerHint string
+
+	// DefaultsLink confirms every item asked answered with its defaults
+	// (Defaults says which), when options are not links themselves.
+	DefaultsLink string
+	Defaults     string
+	ContextImage *imageView
+	History      string // "Last 2 times: …" (domain.HistoryText)
 }
 
 type itemView struct {
@@ -74,12 +82,36 @@ type itemView struct {
 	Multi    bool
 	Open     bool
 	Options  []optionView
+	Image    *imageView
+	// Condition says when the item is asked (show_if), Rules what free
+	// text it takes (other), in words.
+	Condition string
+	Rules     string
+}
+
+// imageView is a picture in a mail. Mail programs load no remote picture
+// by default, and one that does tells the picture's host who read the
+// mail; so, as in the web inbox, only a host listed in web.image_hosts
+// gets an <img> (Show), any other is a link with its alt text.
+type imageView struct {
+	URL  string
+	Alt  string
+	Show bool
+}
+
+func newImageView(img *domain.Image, hosts []string) *imageView {
+	if img == nil {
+		return nil
+	}
+	return &imageView{URL: img.URL, Alt: domain.Shorten(strings.Join(strings.Fields(img.Alt), " "), maxAltRunes), Show: img.AllowedBy(hosts)}
 }
 
 type optionView struct {
 	Label       string
 	Description string
 	Recommended bool
+	Default     bool
+	Image       *imageView
 	Tone        string // "allow", "deny" or ""
 	Verb        string // "Allow" or "Deny" when the label does not say it already
 	Link        string // the confirmation page for this choice; empty: see FormLink
@@ -112,8 +144,8 @@ func (v *mailView) cut(s string, n int) string {
 type linkFunc func(choice int) (string, error)
 
 // buildView renders q for one recipient; link signs the recipient's links
-// (nil for mails without links).
-func buildView(q *domain.Question, kind mailKind, recipient, pageLink string, others []string, now time.Time, link linkFunc) (*mailView, error) {
+// (nil for mails without links); hosts are web.image_hosts.
+func buildView(q *domain.Question, kind mailKind, recipient, pageLink string, others []string, now time.Time, link linkFunc, hosts []string) (*mailView, error) {
 	v := &mailView{Kind: kind, Recipient: recipient, Agent: q.AgentName, Approval: approval.Is(q), PageLink: pageLink, Others: others}
 	if v.Agent == "" {
 		v.Agent = q.AgentID
@@ -121,14 +153,21 @@ func buildView(q *domain.Question, kind mailKind, recipient, pageLink string, ot
 	v.Agent = v.cut(v.Agent, 80)
 	v.Title = v.cut(subjectOf(q), maxSubjectRunes)
 	v.Context = v.cut(q.Context, maxContextRunes)
+	v.ContextImage = newImageView(q.ContextImage, hosts)
+	v.History = v.cut(domain.HistoryText(q.History, now), maxDescRunes)
 	v.Deadline = deadline(q, now)
 	tones := approval.Tones(q)
 	optionLinks := link != nil && q.Status == domain.StatusPending && len(q.Questions) == 1 &&
 		!q.Questions[0].MultiSelect && !q.Questions[0].OpenEnded()
 	for _, it := range q.Questions {
-		iv := itemView{Header: v.cut(it.Header, 40), Question: v.cut(it.Question, maxQuestionRunes), Multi: it.MultiSelect, Open: it.OpenEnded()}
+		iv := itemView{Header: v.cut(it.Header, 40), Question: v.cut(it.Question, maxQuestionRunes), Multi: it.MultiSelect, Open: it.OpenEnded(),
+			Image: newImageView(it.Image, hosts), Condition: domain.ConditionText(q.Questions, it.ShowIf)}
+		if !v.Approval {
+			iv.Rules = v.cut(it.Other.Describe(), maxDescRunes)
+		}
 		for j, o := range it.Options {
-			ov := optionView{Label: v.cut(o.Label, maxLabelRunes), Description: v.cut(o.Description, maxDescRunes), Recommended: o.Recommended}
+			ov := optionView{Label: v.cut(o.Label, maxLabelRunes), Description: v.cut(o.Description, maxDescRunes), Recommended: o.Recommended,
+				Default: o.Default, Image: newImageView(o.Image, hosts)}
 			if tones != nil {
 				switch tones[j] {
 				case approval.Allow:
@@ -157,6 +196,14 @@ func buildView(q *domain.Question, kind mailKind, recipient, pageLink string, ot
 			return nil, err
 		}
 		v.FormLink = l
+		// One link answers with the defaults; where each option is its
+		// own link, the default's link (marked) is that one action.
+		if sum := domain.DefaultsSummary(q.Questions); sum != "" && !v.Approval {
+			if v.DefaultsLink, err = link(DefaultsChoice); err != nil {
+				return nil, err
+			}
+			v.Defaults = v.cut(sum, maxQuestionRunes)
+		}
 	}
 	if q.Action != nil {
 		v.Action = buildAction(v, q.Action)
@@ -173,7 +220,7 @@ func buildView(q *domain.Question, kind mailKind, recipient, pageLink string, ot
 	case kindFinal:
 		v.Outcome = outcome(q)
 		v.Intro = v.Outcome + " — nothing more to do."
-		v.Items, v.FormLink, v.Action, v.Context = nil, "", nil, ""
+		v.Items, v.FormLink, v.DefaultsLink, v.Action, v.Context, v.ContextImage, v.History = nil, "", "", nil, "", nil, ""
 	}
 	if link != nil && q.Status == domain.StatusPending {
 		v.AnswerHint = "Opening a link shows a page where you confirm; nothing is decided until you press the button on that page."

@@ -26,6 +26,14 @@ import (
 // whole question instead of confirming one option.
 const FormChoice = -1
 
+// DefaultsChoice is the choice of a "Submit the defaults" link: it
+// confirms every item asked under the defaults answered with them
+// (domain.DefaultsRequest). It travels as the byte defaultsByte, which no
+// option index uses, so links mailed before it existed read as before.
+const DefaultsChoice = -2
+
+const defaultsByte = 0xff
+
 // tokenVersion is the first byte of every token's payload.
 const tokenVersion = 1
 
@@ -40,7 +48,7 @@ const (
 // token is a decoded, verified link token.
 type token struct {
 	Question  string
-	Choice    int // option index, or FormChoice
+	Choice    int // option index, FormChoice or DefaultsChoice
 	Recipient string
 	Expires   time.Time
 	Nonce     string // base64url of the random nonce: the token's single-use key
@@ -83,10 +91,14 @@ func (k keys) sign(t token) (string, error) {
 	p := []byte{tokenVersion}
 	p = append(p, nonce...)
 	p = binary.BigEndian.AppendUint64(p, uint64(t.Expires.Unix()))
-	if t.Choice < FormChoice || t.Choice > 250 {
+	switch {
+	case t.Choice == DefaultsChoice:
+		p = append(p, defaultsByte)
+	case t.Choice < FormChoice || t.Choice > 250:
 		return "", errTokenMalformed
+	default:
+		p = append(p, byte(t.Choice+1))
 	}
-	p = append(p, byte(t.Choice+1))
 	p = append(p, t.Question...)
 	p = append(p, 0)
 	p = append(p, t.Recipient...)
@@ -123,9 +135,13 @@ func (k keys) verify(s string) (token, error) {
 	if !ok || q == "" || rcpt == "" {
 		return token{}, errTokenMalformed
 	}
+	choice := int(p[1+nonceLen+8]) - 1
+	if p[1+nonceLen+8] == defaultsByte {
+		choice = DefaultsChoice
+	}
 	return token{
 		Question:  q,
-		Choice:    int(p[1+nonceLen+8]) - 1,
+		Choice:    choice,
 		Recipient: rcpt,
 		Expires:   time.Unix(int64(binary.BigEndian.Uint64(p[1+nonceLen:])), 0).UTC(),
 		Nonce:     base64.RawURLEncoding.EncodeToString(p[1 : 1+nonceLen]),

@@ -209,3 +209,46 @@ func (d *slackDriver) Live(q *domain.Question) bool {
 	m, ok := d.e.fake.Message(t.Channel, t.MessageTS)
 	return ok && strings.Contains(string(m.Blocks), `"action_id"`)
 }
+
+// SubmitDefaults answers with the defaults in one press. One single-select
+// item is a button per option: the one marked "(default)". Otherwise the
+// defaults are pre-selected (initial_option(s)) and Submit sends them:
+// Slack's state.values carries an untouched element's initial value.
+func (d *slackDriver) SubmitDefaults(name string, q *domain.Question) bool {
+	channel, ts, blocks := d.shown(q)
+	if !hasSubmit(q) {
+		for _, b := range blocks {
+			els, _ := b["elements"].([]any)
+			for _, ev := range els {
+				el, _ := ev.(map[string]any)
+				if tx, ok := el["text"].(map[string]any); ok && strings.HasSuffix(fmt.Sprint(tx["text"]), " (default)") {
+					d.press(d.user(name), channel, ts, b["block_id"].(string), el, nil)
+					return true
+				}
+			}
+		}
+		return false
+	}
+	state := map[string]any{}
+	for _, b := range blocks {
+		els, _ := b["elements"].([]any)
+		for _, ev := range els {
+			el, _ := ev.(map[string]any)
+			aid, _ := el["action_id"].(string)
+			if !strings.HasPrefix(aid, actPick+":") {
+				continue
+			}
+			v := map[string]any{"type": el["type"]}
+			if o, ok := el["initial_option"]; ok {
+				v["selected_option"] = o
+			}
+			if os, ok := el["initial_options"]; ok {
+				v["selected_options"] = os
+			}
+			state[b["block_id"].(string)] = map[string]any{aid: v}
+		}
+	}
+	bid, el := d.control(blocks, "Submit", "")
+	d.press(d.user(name), channel, ts, bid, el, state)
+	return true
+}

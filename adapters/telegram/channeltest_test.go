@@ -210,3 +210,21 @@ func (d *driver) Told(name string) []string {
 func (d *driver) Copy(q *domain.Question) string { return d.e.msg(q).Text }
 
 func (d *driver) Live(q *domain.Question) bool { return live(d.e.msg(q)) }
+
+// SubmitDefaults presses "Submit defaults" on the copy as posted, or on
+// a copy whose options are each a button, the one marked "(default)".
+func (d *driver) SubmitDefaults(name string, q *domain.Question) bool {
+	m := d.posted(q)
+	for _, one := range []bool{false, true} {
+		for _, row := range m.Posted {
+			for _, b := range row {
+				if !one && b.CallbackData == callbackData(q.ID, opDefaults) || one && !usesDrafts(q) && strings.HasSuffix(b.Text, " (default)") {
+					d.e.press(d.user(name), m, b.CallbackData)
+					d.done()
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -37,6 +37,7 @@ func FuzzDecodeUpdate(f *testing.F) {
 func FuzzCallbackData(f *testing.F) {
 	f.Add(callbackData(domain.NewQuestionID("ops"), opOption, 3, 2))
 	f.Add(callbackData("x", opSubmit))
+	f.Add(callbackData(domain.NewQuestionID("ops"), opDefaults))
 	f.Add("~:o1.1")
 	f.Add("AAAAAAAAAAAAAAAAAAAAAA:r0.99")
 	f.Fuzz(func(t *testing.T, s string) {

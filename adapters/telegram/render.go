@@ -77,6 +77,19 @@ func (d *doc) tagged(open, close, s string) {
 	d.b.WriteString(close)
 }
 
+// picture adds a question's picture as a link with its alt text: the
+// bridge never fetches it, and link previews are off, so nobody's client
+// loads it unless they open it.
+func (d *doc) picture(img *domain.Image) {
+	if img == nil {
+		return
+	}
+	d.text("🖼 ")
+	d.b.WriteString(`<a href="` + esc(img.URL) + `">`)
+	d.text(domain.Shorten(strings.Join(strings.Fields(img.Alt), " "), 200))
+	d.b.WriteString("</a>")
+}
+
 func (d *doc) String() string { return d.b.String() }
 
 // ---- callback data: a short opaque key, never a label.
@@ -91,6 +104,9 @@ const (
 	opRule    = 'r' // "always allow" choice <option>
 	opInfo    = 'h' // an item's title row: shows its question as a toast
 	opNext    = 'n' // "Next ▶" of a multi-select item among several: done with it
+	// opDefaults is "Submit defaults": every item asked under the
+	// defaults answered with them, in one press (domain.DefaultsRequest).
+	opDefaults = 'f'
 )
 
 // nextKey is the draft entry listing the multi-select items (their numbers)
@@ -203,7 +219,7 @@ func parseCallbackData(s string) (action, bool) {
 		return a, a.Item >= 0 && a.Option >= 0
 	case opOther, opText, opInfo, opNext:
 		return a, a.Item >= 0 && a.Option < 0
-	case opSubmit, opDismiss:
+	case opSubmit, opDismiss, opDefaults:
 		return a, a.Item < 0
 	}
 	return action{}, false
@@ -335,6 +351,10 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 		for _, r := range q.Remarks { // escaped: a pager user's name comes from outside
 			tail.text("\n📟 " + r.Text)
 		}
+		if h := domain.HistoryText(q.History, now); h != "" {
+			tail.text("\n")
+			tail.tagged("<i>", "</i>", domain.Shorten("🕘 "+h, 300))
+		}
 		if shapeOf(q) == shapeItems {
 			tail.text("\n")
 			tail.tagged("<b>", "</b>", stepLine(q, o))
@@ -353,6 +373,9 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 		}
 		if len(q.Questions) > 1 {
 			body.tagged("<b>", "</b>", fmt.Sprintf("%d. %s", i+1, itemName(it, i)))
+			if c := domain.ConditionText(q.Questions, it.ShowIf); c != "" {
+				body.tagged("<i>", "</i>", " ("+c+")")
+			}
 			body.text("\n")
 		}
 		qlen, dlen := 1500, 200
@@ -387,6 +410,12 @@ func renderText(q *domain.Question, now time.Time, o renderOpts, shownRules int)
 			d.text("\n")
 		}
 	}
+	if img := q.ContextImage; img != nil && q.Status == domain.StatusPending {
+		if left := maxText - d.n - body.n - tail.n - 2; left > min(units(img.Alt), 200)+10 {
+			d.picture(img)
+			d.text("\n")
+		}
+	}
 	d.b.WriteString(body.String())
 	d.n += body.n
 	d.b.WriteString(tail.String())
@@ -412,6 +441,14 @@ func stepLine(q *domain.Question, o renderOpts) string {
 // multi-select one is left with Next.
 func item(d *doc, it domain.Item, maxQ, maxDesc int, several bool) {
 	d.tagged("<b>", "</b>", domain.Shorten(it.Question, maxQ))
+	if it.Image != nil {
+		d.text("\n")
+		d.picture(it.Image)
+	}
+	if r := it.Other.Describe(); r != "" {
+		d.text("\n")
+		d.tagged("<i>", "</i>", domain.Shorten("Your own answer: "+r, 300))
+	}
 	if it.MultiSelect {
 		d.text("\n")
 		if several {
@@ -430,6 +467,10 @@ func item(d *doc, it domain.Item, maxQ, maxDesc int, several bool) {
 		}
 		if o.Description != "" {
 			d.text(" — " + domain.Shorten(o.Description, maxDesc))
+		}
+		if o.Image != nil {
+			d.text(" ")
+			d.picture(o.Image)
 		}
 	}
 }
@@ -524,6 +565,9 @@ func keyboard(q *domain.Question, o renderOpts) (*InlineKeyboardMarkup, int) {
 			case op.Recommended:
 				text = "⭐ " + text
 			}
+			if op.Default { // its own button answers with it in one press
+				text += " (default)"
+			}
 			row(button(text, callbackData(id, opOption, 0, j)))
 		}
 		var last []InlineKeyboardButton
@@ -551,6 +595,9 @@ func keyboard(q *domain.Question, o renderOpts) (*InlineKeyboardMarkup, int) {
 		it := q.Questions[0]
 		options(0, it, "")
 		row(button("Other…", callbackData(id, opOther, 0)))
+		if b, ok := defaultsButton(q); ok {
+			row(b)
+		}
 		row(button("Submit", callbackData(id, opSubmit)), dismiss)
 	case shapeText:
 		row(button("Answer…", callbackData(id, opText, 0)), dismiss)
@@ -582,9 +629,25 @@ func keyboard(q *domain.Question, o renderOpts) (*InlineKeyboardMarkup, int) {
 				row(more...)
 			}
 		}
+		if b, ok := defaultsButton(q); ok {
+			row(b)
+		}
 		row(open...)
 	}
 	return &InlineKeyboardMarkup{InlineKeyboard: rows}, shownRules
+}
+
+// defaultsButton is "Submit defaults", offered where choices wait for
+// Submit (a keyboard cannot pre-select) and every item asked under the
+// defaults has one; its label says what it sends. Where each option is
+// its own button (shapeSingle) the default's button, marked "(default)",
+// is that one press.
+func defaultsButton(q *domain.Question) (InlineKeyboardButton, bool) {
+	summary := domain.DefaultsSummary(q.Questions)
+	if summary == "" || q.Kind == domain.KindApproval {
+		return InlineKeyboardButton{}, false
+	}
+	return button("Submit defaults: "+summary, callbackData(q.ID, opDefaults)), true
 }
 
 // rulesNote lists the "always allow" choices whose button label was cut,

@@ -254,6 +254,15 @@ func (a *Adapter) callback(ctx context.Context, cq *CallbackQuery) reply {
 			return *r
 		}
 		return a.submit(ctx, q, who)
+	case opDefaults:
+		if r := a.gate(ctx, q, who); r != nil {
+			return *r
+		}
+		req, ok := domain.DefaultsRequest(q.Questions)
+		if !ok || q.Kind == domain.KindApproval {
+			return reply{"This question has no default for every item asked; make your choices, then press Submit. " + domain.ChangedNothing, true}
+		}
+		return a.respond(ctx, q, who, req)
 	case opDismiss:
 		if r := a.gate(ctx, q, who); r != nil {
 			return *r

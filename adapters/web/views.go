@@ -530,22 +530,7 @@ func (i *Inbox) renderCard(w http.ResponseWriter, r *http.Request, c *cardView) 
 
 // imageAllowed reports whether the page may load img: its host is one of
 // web.image_hosts ("*.example.com" allows the subdomains).
-func (i *Inbox) imageAllowed(img *domain.Image) bool {
-	if img == nil {
-		return false
-	}
-	host := img.ImageHost()
-	if host == "" || !strings.HasPrefix(strings.ToLower(img.URL), "https://") {
-		return false
-	}
-	for _, h := range i.cfg.ImageHosts {
-		h = strings.ToLower(h)
-		if h == host || (strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:])) {
-			return true
-		}
-	}
-	return false
-}
+func (i *Inbox) imageAllowed(img *domain.Image) bool { return img.AllowedBy(i.cfg.ImageHosts) }
 
 // CheckImageHost refuses an entry of web.image_hosts the page's CSP could
 // not carry as it means: a host name, or "*." and a host name, nothing

@@ -10,9 +10,12 @@ import (
 
 // A plain HTML preview of a posted message, for eyes and screenshots:
 // headers, sections (mrkdwn: bold, italic, inline code, code blocks,
-// links), context lines, and buttons with their styles. It is no model of
-// Slack's client; it shows what a message holds, laid out the way Slack
-// lays it out.
+// links), context lines with their small images, image blocks, buttons
+// with their styles, radio buttons and checkboxes with their initial
+// options (what Slack shows selected before anyone clicks), and a modal
+// with its inputs, hints and the errors a response_action set. It is no
+// model of Slack's client; it shows what a message holds, laid out the
+// way Slack lays it out.
 
 // Preview returns the HTML page of message channel/ts.
 func (s *Server) Preview(channel, ts string) (string, bool) {
@@ -42,7 +45,14 @@ pre{background:#f8f8f8;border:1px solid #ddd;border-radius:4px;padding:8px;margi
 code{font:12px Monaco,Menlo,Consolas,monospace;color:#c01343;background:#f8f8f8;border:1px solid #ddd;border-radius:3px;padding:0 3px}
 .acts{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0}button{font:700 13px/1 inherit;border:1px solid #bbb;background:#fff;color:#1d1c1d;border-radius:4px;padding:7px 12px;text-align:left}
 button.primary{background:#007a5a;border-color:#007a5a;color:#fff}button.danger{background:#e01e5a;border-color:#e01e5a;color:#fff}
-a{color:#1264a3;text-decoration:none}`
+a{color:#1264a3;text-decoration:none}
+.ctx img{width:20px;height:20px;border-radius:3px;vertical-align:middle;object-fit:cover;margin-right:4px}.ctx span{margin-right:8px;vertical-align:middle}
+.img{margin:8px 0}.img img{max-width:360px;max-height:240px;border-radius:8px;border:1px solid #ddd;display:block}.sec>img{width:88px;height:88px;border-radius:6px;object-fit:cover}
+.acts:has(.choices){align-items:flex-start}.choices{display:flex;flex-direction:column;gap:6px;margin:8px 0}.choices label{display:flex;gap:8px;align-items:flex-start}.choices input{margin:3px 0 0;accent-color:#1264a3}.choices .desc{display:block;font-size:13px;color:#616061}
+.modal{max-width:520px;border:1px solid #ddd;border-radius:8px;box-shadow:0 4px 12px rgba(0,0,0,.15);margin:8px auto}.modal>header{font-weight:900;font-size:20px;padding:16px 24px;border-bottom:1px solid #ddd}
+.modal>.body{padding:16px 24px}.modal>footer{display:flex;justify-content:flex-end;gap:8px;padding:16px 24px;border-top:1px solid #ddd}
+.input{margin:12px 0}.input>b{display:block;margin-bottom:6px}.input textarea,.input input{width:100%;box-sizing:border-box;font:inherit;border:1px solid #868686;border-radius:4px;padding:8px}
+.input.bad textarea,.input.bad input{border-color:#e01e5a;box-shadow:0 0 0 1px #e01e5a}.input .err{color:#e01e5a;font-size:13px;margin-top:4px}.input .hint{color:#616061;font-size:13px;margin-top:4px}`
 
 var emoji = strings.NewReplacer(":white_check_mark:", "✅", ":no_entry:", "⛔", ":warning:", "⚠️", ":pencil2:", "✏️",
 	":hourglass:", "⌛", ":no_entry_sign:", "🚫", ":information_source:", "ℹ️")
@@ -92,6 +102,61 @@ func textOf(v any) string {
 	return mrkdwnHTML(t)
 }
 
+// imgHTML is an image block or element: its URL and alt text escaped.
+func imgHTML(o map[string]any) string {
+	src, _ := o["image_url"].(string)
+	alt, _ := o["alt_text"].(string)
+	return `<img src="` + html.EscapeString(src) + `" alt="` + html.EscapeString(alt) + `">`
+}
+
+// choicesHTML shows radio buttons or checkboxes with their initial
+// options checked.
+func choicesHTML(o map[string]any) string {
+	typ := "radio"
+	if o["type"] == "checkboxes" {
+		typ = "checkbox"
+	}
+	on := map[string]bool{}
+	if io, ok := o["initial_option"].(map[string]any); ok {
+		v, _ := io["value"].(string)
+		on[v] = true
+	}
+	ios, _ := o["initial_options"].([]any)
+	for _, x := range ios {
+		io, _ := x.(map[string]any)
+		v, _ := io["value"].(string)
+		on[v] = true
+	}
+	var b strings.Builder
+	b.WriteString(`<div class="choices">`)
+	opts, _ := o["options"].([]any)
+	for _, x := range opts {
+		opt, _ := x.(map[string]any)
+		v, _ := opt["value"].(string)
+		checked := ""
+		if on[v] {
+			checked = " checked"
+		}
+		b.WriteString(`<label><input type="` + typ + `"` + checked + ` onclick="return false"><span>` + textOf(opt["text"]))
+		if d, ok := opt["description"]; ok {
+			b.WriteString(`<span class="desc">` + textOf(d) + `</span>`)
+		}
+		b.WriteString(`</span></label>`)
+	}
+	b.WriteString(`</div>`)
+	return b.String()
+}
+
+// elementHTML is an interactive element of an actions block.
+func elementHTML(v any) string {
+	o, _ := v.(map[string]any)
+	switch o["type"] {
+	case "radio_buttons", "checkboxes":
+		return choicesHTML(o)
+	}
+	return buttonHTML(v)
+}
+
 func buttonHTML(v any) string {
 	o, _ := v.(map[string]any)
 	if o["type"] != "button" {
@@ -114,20 +179,32 @@ func PreviewHTML(blocks json.RawMessage) string {
 			b.WriteString("<h3>" + textOf(bl["text"]) + "</h3>")
 		case "section":
 			b.WriteString(`<div class="sec"><div>` + textOf(bl["text"]) + "</div>")
-			if acc, ok := bl["accessory"]; ok {
+			if acc, ok := bl["accessory"].(map[string]any); ok && acc["type"] == "image" {
+				b.WriteString(imgHTML(acc))
+			} else if ok {
 				b.WriteString(buttonHTML(acc))
 			}
 			b.WriteString("</div>")
 		case "context":
+			// One line: texts and small images side by side, as Slack
+			// lays out a context block.
+			b.WriteString(`<div class="ctx">`)
 			els, _ := bl["elements"].([]any)
 			for _, e := range els {
-				b.WriteString(`<div class="ctx">` + strings.ReplaceAll(textOf(e), "\n", "<br>") + "</div>")
+				if o, _ := e.(map[string]any); o["type"] == "image" {
+					b.WriteString(imgHTML(o))
+					continue
+				}
+				b.WriteString(`<span>` + strings.ReplaceAll(textOf(e), "\n", "<br>") + "</span>")
 			}
+			b.WriteString("</div>")
+		case "image":
+			b.WriteString(`<div class="img">` + imgHTML(bl) + `</div>`)
 		case "actions":
 			b.WriteString(`<div class="acts">`)
 			els, _ := bl["elements"].([]any)
 			for _, e := range els {
-				b.WriteString(buttonHTML(e))
+				b.WriteString(elementHTML(e))
 			}
 			b.WriteString("</div>")
 		case "divider":
@@ -136,4 +213,64 @@ func PreviewHTML(blocks json.RawMessage) string {
 	}
 	b.WriteString("</div></div></body></html>")
 	return b.String()
+}
+
+// PreviewViewHTML renders a modal (a view): its title, sections and input
+// blocks, each input holding what the person typed (values, by block id)
+// with its hint, and the error Slack shows on it after the app answered
+// the submission with response_action "errors" (errs, by block id).
+func PreviewViewHTML(view json.RawMessage, values, errs map[string]string) string {
+	var v map[string]any
+	_ = json.Unmarshal(view, &v)
+	var b strings.Builder
+	b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>Slack modal preview</title><style>` + previewCSS + `</style></head><body>`)
+	b.WriteString(`<div class="modal"><header>` + textOf(v["title"]) + `</header><div class="body">`)
+	bs, _ := v["blocks"].([]any)
+	for _, x := range bs {
+		bl, _ := x.(map[string]any)
+		id, _ := bl["block_id"].(string)
+		switch bl["type"] {
+		case "section":
+			b.WriteString(`<div class="sec"><div>` + textOf(bl["text"]) + `</div></div>`)
+		case "context":
+			b.WriteString(`<div class="ctx">` + textOf(firstOf(bl["elements"])) + `</div>`)
+		case "input":
+			cls := "input"
+			if errs[id] != "" {
+				cls += " bad"
+			}
+			b.WriteString(`<div class="` + cls + `"><b>` + textOf(bl["label"]) + `</b>`)
+			el, _ := bl["element"].(map[string]any)
+			val := html.EscapeString(values[id])
+			if multi, _ := el["multiline"].(bool); multi {
+				b.WriteString(`<textarea rows="3">` + val + `</textarea>`)
+			} else {
+				b.WriteString(`<input value="` + val + `">`)
+			}
+			if errs[id] != "" {
+				b.WriteString(`<div class="err">` + html.EscapeString(errs[id]) + `</div>`)
+			}
+			if h, ok := bl["hint"]; ok {
+				b.WriteString(`<div class="hint">` + textOf(h) + `</div>`)
+			}
+			b.WriteString(`</div>`)
+		}
+	}
+	b.WriteString(`</div><footer>`)
+	if c, ok := v["close"]; ok {
+		b.WriteString(`<button>` + textOf(c) + `</button>`)
+	}
+	if sub, ok := v["submit"]; ok {
+		b.WriteString(`<button class="primary">` + textOf(sub) + `</button>`)
+	}
+	b.WriteString(`</footer></div></body></html>`)
+	return b.String()
+}
+
+func firstOf(v any) any {
+	xs, _ := v.([]any)
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs[0]
 }
