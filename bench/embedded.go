@@ -141,6 +141,9 @@ func embeddedOne(rs *storetest.Server, name string, s app.Settings, o opts) erro
 		r.Close()
 		return err
 	}
+	_, one, oneFailed := askLoad(r, "team", 1, 3*time.Second, chans)
+	fmt.Printf("(i) %-8s with %d retained + %d pending: ask one at a time p50 %s p99 %s (%d failed)\n",
+		name, o.embN, o.embPending, ms(one.p50), ms(one.p99), oneFailed)
 	_, ask, askFailed := askLoad(r, "team", 16, 5*time.Second, chans)
 	fmt.Printf("(i) %-8s with %d retained + %d pending: inbox first page p50 %s p99 %s (target ≤ 50 ms: %s); pending list API p50 %s p99 %s (target ≤ 50 ms: %s); ask p50 %s p99 %s (16 clients, %d failed; target ≤ 10 ms: %s)\n",
 		name, o.embN, o.embPending, ms(inbox.p50), ms(inbox.p99), verdict(inbox.p99 <= 50*time.Millisecond),
