@@ -38,9 +38,9 @@ import "github.com/redis/go-redis/v9"
 //   draft:<id>      hash  person -> partial selections (JSON), with TTL; deleted when final
 //                         (the earlier layout: string draft:<id>:<person>, still read)
 //   seq             string the project's question counter (dropped with its last record)
-//   hist:<key>      zset  ms when the record goes -> id of the questions an agent asked
-//                         with the same items (domain.HistoryKey; the hash's field h), the
-//                         HistKeep newest; expires with the longest-lived record it names
+//   hist:<key>      zset  ms when the record goes -> id of the answered questions an agent
+//                         asked with the same items (domain.HistoryKey; the hash's field h),
+//                         the HistKeep newest; expires with the longest-lived record it names
 //
 // Every key is bounded: docs/operations.md "Redis keys and lifetimes" gives each one's life.
 //
@@ -142,14 +142,17 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
       redis.call('HDEL', rk, fpf)
     end
   end
-  -- The history index: the record now goes after retention, and the
-  -- index when the last record it names goes.
-  local hist = redis.call('HGET', qk, 'h')
-  if hist then
-    local hk = C.base .. 'hist:' .. hist
-    if redis.call('ZADD', hk, 'XX', 'CH', tonumber(C.nowms) + tonumber(C.retention), id) == 1 then
-      local top = redis.call('ZRANGE', hk, -1, -1, 'WITHSCORES')
-      if top[2] then redis.call('PEXPIRE', hk, math.max(1, tonumber(top[2]) - tonumber(C.nowms))) end
+  -- The history index: an answered question joins its agent's earlier
+  -- answers to the same items, scored by when its record goes (its answer
+  -- time plus retention), so the newest answers rank first and the index
+  -- expires with the last record it names; the HistKeep (64) newest stay.
+  if status == 'answered' then
+    local hist = redis.call('HGET', qk, 'h')
+    if hist then
+      local hk = C.base .. 'hist:' .. hist
+      redis.call('ZADD', hk, tonumber(C.nowms) + tonumber(C.retention), id)
+      redis.call('ZREMRANGEBYRANK', hk, 0, -65)
+      if redis.call('PTTL', hk) < tonumber(C.retention) then redis.call('PEXPIRE', hk, C.retention) end
     end
   end
   event(evtype, id, run)
@@ -265,16 +268,8 @@ redis.call('ZADD', base .. 'deadlines', expires, id)
 if esc ~= '0' then redis.call('ZADD', base .. 'escal', esc, id) end
 redis.call('HSET', rk, fpf, id)
 if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, id, 'PX', ttl) end
--- The history index: the questions an agent asked with the same items,
--- scored by when each record goes (finalize moves it), so the key expires
--- with the longest-lived record it names; the HistKeep (64) newest stay.
-if hist ~= '' then
-  local hk = base .. 'hist:' .. hist
-  redis.call('HSET', KEYS[1], 'h', hist)
-  redis.call('ZADD', hk, tonumber(C.nowms) + tonumber(ttl), id)
-  redis.call('ZREMRANGEBYRANK', hk, 0, -65)
-  if redis.call('PTTL', hk) < tonumber(ttl) then redis.call('PEXPIRE', hk, ttl) end
-end
+-- The history key, for finalize: answered, the question joins the index.
+if hist ~= '' then redis.call('HSET', KEYS[1], 'h', hist) end
 event('question.created', id, run)
 audit('asked', id, run, '', asked)
 wake(id)

@@ -31,8 +31,8 @@ func (c *core) index(p *proj, id string, r *qrec) {
 		p.exp.ReplaceOrInsert(item{r.m.Exp, id})
 	}
 	p.ttl.ReplaceOrInsert(item{r.m.TTL, id})
-	if r.m.Hist != "" {
-		p.hist[r.m.Hist] = histAdd(p.hist[r.m.Hist], item{r.m.Seq, id}, c.loading)
+	if r.m.Hist != "" && r.m.Status == string(domain.StatusAnswered) {
+		p.hist[r.m.Hist] = histAdd(p.hist[r.m.Hist], item{r.m.Exp, id}, c.loading)
 	}
 }
 
@@ -45,7 +45,7 @@ func (c *core) unindex(p *proj, id string, r *qrec) {
 	p.exp.Delete(item{r.m.Exp, id})
 	p.ttl.Delete(item{r.m.TTL, id})
 	if h := p.hist[r.m.Hist]; h != nil {
-		if h = histDel(h, item{r.m.Seq, id}); len(h) == 0 {
+		if h = histDel(h, item{r.m.Exp, id}); len(h) == 0 {
 			delete(p.hist, r.m.Hist)
 		} else {
 			p.hist[r.m.Hist] = h
@@ -296,8 +296,9 @@ func (c *core) List(_ context.Context, project string, status domain.Status, lim
 	return c.decode(project, ss), nil
 }
 
-// History implements lifecycle.QuestionReader: the history index, newest
-// first; only the answered records it names are decoded.
+// History implements lifecycle.QuestionReader: the history index (the
+// answered questions by when each goes: answer time plus retention),
+// newest first; only the records shown are decoded.
 func (c *core) History(_ context.Context, project, key string, limit int) ([]*domain.Question, error) {
 	c.mu.RLock()
 	var ss []snapshot

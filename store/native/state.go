@@ -96,7 +96,7 @@ type proj struct {
 	auHead int
 	auBase int64              // absolute index of audit[0]
 	auByQ  map[string][]int64 // question id -> absolute indexes in audit
-	hist   map[string][]item  // history key -> seq, id of the questions asked that way, by seq
+	hist   map[string][]item  // history key -> exp, id of the answered questions asked that way, in order
 	lastAu evid
 }
 
