@@ -216,6 +216,16 @@ type DeliveryQueue interface {
 	// re-attach or two replicas send a page or a mail once. Event names
 	// the sender: "<sender>.<kind>" (pagerduty.trigger, email.send).
 	EnqueueDelivery(ctx context.Context, d Delivery) (queued bool, err error)
+	// QueueOnEnd queues d (as EnqueueDelivery, once per d.ID) in the same
+	// atomic step as the one that makes d.QuestionID's question final —
+	// answered, cancelled (dismissed, superseded) or expired, whichever
+	// path and replica finalizes it — due delay after that step's time,
+	// with the final question. A question already final queues d now (due
+	// delay after d.CreatedAt, or after now when zero). queued is false
+	// when d.ID was already registered or queued. ENotFound if the
+	// question does not exist. It closes the gap between a transition and
+	// a delivery queued after it: a replica dying in between loses nothing.
+	QueueOnEnd(ctx context.Context, d Delivery, delay time.Duration) (queued bool, err error)
 }
 
 // Scratch keeps short-lived helpers of chat interactions.

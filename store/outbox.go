@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/lifecycle"
 
 	"github.com/redis/go-redis/v9"
@@ -188,26 +189,94 @@ func (s *Store) RetryDelivery(ctx context.Context, d lifecycle.Delivery, at time
 		d.Lease, ms(at), d.Attempts).Err())
 }
 
+// enqueueOnceLua is the one copy of the Lua that queues a sender's
+// delivery (EnqueueDelivery, QueueOnEnd, and finalize for the deliveries
+// registered to go when a question ends). enqueueOnce queues delivery dlv
+// of question qid once per id: the marker dlvonce:<dlv> outlives the
+// delivery by keep ms, so an id that was sent is not queued again. The
+// delivery carries the question as stored now (d:<qid> and its hash).
+// Returns 1 if queued.
+const enqueueOnceLua = `
+local function enqueueOnce(base, dlv, qid, evtype, payload, duems, created, keep)
+  local dk, mk = base .. 'dlv:' .. dlv, base .. 'dlvonce:' .. dlv
+  if redis.call('EXISTS', dk) == 1 or redis.call('SET', mk, '1', 'NX', 'PX', keep) == false then return 0 end
+  local h = redis.call('HGETALL', base .. 'q:' .. qid)
+  local m = {}
+  for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
+  local doc = redis.call('GET', base .. 'd:' .. qid) or ''
+  local hash = ''
+  if #h > 0 then hash = cjson.encode(m) end
+  redis.call('HSET', dk, 'question', qid, 'event', evtype, 'attempts', 0, 'created_at', created,
+    'doc', doc, 'hash', hash, 'payload', payload)
+  redis.call('PEXPIRE', dk, keep)
+  redis.call('ZADD', base .. 'outbox', duems, dlv)
+  return 1
+end
+`
+
 // enqueueScript queues a sender's delivery once per id. KEYS[1] = outbox;
 // ARGV: base, id, question, event, payload, nowms, nowstr, keep ms.
-// The marker once:<id> outlives the delivery by the keep time, so an id
-// that was sent is not queued again. Returns 1 if queued.
-var enqueueScript = redis.NewScript(`
-local dk, mk = ARGV[1] .. 'dlv:' .. ARGV[2], ARGV[1] .. 'dlvonce:' .. ARGV[2]
-if redis.call('EXISTS', dk) == 1 or redis.call('SET', mk, '1', 'NX', 'PX', ARGV[8]) == false then return 0 end
-local qk = ARGV[1] .. 'q:' .. ARGV[3]
-local h = redis.call('HGETALL', qk)
-local m = {}
-for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
-local doc = redis.call('GET', ARGV[1] .. 'd:' .. ARGV[3]) or ''
-local hash = ''
-if #h > 0 then hash = cjson.encode(m) end
-redis.call('HSET', dk, 'question', ARGV[3], 'event', ARGV[4], 'attempts', 0, 'created_at', ARGV[7],
-  'doc', doc, 'hash', hash, 'payload', ARGV[5])
-redis.call('PEXPIRE', dk, ARGV[8])
-redis.call('ZADD', KEYS[1], ARGV[6], ARGV[2])
+// Returns 1 if queued.
+var enqueueScript = redis.NewScript(enqueueOnceLua + `
+return enqueueOnce(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+`)
+
+// queueOnEndScript registers a delivery to be queued when a question
+// ends (finalize in scripts.go reads end:<question>), or queues it now if
+// the question is final. KEYS[1] = the question's hash; ARGV: base,
+// question, id, entry (onEnd as JSON), event, payload, due ms, due stamp,
+// keep ms. The registrations live at least as long as the question's
+// record. Returns 1 if registered or queued, 0 if the id already was, -1
+// if the question does not exist.
+var queueOnEndScript = redis.NewScript(enqueueOnceLua + `
+local base, qid, dlv = ARGV[1], ARGV[2], ARGV[3]
+local st = redis.call('HGET', KEYS[1], 'status')
+if not st then return -1 end
+if st ~= 'pending' then
+  return enqueueOnce(base, dlv, qid, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+end
+if redis.call('EXISTS', base .. 'dlv:' .. dlv, base .. 'dlvonce:' .. dlv) > 0 then return 0 end
+local ek = base .. 'end:' .. qid
+if redis.call('HSETNX', ek, dlv, ARGV[4]) == 0 then return 0 end
+local ttl = math.max(redis.call('PTTL', KEYS[1]), redis.call('PTTL', base .. 'd:' .. qid))
+if ttl <= 0 then ttl = tonumber(ARGV[9]) end
+if redis.call('PTTL', ek) < ttl then redis.call('PEXPIRE', ek, ttl) end
 return 1
 `)
+
+// onEnd is a delivery registered with QueueOnEnd, as end:<question> keeps
+// it (a field per delivery id): its event, payload, and the delay after
+// the final step and the keep time, in ms.
+type onEnd struct {
+	Event   string `json:"e"`
+	Payload string `json:"p"`
+	Delay   string `json:"d"`
+	Keep    string `json:"k"`
+}
+
+// QueueOnEnd implements lifecycle.DeliveryQueue.
+func (s *Store) QueueOnEnd(ctx context.Context, d lifecycle.Delivery, delay time.Duration) (bool, error) {
+	if d.ID == "" || d.ProjectID == "" || d.QuestionID == "" || d.Event == "" {
+		return false, errors.New("store: a delivery needs an id, a project, a question and an event")
+	}
+	at := d.CreatedAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	due := at.Add(max(delay, 0))
+	keep := strconv.FormatInt(s.deliveryKeep.Milliseconds(), 10)
+	entry := marshal(onEnd{Event: d.Event, Payload: string(d.Payload),
+		Delay: strconv.FormatInt(max(delay, 0).Milliseconds(), 10), Keep: keep})
+	n, err := queueOnEndScript.Run(ctx, s.rdb, []string{s.qkey(d.ProjectID, d.QuestionID)}, s.base(d.ProjectID),
+		d.QuestionID, d.ID, string(entry), d.Event, string(d.Payload), ms(due), stamp(due), keep).Int()
+	switch {
+	case err != nil:
+		return false, s.wrap(err)
+	case n < 0:
+		return false, domain.Errorf(domain.ENotFound, "no question %s in project %s", d.QuestionID, d.ProjectID)
+	}
+	return n == 1, nil
+}
 
 // EnqueueDelivery implements lifecycle.Store: a sender's delivery (a page,
 // a mail) goes through the same queue as resume webhooks.

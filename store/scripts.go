@@ -35,6 +35,10 @@ import "github.com/redis/go-redis/v9"
 //                         until delivered or given up (Options.DeliveryKeep), not retention
 //                         (pages and mails queued by EnqueueDelivery add payload)
 //   dlvonce:<id>    string marks a page or mail id queued, for DeliveryKeep (queued once)
+//   end:<id>        hash  delivery id -> {event, payload, delay, keep} (JSON): deliveries
+//                         to queue when question <id> ends (QueueOnEnd); finalize queues
+//                         them in the same step and deletes the key; TTL at least the
+//                         record's, and the sweeper drops it with the record
 //   draft:<id>      hash  person -> partial selections (JSON), with TTL; deleted when final
 //                         (the earlier layout: string draft:<id>:<person>, still read)
 //   seq             string the project's question counter (dropped with its last record)
@@ -97,6 +101,7 @@ local function wakeFinal(id, qk, doc)
   return hj
 end
 
+` + enqueueOnceLua + `
 -- finalize closes a pending question: status, result, indexes, TTLs, event,
 -- audit entry and wake-up. It returns the final record (the hash as JSON
 -- and d:<id>), or two empty strings for a record of the earlier layout.
@@ -163,6 +168,18 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
     hj = wakeFinal(id, qk, doc)
   end
   wake(id)
+  -- The deliveries registered to go when the question ends (QueueOnEnd,
+  -- outbox.go), queued in this same step with the final record.
+  local ek = C.base .. 'end:' .. id
+  local ends = redis.call('HGETALL', ek)
+  for i = 1, #ends, 2 do
+    local ok, e = pcall(cjson.decode, ends[i + 1])
+    if ok and type(e) == 'table' then
+      local due = tonumber(C.nowms) + (tonumber(e.d) or 0)
+      enqueueOnce(C.base, ends[i], id, e.e, e.p or '', due, string.format('%d', due) .. '000000', e.k)
+    end
+  end
+  if #ends > 0 then redis.call('DEL', ek) end
   return hj, doc
 end
 
@@ -427,7 +444,7 @@ local base, now, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local emin, amin, cursor, count = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
 local n = 0
 local function drop(id)
-  redis.call('DEL', base .. 'q:' .. id, base .. 'd:' .. id, base .. 'draft:' .. id)
+  redis.call('DEL', base .. 'q:' .. id, base .. 'd:' .. id, base .. 'draft:' .. id, base .. 'end:' .. id)
   redis.call('ZREM', base .. 'all', id)
   redis.call('ZREM', base .. 'exp', id)
   redis.call('ZREM', base .. 'deadlines', id)

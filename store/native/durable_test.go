@@ -270,3 +270,36 @@ func TestPingFailsWhenTheStoreCannotAnswer(t *testing.T) {
 	assert.Contains(t, err.Error(), "did not answer in time")
 	require.NoError(t, s.Ping(ctx), "ready again once the store answers")
 }
+
+// TestQueueOnEndKeptOverRestart: a delivery registered to go when its
+// question ends is written with the question, so the store reopened on
+// its directory still queues it when the question ends there.
+func TestQueueOnEndKeptOverRestart(t *testing.T) {
+	dir := t.TempDir()
+	s, err := native.Open(native.Options{Dir: dir})
+	require.NoError(t, err)
+	q := newQ("ops", "run-1")
+	_, err = s.Create(ctx, q)
+	require.NoError(t, err)
+	d := lifecycle.Delivery{ID: "pagerduty.resolve:" + q.ID + ":0", ProjectID: "ops", QuestionID: q.ID,
+		Event: "pagerduty.resolve", Payload: []byte(`{"profile":"oncall"}`)}
+	queued, err := s.QueueOnEnd(ctx, d, time.Second)
+	require.NoError(t, err)
+	require.True(t, queued)
+	require.NoError(t, s.Close())
+
+	s = open(t, native.Options{Dir: dir})
+	queued, err = s.QueueOnEnd(ctx, d, time.Second)
+	require.NoError(t, err)
+	assert.False(t, queued, "still registered after the restart")
+	tr := answer("maria")
+	_, err = s.Transition(ctx, "ops", q.ID, tr)
+	require.NoError(t, err)
+	ds, err := s.ClaimDeliveries(ctx, tr.At.Add(2*time.Second), time.Minute, 10)
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	assert.Equal(t, d.ID, ds[0].ID)
+	assert.JSONEq(t, `{"profile":"oncall"}`, string(ds[0].Payload))
+	require.NotNil(t, ds[0].Question)
+	assert.Equal(t, domain.StatusAnswered, ds[0].Question.Status)
+}

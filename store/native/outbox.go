@@ -22,6 +22,7 @@ func (c *core) enqueue(w *batch, p *proj, d lifecycle.Delivery, r *qrec, at time
 		TTL: wallMS() + c.opts.DeliveryKeep.Milliseconds()}
 	if r != nil {
 		m := r.m
+		m.End = nil
 		rec.Meta, rec.Doc = &m, r.doc
 	}
 	c.dropDelivery(w, p, d.ID, false)
@@ -199,16 +200,8 @@ func (c *core) EnqueueDelivery(_ context.Context, d lifecycle.Delivery) (bool, e
 	err := c.write(func(w *batch) error {
 		wall := wallMS()
 		p := c.proj(d.ProjectID)
-		if ex := p.dlv[d.ID]; ex != nil && ex.TTL > wall {
-			return nil
-		}
-		mk := "\x00dlvonce\x00" + d.ProjectID + "\x00" + d.ID
-		if !c.mark(w, mk, wall, c.opts.DeliveryKeep) {
-			return nil
-		}
 		_, r := c.live(d.ProjectID, d.QuestionID, wall)
-		c.enqueue(w, p, d, r, at)
-		queued = true
+		queued = c.enqueueOnce(w, p, d, r, at, wall)
 		return nil
 	})
 	return queued && err == nil, err

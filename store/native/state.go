@@ -142,6 +142,9 @@ type qmeta struct {
 	Hist     string `json:"h,omitempty"`  // its history key (domain.HistoryKey)
 	Votes    []vrec `json:"v,omitempty"`
 	VSeq     int    `json:"vs,omitempty"`
+
+	// End are the deliveries to queue when it ends (onend.go).
+	End []onEnd `json:"oe,omitempty"`
 }
 
 type vrec struct {

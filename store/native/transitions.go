@@ -12,11 +12,13 @@ import (
 
 // finalize closes a pending question (package store's finalize): status,
 // result, indexes, lifetimes, the run's pending question and re-ask
-// fingerprint, event, audit entry and wake-up.
+// fingerprint, event, audit entry and wake-up, and the deliveries
+// registered to go when it ends (QueueOnEnd).
 func (c *core) finalize(w *batch, p *proj, id string, r *qrec, status domain.Status, result, evtype, by, detail string,
 	at time.Time, retention time.Duration) {
 	wall := wallMS()
 	c.unindex(p, id, r)
+	ends := takeEnds(r)
 	r.doc += "\nR" + result
 	r.m.Status = string(status)
 	r.m.Updated = at.UnixNano()
@@ -50,6 +52,7 @@ func (c *core) finalize(w *batch, p *proj, id string, r *qrec, status domain.Sta
 	c.event(w, p, evtype, id, r.m.Run, at)
 	c.audit(w, p, string(status), id, r.m.Run, by, detail, at)
 	c.wakeFinal(w, p.name, id, r)
+	c.queueEnds(w, p, id, r, ends, at)
 }
 
 // close is a transition of a pending question whose run has been checked:

@@ -36,6 +36,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"DeliveriesFromEveryProjectInTurn", testDeliveriesInterleave},
 		{"DeliveryLeasesRenewedAndTakenOver", testDeliveryLeases},
 		{"SenderDeliveriesQueuedOncePerID", testEnqueueDelivery},
+		{"DeliveriesQueuedWhenTheQuestionEnds", testQueueOnEnd},
 		{"DueDeadlines", testDue},
 		{"EventsAfterID", testEvents},
 		{"WatchAcrossReplicas", testWatch},
