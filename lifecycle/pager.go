@@ -150,7 +150,7 @@ func (r *Router) pageOnAsk(ctx context.Context, q *domain.Question, route *domai
 	if route == nil || route.Page == nil {
 		return
 	}
-	r.enqueuePage(ctx, q, route.Page, PageTrigger, 0, time.Time{})
+	r.trigger(ctx, q, route.Page, 0)
 }
 
 // pageOnStep pages for escalation step level+1 of q.
@@ -158,12 +158,37 @@ func (r *Router) pageOnStep(ctx context.Context, q *domain.Question, step domain
 	if step.Page == nil {
 		return
 	}
-	r.enqueuePage(ctx, q, step.Page, PageTrigger, level+1, time.Time{})
+	r.trigger(ctx, q, step.Page, level+1)
+}
+
+// trigger queues a page of q for step, after registering its resolve
+// with the store (QueueOnEnd): the resolve is then queued in the very
+// step that ends the question, whichever way and on whichever replica,
+// so a replica dying just after a transition cannot leave the incident
+// open. Registering first means a crash between the two leaves at worst
+// a resolve of an incident never triggered, which the pager ignores.
+func (r *Router) trigger(ctx context.Context, q *domain.Question, p *domain.Page, step int) {
+	payload, _ := json.Marshal(PagePayload{Profile: p.Profile, Step: step})
+	d := Delivery{ID: pageDeliveryID(p, PageResolve, q.ID, step), ProjectID: q.ProjectID, QuestionID: q.ID,
+		Event: p.Pager + "." + PageResolve, Payload: payload, CreatedAt: r.clock.Now()}
+	queued, err := r.store.QueueOnEnd(context.WithoutCancel(ctx), d, resolveDelay)
+	switch {
+	case err != nil:
+		r.log.Error("registering a page's resolve failed", "question", q.ID, "event", d.Event, "err", err)
+		r.audit(ctx, q, domain.AuditEntry{Type: "page.failed", Detail: d.Event + ": could not be queued: " + err.Error()})
+	case queued:
+		r.audit(ctx, q, domain.AuditEntry{Type: "page.queued", Detail: d.Event + " (step " + strconv.Itoa(step) + ") when the question ends"})
+	}
+	r.enqueuePage(ctx, q, p, PageTrigger, step, time.Time{})
 }
 
 // resolvePages queues the resolve of every page that went out (or may
 // have) for a question that has ended; a trigger still queued is dropped
-// by its sender, which finds the question no longer pending.
+// by its sender, which finds the question no longer pending. The store
+// has queued these already, in the step that ended the question (see
+// trigger), so this is a second attempt that queues nothing (each id is
+// queued once); it still resolves the pages of a question paged by an
+// earlier release, which registered no resolve.
 func (r *Router) resolvePages(q *domain.Question) {
 	var pages []*domain.Page
 	var steps []int

@@ -8,6 +8,7 @@ import (
 
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/lifecycle"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/google/uuid"
@@ -103,4 +104,53 @@ func TestReplicaDyingMidPageIsTakenOver(t *testing.T) {
 	assert.Len(t, survivor.events(q.ID), 1, "the page arrives once")
 	trail := strings.Join(survivor.audit(t, q.ID), "\n")
 	assert.Equal(t, 1, strings.Count(trail, "delivery.sent: pagerduty.trigger"), trail)
+}
+
+// A replica answers a question and dies before anything after the answer
+// runs (its Router never queues the resolve): the resolve was queued in
+// the same step as the answer, so the other replica sends it and the
+// incident does not stay open.
+func TestReplicaDyingRightAfterTheAnswerStillResolves(t *testing.T) {
+	srv := storetest.Redis(t)
+	pd, _ := newFake(t)
+	prefix := "pd-" + uuid.NewString()[:6]
+	survivor := buildBridge(t, pd, onRedis(srv.URL, prefix))
+	survivor.start(t)
+	q := survivor.ask(t, "oncall", "run-z", "Deploy api 1.7?")
+	assert.Equal(t, []string{"trigger: Deploy bot asks: Deploy api 1.7?"}, survivor.waitEvents(t, q.ID, 1))
+
+	// The replica that dies: only its store's transition ran.
+	ctx := context.Background()
+	dead, err := store.Open(ctx, store.Options{URL: srv.URL, Prefix: prefix})
+	require.NoError(t, err)
+	answerInStore(t, dead, q)
+	require.NoError(t, dead.Close())
+
+	assert.Equal(t, []string{"trigger: Deploy bot asks: Deploy api 1.7?", "resolve: Answered by ana on Slack: Allow"},
+		survivor.waitEvents(t, q.ID, 2))
+	a, _ := survivor.pd.Alert(routingKey, q.ID)
+	assert.Equal(t, "resolved", a.Status)
+	time.Sleep(500 * time.Millisecond)
+	assert.Len(t, survivor.events(q.ID), 2, "resolved once")
+}
+
+// The same on the built-in store: the transition alone, with nothing the
+// Router does after it, queues the resolve.
+func TestTransitionAloneResolvesThePage(t *testing.T) {
+	b := newBridge(t)
+	q := b.ask(t, "oncall", "run-y", "Deploy api 1.8?")
+	assert.Equal(t, []string{"trigger: Deploy bot asks: Deploy api 1.8?"}, b.waitEvents(t, q.ID, 1))
+	answerInStore(t, b.app.Store(), q)
+	assert.Equal(t, []string{"trigger: Deploy bot asks: Deploy api 1.8?", "resolve: Answered by ana on Slack: Allow"},
+		b.waitEvents(t, q.ID, 2))
+}
+
+// answerInStore answers q with "Allow" by ana on Slack through the store
+// alone, as a replica dying right after its transition leaves it.
+func answerInStore(t *testing.T, s lifecycle.Questions, q *domain.Question) {
+	t.Helper()
+	ans := domain.Resolve(q.Questions, [][]string{{"Allow"}})
+	_, err := s.Transition(context.Background(), "ops", q.ID, lifecycle.Transition{To: domain.StatusAnswered, Answer: &ans,
+		By: &domain.Person{Platform: "slack", ID: "UANA", Name: "ana"}, At: time.Now().UTC()})
+	require.NoError(t, err)
 }
