@@ -226,7 +226,7 @@ return enqueueOnce(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 // the question is final. KEYS[1] = the question's hash; ARGV: base,
 // question, id, entry (onEnd as JSON), event, payload, due ms, due stamp,
 // keep ms. The registrations live at least as long as the question's
-// record. Returns 1 if registered or queued, 0 if the id already was, -1
+// record; the question's field oe tells finalize to read them. Returns 1 if registered or queued, 0 if the id already was, -1
 // if the question does not exist.
 var queueOnEndScript = redis.NewScript(enqueueOnceLua + `
 local base, qid, dlv = ARGV[1], ARGV[2], ARGV[3]
@@ -238,6 +238,7 @@ end
 if redis.call('EXISTS', base .. 'dlv:' .. dlv, base .. 'dlvonce:' .. dlv) > 0 then return 0 end
 local ek = base .. 'end:' .. qid
 if redis.call('HSETNX', ek, dlv, ARGV[4]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'oe', '1')
 local ttl = math.max(redis.call('PTTL', KEYS[1]), redis.call('PTTL', base .. 'd:' .. qid))
 if ttl <= 0 then ttl = tonumber(ARGV[9]) end
 if redis.call('PTTL', ek) < ttl then redis.call('PEXPIRE', ek, ttl) end

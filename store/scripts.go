@@ -14,7 +14,8 @@ import "github.com/redis/go-redis/v9"
 //                         JSON (record.go)
 //   q:<id>          hash  status, run, fp, seq, read, updated_at,
 //                         resumed_run_id, esc_level, h (history key), vote:<person> (JSON), vlabel:<person>,
-//                         vorder:<person> (vote sequence; a changed vote moves last), vseq
+//                         vorder:<person> (vote sequence; a changed vote moves last), vseq,
+//                         oe ("1" while end:<id> holds deliveries)
 //                         — short fields only, so Redis keeps it as a listpack
 //   all             zset  seq -> id of every question
 //   exp             zset  ms when a final record goes -> id (the sweeper trims the
@@ -151,14 +152,14 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
   -- answers to the same items, scored by when its record goes (its answer
   -- time plus retention), so the newest answers rank first and the index
   -- expires with the last record it names; the HistKeep (64) newest stay.
-  if status == 'answered' then
-    local hist = redis.call('HGET', qk, 'h')
-    if hist then
-      local hk = C.base .. 'hist:' .. hist
-      redis.call('ZADD', hk, tonumber(C.nowms) + tonumber(C.retention), id)
-      redis.call('ZREMRANGEBYRANK', hk, 0, -65)
-      if redis.call('PTTL', hk) < tonumber(C.retention) then redis.call('PEXPIRE', hk, C.retention) end
-    end
+  -- oe: deliveries were registered to go when it ends (QueueOnEnd).
+  local hist, oe = unpack(redis.call('HMGET', qk, 'h', 'oe'))
+  if oe then redis.call('HDEL', qk, 'oe') end
+  if status == 'answered' and hist then
+    local hk = C.base .. 'hist:' .. hist
+    redis.call('ZADD', hk, tonumber(C.nowms) + tonumber(C.retention), id)
+    redis.call('ZREMRANGEBYRANK', hk, 0, -65)
+    if redis.call('PTTL', hk) < tonumber(C.retention) then redis.call('PEXPIRE', hk, C.retention) end
   end
   event(evtype, id, run)
   audit(status, id, run, by, detail)
@@ -170,16 +171,18 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
   wake(id)
   -- The deliveries registered to go when the question ends (QueueOnEnd,
   -- outbox.go), queued in this same step with the final record.
-  local ek = C.base .. 'end:' .. id
-  local ends = redis.call('HGETALL', ek)
-  for i = 1, #ends, 2 do
-    local ok, e = pcall(cjson.decode, ends[i + 1])
-    if ok and type(e) == 'table' then
-      local due = tonumber(C.nowms) + (tonumber(e.d) or 0)
-      enqueueOnce(C.base, ends[i], id, e.e, e.p or '', due, string.format('%d', due) .. '000000', e.k)
+  if oe then
+    local ek = C.base .. 'end:' .. id
+    local ends = redis.call('HGETALL', ek)
+    for i = 1, #ends, 2 do
+      local ok, e = pcall(cjson.decode, ends[i + 1])
+      if ok and type(e) == 'table' then
+        local due = tonumber(C.nowms) + (tonumber(e.d) or 0)
+        enqueueOnce(C.base, ends[i], id, e.e, e.p or '', due, string.format('%d', due) .. '000000', e.k)
+      end
     end
+    redis.call('DEL', ek)
   end
-  if #ends > 0 then redis.call('DEL', ek) end
   return hj, doc
 end
 
