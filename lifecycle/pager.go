@@ -130,18 +130,28 @@ func pageDeliveryID(p *domain.Page, kind, id string, step int) string {
 	return p.Pager + "." + kind + ":" + id + ":" + strconv.Itoa(step)
 }
 
-// enqueuePage queues one page event of q through the delivery queue.
-func (r *Router) enqueuePage(ctx context.Context, q *domain.Question, p *domain.Page, kind string, step int, at time.Time) {
+// enqueuePage queues one page event of q through the delivery queue,
+// due at (zero: now); with onEnd, registers it to be queued when q ends
+// (QueueOnEnd), due resolveDelay after that.
+func (r *Router) enqueuePage(ctx context.Context, q *domain.Question, p *domain.Page, kind string, step int, at time.Time, onEnd bool) {
 	payload, _ := json.Marshal(PagePayload{Profile: p.Profile, Step: step})
 	d := Delivery{ID: pageDeliveryID(p, kind, q.ID, step), ProjectID: q.ProjectID, QuestionID: q.ID,
 		Event: p.Pager + "." + kind, Payload: payload, CreatedAt: at}
-	queued, err := r.store.EnqueueDelivery(context.WithoutCancel(ctx), d)
+	ctx, when := context.WithoutCancel(ctx), ""
+	var queued bool
+	var err error
+	if onEnd {
+		d.CreatedAt, when = r.clock.Now(), " when the question ends"
+		queued, err = r.store.QueueOnEnd(ctx, d, resolveDelay)
+	} else {
+		queued, err = r.store.EnqueueDelivery(ctx, d)
+	}
 	switch {
 	case err != nil:
 		r.log.Error("queueing a page failed", "question", q.ID, "event", d.Event, "err", err)
 		r.audit(ctx, q, domain.AuditEntry{Type: "page.failed", Detail: d.Event + ": could not be queued: " + err.Error()})
 	case queued:
-		r.audit(ctx, q, domain.AuditEntry{Type: "page.queued", Detail: d.Event + " (step " + strconv.Itoa(step) + ")"})
+		r.audit(ctx, q, domain.AuditEntry{Type: "page.queued", Detail: d.Event + " (step " + strconv.Itoa(step) + ")" + when})
 	}
 }
 
@@ -168,18 +178,8 @@ func (r *Router) pageOnStep(ctx context.Context, q *domain.Question, step domain
 // open. Registering first means a crash between the two leaves at worst
 // a resolve of an incident never triggered, which the pager ignores.
 func (r *Router) trigger(ctx context.Context, q *domain.Question, p *domain.Page, step int) {
-	payload, _ := json.Marshal(PagePayload{Profile: p.Profile, Step: step})
-	d := Delivery{ID: pageDeliveryID(p, PageResolve, q.ID, step), ProjectID: q.ProjectID, QuestionID: q.ID,
-		Event: p.Pager + "." + PageResolve, Payload: payload, CreatedAt: r.clock.Now()}
-	queued, err := r.store.QueueOnEnd(context.WithoutCancel(ctx), d, resolveDelay)
-	switch {
-	case err != nil:
-		r.log.Error("registering a page's resolve failed", "question", q.ID, "event", d.Event, "err", err)
-		r.audit(ctx, q, domain.AuditEntry{Type: "page.failed", Detail: d.Event + ": could not be queued: " + err.Error()})
-	case queued:
-		r.audit(ctx, q, domain.AuditEntry{Type: "page.queued", Detail: d.Event + " (step " + strconv.Itoa(step) + ") when the question ends"})
-	}
-	r.enqueuePage(ctx, q, p, PageTrigger, step, time.Time{})
+	r.enqueuePage(ctx, q, p, PageResolve, step, time.Time{}, true)
+	r.enqueuePage(ctx, q, p, PageTrigger, step, time.Time{}, false)
 }
 
 // resolvePages queues the resolve of every page that went out (or may
@@ -207,6 +207,6 @@ func (r *Router) resolvePages(q *domain.Question) {
 	defer cancel()
 	at := r.clock.Now().Add(resolveDelay)
 	for i, p := range pages {
-		r.enqueuePage(ctx, q, p, PageResolve, steps[i], at)
+		r.enqueuePage(ctx, q, p, PageResolve, steps[i], at, false)
 	}
 }
