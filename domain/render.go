@@ -140,6 +140,41 @@ func ExpiresPhrase(q *Question, now time.Time) string {
 	return "expires in " + HumanDuration(q.ExpiresAt.Sub(now))
 }
 
+// PlatformName is a platform as people read it: "Slack", "API", "web inbox".
+func PlatformName(p string) string {
+	switch p {
+	case "slack":
+		return "Slack"
+	case "discord":
+		return "Discord"
+	case "telegram":
+		return "Telegram"
+	case "pagerduty":
+		return "PagerDuty"
+	case "web":
+		return "web inbox"
+	case "api":
+		return "API"
+	case "cli":
+		return "CLI"
+	case "":
+		return ""
+	}
+	return strings.ToUpper(p[:1]) + p[1:]
+}
+
+// OnPlatform is where someone did something: "on Slack", "on the API",
+// "on the web inbox", "by email".
+func OnPlatform(p string) string {
+	switch p {
+	case "email":
+		return "by email"
+	case "web", "api", "cli":
+		return "on the " + PlatformName(p)
+	}
+	return "on " + PlatformName(p)
+}
+
 // PersonName names p for people, or "someone".
 func PersonName(p *Person) string {
 	if p == nil {

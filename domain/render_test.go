@@ -58,3 +58,23 @@ func TestOutcomeLine(t *testing.T) {
 		t.Errorf("ExpiresPhrase = %q", got)
 	}
 }
+
+func TestPlatformWords(t *testing.T) {
+	for _, c := range []struct{ p, name, on string }{
+		{"slack", "Slack", "on Slack"},
+		{"discord", "Discord", "on Discord"},
+		{"telegram", "Telegram", "on Telegram"},
+		{"web", "web inbox", "on the web inbox"},
+		{"api", "API", "on the API"},
+		{"cli", "CLI", "on the CLI"},
+		{"email", "Email", "by email"},
+		{"matrix", "Matrix", "on Matrix"},
+	} {
+		if got := PlatformName(c.p); got != c.name {
+			t.Errorf("PlatformName(%q) = %q, want %q", c.p, got, c.name)
+		}
+		if got := OnPlatform(c.p); got != c.on {
+			t.Errorf("OnPlatform(%q) = %q, want %q", c.p, got, c.on)
+		}
+	}
+}

@@ -308,27 +308,10 @@ func personWords(p *domain.Person) string {
 	if p.Name == "" {
 		name = p.ID
 	}
-	switch p.Platform {
-	case "":
+	if p.Platform == "" {
 		return name
-	case Platform:
-		return name + " by email"
 	}
-	return name + " on " + platformName(p.Platform)
-}
-
-func platformName(p string) string {
-	switch p {
-	case "slack":
-		return "Slack"
-	case "discord":
-		return "Discord"
-	case "web":
-		return "the web inbox"
-	case "api":
-		return "the API"
-	}
-	return p
+	return name + " " + domain.OnPlatform(p.Platform)
 }
 
 // othersAsked names the places and addresses besides recipient.

@@ -138,7 +138,7 @@ func Outcome(q *domain.Question) string {
 		return "The question ended"
 	}
 	if q.RespondedBy != nil && q.RespondedBy.Platform != "" && q.RespondedBy.Platform != "system" {
-		on := " on " + platformName(q.RespondedBy.Platform)
+		on := " " + domain.OnPlatform(q.RespondedBy.Platform)
 		if i := strings.Index(line, ":"); i > 0 && q.Status == domain.StatusAnswered {
 			return line[:i] + on + line[i:]
 		}
@@ -147,19 +147,3 @@ func Outcome(q *domain.Question) string {
 	return line
 }
 
-func platformName(p string) string {
-	switch p {
-	case "slack":
-		return "Slack"
-	case "discord":
-		return "Discord"
-	case "web":
-		return "the web inbox"
-	case "api":
-		return "the API"
-	}
-	if p == "" {
-		return p
-	}
-	return strings.ToUpper(p[:1]) + p[1:]
-}

@@ -398,23 +398,9 @@ func personLabel(p *domain.Person) string {
 		by = "someone"
 	}
 	if p.Platform != "" && p.Platform != "web" {
-		by += " (" + platformName(p.Platform) + ")"
+		by += " (" + domain.PlatformName(p.Platform) + ")"
 	}
 	return by
-}
-
-func platformName(p string) string {
-	switch p {
-	case "slack":
-		return "Slack"
-	case "discord":
-		return "Discord"
-	case "api":
-		return "API"
-	case "cli":
-		return "CLI"
-	}
-	return p
 }
 
 func (i *Inbox) funcs() template.FuncMap {
