@@ -40,10 +40,7 @@ func BenchmarkAskPath(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer rs.Kill()
-	var chans []string
-	for i := range 50 {
-		chans = append(chans, fmt.Sprintf("C%03d", i))
-	}
+	chans := slackChannels()
 	fake := fakeslack.New(chans...)
 	defer fake.Close()
 	r, err := newReplica(rs.URL, fake)
@@ -70,10 +67,7 @@ func BenchmarkAskPath(b *testing.B) {
 //
 //	ASKPATH_RETAINED=100000 go test ./bench -run '^$' -bench AskPathEmbedded -benchtime 20000x -count 3
 func BenchmarkAskPathEmbedded(b *testing.B) {
-	var chans []string
-	for i := range 50 {
-		chans = append(chans, fmt.Sprintf("C%03d", i))
-	}
+	chans := slackChannels()
 	fake := fakeslack.New(chans...)
 	defer fake.Close()
 	s := app.Settings{Addr: "127.0.0.1:0", DataDir: b.TempDir()}

@@ -61,10 +61,7 @@ func embeddedDurableRedis(dir string, o opts) error {
 		return err
 	}
 	defer rs.Kill()
-	var chans []string
-	for i := range 50 {
-		chans = append(chans, fmt.Sprintf("C%03d", i))
-	}
+	chans := slackChannels()
 	fake := fakeslack.New(chans...)
 	defer fake.Close()
 	s := app.Settings{Addr: "127.0.0.1:0", RedisURL: rs.URL, RedisPrefix: "aof"}
@@ -89,10 +86,7 @@ func embeddedDurableRedis(dir string, o opts) error {
 func embeddedOne(rs *storetest.Server, name string, s app.Settings, o opts) error {
 	ctx := context.Background()
 	// asks/s, as (c): 64 clients, each ask posted to a fake Slack.
-	var chans []string
-	for i := range 50 {
-		chans = append(chans, fmt.Sprintf("C%03d", i))
-	}
+	chans := slackChannels()
 	fake := fakeslack.New(chans...)
 	defer fake.Close()
 	withSlack := s
