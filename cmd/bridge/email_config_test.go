@@ -99,16 +99,7 @@ func TestBridgeMailsThroughItsDeliverer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		c, stop := context.WithTimeout(context.Background(), 10*time.Second)
-		defer stop()
-		_ = a.Close(c)
-	})
+	runUntilCleanup(t, a)
 	_, err = a.Router().Ask(context.Background(), "ops", &domain.AskRequest{RunID: "r1", AgentID: "bot", Question: "Ship it?",
 		Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}, Targets: []domain.Target{{Platform: "email", To: []string{"ana@example.com"}}}}, "")
 	if err != nil {
@@ -127,4 +118,18 @@ func TestBridgeMailsThroughItsDeliverer(t *testing.T) {
 	if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "not valid") {
 		t.Errorf("a bad link through the bridge's handler: %d", rec.Code)
 	}
+}
+
+// runUntilCleanup runs a until the test ends, then closes it.
+func runUntilCleanup(t *testing.T, a *app.App) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		c, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stop()
+		_ = a.Close(c)
+	})
 }

@@ -39,16 +39,7 @@ func TestEmailRequireLoginThroughTheInboxSignIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		c, stop := context.WithTimeout(context.Background(), 10*time.Second)
-		defer stop()
-		_ = a.Close(c)
-	})
+	runUntilCleanup(t, a)
 	res, err := a.Router().Ask(context.Background(), "ops", &domain.AskRequest{RunID: "r1", AgentID: "bot", Route: "prod",
 		Kind: domain.KindApproval, Question: "Deploy to production?", Options: []domain.Option{{Label: "Allow"}, {Label: "Deny"}}}, "")
 	if err != nil {
