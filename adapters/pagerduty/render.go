@@ -146,4 +146,3 @@ func Outcome(q *domain.Question) string {
 	}
 	return line
 }
-
