@@ -6,12 +6,13 @@ import os
 import re
 import time
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 import httpx
 
 Record = dict[str, Any]
+CancelReason = Literal["agent", "user"]
 
 
 class AskBridgeError(Exception):
@@ -148,6 +149,15 @@ def _result(url: str, res: httpx.Response) -> Any:
     return data
 
 
+def _cancel_body(reason: str | None, note: str | None) -> dict[str, str]:
+    # This client is the agent's: no reason means the agent withdrew it,
+    # whatever the bridge assumes for a caller without an agent token.
+    body = {"reason": reason or "agent"}
+    if note:
+        body["note"] = note
+    return body
+
+
 def _unreachable(url: str, err: Exception) -> AskBridgeError:
     return AskBridgeError("unreachable", f"the bridge at {url} is not reachable ({err.__class__.__name__}: {err}); is askbridge serve running there?")
 
@@ -230,9 +240,11 @@ class Client(_Paths):
             return [q for q in qs if status is None or q["status"] == status]
         return self._call("GET", "/agent-questions" + (f"?status={quote(status)}" if status else ""))["questions"]
 
-    def cancel(self, id: str, reason: str | None = None, note: str | None = None) -> Record:
-        body = {k: v for k, v in (("reason", reason), ("note", note)) if v}
-        return self._call("POST", f"/agent-questions/{self._q(id)}/cancel", body)
+    def cancel(self, id: str, reason: CancelReason = "agent", note: str | None = None) -> Record:
+        """Withdraws the question: the agent no longer waits (reason "agent",
+        the default), or records a person's dismissal (reason "user"). The
+        note shows on every copy."""
+        return self._call("POST", f"/agent-questions/{self._q(id)}/cancel", _cancel_body(reason, note))
 
     def respond(self, id: str, body: Record) -> Record:
         """Answers (an operator's token, or a bridge without tokens)."""
@@ -304,9 +316,8 @@ class AsyncClient(_Paths):
             return [q for q in qs if status is None or q["status"] == status]
         return (await self._call("GET", "/agent-questions" + (f"?status={quote(status)}" if status else "")))["questions"]
 
-    async def cancel(self, id: str, reason: str | None = None, note: str | None = None) -> Record:
-        body = {k: v for k, v in (("reason", reason), ("note", note)) if v}
-        return await self._call("POST", f"/agent-questions/{self._q(id)}/cancel", body)
+    async def cancel(self, id: str, reason: CancelReason = "agent", note: str | None = None) -> Record:
+        return await self._call("POST", f"/agent-questions/{self._q(id)}/cancel", _cancel_body(reason, note))
 
     async def respond(self, id: str, body: Record) -> Record:
         return await self._call("POST", f"/agent-questions/{self._q(id)}/respond", body)
