@@ -16,9 +16,11 @@ ROOT = HERE.parent
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    """One mypy cache for both runs: the second reuses what the first read."""
-    return tmp_path_factory.mktemp("mypy-cache")
+def cache():
+    """mypy's cache, kept between runs outside the repository (it checks the
+    standard library and httpx once, then only what changed)."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "askbridge" / "mypy"
 
 
 def mypy(cache, *files):
