@@ -107,6 +107,13 @@ func (a *Adapter) handleUpdate(ctx context.Context, u *Update) {
 	}
 	switch {
 	case u.CallbackQuery != nil:
+		// A callback id is one press: the same press under another
+		// update_id (a replay) does nothing more — the first press of
+		// Dismiss never counts as the confirming second. Kept in the
+		// store, as update ids are, so it holds across replicas.
+		if first, err := a.router.Once(ctx, "telegram:callback:"+a.botID()+":"+u.CallbackQuery.ID, 24*time.Hour); err == nil && !first {
+			return
+		}
 		a.handleCallback(ctx, u.CallbackQuery)
 	case u.Message != nil && u.Message.ReplyToMessage != nil && u.Message.From != nil && !u.Message.From.IsBot:
 		a.handleReply(ctx, u.Message)

@@ -491,6 +491,8 @@ export interface WebhookEvent {
   question: Question;
   run: { id: string; resumed_from?: string; agent_id: string; project_id: string };
   user_message: string;
+  /** The bridge's attempt at this delivery (1 on the first); each attempt is signed anew. */
+  attempt?: number;
   deliveryId: string;
 }
 
@@ -525,8 +527,16 @@ function sameHex(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** Anyone can sign with an empty secret: verifiers and handlers refuse one. */
+function requireSecret(secret: string | Uint8Array | null | undefined): string | Uint8Array {
+  if (secret == null || secret.length === 0) {
+    throw new Error("askbridge: the webhook secret is empty or missing: pass `secret` (the bridge's BRIDGE_WEBHOOK_SECRET / webhooks.secret, or the agent's webhook_secret); anyone can sign with an empty secret");
+  }
+  return secret;
+}
+
 export interface VerifyOptions {
-  /** webhooks.secret of the bridge, or the agent's webhook_secret. */
+  /** webhooks.secret of the bridge (BRIDGE_WEBHOOK_SECRET), or the agent's webhook_secret. Never empty. */
   secret: string | Uint8Array;
   headers: HeaderBag;
   /** The raw body, exactly as received. */
@@ -542,12 +552,14 @@ export interface VerifyOptions {
  * v2 signature (it covers X-Askbridge-Delivery) when the header has one,
  * else v1; a timestamp more than the tolerance from now is refused; the
  * compare is constant-time. Resolves to the event with its delivery id.
+ * Rejects with a plain Error when the secret is empty or missing.
  */
 export async function verifyWebhook(opts: VerifyOptions): Promise<WebhookEvent> {
   return verifyWebhookSync(opts).event;
 }
 
 function verifyWebhookSync(opts: VerifyOptions): { event: WebhookEvent; signing: string } {
+  const secret = requireSecret(opts.secret);
   const raw = typeof opts.body === "string" ? Buffer.from(opts.body) : opts.body;
   const sig = header(opts.headers, "x-askbridge-signature");
   const id = header(opts.headers, "x-askbridge-delivery");
@@ -574,7 +586,7 @@ function verifyWebhookSync(opts: VerifyOptions): { event: WebhookEvent; signing:
   if (d > tolerance * 1000 || d < -tolerance * 1000) {
     throw new WebhookVerificationError("stale_signature", "signature timestamp outside the tolerance");
   }
-  const want = useV2 ? hmacHex(opts.secret, `${ts}.${id}.`, raw) : hmacHex(opts.secret, `${ts}.`, raw);
+  const want = useV2 ? hmacHex(secret, `${ts}.${id}.`, raw) : hmacHex(secret, `${ts}.`, raw);
   let ok = false;
   for (const s of sigs) ok = sameHex(want, s) || ok;
   if (!ok) throw new WebhookVerificationError("bad_signature", "signature does not match the body");
@@ -589,7 +601,7 @@ function verifyWebhookSync(opts: VerifyOptions): { event: WebhookEvent; signing:
     throw new WebhookVerificationError("bad_body", "not a resume webhook body");
   }
   ev.deliveryId = id;
-  return { event: ev, signing: `${ts}.${hmacHex(opts.secret, `${ts}.`, raw)}` };
+  return { event: ev, signing: `${ts}.${hmacHex(secret, `${ts}.`, raw)}` };
 }
 
 /** Remembers deliveries so a duplicate resumes nothing twice. Implement it on a shared store across replicas. */
@@ -619,6 +631,7 @@ export function memoryDeduper(ttlMs = 48 * 3600 * 1000): Deduper {
 }
 
 export interface WebhookHandlerOptions {
+  /** As VerifyOptions.secret: building a handler without one throws. */
   secret: string | Uint8Array;
   /** Runs the continuation. A throw makes the bridge retry (503). */
   onEvent: (ev: WebhookEvent) => Promise<void> | void;
@@ -630,7 +643,10 @@ export interface WebhookHandlerOptions {
  * Handles a resume webhook from a fetch-API Request (Next.js, Hono, Bun,
  * Deno…): 200 handled or duplicate; 401 bad, stale or replayed signature;
  * 400 not a resume webhook; 503 with Retry-After while the same delivery is
- * being handled or when onEvent throws.
+ * being handled or when onEvent throws. A delivery (and its signature)
+ * counts as seen only once onEvent succeeded, so a retry after a failure
+ * is handled, even within the same second. Throws when the secret is
+ * empty or missing.
  */
 export function fetchWebhookHandler(opts: WebhookHandlerOptions): (req: Request) => Promise<Response> {
   const handle = core(opts);
@@ -666,6 +682,7 @@ export function nodeWebhookHandler(opts: WebhookHandlerOptions): (req: IncomingM
 const maxBody = 1 << 20;
 
 function core(opts: WebhookHandlerOptions) {
+  requireSecret(opts.secret);
   const dedupe = opts.dedupe ?? memoryDeduper();
   const later = { status: 503, text: "try again later\n", headers: { "retry-after": "5" } };
   return async (headers: HeaderBag, body: Uint8Array): Promise<{ status: number; text: string; headers: Record<string, string> }> => {
@@ -681,18 +698,23 @@ function core(opts: WebhookHandlerOptions) {
     const state = await dedupe.begin(id);
     if (state === "done") return { status: 200, text: "duplicate\n", headers: {} };
     if (state === "busy") return later;
-    // A new delivery id with a signature seen before is a captured delivery sent again.
-    if ((await dedupe.begin(`signature:${v.signing}`)) !== "new") {
+    // A new delivery id with a signature handled (or being handled) under
+    // another id is a captured delivery sent again. A signature counts as
+    // used only once its delivery was handled: a retry after a failure is
+    // handled, even one with the same signature (the same second).
+    const sig = `signature:${v.signing}`;
+    if ((await dedupe.begin(sig)) !== "new") {
       await dedupe.finish(id, false);
       return { status: 401, text: "this signature was already used; a delivery is never sent twice with one signature\n", headers: {} };
     }
-    await dedupe.finish(`signature:${v.signing}`, true);
     try {
       await opts.onEvent(v.event);
     } catch {
+      await dedupe.finish(sig, false);
       await dedupe.finish(id, false);
       return later;
     }
+    await dedupe.finish(sig, true);
     await dedupe.finish(id, true);
     return { status: 200, text: "ok\n", headers: {} };
   };
