@@ -199,3 +199,22 @@ func (m orderedMap) MarshalJSON() ([]byte, error) {
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }
+
+// questionsProblems is the denial for an ask the bridge refused because of
+// the questions themselves (an "Other" option: the surfaces add it), which
+// Claude can fix and ask again; "" for any other error (a route or token
+// the operator must fix).
+func questionsProblems(err error) string {
+	var e *domain.Error
+	if !errors.As(err, &e) || e.Code != domain.EInvalid || len(e.Details) == 0 {
+		return ""
+	}
+	parts := make([]string, len(e.Details))
+	for i, d := range e.Details {
+		if !strings.HasPrefix(d.Field, "questions") {
+			return ""
+		}
+		parts[i] = d.Field + ": " + d.Problem
+	}
+	return "askbridge refused these questions: " + strings.Join(parts, "; ") + ". Fix them and call AskUserQuestion again."
+}
