@@ -1,5 +1,5 @@
-// askbridge: ask people (Slack, Discord, the web inbox) from a TypeScript
-// agent and get the answer back. No runtime dependencies: the built-in fetch
+// askbridge: ask people (Slack, Discord, Telegram, email, the web inbox;
+// PagerDuty pages) from a TypeScript agent and get the answer back. No runtime dependencies: the built-in fetch
 // and node:crypto. The API is docs/openapi.yaml of the bridge.
 
 import { createHmac, timingSafeEqual } from "node:crypto";
