@@ -201,9 +201,10 @@ func (m orderedMap) MarshalJSON() ([]byte, error) {
 }
 
 // questionsProblems is the denial for an ask the bridge refused because of
-// the questions themselves (an "Other" option: the surfaces add it), which
-// Claude can fix and ask again; "" for any other error (a route or token
-// the operator must fix).
+// what an item says (an "Other" option: the surfaces add it, so the bridge
+// refuses what Claude Code accepts), which Claude can fix and ask again;
+// "" for any other error: one Claude Code refuses itself (five questions)
+// or one the operator must fix (a route, a token).
 func questionsProblems(err error) string {
 	var e *domain.Error
 	if !errors.As(err, &e) || e.Code != domain.EInvalid || len(e.Details) == 0 {
@@ -211,7 +212,7 @@ func questionsProblems(err error) string {
 	}
 	parts := make([]string, len(e.Details))
 	for i, d := range e.Details {
-		if !strings.HasPrefix(d.Field, "questions") {
+		if !strings.HasPrefix(d.Field, "questions[") {
 			return ""
 		}
 		parts[i] = d.Field + ": " + d.Problem
