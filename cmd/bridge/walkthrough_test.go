@@ -315,14 +315,16 @@ func mcpSnippetAsWritten(t *testing.T, m *cleanMachine, env string) {
 	require.NotEmpty(t, bin, "%s is not on the PATH the README's environment step gives (%s)", argv[0], path)
 	cmd := exec.Command(bin, argv[1:]...)
 	cmd.Env = append([]string{"HOME=" + m.home, "PATH=" + path}, vars...)
-	var serverLog bytes.Buffer
-	cmd.Stderr = &serverLog
+	var logMu sync.Mutex
+	var logBuf bytes.Buffer
+	cmd.Stderr = lockedWriter{&logMu, &logBuf}
+	serverLog := func() string { logMu.Lock(); defer logMu.Unlock(); return logBuf.String() }
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "walkthrough-host", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	s, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	require.NoError(t, err, "%s %s did not start as an MCP server:\n%s", bin, strings.Join(argv[1:], " "), serverLog.String())
+	require.NoError(t, err, "%s %s did not start as an MCP server:\n%s", bin, strings.Join(argv[1:], " "), serverLog())
 	defer s.Close()
 
 	type called struct {
@@ -358,7 +360,7 @@ func mcpSnippetAsWritten(t *testing.T, m *cleanMachine, env string) {
 			}
 		}
 		t.Fatalf("the MCP question did not land in project demo (it is in %s); the call returned %v %s; the server said:\n%s",
-			where, r.err, toolText(r.res), serverLog.String())
+			where, r.err, toolText(r.res), serverLog())
 	}
 	status, body := authed(t, "POST", m.url()+"/api/projects/demo/agent-questions/"+id+"/respond", "", map[string]any{"response": "eu-west-1"})
 	require.Equal(t, http.StatusAccepted, status, "%v", body)
