@@ -141,7 +141,9 @@ func newCleanMachine(t *testing.T) *cleanMachine {
 func copyRepository(t *testing.T, from, to string) {
 	t.Helper()
 	out, err := exec.Command("git", "-C", from, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
-	require.NoError(t, err)
+	if err != nil {
+		t.Skipf("the walkthrough copies a git checkout; git ls-files: %v", err)
+	}
 	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
 		src := filepath.Join(from, name)
 		st, err := os.Lstat(src)
