@@ -36,7 +36,7 @@ commands:
   audit [ID] [--jsonl]                 the audit trail of one question (or the project), oldest first
 
 ID is the full id or any unique prefix of it (at least 4 characters), as list, audit and
-the ask message print it.
+the ask message print it; a trailing … (or ...) is ignored.
 
 Configured by BRIDGE_URL, BRIDGE_TOKEN, BRIDGE_PROJECT.`
 
@@ -332,6 +332,10 @@ func (a *app) qAudit(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	id := fs.Arg(0)
+	if fs.NArg() == 1 && typedID(id) == "" {
+		// `audit ""`: an id was meant (an unset "$id"), not the whole project.
+		return a.idFailure("questions audit", noID)
+	}
 	if id != "" {
 		var err error
 		if id, err = a.resolveID(ctx, id, false); err != nil {

@@ -325,6 +325,9 @@ func (h *hook) askUserQuestion(ctx context.Context) (*Output, error) {
 		if domain.ErrorCode(err) == domain.ESubagentNotAllowed {
 			return h.deny("only parent conversations can ask user questions: ask the parent agent to ask the user"), nil
 		}
+		if msg := questionsProblems(err); msg != "" {
+			return h.deny(msg), nil
+		}
 		return nil, err
 	}
 	q := w.q

@@ -89,6 +89,12 @@ def test_invalid_questions_are_refused_before_anything_is_sent():
     with pytest.raises(AskBridgeError) as e:
         c.ask({"question": "x", "parent_run_id": "p"})
     assert e.value.code == "subagent_not_allowed"
+    # "Other" is added by every surface: the bridge's rule and words.
+    for label in ("Other", "other…", "Something else"):
+        with pytest.raises(AskBridgeError) as e:
+            c.ask({"questions": [{"question": "Which database?", "header": "DB", "options": [{"label": "Postgres"}, {"label": label}]}]})
+        assert e.value.details == [{"field": "questions[0].options[1].label",
+                                    "problem": 'remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)'}]
     assert sent == []
 
 

@@ -1,5 +1,5 @@
-// askbridge: ask people (Slack, Discord, the web inbox) from a TypeScript
-// agent and get the answer back. No runtime dependencies: the built-in fetch
+// askbridge: ask people (Slack, Discord, Telegram, email, the web inbox;
+// PagerDuty pages) from a TypeScript agent and get the answer back. No runtime dependencies: the built-in fetch
 // and node:crypto. The API is docs/openapi.yaml of the bridge.
 
 import { createHmac, timingSafeEqual } from "node:crypto";
@@ -208,6 +208,15 @@ export interface WaitOptions {
 
 const limits = { items: 4, header: 12, minOptions: 2, maxOptions: 4 };
 
+/** The problem of an option that is the free-text "Other" every surface adds by itself. */
+const otherOptionProblem = 'remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)';
+
+/** Whether a label is that "Other" ("Other", "Something else", …), as the bridge decides it. */
+function isOtherLabel(label: string): boolean {
+  const l = label.trim().toLowerCase().replace(/[.…: ]+$/u, "");
+  return ["other", "other (please specify)", "other (specify)", "something else"].includes(l);
+}
+
 /**
  * Checks what the bridge would surely refuse, before anything is sent, with
  * the API's messages. The bridge checks everything again.
@@ -251,6 +260,10 @@ export function validateAsk(body: AskBody): void {
       const of = `${f("options")}[${k}].label`;
       if (!o || typeof o.label !== "string" || o.label.trim() === "") {
         add(of, "required");
+        return;
+      }
+      if (isOtherLabel(o.label)) {
+        add(of, otherOptionProblem);
         return;
       }
       const first = (it.options ?? []).findIndex((p) => p?.label === o.label);

@@ -93,6 +93,13 @@ test("invalid questions are refused before anything is sent, with the API's mess
   });
   await assert.rejects(b.ask({ questions: [] }), (e) => e.field === "questions");
   await assert.rejects(b.ask({ question: "x", parent_run_id: "p" }), (e) => e.code === "subagent_not_allowed");
+  // "Other" is added by every surface: the bridge's rule and words.
+  for (const label of ["Other", "other…", "Something else"]) {
+    await assert.rejects(b.ask({ questions: [{ question: "Which database?", header: "DB", options: [{ label: "Postgres" }, { label }] }] }), (e) => {
+      assert.deepEqual(e.details, [{ field: "questions[0].options[1].label", problem: 'remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)' }]);
+      return true;
+    });
+  }
   assert.equal(calls, 0);
 });
 
