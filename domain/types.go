@@ -251,6 +251,7 @@ type Question struct {
 	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
 	CancelReason string              `json:"cancel_reason,omitempty"`
 	CancelNote   string              `json:"cancel_note,omitempty"` // free text given with the cancel
+	Reason       string              `json:"reason,omitempty"`      // the note given with Deny, exactly as typed (the answer is the Deny option)
 	CreatedAt    time.Time           `json:"created_at"`
 	UpdatedAt    time.Time           `json:"updated_at"`
 	ExpiresAt    time.Time           `json:"expires_at"`
