@@ -301,6 +301,8 @@ type Answer struct {
 	Response   string              `json:"response"`
 	// Skipped lists the items not asked (their condition was not met).
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// Reason is the note an approval was denied with, exactly as typed.
+	Reason string `json:"reason,omitempty"`
 	// Set on an approval with an action (domain/decide.go); stored with the
 	// result.
 	Decision    *Decision     `json:"-"`
