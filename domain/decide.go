@@ -181,6 +181,47 @@ func DecideApproval(q *Question, req RespondRequest, ans *Answer, who *Person) e
 	return nil
 }
 
+// routeAllowsAtTimeout names the setting, in the operator's configuration,
+// that lets approvals be allowed when nobody answers (an ask never can).
+func routeAllowsAtTimeout(label string) string {
+	return fmt.Sprintf("routes[].on_timeout: {answer: %q}", label)
+}
+
+// checkTimeoutOutcome refuses an approval (kind approval, or a gate that
+// needs several approvals) whose own ask would have it allowed when nobody
+// answers: its on_timeout naming an option that allows, or use_defaults
+// (its own or its route's) with an option that allows marked default. An
+// agent cannot approve its own action by waiting; only a route's
+// on_timeout.answer, the operator's choice, can.
+func checkTimeoutOutcome(p *problems, approval bool, items []Item, own, effective *OnTimeout) {
+	if !approval || effective == nil {
+		return
+	}
+	const only = "Only the operator can make the deadline approve, on a route in the bridge's configuration (%s)"
+	if own != nil && !own.UseDefaults && len(items) == 1 {
+		if o, ok := MatchOption(items[0], own.Answer); ok && optionAllows(items[0], o) {
+			instead := "leave on_timeout out, and the approval expires without approval"
+			if d, ok := DenyOption(items[0]); ok {
+				instead = fmt.Sprintf("name the option that denies (on_timeout: {answer: %q}), or %s", d.Label, instead)
+			}
+			p.add("on_timeout", "%q would be chosen when nobody answers, and it approves: an approval's own ask may not decide that; %s. "+only,
+				o.Label, instead, routeAllowsAtTimeout(o.Label))
+		}
+	}
+	if !effective.UseDefaults {
+		return
+	}
+	for i, it := range items {
+		tones := ItemTones(it)
+		for j, o := range it.Options {
+			if o.Default && tones[j] == ToneAllow {
+				p.add(fmt.Sprintf("questions[%d].options[%d].default", i, j), "on_timeout.use_defaults would choose %q when nobody answers, and it approves: an approval's own ask may not decide that; mark the option that denies default instead, or leave default off. "+only,
+					o.Label, routeAllowsAtTimeout(o.Label))
+			}
+		}
+	}
+}
+
 // DenyOption is the option of an approval's item that denies (ItemTones):
 // the answer a reason is recorded with.
 func DenyOption(it Item) (Option, bool) {

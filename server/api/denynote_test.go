@@ -74,3 +74,38 @@ func TestReasonThatCannotDenyIsRefused(t *testing.T) {
 		assert.Equal(t, "pending", r.body["status"], c.name)
 	}
 }
+
+// TestAskCannotMakeItsApprovalAllowAtTheDeadline: an ask whose approval
+// would be allowed when nobody answers — its own on_timeout naming the
+// allow option, or use_defaults with the allow option the default — is
+// refused with 400 invalid naming the field and the route setting that
+// would do it; nothing is asked.
+func TestAskCannotMakeItsApprovalAllowAtTheDeadline(t *testing.T) {
+	b := newBridge(t, opts{})
+	action := map[string]any{"tool": "Bash", "input": map[string]any{"command": "rm -rf build"}}
+	for _, c := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"options": []map[string]any{{"label": "Allow"}, {"label": "Deny"}}, "on_timeout": map[string]any{"answer": "Allow"}}, "on_timeout"},
+		{map[string]any{"options": []map[string]any{{"label": "Allow", "default": true}, {"label": "Deny"}}, "on_timeout": map[string]any{"use_defaults": true}},
+			"questions[0].options[0].default"},
+	} {
+		for _, withAction := range []bool{false, true} {
+			body := map[string]any{"run_id": "run-1", "kind": "approval", "question": "Run rm -rf build?"}
+			for k, v := range c.body {
+				body[k] = v
+			}
+			if withAction {
+				body["action"] = action
+			}
+			r := b.do("POST", "/api/projects/ops/agent-questions", "", body)
+			assert.Equal(t, 400, r.status, string(r.raw))
+			assert.Equal(t, "invalid", r.code(), string(r.raw))
+			assert.Equal(t, []string{c.field}, r.fields(), string(r.raw))
+			assert.Contains(t, string(r.raw), `routes[].on_timeout`, "names the route setting")
+		}
+	}
+	r := b.do("GET", "/api/projects/ops/agent-questions?status=pending", "", nil)
+	assert.Empty(t, r.body["questions"], "nothing was asked")
+}
