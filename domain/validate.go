@@ -381,6 +381,7 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 			}
 		}
 	}
+	checkTimeoutOutcome(&p, kind == KindApproval || approvals > 1, items, req.OnTimeout, onTimeout)
 	if req.RequestedBy != "" && !strings.Contains(req.RequestedBy, ":") {
 		p.add("requested_by", "must be <platform>:<id>, e.g. slack:U0123")
 	}

@@ -295,7 +295,7 @@ func TestQuestionsAnswerForms(t *testing.T) {
 		{[]string{asked[2].ID, "-m", "Aurora"}, map[string]string{"Release name?": "Aurora"}},
 		{[]string{asked[3].ID, "1", "2,3"}, map[string]string{"Which region?": "eu-west-1", "Which checks?": "test, e2e"}},
 		{[]string{asked[4].ID, "1"}, map[string]string{"Allow Bash: rm -rf build?": "Allow"}},
-		{[]string{asked[5].ID, "2", "-m", "not on a Friday"}, map[string]string{"Allow Bash: rm -rf build?": "not on a Friday"}},
+		{[]string{asked[5].ID, "2", "-m", "not on a Friday"}, map[string]string{"Allow Bash: rm -rf build?": "Deny"}},
 	}
 	for _, c := range cases {
 		r := runCLI(t.Context(), api, false, append([]string{"questions", "answer"}, c.args...)...)

@@ -380,6 +380,8 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 		ans := strings.TrimSpace(q.Answers[q.Questions[0].Question])
 		by := responder(q, "the user")
 		switch {
+		case q.Reason != "": // Deny with note: the note, as typed
+			return h.deny(said(by, q.Reason)), nil
 		case strings.EqualFold(ans, "Allow"):
 			return h.allow("Allowed by "+by+" via askbridge.", nil), nil
 		case strings.EqualFold(ans, "Deny"):

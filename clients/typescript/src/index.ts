@@ -107,6 +107,8 @@ export interface Question {
   responded_at?: string;
   cancel_reason?: "" | "user" | "agent" | "superseded";
   cancel_note?: string;
+  /** An approval denied with a note: the note exactly as typed (the answer is the Deny option). */
+  reason?: string;
   created_at: string;
   updated_at: string;
   expires_at: string;
@@ -481,7 +483,7 @@ export function approvalOutcome(q: Question): ApprovalOutcome {
         return { ...base, approved: true, input: d.input ?? q.action?.input ?? {}, edited: !!d.edited, always: (d.rules?.length ?? 0) > 0 };
       }
       if (d) return { ...base, approved: false, reason: d.message || `denied by ${who(q.responded_by)}` };
-      return { ...base, approved: false, reason: `the answer was not an approval: ${q.response ?? ""}` };
+      return { ...base, approved: false, reason: q.reason || `the answer was not an approval: ${q.response ?? ""}` };
     }
     case "expired":
       return { ...base, approved: false, reason: `nobody answered within ${formatDuration(Date.parse(q.expires_at) - Date.parse(q.created_at))}` };

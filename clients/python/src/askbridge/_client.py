@@ -398,7 +398,7 @@ def approval_outcome(q: Question) -> ApprovalOutcome:
         elif d:
             out["reason"] = d.get("message") or f"denied by {name}"
         else:
-            out["reason"] = f"the answer was not an approval: {q.get('response', '')}"
+            out["reason"] = q.get("reason") or f"the answer was not an approval: {q.get('response', '')}"
     elif status == "expired":
         took = (_parse_time(q["expires_at"]) - _parse_time(q["created_at"])).total_seconds()
         out["reason"] = f"nobody answered within {format_duration(took)}"
