@@ -16,12 +16,40 @@ import (
 // it in creation order. Each script returns the next cursor's number ("" =
 // the last page), then id and seq of each question of the page.
 
-// pendingPageScript pages the pending questions: the deadlines index holds
-// exactly them (there is no index of them by creation), so it reads the
-// sequence number of each, in the server, and keeps the limit first after
-// the cursor. KEYS[1] deadlines; ARGV base, after, limit.
+// pendingPageScript pages the pending questions. The deadlines index holds
+// exactly them (there is no index of them by creation): while they are few
+// (at most ARGV[4]) it reads the sequence number of each, in the server, and
+// keeps the limit first after the cursor; a larger backlog is read as
+// scanPageScript reads a status, along all from the cursor, which costs a
+// page rather than the whole backlog. KEYS[1] deadlines, KEYS[2] all;
+// ARGV base, after, limit, few, budget.
 var pendingPageScript = redis.NewScript(`
-local base, after, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local base, after, limit, few, budget = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+if redis.call('ZCARD', KEYS[1]) > few then
+  local from, out, n, scanned = '(' .. ARGV[2], {''}, 0, 0
+  while true do
+    local chunk = redis.call('ZRANGEBYSCORE', KEYS[2], from, '+inf', 'WITHSCORES', 'LIMIT', 0, 256)
+    if #chunk == 0 then return out end
+    for i = 1, #chunk, 2 do
+      local id, seq = chunk[i], chunk[i + 1]
+      if redis.call('ZSCORE', KEYS[1], id) then
+        if n == limit then
+          out[1] = out[#out]
+          return out
+        end
+        out[#out + 1] = id
+        out[#out + 1] = seq
+        n = n + 1
+      end
+      from = '(' .. seq
+      scanned = scanned + 1
+      if scanned >= budget then
+        out[1] = seq
+        return out
+      end
+    end
+  end
+end
 local found = {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local seq = tonumber(redis.call('HGET', base .. 'q:' .. id, 'seq'))
@@ -36,6 +64,10 @@ end
 if #found > limit then out[1] = tostring(found[limit][1]) end
 return out
 `)
+
+// fewPending is the backlog up to which pendingPageScript reads every
+// pending question's number for a page (a variable for the tests).
+var fewPending = 2000
 
 // scanPageScript pages every question, or those of one final status, in
 // the order of all. It reads at most budget entries per call: a status
@@ -83,7 +115,8 @@ func (s *Store) ListPage(ctx context.Context, project string, lq lifecycle.ListQ
 	base := s.base(project)
 	var res []string
 	if lq.Status == domain.StatusPending {
-		res, err = pendingPageScript.Run(ctx, s.rdb, []string{base + "deadlines"}, base, after, limit).StringSlice()
+		res, err = pendingPageScript.Run(ctx, s.rdb, []string{base + "deadlines", base + "all"}, base, after, limit,
+			max(fewPending, limit), scanBudget).StringSlice()
 	} else {
 		res, err = scanPageScript.Run(ctx, s.rdb, []string{base + "all"}, base, after, limit, string(lq.Status), scanBudget).StringSlice()
 	}

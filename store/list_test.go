@@ -53,3 +53,15 @@ func TestListOfARareStatusStopsEarlyAndGoesOn(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.GreaterOrEqual(t, pages, 5, fmt.Sprintf("20 entries read 4 at a time: %d pages", pages))
 }
+
+// TestConformanceOfTheLongListPaths runs the conformance suite with the
+// paths a long list takes forced on small ones: the pending questions read
+// along the creation index, and a page's reading cut after 3 entries.
+func TestConformanceOfTheLongListPaths(t *testing.T) {
+	defer store.SetFewPending(0)()
+	defer store.SetScanBudget(3)()
+	storetest.Run(t, func(t *testing.T) func() lifecycle.Store {
+		srv := storetest.Redis(t)
+		return func() lifecycle.Store { return open(t, srv.URL) }
+	})
+}
