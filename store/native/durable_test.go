@@ -75,6 +75,10 @@ func TestReopenKeepsEverything(t *testing.T) {
 		_, err = s.Transition(ctx, p, q.ID, answer("maria"))
 		require.NoError(t, err)
 		asked = append([]string{q.ID}, asked...)
+		// History is ordered by answer time in milliseconds; two answers in
+		// the same millisecond tie in both stores (then by id), so each
+		// answer here takes its own millisecond.
+		time.Sleep(2 * time.Millisecond)
 	}
 	histKey := domain.HistoryKey("bot", []domain.Item{{Question: "Which auth?", Options: []domain.Option{{Label: "API key"}, {Label: "OAuth"}}}})
 	lastEv, err := s.LastEventID(ctx, p)
