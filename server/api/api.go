@@ -274,6 +274,10 @@ func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
 	code := http.StatusOK
 	if err := a.store.Ping(ctx); err != nil {
 		checks["store"] = "unavailable"
+		var why interface{ Readiness() string } // the embedded store's disk problem, without its path
+		if errors.As(err, &why) {
+			checks["store"] = "unavailable: " + why.Readiness()
+		}
 		code = http.StatusServiceUnavailable
 	}
 	if a.ready != nil {

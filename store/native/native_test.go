@@ -55,13 +55,15 @@ type faults struct {
 
 func (f *faults) hook() error {
 	f.mu.Lock()
-	err, hold, held, once := f.err, f.hold, f.held, &f.heldOne
+	hold, held, once := f.hold, f.held, &f.heldOne
 	f.mu.Unlock()
 	if hold != nil {
 		once.Do(func() { close(held) })
 		<-hold
 	}
-	return err
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 // fail makes commits fail with ENOSPC, as on a full disk, until heal.
