@@ -24,7 +24,9 @@ func (f failingPing) Ping(context.Context) error { return f.err }
 
 type diskFull struct{}
 
-func (diskFull) Error() string     { return "the disk holding /var/lib/askbridge is full: free space there" }
+func (diskFull) Error() string {
+	return "the disk holding /var/lib/askbridge is full: free space there"
+}
 func (diskFull) Readiness() string { return "the disk holding the data directory is full" }
 
 // TestReadyzSaysWhyTheStoreIsNotReady: /readyz is 503 while the store
