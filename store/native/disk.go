@@ -50,6 +50,9 @@ func (c *core) openDisk(dir string) error {
 		return fmt.Errorf("cannot create the data directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
+	if err := verifyExisting(path, dir); err != nil {
+		return err
+	}
 	db, err := openFile(path, dir)
 	if err != nil {
 		return err
@@ -87,11 +90,28 @@ func boltOptions(lock time.Duration) *bolt.Options {
 	return &bolt.Options{Timeout: lock, FreelistType: bolt.FreelistMapType, NoFreelistSync: true}
 }
 
+// verifyExisting checks the data file at path, when there is one, before
+// the database library opens it (Verify).
+func verifyExisting(path, dir string) error {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	err := readLocked(path, 300*time.Millisecond, func() error { return Verify(path) })
+	if errors.Is(err, errLocked) {
+		return inUse(dir)
+	}
+	return err
+}
+
+func inUse(dir string) error {
+	return fmt.Errorf("%w (%s): one process owns a data directory. Stop the other one or give this one another "+
+		"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, dir)
+}
+
 func openFile(path, dir string) (*bolt.DB, error) {
 	db, err := bolt.Open(path, 0o600, boltOptions(300*time.Millisecond))
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("%w (%s): one process owns a data directory. Stop the other one or give this one another "+
-			"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, dir)
+		return nil, inUse(dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the data file %s: %w", path, err)
