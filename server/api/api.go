@@ -135,6 +135,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET "+p+"/notifications", a.handle(a.notifications))
 	mux.Handle("POST "+p+"/notifications/{id}/read", a.handle(a.markRead))
 	mux.Handle("GET "+p+"/audit", a.handle(a.audit))
+	mux.Handle("GET "+BackupPath, a.handle(a.backup))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

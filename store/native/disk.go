@@ -53,6 +53,11 @@ func (c *core) openDisk(dir string) error {
 	if err := verifyExisting(path, dir); err != nil {
 		return err
 	}
+	if left, _ := filepath.Glob(path + ".backup-*"); len(left) > 0 {
+		for _, f := range left { // backup copies a crash left behind
+			_ = os.Remove(f)
+		}
+	}
 	db, err := openFile(path, dir)
 	if err != nil {
 		return err
