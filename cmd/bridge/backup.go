@@ -37,6 +37,10 @@ Checks a data file of the embedded store (a backup, or askbridge.db of a
 stopped bridge) without changing it: exits 0 and says what it holds when it
 is whole, 1 and says what is wrong and what to do when it is not.`
 
+// clientTokenVar is the client commands' token (agent/cli), which backup
+// sends; it is not one of serve's, so its help does not list it.
+const clientTokenVar = "BRIDGE_TOKEN"
+
 func backupCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -56,7 +60,7 @@ func backupCommand(ctx context.Context, args []string, getenv func(string) strin
 		*base = "http://" + localAddr(envOr(getenv, "BRIDGE_ADDR", "127.0.0.1:8080"))
 	}
 	url := strings.TrimRight(*base, "/") + api.BackupPath
-	sum, err := fetchBackup(ctx, url, getenv("BRIDGE_TOKEN"), file)
+	sum, err := fetchBackup(ctx, url, getenv(clientTokenVar), file)
 	if err != nil {
 		fmt.Fprintf(stderr, "askbridge backup: %v\n", err)
 		return 1
