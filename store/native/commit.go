@@ -329,7 +329,8 @@ func (c *core) rollback(bs []*batch, err error) []*batch {
 	c.epoch.Add(1)
 	c.projects, c.loc, c.once, c.onceTTL = map[string]*proj{}, map[string]string{}, map[string]int64{}, newTree()
 	lerr := c.load(c.db)
-	c.applied = c.durable.Load()
+	// What is in memory now is all committed: nothing read from it waits.
+	c.applied, c.onceVer, c.regVer = c.durable.Load(), 0, 0
 	c.mu.Unlock()
 	c.published()
 	c.log.Error("the embedded store could not commit a change; it refuses changes until a write succeeds again "+

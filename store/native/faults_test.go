@@ -1,6 +1,7 @@
 package native_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -166,4 +167,38 @@ func fill(t *testing.T, path string) {
 			return
 		}
 	}
+}
+
+// TestReadersAnswerAfterAFailedCommit: after a failed commit that
+// registered a project and marked a key, the project list, the marks and
+// the backlog answer at once (nothing they read waits for a commit that
+// will not come while changes are refused).
+func TestReadersAnswerAfterAFailedCommit(t *testing.T) {
+	f := &faults{}
+	dir := t.TempDir()
+	s := open(t, native.Options{Dir: dir, CommitHook: f.hook})
+	held, release := f.holdCommits(t)
+	asked := make(chan error, 1)
+	go func() {
+		_, err := s.Create(ctx, newQ("fresh", "run-1"))
+		asked <- err
+	}()
+	<-held
+	first, err := s.Once(ctx, "mark-1", time.Hour) // queued behind the ask
+	require.NoError(t, err)
+	require.True(t, first)
+	f.fail(dir)(t)
+	release()
+	require.Error(t, <-asked)
+
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	ps, err := s.Projects(short)
+	require.NoError(t, err, "the project list answers")
+	assert.NotContains(t, ps, "fresh", "the project whose first ask failed is not listed")
+	marked, err := s.Marked(short, "mark-1")
+	require.NoError(t, err, "the marks answer")
+	assert.False(t, marked, "the mark whose commit failed is not kept")
+	_, err = s.Backlog(short)
+	require.NoError(t, err, "the backlog answers")
 }
