@@ -61,22 +61,23 @@ func (w *batch) del(b []byte, k []byte) {
 // touch notes what a change to key k of bucket b makes readers wait for:
 // a project's records (the key's project) or the Once keys.
 func (w *batch) touch(b, k []byte) {
-	name := string(k) // bProj: the key is the project
 	switch {
 	case bytes.Equal(b, bOnce):
 		w.once = true
 		return
-	case bytes.Equal(b, bProj):
+	case bytes.Equal(b, bProj): // the key is the project
 		w.reg = true
-	default:
-		name, _ = splitKey(k)
+	default: // the key is the project, \x00 and an id
+		if i := bytes.IndexByte(k, 0); i >= 0 {
+			k = k[:i]
+		}
 	}
 	for _, p := range w.projs {
-		if p == name {
+		if p == string(k) {
 			return
 		}
 	}
-	w.projs = append(w.projs, name)
+	w.projs = append(w.projs, string(k))
 }
 
 func (w *batch) later(f func()) { w.after = append(w.after, f) }
