@@ -53,26 +53,20 @@ func (c *core) openDisk(dir string) error {
 	if err := verifyExisting(path, dir); err != nil {
 		return err
 	}
-	if left, _ := filepath.Glob(path + ".backup-*"); len(left) > 0 {
-		for _, f := range left { // backup copies a crash left behind
-			_ = os.Remove(f)
-		}
-	}
 	db, err := openFile(path, dir)
 	if err != nil {
 		return err
 	}
+	for _, leftover := range []string{".backup-*", ".new-*"} { // copies a crash left behind (the lock is ours)
+		left, _ := filepath.Glob(path + leftover)
+		for _, f := range left {
+			_ = os.Remove(f)
+		}
+	}
 	if db, err = c.compact(db, path, dir); err != nil {
 		return err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range buckets {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = db.Update(createBuckets)
 	if err == nil {
 		err = c.load(db)
 	}
@@ -96,16 +90,60 @@ func boltOptions(lock time.Duration) *bolt.Options {
 }
 
 // verifyExisting checks the data file at path, when there is one, before
-// the database library opens it (Verify).
+// the database library opens it (Verify); when there is none, it makes one
+// (create).
 func verifyExisting(path, dir string) error {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil
+		return create(path, dir)
 	}
 	err := readLocked(path, 300*time.Millisecond, func() error { return Verify(path) })
 	if errors.Is(err, errLocked) {
 		return inUse(dir)
 	}
 	return err
+}
+
+// create makes an empty data file at path whole or not at all: written
+// and synced under another name, then linked in place (a link, unlike a
+// rename, fails when another process made one meanwhile). So the store
+// never leaves an empty file, and an empty one is refused (Verify). Where
+// links are not supported, the database library creates it in place.
+func create(path, dir string) error {
+	tmp, err := os.CreateTemp(dir, FileName+".new-*")
+	if err != nil {
+		return fmt.Errorf("cannot create the data file in %s: %w", dir, err)
+	}
+	name := tmp.Name()
+	_ = tmp.Close()
+	defer os.Remove(name)
+	db, err := bolt.Open(name, 0o600, boltOptions(0))
+	if err != nil {
+		return fmt.Errorf("cannot create the data file in %s: %w", dir, err)
+	}
+	err = db.Update(createBuckets)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cannot create the data file in %s: %w", dir, err)
+	}
+	if err := os.Link(name, path); err != nil {
+		return nil // another process made one (its lock decides), or no links here
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+func createBuckets(tx *bolt.Tx) error {
+	for _, b := range buckets {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func inUse(dir string) error {
