@@ -135,6 +135,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET "+p+"/notifications", a.handle(a.notifications))
 	mux.Handle("POST "+p+"/notifications/{id}/read", a.handle(a.markRead))
 	mux.Handle("GET "+p+"/audit", a.handle(a.audit))
+	mux.Handle("GET "+BackupPath, a.handle(a.backup))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -274,6 +275,10 @@ func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
 	code := http.StatusOK
 	if err := a.store.Ping(ctx); err != nil {
 		checks["store"] = "unavailable"
+		var why interface{ Readiness() string } // the embedded store's disk problem, without its path
+		if errors.As(err, &why) {
+			checks["store"] = "unavailable: " + why.Readiness()
+		}
 		code = http.StatusServiceUnavailable
 	}
 	if a.ready != nil {

@@ -225,7 +225,7 @@ func TestOpenAPIDocumentIsValidAndServed(t *testing.T) {
 		"GET /api/projects/{p}/agent-runs/{run}/questions", "GET /api/projects/{p}/agents/{agent}/tools",
 		"GET /api/projects/{p}/events", "GET /api/projects/{p}/live", "GET /api/projects/{p}/notifications",
 		"POST /api/projects/{p}/notifications/{id}/read", "GET /api/projects/{p}/audit",
-		"GET /healthz", "GET /readyz", "GET /metrics", "GET /api/openapi.json",
+		"GET /healthz", "GET /readyz", "GET /metrics", "GET /api/openapi.json", "GET /api/admin/backup",
 	} {
 		method, path, _ := strings.Cut(route, " ")
 		item, ok := paths[path].(map[string]any)

@@ -241,57 +241,87 @@ func (c *core) decode(project string, ss []snapshot) []*domain.Question {
 }
 
 // Get implements lifecycle.QuestionReader.
-func (c *core) Get(_ context.Context, project, id string) (*domain.Question, error) {
-	c.mu.RLock()
-	_, r := c.live(project, id, wallMS())
-	if r == nil {
-		c.mu.RUnlock()
+func (c *core) Get(ctx context.Context, project, id string) (*domain.Question, error) {
+	var snap *snapshot
+	err := c.view(ctx, func() uint64 {
+		snap = nil
+		p, r := c.live(project, id, wallMS())
+		if r == nil {
+			return p.version()
+		}
+		snap = &snapshot{id, r.m.fields(), r.doc}
+		return r.ver
+	})
+	if err != nil {
+		return nil, err
+	}
+	if snap == nil {
 		return nil, notFound(project, id)
 	}
-	fields, doc := r.m.fields(), r.doc
-	c.mu.RUnlock()
-	return store.DecodeRecord(project, id, fields, doc)
+	return store.DecodeRecord(project, id, snap.fields, snap.doc)
+}
+
+// version is the number of the last change to the project (0 for none).
+func (p *proj) version() uint64 {
+	if p == nil {
+		return 0
+	}
+	return p.ver
 }
 
 // Locate implements lifecycle.QuestionReader.
-func (c *core) Locate(_ context.Context, id string) (string, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if p, ok := c.loc[id]; ok {
-		if _, r := c.live(p, id, wallMS()); r != nil {
-			return p, nil
+func (c *core) Locate(ctx context.Context, id string) (string, error) {
+	found := ""
+	err := c.view(ctx, func() uint64 {
+		found = ""
+		if p, ok := c.loc[id]; ok {
+			if _, r := c.live(p, id, wallMS()); r != nil {
+				found = p
+				return r.ver
+			}
 		}
+		return c.applied
+	})
+	if err != nil {
+		return "", err
 	}
-	return "", domain.Errorf(domain.ENotFound, "no question %s", id)
+	if found == "" {
+		return "", domain.Errorf(domain.ENotFound, "no question %s", id)
+	}
+	return found, nil
 }
 
 // List implements lifecycle.QuestionReader: the newest limit questions
 // (of status, when given) from the creation-order index, oldest first.
-func (c *core) List(_ context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error) {
+func (c *core) List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error) {
 	if limit <= 0 {
 		limit = 500
 	}
-	c.mu.RLock()
-	p := c.projects[project]
-	if p == nil {
-		c.mu.RUnlock()
-		return []*domain.Question{}, nil
-	}
-	idx := p.all
-	if status != "" {
-		idx = p.byStatus[string(status)]
-	}
 	var ss []snapshot
-	if idx != nil {
-		wall := wallMS()
-		idx.Descend(func(it item) bool {
-			if r := p.qs[it.id]; r != nil && r.live(wall) {
-				ss = append(ss, snapshot{it.id, r.m.fields(), r.doc})
-			}
-			return len(ss) < limit
-		})
+	err := c.view(ctx, func() uint64 {
+		ss = nil
+		p := c.projects[project]
+		if p == nil {
+			return 0
+		}
+		idx := p.all
+		if status != "" {
+			idx = p.byStatus[string(status)]
+		}
+		if idx != nil {
+			wall := wallMS()
+			idx.Descend(func(it item) bool {
+				if r := p.qs[it.id]; r != nil && r.live(wall) {
+					ss = append(ss, snapshot{it.id, r.m.fields(), r.doc})
+				}
+				return len(ss) < limit
+			})
+		}
+		return p.ver
+	})
+	if err != nil {
+		return nil, err
 	}
-	c.mu.RUnlock()
 	slices.Reverse(ss)
 	return c.decode(project, ss), nil
 }
@@ -299,49 +329,66 @@ func (c *core) List(_ context.Context, project string, status domain.Status, lim
 // History implements lifecycle.QuestionReader: the history index (the
 // answered questions by when each goes: answer time plus retention),
 // newest first; only the records shown are decoded.
-func (c *core) History(_ context.Context, project, key string, limit int) ([]*domain.Question, error) {
-	c.mu.RLock()
+func (c *core) History(ctx context.Context, project, key string, limit int) ([]*domain.Question, error) {
 	var ss []snapshot
-	if p := c.projects[project]; p != nil && limit > 0 {
-		h, wall := p.hist[key], wallMS()
-		for i := len(h) - 1; i >= 0 && i >= len(h)-store.HistKeep && len(ss) < limit; i-- { // the newest HistKeep, as on Redis
-			if r := p.qs[h[i].id]; r != nil && r.live(wall) && r.m.Status == string(domain.StatusAnswered) {
-				ss = append(ss, snapshot{h[i].id, r.m.fields(), r.doc})
+	err := c.view(ctx, func() uint64 {
+		ss = nil
+		p := c.projects[project]
+		if p != nil && limit > 0 {
+			h, wall := p.hist[key], wallMS()
+			for i := len(h) - 1; i >= 0 && i >= len(h)-store.HistKeep && len(ss) < limit; i-- { // the newest HistKeep, as on Redis
+				if r := p.qs[h[i].id]; r != nil && r.live(wall) && r.m.Status == string(domain.StatusAnswered) {
+					ss = append(ss, snapshot{h[i].id, r.m.fields(), r.doc})
+				}
 			}
 		}
+		return p.version()
+	})
+	if err != nil {
+		return nil, err
 	}
-	c.mu.RUnlock()
 	return c.decode(project, ss), nil
 }
 
 // RunQuestions implements lifecycle.QuestionReader.
-func (c *core) RunQuestions(_ context.Context, project, run string) ([]*domain.Question, error) {
-	c.mu.RLock()
-	wall := wallMS()
+func (c *core) RunQuestions(ctx context.Context, project, run string) ([]*domain.Question, error) {
 	var ss []snapshot
-	if p := c.projects[project]; p != nil {
-		if rr := p.runs[run]; rr != nil && rr.live(wall) {
-			for _, id := range rr.Qs {
-				if r := p.qs[id]; r != nil && r.live(wall) {
-					ss = append(ss, snapshot{id, r.m.fields(), r.doc})
+	err := c.view(ctx, func() uint64 {
+		ss = nil
+		wall := wallMS()
+		p := c.projects[project]
+		if p != nil {
+			if rr := p.runs[run]; rr != nil && rr.live(wall) {
+				for _, id := range rr.Qs {
+					if r := p.qs[id]; r != nil && r.live(wall) {
+						ss = append(ss, snapshot{id, r.m.fields(), r.doc})
+					}
 				}
 			}
 		}
+		return p.version()
+	})
+	if err != nil {
+		return nil, err
 	}
-	c.mu.RUnlock()
 	return c.decode(project, ss), nil
 }
 
 // Projects implements lifecycle.QuestionReader.
-func (c *core) Projects(context.Context) ([]string, error) {
-	c.mu.RLock()
-	out := make([]string, 0, len(c.projects))
-	for name, p := range c.projects {
-		if p.registered {
-			out = append(out, name)
+func (c *core) Projects(ctx context.Context) ([]string, error) {
+	var out []string
+	err := c.view(ctx, func() uint64 {
+		out = make([]string, 0, len(c.projects))
+		for name, p := range c.projects {
+			if p.registered {
+				out = append(out, name)
+			}
 		}
+		return c.regVer
+	})
+	if err != nil {
+		return nil, err
 	}
-	c.mu.RUnlock()
 	sort.Strings(out)
 	return out, nil
 }

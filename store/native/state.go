@@ -68,6 +68,7 @@ type proj struct {
 	name       string
 	registered bool // listed by Projects (it asked a question or paused a run)
 	seq        int64
+	ver        uint64 // the last change to anything of the project (commit.go)
 
 	qs        map[string]*qrec
 	all       *tree            // seq -> id
@@ -123,6 +124,7 @@ func (p *proj) status(s string) *tree {
 type qrec struct {
 	m   qmeta
 	doc string
+	ver uint64 // the last change to it (commit.go)
 }
 
 type qmeta struct {

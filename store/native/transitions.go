@@ -231,30 +231,36 @@ func (c *core) Vote(ctx context.Context, project, id string, v domain.Vote, requ
 }
 
 // Due implements lifecycle.Schedule.
-func (c *core) Due(_ context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
-	return c.dueIn(func(p *proj) *tree { return p.deadlines }, now, limit), nil
+func (c *core) Due(ctx context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
+	return c.dueIn(ctx, func(p *proj) *tree { return p.deadlines }, now, limit)
 }
 
 // DueEscalations implements lifecycle.Schedule.
-func (c *core) DueEscalations(_ context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
-	return c.dueIn(func(p *proj) *tree { return p.escal }, now, limit), nil
+func (c *core) DueEscalations(ctx context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
+	return c.dueIn(ctx, func(p *proj) *tree { return p.escal }, now, limit)
 }
 
 // dueIn lists, in every project, up to limit entries of a time index
 // whose time has come.
-func (c *core) dueIn(index func(*proj) *tree, now time.Time, limit int) []lifecycle.Ref {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+func (c *core) dueIn(ctx context.Context, index func(*proj) *tree, now time.Time, limit int) ([]lifecycle.Ref, error) {
 	var refs []lifecycle.Ref
-	for name, p := range c.projects {
-		n := 0
-		upTo(index(p), ms(now), func(it item) bool {
-			refs = append(refs, lifecycle.Ref{ProjectID: name, ID: it.id})
-			n++
-			return n < limit
-		})
-	}
-	return refs
+	err := c.view(ctx, func() uint64 {
+		refs = nil
+		var seen uint64
+		for name, p := range c.projects {
+			n := 0
+			upTo(index(p), ms(now), func(it item) bool {
+				refs = append(refs, lifecycle.Ref{ProjectID: name, ID: it.id})
+				n++
+				return n < limit
+			})
+			if n > 0 {
+				seen = max(seen, p.ver)
+			}
+		}
+		return seen
+	})
+	return refs, err
 }
 
 // Escalate implements lifecycle.Schedule.
