@@ -10,7 +10,7 @@ import (
 
 // ListPage implements lifecycle.QuestionReader: the creation-order index
 // (of the status, when given) from the cursor's sequence number on.
-func (c *core) ListPage(_ context.Context, project string, lq lifecycle.ListQuery) (lifecycle.ListPage, error) {
+func (c *core) ListPage(ctx context.Context, project string, lq lifecycle.ListQuery) (lifecycle.ListPage, error) {
 	after, err := lifecycle.ParseCursor(lq.Cursor)
 	if err != nil {
 		return lifecycle.ListPage{}, err
@@ -18,8 +18,12 @@ func (c *core) ListPage(_ context.Context, project string, lq lifecycle.ListQuer
 	limit := lifecycle.PageLimit(lq.Limit)
 	page := lifecycle.ListPage{Questions: []*domain.Question{}}
 	var ss []snapshot
-	c.mu.RLock()
-	if p := c.projects[project]; p != nil {
+	err = c.view(ctx, func() uint64 {
+		ss, page.Next = nil, ""
+		p := c.projects[project]
+		if p == nil {
+			return 0
+		}
 		idx := p.all
 		if lq.Status != "" {
 			idx = p.byStatus[string(lq.Status)]
@@ -41,18 +45,25 @@ func (c *core) ListPage(_ context.Context, project string, lq lifecycle.ListQuer
 				return true
 			})
 		}
+		return p.ver
+	})
+	if err != nil {
+		return lifecycle.ListPage{}, err
 	}
-	c.mu.RUnlock()
 	page.Questions = append(page.Questions, c.decode(project, ss)...)
 	return page, nil
 }
 
 // Deadlines implements lifecycle.QuestionReader.
-func (c *core) Deadlines(_ context.Context, project string, limit int) ([]lifecycle.Deadline, int, error) {
-	out := []lifecycle.Deadline{}
+func (c *core) Deadlines(ctx context.Context, project string, limit int) ([]lifecycle.Deadline, int, error) {
+	var out []lifecycle.Deadline
 	n := 0
-	c.mu.RLock()
-	if p := c.projects[project]; p != nil {
+	err := c.view(ctx, func() uint64 {
+		out, n = []lifecycle.Deadline{}, 0
+		p := c.projects[project]
+		if p == nil {
+			return 0
+		}
 		wall := wallMS()
 		p.deadlines.Ascend(func(it item) bool {
 			if r := p.qs[it.id]; r != nil && r.live(wall) {
@@ -63,7 +74,10 @@ func (c *core) Deadlines(_ context.Context, project string, limit int) ([]lifecy
 			}
 			return true
 		})
+		return p.ver
+	})
+	if err != nil {
+		return nil, 0, err
 	}
-	c.mu.RUnlock()
 	return out, n, nil
 }
