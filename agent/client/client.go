@@ -107,6 +107,9 @@ func New(baseURL, token, project string, opts ...Option) *Client {
 // Project returns the project the client acts in.
 func (c *Client) Project() string { return c.project }
 
+// URL returns the bridge's base URL, as given to New.
+func (c *Client) URL() string { return c.base }
+
 // Asked is the create response: the record plus a sentence for the agent's
 // tool result.
 type Asked struct {
@@ -307,6 +310,24 @@ func (c *Client) Tools(ctx context.Context, agent string) ([]Tool, error) {
 		return nil, err
 	}
 	return out.Tools, nil
+}
+
+// Route is a route of the bridge's configuration, by name.
+type Route struct {
+	Name    string `json:"name"`
+	Default bool   `json:"default"`
+}
+
+// Routes returns the routes the bridge is configured with (none without a
+// configuration file), sorted by name.
+func (c *Client) Routes(ctx context.Context) ([]Route, error) {
+	var out struct {
+		Routes []Route `json:"routes"`
+	}
+	if _, err := c.do(ctx, http.MethodGet, c.projectPath("routes"), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Routes, nil
 }
 
 // Notifications returns the project's inbox; unreadOnly keeps unread ones.

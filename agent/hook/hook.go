@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/agent/client"
+	"github.com/askbridge/askbridge/agent/internal/reach"
 	"github.com/askbridge/askbridge/domain"
 )
 
@@ -200,6 +201,10 @@ func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, s
 			client.WithTraceContext(env.Traceparent, env.Tracestate))}
 	out, err := h.handle(ctx)
 	if err != nil {
+		if msg := reach.Problem(env.URL, err); msg != "" {
+			fmt.Fprintf(stderr, "askbridge hook claude-code: %s\n", msg)
+			return ExitError
+		}
 		fmt.Fprintf(stderr, "askbridge hook claude-code: %v\n", err)
 		return ExitError
 	}

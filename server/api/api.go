@@ -7,8 +7,8 @@
 // each resource; park.go and hangup_*.go the long-polls parked without a
 // goroutine; sse.go and live.go the event stream and its WebSocket form;
 // auth.go and guard.go who may call what and from where; decode.go how
-// bodies are read; tools.go the tool definitions; metrics.go and
-// openapi.go what the bridge tells about itself.
+// bodies are read; tools.go the tool definitions; routes.go the route
+// names; metrics.go and openapi.go what the bridge tells about itself.
 package api
 
 import (
@@ -130,6 +130,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("POST "+p+"/agent-runs/{run}/pause", a.handle(a.pause))
 	mux.Handle("GET "+p+"/agent-runs/{run}/questions", a.handle(a.runQuestions))
 	mux.Handle("GET "+p+"/agents/{agent}/tools", a.handle(a.tools))
+	mux.Handle("GET "+p+"/routes", a.handle(a.routes))
 	mux.Handle("GET "+p+"/events", a.handle(a.events))
 	mux.Handle("GET "+p+"/live", a.handle(a.live))
 	mux.Handle("GET "+p+"/notifications", a.handle(a.notifications))
