@@ -41,9 +41,11 @@ deploy-check:
 	@./scripts/deploy-check.sh
 
 ## run: the bridge on the embedded default (no Redis, no Slack), web inbox at http://127.0.0.1:8080/;
-## another address: BRIDGE_ADDR=127.0.0.1:9090 make run
-run:
-	$(GO) run ./cmd/bridge serve
+## another address: BRIDGE_ADDR=127.0.0.1:9090 make run. It builds bin/askbridge, then the shell
+## execs it: the bridge is make's own child, so Ctrl-C, or kill with make's PID, stops it
+## (make passes SIGTERM on), and it prints its own PID
+run: build
+	exec $(BIN) serve
 
 deps:
 	@./scripts/deps.sh

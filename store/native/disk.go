@@ -195,12 +195,17 @@ func boltOptions(lock time.Duration) *bolt.Options {
 func openFile(path, dir string) (*bolt.DB, error) {
 	db, err := bolt.Open(path, 0o600, boltOptions(300*time.Millisecond))
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("%w (%s): one process owns a data directory. Stop the other one or give this one another "+
-			"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, dir)
+		holder, stop := "", "Stop the other one"
+		if pid := holderPID(dir); pid > 0 {
+			holder, stop = fmt.Sprintf(", PID %d", pid), fmt.Sprintf("Stop it (kill %d)", pid)
+		}
+		return nil, fmt.Errorf("%w%s (%s): one process owns a data directory. %s or give this one another "+
+			"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, holder, dir, stop)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the data file %s: %w", path, err)
 	}
+	writePID(dir)
 	return db, nil
 }
 
@@ -319,6 +324,7 @@ func (c *core) closeDisk() error {
 	c.qcond.Broadcast()
 	c.qmu.Unlock()
 	c.writerWG.Wait()
+	removePID(c.opts.Dir)
 	return c.db.Close()
 }
 
