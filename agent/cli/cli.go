@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askbridge/askbridge/agent/client"
@@ -51,6 +52,8 @@ type Env struct {
 	// (TRACEPARENT, TRACESTATE; empty when TRACEPARENT is not a valid
 	// one), sent on every request so the question joins the agent's trace.
 	Traceparent, Tracestate string
+	// notice shows the user what the bridge ignored or guessed (nil: nothing).
+	notice func(string)
 }
 
 // ReadEnv reads the BRIDGE_* variables, with defaults.
@@ -73,6 +76,9 @@ func ReadEnv(getenv func(string) string) Env {
 // Client returns an API client for the environment.
 func (e Env) Client(opts ...client.Option) *client.Client {
 	opts = append([]client.Option{client.WithTraceContext(e.Traceparent, e.Tracestate)}, opts...)
+	if e.notice != nil {
+		opts = append(opts, client.WithNotices(e.notice))
+	}
 	return client.New(e.URL, e.Token, e.Project, opts...)
 }
 
@@ -93,6 +99,11 @@ type app struct {
 	tick   time.Duration // refresh of the waiting line
 	// version is the build's, for the MCP server's serverInfo.
 	version string
+	// cmd is the command running ("ask", "questions"…), for its messages.
+	cmd string
+	// noticed holds the bridge's notices already printed: each once.
+	noticeMu sync.Mutex
+	noticed  map[string]bool
 }
 
 // Run runs a client-side command. handled is false when args[0] is not one
@@ -113,8 +124,25 @@ func RunVersion(ctx context.Context, version string, args []string, getenv func(
 // newApp returns an app whose stdout and stderr make text visible
 // (termsafe) over the raw streams.
 func newApp(env Env, stdin io.Reader, stdout, stderr io.Writer) *app {
-	return &app{env: env, stdin: stdin, stdout: termsafe.New(stdout), stderr: termsafe.New(stderr), rawOut: stdout, rawErr: stderr,
+	a := &app{env: env, stdin: stdin, stdout: termsafe.New(stdout), stderr: termsafe.New(stderr), rawOut: stdout, rawErr: stderr,
 		isTTY: isTerminal, now: time.Now, tick: time.Second}
+	a.env.notice = a.notice
+	return a
+}
+
+// notice prints a notice of the bridge (what it ignored or guessed about a
+// request it served) on stderr, once per command.
+func (a *app) notice(n string) {
+	a.noticeMu.Lock()
+	defer a.noticeMu.Unlock()
+	if a.noticed[n] {
+		return
+	}
+	if a.noticed == nil {
+		a.noticed = map[string]bool{}
+	}
+	a.noticed[n] = true
+	fmt.Fprintf(a.stderr, "askbridge %s: note: %s\n", a.cmd, n)
 }
 
 // flush writes what the safe writers held back.
@@ -130,6 +158,7 @@ func (a *app) run(ctx context.Context, args []string) (int, bool) {
 	if len(args) == 0 {
 		return 0, false
 	}
+	a.cmd = args[0]
 	switch args[0] {
 	case "ask", "questions":
 		if msg := urlProblem(a.env.URL); msg != "" && !asksForHelp(args[1:]) {

@@ -47,7 +47,13 @@ type Client struct {
 	retryWait   time.Duration
 	traceparent string
 	tracestate  string
+	notice      func(string)
 }
+
+// NoticeHeader is the response header in which a bridge without tokens
+// says what it ignored or guessed about a request it served (a token, a
+// project that looks like a typo).
+const NoticeHeader = "Askbridge-Notice"
 
 // Option configures a Client.
 type Option func(*Client)
@@ -67,6 +73,10 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua
 // WithRetryWait sets the first pause before Wait retries after a network
 // error or an unavailable server (default 500ms, doubling up to 10s).
 func WithRetryWait(d time.Duration) Option { return func(c *Client) { c.retryWait = d } }
+
+// WithNotices calls f with each notice (NoticeHeader) of every response,
+// for the caller to show its user; f may be called from several goroutines.
+func WithNotices(f func(notice string)) Option { return func(c *Client) { c.notice = f } }
 
 // WithTraceContext sends the W3C trace context of the agent's run
 // (traceparent and tracestate headers) on every request, so the question's
@@ -417,6 +427,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 		return 0, fmt.Errorf("askbridge: %s %s: %w", method, pathOnly(path), c.scrub(err))
 	}
 	defer resp.Body.Close()
+	if c.notice != nil {
+		for _, n := range resp.Header.Values(NoticeHeader) {
+			c.notice(n)
+		}
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, apiError(method, path, resp)
 	}

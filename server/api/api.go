@@ -81,6 +81,9 @@ type API struct {
 	parkOnce sync.Once
 	parks    *parker
 
+	// projects are those known to have questions (open mode's notices).
+	projects knownProjects
+
 	tracer trace.Tracer
 }
 
@@ -211,6 +214,9 @@ func (a *API) handle(h handlerFunc) http.Handler {
 					err = domain.Errorf(domain.EForbidden, "this token may not act in project %s", proj)
 				}
 			}
+		}
+		if err == nil && p.Open {
+			a.openNotices(w, r, r.PathValue("p"))
 		}
 		if err == nil {
 			err = checkJSONBody(r)
