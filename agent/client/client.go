@@ -32,6 +32,11 @@ import (
 // DefaultPollTimeout is how long one long-poll of Wait lasts on the server.
 const DefaultPollTimeout = 25 * time.Second
 
+// DefaultUnreachableLimit is how long Wait goes on retrying while the
+// bridge cannot be reached or is unavailable (a restart, a redeploy)
+// before it gives up with the last error.
+const DefaultUnreachableLimit = 2 * time.Minute
+
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
 
@@ -45,6 +50,8 @@ type Client struct {
 	pollTimeout time.Duration
 	userAgent   string
 	retryWait   time.Duration
+	unreachable time.Duration
+	onOutage    func(err error, limit time.Duration)
 	traceparent string
 	tracestate  string
 	notice      func(string)
@@ -78,6 +85,19 @@ func WithRetryWait(d time.Duration) Option { return func(c *Client) { c.retryWai
 // for the caller to show its user; f may be called from several goroutines.
 func WithNotices(f func(notice string)) Option { return func(c *Client) { c.notice = f } }
 
+// WithUnreachableLimit sets how long Wait keeps retrying while the bridge
+// cannot be reached or is unavailable (default DefaultUnreachableLimit):
+// the bridge restarting, a redeploy. The time counts from the first
+// failure after the last answer; then Wait returns the last error.
+func WithUnreachableLimit(d time.Duration) Option { return func(c *Client) { c.unreachable = d } }
+
+// WithOutageNotice calls f when Wait loses the bridge and starts retrying
+// (once per outage), with the error and how long it will keep trying, so
+// a caller can tell its user it is still waiting.
+func WithOutageNotice(f func(err error, limit time.Duration)) Option {
+	return func(c *Client) { c.onOutage = f }
+}
+
 // WithTraceContext sends the W3C trace context of the agent's run
 // (traceparent and tracestate headers) on every request, so the question's
 // spans on the bridge join the agent's trace. An empty traceparent sends
@@ -104,6 +124,7 @@ func New(baseURL, token, project string, opts ...Option) *Client {
 		pollTimeout: DefaultPollTimeout,
 		userAgent:   "askbridge-client",
 		retryWait:   500 * time.Millisecond,
+		unreachable: DefaultUnreachableLimit,
 	}
 	for _, o := range opts {
 		o(c)
@@ -180,12 +201,16 @@ func (c *Client) WaitOnce(ctx context.Context, id string, timeout time.Duration)
 }
 
 // Wait blocks until the question is final or ctx ends, long-polling the
-// server repeatedly. Network errors and an unavailable server are retried
-// with backoff; API errors (not_found, unauthorized…) end the wait. When ctx
+// server repeatedly. A bridge that shuts down answers its long-polls with
+// the record as it is (still pending), and Wait polls again; network errors
+// and an unavailable server (a restart) are retried with backoff for up to
+// the unreachable limit (WithUnreachableLimit), then the last error is
+// returned. API errors (not_found, unauthorized…) end the wait. When ctx
 // ends it returns the last record seen (nil if none) with ctx's error; the
 // question stays pending.
 func (c *Client) Wait(ctx context.Context, id string) (*domain.Question, error) {
 	var last *domain.Question
+	var lost time.Time // when the bridge stopped answering; zero while it answers
 	backoff := c.retryWait
 	for {
 		q, err := c.WaitOnce(ctx, id, c.pollTimeout)
@@ -194,13 +219,21 @@ func (c *Client) Wait(ctx context.Context, id string) (*domain.Question, error) 
 			if q.Status.Final() {
 				return q, nil
 			}
-			backoff = c.retryWait
+			backoff, lost = c.retryWait, time.Time{}
 			continue
 		}
 		if ctx.Err() != nil {
 			return last, fmt.Errorf("askbridge: waiting for question %s: %w", id, ctx.Err())
 		}
 		if !retryable(err) {
+			return last, err
+		}
+		if lost.IsZero() {
+			lost = time.Now()
+			if c.onOutage != nil {
+				c.onOutage(err, c.unreachable)
+			}
+		} else if time.Since(lost) >= c.unreachable {
 			return last, err
 		}
 		select {
