@@ -15,13 +15,14 @@ all: build
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bridge
 
-## install: askbridge into $$GOBIN, else ~/.local/bin; says where and whether it is on PATH
+## install: askbridge into $$GOBIN, else ~/.local/bin (the same expression as the PATH line of
+## README's walkthrough, ${GOBIN:-$HOME/.local/bin}); says where and whether it is on PATH
 install:
-	@dir="$$($(GO) env GOBIN)"; [ -n "$$dir" ] || dir="$$HOME/.local/bin"; \
+	@dir="$${GOBIN:-$$HOME/.local/bin}"; \
 	mkdir -p "$$dir" && $(GO) build -ldflags '$(LDFLAGS)' -o "$$dir/askbridge" ./cmd/bridge && \
 	echo "installed $$dir/askbridge"; \
 	case ":$$PATH:" in *":$$dir:"*) echo "$$dir is on PATH: run askbridge";; \
-	*) echo "$$dir is not on PATH: add it (export PATH=\"$$dir:\$$PATH\") or run $$dir/askbridge";; esac
+	*) echo "$$dir is not on PATH: run export PATH=\"$$dir:\$$PATH\" in each shell (or add it to your shell's profile), or run $$dir/askbridge";; esac
 
 ## image: the container image (deploy/Containerfile) with podman, offline: a static
 ## binary, the host's CA certificates and a non-root user on an empty base
