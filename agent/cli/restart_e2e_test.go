@@ -35,4 +35,3 @@ func TestE2EAskWaitsThroughARestart(t *testing.T) {
 	assert.Equal(t, "Yes\n", p.stdout.String())
 	assert.Contains(t, p.stderr.String(), "askbridge ask: the bridge at "+srv.URL+" stopped answering (restarting?); still waiting, for up to 2 min until it is back\n")
 }
-
