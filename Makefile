@@ -53,7 +53,7 @@ deps:
 
 ## test: every test with the race detector; installs redis-server and chromium with apt-get when
 ## missing, and the MCP TypeScript SDK from npm (pinned, cached) when npm is there; the clients'
-## tests need Node 22, the frameworks and python3-httpx/pytest/fastapi (scripts/clients-deps.sh)
+## tests need Node 22, the frameworks and python3-httpx/pytest/fastapi/mypy/venv (scripts/clients-deps.sh)
 test: deps
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)

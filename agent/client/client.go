@@ -278,8 +278,8 @@ func (c *Client) RespondText(ctx context.Context, id, response string) (*Respond
 	return c.Respond(ctx, id, domain.RespondRequest{Response: &response})
 }
 
-// Cancel withdraws (reason "agent") or dismisses (reason "user") a question
-// and returns the final record.
+// Cancel withdraws (reason "agent", also when reason is "") or dismisses
+// (reason "user") a question and returns the final record.
 func (c *Client) Cancel(ctx context.Context, id, reason string) (*domain.Question, error) {
 	return c.CancelWithNote(ctx, id, reason, "")
 }
@@ -287,6 +287,11 @@ func (c *Client) Cancel(ctx context.Context, id, reason string) (*domain.Questio
 // CancelWithNote is Cancel with a free-text note (at most 500 characters),
 // kept on the record as cancel_note and shown on every copy.
 func (c *Client) CancelWithNote(ctx context.Context, id, reason, note string) (*domain.Question, error) {
+	if reason == "" {
+		// The agent's client: withdrawing, whatever the bridge would
+		// assume for a caller without an agent token (a person).
+		reason = domain.CancelAgent
+	}
 	var q domain.Question
 	body := map[string]string{"reason": reason}
 	if note != "" {

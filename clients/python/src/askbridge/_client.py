@@ -7,12 +7,16 @@ import os
 import re
 import time
 from datetime import datetime
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 from urllib.parse import quote
 
 import httpx
 
-Record = dict[str, Any]
+from ._types import ActionRequest, Answered, ApprovalOutcome, AskBody, CancelReason, Question, RespondBody, Run
+
+# A question's record, as every call returns it.
+Record = Question
 
 
 class AskBridgeError(Exception):
@@ -48,7 +52,7 @@ class WaitTimeout(AskBridgeError):
         )
 
 
-def validate_ask(body: Record) -> None:
+def validate_ask(body: AskBody | Mapping[str, Any]) -> None:
     """Refuses, before anything is sent, what the bridge would surely refuse,
     with the API's messages. The bridge checks everything again."""
     details: list[dict[str, str]] = []
@@ -59,6 +63,7 @@ def validate_ask(body: Record) -> None:
     if "questions" in body and "question" in body:
         add("question", "use either questions[] or the question+options shorthand, not both")
     shorthand = "questions" not in body and ("question" in body or "options" in body)
+    items: list[Any]  # checked here as the bridge would: the caller's dict may be anything
     if shorthand:
         if not body.get("question"):
             add("question", "required with options")
@@ -149,6 +154,15 @@ def _result(url: str, res: httpx.Response) -> Any:
     return data
 
 
+def _cancel_body(reason: str | None, note: str | None) -> dict[str, str]:
+    # This client is the agent's: no reason means the agent withdrew it,
+    # whatever the bridge assumes for a caller without an agent token.
+    body = {"reason": reason or "agent"}
+    if note:
+        body["note"] = note
+    return body
+
+
 def _unreachable(url: str, err: Exception) -> AskBridgeError:
     return AskBridgeError("unreachable", f"the bridge at {url} is not reachable ({err.__class__.__name__}: {err}); is askbridge serve running there?")
 
@@ -230,7 +244,7 @@ class Client(_Paths):
             raise _unreachable(self.url, err) from err
         return _result(self.url, res)
 
-    def ask(self, body: Record) -> Record:
+    def ask(self, body: AskBody) -> Record:
         """Asks: the record (status pending) with ``message`` for the agent."""
         validate_ask(body)
         return self._call("POST", "/agent-questions", body)
@@ -257,7 +271,7 @@ class Client(_Paths):
             if time.monotonic() >= deadline:
                 raise WaitTimeout(q)
 
-    def ask_and_wait(self, body: Record, timeout: float | None = None) -> Record:
+    def ask_and_wait(self, body: AskBody, timeout: float | None = None) -> Record:
         """Asks and waits for the final record."""
         q = self.ask(body)
         return q if q["status"] != "pending" else self.wait(q["id"], timeout)
@@ -271,15 +285,17 @@ class Client(_Paths):
             return [q for q in qs if status is None or q["status"] == status]
         return self._call("GET", "/agent-questions" + (f"?status={quote(status)}" if status else ""))["questions"]
 
-    def cancel(self, id: str, reason: str | None = None, note: str | None = None) -> Record:
-        body = {k: v for k, v in (("reason", reason), ("note", note)) if v}
-        return self._call("POST", f"/agent-questions/{self._q(id)}/cancel", body)
+    def cancel(self, id: str, reason: CancelReason = "agent", note: str | None = None) -> Record:
+        """Withdraws the question: the agent no longer waits (reason "agent",
+        the default), or records a person's dismissal (reason "user"). The
+        note shows on every copy."""
+        return self._call("POST", f"/agent-questions/{self._q(id)}/cancel", _cancel_body(reason, note))
 
-    def respond(self, id: str, body: Record) -> Record:
+    def respond(self, id: str, body: RespondBody) -> Answered:
         """Answers (an operator's token, or a bridge without tokens)."""
         return self._call("POST", f"/agent-questions/{self._q(id)}/respond", body)
 
-    def pause_run(self, run_id: str) -> Record:
+    def pause_run(self, run_id: str) -> Run:
         """Reports that a run's process stopped (webhook mode)."""
         return self._call("POST", f"/agent-runs/{self._q(run_id)}/pause", {})
 
@@ -317,7 +333,7 @@ class AsyncClient(_Paths):
             raise _unreachable(self.url, err) from err
         return _result(self.url, res)
 
-    async def ask(self, body: Record) -> Record:
+    async def ask(self, body: AskBody) -> Record:
         validate_ask(body)
         return await self._call("POST", "/agent-questions", body)
 
@@ -338,7 +354,7 @@ class AsyncClient(_Paths):
             if time.monotonic() >= deadline:
                 raise WaitTimeout(q)
 
-    async def ask_and_wait(self, body: Record, timeout: float | None = None) -> Record:
+    async def ask_and_wait(self, body: AskBody, timeout: float | None = None) -> Record:
         q = await self.ask(body)
         return q if q["status"] != "pending" else await self.wait(q["id"], timeout)
 
@@ -351,30 +367,29 @@ class AsyncClient(_Paths):
             return [q for q in qs if status is None or q["status"] == status]
         return (await self._call("GET", "/agent-questions" + (f"?status={quote(status)}" if status else "")))["questions"]
 
-    async def cancel(self, id: str, reason: str | None = None, note: str | None = None) -> Record:
-        body = {k: v for k, v in (("reason", reason), ("note", note)) if v}
-        return await self._call("POST", f"/agent-questions/{self._q(id)}/cancel", body)
+    async def cancel(self, id: str, reason: CancelReason = "agent", note: str | None = None) -> Record:
+        return await self._call("POST", f"/agent-questions/{self._q(id)}/cancel", _cancel_body(reason, note))
 
-    async def respond(self, id: str, body: Record) -> Record:
+    async def respond(self, id: str, body: RespondBody) -> Answered:
         return await self._call("POST", f"/agent-questions/{self._q(id)}/respond", body)
 
-    async def pause_run(self, run_id: str) -> Record:
+    async def pause_run(self, run_id: str) -> Run:
         return await self._call("POST", f"/agent-runs/{self._q(run_id)}/pause", {})
 
 
-def approval_body(run_id: str, call_id: str, tool: str, input: Record | None = None, *, allow_edit: bool = False,
-                  always_allow: bool = False, question: str | None = None, resume_url: str | None = None, **ask: Any) -> Record:
+def approval_body(run_id: str, call_id: str, tool: str, input: dict[str, Any] | None = None, *, allow_edit: bool = False,
+                  always_allow: bool = False, question: str | None = None, resume_url: str | None = None, **ask: Any) -> AskBody:
     """The ask body of one tool call's approval: run ``<run_id>:<call_id>`` and
     the same idempotency key, so several pending approvals never mix.
     ``allow_edit`` only when the caller can run edited arguments."""
     key = f"{run_id}:{call_id}"
-    action: Record = {"tool": tool, "input": input or {}}
+    action: ActionRequest = {"tool": tool, "input": input or {}}
     if not allow_edit:
         action["allow_edit"] = False
     if always_allow:
         action["suggestions"] = [{"type": "always_allow", "tool": tool}]
-    body: Record = {**ask, "kind": "approval", "run_id": key, "idempotency_key": key,
-                    "question": question or f"Allow {tool}?", "options": [{"label": "Allow"}, {"label": "Deny"}], "action": action}
+    body = cast(AskBody, {**ask, "kind": "approval", "run_id": key, "idempotency_key": key,
+                          "question": question or f"Allow {tool}?", "options": [{"label": "Allow"}, {"label": "Deny"}], "action": action})
     if resume_url:
         body["resume"] = {"url": resume_url}
     return body
@@ -399,17 +414,19 @@ def format_duration(seconds: float) -> str:
     return " ".join(parts)
 
 
-def approval_outcome(q: Record) -> Record:
+def approval_outcome(q: Question) -> ApprovalOutcome:
     """What a final approval record means: ``{approved, input, edited, always,
     reason}``. Expiry and dismissal never approve; the reason says why."""
-    who = (q.get("responded_by") or {})
-    name = who.get("name") or who.get("id") or "someone"
-    out: Record = {"approved": False, "input": None, "edited": False, "always": False, "reason": None, "status": q["status"]}
+    who = q.get("responded_by")
+    name = (who.get("name") or who.get("id") if who else None) or "someone"
+    out: ApprovalOutcome = {"approved": False, "input": None, "edited": False, "always": False, "reason": None, "status": q["status"]}
     status = q["status"]
     if status == "answered":
         d = q.get("decision")
         if d and d.get("behavior") == "allow":
-            out.update(approved=True, input=d.get("input", (q.get("action") or {}).get("input", {})), edited=bool(d.get("edited")), always=bool(d.get("rules")))
+            action = q.get("action")
+            out["approved"], out["edited"], out["always"] = True, bool(d.get("edited")), bool(d.get("rules"))
+            out["input"] = d["input"] if "input" in d else (action["input"] if action else {})
         elif d:
             out["reason"] = d.get("message") or f"denied by {name}"
         else:
