@@ -48,7 +48,7 @@ type Caller struct {
 	// Answer takes the host user's answer to an elicitation; nil = no
 	// elicitation.
 	Answer Answerer
-	// Timeout is how long the call's question stays open ("" = Config.Timeout).
+	// Timeout is how long the call's question stays open (0 = Config.Timeout).
 	Timeout time.Duration
 }
 

@@ -7,9 +7,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/askbridge/askbridge/server/api"
-
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/server/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,8 +54,8 @@ func notices(t *testing.T, b *bridge, method, path, token string, body any) (int
 
 // TestOpenModeSaysWhatItIgnored: a bridge without tokens serves a request
 // that carries a token, or names a project that looks like a typo of one
-// in use, and says so in the Askbridge-Notice header, once the project
-// exists no more.
+// in use, and says so in the Askbridge-Notice header; nothing more once
+// that project has questions of its own.
 func TestOpenModeSaysWhatItIgnored(t *testing.T) {
 	b := newBridge(t, opts{})
 	const ignored = "the token was ignored (the bridge runs without tokens)"
