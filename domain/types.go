@@ -251,6 +251,7 @@ type Question struct {
 	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
 	CancelReason string              `json:"cancel_reason,omitempty"`
 	CancelNote   string              `json:"cancel_note,omitempty"` // free text given with the cancel
+	Reason       string              `json:"reason,omitempty"`      // the note given with Deny, exactly as typed (the answer is the Deny option)
 	CreatedAt    time.Time           `json:"created_at"`
 	UpdatedAt    time.Time           `json:"updated_at"`
 	ExpiresAt    time.Time           `json:"expires_at"`
@@ -300,6 +301,8 @@ type Answer struct {
 	Response   string              `json:"response"`
 	// Skipped lists the items not asked (their condition was not met).
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// Reason is the note an approval was denied with, exactly as typed.
+	Reason string `json:"reason,omitempty"`
 	// Set on an approval with an action (domain/decide.go); stored with the
 	// result.
 	Decision    *Decision     `json:"-"`

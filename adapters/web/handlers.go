@@ -78,19 +78,33 @@ func (i *Inbox) flash(ctx context.Context, rq *request) string {
 		return ""
 	}
 	what := "Question"
-	if len(q.Questions) > 0 {
+	switch n := len(q.Questions); {
+	case n == 1:
 		what = "“" + q.Questions[0].Question + "”"
+	case n > 1:
+		texts := make([]string, n)
+		for k, it := range q.Questions {
+			texts[k] = "“" + it.Question + "”"
+		}
+		what = strconv.Itoa(n) + " questions (" + strings.Join(texts, "; ") + ")"
 	}
 	switch q.Status {
 	case domain.StatusAnswered:
 		if line := decisionLine(q, "you"); line != "" {
 			return "Decided " + what + ": " + line + "."
 		}
+		if len(q.Questions) < 2 {
+			return "Answered " + what + ": " + domain.AnswerLine(q)
+		}
+		// Several items: each by its text with its answer, so the banner
+		// says what every answer was to.
 		var parts []string
 		for _, it := range q.Questions {
-			parts = append(parts, q.Answers[it.Question])
+			if a, asked := q.Answers[it.Question]; asked {
+				parts = append(parts, "“"+it.Question+"”: "+a)
+			}
 		}
-		return "Answered " + what + ": " + strings.Join(parts, "; ")
+		return "Answered " + strconv.Itoa(len(q.Questions)) + " questions: " + strings.Join(parts, "; ") + "."
 	case domain.StatusCancelled:
 		return "Dismissed " + what + "."
 	case domain.StatusPending:

@@ -312,12 +312,13 @@ func approvalFromForm(q *domain.Question, form url.Values) (domain.RespondReques
 		var out []string
 		for _, v := range picks {
 			if v == "note" && n == 0 && approval.NoteAllowed(q) {
-				if text == "" {
+				// The note is the reason, as typed; never read as an answer.
+				note, ok := approval.NoteRequest(q, form.Get("t0"))
+				if !ok {
 					return req, &domain.Error{Code: domain.EInvalidAnswer, Message: "Write a note to deny with, or press Deny.",
 						Details: []domain.Detail{{Field: "answers[" + it.Question + "]", Problem: "the note is empty"}}}
 				}
-				out = []string{approval.NoteAnswer(q, text)}
-				break
+				return note, nil
 			}
 			if j, err := strconv.Atoi(strings.TrimPrefix(v, "o")); err == nil && strings.HasPrefix(v, "o") && j >= 0 && j < len(it.Options) {
 				out = append(out, it.Options[j].Label)

@@ -44,7 +44,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	contextText := fs.String("context", "", "markdown shown above the question")
 	asJSON := fs.Bool("json", false, "print the final record as JSON")
 	approvals := fs.Int("approvals", 0, "how many different people must choose the same option (approvals_required; default: the route's)")
-	onTimeout := fs.String("default", "", "the option chosen if nobody answers in time (on_timeout); the answer is then flagged defaulted")
+	onTimeout := fs.String("default", "", "the option chosen if nobody answers in time (on_timeout); the answer is then flagged defaulted. On an approval or a gate (--approvals 2 or more) only an option that denies: an approving default comes only from a route")
 	requestedBy := fs.String("requested-by", "", `who the question is asked for, "platform:id" (e.g. slack:U0123); a route with exclude_requester refuses their answer`)
 	if code, ok := parse(fs, args); !ok {
 		return code

@@ -22,7 +22,9 @@ commands:
   answer ID N                          answer with option N (as numbered by show)
   answer ID 1,3                        several options of a multi-select item
   answer ID -m "free text"             answer in your own words
-  answer ID N -m "note"                option N; on an approval, Deny with the note as feedback
+  answer ID N -m "note"                option N with a note (multi-select: N and the note); on an
+                                       approval N is its Deny option, or leave N out: it denies
+                                       with the note as the reason, exactly as typed (as --deny)
   answer ID 2 1,3 "text"               a question with several items: one argument per item;
                                        for an open-ended item the argument is always its text
   answer ID --text 1="3" 1,3 "text"    free text for item N, even one that looks like a number;
@@ -36,7 +38,7 @@ commands:
   audit [ID] [--jsonl]                 the audit trail of one question (or the project), oldest first
 
 ID is the full id or any unique prefix of it (at least 4 characters), as list, audit and
-the ask message print it.
+the ask message print it; a trailing … (or ...) is ignored.
 
 Configured by BRIDGE_URL, BRIDGE_TOKEN, BRIDGE_PROJECT.`
 
@@ -237,6 +239,9 @@ func (a *app) render(q *domain.Question) {
 				fmt.Fprintf(w, "   %s → %s\n", it.Question, a)
 			}
 		}
+		if q.Reason != "" { // denied with a note
+			fmt.Fprintf(w, "   reason: %s\n", q.Reason)
+		}
 		for _, s := range q.Skipped {
 			fmt.Fprintf(w, "   %s: %s\n", s.Question, s.Reason)
 		}
@@ -332,6 +337,10 @@ func (a *app) qAudit(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	id := fs.Arg(0)
+	if fs.NArg() == 1 && typedID(id) == "" {
+		// `audit ""`: an id was meant (an unset "$id"), not the whole project.
+		return a.idFailure("questions audit", noID)
+	}
 	if id != "" {
 		var err error
 		if id, err = a.resolveID(ctx, id, false); err != nil {

@@ -331,6 +331,9 @@ func (h *hook) askUserQuestion(ctx context.Context) (*Output, error) {
 		if domain.ErrorCode(err) == domain.ESubagentNotAllowed {
 			return h.deny("only parent conversations can ask user questions: ask the parent agent to ask the user"), nil
 		}
+		if msg := questionsProblems(err); msg != "" {
+			return h.deny(msg), nil
+		}
 		return nil, err
 	}
 	q := w.q
@@ -383,6 +386,8 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 		ans := strings.TrimSpace(q.Answers[q.Questions[0].Question])
 		by := responder(q, "the user")
 		switch {
+		case q.Reason != "": // Deny with note: the note, as typed
+			return h.deny(said(by, q.Reason)), nil
 		case strings.EqualFold(ans, "Allow"):
 			return h.allow("Allowed by "+by+" via askbridge.", nil), nil
 		case strings.EqualFold(ans, "Deny"):

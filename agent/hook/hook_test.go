@@ -309,3 +309,37 @@ func post(t *testing.T, url, body string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestAnOtherOptionIsDeniedWithTheBridgesWords: Claude Code adds "Other"
+// itself, and so does every askbridge surface; an AskUserQuestion that
+// lists one is refused by the bridge (as on every path), and the hook
+// hands the bridge's words to Claude as the denial so it asks again
+// without it, instead of failing with an error and a terminal dialog.
+func TestAnOtherOptionIsDeniedWithTheBridgesWords(t *testing.T) {
+	api := fakeapi.New(t, "")
+	in := strings.Replace(oneQuestion, `{"label":"API key","description":"Simple"}`, `{"label":"API key","description":"Simple"},{"label":"Other","description":"Something else"}`, 1)
+	for _, event := range []string{"PreToolUse", "PermissionRequest"} {
+		r := runHook(t.Context(), api, strings.Replace(in, `"PreToolUse"`, `"`+event+`"`, 1))
+		assert.Equal(t, ExitOK, r.code, r.stderr)
+		var out struct {
+			HookSpecificOutput struct {
+				PermissionDecision       string `json:"permissionDecision"`
+				PermissionDecisionReason string `json:"permissionDecisionReason"`
+				Decision                 struct {
+					Behavior string `json:"behavior"`
+					Message  string `json:"message"`
+				} `json:"decision"`
+			} `json:"hookSpecificOutput"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), "%s: %q", event, r.stdout)
+		o := out.HookSpecificOutput
+		decision, reason := o.PermissionDecision, o.PermissionDecisionReason
+		if event == "PermissionRequest" {
+			decision, reason = o.Decision.Behavior, o.Decision.Message
+		}
+		assert.Equal(t, "deny", decision, event)
+		assert.Contains(t, reason, "questions[0].options[2].label: "+domain.OtherOptionProblem, event)
+		assert.Contains(t, reason, "AskUserQuestion again", event)
+	}
+	assert.Empty(t, api.Questions(), "nothing was asked")
+}

@@ -91,7 +91,7 @@ type Server struct {
 	closed   bool
 }
 
-const toolDescription = `Ask a person on the team a question and wait for their answer. The question is posted where the team works (Slack, Discord or the askbridge web inbox) and this call blocks until someone answers, it expires, or it is dismissed.
+const toolDescription = `Ask a person on the team a question and wait for their answer. The question is posted where the team works (Slack, Discord, Telegram, email or the askbridge web inbox, and the person on call may be paged through PagerDuty) and this call blocks until someone answers, it expires, or it is dismissed.
 
 Use it when you need a decision, preference or piece of information that only a person can give and guessing would risk wasted or harmful work: choosing between approaches, confirming a destructive or costly step, clarifying an ambiguous requirement. Do not use it for things you can find out yourself, or to report progress.
 

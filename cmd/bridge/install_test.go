@@ -41,8 +41,8 @@ func TestMakeInstallThenTheReadmeFindsAskbridge(t *testing.T) {
 	basePath := filepath.Dir(goBin) + ":/usr/bin:/bin"
 	goCache := []string{"GOCACHE=" + goEnv(t, "GOCACHE"), "GOMODCACHE=" + goEnv(t, "GOMODCACHE"), "GOPATH=" + goEnv(t, "GOPATH"),
 		"GOFLAGS=" + goEnv(t, "GOFLAGS"), "GOTOOLCHAIN=local"}
-	blocks := walkthroughBlocks(t)
-	require.Len(t, blocks, 5)
+	_, blocks := readmeWalkthrough(t)
+	envBlock, step3 := blocks["environment"][0], blocks["person"][0]
 	b := startBridge(t)
 	port := b.URL[strings.LastIndex(b.URL, ":")+1:]
 
@@ -65,7 +65,7 @@ func TestMakeInstallThenTheReadmeFindsAskbridge(t *testing.T) {
 			assert.Contains(t, string(got), filepath.Dir(want)+" is not on PATH")
 
 			// The walkthrough's first block, then askbridge.
-			sh := exec.Command("bash", "-euo", "pipefail", "-c", blocks[0]+"\ncommand -v askbridge\naskbridge version")
+			sh := exec.Command("bash", "-euo", "pipefail", "-c", envBlock+"\ncommand -v askbridge\naskbridge version")
 			sh.Dir, sh.Env = home, env
 			got, err = sh.CombinedOutput()
 			require.NoError(t, err, "the README's first block does not put askbridge on PATH:\n%s", got)
@@ -76,8 +76,7 @@ func TestMakeInstallThenTheReadmeFindsAskbridge(t *testing.T) {
 				"options": []map[string]any{{"label": "OAuth 2.0"}, {"label": "API key"}}})
 			require.Equal(t, 201, code)
 			require.NoError(t, os.WriteFile(filepath.Join(home, ".question-id"), []byte(out["id"].(string)+"\n"), 0o600))
-			step3 := strings.ReplaceAll(blocks[3], ":8080", ":"+port)
-			sh = exec.Command("bash", "-euo", "pipefail", "-c", step3)
+			sh = exec.Command("bash", "-euo", "pipefail", "-c", strings.ReplaceAll(step3, ":8080", ":"+port))
 			sh.Dir, sh.Env = home, env
 			got, err = sh.CombinedOutput()
 			require.NoError(t, err, "step 3 pasted in a new terminal:\n%s", got)

@@ -430,9 +430,16 @@ func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
 	}); err != nil {
 		return err
 	}
+	now := wallMS()
 	if err := each(bDlv, func(p *proj, id string, v []byte) error {
 		r := &dlvrec{}
 		if json.Unmarshal(v, r) == nil {
+			if r.Lease != "" {
+				// Leased by the process before this one, which is gone
+				// (one process owns the directory): due again now, not
+				// when the lease would have run out.
+				r.Lease, r.Due = "", min(r.Due, now)
+			}
 			p.dlv[id] = r
 			p.outbox.ReplaceOrInsert(item{r.Due, id})
 		}

@@ -342,6 +342,10 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, domain.StatusError(q))
 		return
 	}
+	if err := domain.PrepareApproval(q, &req, true); err != nil {
+		writeErr(w, err)
+		return
+	}
 	a, err := domain.ParseAnswer(q, req)
 	if err != nil {
 		writeErr(w, err)
@@ -351,8 +355,13 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
 	if req.RespondedBy != nil {
 		who = req.RespondedBy.Person
 	}
+	if err := domain.DecideApproval(q, req, &a, &who); err != nil {
+		writeErr(w, err)
+		return
+	}
 	now := time.Now().UTC()
 	q.Status, q.Answers, q.Selections, q.Response = domain.StatusAnswered, a.Answers, a.Selections, a.Response
+	q.Reason, q.Decision = a.Reason, a.Decision
 	q.RespondedBy, q.RespondedAt, q.UpdatedAt, q.Read = &who, &now, now, true
 	s.notifyLocked()
 	writeJSON(w, http.StatusAccepted, map[string]any{"id": q.ID, "status": q.Status, "run_id": q.RunID})

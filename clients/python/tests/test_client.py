@@ -89,6 +89,12 @@ def test_invalid_questions_are_refused_before_anything_is_sent():
     with pytest.raises(AskBridgeError) as e:
         c.ask({"question": "x", "parent_run_id": "p"})
     assert e.value.code == "subagent_not_allowed"
+    # "Other" is added by every surface: the bridge's rule and words.
+    for label in ("Other", "other…", "Something else"):
+        with pytest.raises(AskBridgeError) as e:
+            c.ask({"questions": [{"question": "Which database?", "header": "DB", "options": [{"label": "Postgres"}, {"label": label}]}]})
+        assert e.value.details == [{"field": "questions[0].options[1].label",
+                                    "problem": 'remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)'}]
     assert sent == []
 
 
@@ -189,6 +195,57 @@ def test_asgi_receiver_resumes_once_and_refuses_forged_stale_and_replayed(bridge
     stale = dict(h, **{"x-askbridge-signature": "t=1,v1=" + "0" * 64})
     assert post(stale, captured["body"]).status_code == 401
     assert len(events) == 1
+
+
+def _signed(key: bytes, delivery: str, body: bytes, ts: int, v2: bool = True) -> dict:
+    """Headers of a resume webhook signed as the bridge signs it."""
+    import hashlib
+    import hmac
+    mac = lambda prefix: hmac.new(key, prefix.encode() + body, hashlib.sha256).hexdigest()  # noqa: E731
+    sig = f"t={ts},v1={mac(f'{ts}.')}" + (f",v2={mac(f'{ts}.{delivery}.')}" if v2 else "")
+    return {"x-askbridge-signature": sig, "x-askbridge-delivery": delivery, "content-type": "application/json"}
+
+
+_RESUME = json.dumps({"event": "question.answered", "question": {"id": "q1", "status": "answered"},
+                      "run": {"id": "r2", "resumed_from": "r1", "agent_id": "a", "project_id": "p"}, "user_message": "hi"}).encode()
+
+
+@pytest.mark.parametrize("secret", ["", b"", None], ids=["empty str", "empty bytes", "None"])
+def test_webhook_verifiers_refuse_an_empty_or_missing_secret(secret):
+    """Anyone can sign with an empty key: verify_webhook (when called) and asgi_receiver (when built) refuse it, naming what to set."""
+    import time
+    headers = _signed(b"", "d-1", _RESUME, int(time.time()))
+    with pytest.raises(ValueError, match="BRIDGE_WEBHOOK_SECRET"):
+        verify_webhook(secret, headers, _RESUME)
+    with pytest.raises(ValueError, match="BRIDGE_WEBHOOK_SECRET"):
+        asgi_receiver(secret, lambda ev: None)
+
+
+@pytest.mark.parametrize("v2", [True, False], ids=["v1 and v2", "v1 only (older bridge)"])
+def test_asgi_receiver_handles_a_same_second_retry_after_its_handler_failed(v2):
+    import time
+    calls = []
+
+    def on_event(ev):
+        calls.append(ev)
+        if len(calls) == 1:
+            raise RuntimeError("the runtime is restarting")
+
+    app = asgi_receiver("s3cret", on_event)
+    ts = int(time.time())
+    headers = _signed(b"s3cret", "d-same", _RESUME, ts, v2)
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://recv") as c:
+            post = lambda h: c.post("/", content=_RESUME, headers=h)  # noqa: E731
+            out = [(await post(headers)).status_code, (await post(headers)).status_code]
+            dup = await post(headers)
+            out.append((dup.status_code, dup.text.strip()))
+            replay = dict(_signed(b"s3cret", "d-same", _RESUME, ts, False), **{"x-askbridge-delivery": "d-other"})
+            out.append((await post(replay)).status_code)
+            return out
+    assert asyncio.run(run()) == [503, 200, (200, "duplicate"), 401], "the retry is handled; a handled signature is never taken again"
+    assert len(calls) == 2
 
 
 def test_the_receiver_mounts_in_fastapi():

@@ -1,5 +1,5 @@
-// askbridge: ask people (Slack, Discord, the web inbox) from a TypeScript
-// agent and get the answer back. No runtime dependencies: the built-in fetch
+// askbridge: ask people (Slack, Discord, Telegram, email, the web inbox;
+// PagerDuty pages) from a TypeScript agent and get the answer back. No runtime dependencies: the built-in fetch
 // and node:crypto. The API is docs/openapi.yaml of the bridge.
 
 import { createHmac, timingSafeEqual } from "node:crypto";
@@ -107,6 +107,8 @@ export interface Question {
   responded_at?: string;
   cancel_reason?: "" | "user" | "agent" | "superseded";
   cancel_note?: string;
+  /** An approval denied with a note: the note exactly as typed (the answer is the Deny option). */
+  reason?: string;
   created_at: string;
   updated_at: string;
   expires_at: string;
@@ -214,6 +216,15 @@ export interface WaitOptions {
 
 const limits = { items: 4, header: 12, minOptions: 2, maxOptions: 4 };
 
+/** The problem of an option that is the free-text "Other" every surface adds by itself. */
+const otherOptionProblem = 'remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)';
+
+/** Whether a label is that "Other" ("Other", "Something else", …), as the bridge decides it. */
+function isOtherLabel(label: string): boolean {
+  const l = label.trim().toLowerCase().replace(/[.…: ]+$/u, "");
+  return ["other", "other (please specify)", "other (specify)", "something else"].includes(l);
+}
+
 /**
  * Checks what the bridge would surely refuse, before anything is sent, with
  * the API's messages. The bridge checks everything again.
@@ -257,6 +268,10 @@ export function validateAsk(body: AskBody): void {
       const of = `${f("options")}[${k}].label`;
       if (!o || typeof o.label !== "string" || o.label.trim() === "") {
         add(of, "required");
+        return;
+      }
+      if (isOtherLabel(o.label)) {
+        add(of, otherOptionProblem);
         return;
       }
       const first = (it.options ?? []).findIndex((p) => p?.label === o.label);
@@ -510,7 +525,7 @@ export function approvalOutcome(q: Question): ApprovalOutcome {
         return { ...base, approved: true, input: d.input ?? q.action?.input ?? {}, edited: !!d.edited, always: (d.rules?.length ?? 0) > 0 };
       }
       if (d) return { ...base, approved: false, reason: d.message || `denied by ${who(q.responded_by)}` };
-      return { ...base, approved: false, reason: `the answer was not an approval: ${q.response ?? ""}` };
+      return { ...base, approved: false, reason: q.reason || `the answer was not an approval: ${q.response ?? ""}` };
     }
     case "expired":
       return { ...base, approved: false, reason: `nobody answered within ${formatDuration(Date.parse(q.expires_at) - Date.parse(q.created_at))}` };
@@ -533,6 +548,8 @@ export interface WebhookEvent {
   question: Question;
   run: { id: string; resumed_from?: string; agent_id: string; project_id: string };
   user_message: string;
+  /** The bridge's attempt at this delivery (1 on the first); each attempt is signed anew. */
+  attempt?: number;
   deliveryId: string;
 }
 
@@ -567,8 +584,16 @@ function sameHex(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** Anyone can sign with an empty secret: verifiers and handlers refuse one. */
+function requireSecret(secret: string | Uint8Array | null | undefined): string | Uint8Array {
+  if (secret == null || secret.length === 0) {
+    throw new Error("askbridge: the webhook secret is empty or missing: pass `secret` (the bridge's BRIDGE_WEBHOOK_SECRET / webhooks.secret, or the agent's webhook_secret); anyone can sign with an empty secret");
+  }
+  return secret;
+}
+
 export interface VerifyOptions {
-  /** webhooks.secret of the bridge, or the agent's webhook_secret. */
+  /** webhooks.secret of the bridge (BRIDGE_WEBHOOK_SECRET), or the agent's webhook_secret. Never empty. */
   secret: string | Uint8Array;
   headers: HeaderBag;
   /** The raw body, exactly as received. */
@@ -584,12 +609,14 @@ export interface VerifyOptions {
  * v2 signature (it covers X-Askbridge-Delivery) when the header has one,
  * else v1; a timestamp more than the tolerance from now is refused; the
  * compare is constant-time. Resolves to the event with its delivery id.
+ * Rejects with a plain Error when the secret is empty or missing.
  */
 export async function verifyWebhook(opts: VerifyOptions): Promise<WebhookEvent> {
   return verifyWebhookSync(opts).event;
 }
 
 function verifyWebhookSync(opts: VerifyOptions): { event: WebhookEvent; signing: string } {
+  const secret = requireSecret(opts.secret);
   const raw = typeof opts.body === "string" ? Buffer.from(opts.body) : opts.body;
   const sig = header(opts.headers, "x-askbridge-signature");
   const id = header(opts.headers, "x-askbridge-delivery");
@@ -616,7 +643,7 @@ function verifyWebhookSync(opts: VerifyOptions): { event: WebhookEvent; signing:
   if (d > tolerance * 1000 || d < -tolerance * 1000) {
     throw new WebhookVerificationError("stale_signature", "signature timestamp outside the tolerance");
   }
-  const want = useV2 ? hmacHex(opts.secret, `${ts}.${id}.`, raw) : hmacHex(opts.secret, `${ts}.`, raw);
+  const want = useV2 ? hmacHex(secret, `${ts}.${id}.`, raw) : hmacHex(secret, `${ts}.`, raw);
   let ok = false;
   for (const s of sigs) ok = sameHex(want, s) || ok;
   if (!ok) throw new WebhookVerificationError("bad_signature", "signature does not match the body");
@@ -631,7 +658,7 @@ function verifyWebhookSync(opts: VerifyOptions): { event: WebhookEvent; signing:
     throw new WebhookVerificationError("bad_body", "not a resume webhook body");
   }
   ev.deliveryId = id;
-  return { event: ev, signing: `${ts}.${hmacHex(opts.secret, `${ts}.`, raw)}` };
+  return { event: ev, signing: `${ts}.${hmacHex(secret, `${ts}.`, raw)}` };
 }
 
 /** Remembers deliveries so a duplicate resumes nothing twice. Implement it on a shared store across replicas. */
@@ -661,6 +688,7 @@ export function memoryDeduper(ttlMs = 48 * 3600 * 1000): Deduper {
 }
 
 export interface WebhookHandlerOptions {
+  /** As VerifyOptions.secret: building a handler without one throws. */
   secret: string | Uint8Array;
   /** Runs the continuation. A throw makes the bridge retry (503). */
   onEvent: (ev: WebhookEvent) => Promise<void> | void;
@@ -672,7 +700,10 @@ export interface WebhookHandlerOptions {
  * Handles a resume webhook from a fetch-API Request (Next.js, Hono, Bun,
  * Deno…): 200 handled or duplicate; 401 bad, stale or replayed signature;
  * 400 not a resume webhook; 503 with Retry-After while the same delivery is
- * being handled or when onEvent throws.
+ * being handled or when onEvent throws. A delivery (and its signature)
+ * counts as seen only once onEvent succeeded, so a retry after a failure
+ * is handled, even within the same second. Throws when the secret is
+ * empty or missing.
  */
 export function fetchWebhookHandler(opts: WebhookHandlerOptions): (req: Request) => Promise<Response> {
   const handle = core(opts);
@@ -708,6 +739,7 @@ export function nodeWebhookHandler(opts: WebhookHandlerOptions): (req: IncomingM
 const maxBody = 1 << 20;
 
 function core(opts: WebhookHandlerOptions) {
+  requireSecret(opts.secret);
   const dedupe = opts.dedupe ?? memoryDeduper();
   const later = { status: 503, text: "try again later\n", headers: { "retry-after": "5" } };
   return async (headers: HeaderBag, body: Uint8Array): Promise<{ status: number; text: string; headers: Record<string, string> }> => {
@@ -723,18 +755,23 @@ function core(opts: WebhookHandlerOptions) {
     const state = await dedupe.begin(id);
     if (state === "done") return { status: 200, text: "duplicate\n", headers: {} };
     if (state === "busy") return later;
-    // A new delivery id with a signature seen before is a captured delivery sent again.
-    if ((await dedupe.begin(`signature:${v.signing}`)) !== "new") {
+    // A new delivery id with a signature handled (or being handled) under
+    // another id is a captured delivery sent again. A signature counts as
+    // used only once its delivery was handled: a retry after a failure is
+    // handled, even one with the same signature (the same second).
+    const sig = `signature:${v.signing}`;
+    if ((await dedupe.begin(sig)) !== "new") {
       await dedupe.finish(id, false);
       return { status: 401, text: "this signature was already used; a delivery is never sent twice with one signature\n", headers: {} };
     }
-    await dedupe.finish(`signature:${v.signing}`, true);
     try {
       await opts.onEvent(v.event);
     } catch {
+      await dedupe.finish(sig, false);
       await dedupe.finish(id, false);
       return later;
     }
+    await dedupe.finish(sig, true);
     await dedupe.finish(id, true);
     return { status: 200, text: "ok\n", headers: {} };
   };

@@ -1,4 +1,4 @@
-"""askbridge: ask people (Slack, Discord, the web inbox) from a Python agent.
+"""askbridge: ask people (Slack, Discord, Telegram, email, the web inbox; PagerDuty pages) from a Python agent.
 
     from askbridge import Client
     bridge = Client(url="http://127.0.0.1:8080", project="ops")

@@ -52,6 +52,17 @@ class WaitTimeout(AskBridgeError):
         )
 
 
+_OTHER_OPTION_PROBLEM = (
+    'remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)'
+)
+
+
+def _is_other_label(label: str) -> bool:
+    """Whether a label is the free-text "Other" every surface adds by itself
+    ("Other", "Something else", ...), as the bridge decides it."""
+    return label.strip().lower().rstrip(".…: ") in ("other", "other (please specify)", "other (specify)", "something else")
+
+
 def validate_ask(body: AskBody | Mapping[str, Any]) -> None:
     """Refuses, before anything is sent, what the bridge would surely refuse,
     with the API's messages. The bridge checks everything again."""
@@ -98,6 +109,10 @@ def validate_ask(body: AskBody | Mapping[str, Any]) -> None:
             of = f"{f('options')}[{k}].label"
             if not isinstance(label, str) or not label.strip():
                 add(of, "required")
+                continue
+            if _is_other_label(label):
+                add(of, _OTHER_OPTION_PROBLEM)
+                labels.append(label)
                 continue
             if label in labels:
                 add(of, f"same label as options[{labels.index(label)}]; labels must be unique within a question")
@@ -430,7 +445,7 @@ def approval_outcome(q: Question) -> ApprovalOutcome:
         elif d:
             out["reason"] = d.get("message") or f"denied by {name}"
         else:
-            out["reason"] = f"the answer was not an approval: {q.get('response', '')}"
+            out["reason"] = q.get("reason") or f"the answer was not an approval: {q.get('response', '')}"
     elif status == "expired":
         took = (_parse_time(q["expires_at"]) - _parse_time(q["created_at"])).total_seconds()
         out["reason"] = f"nobody answered within {format_duration(took)}"
