@@ -59,6 +59,12 @@ type Inbox interface {
 	// List returns a project's questions oldest first, only those with
 	// status when status is not empty (at most limit, newest kept).
 	List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error)
+	// ListPage returns one page of a project's questions, oldest first,
+	// and the cursor of the next (QuestionReader.ListPage).
+	ListPage(ctx context.Context, project string, q ListQuery) (ListPage, error)
+	// Deadlines returns up to limit of a project's pending questions,
+	// nearest deadline first, and how many are pending.
+	Deadlines(ctx context.Context, project string, limit int) ([]Deadline, int, error)
 	// Run returns a run. ENotFound if unknown.
 	Run(ctx context.Context, project, id string) (*domain.Run, error)
 	// MarkRead marks the question's notification read.
@@ -118,6 +124,16 @@ func (r *Router) Projects(ctx context.Context) ([]string, error) { return r.stor
 // List implements Inbox.
 func (r *Router) List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error) {
 	return r.store.List(ctx, project, status, limit)
+}
+
+// ListPage implements Inbox.
+func (r *Router) ListPage(ctx context.Context, project string, q ListQuery) (ListPage, error) {
+	return r.store.ListPage(ctx, project, q)
+}
+
+// Deadlines implements Inbox.
+func (r *Router) Deadlines(ctx context.Context, project string, limit int) ([]Deadline, int, error) {
+	return r.store.Deadlines(ctx, project, limit)
 }
 
 // Run implements Inbox.

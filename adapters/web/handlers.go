@@ -14,53 +14,101 @@ import (
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
 	"github.com/askbridge/askbridge/internal/throttle"
+	"github.com/askbridge/askbridge/lifecycle"
 )
 
-// maxPending bounds the questions listed per project.
-const maxPending = 500
-
-// pending returns the pending questions of every project the viewer may
-// see, nearest deadline first.
-func (i *Inbox) pending(ctx context.Context, v *viewer) ([]*domain.Question, []string, error) {
+// pendingPage returns the cards of one page of the pending questions of
+// every project the viewer may see, nearest deadline first, and how many
+// wait in all. It reads the deadlines index of each project up to the end
+// of the page (ids and deadlines only) and loads the page's questions
+// alone, so any page of any backlog is cheap.
+func (i *Inbox) pendingPage(ctx context.Context, v *viewer, page int) ([]*domain.Question, paging, []string, error) {
 	projects, err := i.projects(ctx, v)
 	if err != nil {
-		return nil, nil, err
+		return nil, paging{}, nil, err
 	}
-	var all []*domain.Question
+	type ref struct {
+		lifecycle.Deadline
+		project string
+	}
+	// First how many wait (the page asked for may be past the last), then
+	// each project's nearest deadlines up to the end of the page.
+	total := 0
 	for _, p := range projects {
-		qs, err := i.router.List(ctx, p, domain.StatusPending, maxPending)
+		_, n, err := i.router.Deadlines(ctx, p, 0)
 		if err != nil {
-			return nil, nil, err
+			return nil, paging{}, nil, err
 		}
-		all = append(all, qs...)
+		total += n
 	}
-	sort.SliceStable(all, func(a, b int) bool {
-		if !all[a].ExpiresAt.Equal(all[b].ExpiresAt) {
-			return all[a].ExpiresAt.Before(all[b].ExpiresAt)
+	pg := makePaging(total, page, func(n int) string { return "/?page=" + strconv.Itoa(n) })
+	var refs []ref
+	for _, p := range projects {
+		if pg.Last == 0 {
+			break
 		}
-		return all[a].CreatedAt.Before(all[b].CreatedAt)
+		ds, _, err := i.router.Deadlines(ctx, p, pg.Last)
+		if err != nil {
+			return nil, paging{}, nil, err
+		}
+		for _, d := range ds {
+			refs = append(refs, ref{d, p})
+		}
+	}
+	sort.Slice(refs, func(a, b int) bool {
+		if !refs[a].At.Equal(refs[b].At) {
+			return refs[a].At.Before(refs[b].At)
+		}
+		return refs[a].ID < refs[b].ID
 	})
-	return all, projects, nil
+	var qs []*domain.Question
+	for k := pg.First - 1; pg.First > 0 && k < pg.Last && k < len(refs); k++ {
+		q, err := i.router.Question(ctx, refs[k].project, refs[k].ID)
+		if domain.ErrorCode(err) == domain.ENotFound {
+			continue // gone since the index was read
+		}
+		if err != nil {
+			return nil, paging{}, nil, err
+		}
+		if q.Status == domain.StatusPending {
+			qs = append(qs, q)
+		}
+	}
+	return qs, pg, projects, nil
+}
+
+// pending returns every pending question of project p, page by page,
+// oldest first.
+func (i *Inbox) pending(ctx context.Context, p string) ([]*domain.Question, error) {
+	var out []*domain.Question
+	q := lifecycle.ListQuery{Status: domain.StatusPending, Limit: lifecycle.MaxListLimit}
+	for {
+		page, err := i.router.ListPage(ctx, p, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Questions...)
+		if q.Cursor = page.Next; q.Cursor == "" {
+			return out, nil
+		}
+	}
 }
 
 func (i *Inbox) handleInbox(rq *request) error {
 	ctx := rq.r.Context()
-	qs, projects, err := i.pending(ctx, rq.viewer)
+	// One page of cards, nearest deadline first: the page stays small
+	// however many questions wait, and the heading counts them all.
+	qs, pg, projects, err := i.pendingPage(ctx, rq.viewer, pageParam(rq.r.URL.Query()))
 	if err != nil {
 		return err
 	}
-	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r), Total: len(qs)}
-	// One page of cards, nearest deadline first: the page stays small
-	// however many questions wait.
-	d.Paging = makePaging(len(qs), pageParam(rq.r.URL.Query()), func(n int) string { return "/?page=" + strconv.Itoa(n) })
-	if d.Paging.First > 0 {
-		for _, q := range qs[d.Paging.First-1 : d.Paging.Last] {
-			d.Cards = append(d.Cards, i.card(q, nil, rq.viewer, "inbox"))
-		}
+	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r), Total: pg.Total, Paging: pg}
+	for _, q := range qs {
+		d.Cards = append(d.Cards, i.card(q, nil, rq.viewer, "inbox"))
 	}
 	d.Flash = i.flash(ctx, rq)
-	if len(qs) > 0 {
-		d.Title = "Inbox (" + strconv.Itoa(len(qs)) + ")"
+	if pg.Total > 0 {
+		d.Title = "Inbox (" + strconv.Itoa(pg.Total) + ")"
 	}
 	i.render(rq.w, rq.r, "inbox", d)
 	return nil

@@ -51,13 +51,14 @@ type historyFilter struct {
 type paging struct {
 	Page, Pages int
 	First, Last int // 1-based positions shown
+	Total       int // in every page
 	Prev, Next  string
 }
 
 func makePaging(total, page int, link func(int) string) paging {
 	pages := max(1, (total+pageSize-1)/pageSize)
 	page = min(max(page, 1), pages)
-	p := paging{Page: page, Pages: pages, First: (page-1)*pageSize + 1, Last: min(page*pageSize, total)}
+	p := paging{Page: page, Pages: pages, First: (page-1)*pageSize + 1, Last: min(page*pageSize, total), Total: total}
 	if total == 0 {
 		p.First = 0
 	}

@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -303,20 +304,77 @@ func (c *Client) CancelWithNote(ctx context.Context, id, reason, note string) (*
 	return &q, nil
 }
 
-// List returns the project's questions oldest first; status "" lists every
-// state.
+// List returns every question of the project (that the token may see),
+// oldest first, reading page after page until the last; status "" lists
+// every state.
 func (c *Client) List(ctx context.Context, status domain.Status) ([]*domain.Question, error) {
+	out := []*domain.Question{}
+	o := ListOptions{Status: status, Limit: MaxPage}
+	for {
+		page, err := c.ListPage(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Questions...)
+		if o.Cursor = page.NextCursor; o.Cursor == "" {
+			return out, nil
+		}
+	}
+}
+
+// MaxPage is the largest page the API gives (ListOptions.Limit).
+const MaxPage = 1000
+
+// ListOptions selects one page of the list.
+type ListOptions struct {
+	// Status keeps the questions in that state; "" keeps every state.
+	Status domain.Status
+	// Limit bounds the page (1 to MaxPage); 0 takes the server's default
+	// (500).
+	Limit int
+	// Cursor is the NextCursor of the previous page; "" for the first.
+	Cursor string
+}
+
+// Page is one page of the list.
+type Page struct {
+	Questions []*domain.Question
+	// NextCursor continues the list (ListOptions.Cursor); "" after the
+	// last page. A page may be short, even empty, before the last one.
+	NextCursor string
+}
+
+// ListPage returns one page of the project's questions, oldest first.
+func (c *Client) ListPage(ctx context.Context, o ListOptions) (*Page, error) {
+	q := url.Values{}
+	if o.Status != "" {
+		q.Set("status", string(o.Status))
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Cursor != "" {
+		q.Set("cursor", o.Cursor)
+	}
 	p := c.projectPath("agent-questions")
-	if status != "" {
-		p += "?status=" + url.QueryEscape(string(status))
+	if len(q) > 0 {
+		p += "?" + q.Encode()
 	}
 	var out struct {
-		Questions []*domain.Question `json:"questions"`
+		Questions  []*domain.Question `json:"questions"`
+		NextCursor *string            `json:"next_cursor"`
 	}
 	if _, err := c.do(ctx, http.MethodGet, p, nil, &out); err != nil {
 		return nil, err
 	}
-	return out.Questions, nil
+	page := &Page{Questions: out.Questions}
+	if page.Questions == nil {
+		page.Questions = []*domain.Question{}
+	}
+	if out.NextCursor != nil {
+		page.NextCursor = *out.NextCursor
+	}
+	return page, nil
 }
 
 // Run returns a run record.

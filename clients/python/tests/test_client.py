@@ -290,3 +290,28 @@ def test_the_agents_trace_context_goes_with_every_request_and_a_malformed_one_is
             assert c._trace == {}, bad
         finally:
             c.close()
+
+
+def test_the_list_reads_every_page(bridge):
+    ids = [bridge.ask({"run_id": f"p{i}", "agent_id": "bot", "question": f"Deploy {i}?"})["id"] for i in range(7)]
+    first = bridge.list_page(status="pending", limit=3)
+    assert [q["id"] for q in first["questions"]] == ids[:3]
+    assert isinstance(first["next_cursor"], str)
+    second = bridge.list_page(status="pending", limit=3, cursor=first["next_cursor"])
+    assert [q["id"] for q in second["questions"]] == ids[3:6]
+    last = bridge.list_page(status="pending", limit=3, cursor=second["next_cursor"])
+    assert [q["id"] for q in last["questions"]] == ids[6:] and last["next_cursor"] is None
+    assert [q["id"] for q in bridge.iterate(status="pending", limit=2)] == ids, "every page, oldest first"
+    assert [q["id"] for q in bridge.list(status="pending")] == ids
+    with pytest.raises(AskBridgeError) as e:
+        bridge.list_page(cursor="nope")
+    assert e.value.code == "invalid" and e.value.field == "cursor"
+
+    async def go():
+        async with AsyncClient(url=bridge.url, project=bridge.project) as c:
+            page = await c.list_page(status="pending", limit=4)
+            assert len(page["questions"]) == 4 and page["next_cursor"]
+            assert [q["id"] async for q in c.iterate(status="pending", limit=3)] == ids
+            assert [q["id"] for q in await c.list(status="pending")] == ids
+
+    asyncio.run(go())

@@ -200,6 +200,22 @@ function validTraceparent(v: string | undefined): string | undefined {
   return t;
 }
 
+/** Which page of the list (AskBridge.listPage). */
+export interface ListPageOptions {
+  status?: Status;
+  /** At most this many records (1-1000; the bridge's default is 500). */
+  limit?: number;
+  /** The previous page's `next_cursor`; leave it out for the first page. */
+  cursor?: string;
+  signal?: AbortSignal;
+}
+
+/** One page of the list: `next_cursor` continues it, null on the last page. */
+export interface QuestionPage {
+  questions: Question[];
+  next_cursor: string | null;
+}
+
 export interface WaitOptions {
   signal?: AbortSignal;
   /** Client deadline in milliseconds; the question stays pending after it (WaitTimeoutError). */
@@ -410,13 +426,45 @@ export class AskBridge {
     return this.#call<Question>("GET", `/agent-questions/${encodeURIComponent(id)}`, undefined, opts.signal);
   }
 
-  /** Records of the project, oldest first; `status` filters (e.g. "pending"), `runId` lists one run's. */
+  /**
+   * Every record of the project, oldest first, read page after page to the
+   * last; `status` filters (e.g. "pending"), `runId` lists one run's. For a
+   * large backlog, `iterate` yields them as the pages come and `listPage`
+   * reads one page.
+   */
   async list(opts: { status?: Status; runId?: string; signal?: AbortSignal } = {}): Promise<Question[]> {
-    const path = opts.runId
-      ? `/agent-runs/${encodeURIComponent(opts.runId)}/questions`
-      : `/agent-questions${opts.status ? `?status=${encodeURIComponent(opts.status)}` : ""}`;
-    const out = await this.#call<{ questions: Question[] }>("GET", path, undefined, opts.signal);
-    return opts.runId && opts.status ? out.questions.filter((q) => q.status === opts.status) : out.questions;
+    if (opts.runId) {
+      const out = await this.#call<{ questions: Question[] }>("GET", `/agent-runs/${encodeURIComponent(opts.runId)}/questions`, undefined, opts.signal);
+      return opts.status ? out.questions.filter((q) => q.status === opts.status) : out.questions;
+    }
+    const all: Question[] = [];
+    for await (const q of this.iterate(opts)) all.push(q);
+    return all;
+  }
+
+  /**
+   * One page of the project's records, oldest first: at most `limit`
+   * (1-1000, the bridge's default 500), from `cursor` (the previous page's
+   * `next_cursor`) on. `next_cursor` is null on the last page; a page may be
+   * short, even empty, before it.
+   */
+  listPage(opts: ListPageOptions = {}): Promise<QuestionPage> {
+    const q = new URLSearchParams();
+    if (opts.status) q.set("status", opts.status);
+    if (opts.limit !== undefined) q.set("limit", String(opts.limit));
+    if (opts.cursor) q.set("cursor", opts.cursor);
+    const qs = q.toString();
+    return this.#call<QuestionPage>("GET", `/agent-questions${qs ? `?${qs}` : ""}`, undefined, opts.signal);
+  }
+
+  /** Yields every record of the project, oldest first, reading the pages as it goes (`for await`). */
+  async *iterate(opts: Omit<ListPageOptions, "cursor"> = {}): AsyncGenerator<Question> {
+    let cursor: string | null = null;
+    do {
+      const page: QuestionPage = await this.listPage({ ...opts, limit: opts.limit ?? 1000, cursor: cursor ?? undefined });
+      yield* page.questions;
+      cursor = page.next_cursor ?? null;
+    } while (cursor);
   }
 
   /** Withdraws (reason "agent") or dismisses (reason "user") a pending question, with an optional note. */

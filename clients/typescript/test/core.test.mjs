@@ -257,3 +257,22 @@ test("the agent's trace context goes with every request; the bridge keeps it wit
     assert.equal(sent[0].tracestate, undefined);
   }
 });
+
+test("the list reads every page: listPage gives one and its cursor, iterate and list go to the last", async () => {
+  const b = client("pages");
+  const ids = [];
+  for (let i = 0; i < 7; i++) ids.push((await b.ask({ run_id: `p${i}`, agent_id: "bot", question: `Deploy ${i}?` })).id);
+  const first = await b.listPage({ status: "pending", limit: 3 });
+  assert.deepEqual(first.questions.map((q) => q.id), ids.slice(0, 3));
+  assert.equal(typeof first.next_cursor, "string");
+  const second = await b.listPage({ status: "pending", limit: 3, cursor: first.next_cursor });
+  assert.deepEqual(second.questions.map((q) => q.id), ids.slice(3, 6));
+  const last = await b.listPage({ status: "pending", limit: 3, cursor: second.next_cursor });
+  assert.deepEqual(last.questions.map((q) => q.id), ids.slice(6));
+  assert.equal(last.next_cursor, null, "null on the last page");
+  const seen = [];
+  for await (const q of b.iterate({ status: "pending", limit: 2 })) seen.push(q.id);
+  assert.deepEqual(seen, ids, "iterate yields every page, oldest first");
+  assert.deepEqual((await b.list({ status: "pending" })).map((q) => q.id), ids);
+  await assert.rejects(b.listPage({ cursor: "nope" }), (e) => e instanceof AskBridgeError && e.code === "invalid" && e.details[0].field === "cursor");
+});

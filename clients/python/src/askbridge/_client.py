@@ -7,16 +7,21 @@ import os
 import re
 import time
 from datetime import datetime
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, cast
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 
-from ._types import ActionRequest, Answered, ApprovalOutcome, AskBody, CancelReason, Question, RespondBody, Run
+from ._types import ActionRequest, Answered, ApprovalOutcome, AskBody, CancelReason, Question, QuestionPage, RespondBody, Run
 
 # A question's record, as every call returns it.
 Record = Question
+
+
+def _list_path(status: str | None, limit: int | None, cursor: str | None) -> str:
+    q = {k: v for k, v in (("status", status), ("limit", limit), ("cursor", cursor)) if v}
+    return "/agent-questions" + ("?" + urlencode(q) if q else "")
 
 
 class AskBridgeError(Exception):
@@ -295,10 +300,31 @@ class Client(_Paths):
         return self._call("GET", f"/agent-questions/{self._q(id)}")
 
     def list(self, status: str | None = None, run_id: str | None = None) -> builtins.list[Record]:
+        """Every record of the project, oldest first, read page after page to
+        the last (``iterate`` yields them as the pages come); ``status``
+        filters, ``run_id`` lists one run's."""
         if run_id:
             qs = self._call("GET", f"/agent-runs/{self._q(run_id)}/questions")["questions"]
             return [q for q in qs if status is None or q["status"] == status]
-        return self._call("GET", "/agent-questions" + (f"?status={quote(status)}" if status else ""))["questions"]
+        return builtins.list(self.iterate(status=status))
+
+    def list_page(self, status: str | None = None, limit: int | None = None, cursor: str | None = None) -> QuestionPage:
+        """One page of the project's records, oldest first: ``{"questions": [...],
+        "next_cursor": ...}`` with at most ``limit`` (1-1000; the bridge's
+        default 500) from ``cursor`` (the previous page's ``next_cursor``) on.
+        ``next_cursor`` is None on the last page; a page may be short, even
+        empty, before it."""
+        return self._call("GET", _list_path(status, limit, cursor))
+
+    def iterate(self, status: str | None = None, limit: int | None = None) -> Iterator[Record]:
+        """Yields every record of the project, oldest first, reading the pages as it goes."""
+        cursor = None
+        while True:
+            page = self.list_page(status=status, limit=limit or 1000, cursor=cursor)
+            yield from page["questions"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
 
     def cancel(self, id: str, reason: CancelReason = "agent", note: str | None = None) -> Record:
         """Withdraws the question: the agent no longer waits (reason "agent",
@@ -380,7 +406,20 @@ class AsyncClient(_Paths):
         if run_id:
             qs = (await self._call("GET", f"/agent-runs/{self._q(run_id)}/questions"))["questions"]
             return [q for q in qs if status is None or q["status"] == status]
-        return (await self._call("GET", "/agent-questions" + (f"?status={quote(status)}" if status else "")))["questions"]
+        return [q async for q in self.iterate(status=status)]
+
+    async def list_page(self, status: str | None = None, limit: int | None = None, cursor: str | None = None) -> QuestionPage:
+        return await self._call("GET", _list_path(status, limit, cursor))
+
+    async def iterate(self, status: str | None = None, limit: int | None = None) -> AsyncIterator[Record]:
+        cursor = None
+        while True:
+            page = await self.list_page(status=status, limit=limit or 1000, cursor=cursor)
+            for q in page["questions"]:
+                yield q
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
 
     async def cancel(self, id: str, reason: CancelReason = "agent", note: str | None = None) -> Record:
         return await self._call("POST", f"/agent-questions/{self._q(id)}/cancel", _cancel_body(reason, note))

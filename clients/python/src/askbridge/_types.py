@@ -243,6 +243,7 @@ class Question(TypedDict, total=False):
     responded_at: str
     cancel_reason: Literal["user", "agent", "superseded"]
     cancel_note: str
+    reason: str
     created_at: Required[str]
     updated_at: Required[str]
     expires_at: Required[str]
@@ -264,6 +265,14 @@ class Question(TypedDict, total=False):
     edited_action: EditedAction
     applied_rule: int
     message: str
+
+
+class QuestionPage(TypedDict):
+    """One page of a list: at most ``limit`` records, oldest first, and the
+    cursor of the next page (None on the last)."""
+
+    questions: list[Question]
+    next_cursor: str | None
 
 
 class Answered(TypedDict):
