@@ -15,13 +15,14 @@ all: build
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bridge
 
-## install: askbridge into $$GOBIN, else ~/.local/bin; says where and whether it is on PATH
+## install: askbridge into $$GOBIN, else ~/.local/bin (the same expression as the PATH line of
+## README's walkthrough, ${GOBIN:-$HOME/.local/bin}); says where and whether it is on PATH
 install:
-	@dir="$$($(GO) env GOBIN)"; [ -n "$$dir" ] || dir="$$HOME/.local/bin"; \
+	@dir="$${GOBIN:-$$HOME/.local/bin}"; \
 	mkdir -p "$$dir" && $(GO) build -ldflags '$(LDFLAGS)' -o "$$dir/askbridge" ./cmd/bridge && \
 	echo "installed $$dir/askbridge"; \
 	case ":$$PATH:" in *":$$dir:"*) echo "$$dir is on PATH: run askbridge";; \
-	*) echo "$$dir is not on PATH: add it (export PATH=\"$$dir:\$$PATH\") or run $$dir/askbridge";; esac
+	*) echo "$$dir is not on PATH: run export PATH=\"$$dir:\$$PATH\" in each shell (or add it to your shell's profile), or run $$dir/askbridge";; esac
 
 ## image: the container image (deploy/Containerfile) with podman, offline: a static
 ## binary, the host's CA certificates and a non-root user on an empty base
@@ -41,9 +42,11 @@ deploy-check:
 	@./scripts/deploy-check.sh
 
 ## run: the bridge on the embedded default (no Redis, no Slack), web inbox at http://127.0.0.1:8080/;
-## another address: BRIDGE_ADDR=127.0.0.1:9090 make run
-run:
-	$(GO) run ./cmd/bridge serve
+## another address: BRIDGE_ADDR=127.0.0.1:9090 make run. It builds bin/askbridge, then the shell
+## execs it: the bridge is make's own child, so Ctrl-C, or kill with make's PID, stops it
+## (make passes SIGTERM on), and it prints its own PID
+run: build
+	exec $(BIN) serve
 
 deps:
 	@./scripts/deps.sh

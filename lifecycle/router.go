@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -154,6 +156,16 @@ func (r *Router) Channel(platform string) (Channel, bool) {
 func (r *Router) Route(name string) (domain.Route, bool) {
 	rt, ok := r.routes[name]
 	return rt, ok
+}
+
+// RouteNames returns the names of the configured routes, sorted, and the
+// default route's name ("" without one).
+func (r *Router) RouteNames() (names []string, def string) {
+	names = slices.Sorted(maps.Keys(r.routes))
+	if r.def != nil {
+		def = r.def.Name
+	}
+	return names, def
 }
 
 // AddChannel registers an adapter after construction (adapters need the

@@ -33,6 +33,11 @@ import (
 // DefaultPollTimeout is how long one long-poll of Wait lasts on the server.
 const DefaultPollTimeout = 25 * time.Second
 
+// DefaultUnreachableLimit is how long Wait goes on retrying while the
+// bridge cannot be reached or is unavailable (a restart, a redeploy)
+// before it gives up with the last error.
+const DefaultUnreachableLimit = 2 * time.Minute
+
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
 
@@ -46,9 +51,17 @@ type Client struct {
 	pollTimeout time.Duration
 	userAgent   string
 	retryWait   time.Duration
+	unreachable time.Duration
+	onOutage    func(err error, limit time.Duration)
 	traceparent string
 	tracestate  string
+	notice      func(string)
 }
+
+// NoticeHeader is the response header in which a bridge without tokens
+// says what it ignored or guessed about a request it served (a token, a
+// project that looks like a typo).
+const NoticeHeader = "Askbridge-Notice"
 
 // Option configures a Client.
 type Option func(*Client)
@@ -68,6 +81,23 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua
 // WithRetryWait sets the first pause before Wait retries after a network
 // error or an unavailable server (default 500ms, doubling up to 10s).
 func WithRetryWait(d time.Duration) Option { return func(c *Client) { c.retryWait = d } }
+
+// WithNotices calls f with each notice (NoticeHeader) of every response,
+// for the caller to show its user; f may be called from several goroutines.
+func WithNotices(f func(notice string)) Option { return func(c *Client) { c.notice = f } }
+
+// WithUnreachableLimit sets how long Wait keeps retrying while the bridge
+// cannot be reached or is unavailable (default DefaultUnreachableLimit):
+// the bridge restarting, a redeploy. The time counts from the first
+// failure after the last answer; then Wait returns the last error.
+func WithUnreachableLimit(d time.Duration) Option { return func(c *Client) { c.unreachable = d } }
+
+// WithOutageNotice calls f when Wait loses the bridge and starts retrying
+// (once per outage), with the error and how long it will keep trying, so
+// a caller can tell its user it is still waiting.
+func WithOutageNotice(f func(err error, limit time.Duration)) Option {
+	return func(c *Client) { c.onOutage = f }
+}
 
 // WithTraceContext sends the W3C trace context of the agent's run
 // (traceparent and tracestate headers) on every request, so the question's
@@ -95,6 +125,7 @@ func New(baseURL, token, project string, opts ...Option) *Client {
 		pollTimeout: DefaultPollTimeout,
 		userAgent:   "askbridge-client",
 		retryWait:   500 * time.Millisecond,
+		unreachable: DefaultUnreachableLimit,
 	}
 	for _, o := range opts {
 		o(c)
@@ -107,6 +138,9 @@ func New(baseURL, token, project string, opts ...Option) *Client {
 
 // Project returns the project the client acts in.
 func (c *Client) Project() string { return c.project }
+
+// URL returns the bridge's base URL, as given to New.
+func (c *Client) URL() string { return c.base }
 
 // Asked is the create response: the record plus a sentence for the agent's
 // tool result.
@@ -168,12 +202,16 @@ func (c *Client) WaitOnce(ctx context.Context, id string, timeout time.Duration)
 }
 
 // Wait blocks until the question is final or ctx ends, long-polling the
-// server repeatedly. Network errors and an unavailable server are retried
-// with backoff; API errors (not_found, unauthorized…) end the wait. When ctx
+// server repeatedly. A bridge that shuts down answers its long-polls with
+// the record as it is (still pending), and Wait polls again; network errors
+// and an unavailable server (a restart) are retried with backoff for up to
+// the unreachable limit (WithUnreachableLimit), then the last error is
+// returned. API errors (not_found, unauthorized…) end the wait. When ctx
 // ends it returns the last record seen (nil if none) with ctx's error; the
 // question stays pending.
 func (c *Client) Wait(ctx context.Context, id string) (*domain.Question, error) {
 	var last *domain.Question
+	var lost time.Time // when the bridge stopped answering; zero while it answers
 	backoff := c.retryWait
 	for {
 		q, err := c.WaitOnce(ctx, id, c.pollTimeout)
@@ -182,13 +220,21 @@ func (c *Client) Wait(ctx context.Context, id string) (*domain.Question, error) 
 			if q.Status.Final() {
 				return q, nil
 			}
-			backoff = c.retryWait
+			backoff, lost = c.retryWait, time.Time{}
 			continue
 		}
 		if ctx.Err() != nil {
 			return last, fmt.Errorf("askbridge: waiting for question %s: %w", id, ctx.Err())
 		}
 		if !retryable(err) {
+			return last, err
+		}
+		if lost.IsZero() {
+			lost = time.Now()
+			if c.onOutage != nil {
+				c.onOutage(err, c.unreachable)
+			}
+		} else if time.Since(lost) >= c.unreachable {
 			return last, err
 		}
 		select {
@@ -372,6 +418,24 @@ func (c *Client) Tools(ctx context.Context, agent string) ([]Tool, error) {
 	return out.Tools, nil
 }
 
+// Route is a route of the bridge's configuration, by name.
+type Route struct {
+	Name    string `json:"name"`
+	Default bool   `json:"default"`
+}
+
+// Routes returns the routes the bridge is configured with (none without a
+// configuration file), sorted by name.
+func (c *Client) Routes(ctx context.Context) ([]Route, error) {
+	var out struct {
+		Routes []Route `json:"routes"`
+	}
+	if _, err := c.do(ctx, http.MethodGet, c.projectPath("routes"), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Routes, nil
+}
+
 // Notifications returns the project's inbox; unreadOnly keeps unread ones.
 func (c *Client) Notifications(ctx context.Context, unreadOnly bool) ([]domain.Notification, error) {
 	p := c.projectPath("notifications")
@@ -459,6 +523,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 		return 0, fmt.Errorf("askbridge: %s %s: %w", method, pathOnly(path), c.scrub(err))
 	}
 	defer resp.Body.Close()
+	if c.notice != nil {
+		for _, n := range resp.Header.Values(NoticeHeader) {
+			c.notice(n)
+		}
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, apiError(method, path, resp)
 	}

@@ -34,9 +34,11 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askbridge/askbridge/agent/client"
+	"github.com/askbridge/askbridge/agent/internal/reach"
 	"github.com/askbridge/askbridge/domain"
 )
 
@@ -197,9 +199,13 @@ func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, s
 	}
 	h := &hook{cfg: cfg, in: in, stderr: stderr,
 		c: client.New(env.URL, env.Token, env.Project, client.WithUserAgent("askbridge-hook"), client.WithPollTimeout(cfg.poll),
-			client.WithTraceContext(env.Traceparent, env.Tracestate))}
+			client.WithTraceContext(env.Traceparent, env.Tracestate), client.WithNotices(onceEach(stderr)))}
 	out, err := h.handle(ctx)
 	if err != nil {
+		if msg := reach.Problem(env.URL, err); msg != "" {
+			fmt.Fprintf(stderr, "askbridge hook claude-code: %s\n", msg)
+			return ExitError
+		}
 		fmt.Fprintf(stderr, "askbridge hook claude-code: %v\n", err)
 		return ExitError
 	}
@@ -494,4 +500,19 @@ func responder(q *domain.Question, def string) string {
 // written out), so the model can always tell them from the bridge's.
 func said(by, words string) string {
 	return fmt.Sprintf("Denied by %s via askbridge, who said: %q", by, words)
+}
+
+// onceEach prints each notice of the bridge (what it ignored or guessed)
+// once on w.
+func onceEach(w io.Writer) func(string) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(n string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[n] {
+			seen[n] = true
+			fmt.Fprintf(w, "askbridge hook claude-code: note: %s\n", n)
+		}
+	}
 }

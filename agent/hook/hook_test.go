@@ -262,6 +262,9 @@ func TestMalformedInput(t *testing.T) {
 	}
 }
 
+// TestBridgeUnreachable: a bridge that is not running is reported in the
+// CLI's words (the variable and the fix), never as a Go dial error; a
+// BRIDGE_URL without a scheme likewise.
 func TestBridgeUnreachable(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := Run(t.Context(), nil, Env{URL: "http://127.0.0.1:1", Token: "secret-token-xyz", Project: "ops"},
@@ -269,6 +272,12 @@ func TestBridgeUnreachable(t *testing.T) {
 	assert.Equal(t, ExitError, code)
 	assert.Empty(t, out.String())
 	assert.NotContains(t, errb.String(), "secret-token-xyz")
+	assert.Equal(t, "askbridge hook claude-code: no bridge at http://127.0.0.1:1 (BRIDGE_URL): start it with `askbridge serve`, or set BRIDGE_URL\n", errb.String())
+
+	errb.Reset()
+	code = Run(t.Context(), nil, Env{URL: "127.0.0.1:8080", Project: "ops"}, strings.NewReader(oneQuestion), &out, &errb)
+	assert.Equal(t, ExitError, code)
+	assert.Equal(t, "askbridge hook claude-code: BRIDGE_URL must start with http:// or https://, e.g. http://localhost:8080 (it is \"127.0.0.1:8080\")\n", errb.String())
 }
 
 func TestGlob(t *testing.T) {

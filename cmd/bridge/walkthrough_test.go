@@ -301,17 +301,22 @@ func mcpSnippetAsWritten(t *testing.T, m *cleanMachine, env string) {
 	for _, kv := range regexp.MustCompile(`--env (\S+)`).FindAllStringSubmatch(line[1], -1) {
 		vars = append(vars, strings.ReplaceAll(kv[1], ":8080", ":"+m.port))
 	}
-	argv := strings.Fields(line[2])
-	require.Equal(t, "askbridge", argv[0])
-
-	// The PATH of a shell that followed the README's environment step.
-	shell := m.run(t, "the README's environment step", env, `printf '%s' "$PATH"`)
-	path := shell.stdout()
-	var bin string
-	for _, dir := range filepath.SplitList(path) {
-		if st, err := os.Stat(filepath.Join(dir, argv[0])); err == nil && !st.IsDir() {
-			bin = filepath.Join(dir, argv[0])
-			break
+	// The command as the shell that followed the README's environment step
+	// expands it (the snippet may write "$(command -v askbridge)"), one
+	// word a line, then that shell's PATH.
+	shell := m.run(t, "the README's environment step", env, `for w in `+line[2]+`; do printf '%s\n' "$w"; done; printf '%s' "$PATH"`)
+	words := strings.Split(shell.stdout(), "\n")
+	argv, path := words[:len(words)-1], words[len(words)-1]
+	require.NotEmpty(t, argv)
+	require.Equal(t, "askbridge", filepath.Base(argv[0]))
+	bin := argv[0]
+	if !filepath.IsAbs(bin) {
+		bin = ""
+		for _, dir := range filepath.SplitList(path) {
+			if st, err := os.Stat(filepath.Join(dir, argv[0])); err == nil && !st.IsDir() {
+				bin = filepath.Join(dir, argv[0])
+				break
+			}
 		}
 	}
 	require.NotEmpty(t, bin, "%s is not on the PATH the README's environment step gives (%s)", argv[0], path)

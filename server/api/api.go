@@ -7,8 +7,8 @@
 // each resource; park.go and hangup_*.go the long-polls parked without a
 // goroutine; sse.go and live.go the event stream and its WebSocket form;
 // auth.go and guard.go who may call what and from where; decode.go how
-// bodies are read; tools.go the tool definitions; metrics.go and
-// openapi.go what the bridge tells about itself.
+// bodies are read; tools.go the tool definitions; routes.go the route
+// names; metrics.go and openapi.go what the bridge tells about itself.
 package api
 
 import (
@@ -81,6 +81,9 @@ type API struct {
 	parkOnce sync.Once
 	parks    *parker
 
+	// projects are those known to have questions (open mode's notices).
+	projects knownProjects
+
 	tracer trace.Tracer
 }
 
@@ -130,6 +133,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("POST "+p+"/agent-runs/{run}/pause", a.handle(a.pause))
 	mux.Handle("GET "+p+"/agent-runs/{run}/questions", a.handle(a.runQuestions))
 	mux.Handle("GET "+p+"/agents/{agent}/tools", a.handle(a.tools))
+	mux.Handle("GET "+p+"/routes", a.handle(a.routes))
 	mux.Handle("GET "+p+"/events", a.handle(a.events))
 	mux.Handle("GET "+p+"/live", a.handle(a.live))
 	mux.Handle("GET "+p+"/notifications", a.handle(a.notifications))
@@ -211,6 +215,9 @@ func (a *API) handle(h handlerFunc) http.Handler {
 					err = domain.Errorf(domain.EForbidden, "this token may not act in project %s", proj)
 				}
 			}
+		}
+		if err == nil && p.Open {
+			a.openNotices(w, r, r.PathValue("p"))
 		}
 		if err == nil {
 			err = checkJSONBody(r)

@@ -371,5 +371,6 @@ func (c *core) closeDisk() error {
 	c.qmu.Unlock()
 	close(c.stopped)
 	c.writerWG.Wait()
+	removePID(c.opts.Dir)
 	return c.db.Close()
 }

@@ -146,9 +146,15 @@ func createBuckets(tx *bolt.Tx) error {
 	return nil
 }
 
+// inUse is the error for a data directory another process holds, naming
+// that process's PID when it wrote one.
 func inUse(dir string) error {
-	return fmt.Errorf("%w (%s): one process owns a data directory. Stop the other one or give this one another "+
-		"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, dir)
+	holder, stop := "", "Stop the other one"
+	if pid := holderPID(dir); pid > 0 {
+		holder, stop = fmt.Sprintf(", PID %d", pid), fmt.Sprintf("Stop it (kill %d)", pid)
+	}
+	return fmt.Errorf("%w%s (%s): one process owns a data directory. %s or give this one another "+
+		"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, holder, dir, stop)
 }
 
 func openFile(path, dir string) (*bolt.DB, error) {
@@ -159,6 +165,7 @@ func openFile(path, dir string) (*bolt.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the data file %s: %w", path, err)
 	}
+	writePID(dir)
 	return db, nil
 }
 

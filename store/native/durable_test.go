@@ -179,6 +179,8 @@ func TestOneProcessPerDirectory(t *testing.T) {
 	assert.Contains(t, err.Error(), dir)
 	assert.Contains(t, err.Error(), "REDIS_URL")
 	assert.Contains(t, err.Error(), "--data-dir")
+	assert.Contains(t, err.Error(), fmt.Sprintf("in use by another askbridge process, PID %d", os.Getpid()),
+		"names the process that holds it")
 }
 
 // TestRetentionLeavesNothing: once retention has passed and the sweeper

@@ -222,6 +222,12 @@ export interface WaitOptions {
   timeoutMs?: number;
   /** Long-poll length per request in seconds (1 to 120, default 25). */
   pollSeconds?: number;
+  /**
+   * How long to keep retrying while the bridge cannot be reached or answers 502/503/504
+   * (a restart, a redeploy), in milliseconds from the first failure (default 120000);
+   * then the last error is thrown.
+   */
+  unreachableMs?: number;
 }
 
 const limits = { items: 4, header: 12, minOptions: 2, maxOptions: 4 };
@@ -294,6 +300,22 @@ export function validateAsk(body: AskBody): void {
   if (details.length) throw new AskBridgeError("invalid", "the question is not valid", 0, details);
 }
 
+/** Resolves after ms, or rejects when signal aborts. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
 /** The client of one bridge and project. */
 export class AskBridge {
   readonly url: string;
@@ -357,16 +379,36 @@ export class AskBridge {
   /**
    * Waits until the question is no longer pending: loops the long-poll.
    * With `timeoutMs` it throws WaitTimeoutError when the deadline passes;
-   * the question stays pending and a later wait returns its answer.
+   * the question stays pending and a later wait returns its answer. It
+   * carries on through a restart of the bridge, retrying for up to
+   * `unreachableMs` without an answer.
    */
   async wait(id: string, opts: WaitOptions = {}): Promise<Question> {
     const poll = Math.min(120, Math.max(1, opts.pollSeconds ?? 25));
     const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
+    const limit = opts.unreachableMs ?? 120_000;
+    let lostAt: number | undefined; // when the bridge stopped answering
+    let backoff = 500;
     for (;;) {
       opts.signal?.throwIfAborted();
       const left = deadline - Date.now();
       const secs = Math.max(1, Math.min(poll, Math.ceil(left / 1000)));
-      const q = await this.#call<Question>("GET", `/agent-questions/${encodeURIComponent(id)}/wait?timeout=${secs}s`, undefined, opts.signal);
+      let q: Question;
+      try {
+        q = await this.#call<Question>("GET", `/agent-questions/${encodeURIComponent(id)}/wait?timeout=${secs}s`, undefined, opts.signal);
+      } catch (err) {
+        // A restart: the bridge answers its waits (still pending) and goes
+        // away for a moment. Retry until it is back, within the limit.
+        if (!(err instanceof AskBridgeError) || !(err.code === "unreachable" || [502, 503, 504].includes(err.status))) throw err;
+        const now = Date.now();
+        lostAt ??= now;
+        if (now - lostAt >= limit || now >= deadline) throw err;
+        await pause(Math.min(backoff, deadline - now), opts.signal);
+        backoff = Math.min(backoff * 2, 5000);
+        continue;
+      }
+      lostAt = undefined;
+      backoff = 500;
       if (q.status !== "pending") return q;
       if (Date.now() >= deadline) throw new WaitTimeoutError(q);
     }

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import builtins
 import math
 import os
@@ -186,6 +187,38 @@ def _unreachable(url: str, err: Exception) -> AskBridgeError:
     return AskBridgeError("unreachable", f"the bridge at {url} is not reachable ({err.__class__.__name__}: {err}); is askbridge serve running there?")
 
 
+UNREACHABLE_LIMIT = 120.0
+"""How long (seconds) a wait keeps retrying while the bridge cannot be reached
+or answers 502/503/504 (a restart, a redeploy) before it raises the error."""
+
+
+class _Outage:
+    """A wait's retries while the bridge is away: a restart answers the waits
+    (still pending) and leaves the address unanswered for a moment."""
+
+    def __init__(self, limit: float):
+        self.limit = limit
+        self.since: float | None = None
+        self.backoff = 0.5
+
+    def pause(self, err: AskBridgeError, deadline: float) -> float:
+        """Seconds to sleep before the next try; raises err when it is not a
+        bridge away, or the limit or the deadline has passed."""
+        if err.code != "unreachable" and err.status not in (502, 503, 504):
+            raise err
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        if now - self.since >= self.limit or now >= deadline:
+            raise err
+        pause = min(self.backoff, deadline - now)
+        self.backoff = min(self.backoff * 2, 5.0)
+        return pause
+
+    def over(self) -> None:
+        self.since, self.backoff = None, 0.5
+
+
 class _Paths:
     url: str
     project: str
@@ -236,15 +269,23 @@ class Client(_Paths):
         validate_ask(body)
         return self._call("POST", "/agent-questions", body)
 
-    def wait(self, id: str, timeout: float | None = None, *, poll: int = 25) -> Record:
+    def wait(self, id: str, timeout: float | None = None, *, poll: int = 25, unreachable: float = UNREACHABLE_LIMIT) -> Record:
         """Waits until the question is final, looping the long-poll. With
         ``timeout`` (seconds) raises WaitTimeout when it passes; the question
-        stays pending and a later wait returns its answer."""
+        stays pending and a later wait returns its answer. It carries on
+        through a restart of the bridge, retrying for up to ``unreachable``
+        seconds without an answer."""
         deadline = math.inf if timeout is None else time.monotonic() + timeout
+        outage = _Outage(unreachable)
         while True:
             left = deadline - time.monotonic()
             secs = max(1, min(poll, 120, math.ceil(left) if left != math.inf else poll))
-            q = self._call("GET", f"/agent-questions/{self._q(id)}/wait?timeout={secs}s")
+            try:
+                q = self._call("GET", f"/agent-questions/{self._q(id)}/wait?timeout={secs}s")
+            except AskBridgeError as err:
+                time.sleep(outage.pause(err, deadline))
+                continue
+            outage.over()
             if q["status"] != "pending":
                 return q
             if time.monotonic() >= deadline:
@@ -337,12 +378,18 @@ class AsyncClient(_Paths):
         validate_ask(body)
         return await self._call("POST", "/agent-questions", body)
 
-    async def wait(self, id: str, timeout: float | None = None, *, poll: int = 25) -> Record:
+    async def wait(self, id: str, timeout: float | None = None, *, poll: int = 25, unreachable: float = UNREACHABLE_LIMIT) -> Record:
         deadline = math.inf if timeout is None else time.monotonic() + timeout
+        outage = _Outage(unreachable)
         while True:
             left = deadline - time.monotonic()
             secs = max(1, min(poll, 120, math.ceil(left) if left != math.inf else poll))
-            q = await self._call("GET", f"/agent-questions/{self._q(id)}/wait?timeout={secs}s")
+            try:
+                q = await self._call("GET", f"/agent-questions/{self._q(id)}/wait?timeout={secs}s")
+            except AskBridgeError as err:
+                await asyncio.sleep(outage.pause(err, deadline))
+                continue
+            outage.over()
             if q["status"] != "pending":
                 return q
             if time.monotonic() >= deadline:
