@@ -261,3 +261,13 @@ func BatchAnswer(q *Question, decision string, reason *string) (RespondRequest, 
 	}
 	return RespondRequest{}, Errorf(EInvalidAnswer, "no option of this approval says %s; decide it on its own", decision)
 }
+
+// IsStatusError reports whether err says a question is no longer pending
+// (StatusError: answered, cancelled or expired).
+func IsStatusError(err error) bool {
+	switch ErrorCode(err) {
+	case EAlreadyAnswered, EQuestionCancelled, EQuestionExpired:
+		return true
+	}
+	return false
+}
