@@ -200,6 +200,9 @@ type BatchRespondRequest struct {
 	// Questions, when given, limits the decision to these calls: the ones
 	// the person saw. A call that joined the batch since is left pending.
 	Questions []string `json:"questions,omitempty"`
+	// RespondedBy names the person an operator relays the decision for,
+	// under the rules of an answer's responded_by.
+	RespondedBy *PersonRef `json:"responded_by,omitempty"`
 }
 
 // Validate checks the request's fields.
