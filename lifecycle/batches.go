@@ -214,12 +214,16 @@ type CallRefusal struct {
 // Each call is decided as its own answer would decide it — who may answer
 // checked per call, recorded exactly once, audited, resumed to its own
 // waiter or webhook — and a call decided already keeps its decision.
-// pauseWait is how long an answer waits for a webhook-mode run to pause
-// (see AnswerRead; 0: not at all). The error is set when the decision
+// wait: an answer to a webhook-mode call waits for the run to pause, as
+// AnswerRead's does (else it is refused at once, as AnswerAtOnce's). The error is set when the decision
 // decided nothing: ENotAllowed when who may decide none of the pending
 // calls, EAlreadyAnswered when none was pending, EInvalidAnswer when none
 // takes a batch decision; the outcome says what became of each call.
-func (r *Router) DecideBatch(ctx context.Context, project, id string, req domain.BatchRespondRequest, who domain.Person, pauseWait time.Duration) (BatchOutcome, error) {
+func (r *Router) DecideBatch(ctx context.Context, project, id string, req domain.BatchRespondRequest, who domain.Person, wait bool) (BatchOutcome, error) {
+	var pauseWait time.Duration
+	if wait {
+		pauseWait = r.cfg.PauseWait
+	}
 	if err := req.Validate(); err != nil {
 		return BatchOutcome{}, err
 	}

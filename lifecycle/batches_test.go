@@ -141,7 +141,7 @@ func TestAllowAllKeepsEarlierDecisions(t *testing.T) {
 	_, err = f.router.Answer(ctx, "ops", ids[1], domain.RespondRequest{Reason: &reason}, slackP("alice"))
 	require.NoError(t, err)
 
-	out, err := f.router.DecideBatch(ctx, "ops", res.BatchID, domain.BatchRespondRequest{Decision: domain.DecideAllow}, slackP("bob"), 0)
+	out, err := f.router.DecideBatch(ctx, "ops", res.BatchID, domain.BatchRespondRequest{Decision: domain.DecideAllow}, slackP("bob"), false)
 	require.NoError(t, err)
 	assert.Equal(t, []string{ids[0], ids[2]}, out.Decided)
 	assert.Equal(t, []string{ids[1]}, out.Already)
@@ -171,7 +171,7 @@ func TestAllowAllKeepsEarlierDecisions(t *testing.T) {
 	assert.Contains(t, types, "answered")
 	assert.Contains(t, types, "batch_decided")
 
-	_, err = f.router.DecideBatch(ctx, "ops", res.BatchID, domain.BatchRespondRequest{Decision: domain.DecideDeny}, slackP("bob"), 0)
+	_, err = f.router.DecideBatch(ctx, "ops", res.BatchID, domain.BatchRespondRequest{Decision: domain.DecideDeny}, slackP("bob"), false)
 	assert.Equal(t, domain.EAlreadyAnswered, domain.ErrorCode(err), "a second Deny all changes nothing")
 	assert.Equal(t, "answered (allow)", status(t, f, ids[0]))
 }
@@ -187,7 +187,7 @@ func TestDenyAllWithReason(t *testing.T) {
 	require.Equal(t, res.BatchID, joined.Question.BatchID, "a call asked within the window joins the batch")
 	reason := "not today"
 	out, err := f.router.DecideBatch(ctx, "ops", res.BatchID, domain.BatchRespondRequest{Decision: domain.DecideDeny, Reason: &reason,
-		Questions: []string{res.Questions[0].ID, res.Questions[1].ID}}, slackP("bob"), 0)
+		Questions: []string{res.Questions[0].ID, res.Questions[1].ID}}, slackP("bob"), false)
 	require.NoError(t, err)
 	assert.Len(t, out.Decided, 2)
 	for _, q := range res.Questions {
@@ -216,12 +216,12 @@ func TestBatchRespondersCheckedPerCall(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, qa.Question.BatchID, qb.Question.BatchID)
 
-	_, err = f.router.DecideBatch(ctx, "ops", qa.Question.BatchID, domain.BatchRespondRequest{Decision: domain.DecideAllow}, slackP("U3"), 0)
+	_, err = f.router.DecideBatch(ctx, "ops", qa.Question.BatchID, domain.BatchRespondRequest{Decision: domain.DecideAllow}, slackP("U3"), false)
 	assert.Equal(t, domain.ENotAllowed, domain.ErrorCode(err))
 	assert.Contains(t, err.Error(), "you may decide none of the pending calls")
 	assert.Equal(t, "pending", status(t, f, qa.Question.ID))
 
-	out, err := f.router.DecideBatch(ctx, "ops", qa.Question.BatchID, domain.BatchRespondRequest{Decision: domain.DecideAllow}, slackP("U1"), 0)
+	out, err := f.router.DecideBatch(ctx, "ops", qa.Question.BatchID, domain.BatchRespondRequest{Decision: domain.DecideAllow}, slackP("U1"), false)
 	require.NoError(t, err)
 	assert.Equal(t, []string{qa.Question.ID}, out.Decided)
 	require.Len(t, out.Refused, 1)
@@ -263,7 +263,7 @@ func TestWebhookBatchResumesEachCall(t *testing.T) {
 	require.NoError(t, err)
 	_, err = f.store.PauseRun(ctx, "ops", "s1", "agent", f.clock.Now())
 	require.NoError(t, err)
-	out, err := f.router.DecideBatch(ctx, "ops", res.BatchID, domain.BatchRespondRequest{Decision: domain.DecideAllow}, slackP("bob"), 0)
+	out, err := f.router.DecideBatch(ctx, "ops", res.BatchID, domain.BatchRespondRequest{Decision: domain.DecideAllow}, slackP("bob"), false)
 	require.NoError(t, err)
 	require.Len(t, out.Decided, 3)
 	cont := ""

@@ -49,6 +49,7 @@ func (i *Inbox) handleInbox(rq *request) error {
 	if err != nil {
 		return err
 	}
+	qs = groupBatches(qs)
 	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r), Total: len(qs)}
 	// One page of cards, nearest deadline first: the page stays small
 	// however many questions wait.
@@ -57,6 +58,7 @@ func (i *Inbox) handleInbox(rq *request) error {
 		for _, q := range qs[d.Paging.First-1 : d.Paging.Last] {
 			d.Cards = append(d.Cards, i.card(q, nil, rq.viewer, "inbox"))
 		}
+		batchHeads(d.Cards, rq.viewer)
 	}
 	d.Flash = i.flash(ctx, rq)
 	if len(qs) > 0 {
@@ -149,6 +151,7 @@ func (i *Inbox) handleQuestion(rq *request) error {
 		return nil
 	}
 	c := i.card(q, nil, rq.viewer, "question")
+	i.questionBatch(ctx, c, rq.viewer)
 	if q.Status == domain.StatusPending && !q.Read && personOpened(rq.r) {
 		// Opening the notification's page reads it: the page itself no
 		// longer calls it new.
@@ -212,8 +215,13 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 	// Webhook mode: an answer waits inside the Router for the run to pause.
 	final, err := do(ctx, q, rq.viewer.Person())
 	back := "/"
-	if rq.r.PostForm.Get("return") == "question" {
+	switch rq.r.PostForm.Get("return") {
+	case "question":
 		back = "/questions/" + url.PathEscape(q.ID)
+	case "batch":
+		if q.BatchID != "" {
+			back = "/batches/" + url.PathEscape(q.BatchID)
+		}
 	}
 	if err == nil {
 		if _, err := i.router.MarkRead(ctx, final.ProjectID, final.ID); err != nil {
@@ -243,8 +251,8 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 		}
 	}
 	ret := "inbox"
-	if rq.r.PostForm.Get("return") == "question" {
-		ret = "question"
+	if r := rq.r.PostForm.Get("return"); r == "question" || r == "batch" {
+		ret = r
 	}
 	c := i.card(shown, rq.r.PostForm, rq.viewer, ret)
 	c.Error = pe

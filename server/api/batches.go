@@ -180,7 +180,7 @@ func (a *API) respondBatch(w http.ResponseWriter, r *http.Request, p Principal) 
 	if who.Via != "" {
 		who = a.router.ResolvePerson(r.Context(), b.Questions[0], who)
 	}
-	out, err := a.router.DecideBatch(r.Context(), r.PathValue("p"), b.ID, req, who, 0)
+	out, err := a.router.DecideBatch(r.Context(), r.PathValue("p"), b.ID, req, who, false)
 	if err != nil {
 		return err
 	}
