@@ -11,7 +11,10 @@
 //
 // A PermissionRequest hook follows the session transcript: it re-attaches
 // to what a PreToolUse hook already asked for the same tool call, and
-// withdraws its question once the person decided in the terminal.
+// withdraws its question once the person decided in the terminal. The
+// first approval of a turn asks for the turn's sibling calls too, as one
+// batch; a PostToolUse event withdraws an approval of a call that ran
+// without its hook (batch.go).
 //
 // Exit codes (Claude Code treats 2 as "block the tool call", so the hook
 // never uses it):
