@@ -38,6 +38,13 @@ type Chat interface {
 	// Cancel cancels a pending question for reason (CancelUser for a
 	// person's dismissal) and returns the final record.
 	Cancel(ctx context.Context, project, id, reason string, who *domain.Person) (*domain.Question, error)
+	// Batch returns a batch of approvals (domain/batch.go). ENotFound if
+	// unknown.
+	Batch(ctx context.Context, project, id string) (*domain.Batch, error)
+	// DecideBatch decides the still-pending calls of a batch at once,
+	// each as its own answer (Router.DecideBatch); wait: a webhook-mode
+	// answer waits for the run to pause, as AnswerRead's does.
+	DecideBatch(ctx context.Context, project, id string, req domain.BatchRespondRequest, who domain.Person, wait bool) (BatchOutcome, error)
 
 	// GetDraft returns one person's partial selections on a question, or
 	// an empty map.

@@ -28,6 +28,10 @@ type RouterConfig struct {
 	Logger   *slog.Logger
 	// DefaultTimeout applies when neither the ask nor its route sets one.
 	DefaultTimeout time.Duration
+	// BatchWindow: approvals of a run asked this close together form one
+	// batch, unless their route says otherwise (default
+	// domain.DefaultBatchWindow).
+	BatchWindow time.Duration
 	// Retention keeps final records this long (default 7 days).
 	Retention time.Duration
 	// HasWebhookSecret reports whether webhook mode can sign for an agent.
@@ -98,6 +102,9 @@ func NewRouter(cfg RouterConfig) *Router {
 	}
 	if cfg.Retention == 0 {
 		cfg.Retention = 7 * 24 * time.Hour
+	}
+	if cfg.BatchWindow <= 0 {
+		cfg.BatchWindow = domain.DefaultBatchWindow
 	}
 	if cfg.PauseWait == 0 {
 		cfg.PauseWait = DefaultPauseWait

@@ -102,10 +102,14 @@ func (i *Inbox) handleInbox(rq *request) error {
 	if err != nil {
 		return err
 	}
+	// A batch's calls stand together under its strip (they were asked
+	// together, so their deadlines are next to each other).
+	qs = groupBatches(qs)
 	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r), Total: pg.Total, Paging: pg}
 	for _, q := range qs {
 		d.Cards = append(d.Cards, i.card(q, nil, rq.viewer, "inbox"))
 	}
+	batchHeads(d.Cards, rq.viewer)
 	d.Flash = i.flash(ctx, rq)
 	if pg.Total > 0 {
 		d.Title = "Inbox (" + strconv.Itoa(pg.Total) + ")"
@@ -211,6 +215,7 @@ func (i *Inbox) handleQuestion(rq *request) error {
 		return nil
 	}
 	c := i.card(q, nil, rq.viewer, "question")
+	i.questionBatch(ctx, c, rq.viewer)
 	if q.Status == domain.StatusPending && !q.Read && personOpened(rq.r) {
 		// Opening the notification's page reads it: the page itself no
 		// longer calls it new.
@@ -274,8 +279,13 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 	// Webhook mode: an answer waits inside the Router for the run to pause.
 	final, err := do(ctx, q, rq.viewer.Person())
 	back := "/"
-	if rq.r.PostForm.Get("return") == "question" {
+	switch rq.r.PostForm.Get("return") {
+	case "question":
 		back = "/questions/" + url.PathEscape(q.ID)
+	case "batch":
+		if q.BatchID != "" {
+			back = "/batches/" + url.PathEscape(q.BatchID)
+		}
 	}
 	if err == nil {
 		if _, err := i.router.MarkRead(ctx, final.ProjectID, final.ID); err != nil {
@@ -305,8 +315,8 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 		}
 	}
 	ret := "inbox"
-	if rq.r.PostForm.Get("return") == "question" {
-		ret = "question"
+	if r := rq.r.PostForm.Get("return"); r == "question" || r == "batch" {
+		ret = r
 	}
 	c := i.card(shown, rq.r.PostForm, rq.viewer, ret)
 	c.Error = pe

@@ -25,6 +25,7 @@ type pageData struct {
 	Cards   []*cardView
 	Card    *cardView
 	Run     *runView
+	Batch   *batchView
 	History *historyView
 	// Inbox paging: Total pending questions, the page shown.
 	Total     int
@@ -76,6 +77,11 @@ type cardView struct {
 	// Defaults: the question has options chosen by default; with Buttons,
 	// where nothing can be pre-selected, they are marked on the buttons.
 	Defaults bool
+	// BatchHead is the Allow all / Deny all strip shown before this card,
+	// the first of its batch's calls shown together (batches.go); InBatch
+	// marks every card shown under such a strip.
+	BatchHead *batchHead
+	InBatch   bool
 }
 
 type itemView struct {
@@ -463,7 +469,7 @@ func (i *Inbox) funcs() template.FuncMap {
 }
 
 func parseTemplates(funcs template.FuncMap) (map[string]*template.Template, error) {
-	pages := []string{"inbox", "question", "run", "login", "refused", "history"}
+	pages := []string{"inbox", "question", "run", "login", "refused", "history", "batch"}
 	out := map[string]*template.Template{}
 	for _, p := range pages {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS,

@@ -180,6 +180,47 @@ func (c *Client) Ask(ctx context.Context, req *domain.AskRequest) (*Asked, error
 	return &out, nil
 }
 
+// BatchAsked is the response to AskBatch: the batch, the calls of the
+// request in its order, and a sentence for the agent's tool result.
+type BatchAsked struct {
+	domain.Batch
+	Calls   []*domain.Question `json:"calls"`
+	Message string             `json:"message"`
+	// Replayed is true when every call had been asked before (HTTP 200).
+	Replayed bool `json:"-"`
+}
+
+// AskBatch asks several approvals of one run as one batch (POST
+// approval-batches): one per tool call, each its own record.
+func (c *Client) AskBatch(ctx context.Context, req *domain.BatchRequest) (*BatchAsked, error) {
+	var out BatchAsked
+	status, err := c.do(ctx, http.MethodPost, c.projectPath("approval-batches"), req, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.Replayed = status == http.StatusOK
+	return &out, nil
+}
+
+// Batch returns a batch of approvals.
+func (c *Client) Batch(ctx context.Context, id string) (*domain.Batch, error) {
+	var b domain.Batch
+	if _, err := c.do(ctx, http.MethodGet, c.projectPath("approval-batches", id), nil, &b); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// DecideBatch decides every still-pending call of a batch at once (Allow
+// all / Deny all; operator tokens).
+func (c *Client) DecideBatch(ctx context.Context, id string, req domain.BatchRespondRequest) (*domain.Batch, error) {
+	var b domain.Batch
+	if _, err := c.do(ctx, http.MethodPost, c.projectPath("approval-batches", id, "respond"), req, &b); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
 // Get returns one question.
 func (c *Client) Get(ctx context.Context, id string) (*domain.Question, error) {
 	var q domain.Question

@@ -232,7 +232,7 @@ func TestMalformedInput(t *testing.T) {
 		{"array", `[1,2,3]`, "not a hook event"},
 		{"two objects", `{"hook_event_name":"PreToolUse"} {"x":1}`, "data after"},
 		{"no event", `{"session_id":"s"}`, "no hook_event_name"},
-		{"unknown event", `{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash"}`, `unsupported hook event "PostToolUse"`},
+		{"unknown event", `{"session_id":"s","hook_event_name":"Stop"}`, `unsupported hook event "Stop"`},
 		{"no tool", `{"session_id":"s","hook_event_name":"PreToolUse"}`, "no tool_name"},
 		{"no questions", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"AskUserQuestion","tool_input":{}}`, "no questions"},
 		{"questions not a list", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"AskUserQuestion","tool_input":{"questions":"what?"}}`, "not a list of questions"},

@@ -55,33 +55,11 @@ func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
 		req.Targets[i] = req.Targets[i].Resolved() // Telegram's chat and thread
 	}
 	project := r.PathValue("p")
-	agentRoute := ""
-	switch {
-	case p.Agent != nil:
-		if req.AgentID != "" && req.AgentID != p.Agent.ID {
-			return &domain.Error{Code: domain.EForbidden, Message: "this token belongs to another agent",
-				Details: []domain.Detail{{Field: "agent_id", Problem: fmt.Sprintf("must be %q or empty", p.Agent.ID)}}}
-		}
-		req.AgentID = p.Agent.ID
-		if !p.Agent.HasTool("ask_user") {
-			return domain.Errorf(domain.EToolNotEnabled, "agent %s does not have the ask_user tool: add ask_user to its tools in the configuration", p.Agent.ID)
-		}
-		agentRoute = p.Agent.Route
-	case p.Operator != nil:
-		// An operator asks in its own name: never as a configured agent,
-		// whose runs and webhook secret belong to that agent alone.
-		if req.AgentID == "" {
-			req.AgentID = "agent"
-		}
-		if _, ok := a.auth.AgentByID(req.AgentID); ok {
-			return &domain.Error{Code: domain.EForbidden, Message: fmt.Sprintf("agent_id %s is a configured agent: only its own token may ask as it", req.AgentID),
-				Details: []domain.Detail{{Field: "agent_id", Problem: "use an agent id that is not configured, or the agent's own token"}}}
-		}
-	default: // a bridge without tokens: the local user may name any agent
-		if req.AgentID == "" {
-			req.AgentID = "agent"
-		}
+	agentID, agentRoute, err := a.asker(p, req.AgentID)
+	if err != nil {
+		return err
 	}
+	req.AgentID = agentID
 	// The agent's W3C traceparent (if any) is the ask span's parent; the
 	// question keeps the ask's trace context for the answer and the resume.
 	ctx, span := a.tracer.Start(tracing.Extract(r.Context(), r.Header), "askbridge.ask",

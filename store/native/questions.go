@@ -157,13 +157,17 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 				}
 			}
 		}
-		if run != nil && idem == "" {
+		// A tool call's key re-attaches to its record whatever became of
+		// it; identical items only without an idempotency key, and an
+		// approval never to one decided (createScript).
+		call := domain.IsCallKey(q.Fingerprint)
+		if run != nil && (idem == "" || call) {
 			if ex, ok := run.FPs.get(q.Fingerprint); ok {
 				qid, till, _ := strings.Cut(ex, "|")
 				tillMS, _ := strconv.ParseInt(till, 10, 64)
-				if r := p.qs[qid]; r != nil && r.live(wall) &&
+				if r := p.qs[qid]; r != nil && r.live(wall) && (call ||
 					(r.m.Status == string(domain.StatusPending) || (r.m.Status == string(domain.StatusAnswered) && !approval)) &&
-					(till == "" || tillMS > ms(now)) {
+						(till == "" || tillMS > ms(now))) {
 					out.id, out.reattach = qid, true
 					return nil
 				}
@@ -171,7 +175,9 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 				c.saveRun(w, p, run, run.TTL)
 			}
 		}
-		if run != nil && run.Pending != "" {
+		// A question supersedes the run's pending question; an approval
+		// supersedes nothing and joins the run's batch (domain/batch.go).
+		if run != nil && run.Pending != "" && !approval {
 			prevID := run.Pending
 			if prev := p.qs[prevID]; prev != nil && prev.live(wall) && prev.m.Status == string(domain.StatusPending) {
 				c.finalize(w, p, prevID, prev, domain.StatusCancelled, store.SupersededResult(), domain.EventCancelled,
@@ -182,11 +188,24 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 		if run == nil {
 			run = &runrec{ID: q.RunID, Agent: q.AgentID, Status: string(domain.RunRunning), Created: now.UnixNano(), Updated: now.UnixNano()}
 		}
-		run.Pending = q.ID
+		batch := ""
+		if approval {
+			batch = q.BatchID
+			if batch == "" {
+				batch = q.ID
+				if run.Batch != "" && q.BatchWindow > 0 && ms(now)-run.BatchAt < q.BatchWindow.Milliseconds() {
+					batch = run.Batch
+				}
+			}
+			run.Batch, run.BatchAt = batch, ms(now)
+			run.NP++
+		} else {
+			run.Pending = q.ID
+		}
 		p.seq++
 		r := &qrec{doc: doc, m: qmeta{Seq: p.seq, Status: string(domain.StatusPending), Run: q.RunID, FP: q.Fingerprint,
 			Updated: now.UnixNano(), Deadline: ms(q.ExpiresAt), TTL: until, Idem: idem,
-			Hist: domain.HistoryKey(q.AgentID, q.Questions)}}
+			Hist: domain.HistoryKey(q.AgentID, q.Questions), Batch: batch}}
 		if len(q.Escalation) > 0 {
 			r.m.EscNext = ms(q.CreatedAt.Add(time.Duration(q.Escalation[0].After)))
 		}
@@ -197,7 +216,8 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 		w.putQ(p.name, q.ID, r)
 		run.Qs = append(run.Qs, q.ID)
 		run.FPs.set(q.Fingerprint, q.ID)
-		c.saveRun(w, p, run, until)
+		// The run lives as long as its longest-lived question.
+		c.saveRun(w, p, run, max(until, run.TTL))
 		if idem != "" {
 			c.saveIdem(w, p, idem, q.ID, until)
 		}

@@ -64,7 +64,7 @@ func (c *core) PauseRun(ctx context.Context, project, id, agentID string, at tim
 		}
 		r.Status, r.Updated = string(domain.RunPaused), at.UnixNano()
 		ttl := r.TTL
-		if r.Pending == "" || ttl == 0 {
+		if (r.Pending == "" && r.NP <= 0) || ttl == 0 {
 			ttl = wall + c.opts.Retention.Milliseconds()
 		}
 		c.saveRun(w, p, r, ttl)

@@ -233,6 +233,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		same := (q.IdempotencyKey != "" && old.IdempotencyKey == q.IdempotencyKey) ||
+			(old.RunID == q.RunID && old.Fingerprint == q.Fingerprint && domain.IsCallKey(q.Fingerprint)) ||
 			(old.RunID == q.RunID && old.Fingerprint == q.Fingerprint &&
 				(old.Status == domain.StatusPending || (old.Status == domain.StatusAnswered && now.Sub(old.UpdatedAt) < domain.ReattachWindow)))
 		if same {
@@ -244,9 +245,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// A question supersedes the run's pending question; approvals
+	// coexist (docs/approvals.md "Parallel tool calls").
 	for _, id := range s.order {
 		old := s.questions[id]
-		if old.ProjectID == project && old.RunID == q.RunID && old.Status == domain.StatusPending {
+		if q.Kind == domain.KindQuestion && old.Kind == domain.KindQuestion &&
+			old.ProjectID == project && old.RunID == q.RunID && old.Status == domain.StatusPending {
 			old.Status, old.CancelReason, old.UpdatedAt = domain.StatusCancelled, domain.CancelSuperseded, now.UTC()
 		}
 	}
