@@ -20,7 +20,7 @@ import (
 	"github.com/askbridge/askbridge/lifecycle"
 
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/adapters/internal/burst"
+	"github.com/askbridge/askbridge/adapters/internal/bursttest"
 	"github.com/askbridge/askbridge/domain"
 )
 
@@ -29,7 +29,7 @@ import (
 // spread over two replicas that share one real redis-server. Like Discord,
 // the client keeps its connections alive: round 0 opens and warms them and
 // is not counted. The client is a load generator in a process of its own
-// (adapters/internal/burst), so it neither shares the bridge's Go scheduler nor takes
+// (adapters/internal/bursttest), so it neither shares the bridge's Go scheduler nor takes
 // more CPU than it must from the 2 cores the bridge replicas, the fake
 // Discord, redis-server and it share. Each latency runs from
 // the request being written on the connection to the response headers
@@ -84,9 +84,9 @@ func BenchmarkInteractionResponse(b *testing.B) {
 		b.Cleanup(bare.Close)
 		floors = append(floors, bare.URL)
 	}
-	client := burst.Start(b)
+	client := bursttest.Start(b)
 	for i := range targets {
-		targets[i], floors[i] = burst.HostOf(b, targets[i]), burst.HostOf(b, floors[i])
+		targets[i], floors[i] = bursttest.HostOf(b, targets[i]), bursttest.HostOf(b, floors[i])
 	}
 	var lat, calls, floorLat []time.Duration
 	inline := 0
@@ -108,8 +108,8 @@ func BenchmarkInteractionResponse(b *testing.B) {
 			body, _ := json.Marshal(in)
 			sig, stamp := f.Sign(body, time.Now())
 			h := map[string]string{"X-Signature-Ed25519": sig, "X-Signature-Timestamp": stamp}
-			reqs[i] = burst.Request(targets[i%2], "/discord/interactions", "application/json", h, body)
-			floorReqs[i] = burst.Request(floors[i%2], "/discord/interactions", "application/json", h, body)
+			reqs[i] = bursttest.Request(targets[i%2], "/discord/interactions", "application/json", h, body)
+			floorReqs[i] = bursttest.Request(floors[i%2], "/discord/interactions", "application/json", h, body)
 		}
 		if n == 1 {
 			mu.Lock()
@@ -117,7 +117,7 @@ func BenchmarkInteractionResponse(b *testing.B) {
 			mu.Unlock()
 		}
 		// The floor first, on the same cores in the same round.
-		floor, err := client.Fire(burst.Round{Set: "floor", Targets: floors, Reqs: floorReqs})
+		floor, err := client.Fire(bursttest.Round{Set: "floor", Targets: floors, Reqs: floorReqs})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func BenchmarkInteractionResponse(b *testing.B) {
 		if n > 0 {
 			b.StartTimer()
 		}
-		res, err := client.Fire(burst.Round{Set: "bridge", Targets: targets, Reqs: reqs})
+		res, err := client.Fire(bursttest.Round{Set: "bridge", Targets: targets, Reqs: reqs})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -294,4 +294,4 @@ func BenchmarkAckDuringBurst(b *testing.B) {
 }
 
 // TestBurstClientProcess is the client process of BenchmarkInteractionResponse.
-func TestBurstClientProcess(t *testing.T) { burst.ClientProcess(t) }
+func TestBurstClientProcess(t *testing.T) { bursttest.ClientProcess(t) }

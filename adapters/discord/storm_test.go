@@ -16,14 +16,14 @@ import (
 	"github.com/askbridge/askbridge/lifecycle"
 
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
-	"github.com/askbridge/askbridge/adapters/internal/storm"
+	"github.com/askbridge/askbridge/adapters/internal/stormtest"
 	"github.com/askbridge/askbridge/domain"
 )
 
 // discordWeather is how Discord misbehaves: rate limits per route and
 // channel (or interaction token), announced the way Discord does (body
 // retry_after in seconds with millisecond precision, the bucket headers).
-var discordWeather = storm.Dialect{
+var discordWeather = stormtest.Dialect{
 	Scope: func(r *http.Request, _ []byte) string {
 		parts := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/api/v10"), "/"), "/")
 		switch {
@@ -42,7 +42,7 @@ var discordWeather = storm.Dialect{
 	},
 	RateLimited: func(w http.ResponseWriter, wait time.Duration) time.Duration {
 		secs := math.Ceil(wait.Seconds()*1000) / 1000
-		w.Header().Set("Retry-After", strconv.Itoa(storm.CeilSeconds(wait)))
+		w.Header().Set("Retry-After", strconv.Itoa(stormtest.CeilSeconds(wait)))
 		w.Header().Set("X-RateLimit-Limit", "5")
 		w.Header().Set("X-RateLimit-Remaining", "0")
 		w.Header().Set("X-RateLimit-Reset-After", strconv.FormatFloat(secs, 'f', 3, 64))
@@ -55,8 +55,8 @@ var discordWeather = storm.Dialect{
 	},
 }
 
-var stormPattern = []storm.Fault{storm.Unavailable, storm.Reset, storm.RateLimit(time.Second),
-	storm.ServerError, storm.BadGateway, storm.Reset, storm.Timeout}
+var stormPattern = []stormtest.Fault{stormtest.Unavailable, stormtest.Reset, stormtest.RateLimit(time.Second),
+	stormtest.ServerError, stormtest.BadGateway, stormtest.Reset, stormtest.Timeout}
 
 // lockedBuffer collects log lines written from many goroutines.
 type lockedBuffer struct {
@@ -78,12 +78,12 @@ func (l *lockedBuffer) String() string {
 
 // stormEnv is one replica whose Discord calls cross a storm proxy, with
 // the production retry budgets.
-func stormEnv(t *testing.T) (*env, *storm.Proxy, *lockedBuffer) {
+func stormEnv(t *testing.T) (*env, *stormtest.Proxy, *lockedBuffer) {
 	t.Helper()
 	f := fakediscord.New(t)
 	f.AddChannel("1001", "900")
 	f.AddChannel("1002", "900")
-	px := storm.New(t, strings.TrimSuffix(f.APIURL(), "/api/v10"), discordWeather)
+	px := stormtest.New(t, strings.TrimSuffix(f.APIURL(), "/api/v10"), discordWeather)
 	logs := &lockedBuffer{}
 	e := newEnv(t, f, newTestStore(t), func(rc *lifecycle.RouterConfig, c *Config) {
 		c.APIURL = px.URL + "/api/v10"
@@ -280,7 +280,7 @@ func TestStormDelaysButNeverDrops(t *testing.T) {
 func TestStormOutlastingRetriesFailsLoudly(t *testing.T) {
 	e, px, logs := stormEnv(t)
 	start := time.Now()
-	px.BlowOn(func(scope string) bool { return scope == "post 1001" }, storm.Unavailable, storm.Reset, storm.BadGateway)
+	px.BlowOn(func(scope string) bool { return scope == "post 1001" }, stormtest.Unavailable, stormtest.Reset, stormtest.BadGateway)
 	var both, only []asked
 	var wg sync.WaitGroup
 	wg.Go(func() { both = askMany(e, 5, "both", "1000", "1001") })
@@ -292,7 +292,7 @@ func TestStormOutlastingRetriesFailsLoudly(t *testing.T) {
 	}
 
 	// A Retry-After beyond what a call waits (30 s) fails at once.
-	px.BlowOn(func(scope string) bool { return scope == "post 1002" }, storm.RateLimit(time.Minute))
+	px.BlowOn(func(scope string) bool { return scope == "post 1002" }, stormtest.RateLimit(time.Minute))
 	start = time.Now()
 	limited := askMany(e, 1, "limited", "1000", "1002") // one only: see TestLongRetryAfterHoldsNoLaterCall
 	if took := time.Since(start); took > 3*time.Second {
@@ -396,7 +396,7 @@ func TestStormOutlastingRetriesFailsLoudly(t *testing.T) {
 // until the reset, ignoring the context; limitTransport prevents that.
 func TestLongRetryAfterHoldsNoLaterCall(t *testing.T) {
 	e, px, _ := stormEnv(t)
-	px.BlowOn(func(scope string) bool { return scope == "post 1002" }, storm.RateLimit(time.Minute))
+	px.BlowOn(func(scope string) bool { return scope == "post 1002" }, stormtest.RateLimit(time.Minute))
 	start := time.Now()
 	qs := askMany(e, 2, "limited", "1002")
 	if took := time.Since(start); took > 3*time.Second {

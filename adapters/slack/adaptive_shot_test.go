@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/askbridge/askbridge/adapters/internal/screenshot"
+	"github.com/askbridge/askbridge/adapters/internal/screenshottest"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/askbridge/askbridge/domain"
 )
@@ -21,24 +21,24 @@ import (
 // answers), and the modal refusing a ticket id on its field. Run with
 // ASKBRIDGE_SCREENSHOTS=1.
 func TestScreenshotAdaptiveSlack(t *testing.T) {
-	if !screenshot.Wanted() {
+	if !screenshottest.Wanted() {
 		t.Skip("set ASKBRIDGE_SCREENSHOTS=1 to regenerate docs/img/*.png")
 	}
 	e := newEnv(t)
 	e.clock.Add(-6 * 24 * time.Hour)
 	targets := []domain.Target{{Platform: "slack", Channel: "C1"}}
-	screenshot.Past(t, e.router, "ops", targets, e.clock.Add)
-	req := screenshot.Ask("design-c")
+	screenshottest.Past(t, e.router, "ops", targets, e.clock.Add)
+	req := screenshottest.Ask("design-c")
 	req.Targets = targets
 	q := e.ask(req)
 	ts := e.copyOn(q, "C1").MessageTS
 
-	ctx := screenshot.Browser(t)
+	ctx := screenshottest.Browser(t)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(720, 600), chromedp.Navigate(e.fake.URL+"/preview?channel=C1&ts="+ts),
 		chromedp.WaitVisible(chromedp.CSS(".choices"))); err != nil {
 		t.Fatal(err)
 	}
-	screenshot.Save(t, ctx, "", screenshot.RepoFile(t, "docs", "img", "adaptive-slack.png"))
+	screenshottest.Save(t, ctx, "", screenshottest.RepoFile(t, "docs", "img", "adaptive-slack.png"))
 
 	// The ticket's modal, and what Slack shows after the bridge refused
 	// the text with response_action "errors".
@@ -60,5 +60,5 @@ func TestScreenshotAdaptiveSlack(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(600, 400), chromedp.Navigate("file://"+file), chromedp.WaitVisible(chromedp.CSS(".err"))); err != nil {
 		t.Fatal(err)
 	}
-	screenshot.Save(t, ctx, ".modal", screenshot.RepoFile(t, "docs", "img", "adaptive-slack-modal.png"))
+	screenshottest.Save(t, ctx, ".modal", screenshottest.RepoFile(t, "docs", "img", "adaptive-slack-modal.png"))
 }

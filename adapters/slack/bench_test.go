@@ -13,14 +13,14 @@ import (
 
 	"github.com/askbridge/askbridge/lifecycle"
 
-	"github.com/askbridge/askbridge/adapters/internal/burst"
+	"github.com/askbridge/askbridge/adapters/internal/bursttest"
 	"github.com/askbridge/askbridge/domain"
 )
 
 // BenchmarkConcurrentClicks fires 200 signed clicks at once, each on its own
 // question, through a real HTTP server on loopback, with the store on a real
 // redis-server. The client is a load generator in a process of its own
-// (adapters/internal/burst), as Slack's servers are not in the bridge's
+// (adapters/internal/bursttest), as Slack's servers are not in the bridge's
 // process. Like Slack, it keeps its connections alive: round 0 opens and
 // warms them and is not counted. Every round also fires the same requests
 // at a bare net/http handler that answers 200: the floor. Reported, in ms:
@@ -57,8 +57,8 @@ func BenchmarkConcurrentClicks(b *testing.B) {
 		io.Copy(io.Discard, r.Body)
 	}))
 	defer bare.Close()
-	client := burst.Start(b)
-	target, floorTarget := burst.HostOf(b, srv.URL), burst.HostOf(b, bare.URL)
+	client := bursttest.Start(b)
+	target, floorTarget := bursttest.HostOf(b, srv.URL), bursttest.HostOf(b, bare.URL)
 
 	var acks, calls, answers, floors []time.Duration
 	rounds := 0
@@ -75,10 +75,10 @@ func BenchmarkConcurrentClicks(b *testing.B) {
 			body := formBody(e.clickPayload(alice, "C1", e.copyOn(q, "C1").MessageTS, "API key", nil))
 			ts, sig := Sign(testSecret, time.Now(), body)
 			h := map[string]string{"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig}
-			reqs[i] = burst.Request(target, "/slack/interactions", "application/x-www-form-urlencoded", h, body)
-			floorReqs[i] = burst.Request(floorTarget, "/slack/interactions", "application/x-www-form-urlencoded", h, body)
+			reqs[i] = bursttest.Request(target, "/slack/interactions", "application/x-www-form-urlencoded", h, body)
+			floorReqs[i] = bursttest.Request(floorTarget, "/slack/interactions", "application/x-www-form-urlencoded", h, body)
 		}
-		floor, err := client.Fire(burst.Round{Set: "floor", Targets: []string{floorTarget}, Reqs: floorReqs})
+		floor, err := client.Fire(bursttest.Round{Set: "floor", Targets: []string{floorTarget}, Reqs: floorReqs})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func BenchmarkConcurrentClicks(b *testing.B) {
 			b.StartTimer()
 		}
 		started := time.Now()
-		res, err := client.Fire(burst.Round{Set: "bridge", Targets: []string{target}, Reqs: reqs})
+		res, err := client.Fire(bursttest.Round{Set: "bridge", Targets: []string{target}, Reqs: reqs})
 		if counted {
 			b.StopTimer()
 		}
@@ -133,7 +133,7 @@ func BenchmarkConcurrentClicks(b *testing.B) {
 }
 
 // TestBurstClientProcess is the client process of BenchmarkConcurrentClicks.
-func TestBurstClientProcess(t *testing.T) { burst.ClientProcess(t) }
+func TestBurstClientProcess(t *testing.T) { bursttest.ClientProcess(t) }
 
 func pct(ds []time.Duration, p int) float64 {
 	if len(ds) == 0 {

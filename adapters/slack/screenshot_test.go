@@ -11,12 +11,12 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/askbridge/askbridge/adapters/internal/screenshot"
+	"github.com/askbridge/askbridge/adapters/internal/screenshottest"
 	"github.com/askbridge/askbridge/domain"
 )
 
 func TestScreenshotApprovalSlack(t *testing.T) {
-	if !screenshot.Wanted() {
+	if !screenshottest.Wanted() {
 		t.Skip("set ASKBRIDGE_SCREENSHOTS=1 to regenerate docs/img/approval-slack.png")
 	}
 	e := newEnv(t, withPublicURL("https://bridge.example.com"))
@@ -31,12 +31,12 @@ func TestScreenshotApprovalSlack(t *testing.T) {
 	q := e.ask(req)
 	ts := e.copyOn(q, "C1").MessageTS
 
-	ctx := screenshot.Browser(t)
+	ctx := screenshottest.Browser(t)
 	if err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(800, 600),
 		chromedp.Navigate(e.fake.URL+"/preview?channel=C1&ts="+ts),
 		chromedp.WaitVisible(chromedp.CSS("button.primary"))); err != nil {
 		t.Fatal(err)
 	}
-	screenshot.Save(t, ctx, "", screenshot.RepoFile(t, "docs", "img", "approval-slack.png"))
+	screenshottest.Save(t, ctx, "", screenshottest.RepoFile(t, "docs", "img", "approval-slack.png"))
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/askbridge/askbridge/lifecycle"
 
-	"github.com/askbridge/askbridge/adapters/internal/storm"
+	"github.com/askbridge/askbridge/adapters/internal/stormtest"
 	"github.com/askbridge/askbridge/adapters/slack/fakeslack"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
@@ -26,7 +26,7 @@ import (
 
 // slackWeather is how Slack's edge misbehaves: rate limits per method and
 // channel, Retry-After in whole seconds.
-var slackWeather = storm.Dialect{
+var slackWeather = stormtest.Dialect{
 	Scope: func(r *http.Request, body []byte) string {
 		method := strings.TrimPrefix(r.URL.Path, "/api/")
 		channel := ""
@@ -42,7 +42,7 @@ var slackWeather = storm.Dialect{
 		return method + " " + channel
 	},
 	RateLimited: func(w http.ResponseWriter, wait time.Duration) time.Duration {
-		secs := storm.CeilSeconds(wait)
+		secs := stormtest.CeilSeconds(wait)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)
@@ -52,8 +52,8 @@ var slackWeather = storm.Dialect{
 }
 
 // stormPattern mixes every failure Slack's edge produces.
-var stormPattern = []storm.Fault{storm.Unavailable, storm.Reset, storm.RateLimit(time.Second),
-	storm.ServerError, storm.BadGateway, storm.Reset, storm.Timeout}
+var stormPattern = []stormtest.Fault{stormtest.Unavailable, stormtest.Reset, stormtest.RateLimit(time.Second),
+	stormtest.ServerError, stormtest.BadGateway, stormtest.Reset, stormtest.Timeout}
 
 // lockedBuffer collects log lines written from many goroutines.
 type lockedBuffer struct {
@@ -74,11 +74,11 @@ func (l *lockedBuffer) String() string {
 }
 
 // stormEnv is one replica whose Slack calls cross a storm proxy.
-func stormEnv(t *testing.T) (*env, *storm.Proxy, *lockedBuffer) {
+func stormEnv(t *testing.T) (*env, *stormtest.Proxy, *lockedBuffer) {
 	t.Helper()
 	fake := fakeslack.New("C1", "C2")
 	t.Cleanup(fake.Close)
-	px := storm.New(t, fake.URL, slackWeather)
+	px := stormtest.New(t, fake.URL, slackWeather)
 	logs := &lockedBuffer{}
 	e := newReplica(t, fake, func(c *Config, rc *lifecycle.RouterConfig) {
 		c.APIURL = px.URL + "/api/"
@@ -244,7 +244,7 @@ func TestStormOutlastingRetriesFailsLoudly(t *testing.T) {
 	e, px, logs := stormEnv(t)
 	start := time.Now()
 	px.BlowOn(func(scope string) bool { return scope == "chat.postMessage C2" },
-		storm.Unavailable, storm.Reset, storm.BadGateway)
+		stormtest.Unavailable, stormtest.Reset, stormtest.BadGateway)
 	var both, only []asked
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -331,7 +331,7 @@ func TestLongRateLimitStormOnlyDelays(t *testing.T) {
 	e, px, logs := stormEnv(t)
 	const blow = 5 * time.Second
 	start := time.Now()
-	px.BlowFor(blow, storm.RateLimit(time.Second))
+	px.BlowFor(blow, stormtest.RateLimit(time.Second))
 	qs := askMany(e, 10, "limited", domain.Target{Platform: "slack", Channel: "C1"}, domain.Target{Platform: "slack", Channel: "C2"})
 	assert.GreaterOrEqual(t, time.Since(start), blow, "the posts waited for the storm to end")
 	for i, a := range qs {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/askbridge/askbridge/adapters/internal/screenshot"
+	"github.com/askbridge/askbridge/adapters/internal/screenshottest"
 )
 
 // TestBrowserScreenshotAdaptive renders docs/img/adaptive-web.png: one
@@ -16,14 +16,14 @@ import (
 // (show_if) revealed with their defaults, the last answers, and a ticket
 // id refused next to its field. Run with ASKBRIDGE_SCREENSHOTS=1.
 func TestBrowserScreenshotAdaptive(t *testing.T) {
-	if !screenshot.Wanted() {
+	if !screenshottest.Wanted() {
 		t.Skip("set ASKBRIDGE_SCREENSHOTS=1 to regenerate docs/img/*.png")
 	}
 	clock := &testClock{now: time.Now().UTC().Add(-6 * 24 * time.Hour)}
-	e := newEnv(t, envOptions{clock: clock, imageHosts: []string{screenshot.Host}})
-	screenshot.Past(t, e.router, "ops", nil, clock.add)
-	q := e.ask("ops", screenshot.Ask("design-c"))
-	ctx := screenshot.Browser(t)
+	e := newEnv(t, envOptions{clock: clock, imageHosts: []string{screenshottest.Host}})
+	screenshottest.Past(t, e.router, "ops", nil, clock.add)
+	q := e.ask("ops", screenshottest.Ask("design-c"))
+	ctx := screenshottest.Browser(t)
 	c := card(q.ID)
 	run(t, ctx, 30*time.Second,
 		chromedp.EmulateViewport(760, 600),
@@ -36,5 +36,5 @@ func TestBrowserScreenshotAdaptive(t *testing.T) {
 	run(t, ctx, 30*time.Second,
 		chromedp.Click(chromedp.CSS(c+` button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.problem`)))
-	screenshot.Save(t, ctx, c, screenshot.RepoFile(t, "docs", "img", "adaptive-web.png"))
+	screenshottest.Save(t, ctx, c, screenshottest.RepoFile(t, "docs", "img", "adaptive-web.png"))
 }

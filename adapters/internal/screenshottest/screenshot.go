@@ -1,9 +1,9 @@
-// Package screenshot takes the docs' screenshots of surfaces (run with
+// Package screenshottest takes the docs' screenshots of surfaces (run with
 // ASKBRIDGE_SCREENSHOTS=1): a headless Chromium (chromedp) and the
 // pictures questions show, drawn here and served over TLS under a made-up
 // host, so a page that loads a picture from https://img.example.com loads
 // it from this process and nothing leaves the machine. Tests only.
-package screenshot
+package screenshottest
 
 import (
 	"bytes"

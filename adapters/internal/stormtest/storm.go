@@ -1,4 +1,4 @@
-// Package storm puts a misbehaving network between an adapter and a fake
+// Package stormtest puts a misbehaving network between an adapter and a fake
 // chat platform, for tests: while a storm blows, requests are answered with
 // 5xx, 429 with Retry-After (then 429 again for every request of the same
 // rate-limit scope until the advertised time) or a TCP connection reset,
@@ -7,7 +7,7 @@
 //
 // Faults are answered before the fake sees the request: a failed request
 // never had an effect, as with a platform's edge refusing it.
-package storm
+package stormtest
 
 import (
 	"bytes"

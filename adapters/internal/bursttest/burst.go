@@ -1,4 +1,4 @@
-// Package burst is the load generator of the adapters' burst benchmarks: a
+// Package bursttest is the load generator of the adapters' burst benchmarks: a
 // client in a process of its own (the test binary re-run) that fires many
 // signed requests at once, each on its own kept-alive HTTP/1.1 connection,
 // as wrk would. Discord's and Slack's servers are not in the bridge's
@@ -10,10 +10,10 @@
 //
 // A package using it adds
 //
-//	func TestBurstClientProcess(t *testing.T) { burst.ClientProcess(t) }
+//	func TestBurstClientProcess(t *testing.T) { bursttest.ClientProcess(t) }
 //
 // to its tests, and its benchmark calls Start.
-package burst
+package bursttest
 
 import (
 	"bufio"

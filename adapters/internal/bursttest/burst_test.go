@@ -1,4 +1,4 @@
-package burst
+package bursttest
 
 import (
 	"io"
