@@ -96,9 +96,9 @@ func TestFirstHookAsksTheTurnsCallsAsOneBatch(t *testing.T) {
 			tr.append(t, assistantMessage(t, "msg_"+session, split, calls...)...)
 
 			ch := inProcess(t, srv, preToolUse(t, session, tr.path, calls[0]), "--approve", "Bash(rm *)", "--timeout", "1m")
-			qs := waitForRun(t, c, session, 3)
-			time.Sleep(200 * time.Millisecond)
-			qs = runQuestions(t, c, session)
+			waitForRun(t, c, session, 3)
+			time.Sleep(200 * time.Millisecond) // a fourth, wrongly asked, would show by now
+			qs := runQuestions(t, c, session)
 			require.Len(t, qs, 3, "the three rm calls, not ls")
 			for i, want := range []string{"rm -rf build1", "rm -rf build2", "rm -rf build3"} {
 				assert.Equal(t, "Allow Bash: "+want+"?", qs[i].Questions[0].Question)
@@ -223,9 +223,9 @@ func TestPermissionRequestAsksOnlyItsOwnCall(t *testing.T) {
 	perm := fixture(t, "permissionrequest-bash.json")
 	perm["session_id"], perm["transcript_path"], perm["tool_input"] = "perm", tr.path, calls[0].input
 	ch := inProcess(t, srv, perm.json(t))
-	qs := waitForRun(t, c, "perm", 1)
-	time.Sleep(300 * time.Millisecond)
-	qs = runQuestions(t, c, "perm")
+	waitForRun(t, c, "perm", 1)
+	time.Sleep(300 * time.Millisecond) // a sibling, wrongly asked, would show by now
+	qs := runQuestions(t, c, "perm")
 	require.Len(t, qs, 1)
 	assert.Equal(t, calls[0].id, qs[0].Action.CallID, "the tool_use_id read from the transcript")
 	_, err := c.RespondText(t.Context(), qs[0].ID, "Allow")
@@ -259,9 +259,9 @@ func TestConcurrentHooksOfOneTurnShareTheirRecords(t *testing.T) {
 	for _, cl := range calls {
 		chs = append(chs, inProcess(t, srv, preToolUse(t, session, tr.path, cl), "--approve", "Bash(rm *)"))
 	}
-	qs := waitForRun(t, c, session, 3)
-	time.Sleep(300 * time.Millisecond)
-	qs = runQuestions(t, c, session)
+	waitForRun(t, c, session, 3)
+	time.Sleep(300 * time.Millisecond) // a duplicate, wrongly asked, would show by now
+	qs := runQuestions(t, c, session)
 	require.Len(t, qs, 3, "one approval per call")
 	for i, q := range qs {
 		assert.Equal(t, calls[i].id, q.Action.CallID, "in the order the model made the calls")

@@ -465,17 +465,6 @@ func describe(q *domain.Question) string {
 	return "is " + string(q.Status)
 }
 
-// approvalKey makes repeated deliveries of the same permission prompt
-// re-attach, and a PermissionRequest re-attach to the PreToolUse approval
-// of the same tool call: the tool_use_id (sent with PreToolUse, read from
-// the transcript for PermissionRequest).
-func approvalKey(in *Input) string {
-	if in.ToolUseID == "" {
-		return ""
-	}
-	return "approval:" + in.ToolUseID
-}
-
 func firstNonEmpty(vs ...string) string {
 	for _, v := range vs {
 		if v != "" {

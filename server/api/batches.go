@@ -18,12 +18,6 @@ import (
 // Batches of approvals (domain/batch.go): several tool calls of one run
 // asked in one request, waited for together, decided at once.
 
-// batchView is a batch as the API shows it.
-type batchView struct {
-	*domain.Batch
-	Message string `json:"message,omitempty"`
-}
-
 func publicBatch(b *domain.Batch) *domain.Batch {
 	out := *b
 	out.Questions = make([]*domain.Question, len(b.Questions))
