@@ -5,12 +5,39 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 
+/** A picture shown with an option, an item or the context: https only, with alt text. */
+export interface Image {
+  url: string;
+  alt: string;
+}
+
 /** One choice of an item. `value` defaults to `label`. */
 export interface Option {
   label: string;
   description?: string;
   value?: string;
   recommended?: boolean;
+  /** Pre-selected; `on_timeout.use_defaults` answers with it. */
+  default?: boolean;
+  /** Resolves an approval that needs several votes at its first vote. */
+  veto?: boolean;
+  image?: Image;
+}
+
+/** Ask an item only when an earlier item's answer includes one of any_of, or none of none_of. */
+export interface ShowIf {
+  item: number;
+  any_of?: string[];
+  none_of?: string[];
+}
+
+/** Rules free text must satisfy. */
+export interface FreeTextRules {
+  pattern?: string;
+  min_length?: number;
+  max_length?: number;
+  number?: { min?: number; max?: number; integer?: boolean };
+  hint?: string;
 }
 
 /** One question of an ask; no options = open-ended (free text). */
@@ -19,12 +46,16 @@ export interface Item {
   header?: string;
   multiSelect?: boolean;
   options?: Option[];
+  show_if?: ShowIf;
+  other?: FreeTextRules;
+  image?: Image;
 }
 
-/** The tool call an approval decides. */
-export interface Action {
+/** The tool call an approval asks about, as an ask sends it. */
+export interface AskAction<I extends object = Record<string, unknown>> {
   tool: string;
-  input?: Record<string, unknown>;
+  input?: I;
+  /** Optional; must match the digest the bridge computes. */
   digest?: string;
   /** "Always allow" rules a person may pick (answered with `rule`). */
   suggestions?: Record<string, unknown>[];
@@ -32,21 +63,54 @@ export interface Action {
   allow_edit?: boolean;
 }
 
-export interface Target {
-  platform: string;
-  channel?: string;
-  thread_ts?: string;
-  [key: string]: unknown;
+/** The tool call an approval decides, as the record carries it. */
+export interface Action {
+  tool: string;
+  input: Record<string, unknown>;
+  digest: string;
+  /** A unified diff for file edits. */
+  diff?: string;
+  suggestions?: Record<string, unknown>[];
+  allow_edit?: false;
 }
 
+/** A chat place (Slack, Discord, Telegram) or mail recipients. */
+export interface Target {
+  platform: "slack" | "discord" | "telegram" | "email";
+  channel?: string;
+  thread_ts?: string;
+  /** email: the addresses mailed. */
+  to?: string[];
+  /** Telegram's name for channel (request only). */
+  chat?: string;
+  /** Telegram's forum topic (request only). */
+  thread?: number | string;
+  /** Set once posted. */
+  message_ts?: string;
+  url?: string;
+  /** Why posting failed, if it did. */
+  error?: string;
+}
+
+/** Who may answer; empty means anyone who can see the question. */
 export interface Responders {
   users?: string[];
   slack_usergroups?: string[];
   discord_roles?: string[];
-  [key: string]: unknown;
+  telegram_chat_admins?: string[];
+  email_domains?: string[];
+  pagerduty_schedules?: string[];
+  pagerduty_escalation_policies?: string[];
+  exclude_requester?: boolean;
 }
 
-/** The body of an ask: the API's create request (every field it takes). */
+/** What a question answers with when nobody answers in time. */
+export interface OnTimeout {
+  answer?: string;
+  use_defaults?: boolean;
+}
+
+/** The body of an ask: the API's create request, every field it takes and no other. */
 export interface AskBody {
   run_id?: string;
   agent_id?: string;
@@ -58,21 +122,47 @@ export interface AskBody {
   header?: string;
   multiSelect?: boolean;
   options?: Option[];
+  other?: FreeTextRules;
+  image?: Image;
+  /** Markdown shown above the questions. */
   context?: string;
+  context_image?: Image;
   targets?: Target[];
   route?: string;
   responders?: Responders;
+  /** A duration ("30m") or seconds, from 10 s to 30 days. */
   timeout?: string | number;
+  /** Webhook mode: where the resume webhook is sent. */
   resume?: { url: string };
   idempotency_key?: string;
-  action?: Action;
-  [key: string]: unknown;
+  requested_by?: string;
+  approvals_required?: number;
+  on_timeout?: OnTimeout;
+  action?: AskAction;
+}
+
+/** The body of respond (operators): the API's respond request. */
+export interface RespondBody {
+  response?: string;
+  answers?: Record<string, string | string[]>;
+  /** Approval with an action: allow it with these arguments instead. */
+  edited_input?: Record<string, unknown>;
+  /** Approval with an action: also accept action.suggestions[rule]. */
+  rule?: number;
+  /** The action digest the person saw. */
+  digest?: string;
+  /** Approval: deny with this reason as the agent's feedback. */
+  reason?: string;
+  /** Who the answer is for (relay operators, or a bridge without tokens). */
+  responded_by?: string | Person;
 }
 
 export interface Person {
   platform: string;
   id: string;
   name?: string;
+  /** The relay operator that answered for this person through the API. */
+  via?: string;
 }
 
 /** What an answered approval with an action tells the agent. */
@@ -86,6 +176,23 @@ export interface Decision {
   auto_rule?: string;
 }
 
+/** An item not asked because its show_if was not met. */
+export interface Skipped {
+  question: string;
+  reason: string;
+}
+
+/** What was answered the last few times the same agent asked the same items. */
+export interface PastAnswer {
+  question_id: string;
+  answer: string;
+  answers?: Record<string, string>;
+  selections?: Record<string, string[]>;
+  responded_by?: Person;
+  responded_at: string;
+  defaulted?: boolean;
+}
+
 export type Status = "pending" | "answered" | "cancelled" | "expired";
 
 /** A question record, as every endpoint returns it. */
@@ -94,15 +201,19 @@ export interface Question {
   project_id: string;
   run_id: string;
   agent_id: string;
+  agent_name?: string;
   kind: "question" | "approval";
   status: Status;
   questions: Item[];
   context?: string;
+  context_image?: Image;
   targets: Target[];
   responders: Responders;
   answers?: Record<string, string>;
   selections?: Record<string, string[]>;
   response?: string;
+  /** The texts of the items whose answer is (or includes) free text. */
+  free_text?: string[];
   responded_by?: Person;
   responded_at?: string;
   cancel_reason?: "" | "user" | "agent" | "superseded";
@@ -111,12 +222,28 @@ export interface Question {
   updated_at: string;
   expires_at: string;
   resumed_run_id?: string;
+  resume?: { url?: string };
+  route?: string;
+  requested_by?: string;
+  approvals_required?: number;
+  votes?: { by: Person; label: string; at: string }[];
+  on_timeout?: OnTimeout;
+  /** Answered by on_timeout. */
+  defaulted?: boolean;
+  skipped?: Skipped[];
+  history?: PastAnswer[];
+  escalation?: { after: string; remind?: boolean; targets?: Target[]; responders?: Responders; page?: { pager?: string; profile?: string } }[];
+  escalation_level?: number;
+  remarks?: { kind: string; text: string; by?: string; at: string }[];
+  idempotency_key?: string;
   action?: Action;
   decision?: Decision;
-  idempotency_key?: string;
+  /** The action as a person edited and approved it; action keeps the original. */
+  edited_action?: { tool: string; input: Record<string, unknown>; digest: string; by?: Person };
+  /** Index in action.suggestions of the "always allow" rule the person chose. */
+  applied_rule?: number;
   /** Only on the create response: a sentence for the agent's tool result. */
   message?: string;
-  [key: string]: unknown;
 }
 
 export interface Run {
@@ -126,6 +253,8 @@ export interface Run {
   status: "running" | "paused" | "resumed";
   resumed_from?: string;
   resumed_run_id?: string;
+  created_at?: string;
+  updated_at?: string;
 }
 
 /** One problem of a refused request: the field and what is wrong with it. */
@@ -371,7 +500,7 @@ export class AskBridge {
   }
 
   /** Answers (an operator's token, or a bridge without tokens): the API's respond body. */
-  respond(id: string, body: Record<string, unknown>, opts: { signal?: AbortSignal } = {}): Promise<{ id: string; status: string; run_id: string }> {
+  respond(id: string, body: RespondBody, opts: { signal?: AbortSignal } = {}): Promise<{ id: string; status: string; run_id: string }> {
     return this.#call("POST", `/agent-questions/${encodeURIComponent(id)}/respond`, body, opts.signal);
   }
 
@@ -389,13 +518,13 @@ export class AskBridge {
 // ---------------------------------------------------------------- approvals
 
 /** One tool call to put before a person. */
-export interface ApprovalRequest {
+export interface ApprovalRequest<I extends object = Record<string, unknown>> {
   /** The agent run (thread, conversation) the call belongs to. */
   runId: string;
   /** The tool call's id: each call is its own approval (run `<runId>:<callId>`, same idempotency key). */
   callId: string;
   tool: string;
-  input?: Record<string, unknown>;
+  input?: I;
   /** The question shown (default "Allow <tool>?"). */
   question?: string;
   /** Offer "Edit" only when the runtime can run edited arguments (default false). */
@@ -409,9 +538,9 @@ export interface ApprovalRequest {
 }
 
 /** The ask body of one approval. */
-export function approvalBody(req: ApprovalRequest): AskBody {
+export function approvalBody(req: ApprovalRequest<object>): AskBody {
   const key = `${req.runId}:${req.callId}`;
-  const action: Action = { tool: req.tool, input: req.input ?? {}, allow_edit: req.allowEdit ?? false };
+  const action: AskAction = { tool: req.tool, input: { ...req.input }, allow_edit: req.allowEdit ?? false };
   if (req.alwaysAllow) action.suggestions = [{ type: "always_allow", tool: req.tool }];
   const body: AskBody = {
     ...req.ask,
@@ -426,19 +555,34 @@ export function approvalBody(req: ApprovalRequest): AskBody {
   return body;
 }
 
-/** What a final approval record means for the agent. Expiry and dismissal never approve. */
-export interface ApprovalOutcome {
-  approved: boolean;
-  /** The arguments to run with when approved (a person's edit, or the original). */
-  input?: Record<string, unknown>;
-  edited: boolean;
-  /** The person chose "always allow". */
-  always: boolean;
-  /** Why it was denied: the person's note, "nobody answered within 30 min", "dismissed by maria: …". */
-  reason?: string;
-  status: Status;
-  question: Question;
-}
+/**
+ * What a final approval record means for the agent: approved with the
+ * arguments to run (typed as the tool's input `I`; a person's edit is an
+ * object the bridge does not check against the tool's schema), or denied
+ * with why. Expiry and dismissal never approve.
+ */
+export type ApprovalOutcome<I = Record<string, unknown>> =
+  | {
+      approved: true;
+      /** The arguments to run with (a person's edit, or the original). */
+      input: I;
+      edited: boolean;
+      /** The person chose "always allow". */
+      always: boolean;
+      reason?: undefined;
+      status: Status;
+      question: Question;
+    }
+  | {
+      approved: false;
+      input?: undefined;
+      edited: false;
+      always: false;
+      /** Why it was denied: the person's note, "nobody answered within 30 min", "dismissed by maria: …". */
+      reason: string;
+      status: Status;
+      question: Question;
+    };
 
 /** "30 min", "2 h", "1 h 30 min", "45 s". */
 export function formatDuration(ms: number): string {
@@ -459,24 +603,24 @@ function who(p?: Person): string {
 }
 
 /** Reads a final approval record; a pending one is an error. Fails closed. */
-export function approvalOutcome(q: Question): ApprovalOutcome {
-  const base = { edited: false, always: false, status: q.status, question: q };
+export function approvalOutcome<I = Record<string, unknown>>(q: Question): ApprovalOutcome<I> {
+  const no = (reason: string): ApprovalOutcome<I> => ({ approved: false, edited: false, always: false, reason, status: q.status, question: q });
   switch (q.status) {
     case "answered": {
       const d = q.decision;
       if (d?.behavior === "allow") {
-        return { ...base, approved: true, input: d.input ?? q.action?.input ?? {}, edited: !!d.edited, always: (d.rules?.length ?? 0) > 0 };
+        return { approved: true, input: (d.input ?? q.action?.input ?? {}) as I, edited: !!d.edited, always: (d.rules?.length ?? 0) > 0, status: q.status, question: q };
       }
-      if (d) return { ...base, approved: false, reason: d.message || `denied by ${who(q.responded_by)}` };
-      return { ...base, approved: false, reason: `the answer was not an approval: ${q.response ?? ""}` };
+      if (d) return no(d.message || `denied by ${who(q.responded_by)}`);
+      return no(`the answer was not an approval: ${q.response ?? ""}`);
     }
     case "expired":
-      return { ...base, approved: false, reason: `nobody answered within ${formatDuration(Date.parse(q.expires_at) - Date.parse(q.created_at))}` };
+      return no(`nobody answered within ${formatDuration(Date.parse(q.expires_at) - Date.parse(q.created_at))}`);
     case "cancelled": {
       const note = q.cancel_note ? `: ${q.cancel_note}` : "";
-      if (q.cancel_reason === "user") return { ...base, approved: false, reason: `dismissed${q.responded_by ? ` by ${who(q.responded_by)}` : ""}${note}` };
-      if (q.cancel_reason === "superseded") return { ...base, approved: false, reason: `superseded by a newer question of this run${note}` };
-      return { ...base, approved: false, reason: `withdrawn by the agent${note}` };
+      if (q.cancel_reason === "user") return no(`dismissed${q.responded_by ? ` by ${who(q.responded_by)}` : ""}${note}`);
+      if (q.cancel_reason === "superseded") return no(`superseded by a newer question of this run${note}`);
+      return no(`withdrawn by the agent${note}`);
     }
     default:
       throw new AskBridgeError("pending", `approval ${q.id} is still pending; wait for it before reading the decision`);
@@ -714,3 +858,5 @@ export function lastDecided(records: readonly Question[], questionId: string): b
   const last = [...records].sort((a, b) => (at(a) < at(b) ? -1 : at(a) > at(b) ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).at(-1)!;
   return last.id === questionId;
 }
+
+export * from "./ask-user.js";
