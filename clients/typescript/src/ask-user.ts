@@ -142,7 +142,7 @@ export function askUserBody(input: AskUserInput, call: AskUserCall): AskBody {
 
 /** What the model reads of a final record (the MCP tool's text and structured result). */
 export function askUserAnswer(q: Question): AskUserAnswer {
-  const out = result(q.status === "pending" ? "pending" : q.status, q);
+  const out = result(q.status, q);
   if (q.status === "answered") {
     const parts = q.questions.map((it) => `${JSON.stringify(it.question)}=${JSON.stringify(q.answers?.[it.question] ?? "")}`);
     return { text: `User has answered your questions: ${parts.join(", ")}. You can now continue with the user's answers in mind.`, result: out, isError: false };
@@ -211,7 +211,7 @@ export async function askUser(bridge: AskBridge, input: AskUserInput, call: AskU
     const why = err instanceof WaitTimeoutError ? "the wait's deadline passed" : (err as Error).message;
     return {
       text: `Waiting for the answer to question ${q.id} failed: ${why}. The question is still open; you may call ask_user again with the same questions to keep waiting, or continue without the answer.`,
-      result: { ...result("pending", q), answers: {}, selections: {} },
+      result: result("pending", q),
       isError: true,
     };
   }
