@@ -15,13 +15,14 @@ all: build
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bridge
 
-## install: askbridge into $$GOBIN, else ~/.local/bin; says where and whether it is on PATH
+## install: askbridge into $$GOBIN, else ~/.local/bin (the same expression as the PATH line of
+## README's walkthrough, ${GOBIN:-$HOME/.local/bin}); says where and whether it is on PATH
 install:
-	@dir="$$($(GO) env GOBIN)"; [ -n "$$dir" ] || dir="$$HOME/.local/bin"; \
+	@dir="$${GOBIN:-$$HOME/.local/bin}"; \
 	mkdir -p "$$dir" && $(GO) build -ldflags '$(LDFLAGS)' -o "$$dir/askbridge" ./cmd/bridge && \
 	echo "installed $$dir/askbridge"; \
 	case ":$$PATH:" in *":$$dir:"*) echo "$$dir is on PATH: run askbridge";; \
-	*) echo "$$dir is not on PATH: add it (export PATH=\"$$dir:\$$PATH\") or run $$dir/askbridge";; esac
+	*) echo "$$dir is not on PATH: run export PATH=\"$$dir:\$$PATH\" in each shell (or add it to your shell's profile), or run $$dir/askbridge";; esac
 
 ## image: the container image (deploy/Containerfile) with podman, offline: a static
 ## binary, the host's CA certificates and a non-root user on an empty base
@@ -41,16 +42,18 @@ deploy-check:
 	@./scripts/deploy-check.sh
 
 ## run: the bridge on the embedded default (no Redis, no Slack), web inbox at http://127.0.0.1:8080/;
-## another address: BRIDGE_ADDR=127.0.0.1:9090 make run
-run:
-	$(GO) run ./cmd/bridge serve
+## another address: BRIDGE_ADDR=127.0.0.1:9090 make run. It builds bin/askbridge, then the shell
+## execs it: the bridge is make's own child, so Ctrl-C, or kill with make's PID, stops it
+## (make passes SIGTERM on), and it prints its own PID
+run: build
+	exec $(BIN) serve
 
 deps:
 	@./scripts/deps.sh
 
 ## test: every test with the race detector; installs redis-server and chromium with apt-get when
 ## missing, and the MCP TypeScript SDK from npm (pinned, cached) when npm is there; the clients'
-## tests need Node 22, the frameworks and python3-httpx/pytest/fastapi (scripts/clients-deps.sh)
+## tests need Node 22, the frameworks and python3-httpx/pytest/fastapi/mypy/venv (scripts/clients-deps.sh)
 test: deps
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)

@@ -161,7 +161,7 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 		TracerProvider: s.TracerProvider})
 	a.router = lifecycle.NewRouter(lifecycle.RouterConfig{
 		Store: a.st, Routes: s.Routes, Logger: log.With("component", "router"), Clock: s.Clock, PostTimeout: s.PostTimeout,
-		DefaultTimeout: s.Timeout, Retention: s.Retention,
+		DefaultTimeout: s.Timeout, Retention: s.Retention, BatchWindow: s.BatchWindow,
 		HasWebhookSecret: func(agentID string) bool { return len(s.WebhookSecretFor(agentID)) > 0 },
 		CheckResumeURL:   policy.CheckURL,
 		Observers:        []lifecycle.Observer{metrics, a.ops, a.deliverer},

@@ -34,6 +34,8 @@ type Settings struct {
 	RedisPrefix string
 	Timeout     time.Duration
 	Retention   time.Duration
+	// BatchWindow is defaults.batch_window (domain.DefaultBatchWindow when 0).
+	BatchWindow time.Duration
 	// WebhookSecret signs resume webhooks of agents without their own.
 	WebhookSecret string
 	// WebhookAllow is webhooks.allow (or BRIDGE_WEBHOOK_ALLOW).

@@ -310,7 +310,7 @@ func TestTypeScriptDocs(t *testing.T) {
 	blocks := docBlocks(string(doc))
 	root := t.TempDir()
 	for _, d := range []string{"clients/typescript", "examples/typescript"} {
-		copyTree(t, filepath.Join(here(), "..", d), filepath.Join(root, d))
+		copySource(t, filepath.Join(here(), "..", d), filepath.Join(root, d))
 	}
 	srv := bridgetest.Serve(t)
 	const docURL = "http://127.0.0.1:8080"
@@ -453,9 +453,9 @@ func (bs docBlockList) one(t *testing.T, section, lang string) string {
 	return found[0]
 }
 
-// copyTree copies a source folder as a clean clone has it: no node_modules,
+// copySource copies a source folder as a clean clone has it: no node_modules,
 // build output, packed tarballs or checkpoint files.
-func copyTree(t *testing.T, from, to string) {
+func copySource(t *testing.T, from, to string) {
 	t.Helper()
 	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
 		if err != nil {

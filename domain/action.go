@@ -42,6 +42,11 @@ type Action struct {
 	// framework has no way to): nobody is offered Edit and edited_input is
 	// refused. Absent or true: editing follows the route.
 	AllowEdit *bool `json:"allow_edit,omitempty"`
+	// CallID is the host's id of the tool call (Claude Code's tool_use_id,
+	// a framework's call id). It keys the approval within its run: asking
+	// about the same call again re-attaches to its record, whatever became
+	// of it, and approvals of distinct calls coexist (domain/batch.go).
+	CallID string `json:"call_id,omitempty"`
 }
 
 // EditAllowed reports whether a person may edit the arguments of q's
@@ -126,7 +131,8 @@ func prepareAction(p *problems, a *Action) *Action {
 	if a == nil {
 		return nil
 	}
-	out := &Action{Tool: strings.TrimSpace(a.Tool)}
+	out := &Action{Tool: strings.TrimSpace(a.Tool), CallID: a.CallID}
+	checkID(p, "action.call_id", a.CallID)
 	if a.AllowEdit != nil && !*a.AllowEdit {
 		no := false
 		out.AllowEdit = &no
@@ -233,8 +239,12 @@ func ActionDiff(tool string, input json.RawMessage) string {
 
 // actionFingerprint is Fingerprint of the items, joined with the action's
 // digest: an approval of a different tool call is a different question
-// even when its text is the same.
+// even when its text is the same. An action that names its call (CallID)
+// is keyed by the call alone (CallKey).
 func actionFingerprint(items []Item, a *Action) string {
+	if a != nil && a.CallID != "" {
+		return CallKey(a.CallID)
+	}
 	fp := Fingerprint(items)
 	if a == nil || a.Digest == "" {
 		return fp

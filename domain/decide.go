@@ -11,10 +11,13 @@ import (
 // RespondRequest and Decision):
 //
 //   - choosing its allow option allows the action as asked; choosing
-//     another option, or answering with text that is no option (the
-//     "Deny with note" convention every surface shares), denies it, the
-//     text being the agent's feedback;
-//   - reason denies in one step with that feedback;
+//     another option, or answering with text that is no option, denies
+//     it, the text being the agent's feedback;
+//   - reason denies in one step: the answer is the Deny option and the
+//     reason, exactly as typed, is the record's reason and the decision's
+//     message. It is never read as an answer, so no reason allows. Every
+//     surface's "Deny with note" sends it, on approvals without an action
+//     too;
 //   - edited_input allows the action with other arguments (unless the
 //     route sets allow_edit: false);
 //   - rule also accepts one of the action's "always allow" suggestions;
@@ -27,7 +30,8 @@ func approvalFields(req RespondRequest) bool {
 }
 
 // PrepareApproval checks the approval fields of req against q and turns
-// reason and a bare edited_input into the plain answer they stand for.
+// reason and a bare edited_input into the option they stand for (a reason
+// stays in req, for DecideApproval to record).
 func PrepareApproval(q *Question, req *RespondRequest, allowEdit bool) error {
 	if !approvalFields(*req) {
 		return nil
@@ -61,18 +65,22 @@ func PrepareApproval(q *Question, req *RespondRequest, allowEdit bool) error {
 		if req.Response != nil || len(req.Answers) > 0 || req.EditedInput != nil || req.Rule != nil {
 			return bad("reason", "a reason denies on its own: leave out response, answers, edited_input and rule")
 		}
-		r := strings.TrimSpace(*req.Reason)
-		if r == "" {
+		// The reason is kept exactly as typed and never read as an
+		// answer: whatever it says, the answer is the Deny option.
+		if strings.TrimSpace(*req.Reason) == "" {
 			return bad("reason", "required when given: say why the action is refused")
 		}
-		if utf8.RuneCountInString(r) > MaxAnswerLen {
+		if utf8.RuneCountInString(*req.Reason) > MaxAnswerLen {
 			return bad("reason", "at most %d characters", MaxAnswerLen)
 		}
-		if _, ok := MatchOption(q.Questions[0], r); ok {
-			// A reason that reads like an option still denies.
-			r = "Deny: " + r
+		if q.ApprovalsRequired > 1 {
+			return bad("reason", "this approval needs %d votes, which count for options only; vote with response", q.ApprovalsRequired)
 		}
-		req.Response = &r
+		o, ok := DenyOption(q.Questions[0])
+		if !ok {
+			return bad("reason", "no option of this approval denies, so nothing can be denied with a reason; answer with response")
+		}
+		req.Response = &o.Label
 		return nil
 	}
 	if req.EditedInput == nil && req.Rule == nil {
@@ -106,8 +114,12 @@ func PrepareApproval(q *Question, req *RespondRequest, allowEdit bool) error {
 	return nil
 }
 
-// DecideApproval adds the decision of an approval with an action to ans.
+// DecideApproval adds the decision of an approval with an action to ans,
+// and to any approval the reason it was denied with (PrepareApproval).
 func DecideApproval(q *Question, req RespondRequest, ans *Answer, who *Person) error {
+	if req.Reason != nil {
+		ans.Reason = *req.Reason
+	}
 	if q.Action == nil || q.Kind != KindApproval || len(q.Questions) != 1 {
 		return nil
 	}
@@ -132,6 +144,8 @@ func DecideApproval(q *Question, req RespondRequest, ans *Answer, who *Person) e
 				Details: []Detail{{Field: f, Problem: "goes with allowing the action; to refuse it, leave " + f + " out"}}}
 		}
 		switch {
+		case req.Reason != nil:
+			d.Message = *req.Reason
 		case isOption && who != nil && who.Platform == "system":
 			d.Message = "No answer in time: denied by default (on_timeout)."
 		case isOption:
@@ -165,6 +179,59 @@ func DecideApproval(q *Question, req RespondRequest, ans *Answer, who *Person) e
 	}
 	ans.Decision = d
 	return nil
+}
+
+// routeAllowsAtTimeout names the setting, in the operator's configuration,
+// that lets approvals be allowed when nobody answers (an ask never can).
+func routeAllowsAtTimeout(label string) string {
+	return fmt.Sprintf("routes[].on_timeout: {answer: %q}", label)
+}
+
+// checkTimeoutOutcome refuses an approval (kind approval, or a gate that
+// needs several approvals) whose own ask would have it allowed when nobody
+// answers: its on_timeout naming an option that allows, or use_defaults
+// (its own or its route's) with an option that allows marked default. An
+// agent cannot approve its own action by waiting; only a route's
+// on_timeout.answer, the operator's choice, can.
+func checkTimeoutOutcome(p *problems, approval bool, items []Item, own, effective *OnTimeout) {
+	if !approval || effective == nil {
+		return
+	}
+	const only = "Only the operator can make the deadline approve, on a route in the bridge's configuration (%s)"
+	if own != nil && !own.UseDefaults && len(items) == 1 {
+		if o, ok := MatchOption(items[0], own.Answer); ok && optionAllows(items[0], o) {
+			instead := "leave on_timeout out, and the approval expires without approval"
+			if d, ok := DenyOption(items[0]); ok {
+				instead = fmt.Sprintf("name the option that denies (on_timeout: {answer: %q}), or %s", d.Label, instead)
+			}
+			p.add("on_timeout", "%q would be chosen when nobody answers, and it approves: an approval's own ask may not decide that; %s. "+only,
+				o.Label, instead, routeAllowsAtTimeout(o.Label))
+		}
+	}
+	if !effective.UseDefaults {
+		return
+	}
+	for i, it := range items {
+		tones := ItemTones(it)
+		for j, o := range it.Options {
+			if o.Default && tones[j] == ToneAllow {
+				p.add(fmt.Sprintf("questions[%d].options[%d].default", i, j), "on_timeout.use_defaults would choose %q when nobody answers, and it approves: an approval's own ask may not decide that; mark the option that denies default instead, or leave default off. "+only,
+					o.Label, routeAllowsAtTimeout(o.Label))
+			}
+		}
+	}
+}
+
+// DenyOption is the option of an approval's item that denies (ItemTones):
+// the answer a reason is recorded with.
+func DenyOption(it Item) (Option, bool) {
+	tones := ItemTones(it)
+	for j, o := range it.Options {
+		if tones[j] == ToneDeny {
+			return o, true
+		}
+	}
+	return Option{}, false
 }
 
 // allowOption is the option of an approval's item that allows.

@@ -32,6 +32,9 @@ func ValidateRoute(r Route) []Detail {
 	checkTargets(&p, "targets", r.Targets)
 	checkResponders(&p, "responders", r.Responders)
 	checkApprovals(&p, r.ApprovalsRequired)
+	if r.BatchWindow < 0 || r.BatchWindow > MaxBatchWindow {
+		p.add("batch_window", "must be between 0s and %s (0s or left out: the bridge's default, %s)", MaxBatchWindow, DefaultBatchWindow)
+	}
 	for j, rule := range r.AutoAllow {
 		if err := CheckAutoAllowRule(rule); err != nil {
 			p.add(fmt.Sprintf("auto_allow[%d]", j), "%v", err)
@@ -172,6 +175,9 @@ type Route struct {
 	// AutoAllow approves, without asking, an approval whose action one of
 	// these rules matches (domain/autoallow.go), e.g. "Bash(git status*)".
 	AutoAllow []string
+	// BatchWindow: approvals of a run asked this close together form one
+	// batch (domain/batch.go); 0: the bridge's default.
+	BatchWindow time.Duration
 	// SuggestFromHistory marks the most frequent earlier answer as
 	// recommended when the agent recommended none.
 	SuggestFromHistory bool

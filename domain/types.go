@@ -251,6 +251,7 @@ type Question struct {
 	RespondedAt  *time.Time          `json:"responded_at,omitempty"`
 	CancelReason string              `json:"cancel_reason,omitempty"`
 	CancelNote   string              `json:"cancel_note,omitempty"` // free text given with the cancel
+	Reason       string              `json:"reason,omitempty"`      // the note given with Deny, exactly as typed (the answer is the Deny option)
 	CreatedAt    time.Time           `json:"created_at"`
 	UpdatedAt    time.Time           `json:"updated_at"`
 	ExpiresAt    time.Time           `json:"expires_at"`
@@ -275,6 +276,15 @@ type Question struct {
 	// IdempotencyKey and Fingerprint support re-attaching repeated asks.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	Fingerprint    string `json:"-"`
+	// BatchID names the batch of an approval: the approvals of one run
+	// asked within BatchWindow of each other, decided together or one by
+	// one (domain/batch.go). It is the id of the batch's first approval;
+	// the store sets it. Empty on questions.
+	BatchID string `json:"batch_id,omitempty"`
+	// BatchWindow is how close to the run's latest approval a new one must
+	// come to join its batch (0: a batch of its own), or, with BatchID set
+	// on create, nothing: that batch is joined. Read by the store on create.
+	BatchWindow time.Duration `json:"-"`
 	// Approvals of a tool call (domain/action.go): the action asked about,
 	// and once answered the decision the agent reads, the edited action if
 	// a person changed the arguments, and the index of the chosen "always
@@ -300,6 +310,8 @@ type Answer struct {
 	Response   string              `json:"response"`
 	// Skipped lists the items not asked (their condition was not met).
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// Reason is the note an approval was denied with, exactly as typed.
+	Reason string `json:"reason,omitempty"`
 	// Set on an approval with an action (domain/decide.go); stored with the
 	// result.
 	Decision    *Decision     `json:"-"`

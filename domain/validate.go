@@ -200,6 +200,8 @@ func ValidateItems(items []Item) []Detail {
 				p.add(of+".label", "required")
 			case utf8.RuneCountInString(o.Label) > MaxLabelLen:
 				p.add(of+".label", "at most %d characters", MaxLabelLen)
+			case IsOtherLabel(o.Label):
+				p.add(of+".label", "%s", OtherOptionProblem)
 			default:
 				key := Skeleton(o.Label)
 				if k, dup := labels[key]; dup {
@@ -379,6 +381,7 @@ func BuildQuestion(req *AskRequest, def AskDefaults, hasSecret bool) (*Question,
 			}
 		}
 	}
+	checkTimeoutOutcome(&p, kind == KindApproval || approvals > 1, items, req.OnTimeout, onTimeout)
 	if req.RequestedBy != "" && !strings.Contains(req.RequestedBy, ":") {
 		p.add("requested_by", "must be <platform>:<id>, e.g. slack:U0123")
 	}
@@ -442,4 +445,20 @@ func checkApprovalOptions(p *problems, it Item) {
 	}
 	p.add("questions[0].options", "no option %s the action: an approval needs an option that allows it (Allow, Yes, Approve…) "+
 		"and one that denies it (Deny, No, Reject, Cancel…), told apart by their labels, or exactly two options of which the first allows", missing)
+}
+
+// OtherOptionProblem is the problem reported for an option that is the
+// free-text "Other" every surface adds by itself (IsOtherLabel).
+const OtherOptionProblem = `remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)`
+
+// IsOtherLabel reports whether an option's label is the free-text choice
+// every surface adds: "Other", "Other (please specify)", "Something
+// else", in any case, with or without a trailing ".", "…" or ":".
+func IsOtherLabel(label string) bool {
+	l := strings.TrimRight(strings.ToLower(strings.TrimSpace(label)), ".…: ")
+	switch l {
+	case "other", "other (please specify)", "other (specify)", "something else":
+		return true
+	}
+	return false
 }

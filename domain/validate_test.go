@@ -117,3 +117,27 @@ func TestDefaultsFromRoute(t *testing.T) {
 	assert.Equal(t, "C1", q.Targets[0].Channel)
 	assert.Equal(t, []string{"S1"}, q.Responders.Group("slack_usergroups"))
 }
+
+// TestAnOtherOptionIsRefused: a free-text "Other" is added by every
+// surface, so an option that is one ("Other", "other…", "Something
+// else") is refused on every path with the same words, naming the label.
+func TestAnOtherOptionIsRefused(t *testing.T) {
+	for _, label := range []string{"Other", "other…", " OTHER: ", "Other (please specify)", "Something else"} {
+		for name, req := range map[string]AskRequest{
+			"items":     {Questions: []Item{{Question: "Which database?", Header: "DB", Options: opts("Postgres", label)}}},
+			"shorthand": {Question: "Which database?", Options: opts("Postgres", label)},
+		} {
+			_, _, err := BuildQuestion(&req, AskDefaults{}, false)
+			var e *Error
+			require.ErrorAs(t, err, &e, "%s %q", name, label)
+			assert.Equal(t, EInvalid, e.Code)
+			assert.Equal(t, []Detail{{Field: "questions[0].options[1].label", Problem: OtherOptionProblem}}, e.Details, "%s %q", name, label)
+		}
+	}
+	assert.Equal(t, `remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)`, OtherOptionProblem)
+	for _, label := range []string{"Others", "Other region", "Another"} {
+		req := AskRequest{Question: "Which one?", Options: opts("First", label)}
+		_, _, err := BuildQuestion(&req, AskDefaults{}, false)
+		assert.NoError(t, err, "%q is an ordinary label", label)
+	}
+}

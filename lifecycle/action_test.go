@@ -166,16 +166,18 @@ func TestReasonDeniesInOneStep(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "deny", q.Decision.Behavior)
 	assert.Equal(t, "use make clean instead", q.Decision.Message)
-	assert.Equal(t, "use make clean instead", q.Response)
+	assert.Equal(t, "Deny", q.Response, "the answer is the Deny option")
+	assert.Equal(t, "use make clean instead", q.Reason)
 
-	// A reason that reads like an option still denies.
+	// A reason that reads like an option still denies, kept as typed.
 	res, err = f.router.Ask(ctx, "p", toolApproval("r2", "Bash", `{"command":"ls"}`), "")
 	require.NoError(t, err)
 	allow := "Allow"
 	q, err = f.router.Answer(ctx, "p", res.Question.ID, domain.RespondRequest{Reason: &allow}, slackP("alice"))
 	require.NoError(t, err)
 	assert.Equal(t, "deny", q.Decision.Behavior)
-	assert.Equal(t, "Deny: Allow", q.Decision.Message)
+	assert.Equal(t, "Allow", q.Decision.Message)
+	assert.Equal(t, "Allow", q.Reason)
 
 	// Reason on a plain question is refused in plain words.
 	res, err = f.router.Ask(ctx, "p", &domain.AskRequest{RunID: "r3", Question: "Which?", Options: []domain.Option{{Label: "A"}, {Label: "B"}}}, "")

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/tracing"
@@ -17,6 +18,20 @@ import (
 // Ask validates and stores a question, posts it to its targets and returns
 // the record. agentRoute is the asking agent's default route, if any.
 func (r *Router) Ask(ctx context.Context, project string, req *domain.AskRequest, agentRoute string) (AskResult, error) {
+	q, route, timeout, err := r.build(ctx, req, agentRoute)
+	if err != nil {
+		return AskResult{}, err
+	}
+	if !r.track() {
+		return AskResult{}, errClosing
+	}
+	defer r.done()
+	return r.create(ctx, project, q, route, timeout)
+}
+
+// build validates an ask against its route and the bridge's defaults and
+// returns the question to create, its route (nil: none) and its timeout.
+func (r *Router) build(ctx context.Context, req *domain.AskRequest, agentRoute string) (*domain.Question, *domain.Route, time.Duration, error) {
 	def := domain.AskDefaults{Timeout: r.cfg.DefaultTimeout, CheckResumeURL: r.cfg.CheckResumeURL}
 	routeName := req.Route
 	if routeName == "" {
@@ -26,7 +41,7 @@ func (r *Router) Ask(ctx context.Context, project string, req *domain.AskRequest
 	if routeName != "" {
 		rt, ok := r.routes[routeName]
 		if !ok {
-			return AskResult{}, &domain.Error{Code: domain.EInvalid, Message: "the question is not valid",
+			return nil, nil, 0, &domain.Error{Code: domain.EInvalid, Message: "the question is not valid",
 				Details: []domain.Detail{{Field: "route", Problem: fmt.Sprintf("no route named %q in the configuration", routeName)}}}
 		}
 		route = &rt
@@ -45,15 +60,23 @@ func (r *Router) Ask(ctx context.Context, project string, req *domain.AskRequest
 	q, timeout, err := domain.BuildQuestion(req, def, r.cfg.HasWebhookSecret(req.AgentID))
 	endSpan(vspan, err)
 	if err != nil {
-		return AskResult{}, err
+		return nil, nil, 0, err
 	}
 	if err := r.checkPlatforms(q.Targets); err != nil {
-		return AskResult{}, err
+		return nil, nil, 0, err
 	}
-	if !r.track() {
-		return AskResult{}, errClosing
+	if q.Kind == domain.KindApproval {
+		q.BatchWindow = r.cfg.BatchWindow
+		if route != nil && route.BatchWindow > 0 {
+			q.BatchWindow = route.BatchWindow
+		}
 	}
-	defer r.done()
+	return q, route, timeout, nil
+}
+
+// create stores a question build made, posts it and reports the outcome;
+// the caller tracks it (r.track).
+func (r *Router) create(ctx context.Context, project string, q *domain.Question, route *domain.Route, timeout time.Duration) (AskResult, error) {
 	now := r.clock.Now().UTC()
 	q.ID = domain.NewQuestionID(project)
 	q.ProjectID = project

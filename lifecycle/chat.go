@@ -38,6 +38,13 @@ type Chat interface {
 	// Cancel cancels a pending question for reason (CancelUser for a
 	// person's dismissal) and returns the final record.
 	Cancel(ctx context.Context, project, id, reason string, who *domain.Person) (*domain.Question, error)
+	// Batch returns a batch of approvals (domain/batch.go). ENotFound if
+	// unknown.
+	Batch(ctx context.Context, project, id string) (*domain.Batch, error)
+	// DecideBatch decides the still-pending calls of a batch at once,
+	// each as its own answer (Router.DecideBatch); wait: a webhook-mode
+	// answer waits for the run to pause, as AnswerRead's does.
+	DecideBatch(ctx context.Context, project, id string, req domain.BatchRespondRequest, who domain.Person, wait bool) (BatchOutcome, error)
 
 	// GetDraft returns one person's partial selections on a question, or
 	// an empty map.
@@ -59,6 +66,12 @@ type Inbox interface {
 	// List returns a project's questions oldest first, only those with
 	// status when status is not empty (at most limit, newest kept).
 	List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error)
+	// ListPage returns one page of a project's questions, oldest first,
+	// and the cursor of the next (QuestionReader.ListPage).
+	ListPage(ctx context.Context, project string, q ListQuery) (ListPage, error)
+	// Deadlines returns up to limit of a project's pending questions,
+	// nearest deadline first, and how many are pending.
+	Deadlines(ctx context.Context, project string, limit int) ([]Deadline, int, error)
 	// Run returns a run. ENotFound if unknown.
 	Run(ctx context.Context, project, id string) (*domain.Run, error)
 	// MarkRead marks the question's notification read.
@@ -118,6 +131,16 @@ func (r *Router) Projects(ctx context.Context) ([]string, error) { return r.stor
 // List implements Inbox.
 func (r *Router) List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error) {
 	return r.store.List(ctx, project, status, limit)
+}
+
+// ListPage implements Inbox.
+func (r *Router) ListPage(ctx context.Context, project string, q ListQuery) (ListPage, error) {
+	return r.store.ListPage(ctx, project, q)
+}
+
+// Deadlines implements Inbox.
+func (r *Router) Deadlines(ctx context.Context, project string, limit int) ([]Deadline, int, error) {
+	return r.store.Deadlines(ctx, project, limit)
 }
 
 // Run implements Inbox.

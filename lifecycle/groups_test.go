@@ -112,6 +112,7 @@ func TestAcknowledgedPageHoldsTheLadder(t *testing.T) {
 	role := domain.Responders{Groups: map[string][]string{"discord_roles": {"R-managers"}}}
 	route := domain.Route{Name: "oncall", Targets: []domain.Target{{Platform: "slack", Channel: "C-ops"}},
 		Responders: domain.Responders{Groups: map[string][]string{onCallKind: {"PSCHED1"}}}, Timeout: time.Hour,
+		Page: &domain.Page{Pager: "pagerduty", Profile: "route oncall"}, // only a question paged can be acknowledged
 		Escalation: []domain.EscalationStep{
 			{After: domain.Duration(10 * time.Minute), Remind: true},
 			{After: domain.Duration(20 * time.Minute), Remind: true, Targets: []domain.Target{{Platform: "discord", Channel: "D-mgmt"}}, Responders: &role},
@@ -149,6 +150,8 @@ func TestAcknowledgedPageHoldsTheLadder(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{
+		"page.queued: pagerduty.resolve (step 0) when the question ends",
+		"page.queued: pagerduty.trigger (step 0)",
 		"page.acknowledged: acknowledged by Ana in PagerDuty; further escalation steps only remind",
 		"escalation.held: step 2 (after 20 min: reminder, copy to Discord channel D-mgmt, responders added: Discord role R-managers) held: the page was acknowledged",
 	}, lines)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
@@ -28,10 +29,12 @@ const (
 // the escalation ladder stops paging and posting further copies for q
 // (its reminders continue; responders a step adds still count, as the
 // record derives them from the step reached). ENotFound for a question
-// the bridge does not know; a question no longer pending is left alone.
-// Repeats (a pager's retries) change nothing.
+// the bridge does not know or never paged through pager (its route does
+// not page, and no escalation step it reached did): nothing is recorded;
+// a question no longer pending is left alone. Repeats (a pager's
+// retries) change nothing.
 func (r *Router) PageAcknowledged(ctx context.Context, id, pager, by string, at time.Time) error {
-	q, err := r.pageQuestion(ctx, id)
+	q, err := r.pageQuestion(ctx, id, pager)
 	if err != nil || q.Status != domain.StatusPending {
 		return err
 	}
@@ -54,9 +57,10 @@ func (r *Router) PageAcknowledged(ctx context.Context, id, pager, by string, at 
 
 // PageResolved records that by resolved q's incident in pager at at
 // (zero: now). That does not answer the question: it stays pending, and
-// every copy and the audit trail say so.
+// every copy and the audit trail say so. ENotFound, recording nothing, as
+// PageAcknowledged.
 func (r *Router) PageResolved(ctx context.Context, id, pager, by string, at time.Time) error {
-	q, err := r.pageQuestion(ctx, id)
+	q, err := r.pageQuestion(ctx, id, pager)
 	if err != nil || q.Status != domain.StatusPending {
 		return err
 	}
@@ -92,12 +96,38 @@ func (r *Router) remark(ctx context.Context, q *domain.Question, rm domain.Remar
 	return nil
 }
 
-func (r *Router) pageQuestion(ctx context.Context, id string) (*domain.Question, error) {
+// pageQuestion reads the question a pager's news is about: ENotFound when
+// the bridge does not know it, or never paged it through pager — a
+// correctly signed message about any other question changes nothing.
+func (r *Router) pageQuestion(ctx context.Context, id, pager string) (*domain.Question, error) {
 	project, err := r.store.Locate(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return r.store.Get(ctx, project, id)
+	q, err := r.store.Get(ctx, project, id)
+	if err != nil {
+		return nil, err
+	}
+	if !r.paged(q, pager) {
+		return nil, domain.Errorf(domain.ENotFound, "question %s was never paged through %s", id, pager)
+	}
+	return q, nil
+}
+
+// paged reports whether the bridge paged q through pager (named in any
+// case: "PagerDuty" is the pager "pagerduty"): when it was asked, on a
+// route that pages, or at an escalation step it reached that pages.
+func (r *Router) paged(q *domain.Question, pager string) bool {
+	through := func(p *domain.Page) bool { return p != nil && strings.EqualFold(p.Pager, pager) }
+	if rt, ok := r.routes[q.Route]; ok && through(rt.Page) {
+		return true
+	}
+	for i := 0; i < q.EscalationLevel && i < len(q.Escalation); i++ {
+		if through(q.Escalation[i].Page) {
+			return true
+		}
+	}
+	return false
 }
 
 // pageAcknowledged reports whether q's page was acknowledged.

@@ -96,8 +96,19 @@ type QuestionReader interface {
 	// Get returns a question. ENotFound if it does not exist in project.
 	Get(ctx context.Context, project, id string) (*domain.Question, error)
 	// List returns a project's questions oldest first, only those with
-	// status when status is not empty (at most limit, newest kept).
+	// status when status is not empty (at most limit, newest kept: for a
+	// view of the latest ones; ListPage reaches every question).
 	List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error)
+	// ListPage returns one page of a project's questions oldest first (see
+	// ListQuery), and the cursor of the next page. Paging from "" to the
+	// last page lists every question that stayed in the list meanwhile
+	// exactly once, whatever ends or is created between pages. EInvalid
+	// (field cursor) for a cursor no page gave.
+	ListPage(ctx context.Context, project string, q ListQuery) (ListPage, error)
+	// Deadlines returns the ids and deadlines of up to limit of a
+	// project's pending questions, nearest deadline first (ties by id),
+	// and how many questions are pending in all.
+	Deadlines(ctx context.Context, project string, limit int) ([]Deadline, int, error)
 	// History returns the answered questions of project asked under key
 	// (domain.HistoryKey of their agent and items), newest answer first
 	// (under one retention), at most limit. Its index lives as long as the

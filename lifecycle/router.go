@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +28,10 @@ type RouterConfig struct {
 	Logger   *slog.Logger
 	// DefaultTimeout applies when neither the ask nor its route sets one.
 	DefaultTimeout time.Duration
+	// BatchWindow: approvals of a run asked this close together form one
+	// batch, unless their route says otherwise (default
+	// domain.DefaultBatchWindow).
+	BatchWindow time.Duration
 	// Retention keeps final records this long (default 7 days).
 	Retention time.Duration
 	// HasWebhookSecret reports whether webhook mode can sign for an agent.
@@ -97,6 +103,9 @@ func NewRouter(cfg RouterConfig) *Router {
 	if cfg.Retention == 0 {
 		cfg.Retention = 7 * 24 * time.Hour
 	}
+	if cfg.BatchWindow <= 0 {
+		cfg.BatchWindow = domain.DefaultBatchWindow
+	}
 	if cfg.PauseWait == 0 {
 		cfg.PauseWait = DefaultPauseWait
 	}
@@ -154,6 +163,16 @@ func (r *Router) Channel(platform string) (Channel, bool) {
 func (r *Router) Route(name string) (domain.Route, bool) {
 	rt, ok := r.routes[name]
 	return rt, ok
+}
+
+// RouteNames returns the names of the configured routes, sorted, and the
+// default route's name ("" without one).
+func (r *Router) RouteNames() (names []string, def string) {
+	names = slices.Sorted(maps.Keys(r.routes))
+	if r.def != nil {
+		def = r.def.Name
+	}
+	return names, def
 }
 
 // AddChannel registers an adapter after construction (adapters need the

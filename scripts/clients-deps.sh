@@ -6,8 +6,10 @@
 #     frameworks the integrations are tested with, the SQLite checkpointer) in
 #     $ASKBRIDGE_CLIENTS_NPM_DIR (default ~/.cache/askbridge/clients-npm);
 #     native modules (better-sqlite3) are built for that Node 22;
-#   - apt-get: python3-httpx, python3-pytest, python3-fastapi (there is no
-#     Python package index here; Debian packages what the tests use).
+#   - apt-get: python3-httpx, python3-pytest, python3-fastapi, python3-mypy,
+#     python3-venv (there is no Python package index here; Debian packages
+#     what the tests use; mypy type-checks the package's TypedDicts, and the
+#     install test makes a venv as docs/python.md says).
 # Prints nothing on success. Without npm or apt-get it says what is skipped,
 # except in CI, where it fails.
 set -euo pipefail
@@ -35,16 +37,16 @@ else
   echo "npm not found: the TypeScript client tests will be skipped" >&2
 fi
 
-if ! python3 -c 'import httpx, pytest, fastapi' >/dev/null 2>&1 && ! /usr/bin/python3 -c 'import httpx, pytest, fastapi' >/dev/null 2>&1; then
+if ! python3 -c 'import httpx, pytest, fastapi, mypy, ensurepip' >/dev/null 2>&1 && ! /usr/bin/python3 -c 'import httpx, pytest, fastapi, mypy, ensurepip' >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    echo "installing: python3-httpx python3-pytest python3-fastapi" >&2
+    echo "installing: python3-httpx python3-pytest python3-fastapi python3-mypy python3-venv" >&2
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq --no-install-recommends python3-httpx python3-pytest python3-fastapi >/dev/null
+    $SUDO apt-get install -y -qq --no-install-recommends python3-httpx python3-pytest python3-fastapi python3-mypy python3-venv >/dev/null
   elif [ -n "${CI:-}" ]; then
-    echo "python3 with httpx, pytest and fastapi is required in CI (Python client tests)" >&2; exit 1
+    echo "python3 with httpx, pytest, fastapi and mypy is required in CI (Python client tests)" >&2; exit 1
   else
-    echo "python3-httpx/pytest/fastapi not installable: the Python client tests will be skipped" >&2
+    echo "python3-httpx/pytest/fastapi/mypy not installable: the Python client tests will be skipped" >&2
   fi
 fi

@@ -215,11 +215,14 @@ type result struct {
 	Decision     *domain.Decision     `json:"dc,omitempty"`
 	EditedAction *domain.EditedAction `json:"ed,omitempty"`
 	AppliedRule  *int                 `json:"ar,omitempty"`
+	// The note an approval was denied with, exactly as typed.
+	Reason string `json:"rs,omitempty"`
 }
 
 // setApproval copies an approval's decision from the answer.
 func (r *result) setApproval(a *domain.Answer) {
 	r.Decision, r.EditedAction, r.AppliedRule = a.Decision, a.Edited, a.AppliedRule
+	r.Reason = a.Reason
 }
 
 // decode builds a question from its hash and its d:<id> string. It
@@ -232,7 +235,7 @@ func decode(project, id string, h map[string]string, d string) (*domain.Question
 		return nil, 0, fmt.Errorf("store: corrupt question record: %w", err)
 	}
 	q.RunID, q.Status, q.Fingerprint = h["run"], domain.Status(h["status"]), h["fp"]
-	q.Read, q.ResumedRunID = h["read"] == "1", h["resumed_run_id"]
+	q.Read, q.ResumedRunID, q.BatchID = h["read"] == "1", h["resumed_run_id"], h["b"]
 	seq, _ := strconv.ParseInt(h["seq"], 10, 64)
 	q.EscalationLevel, _ = strconv.Atoi(h["esc_level"])
 	for i := 0; i < q.EscalationLevel && i < len(q.Escalation); i++ {
@@ -280,6 +283,7 @@ func decode(project, id string, h map[string]string, d string) (*domain.Question
 			q.RespondedBy, q.RespondedAt, q.CancelReason = res.RespondedBy, res.RespondedAt, res.CancelReason
 			q.Defaulted, q.CancelNote, q.Skipped = res.Defaulted, res.CancelNote, res.Skipped
 			q.Decision, q.EditedAction, q.AppliedRule = res.Decision, res.EditedAction, res.AppliedRule
+			q.Reason = res.Reason
 		}
 	}
 	q.FreeText = domain.FreeTextItems(q.Questions, q.Selections)

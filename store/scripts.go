@@ -15,7 +15,7 @@ import "github.com/redis/go-redis/v9"
 //   q:<id>          hash  status, run, fp, seq, read, updated_at,
 //                         resumed_run_id, esc_level, h (history key), vote:<person> (JSON), vlabel:<person>,
 //                         vorder:<person> (vote sequence; a changed vote moves last), vseq,
-//                         oe ("1" while end:<id> holds deliveries)
+//                         oe ("1" while end:<id> holds deliveries), b (an approval's batch id)
 //                         — short fields only, so Redis keeps it as a listpack
 //   all             zset  seq -> id of every question
 //   exp             zset  ms when a final record goes -> id (the sweeper trims the
@@ -23,8 +23,11 @@ import "github.com/redis/go-redis/v9"
 //   deadlines       zset  expires_at ms -> id of pending questions (also the list of
 //                         pending questions: no index of its own)
 //   escal           zset  next escalation step ms -> id of pending questions
-//   run:<run>       hash  id, agent_id, status, resumed_from, resumed_by, pending, created_at, updated_at,
-//                         fp:<fingerprint> -> question id ("id|until ms" once answered),
+//   run:<run>       hash  id, agent_id, status, resumed_from, resumed_by, pending (its pending
+//                         question), created_at, updated_at, np (pending approvals),
+//                         bt, bt_at (the latest batch of approvals, when it last grew, ms),
+//                         fp:<fingerprint> -> question id ("id|until ms" once answered;
+//                         a tool call's key "call:<id>" stays "id"),
 //                         q:<seq> -> question id (the run's questions)
 //   idem:<n>:<agent>:<key> string question id for an agent's idempotency key (n = len(agent))
 //   events          stream the project's events (SSE)
@@ -136,12 +139,17 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
     redis.call('HDEL', rk, 'pending')
     pending = false
   end
-  -- A run has at most one pending question, so once none is pending every
-  -- question of the run goes within retention, and the run with them.
-  if not pending then redis.call('PEXPIRE', rk, C.retention) end
+  -- A run has at most one pending question and any number of pending
+  -- approvals (np counts those asked with a batch, field b): once none is
+  -- pending every question of the run goes within retention, and the run
+  -- with them.
+  local approvals = 0
+  if redis.call('HEXISTS', qk, 'b') == 1 then approvals = redis.call('HINCRBY', rk, 'np', -1) end
+  if not pending and approvals <= 0 then redis.call('PEXPIRE', rk, C.retention) end
   -- The run's re-ask fingerprint: an answered question stays re-attachable
-  -- for the window ("id|until ms"); any other outcome forgets it.
-  if fpq == id then
+  -- for the window ("id|until ms"); any other outcome forgets it. A tool
+  -- call's key (call:<id>) names its record for as long as the run lives.
+  if fpq == id and string.sub(fp, 1, 5) ~= 'call:' then
     if status == 'answered' then
       redis.call('HSET', rk, fpf, id .. '|' .. (tonumber(C.nowms) + tonumber(C.window)))
     else
@@ -201,6 +209,17 @@ local function enqueue(qk, id, evtype, dlv)
   redis.call('ZADD', C.base .. 'outbox', C.nowms, dlv)
 end
 
+-- runReady reports whether the run of the question qk takes a webhook-mode
+-- answer: it is paused, or, for an approval (a call of a batch, field b),
+-- resumed already by a decision on another call of the run, whose
+-- continuation it then shares (close). Returns ok and the run's status.
+local function runReady(qk, run)
+  local runst = redis.call('HGET', C.base .. 'run:' .. run, 'status') or ''
+  if runst == 'paused' then return true, runst end
+  if runst == 'resumed' and redis.call('HEXISTS', qk, 'b') == 1 then return true, runst end
+  return false, runst
+end
+
 -- close is a transition of a pending question whose run state has been
 -- checked: it creates the continuation run (webhook mode, run paused),
 -- finalizes, and enqueues the resume delivery. Returns the continuation id
@@ -209,7 +228,13 @@ local function close(qk, id, status, result, evtype, by, detail, cont, dlv, run,
   if not run then run, fp = unpack(redis.call('HMGET', qk, 'run', 'fp')) end
   local rk = C.base .. 'run:' .. run
   local made = ''
-  if cont ~= '' and redis.call('HGET', rk, 'status') == 'paused' then
+  local runst, rby = unpack(redis.call('HMGET', rk, 'status', 'resumed_by'))
+  if cont ~= '' and runst == 'resumed' and rby and redis.call('HEXISTS', qk, 'b') == 1 then
+    -- An approval of a run another decision resumed: the run's one
+    -- continuation (see runReady).
+    redis.call('HSET', qk, 'resumed_run_id', rby)
+    made = rby
+  elseif cont ~= '' and runst == 'paused' then
     local ck = C.base .. 'run:' .. cont
     redis.call('HSET', ck, 'id', cont, 'agent_id', redis.call('HGET', rk, 'agent_id') or '', 'status', 'running',
       'resumed_from', run, 'created_at', C.nowstr, 'updated_at', C.nowstr)
@@ -230,7 +255,8 @@ end
 // createScript: KEYS[1] = the new question's hash.
 // ARGV 10..: id, run, agent, doc, expiresms, fp, idemkey, supersededResult,
 // ttlms, escalationms (0: none), askedDetail, approval ("1": kind approval),
-// history key (domain.HistoryKey; "" = not indexed)
+// history key (domain.HistoryKey; "" = not indexed), batch window ms,
+// batch id to join ("" = the run's open batch, if any)
 // Returns {"created", id, supersededID}, {"reattach", existingID} or
 // {"run_owned"} when the run belongs to another agent.
 var createScript = redis.NewScript(preludeLua + `
@@ -238,6 +264,7 @@ local id, run, agent, doc, expires = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARG
 local fp, idem, supres, ttl, esc, asked = ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], ARGV[20]
 local approval = ARGV[21] == '1'
 local hist = ARGV[22] or ''
+local bwindow, bjoin = tonumber(ARGV[23] or '0'), ARGV[24] or ''
 local base = C.base
 local rk = base .. 'run:' .. run
 -- A run belongs to the agent that started it: no other agent may re-attach
@@ -252,36 +279,56 @@ if idem ~= '' then
   if ex and redis.call('EXISTS', base .. 'q:' .. ex) == 1 then return {'reattach', ex} end
 end
 local fpf = 'fp:' .. fp
--- Identical items re-attach only when the caller gave no idempotency key
--- (a key says which call this is), and an approval never re-attaches to
--- one already decided: nothing is approved twice.
+-- A tool call's key (call:<id>) re-attaches to its record whatever became
+-- of it, as an idempotency key does: a call is decided once. Identical
+-- items re-attach only when the caller gave no idempotency key (a key
+-- says which call this is), and an approval never re-attaches to one
+-- already decided: nothing is approved twice.
+local call = string.sub(fp, 1, 5) == 'call:'
 local ex = nil
-if idem == '' then ex = redis.call('HGET', rk, fpf) end
+if idem == '' or call then ex = redis.call('HGET', rk, fpf) end
 if ex then
   local qid, till = string.match(ex, '^([^|]+)|?(%d*)$')
   local st = redis.call('HGET', base .. 'q:' .. qid, 'status')
-  if (st == 'pending' or (st == 'answered' and not approval)) and (till == '' or tonumber(till) > tonumber(C.nowms)) then
+  if (call and st) or ((st == 'pending' or (st == 'answered' and not approval)) and (till == '' or tonumber(till) > tonumber(C.nowms))) then
     if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, qid, 'PX', ttl) end
     return {'reattach', qid}
   end
   redis.call('HDEL', rk, fpf)
 end
+-- A question supersedes the run's pending question; an approval
+-- supersedes nothing and joins the run's batch (domain/batch.go).
 local sup = ''
-local prev = redis.call('HGET', rk, 'pending')
-if prev and redis.call('HGET', base .. 'q:' .. prev, 'status') == 'pending' then
-  finalize(prev, 'cancelled', supres, 'question.cancelled', '', 'superseded by ' .. id)
-  sup = prev
+if not approval then
+  local prev = redis.call('HGET', rk, 'pending')
+  if prev and redis.call('HGET', base .. 'q:' .. prev, 'status') == 'pending' then
+    finalize(prev, 'cancelled', supres, 'question.cancelled', '', 'superseded by ' .. id)
+    sup = prev
+  end
 end
 if redis.call('EXISTS', rk) == 0 then
   redis.call('HSET', rk, 'id', run, 'agent_id', agent, 'status', 'running', 'created_at', C.nowstr, 'updated_at', C.nowstr)
 end
-redis.call('HSET', rk, 'pending', id)
-redis.call('PEXPIRE', rk, ttl)
+local batch = ''
+if approval then
+  batch = bjoin
+  if batch == '' then
+    local bt, btat = unpack(redis.call('HMGET', rk, 'bt', 'bt_at'))
+    if bt and bwindow > 0 and tonumber(C.nowms) - tonumber(btat or '0') < bwindow then batch = bt else batch = id end
+  end
+  redis.call('HSET', rk, 'bt', batch, 'bt_at', C.nowms)
+  redis.call('HINCRBY', rk, 'np', 1)
+else
+  redis.call('HSET', rk, 'pending', id)
+end
+-- The run lives as long as its longest-lived question.
+if redis.call('PTTL', rk) < tonumber(ttl) then redis.call('PEXPIRE', rk, ttl) end
 local seq = redis.call('INCR', base .. 'seq')
 -- The immutable part lives in its own string key, so the hash keeps only
 -- short fields and Redis stores it compactly (listpack).
 redis.call('SET', base .. 'd:' .. id, doc, 'PX', ttl)
 redis.call('HSET', KEYS[1], 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq, 'updated_at', C.nowstr, 'esc_level', 0)
+if batch ~= '' then redis.call('HSET', KEYS[1], 'b', batch) end
 redis.call('ZADD', base .. 'all', seq, id)
 redis.call('HSET', rk, 'q:' .. seq, id)
 redis.call('ZADD', base .. 'deadlines', expires, id)
@@ -308,8 +355,8 @@ local st, run, fp = unpack(redis.call('HMGET', KEYS[1], 'status', 'run', 'fp'))
 if not st then return {'notfound'} end
 if st ~= 'pending' then return {'final', st} end
 if requirePaused == '1' then
-  local runst = redis.call('HGET', C.base .. 'run:' .. run, 'status') or ''
-  if runst ~= 'paused' then return {'run_not_paused', runst} end
+  local ok, runst = runReady(KEYS[1], run)
+  if not ok then return {'run_not_paused', runst} end
 end
 local made, hj, doc = close(KEYS[1], id, status, result, evtype, by, detail, cont, dlv, run, fp)
 return {'ok', made, hj, doc}
@@ -339,8 +386,8 @@ for i = 1, #fields, 2 do
 end
 local resolves = veto == '1' or n >= required
 if resolves and requirePaused == '1' then
-  local runst = redis.call('HGET', C.base .. 'run:' .. run, 'status') or ''
-  if runst ~= 'paused' then return {'run_not_paused', runst} end
+  local ok, runst = runReady(qk, run)
+  if not ok then return {'run_not_paused', runst} end
 end
 redis.call('HSET', qk, 'vote:' .. person, vote, 'vlabel:' .. person, label,
   'vorder:' .. person, redis.call('HINCRBY', qk, 'vseq', 1), 'updated_at', C.nowstr)
@@ -407,7 +454,7 @@ return 1
 // pauseScript: KEYS[1] = run hash. ARGV 10..: run, agent.
 // Returns {"paused"|"already"|"resumed"|"run_owned", resumedBy}; an agent
 // (non-empty) may pause only its own run. A run with a pending
-// question lives as long as that question; one without, for retention.
+// question or approval lives as long as those; one without, for retention.
 var pauseScript = redis.NewScript(preludeLua + `
 local run, agent = ARGV[10], ARGV[11]
 local owner = redis.call('HGET', KEYS[1], 'agent_id')
@@ -419,7 +466,8 @@ if not st then
   redis.call('HSET', KEYS[1], 'id', run, 'agent_id', agent, 'created_at', C.nowstr)
 end
 redis.call('HSET', KEYS[1], 'status', 'paused', 'updated_at', C.nowstr)
-if redis.call('HEXISTS', KEYS[1], 'pending') == 0 or redis.call('PTTL', KEYS[1]) < 0 then
+if (redis.call('HEXISTS', KEYS[1], 'pending') == 0 and tonumber(redis.call('HGET', KEYS[1], 'np') or '0') <= 0)
+    or redis.call('PTTL', KEYS[1]) < 0 then
   redis.call('PEXPIRE', KEYS[1], C.retention)
 end
 event('run.paused', '', run)

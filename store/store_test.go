@@ -65,3 +65,7 @@ func TestUnreachableRedisErrorHidesPassword(t *testing.T) {
 	assert.NotContains(t, err.Error(), "hunter2")
 	assert.Contains(t, err.Error(), "cannot reach Redis")
 }
+
+func TestBacklogRealRedis(t *testing.T) {
+	storetest.Backlog(t, open(t, storetest.Redis(t).URL))
+}

@@ -103,6 +103,8 @@ func transitionDetail(tr lifecycle.Transition) string {
 	switch {
 	case tr.Answer != nil && tr.Defaulted:
 		return "default on timeout: " + tr.Answer.Response
+	case tr.Answer != nil && tr.Answer.Reason != "":
+		return tr.Answer.Response + " (reason: " + tr.Answer.Reason + ")"
 	case tr.Answer != nil:
 		return tr.Answer.Response
 	case tr.CancelReason != "" && tr.CancelNote != "":

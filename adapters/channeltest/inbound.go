@@ -54,8 +54,9 @@ const (
 // step (a modal that does not open) stops there, as a person would.
 type Driver interface {
 	// Person is who name is on the surface: the platform user a click
-	// comes from, the operator a web session signs in as.
-	Person(name string) domain.Person
+	// comes from, the operator a web session signs in as. DenyWithNote
+	// denies an approval through "Deny with note…" (RunDenyWithNote).
+	NoteDriver
 	// Words is how the surface formats the table's sentences.
 	Words() domain.Words
 
@@ -119,6 +120,12 @@ func RunInbound(t *testing.T, newEnv InboundFactory) {
 	t.Run("Dismissal", func(t *testing.T) { dismissal(t, newEnv) })
 	t.Run("WebhookWaitsForPause", func(t *testing.T) { webhookWaitsForPause(t, newEnv) })
 	t.Run("Adaptive", func(t *testing.T) { adaptive(t, newEnv) })
+	t.Run("DenyWithNote", func(t *testing.T) {
+		RunDenyWithNote(t, func(t *testing.T, rc lifecycle.RouterConfig) *NoteEnv {
+			env := newEnv(t, rc)
+			return &NoteEnv{Router: env.Router, Targets: env.Targets, Driver: env.Driver}
+		})
+	})
 }
 
 // in is one inbound case's surface.

@@ -38,8 +38,8 @@ func TestApprovalButtonsStyledAndDenyWithNote(t *testing.T) {
 	}
 	f.SubmitModal(alice, msg, modal, "allow")
 	final := e.wait(q)
-	if final.Response != "Deny: allow" {
-		t.Errorf("the note was recorded as %q", final.Response)
+	if final.Response != "Deny" || final.Reason != "allow" {
+		t.Errorf("the note was recorded as %q with reason %q, want Deny with the note as its reason", final.Response, final.Reason)
 	}
 	e.settle()
 	e.assertFinished(msg, "⛔ Denied with a note by alice: allow")

@@ -59,8 +59,11 @@ type component struct {
 	Component  *component  `json:"component"`
 }
 
-// text returns the value of the modal's text input.
-func (in *inbound) text() string {
+// text returns the value of the modal's text input, trimmed.
+func (in *inbound) text() string { return strings.TrimSpace(in.rawText()) }
+
+// rawText returns the value of the modal's text input as typed.
+func (in *inbound) rawText() string {
 	var find func(cs []component) (string, bool)
 	find = func(cs []component) (string, bool) {
 		for _, c := range cs {
@@ -79,7 +82,7 @@ func (in *inbound) text() string {
 		return "", false
 	}
 	v, _ := find(in.Data.Components)
-	return strings.TrimSpace(v)
+	return v
 }
 
 // person is who clicked: the member in a server (with role ids), the user

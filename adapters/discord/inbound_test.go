@@ -113,6 +113,23 @@ func (d *discordDriver) Click(name string, q *domain.Question, label string) {
 	d.press(d.user(name), q, d.control(q, label, ""))
 }
 
+// DenyWithNote presses "Deny with note…" and sends the note in its modal,
+// whose text input takes up to 4,000 characters (Discord's cap).
+func (d *discordDriver) DenyWithNote(name string, q *domain.Question, note string) {
+	u := d.user(name)
+	resp := d.press(u, q, d.control(q, denyNoteLabel, ""))
+	if resp.Type != 9 {
+		d.e.t.Fatalf("Deny with note… opened no modal: %+v", resp)
+	}
+	if ti := (*resp.Data.Components)[0].Components[0]; ti.MaxLength < len([]rune(note)) {
+		d.e.t.Fatalf("the note modal takes %d characters, not a note of %d", ti.MaxLength, len([]rune(note)))
+	}
+	d.typeIn(u, q, resp, note)
+}
+
+// NoteLimit is Discord's cap on a text input (4,000 characters).
+func (d *discordDriver) NoteLimit() int { return maxTextInputLength }
+
 func (d *discordDriver) Other(name string, q *domain.Question, text string) {
 	u := d.user(name)
 	id := customID(actOther, q.ID, 0)

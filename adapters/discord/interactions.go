@@ -138,19 +138,17 @@ func (a *Adapter) modalSubmitted(ctx context.Context, x *exchange, q *domain.Que
 		x.reply(ctx, ephemeral("The answer was empty; nothing was recorded."))
 		return
 	}
-	if hasAction(q) && approval.NoteAllowed(q) {
-		// The back end denies the action with the note as its reason (the
-		// agent's feedback), in one step.
-		a.respond(ctx, x, q, who, domain.RespondRequest{Reason: &text, Digest: q.Action.Digest})
-		return
-	}
 	if q.Kind == domain.KindApproval && !it.OpenEnded() {
-		// Only "Deny with note…" opens a modal on an approval: the text
-		// denies, and never reads as another option.
-		if text = approval.NoteAnswer(q, text); text == "" {
+		// Only "Deny with note…" opens a modal on an approval: the note
+		// denies as the reason (the agent's feedback), exactly as typed,
+		// and is never read as an answer.
+		req, ok := approval.NoteRequest(q, x.in.rawText())
+		if !ok {
 			x.reply(ctx, ephemeral("This approval is decided with its buttons; a note cannot be added to it."))
 			return
 		}
+		a.respond(ctx, x, q, who, req)
+		return
 	}
 	if problem := domain.FreeTextProblem(it, text); problem != "" && q.Kind != domain.KindApproval {
 		// Discord cannot answer a modal with a modal: the problem comes

@@ -221,8 +221,8 @@ func TestDenyWithANote(t *testing.T) {
 		t.Fatalf("%d %s", p.status, p.body)
 	}
 	got := e.question(q.ID)
-	if got.Response != "not during the freeze" {
-		t.Errorf("recorded %q", got.Response)
+	if got.Response != "Deny" || got.Reason != "not during the freeze" {
+		t.Errorf("recorded %q with reason %q, want Deny with the note as its reason", got.Response, got.Reason)
 	}
 	if p := get(t, e.browser(), links(e.mailsTo(bob)[0])[0]); !strings.Contains(p.body, "Denied with a note by ana@example.com by email: “not during the freeze”") {
 		t.Errorf("the outcome a late link shows:\n%s", p.body)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	htmltemplate "html/template"
 	"net/http"
 	"net/url"
@@ -25,7 +26,7 @@ const (
 	linkPath   = LinkPath
 	cookieName = "askbridge_email_page"
 	maxForm    = 64 << 10
-	maxNote    = 2000
+	maxNote    = domain.MaxAnswerLen
 )
 
 const pageCSS = `body{margin:0;background:#f6f7f9;font-family:-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#1d1f23}
@@ -398,11 +399,14 @@ func formAnswer(o opened, r *http.Request) (domain.RespondRequest, error) {
 	}
 	if o.tok.Choice != FormChoice {
 		label := q.Questions[0].Options[o.tok.Choice].Label
-		if note := strings.TrimSpace(r.PostForm.Get("note")); note != "" && approval.NoteAllowed(q) && o.tok.Choice == approval.DenyOption(q) {
-			if len([]rune(note)) > maxNote {
-				return domain.RespondRequest{}, errors.New("the note is longer than 2000 characters")
+		if o.tok.Choice == approval.DenyOption(q) {
+			// The note is the reason, as typed; never read as an answer.
+			if req, ok := approval.NoteRequest(q, r.PostForm.Get("note")); ok {
+				if len([]rune(*req.Reason)) > maxNote {
+					return domain.RespondRequest{}, fmt.Errorf("the note is longer than %d characters", maxNote)
+				}
+				return req, nil
 			}
-			label = approval.NoteAnswer(q, note)
 		}
 		return domain.RespondRequest{Response: &label}, nil
 	}

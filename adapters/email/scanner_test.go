@@ -82,6 +82,7 @@ func TestScannerProbesDecideNothing(t *testing.T) {
 		{name: "GET of the link cut short", method: "GET", link: base + linkPath + tok[:len(tok)-4], status: 403},
 		{name: "GET with padding added", method: "GET", link: base + linkPath + tok + "==", status: 403},
 		{name: "GET of a link with other unused low bits", method: "GET", link: base + linkPath + lowBits, status: 403},
+		{name: "POST of a link with other unused low bits", method: "POST", link: base + linkPath + lowBits, form: url.Values{"csrf": {csrf}}, client: func() *http.Client { return scanner }, status: 403},
 		{name: "GET of the link with the recipient changed", method: "GET", link: base + linkPath + swapRecipient(t, tok, ana, "ann@example.com"), status: 403},
 	}
 	if lowBits == "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/pagerduty/fakepd"
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -218,4 +219,55 @@ func TestAcknowledgedInPagerDuty(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
 	assert.Contains(t, b.audit(t, q.ID), "page.acknowledged: acknowledged by Ana in PagerDuty; further escalation steps only remind")
+}
+
+// TestWebhookActsOnlyOnQuestionsThePagerPaged: a correctly signed
+// PagerDuty webhook about a question the bridge never paged (its route
+// has no page, or its escalation step with a page was not reached) is
+// answered 204 and records nothing: no remark on its copies, no audit
+// entry, its escalation untouched.
+func TestWebhookActsOnlyOnQuestionsThePagerPaged(t *testing.T) {
+	pd, _ := newFake(t)
+	b := buildBridge(t, pd, func(s *app.Settings) {
+		s.Routes = append(s.Routes,
+			domain.Route{Name: "quiet", Timeout: time.Hour},
+			domain.Route{Name: "later", Timeout: 2 * time.Hour, Escalation: []domain.EscalationStep{
+				{After: domain.Duration(time.Hour), Page: &domain.Page{Pager: pagerduty.Pager, Profile: "route later step 1"}}}})
+		s.PagerDuty.Profiles["route later step 1"] = pagerduty.Profile{RoutingKey: routingKey}
+	})
+	b.start(t)
+	for _, c := range []struct {
+		name, route, event string
+		acted              bool
+	}{
+		{"acknowledged, paged on its route", "oncall", "incident.acknowledged", true},
+		{"resolved, paged on its route", "oncall", "incident.resolved", true},
+		{"acknowledged, never paged (no page on its route)", "quiet", "incident.acknowledged", false},
+		{"resolved, never paged (no page on its route)", "quiet", "incident.resolved", false},
+		{"acknowledged, its escalation step that pages not reached", "later", "incident.acknowledged", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := b.ask(t, c.route, "run-"+uuid.NewString(), "Deploy "+c.name+"?")
+			resp, err := fakepd.Webhook(b.url+pagerduty.WebhookPath, []string{secret}, c.event, q.ID, "Ana")
+			require.NoError(t, err)
+			resp.Body.Close()
+			assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+			got, err := b.app.Store().Get(context.Background(), "ops", q.ID)
+			require.NoError(t, err)
+			var pageAudit []string
+			for _, line := range b.audit(t, q.ID) {
+				if strings.HasPrefix(line, "page.acknowledged") || strings.HasPrefix(line, "page.resolved") {
+					pageAudit = append(pageAudit, line)
+				}
+			}
+			if c.acted {
+				assert.Len(t, got.Remarks, 1, "the copies say what happened in PagerDuty")
+				assert.Len(t, pageAudit, 1)
+				return
+			}
+			assert.Empty(t, got.Remarks, "no remark on a question never paged")
+			assert.Empty(t, pageAudit, "no audit entry for a question never paged")
+			assert.Equal(t, domain.StatusPending, got.Status)
+		})
+	}
 }

@@ -39,7 +39,8 @@ func TestApprovalButtonsStyledAndDenyWithNote(t *testing.T) {
 	assert.Equal(t, "Deny", view["submit"].(map[string]any)["text"])
 	e.submitView(alice, "Allow")
 	got := e.final(q)
-	assert.Equal(t, "Deny: Allow", got.Response, "a note that reads like Allow still denies")
+	assert.Equal(t, "Deny", got.Response, "a note that reads like Allow still denies")
+	assert.Equal(t, "Allow", got.Reason, "the note is the reason, as typed")
 	for _, m := range e.edited(q) {
 		assert.Contains(t, m.Texts(), "Denied with a note by <@U1>: Allow", "the outcome says it was denied")
 	}
@@ -60,6 +61,7 @@ func TestApprovalThreadReplyTextNeverDecides(t *testing.T) {
 	assert.Equal(t, domain.StatusPending, e.get(q).Status)
 	e.reply("Ev3", alice, "C1", root, "deny: use make clean instead")
 	got := e.final(q)
-	assert.Equal(t, "use make clean instead", got.Response)
+	assert.Equal(t, "Deny", got.Response)
+	assert.Equal(t, "use make clean instead", got.Reason)
 	assert.True(t, strings.HasPrefix(e.ephemeralsTo(alice)[0], "I could not read that as a decision"))
 }

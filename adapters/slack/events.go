@@ -196,8 +196,9 @@ func parseReply(q *domain.Question, text string) (domain.RespondRequest, string)
 		}
 		help += "."
 		if rest, ok := cutPrefixFold(text, "deny:"); ok && approval.NoteAllowed(q) {
-			if note := approval.NoteAnswer(q, rest); note != "" {
-				return answer(note)
+			// What follows "deny:" is the reason, never read as an answer.
+			if req, ok := approval.NoteRequest(q, strings.TrimLeft(rest, " ")); ok {
+				return req, ""
 			}
 			return domain.RespondRequest{}, help
 		}

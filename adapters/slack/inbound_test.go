@@ -138,6 +138,34 @@ func (d *slackDriver) Click(name string, q *domain.Question, label string) {
 	d.press(d.user(name), channel, ts, bid, el, nil)
 }
 
+// DenyWithNote presses "Deny with note…" and sends the note in its modal,
+// which takes at most NoteLimit characters (the modal's max_length).
+func (d *slackDriver) DenyWithNote(name string, q *domain.Question, note string) {
+	channel, ts, blocks := d.shown(q)
+	bid, el := d.control(blocks, denyNoteLabel, "")
+	views := len(d.e.fake.Views())
+	d.press(d.user(name), channel, ts, bid, el, nil)
+	if len(d.e.fake.Views()) == views {
+		d.e.t.Fatal("Deny with note… opened no modal")
+	}
+	var v struct {
+		Blocks []struct {
+			Element struct {
+				MaxLength int `json:"max_length"`
+			} `json:"element"`
+		} `json:"blocks"`
+	}
+	_ = json.Unmarshal(d.e.fake.Views()[len(d.e.fake.Views())-1].View, &v)
+	if n := textLen(note); len(v.Blocks) < 2 || v.Blocks[1].Element.MaxLength < n {
+		d.e.t.Fatalf("the note modal does not take a note of %d characters: %+v", n, v.Blocks)
+	}
+	d.e.submitView(d.user(name), note)
+	d.settle()
+}
+
+// NoteLimit is Slack's cap on a plain_text_input (3,000 characters).
+func (d *slackDriver) NoteLimit() int { return maxInputLength }
+
 func (d *slackDriver) Other(name string, q *domain.Question, text string) {
 	d.typeIn(d.user(name), q, 0, text)
 }

@@ -522,14 +522,15 @@ func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
 	if err := json.Unmarshal([]byte(ic.View.PrivateMetadata), &meta); err != nil || meta.QuestionID == "" {
 		return nil
 	}
-	var text string
+	var raw string
 	if ic.View.State != nil {
-		text = strings.TrimSpace(ic.View.State.Values[modalBlock][modalAction].Value)
+		raw = ic.View.State.Values[modalBlock][modalAction].Value
 	}
+	text := strings.TrimSpace(raw)
 	switch {
 	case text == "":
 		return slack.NewErrorsViewSubmissionResponse(map[string]string{modalBlock: "Write an answer, or press Cancel."})
-	case textLen(text) > domain.MaxAnswerLen:
+	case textLen(raw) > domain.MaxAnswerLen:
 		return slack.NewErrorsViewSubmissionResponse(map[string]string{modalBlock: fmt.Sprintf("At most %d characters, please.", domain.MaxAnswerLen)})
 	}
 	// The item's rules for free text (other) are checked here, so the
@@ -548,20 +549,17 @@ func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
 			if meta.Item < 0 || meta.Item >= len(q.Questions) {
 				return domain.RespondRequest{}, "That form no longer matches the question."
 			}
-			answer := text
-			if q.Action != nil && approval.NoteAllowed(q) {
-				// An action approval denies with the note as the agent's
-				// reason, in one step (domain/decide.go).
-				return domain.RespondRequest{Reason: &text, Digest: q.Action.Digest}, ""
-			}
 			if q.Kind == domain.KindApproval && !q.Questions[meta.Item].OpenEnded() {
 				// Only "Deny with note…" opens a modal on an approval: the
-				// text denies, and never reads as another option.
-				if answer = approval.NoteAnswer(q, text); answer == "" {
+				// note denies as the reason, exactly as typed, and is never
+				// read as an answer (domain/decide.go).
+				req, ok := approval.NoteRequest(q, raw)
+				if !ok {
 					return domain.RespondRequest{}, "This approval is decided with its buttons; a note cannot be added to it."
 				}
+				return req, ""
 			}
-			return domain.RespondRequest{Answers: map[string]domain.StringList{q.Questions[meta.Item].Question: {answer}}}, ""
+			return domain.RespondRequest{Answers: map[string]domain.StringList{q.Questions[meta.Item].Question: {text}}}, ""
 		})
 	})
 	return nil

@@ -129,6 +129,17 @@ func (d *driver) typeIn(u faketelegram.User, q *domain.Question, button, text st
 	return true
 }
 
+// DenyWithNote presses "Deny with note…" and replies to its prompt with
+// the note (a Telegram message holds up to 4,096 characters).
+func (d *driver) DenyWithNote(name string, q *domain.Question, note string) {
+	if !d.typeIn(d.user(name), q, denyNoteLabel, note) {
+		d.e.t.Fatal("Deny with note… sent no prompt to reply to")
+	}
+}
+
+// NoteLimit: a Telegram message takes more than the bridge's 4,000.
+func (d *driver) NoteLimit() int { return domain.MaxAnswerLen }
+
 func (d *driver) Other(name string, q *domain.Question, text string) {
 	b := "Other…"
 	if q.Questions[0].OpenEnded() {

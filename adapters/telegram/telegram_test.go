@@ -441,3 +441,57 @@ func TestLongPolling(t *testing.T) {
 		t.Errorf("a polling bridge serves the webhook: %d", rec.Code)
 	}
 }
+
+// TestACallbackIDIsOnePress: Telegram gives every press its own
+// callback_query.id. The same press sent again — under its update_id (a
+// retry) or under a new update_id (a replay) — does nothing more: in
+// particular the first press of Dismiss, sent again, never counts as the
+// confirming second press. Two real presses still dismiss.
+func TestACallbackIDIsOnePress(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		again     func(e *env, m *faketelegram.Msg, first []byte) []byte
+		dismissed bool
+	}{
+		{"the same update again", func(_ *env, _ *faketelegram.Msg, first []byte) []byte { return first }, false},
+		{"the same press under a new update_id", func(e *env, _ *faketelegram.Msg, first []byte) []byte {
+			return withUpdateID(e.t, first, 1<<40)
+		}, false},
+		{"a second press (a new callback id)", func(e *env, m *faketelegram.Msg, _ []byte) []byte {
+			return e.fake.Press(alice, m.Chat, m.ID, e.button(m, "Dismiss"))
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			q := e.ask(authAsk())
+			m := e.msg(q)
+			first := e.fake.Press(alice, m.Chat, m.ID, e.button(m, "Dismiss"))
+			if st := e.deliver(first); st != http.StatusOK {
+				t.Fatalf("first press: %d", st)
+			}
+			if ts := e.fake.Toasts(alice.ID); len(ts) != 1 || !strings.Contains(ts[0].Text, "Press Dismiss again") {
+				t.Fatalf("the first press does not ask: %+v", ts)
+			}
+			if st := e.deliver(c.again(e, m, first)); st != http.StatusOK {
+				t.Fatalf("again: %d", st)
+			}
+			e.settle()
+			got, _ := e.router.Question(context.Background(), "ops", q.ID)
+			if dismissed := got.Status == domain.StatusCancelled; dismissed != c.dismissed {
+				t.Fatalf("status %s, want dismissed=%v", got.Status, c.dismissed)
+			}
+		})
+	}
+}
+
+// withUpdateID is update b with another update_id.
+func withUpdateID(t testing.TB, b []byte, id int64) []byte {
+	t.Helper()
+	var u map[string]any
+	if err := json.Unmarshal(b, &u); err != nil {
+		t.Fatal(err)
+	}
+	u["update_id"] = id
+	out, _ := json.Marshal(u)
+	return out
+}

@@ -107,6 +107,13 @@ func (a *Adapter) handleUpdate(ctx context.Context, u *Update) {
 	}
 	switch {
 	case u.CallbackQuery != nil:
+		// A callback id is one press: the same press under another
+		// update_id (a replay) does nothing more — the first press of
+		// Dismiss never counts as the confirming second. Kept in the
+		// store, as update ids are, so it holds across replicas.
+		if first, err := a.router.Once(ctx, "telegram:callback:"+a.botID()+":"+u.CallbackQuery.ID, 24*time.Hour); err == nil && !first {
+			return
+		}
 		a.handleCallback(ctx, u.CallbackQuery)
 	case u.Message != nil && u.Message.ReplyToMessage != nil && u.Message.From != nil && !u.Message.From.IsBot:
 		a.handleReply(ctx, u.Message)
@@ -537,15 +544,16 @@ func (a *Adapter) handleReply(ctx context.Context, m *Message) {
 		return
 	}
 	it := q.Questions[item]
-	if hasAction(q) && approval.NoteAllowed(q) {
-		a.replied(ctx, m, a.respond(ctx, q, who, domain.RespondRequest{Reason: &text, Digest: q.Action.Digest}))
-		return
-	}
 	if q.Kind == domain.KindApproval && !it.OpenEnded() {
-		if text = approval.NoteAnswer(q, text); text == "" {
+		// The reply to "Deny with note…" denies with the note as the
+		// reason, exactly as typed; it is never read as an answer.
+		req, ok := approval.NoteRequest(q, m.Text)
+		if !ok {
 			say("This approval is decided with its buttons; a note cannot be added to it. " + domain.ChangedNothing)
 			return
 		}
+		a.replied(ctx, m, a.respond(ctx, q, who, req))
+		return
 	}
 	if !usesDrafts(q) {
 		a.replied(ctx, m, a.respond(ctx, q, who, domain.RespondRequest{Answers: map[string]domain.StringList{it.Question: {text}}}))

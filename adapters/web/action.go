@@ -134,14 +134,26 @@ func (i *Inbox) actionView(q *domain.Question, prev url.Values, v *viewer, ret s
 	return av
 }
 
+// deniedReason is the reason a person gave with a denial: the record's
+// reason (Deny with note), or text sent as the answer; "" for neither.
+func deniedReason(q *domain.Question) string {
+	if q.Reason != "" {
+		return q.Reason
+	}
+	if _, isOption := domain.MatchOption(q.Questions[0], q.Answers[q.Questions[0].Question]); q.Decision != nil && !isOption {
+		return q.Decision.Message
+	}
+	return ""
+}
+
 // outcome describes an answered action's decision.
 func (av *actionView) outcome(q *domain.Question) {
 	d := q.Decision
 	switch {
 	case d.Behavior != domain.BehaviorAllow:
 		av.Outcome = "Denied"
-		if _, isOption := domain.MatchOption(q.Questions[0], q.Answers[q.Questions[0].Question]); d.Message != "" && !isOption {
-			av.Outcome, av.Reason = "Denied with reason: "+d.Message, d.Message
+		if r := deniedReason(q); r != "" {
+			av.Outcome, av.Reason = "Denied with reason: "+r, r
 		}
 	case d.AutoRule != "":
 		av.Outcome = "Allowed automatically by the rule " + d.AutoRule
@@ -181,7 +193,7 @@ func decisionLine(q *domain.Question, by string) string {
 	d := q.Decision
 	switch {
 	case d.Behavior != domain.BehaviorAllow:
-		if _, isOption := domain.MatchOption(q.Questions[0], q.Answers[q.Questions[0].Question]); d.Message != "" && !isOption {
+		if deniedReason(q) != "" {
 			return "Denied by " + by + " with a reason"
 		}
 		return "Denied by " + by
@@ -273,8 +285,8 @@ func actionFromForm(q *domain.Question, form url.Values) (req domain.RespondRequ
 		req.Rule = &n
 		return req, true, nil
 	case form.Get("a0") == "note":
-		text := strings.TrimSpace(form.Get("t0"))
-		if text == "" {
+		text := form.Get("t0") // the reason, exactly as typed
+		if strings.TrimSpace(text) == "" {
 			return req, true, &domain.Error{Code: domain.EInvalidAnswer, Message: "Write a note to deny with, or press Deny.",
 				Details: []domain.Detail{{Field: "answers[" + q.Questions[0].Question + "]", Problem: "the note is empty"}}}
 		}

@@ -293,10 +293,10 @@ func TestActionDenyWithReasonOneStep(t *testing.T) {
 		t.Fatalf("deny with reason: %d %s", r.status, r.body)
 	}
 	got := e.get("ops", q.ID)
-	if got.Decision == nil || got.Decision.Behavior != domain.BehaviorDeny || got.Decision.Message != "Deny: Allow" {
+	if got.Decision == nil || got.Decision.Behavior != domain.BehaviorDeny || got.Decision.Message != "Allow" || got.Reason != "Allow" {
 		t.Fatalf("decision %+v: a reason reading \"Allow\" must still deny, as the agent's feedback", got.Decision)
 	}
-	if p := c.getPage("/questions/" + q.ID); !strings.Contains(html.UnescapeString(p.body), "Denied with reason: Deny: Allow") {
+	if p := c.getPage("/questions/" + q.ID); !strings.Contains(html.UnescapeString(p.body), "Denied with reason: Allow") {
 		t.Error("the page does not show the reason")
 	}
 }

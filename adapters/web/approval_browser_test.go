@@ -59,7 +59,7 @@ func TestBrowserApprovalAllowDenyUnmistakable(t *testing.T) {
 		chromedp.Click(chromedp.CSS(card(q.ID)+` details.deny-note button.danger`)),
 		chromedp.WaitVisible(chromedp.CSS(`.flash`)))
 	w := <-got
-	if w.err != nil || w.q.Status != domain.StatusAnswered || w.q.Response != "use make clean instead" {
+	if w.err != nil || w.q.Status != domain.StatusAnswered || w.q.Response != "Deny" || w.q.Reason != "use make clean instead" {
 		t.Fatalf("agent got %v %+v", w.err, w.q)
 	}
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/questions/"+q.ID), chromedp.WaitVisible(chromedp.CSS(`p.outcome`)))
@@ -95,8 +95,8 @@ func TestApprovalTypedTextNeverDecides(t *testing.T) {
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("deny with note: %d %s", p.status, p.body)
 	}
-	if got := e.get("ops", q.ID); got.Response != "Deny: Allow" {
-		t.Errorf("a note reading \"Allow\" was recorded as %q", got.Response)
+	if got := e.get("ops", q.ID); got.Response != "Deny" || got.Reason != "Allow" {
+		t.Errorf("a note reading \"Allow\" was recorded as %q with reason %q", got.Response, got.Reason)
 	}
 }
 

@@ -81,7 +81,7 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// after the sync is missed.
 	pending := []syncEntry{}
 	for _, p := range projects {
-		qs, err := i.router.List(ctx, p, domain.StatusPending, maxPending)
+		qs, err := i.pending(ctx, p)
 		if err != nil {
 			i.log.Error("live inbox: listing questions failed", "project", p, "err", err)
 			return
@@ -246,7 +246,7 @@ func (s *stream) reconcile(ctx context.Context, projects []string, full bool) er
 // diff sends what changed in project p since the last look. Only a failed
 // write ends the stream; a store error is retried on the next wake or tick.
 func (s *stream) diff(ctx context.Context, p string) error {
-	qs, err := s.i.router.List(ctx, p, domain.StatusPending, maxPending)
+	qs, err := s.i.pending(ctx, p)
 	if err != nil {
 		s.i.log.Warn("live inbox: listing questions failed", "project", p, "err", err)
 		return nil

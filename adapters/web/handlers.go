@@ -14,53 +14,105 @@ import (
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/httperr"
 	"github.com/askbridge/askbridge/internal/throttle"
+	"github.com/askbridge/askbridge/lifecycle"
 )
 
-// maxPending bounds the questions listed per project.
-const maxPending = 500
-
-// pending returns the pending questions of every project the viewer may
-// see, nearest deadline first.
-func (i *Inbox) pending(ctx context.Context, v *viewer) ([]*domain.Question, []string, error) {
+// pendingPage returns the cards of one page of the pending questions of
+// every project the viewer may see, nearest deadline first, and how many
+// wait in all. It reads the deadlines index of each project up to the end
+// of the page (ids and deadlines only) and loads the page's questions
+// alone, so any page of any backlog is cheap.
+func (i *Inbox) pendingPage(ctx context.Context, v *viewer, page int) ([]*domain.Question, paging, []string, error) {
 	projects, err := i.projects(ctx, v)
 	if err != nil {
-		return nil, nil, err
+		return nil, paging{}, nil, err
 	}
-	var all []*domain.Question
+	type ref struct {
+		lifecycle.Deadline
+		project string
+	}
+	// First how many wait (the page asked for may be past the last), then
+	// each project's nearest deadlines up to the end of the page.
+	total := 0
 	for _, p := range projects {
-		qs, err := i.router.List(ctx, p, domain.StatusPending, maxPending)
+		_, n, err := i.router.Deadlines(ctx, p, 0)
 		if err != nil {
-			return nil, nil, err
+			return nil, paging{}, nil, err
 		}
-		all = append(all, qs...)
+		total += n
 	}
-	sort.SliceStable(all, func(a, b int) bool {
-		if !all[a].ExpiresAt.Equal(all[b].ExpiresAt) {
-			return all[a].ExpiresAt.Before(all[b].ExpiresAt)
+	pg := makePaging(total, page, func(n int) string { return "/?page=" + strconv.Itoa(n) })
+	var refs []ref
+	for _, p := range projects {
+		if pg.Last == 0 {
+			break
 		}
-		return all[a].CreatedAt.Before(all[b].CreatedAt)
+		ds, _, err := i.router.Deadlines(ctx, p, pg.Last)
+		if err != nil {
+			return nil, paging{}, nil, err
+		}
+		for _, d := range ds {
+			refs = append(refs, ref{d, p})
+		}
+	}
+	sort.Slice(refs, func(a, b int) bool {
+		if !refs[a].At.Equal(refs[b].At) {
+			return refs[a].At.Before(refs[b].At)
+		}
+		return refs[a].ID < refs[b].ID
 	})
-	return all, projects, nil
+	var qs []*domain.Question
+	for k := pg.First - 1; pg.First > 0 && k < pg.Last && k < len(refs); k++ {
+		q, err := i.router.Question(ctx, refs[k].project, refs[k].ID)
+		if domain.ErrorCode(err) == domain.ENotFound {
+			continue // gone since the index was read
+		}
+		if err != nil {
+			return nil, paging{}, nil, err
+		}
+		if q.Status == domain.StatusPending {
+			qs = append(qs, q)
+		}
+	}
+	return qs, pg, projects, nil
+}
+
+// pending returns every pending question of project p, page by page,
+// oldest first.
+func (i *Inbox) pending(ctx context.Context, p string) ([]*domain.Question, error) {
+	var out []*domain.Question
+	q := lifecycle.ListQuery{Status: domain.StatusPending, Limit: lifecycle.MaxListLimit}
+	for {
+		page, err := i.router.ListPage(ctx, p, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Questions...)
+		if q.Cursor = page.Next; q.Cursor == "" {
+			return out, nil
+		}
+	}
 }
 
 func (i *Inbox) handleInbox(rq *request) error {
 	ctx := rq.r.Context()
-	qs, projects, err := i.pending(ctx, rq.viewer)
+	// One page of cards, nearest deadline first: the page stays small
+	// however many questions wait, and the heading counts them all.
+	qs, pg, projects, err := i.pendingPage(ctx, rq.viewer, pageParam(rq.r.URL.Query()))
 	if err != nil {
 		return err
 	}
-	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r), Total: len(qs)}
-	// One page of cards, nearest deadline first: the page stays small
-	// however many questions wait.
-	d.Paging = makePaging(len(qs), pageParam(rq.r.URL.Query()), func(n int) string { return "/?page=" + strconv.Itoa(n) })
-	if d.Paging.First > 0 {
-		for _, q := range qs[d.Paging.First-1 : d.Paging.Last] {
-			d.Cards = append(d.Cards, i.card(q, nil, rq.viewer, "inbox"))
-		}
+	// A batch's calls stand together under its strip (they were asked
+	// together, so their deadlines are next to each other).
+	qs = groupBatches(qs)
+	d := pageData{Title: "Inbox", Viewer: rq.viewer, CSRF: rq.viewer.CSRF, Projects: projects, Origin: origin(rq.r), Total: pg.Total, Paging: pg}
+	for _, q := range qs {
+		d.Cards = append(d.Cards, i.card(q, nil, rq.viewer, "inbox"))
 	}
+	batchHeads(d.Cards, rq.viewer)
 	d.Flash = i.flash(ctx, rq)
-	if len(qs) > 0 {
-		d.Title = "Inbox (" + strconv.Itoa(len(qs)) + ")"
+	if pg.Total > 0 {
+		d.Title = "Inbox (" + strconv.Itoa(pg.Total) + ")"
 	}
 	i.render(rq.w, rq.r, "inbox", d)
 	return nil
@@ -78,19 +130,33 @@ func (i *Inbox) flash(ctx context.Context, rq *request) string {
 		return ""
 	}
 	what := "Question"
-	if len(q.Questions) > 0 {
+	switch n := len(q.Questions); {
+	case n == 1:
 		what = "“" + q.Questions[0].Question + "”"
+	case n > 1:
+		texts := make([]string, n)
+		for k, it := range q.Questions {
+			texts[k] = "“" + it.Question + "”"
+		}
+		what = strconv.Itoa(n) + " questions (" + strings.Join(texts, "; ") + ")"
 	}
 	switch q.Status {
 	case domain.StatusAnswered:
 		if line := decisionLine(q, "you"); line != "" {
 			return "Decided " + what + ": " + line + "."
 		}
+		if len(q.Questions) < 2 {
+			return "Answered " + what + ": " + domain.AnswerLine(q)
+		}
+		// Several items: each by its text with its answer, so the banner
+		// says what every answer was to.
 		var parts []string
 		for _, it := range q.Questions {
-			parts = append(parts, q.Answers[it.Question])
+			if a, asked := q.Answers[it.Question]; asked {
+				parts = append(parts, "“"+it.Question+"”: "+a)
+			}
 		}
-		return "Answered " + what + ": " + strings.Join(parts, "; ")
+		return "Answered " + strconv.Itoa(len(q.Questions)) + " questions: " + strings.Join(parts, "; ") + "."
 	case domain.StatusCancelled:
 		return "Dismissed " + what + "."
 	case domain.StatusPending:
@@ -149,6 +215,7 @@ func (i *Inbox) handleQuestion(rq *request) error {
 		return nil
 	}
 	c := i.card(q, nil, rq.viewer, "question")
+	i.questionBatch(ctx, c, rq.viewer)
 	if q.Status == domain.StatusPending && !q.Read && personOpened(rq.r) {
 		// Opening the notification's page reads it: the page itself no
 		// longer calls it new.
@@ -212,8 +279,13 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 	// Webhook mode: an answer waits inside the Router for the run to pause.
 	final, err := do(ctx, q, rq.viewer.Person())
 	back := "/"
-	if rq.r.PostForm.Get("return") == "question" {
+	switch rq.r.PostForm.Get("return") {
+	case "question":
 		back = "/questions/" + url.PathEscape(q.ID)
+	case "batch":
+		if q.BatchID != "" {
+			back = "/batches/" + url.PathEscape(q.BatchID)
+		}
 	}
 	if err == nil {
 		if _, err := i.router.MarkRead(ctx, final.ProjectID, final.ID); err != nil {
@@ -243,8 +315,8 @@ func (i *Inbox) act(rq *request, do func(context.Context, *domain.Question, doma
 		}
 	}
 	ret := "inbox"
-	if rq.r.PostForm.Get("return") == "question" {
-		ret = "question"
+	if r := rq.r.PostForm.Get("return"); r == "question" || r == "batch" {
+		ret = r
 	}
 	c := i.card(shown, rq.r.PostForm, rq.viewer, ret)
 	c.Error = pe

@@ -32,8 +32,11 @@ type historyView struct {
 }
 
 type historyRow struct {
-	Q       *domain.Question
-	Title   string
+	Q     *domain.Question
+	Title string
+	// Texts are what was asked, one line per item, under the title (none
+	// when the title is the one item's whole text).
+	Texts   []string
 	Outcome string // "Answered by maria (Slack)"
 	Answer  string // the answers, one line
 	Agent   string
@@ -48,13 +51,14 @@ type historyFilter struct {
 type paging struct {
 	Page, Pages int
 	First, Last int // 1-based positions shown
+	Total       int // in every page
 	Prev, Next  string
 }
 
 func makePaging(total, page int, link func(int) string) paging {
 	pages := max(1, (total+pageSize-1)/pageSize)
 	page = min(max(page, 1), pages)
-	p := paging{Page: page, Pages: pages, First: (page-1)*pageSize + 1, Last: min(page*pageSize, total)}
+	p := paging{Page: page, Pages: pages, First: (page-1)*pageSize + 1, Last: min(page*pageSize, total), Total: total}
 	if total == 0 {
 		p.First = 0
 	}
@@ -110,7 +114,8 @@ func (i *Inbox) handleHistory(rq *request) error {
 			if !f.matches(q) {
 				continue
 			}
-			rows = append(rows, historyRow{Q: q, Title: cardTitle(q, agent), Outcome: finalLine(q), Answer: domain.AnswerLine(q), Agent: agent})
+			title, texts := historyTitle(q, agent)
+			rows = append(rows, historyRow{Q: q, Title: title, Texts: texts, Outcome: finalLine(q), Answer: domain.AnswerLine(q), Agent: agent})
 		}
 	}
 	// Newest ending first.
@@ -174,4 +179,35 @@ func ended(q *domain.Question) time.Time {
 		return q.ExpiresAt
 	}
 	return q.UpdatedAt
+}
+
+// historyTextLen bounds an item's text in a history row: a row recalls
+// the question; its page shows it whole.
+const historyTextLen = 200
+
+// historyTitle heads a history row: the items' headers as on the card
+// when every item has one, else the first item's text (never "Question
+// from <agent>", which says nothing of what was asked). texts are the
+// items' texts the title does not already show, one line each.
+func historyTitle(q *domain.Question, agent string) (title string, texts []string) {
+	headers := len(q.Questions) > 0
+	for _, it := range q.Questions {
+		texts = append(texts, shortText(oneLine(it.Question), historyTextLen))
+		headers = headers && it.Header != ""
+	}
+	if headers || len(texts) == 0 {
+		return cardTitle(q, agent), texts
+	}
+	return texts[0], texts[1:]
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// shortText cuts s to n characters, ending it with "…" when cut.
+func shortText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return strings.TrimSpace(string(r[:n-1])) + "…"
 }

@@ -146,6 +146,19 @@ func (d *webDriver) Other(name string, q *domain.Question, s string) {
 	d.send(name, q, "answer", form)
 }
 
+// DenyWithNote writes the note in the card's "Deny with note…" field and
+// presses its button (a0=note), as the page sends it.
+func (d *webDriver) DenyWithNote(name string, q *domain.Question, note string) {
+	form := url.Values{"a0": {"note"}, "t0": {note}}
+	if q.Action != nil {
+		form.Set("digest", q.Action.Digest)
+	}
+	d.send(name, q, "answer", form)
+}
+
+// NoteLimit: the note field takes the bridge's 4,000 characters.
+func (d *webDriver) NoteLimit() int { return domain.MaxAnswerLen }
+
 // Submit fills every item of the card's form and presses Submit.
 func (d *webDriver) Submit(name string, q *domain.Question, answers map[string][]string) {
 	form := url.Values{}

@@ -75,9 +75,10 @@ func ptr(s string) *string { return &s }
 // pages to refresh the card's tally (question.updated); the card fragment
 // then shows it.
 func TestLiveStreamSendsTallyChanges(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	// Its route pages: only a question the bridge paged can be acknowledged.
+	e := newEnv(t, envOptions{routes: []domain.Route{{Name: "oncall", Page: &domain.Page{Pager: "pagerduty", Profile: "route oncall"}}}})
 	two := 2
-	q := e.ask("ops", domain.AskRequest{RunID: "deploy-8", Kind: domain.KindApproval, Question: "Deploy?",
+	q := e.ask("ops", domain.AskRequest{RunID: "deploy-8", Kind: domain.KindApproval, Question: "Deploy?", Route: "oncall",
 		Options: []domain.Option{{Label: "Approve"}, {Label: "Deny"}}, ApprovalsRequired: &two})
 	c := e.client()
 	c.getPage("/") // session cookie

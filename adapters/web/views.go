@@ -25,6 +25,7 @@ type pageData struct {
 	Cards   []*cardView
 	Card    *cardView
 	Run     *runView
+	Batch   *batchView
 	History *historyView
 	// Inbox paging: Total pending questions, the page shown.
 	Total     int
@@ -76,6 +77,11 @@ type cardView struct {
 	// Defaults: the question has options chosen by default; with Buttons,
 	// where nothing can be pre-selected, they are marked on the buttons.
 	Defaults bool
+	// BatchHead is the Allow all / Deny all strip shown before this card,
+	// the first of its batch's calls shown together (batches.go); InBatch
+	// marks every card shown under such a strip.
+	BatchHead *batchHead
+	InBatch   bool
 }
 
 type itemView struct {
@@ -312,12 +318,13 @@ func approvalFromForm(q *domain.Question, form url.Values) (domain.RespondReques
 		var out []string
 		for _, v := range picks {
 			if v == "note" && n == 0 && approval.NoteAllowed(q) {
-				if text == "" {
+				// The note is the reason, as typed; never read as an answer.
+				note, ok := approval.NoteRequest(q, form.Get("t0"))
+				if !ok {
 					return req, &domain.Error{Code: domain.EInvalidAnswer, Message: "Write a note to deny with, or press Deny.",
 						Details: []domain.Detail{{Field: "answers[" + it.Question + "]", Problem: "the note is empty"}}}
 				}
-				out = []string{approval.NoteAnswer(q, text)}
-				break
+				return note, nil
 			}
 			if j, err := strconv.Atoi(strings.TrimPrefix(v, "o")); err == nil && strings.HasPrefix(v, "o") && j >= 0 && j < len(it.Options) {
 				out = append(out, it.Options[j].Label)
@@ -462,7 +469,7 @@ func (i *Inbox) funcs() template.FuncMap {
 }
 
 func parseTemplates(funcs template.FuncMap) (map[string]*template.Template, error) {
-	pages := []string{"inbox", "question", "run", "login", "refused", "history"}
+	pages := []string{"inbox", "question", "run", "login", "refused", "history", "batch"}
 	out := map[string]*template.Template{}
 	for _, p := range pages {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS,

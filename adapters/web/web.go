@@ -142,6 +142,11 @@ func (i *Inbox) Register(mux *http.ServeMux) {
 	}
 	mux.HandleFunc("GET /questions/{id}/answer", toQuestion)
 	mux.HandleFunc("GET /questions/{id}/dismiss", toQuestion)
+	mux.Handle("GET /batches/{id}", i.page(i.handleBatch))
+	mux.Handle("POST /batches/{id}/decide", i.form(i.handleBatchDecide))
+	mux.HandleFunc("GET /batches/{id}/decide", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/batches/"+url.PathEscape(r.PathValue("id")), http.StatusSeeOther)
+	})
 	mux.Handle("GET /projects/{p}/runs/{run}", i.page(i.handleRun))
 	mux.Handle("GET /history", i.page(i.handleHistory))
 	mux.Handle("GET /login", i.page(i.handleLoginPage))

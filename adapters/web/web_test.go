@@ -125,7 +125,7 @@ func TestAnswerFormsWithoutJS(t *testing.T) {
 				t.Fatalf("responded_by %+v read %v", got.RespondedBy, got.Read)
 			}
 			flash := c.getPage(p.location)
-			if !strings.Contains(flash.body, "Answered “"+q.Questions[0].Question+"”") {
+			if !strings.Contains(flash.body, "Answered ") || !strings.Contains(flash.body, "“"+q.Questions[0].Question+"”") {
 				t.Fatalf("no confirmation on the inbox: %s", flash.body)
 			}
 		})

@@ -64,61 +64,101 @@ func HandlesClientCommands(t testing.TB) bool {
 // Server is a running `askbridge serve`.
 type Server struct {
 	URL string
-	cmd *exec.Cmd
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
+	env  []string
+	addr string // host:port, kept across Restart
+	logs *logWriter
 }
 
-var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+var listening = regexp.MustCompile(`listening on (http://([0-9.:]+))`)
 
 // Serve starts `askbridge serve --addr 127.0.0.1:0` with env added to the
 // environment (e.g. "BRIDGE_WEBHOOK_SECRET=..."), its own data directory,
 // waits until it listens and stops it at the end of the test.
 func Serve(t testing.TB, env ...string) *Server {
 	t.Helper()
-	cmd := exec.Command(Binary(t), "serve", "--addr", "127.0.0.1:0")
 	// Each bridge keeps its state in a directory of its own: the default
 	// (the user's state directory) is owned by one process at a time, so
 	// parallel tests, or a bridge the user runs, would refuse each other.
-	cmd.Env = append(append(cleanEnv(), "BRIDGE_DATA_DIR="+t.TempDir()), env...)
+	s := &Server{env: append(append(cleanEnv(), "BRIDGE_DATA_DIR="+t.TempDir()), env...), addr: "127.0.0.1:0",
+		logs: &logWriter{t: t}}
+	t.Cleanup(func() {
+		s.stop()
+		s.logs.stop()
+	})
+	s.start(t)
+	return s
+}
+
+// start runs the bridge on s.addr and waits until it listens.
+func (s *Server) start(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(Binary(t), "serve", "--addr", s.addr)
+	cmd.Env = s.env
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logWriter{t: t}
-	cmd.Stderr = logs
+	cmd.Stderr = s.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	urlCh := make(chan string, 1)
+	done := make(chan struct{})
+	urlCh := make(chan []string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
 				select {
-				case urlCh <- m[1]:
+				case urlCh <- m:
 				default:
 				}
 			}
 		}
+		_ = cmd.Wait()
+		close(done)
 	}()
-	s := &Server{cmd: cmd}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		logs.stop()
-	})
+	s.mu.Lock()
+	s.cmd, s.done = cmd, done
+	s.mu.Unlock()
 	select {
-	case s.URL = <-urlCh:
+	case m := <-urlCh:
+		s.URL, s.addr = m[1], m[2]
+	case <-done:
+		t.Fatal("askbridge serve exited before it listened")
 	case <-time.After(30 * time.Second):
 		t.Fatal("askbridge serve did not start listening within 30s")
 	}
-	return s
+}
+
+// stop ends the bridge gracefully (SIGTERM), killing it after 15 s.
+func (s *Server) stop() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Restart stops the bridge as an operator would (SIGTERM: a graceful
+// shutdown), leaves its address unanswered for down, and starts it again
+// on the same address and data directory.
+func (s *Server) Restart(t testing.TB, down time.Duration) {
+	t.Helper()
+	s.stop()
+	time.Sleep(down)
+	s.start(t)
 }
 
 // cleanEnv is the environment without BRIDGE_*, REDIS_URL and chat

@@ -36,7 +36,13 @@ func renderAction(w io.Writer, q *domain.Question) {
 		}
 	}
 	if q.Status == domain.StatusPending {
-		fmt.Fprintf(w, "\nto allow with other arguments: askbridge questions answer %s --edit '{...}' (or --edit key=value)\n", q.ID)
+		fmt.Fprintln(w)
+		// Offered only where the bridge takes an edit: the record tells
+		// the action's allow_edit and a vote; a route's allow_edit: false
+		// is not on the record, and the bridge refuses that edit itself.
+		if domain.EditAllowed(q, false) && q.ApprovalsRequired < 2 {
+			fmt.Fprintf(w, "to allow with other arguments: askbridge questions answer %s --edit '{...}' (or --edit key=value)\n", q.ID)
+		}
 		fmt.Fprintf(w, "to deny with a reason: askbridge questions answer %s --deny \"why\"\n", q.ID)
 	}
 	if d := q.Decision; d != nil {

@@ -42,6 +42,9 @@ func (a *app) qAnswer(ctx context.Context, args []string) int {
 	if err != nil {
 		return a.apiFailure("questions answer", err)
 	}
+	if noted(q, *note, texts) {
+		return a.denyWithNote(ctx, q, picks, *note, texts, *asJSON)
+	}
 	answers, err := choose(q, picks, *note, texts)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "askbridge questions answer: %v\n", err)
@@ -120,12 +123,6 @@ func choose(q *domain.Question, picks []string, note string, texts itemTexts) (m
 		}
 		if strings.TrimSpace(note) != "" {
 			switch {
-			case q.Kind == domain.KindApproval:
-				if len(labels) == 1 && strings.EqualFold(labels[0], "Allow") {
-					return nil, fmt.Errorf("a note goes with Deny (it becomes the agent's feedback), not with Allow")
-				}
-				// Free text denies, with the text as the agent's feedback.
-				labels = []string{note}
 			case it.MultiSelect:
 				labels = append(labels, note)
 			default:
@@ -240,9 +237,8 @@ func isNumbers(s string) bool {
 }
 
 // answeredVerb says what an answer did, as --deny and --edit say it: an
-// approval decided by one answer was "allowed" or "denied", and free text
-// on it (answer ID 2 -m "note") "denied with a note" (docs/approvals.md);
-// anything else was "answered".
+// approval decided by one answer was "allowed" or "denied"; anything else
+// was "answered".
 func answeredVerb(q *domain.Question, answers map[string]domain.StringList) string {
 	if q.Kind != domain.KindApproval || q.ApprovalsRequired > 1 ||
 		len(q.Questions) != 1 || q.Questions[0].MultiSelect || q.Questions[0].OpenEnded() {
@@ -265,5 +261,62 @@ func answeredVerb(q *domain.Question, answers map[string]domain.StringList) stri
 			return "answered"
 		}
 	}
-	return "denied with a note"
+	return "answered"
+}
+
+// noted reports whether text given with -m (or --text 1=) is the reason
+// of a denial: on an approval with options, where typed text is never an
+// answer (docs/approvals.md).
+func noted(q *domain.Question, note string, texts itemTexts) bool {
+	_, text := texts[1]
+	return (note != "" || text) && q.Kind == domain.KindApproval && len(q.Questions) == 1 && !q.Questions[0].OpenEnded()
+}
+
+// denyWithNote is `answer ID [N] -m "note"` on an approval: it denies with
+// the note as the reason, exactly as typed; N, when given, must be the
+// option that denies.
+func (a *app) denyWithNote(ctx context.Context, q *domain.Question, picks []string, note string, texts itemTexts, asJSON bool) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(a.stderr, "askbridge questions answer: "+format+"\n", args...)
+		return ExitUsage
+	}
+	it := q.Questions[0]
+	deny, ok := domain.DenyOption(it)
+	if text, given := texts[1]; given && note == "" && len(texts) == 1 {
+		note, texts = text, nil
+	}
+	switch {
+	case len(texts) > 0:
+		return fail("-m is the reason of a denial; give no --text with it")
+	case !ok:
+		return fail("no option of this approval denies, so -m cannot go with one; answer with an option number")
+	case strings.TrimSpace(note) == "":
+		return fail("-m is empty: say why you deny it")
+	case len(picks) > 1:
+		return fail("one option number at most with -m (the Deny option), got %d arguments", len(picks))
+	case len(picks) == 1:
+		labels, err := numbered(q, it, picks[0], true)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if labels[0] != deny.Label {
+			return fail("a note goes with %s (it is the agent's reason), not with %s", deny.Label, labels[0])
+		}
+	}
+	req := domain.RespondRequest{Reason: &note}
+	if q.Action != nil {
+		req.Digest = q.Action.Digest // the action show printed
+	}
+	res, err := a.env.Client().Respond(ctx, q.ID, req)
+	if err != nil {
+		return a.apiFailure("questions answer", err)
+	}
+	if asJSON {
+		return a.printJSON(res)
+	}
+	fmt.Fprintf(a.stdout, "denied with a note %q: %s\n", it.Question, note)
+	if res.RunID != "" && res.RunID != q.RunID {
+		fmt.Fprintf(a.stdout, "the run continues as %s\n", res.RunID)
+	}
+	return ExitOK
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/domain"
 )
 
@@ -43,7 +44,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 	contextText := fs.String("context", "", "markdown shown above the question")
 	asJSON := fs.Bool("json", false, "print the final record as JSON")
 	approvals := fs.Int("approvals", 0, "how many different people must choose the same option (approvals_required; default: the route's)")
-	onTimeout := fs.String("default", "", "the option chosen if nobody answers in time (on_timeout); the answer is then flagged defaulted")
+	onTimeout := fs.String("default", "", "the option chosen if nobody answers in time (on_timeout); the answer is then flagged defaulted. On an approval or a gate (--approvals 2 or more) only an option that denies: an approving default comes only from a route")
 	requestedBy := fs.String("requested-by", "", `who the question is asked for, "platform:id" (e.g. slack:U0123); a route with exclude_requester refuses their answer`)
 	if code, ok := parse(fs, args); !ok {
 		return code
@@ -103,7 +104,7 @@ func (a *app) ask(ctx context.Context, args []string) int {
 		req.Timeout = &cd
 	}
 
-	c := a.env.Client()
+	c := a.env.Client(client.WithOutageNotice(a.outage))
 	// The create is not cut by an interrupt: a question the bridge created
 	// must come back to be withdrawn.
 	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -211,6 +212,16 @@ func (a *app) waitShowing(ctx context.Context, wait func(context.Context, string
 		case <-t.C:
 		}
 	}
+}
+
+// outage tells the person waiting that the bridge stopped answering (it
+// is restarting, or gone) and how long ask keeps trying.
+func (a *app) outage(_ error, limit time.Duration) {
+	if a.isTTY(a.stderr) {
+		fmt.Fprint(a.rawErr, "\r\033[K") // the waiting line
+	}
+	fmt.Fprintf(a.stderr, "askbridge ask: the bridge at %s stopped answering (restarting?); still waiting, for up to %s until it is back\n",
+		a.env.URL, domain.HumanDuration(limit))
 }
 
 // clock renders d as m:ss or h:mm:ss.

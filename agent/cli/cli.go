@@ -10,14 +10,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/hook"
+	"github.com/askbridge/askbridge/agent/internal/reach"
 	"github.com/askbridge/askbridge/agent/internal/termsafe"
 	"github.com/askbridge/askbridge/agent/mcpserver"
 	"github.com/askbridge/askbridge/domain"
@@ -47,10 +47,13 @@ type Env struct {
 	Route   string // BRIDGE_ROUTE
 	AgentID string // BRIDGE_AGENT_ID
 	RunID   string // BRIDGE_RUN_ID
+	Timeout string // BRIDGE_TIMEOUT (askbridge mcp: how long its questions stay open)
 	// Traceparent and Tracestate are the agent run's W3C trace context
 	// (TRACEPARENT, TRACESTATE; empty when TRACEPARENT is not a valid
 	// one), sent on every request so the question joins the agent's trace.
 	Traceparent, Tracestate string
+	// notice shows the user what the bridge ignored or guessed (nil: nothing).
+	notice func(string)
 }
 
 // ReadEnv reads the BRIDGE_* variables, with defaults.
@@ -58,6 +61,7 @@ func ReadEnv(getenv func(string) string) Env {
 	e := Env{
 		URL: getenv("BRIDGE_URL"), Token: getenv("BRIDGE_TOKEN"), Project: getenv("BRIDGE_PROJECT"),
 		Route: getenv("BRIDGE_ROUTE"), AgentID: getenv("BRIDGE_AGENT_ID"), RunID: getenv("BRIDGE_RUN_ID"),
+		Timeout: getenv("BRIDGE_TIMEOUT"),
 	}
 	e.Traceparent, e.Tracestate = tracing.Carrier(tracing.FromEnv(context.Background(), getenv))
 	if e.URL == "" {
@@ -72,6 +76,9 @@ func ReadEnv(getenv func(string) string) Env {
 // Client returns an API client for the environment.
 func (e Env) Client(opts ...client.Option) *client.Client {
 	opts = append([]client.Option{client.WithTraceContext(e.Traceparent, e.Tracestate)}, opts...)
+	if e.notice != nil {
+		opts = append(opts, client.WithNotices(e.notice))
+	}
 	return client.New(e.URL, e.Token, e.Project, opts...)
 }
 
@@ -92,6 +99,11 @@ type app struct {
 	tick   time.Duration // refresh of the waiting line
 	// version is the build's, for the MCP server's serverInfo.
 	version string
+	// cmd is the command running ("ask", "questions"…), for its messages.
+	cmd string
+	// noticed holds the bridge's notices already printed: each once.
+	noticeMu sync.Mutex
+	noticed  map[string]bool
 }
 
 // Run runs a client-side command. handled is false when args[0] is not one
@@ -112,8 +124,25 @@ func RunVersion(ctx context.Context, version string, args []string, getenv func(
 // newApp returns an app whose stdout and stderr make text visible
 // (termsafe) over the raw streams.
 func newApp(env Env, stdin io.Reader, stdout, stderr io.Writer) *app {
-	return &app{env: env, stdin: stdin, stdout: termsafe.New(stdout), stderr: termsafe.New(stderr), rawOut: stdout, rawErr: stderr,
+	a := &app{env: env, stdin: stdin, stdout: termsafe.New(stdout), stderr: termsafe.New(stderr), rawOut: stdout, rawErr: stderr,
 		isTTY: isTerminal, now: time.Now, tick: time.Second}
+	a.env.notice = a.notice
+	return a
+}
+
+// notice prints a notice of the bridge (what it ignored or guessed about a
+// request it served) on stderr, once per command.
+func (a *app) notice(n string) {
+	a.noticeMu.Lock()
+	defer a.noticeMu.Unlock()
+	if a.noticed[n] {
+		return
+	}
+	if a.noticed == nil {
+		a.noticed = map[string]bool{}
+	}
+	a.noticed[n] = true
+	fmt.Fprintf(a.stderr, "askbridge %s: note: %s\n", a.cmd, n)
 }
 
 // flush writes what the safe writers held back.
@@ -129,6 +158,7 @@ func (a *app) run(ctx context.Context, args []string) (int, bool) {
 	if len(args) == 0 {
 		return 0, false
 	}
+	a.cmd = args[0]
 	switch args[0] {
 	case "ask", "questions":
 		if msg := urlProblem(a.env.URL); msg != "" && !asksForHelp(args[1:]) {
@@ -150,8 +180,9 @@ func (a *app) run(ctx context.Context, args []string) (int, bool) {
 }
 
 func (a *app) mcp(ctx context.Context, args []string) int {
-	fs := newFlags("mcp", a.stderr, "usage: askbridge mcp\n\nA stdio MCP server exposing the ask_user tool. Configured by BRIDGE_URL, BRIDGE_TOKEN,\nBRIDGE_PROJECT, BRIDGE_ROUTE, BRIDGE_AGENT_ID and BRIDGE_RUN_ID.")
+	fs := newFlags("mcp", a.stderr, "usage: askbridge mcp\n\nA stdio MCP server exposing the ask_user tool. Configured by BRIDGE_URL, BRIDGE_TOKEN,\nBRIDGE_PROJECT, BRIDGE_ROUTE, BRIDGE_AGENT_ID, BRIDGE_RUN_ID and BRIDGE_TIMEOUT.")
 	every := fs.Duration("progress-every", mcpserver.DefaultProgressEvery, "interval of progress notifications while ask_user waits")
+	timeout := fs.String("timeout", a.env.Timeout, "how long each question stays open, 10s to 720h (30 days), e.g. 2h (env BRIDGE_TIMEOUT; default the route's, else 5m)")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -159,11 +190,21 @@ func (a *app) mcp(ctx context.Context, args []string) int {
 		fmt.Fprintf(a.stderr, "askbridge mcp: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
 	}
+	deadline, err := mcpserver.ParseTimeout(*timeout)
+	if err != nil {
+		src := "BRIDGE_TIMEOUT"
+		if isSet(fs, "timeout") {
+			src = "--timeout"
+		}
+		fmt.Fprintf(a.stderr, "askbridge mcp: %s: %v\n", src, err)
+		return ExitUsage
+	}
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c := a.env.Client(client.WithUserAgent("askbridge-mcp"))
 	cfg := mcpserver.Config{
 		Client: c, Route: a.env.Route,
 		AgentID: a.env.AgentID, RunID: a.env.RunID, Logger: logger, ProgressEvery: *every, Version: a.version,
+		Timeout: deadline,
 	}
 	if a.env.Token == "" {
 		// The embedded default (no tokens): the host's own user may answer
@@ -174,6 +215,7 @@ func (a *app) mcp(ctx context.Context, args []string) int {
 		}
 	}
 	srv := mcpserver.New(cfg)
+	go srv.CheckBridge(ctx)
 	if err := srv.Serve(ctx, a.stdin, a.rawOut); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(a.stderr, "askbridge mcp: %v\n", err)
 		return ExitError
@@ -308,21 +350,7 @@ func (a *app) hint(e *domain.Error) string {
 
 // transportHint explains an error that kept the request from the bridge,
 // or returns "".
-func (a *app) transportHint(err error) string {
-	if msg := urlProblem(a.env.URL); msg != "" {
-		return msg
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return fmt.Sprintf("no bridge at %s (BRIDGE_URL): start it with `askbridge serve`, or set BRIDGE_URL", a.env.URL)
-	}
-	return ""
-}
+func (a *app) transportHint(err error) string { return reach.Problem(a.env.URL, err) }
 
 // urlProblem says what is wrong with BRIDGE_URL, or "".
-func urlProblem(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Sprintf("BRIDGE_URL must start with http:// or https://, e.g. http://localhost:8080 (it is %q)", raw)
-	}
-	return ""
-}
+func urlProblem(raw string) string { return reach.URLProblem(raw) }

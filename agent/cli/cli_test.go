@@ -295,7 +295,7 @@ func TestQuestionsAnswerForms(t *testing.T) {
 		{[]string{asked[2].ID, "-m", "Aurora"}, map[string]string{"Release name?": "Aurora"}},
 		{[]string{asked[3].ID, "1", "2,3"}, map[string]string{"Which region?": "eu-west-1", "Which checks?": "test, e2e"}},
 		{[]string{asked[4].ID, "1"}, map[string]string{"Allow Bash: rm -rf build?": "Allow"}},
-		{[]string{asked[5].ID, "2", "-m", "not on a Friday"}, map[string]string{"Allow Bash: rm -rf build?": "not on a Friday"}},
+		{[]string{asked[5].ID, "2", "-m", "not on a Friday"}, map[string]string{"Allow Bash: rm -rf build?": "Deny"}},
 	}
 	for _, c := range cases {
 		r := runCLI(t.Context(), api, false, append([]string{"questions", "answer"}, c.args...)...)
@@ -449,4 +449,55 @@ func TestAskAgentIDWithAndWithoutToken(t *testing.T) {
 		a := &app{env: Env{Token: c.token, AgentID: c.env}}
 		assert.Equal(t, c.want, a.askAgentID(c.flag), "%+v", c)
 	}
+}
+
+// TestQuestionIDEmptyOrPastedWithEllipsis: an empty id (`show ""`, an
+// unset "$id") is refused before any request with "no question id given"
+// and what to pass; a short id pasted as the ask message and the list
+// print it, with its ellipsis ("3f2a9c1b…", or "..." typed), names its
+// question on every command that takes an id.
+func TestQuestionIDEmptyOrPastedWithEllipsis(t *testing.T) {
+	api := fakeapi.New(t, "")
+	ids := []string{"3f2a9c1b-0000-8000-aa00-000000000001", "77aa0000-0000-8000-aa00-000000000002", "5e5e0000-0000-8000-aa00-000000000003", "6d6d0000-0000-8000-aa00-000000000004"}
+	next := 0
+	api.NewID = func() string { next++; return ids[next-1] }
+	seed(t, api, approvalReq("a"), approvalReq("b"), approvalReq("c"), approvalReq("d"))
+
+	for _, args := range [][]string{
+		{"questions", "show", ""},
+		{"questions", "show", " "},
+		{"questions", "show", "…"},
+		{"questions", "answer", "", "1"},
+		{"questions", "answer", "", "--deny", "no"},
+		{"questions", "cancel", ""},
+		{"questions", "audit", ""},
+	} {
+		before := len(api.Requests())
+		r := runCLI(t.Context(), api, false, args...)
+		assert.Equal(t, ExitUsage, r.code, "%q: %s", args, r.stderr)
+		assert.Contains(t, r.stderr, "askbridge "+args[0]+" "+args[1]+": no question id given", "%q", args)
+		assert.Contains(t, r.stderr, "askbridge questions list", "%q: says where ids come from", args)
+		assert.NotContains(t, r.stderr, "endpoint", "%q", args)
+		assert.Equal(t, before, len(api.Requests()), "%q: nothing is asked of the bridge", args)
+	}
+
+	r := runCLI(t.Context(), api, false, "questions", "show", "3f2a9c1b…")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, ids[0])
+	// The fake has no audit trail: the request shows which question was meant.
+	runCLI(t.Context(), api, false, "questions", "audit", "3f2a9c1b...")
+	reqs := api.Requests()
+	assert.Equal(t, "question="+ids[0], reqs[len(reqs)-1].Query, "audit asks for the trail of the question named")
+	r = runCLI(t.Context(), api, false, "questions", "answer", "3f2a9c1b…", "1")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Equal(t, domain.StatusAnswered, api.Question(ids[0]).Status)
+	r = runCLI(t.Context(), api, false, "questions", "answer", "77aa0000…", "2")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Equal(t, domain.StatusAnswered, api.Question(ids[1]).Status)
+	r = runCLI(t.Context(), api, false, "questions", "cancel", ids[2]+"…")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Equal(t, domain.StatusCancelled, api.Question(ids[2]).Status)
+	r = runCLI(t.Context(), api, false, "questions", "cancel", " 6d6d0000... ")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Equal(t, domain.StatusCancelled, api.Question(ids[3]).Status)
 }

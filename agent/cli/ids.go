@@ -23,12 +23,30 @@ type idError struct {
 
 func (e *idError) Error() string { return e.msg }
 
+// noID is the error for an empty id: an unset "$id", or `show ""`.
+var noID = &idError{msg: "no question id given: pass the id (or its first 4 or more characters) that askbridge questions list prints"}
+
+// typedID is what the operator typed without the spaces around it and
+// the ellipsis of a short id pasted as the ask message and the list print
+// it ("3f2a9c1b…", or "..." typed).
+func typedID(s string) string {
+	s = strings.TrimSpace(s)
+	for _, dots := range []string{"…", "..."} {
+		s = strings.TrimSpace(strings.TrimSuffix(s, dots))
+	}
+	return s
+}
+
 // resolveID turns what the operator typed — a full id, or a unique prefix
 // of an id or of its short form (as list, show and the ask message print
-// them) — into the question's id. pendingOnly looks among pending
-// questions only (answer, cancel); otherwise pending ones are tried first,
-// then the project's recent questions.
+// them, with or without their ellipsis) — into the question's id.
+// pendingOnly looks among pending questions only (answer, cancel);
+// otherwise pending ones are tried first, then the project's recent
+// questions.
 func (a *app) resolveID(ctx context.Context, typed string, pendingOnly bool) (string, error) {
+	if typed = typedID(typed); typed == "" {
+		return "", noID
+	}
 	if _, err := uuid.Parse(typed); err == nil || !hexPrefix(typed) {
 		return typed, nil // a full id, or a name: the bridge says whether it exists
 	}

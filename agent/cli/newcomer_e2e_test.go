@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/agent/bridgetest"
 	"github.com/askbridge/askbridge/agent/client"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -77,4 +78,20 @@ func startEnv(t *testing.T, srv *bridgetest.Server, env []string, args ...string
 	}()
 	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
 	return p
+}
+
+// TestE2EAskWithAnOtherOptionIsRefused: `askbridge ask -o Other` is
+// refused by the bridge with the words MCP and the API use, naming the
+// option, and exits 1 without asking anything.
+func TestE2EAskWithAnOtherOptionIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the bridge binary")
+	}
+	srv := bridgetest.Serve(t)
+	r := runBridgeEnv(t, srv, []string{"BRIDGE_PROJECT=demo"}, "ask", "Deploy api v2.14?", "-o", "Deploy now", "-o", "Other", "--timeout", "1m")
+	assert.Equal(t, 1, r.code, r.stderr.String())
+	assert.Contains(t, r.stderr.String(), "  questions[0].options[1].label: "+domain.OtherOptionProblem+"\n")
+	qs, err := client.New(srv.URL, "", "demo").List(t.Context(), "")
+	require.NoError(t, err)
+	assert.Empty(t, qs, "nothing was asked")
 }

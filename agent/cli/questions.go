@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/internal/termsafe"
 	"github.com/askbridge/askbridge/domain"
 )
@@ -17,12 +18,15 @@ import (
 const questionsUsage = `usage: askbridge questions <command> [flags]
 
 commands:
-  list [--all | --status S] [--json]   pending questions of the project, oldest first
+  list [--all | --status S] [--json]   pending questions of the project, every one, oldest first
+    [--limit N [--cursor C]]           one page of N instead, and the command for the next
   show ID [--json]                     one question with its numbered options
   answer ID N                          answer with option N (as numbered by show)
   answer ID 1,3                        several options of a multi-select item
   answer ID -m "free text"             answer in your own words
-  answer ID N -m "note"                option N; on an approval, Deny with the note as feedback
+  answer ID N -m "note"                option N with a note (multi-select: N and the note); on an
+                                       approval N is its Deny option, or leave N out: it denies
+                                       with the note as the reason, exactly as typed (as --deny)
   answer ID 2 1,3 "text"               a question with several items: one argument per item;
                                        for an open-ended item the argument is always its text
   answer ID --text 1="3" 1,3 "text"    free text for item N, even one that looks like a number;
@@ -36,7 +40,7 @@ commands:
   audit [ID] [--jsonl]                 the audit trail of one question (or the project), oldest first
 
 ID is the full id or any unique prefix of it (at least 4 characters), as list, audit and
-the ask message print it.
+the ask message print it; a trailing … (or ...) is ignored.
 
 Configured by BRIDGE_URL, BRIDGE_TOKEN, BRIDGE_PROJECT.`
 
@@ -65,10 +69,13 @@ func (a *app) questions(ctx context.Context, args []string) int {
 }
 
 func (a *app) qList(ctx context.Context, args []string) int {
-	fs := newFlags("questions list", a.stderr, "usage: askbridge questions list [--all | --status S] [--json]")
+	const usage = "usage: askbridge questions list [--all | --status S] [--json] [--limit N [--cursor C]]"
+	fs := newFlags("questions list", a.stderr, usage)
 	all := fs.Bool("all", false, "every state, not only pending")
 	status := fs.String("status", "pending", "pending, answered, cancelled or expired")
 	asJSON := fs.Bool("json", false, "print JSON")
+	limit := fs.Int("limit", 0, "list one page of at most `N` questions (1-1000) instead of every one")
+	cursor := fs.String("cursor", "", "the page after the one that printed this `cursor` (with --limit)")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -76,19 +83,51 @@ func (a *app) qList(ctx context.Context, args []string) int {
 		fmt.Fprintf(a.stderr, "askbridge questions list: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
 	}
+	if *limit < 0 || *limit > client.MaxPage || (*cursor != "" && *limit == 0) {
+		fmt.Fprintf(a.stderr, "askbridge questions list: --limit takes a number from 1 to %d, and --cursor needs --limit\n%s\n", client.MaxPage, usage)
+		return ExitUsage
+	}
 	st := domain.Status(*status)
 	if *all {
 		st = ""
 	}
-	qs, err := a.env.Client().List(ctx, st)
-	if err != nil {
-		return a.apiFailure("questions list", err)
+	what := "questions"
+	if st != "" {
+		what = string(st) + " questions"
+	}
+	var qs []*domain.Question
+	next := ""
+	if *limit > 0 {
+		page, err := a.env.Client().ListPage(ctx, client.ListOptions{Status: st, Limit: *limit, Cursor: *cursor})
+		if err != nil {
+			return a.apiFailure("questions list", err)
+		}
+		qs, next = page.Questions, page.NextCursor
+	} else {
+		var err error
+		if qs, err = a.env.Client().List(ctx, st); err != nil {
+			return a.apiFailure("questions list", err)
+		}
 	}
 	if *asJSON {
+		if *limit > 0 {
+			return a.printJSON(map[string]any{"questions": qs, "next_cursor": next})
+		}
 		return a.printJSON(map[string]any{"questions": qs})
 	}
+	// How many, on stderr: stdout stays the table alone.
+	switch {
+	case *limit == 0 && len(qs) == 0:
+		fmt.Fprintf(a.stderr, "no %s in project %s\n", what, a.env.Project)
+	case *limit == 0:
+		fmt.Fprintf(a.stderr, "%s in project %s, oldest first\n", countOf(len(qs), what), a.env.Project)
+	case next == "":
+		fmt.Fprintf(a.stderr, "%s on this page, the last one\n", countOf(len(qs), what))
+	default:
+		fmt.Fprintf(a.stderr, "%s on this page; more follow: askbridge questions list%s --limit %d --cursor %s\n",
+			countOf(len(qs), what), listFlags(*all, st), *limit, next)
+	}
 	if len(qs) == 0 {
-		fmt.Fprintf(a.stderr, "no %squestions in project %s\n", map[bool]string{true: "", false: string(st) + " "}[st == ""], a.env.Project)
 		return ExitOK
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
@@ -119,6 +158,26 @@ func (a *app) qList(ctx context.Context, args []string) int {
 	}
 	_ = tw.Flush()
 	return ExitOK
+}
+
+// countOf says how many: "1 pending question", "10000 pending questions".
+func countOf(n int, what string) string {
+	if n == 1 {
+		return "1 " + strings.TrimSuffix(what, "s")
+	}
+	return strconv.Itoa(n) + " " + what
+}
+
+// listFlags repeats the state a list was asked for, for the next page's
+// command.
+func listFlags(all bool, st domain.Status) string {
+	switch {
+	case all:
+		return " --all"
+	case st != domain.StatusPending:
+		return " --status " + string(st)
+	}
+	return ""
 }
 
 func (a *app) qShow(ctx context.Context, args []string) int {
@@ -237,6 +296,9 @@ func (a *app) render(q *domain.Question) {
 				fmt.Fprintf(w, "   %s → %s\n", it.Question, a)
 			}
 		}
+		if q.Reason != "" { // denied with a note
+			fmt.Fprintf(w, "   reason: %s\n", q.Reason)
+		}
 		for _, s := range q.Skipped {
 			fmt.Fprintf(w, "   %s: %s\n", s.Question, s.Reason)
 		}
@@ -332,6 +394,10 @@ func (a *app) qAudit(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	id := fs.Arg(0)
+	if fs.NArg() == 1 && typedID(id) == "" {
+		// `audit ""`: an id was meant (an unset "$id"), not the whole project.
+		return a.idFailure("questions audit", noID)
+	}
 	if id != "" {
 		var err error
 		if id, err = a.resolveID(ctx, id, false); err != nil {

@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +32,11 @@ import (
 
 // DefaultPollTimeout is how long one long-poll of Wait lasts on the server.
 const DefaultPollTimeout = 25 * time.Second
+
+// DefaultUnreachableLimit is how long Wait goes on retrying while the
+// bridge cannot be reached or is unavailable (a restart, a redeploy)
+// before it gives up with the last error.
+const DefaultUnreachableLimit = 2 * time.Minute
 
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
@@ -45,9 +51,17 @@ type Client struct {
 	pollTimeout time.Duration
 	userAgent   string
 	retryWait   time.Duration
+	unreachable time.Duration
+	onOutage    func(err error, limit time.Duration)
 	traceparent string
 	tracestate  string
+	notice      func(string)
 }
+
+// NoticeHeader is the response header in which a bridge without tokens
+// says what it ignored or guessed about a request it served (a token, a
+// project that looks like a typo).
+const NoticeHeader = "Askbridge-Notice"
 
 // Option configures a Client.
 type Option func(*Client)
@@ -67,6 +81,23 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua
 // WithRetryWait sets the first pause before Wait retries after a network
 // error or an unavailable server (default 500ms, doubling up to 10s).
 func WithRetryWait(d time.Duration) Option { return func(c *Client) { c.retryWait = d } }
+
+// WithNotices calls f with each notice (NoticeHeader) of every response,
+// for the caller to show its user; f may be called from several goroutines.
+func WithNotices(f func(notice string)) Option { return func(c *Client) { c.notice = f } }
+
+// WithUnreachableLimit sets how long Wait keeps retrying while the bridge
+// cannot be reached or is unavailable (default DefaultUnreachableLimit):
+// the bridge restarting, a redeploy. The time counts from the first
+// failure after the last answer; then Wait returns the last error.
+func WithUnreachableLimit(d time.Duration) Option { return func(c *Client) { c.unreachable = d } }
+
+// WithOutageNotice calls f when Wait loses the bridge and starts retrying
+// (once per outage), with the error and how long it will keep trying, so
+// a caller can tell its user it is still waiting.
+func WithOutageNotice(f func(err error, limit time.Duration)) Option {
+	return func(c *Client) { c.onOutage = f }
+}
 
 // WithTraceContext sends the W3C trace context of the agent's run
 // (traceparent and tracestate headers) on every request, so the question's
@@ -94,6 +125,7 @@ func New(baseURL, token, project string, opts ...Option) *Client {
 		pollTimeout: DefaultPollTimeout,
 		userAgent:   "askbridge-client",
 		retryWait:   500 * time.Millisecond,
+		unreachable: DefaultUnreachableLimit,
 	}
 	for _, o := range opts {
 		o(c)
@@ -106,6 +138,9 @@ func New(baseURL, token, project string, opts ...Option) *Client {
 
 // Project returns the project the client acts in.
 func (c *Client) Project() string { return c.project }
+
+// URL returns the bridge's base URL, as given to New.
+func (c *Client) URL() string { return c.base }
 
 // Asked is the create response: the record plus a sentence for the agent's
 // tool result.
@@ -145,6 +180,47 @@ func (c *Client) Ask(ctx context.Context, req *domain.AskRequest) (*Asked, error
 	return &out, nil
 }
 
+// BatchAsked is the response to AskBatch: the batch, the calls of the
+// request in its order, and a sentence for the agent's tool result.
+type BatchAsked struct {
+	domain.Batch
+	Calls   []*domain.Question `json:"calls"`
+	Message string             `json:"message"`
+	// Replayed is true when every call had been asked before (HTTP 200).
+	Replayed bool `json:"-"`
+}
+
+// AskBatch asks several approvals of one run as one batch (POST
+// approval-batches): one per tool call, each its own record.
+func (c *Client) AskBatch(ctx context.Context, req *domain.BatchRequest) (*BatchAsked, error) {
+	var out BatchAsked
+	status, err := c.do(ctx, http.MethodPost, c.projectPath("approval-batches"), req, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.Replayed = status == http.StatusOK
+	return &out, nil
+}
+
+// Batch returns a batch of approvals.
+func (c *Client) Batch(ctx context.Context, id string) (*domain.Batch, error) {
+	var b domain.Batch
+	if _, err := c.do(ctx, http.MethodGet, c.projectPath("approval-batches", id), nil, &b); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// DecideBatch decides every still-pending call of a batch at once (Allow
+// all / Deny all; operator tokens).
+func (c *Client) DecideBatch(ctx context.Context, id string, req domain.BatchRespondRequest) (*domain.Batch, error) {
+	var b domain.Batch
+	if _, err := c.do(ctx, http.MethodPost, c.projectPath("approval-batches", id, "respond"), req, &b); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
 // Get returns one question.
 func (c *Client) Get(ctx context.Context, id string) (*domain.Question, error) {
 	var q domain.Question
@@ -167,12 +243,16 @@ func (c *Client) WaitOnce(ctx context.Context, id string, timeout time.Duration)
 }
 
 // Wait blocks until the question is final or ctx ends, long-polling the
-// server repeatedly. Network errors and an unavailable server are retried
-// with backoff; API errors (not_found, unauthorized…) end the wait. When ctx
+// server repeatedly. A bridge that shuts down answers its long-polls with
+// the record as it is (still pending), and Wait polls again; network errors
+// and an unavailable server (a restart) are retried with backoff for up to
+// the unreachable limit (WithUnreachableLimit), then the last error is
+// returned. API errors (not_found, unauthorized…) end the wait. When ctx
 // ends it returns the last record seen (nil if none) with ctx's error; the
 // question stays pending.
 func (c *Client) Wait(ctx context.Context, id string) (*domain.Question, error) {
 	var last *domain.Question
+	var lost time.Time // when the bridge stopped answering; zero while it answers
 	backoff := c.retryWait
 	for {
 		q, err := c.WaitOnce(ctx, id, c.pollTimeout)
@@ -181,13 +261,21 @@ func (c *Client) Wait(ctx context.Context, id string) (*domain.Question, error) 
 			if q.Status.Final() {
 				return q, nil
 			}
-			backoff = c.retryWait
+			backoff, lost = c.retryWait, time.Time{}
 			continue
 		}
 		if ctx.Err() != nil {
 			return last, fmt.Errorf("askbridge: waiting for question %s: %w", id, ctx.Err())
 		}
 		if !retryable(err) {
+			return last, err
+		}
+		if lost.IsZero() {
+			lost = time.Now()
+			if c.onOutage != nil {
+				c.onOutage(err, c.unreachable)
+			}
+		} else if time.Since(lost) >= c.unreachable {
 			return last, err
 		}
 		select {
@@ -232,8 +320,8 @@ func (c *Client) RespondText(ctx context.Context, id, response string) (*Respond
 	return c.Respond(ctx, id, domain.RespondRequest{Response: &response})
 }
 
-// Cancel withdraws (reason "agent") or dismisses (reason "user") a question
-// and returns the final record.
+// Cancel withdraws (reason "agent", also when reason is "") or dismisses
+// (reason "user") a question and returns the final record.
 func (c *Client) Cancel(ctx context.Context, id, reason string) (*domain.Question, error) {
 	return c.CancelWithNote(ctx, id, reason, "")
 }
@@ -241,6 +329,11 @@ func (c *Client) Cancel(ctx context.Context, id, reason string) (*domain.Questio
 // CancelWithNote is Cancel with a free-text note (at most 500 characters),
 // kept on the record as cancel_note and shown on every copy.
 func (c *Client) CancelWithNote(ctx context.Context, id, reason, note string) (*domain.Question, error) {
+	if reason == "" {
+		// The agent's client: withdrawing, whatever the bridge would
+		// assume for a caller without an agent token (a person).
+		reason = domain.CancelAgent
+	}
 	var q domain.Question
 	body := map[string]string{"reason": reason}
 	if note != "" {
@@ -252,20 +345,77 @@ func (c *Client) CancelWithNote(ctx context.Context, id, reason, note string) (*
 	return &q, nil
 }
 
-// List returns the project's questions oldest first; status "" lists every
-// state.
+// List returns every question of the project (that the token may see),
+// oldest first, reading page after page until the last; status "" lists
+// every state.
 func (c *Client) List(ctx context.Context, status domain.Status) ([]*domain.Question, error) {
+	out := []*domain.Question{}
+	o := ListOptions{Status: status, Limit: MaxPage}
+	for {
+		page, err := c.ListPage(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Questions...)
+		if o.Cursor = page.NextCursor; o.Cursor == "" {
+			return out, nil
+		}
+	}
+}
+
+// MaxPage is the largest page the API gives (ListOptions.Limit).
+const MaxPage = 1000
+
+// ListOptions selects one page of the list.
+type ListOptions struct {
+	// Status keeps the questions in that state; "" keeps every state.
+	Status domain.Status
+	// Limit bounds the page (1 to MaxPage); 0 takes the server's default
+	// (500).
+	Limit int
+	// Cursor is the NextCursor of the previous page; "" for the first.
+	Cursor string
+}
+
+// Page is one page of the list.
+type Page struct {
+	Questions []*domain.Question
+	// NextCursor continues the list (ListOptions.Cursor); "" after the
+	// last page. A page may be short, even empty, before the last one.
+	NextCursor string
+}
+
+// ListPage returns one page of the project's questions, oldest first.
+func (c *Client) ListPage(ctx context.Context, o ListOptions) (*Page, error) {
+	q := url.Values{}
+	if o.Status != "" {
+		q.Set("status", string(o.Status))
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Cursor != "" {
+		q.Set("cursor", o.Cursor)
+	}
 	p := c.projectPath("agent-questions")
-	if status != "" {
-		p += "?status=" + url.QueryEscape(string(status))
+	if len(q) > 0 {
+		p += "?" + q.Encode()
 	}
 	var out struct {
-		Questions []*domain.Question `json:"questions"`
+		Questions  []*domain.Question `json:"questions"`
+		NextCursor *string            `json:"next_cursor"`
 	}
 	if _, err := c.do(ctx, http.MethodGet, p, nil, &out); err != nil {
 		return nil, err
 	}
-	return out.Questions, nil
+	page := &Page{Questions: out.Questions}
+	if page.Questions == nil {
+		page.Questions = []*domain.Question{}
+	}
+	if out.NextCursor != nil {
+		page.NextCursor = *out.NextCursor
+	}
+	return page, nil
 }
 
 // Run returns a run record.
@@ -307,6 +457,24 @@ func (c *Client) Tools(ctx context.Context, agent string) ([]Tool, error) {
 		return nil, err
 	}
 	return out.Tools, nil
+}
+
+// Route is a route of the bridge's configuration, by name.
+type Route struct {
+	Name    string `json:"name"`
+	Default bool   `json:"default"`
+}
+
+// Routes returns the routes the bridge is configured with (none without a
+// configuration file), sorted by name.
+func (c *Client) Routes(ctx context.Context) ([]Route, error) {
+	var out struct {
+		Routes []Route `json:"routes"`
+	}
+	if _, err := c.do(ctx, http.MethodGet, c.projectPath("routes"), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Routes, nil
 }
 
 // Notifications returns the project's inbox; unreadOnly keeps unread ones.
@@ -396,6 +564,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 		return 0, fmt.Errorf("askbridge: %s %s: %w", method, pathOnly(path), c.scrub(err))
 	}
 	defer resp.Body.Close()
+	if c.notice != nil {
+		for _, n := range resp.Header.Values(NoticeHeader) {
+			c.notice(n)
+		}
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, apiError(method, path, resp)
 	}

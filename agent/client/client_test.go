@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -260,4 +261,46 @@ func TestTools(t *testing.T) {
 	require.Len(t, tools, 1)
 	assert.Equal(t, "ask_user", tools[0].Name)
 	assert.JSONEq(t, `{"type":"object"}`, string(tools[0].InputSchema))
+}
+
+// TestListReadsEveryPage: List follows next_cursor to the last page, so it
+// returns every question however small the server's pages; ListPage gives
+// one page and the cursor of the next.
+func TestListReadsEveryPage(t *testing.T) {
+	api := fakeapi.New(t, "")
+	api.MaxPage = 2
+	c := client.New(api.URL, "", "ops")
+	ctx := t.Context()
+	var ids []string
+	for i := range 5 {
+		a := authAsk()
+		a.RunID = fmt.Sprintf("run-%d", i)
+		q, err := c.Ask(ctx, a)
+		require.NoError(t, err)
+		ids = append(ids, q.ID)
+	}
+	all, err := c.List(ctx, domain.StatusPending)
+	require.NoError(t, err)
+	var got []string
+	for _, q := range all {
+		got = append(got, q.ID)
+	}
+	assert.Equal(t, ids, got, "every page, oldest first")
+	var lists []string
+	for _, r := range api.Requests() {
+		if r.Method == "GET" && strings.HasSuffix(r.Path, "/agent-questions") {
+			lists = append(lists, r.Query)
+		}
+	}
+	assert.Len(t, lists, 3, "three pages of two: %v", lists)
+
+	page, err := c.ListPage(ctx, client.ListOptions{Status: domain.StatusPending, Limit: 3})
+	require.NoError(t, err)
+	assert.Len(t, page.Questions, 2, "the server's page")
+	require.NotEmpty(t, page.NextCursor)
+	page, err = c.ListPage(ctx, client.ListOptions{Status: domain.StatusPending, Cursor: page.NextCursor})
+	require.NoError(t, err)
+	assert.Equal(t, ids[2], page.Questions[0].ID)
+	_, err = c.ListPage(ctx, client.ListOptions{Cursor: "bogus"})
+	assert.Equal(t, domain.EInvalid, domain.ErrorCode(err))
 }

@@ -35,7 +35,10 @@ func (h *hook) decided(q *domain.Question) *Output {
 	by := responder(q, "the user")
 	if d.Behavior != domain.BehaviorAllow {
 		msg := "Denied by " + by + " via askbridge."
-		if ans := q.Answers[q.Questions[0].Question]; d.Message != "" && !isOption(q, ans) {
+		switch ans := q.Answers[q.Questions[0].Question]; {
+		case q.Reason != "": // Deny with note: the note, as typed
+			msg = said(by, q.Reason)
+		case d.Message != "" && !isOption(q, ans): // free text sent as the answer
 			msg = said(by, d.Message)
 		}
 		return h.deny(msg)

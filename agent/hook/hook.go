@@ -11,7 +11,10 @@
 //
 // A PermissionRequest hook follows the session transcript: it re-attaches
 // to what a PreToolUse hook already asked for the same tool call, and
-// withdraws its question once the person decided in the terminal.
+// withdraws its question once the person decided in the terminal. The
+// first approval of a turn asks for the turn's sibling calls too, as one
+// batch; a PostToolUse event withdraws an approval of a call that ran
+// without its hook (batch.go).
 //
 // Exit codes (Claude Code treats 2 as "block the tool call", so the hook
 // never uses it):
@@ -34,9 +37,11 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askbridge/askbridge/agent/client"
+	"github.com/askbridge/askbridge/agent/internal/reach"
 	"github.com/askbridge/askbridge/domain"
 )
 
@@ -197,9 +202,13 @@ func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, s
 	}
 	h := &hook{cfg: cfg, in: in, stderr: stderr,
 		c: client.New(env.URL, env.Token, env.Project, client.WithUserAgent("askbridge-hook"), client.WithPollTimeout(cfg.poll),
-			client.WithTraceContext(env.Traceparent, env.Tracestate))}
+			client.WithTraceContext(env.Traceparent, env.Tracestate), client.WithNotices(onceEach(stderr)))}
 	out, err := h.handle(ctx)
 	if err != nil {
+		if msg := reach.Problem(env.URL, err); msg != "" {
+			fmt.Fprintf(stderr, "askbridge hook claude-code: %s\n", msg)
+			return ExitError
+		}
 		fmt.Fprintf(stderr, "askbridge hook claude-code: %v\n", err)
 		return ExitError
 	}
@@ -281,18 +290,24 @@ func (h *hook) handle(ctx context.Context) (*Output, error) {
 		if h.in.ToolName == "AskUserQuestion" {
 			return h.askUserQuestion(ctx)
 		}
-		for _, p := range h.cfg.approve {
-			pat, _ := parsePattern(p)
-			if pat.match(h.in.ToolName, h.in.ToolInput) {
-				return h.approval(ctx)
-			}
+		if h.wouldAsk(h.in.ToolName, h.in.ToolInput) {
+			h.followTranscript(ctx)
+			defer h.sweep(ctx)()
+			return h.approval(ctx)
 		}
 		return nil, nil // not ours: the normal permission flow goes on
+	case "PostToolUse":
+		// The call ran: an approval still waiting for it (asked with a
+		// sibling, its own hook never came) is withdrawn.
+		h.followTranscript(ctx)
+		h.sweep(ctx)()
+		return nil, nil
 	case "PermissionRequest":
 		if h.in.ToolName == "" {
 			return nil, errors.New("PermissionRequest input has no tool_name")
 		}
 		h.findToolCall(ctx)
+		defer h.sweep(ctx)()
 		if h.in.ToolName == "AskUserQuestion" {
 			// Claude Code raises this when no PreToolUse hook answered:
 			// the answer is the questions' answers, not an "Allow".
@@ -300,7 +315,7 @@ func (h *hook) handle(ctx context.Context) (*Output, error) {
 		}
 		return h.approval(ctx)
 	}
-	return nil, fmt.Errorf("unsupported hook event %q: configure this hook for PreToolUse (AskUserQuestion and --approve tools) and PermissionRequest", h.in.HookEventName)
+	return nil, fmt.Errorf("unsupported hook event %q: configure this hook for PreToolUse (AskUserQuestion and --approve tools), PermissionRequest and PostToolUse", h.in.HookEventName)
 }
 
 // askUserQuestion asks AskUserQuestion's questions (PreToolUse or
@@ -325,6 +340,9 @@ func (h *hook) askUserQuestion(ctx context.Context) (*Output, error) {
 		if domain.ErrorCode(err) == domain.ESubagentNotAllowed {
 			return h.deny("only parent conversations can ask user questions: ask the parent agent to ask the user"), nil
 		}
+		if msg := questionsProblems(err); msg != "" {
+			return h.deny(msg), nil
+		}
 		return nil, err
 	}
 	q := w.q
@@ -344,22 +362,12 @@ func (h *hook) askUserQuestion(ctx context.Context) (*Output, error) {
 }
 
 // approval handles PermissionRequest and PreToolUse for --approve tools.
+// The call's siblings in the transcript that this hook would ask for too
+// are asked with it, as one batch (batch.go).
 func (h *hook) approval(ctx context.Context) (*Output, error) {
 	event := h.in.HookEventName
-	summary := summarize(h.in.ToolName, h.in.ToolInput)
-	text := "Allow " + h.in.ToolName + "?"
-	if summary != "" {
-		text = "Allow " + h.in.ToolName + ": " + summary + "?"
-	}
-	req := &domain.AskRequest{RunID: h.in.SessionID, AgentID: h.cfg.agent, AgentName: "Claude Code",
-		Kind: domain.KindApproval, Route: h.cfg.route, IdempotencyKey: approvalKey(h.in),
-		Questions: []domain.Item{{Question: shorten(text, 300), Header: "Approval", Options: []domain.Option{
-			{Label: "Allow", Description: "Let the agent run it"},
-			{Label: "Deny", Description: "Refuse; Deny with note… tells the agent why"},
-		}}},
-		Context: h.contextLine() + "\n\n" + toolDetails(h.in.ToolName, h.in.ToolInput),
-		Action:  h.action()}
-	w, err := h.askAndWait(ctx, req)
+	req := h.approvalRequest(h.in.ToolName, h.in.ToolInput, h.in.ToolUseID, h.action())
+	w, err := h.askAndWait(ctx, req, h.siblingsToAsk(ctx)...)
 	if err != nil {
 		return nil, err
 	}
@@ -377,6 +385,8 @@ func (h *hook) approval(ctx context.Context) (*Output, error) {
 		ans := strings.TrimSpace(q.Answers[q.Questions[0].Question])
 		by := responder(q, "the user")
 		switch {
+		case q.Reason != "": // Deny with note: the note, as typed
+			return h.deny(said(by, q.Reason)), nil
 		case strings.EqualFold(ans, "Allow"):
 			return h.allow("Allowed by "+by+" via askbridge.", nil), nil
 		case strings.EqualFold(ans, "Deny"):
@@ -489,4 +499,19 @@ func responder(q *domain.Question, def string) string {
 // written out), so the model can always tell them from the bridge's.
 func said(by, words string) string {
 	return fmt.Sprintf("Denied by %s via askbridge, who said: %q", by, words)
+}
+
+// onceEach prints each notice of the bridge (what it ignored or guessed)
+// once on w.
+func onceEach(w io.Writer) func(string) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(n string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[n] {
+			seen[n] = true
+			fmt.Fprintf(w, "askbridge hook claude-code: note: %s\n", n)
+		}
+	}
 }

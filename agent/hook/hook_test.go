@@ -232,7 +232,7 @@ func TestMalformedInput(t *testing.T) {
 		{"array", `[1,2,3]`, "not a hook event"},
 		{"two objects", `{"hook_event_name":"PreToolUse"} {"x":1}`, "data after"},
 		{"no event", `{"session_id":"s"}`, "no hook_event_name"},
-		{"unknown event", `{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash"}`, `unsupported hook event "PostToolUse"`},
+		{"unknown event", `{"session_id":"s","hook_event_name":"Stop"}`, `unsupported hook event "Stop"`},
 		{"no tool", `{"session_id":"s","hook_event_name":"PreToolUse"}`, "no tool_name"},
 		{"no questions", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"AskUserQuestion","tool_input":{}}`, "no questions"},
 		{"questions not a list", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"AskUserQuestion","tool_input":{"questions":"what?"}}`, "not a list of questions"},
@@ -262,6 +262,9 @@ func TestMalformedInput(t *testing.T) {
 	}
 }
 
+// TestBridgeUnreachable: a bridge that is not running is reported in the
+// CLI's words (the variable and the fix), never as a Go dial error; a
+// BRIDGE_URL without a scheme likewise.
 func TestBridgeUnreachable(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := Run(t.Context(), nil, Env{URL: "http://127.0.0.1:1", Token: "secret-token-xyz", Project: "ops"},
@@ -269,6 +272,12 @@ func TestBridgeUnreachable(t *testing.T) {
 	assert.Equal(t, ExitError, code)
 	assert.Empty(t, out.String())
 	assert.NotContains(t, errb.String(), "secret-token-xyz")
+	assert.Equal(t, "askbridge hook claude-code: no bridge at http://127.0.0.1:1 (BRIDGE_URL): start it with `askbridge serve`, or set BRIDGE_URL\n", errb.String())
+
+	errb.Reset()
+	code = Run(t.Context(), nil, Env{URL: "127.0.0.1:8080", Project: "ops"}, strings.NewReader(oneQuestion), &out, &errb)
+	assert.Equal(t, ExitError, code)
+	assert.Equal(t, "askbridge hook claude-code: BRIDGE_URL must start with http:// or https://, e.g. http://localhost:8080 (it is \"127.0.0.1:8080\")\n", errb.String())
 }
 
 func TestGlob(t *testing.T) {
@@ -299,4 +308,38 @@ func post(t *testing.T, url, body string) int {
 	require.NoError(t, err)
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestAnOtherOptionIsDeniedWithTheBridgesWords: Claude Code adds "Other"
+// itself, and so does every askbridge surface; an AskUserQuestion that
+// lists one is refused by the bridge (as on every path), and the hook
+// hands the bridge's words to Claude as the denial so it asks again
+// without it, instead of failing with an error and a terminal dialog.
+func TestAnOtherOptionIsDeniedWithTheBridgesWords(t *testing.T) {
+	api := fakeapi.New(t, "")
+	in := strings.Replace(oneQuestion, `{"label":"API key","description":"Simple"}`, `{"label":"API key","description":"Simple"},{"label":"Other","description":"Something else"}`, 1)
+	for _, event := range []string{"PreToolUse", "PermissionRequest"} {
+		r := runHook(t.Context(), api, strings.Replace(in, `"PreToolUse"`, `"`+event+`"`, 1))
+		assert.Equal(t, ExitOK, r.code, r.stderr)
+		var out struct {
+			HookSpecificOutput struct {
+				PermissionDecision       string `json:"permissionDecision"`
+				PermissionDecisionReason string `json:"permissionDecisionReason"`
+				Decision                 struct {
+					Behavior string `json:"behavior"`
+					Message  string `json:"message"`
+				} `json:"decision"`
+			} `json:"hookSpecificOutput"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), "%s: %q", event, r.stdout)
+		o := out.HookSpecificOutput
+		decision, reason := o.PermissionDecision, o.PermissionDecisionReason
+		if event == "PermissionRequest" {
+			decision, reason = o.Decision.Behavior, o.Decision.Message
+		}
+		assert.Equal(t, "deny", decision, event)
+		assert.Contains(t, reason, "questions[0].options[2].label: "+domain.OtherOptionProblem, event)
+		assert.Contains(t, reason, "AskUserQuestion again", event)
+	}
+	assert.Empty(t, api.Questions(), "nothing was asked")
 }

@@ -199,3 +199,23 @@ func (m orderedMap) MarshalJSON() ([]byte, error) {
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }
+
+// questionsProblems is the denial for an ask the bridge refused because of
+// what an item says (an "Other" option: the surfaces add it, so the bridge
+// refuses what Claude Code accepts), which Claude can fix and ask again;
+// "" for any other error: one Claude Code refuses itself (five questions)
+// or one the operator must fix (a route, a token).
+func questionsProblems(err error) string {
+	var e *domain.Error
+	if !errors.As(err, &e) || e.Code != domain.EInvalid || len(e.Details) == 0 {
+		return ""
+	}
+	parts := make([]string, len(e.Details))
+	for i, d := range e.Details {
+		if !strings.HasPrefix(d.Field, "questions[") {
+			return ""
+		}
+		parts[i] = d.Field + ": " + d.Problem
+	}
+	return "askbridge refused these questions: " + strings.Join(parts, "; ") + ". Fix them and call AskUserQuestion again."
+}

@@ -9,7 +9,11 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sort"
+	"strconv"
 	"time"
+
+	"github.com/askbridge/askbridge/domain"
 )
 
 // transcript follows a Claude Code session transcript (transcript_path:
@@ -28,12 +32,20 @@ type transcript struct {
 	open map[string]toolCall
 	// done holds the ids resolved since the transcript was first read.
 	done map[string]bool
+	// lines counts the lines read (names a message without an id).
+	lines int
 }
 
 type toolCall struct {
 	name  string
 	input [32]byte // hash of the canonical input
 	seq   int
+	// msg names the assistant message that made the call (its message.id,
+	// else its transcript line): the calls of one message are siblings,
+	// parallel tool calls of one turn.
+	msg string
+	// raw is the call's input as written (nil when too large to ask about).
+	raw json.RawMessage
 }
 
 func newTranscript(path string) *transcript {
@@ -88,9 +100,12 @@ func (t *transcript) line(b []byte) {
 		!bytes.Contains(b, []byte(`parentToolUseID`)) {
 		return
 	}
+	t.lines++
 	var e struct {
 		Type    string `json:"type"`
+		UUID    string `json:"uuid"`
 		Message struct {
+			ID      string          `json:"id"`
 			Content json.RawMessage `json:"content"`
 		} `json:"message"`
 		ParentToolUseID string `json:"parentToolUseID"`
@@ -117,11 +132,19 @@ func (t *transcript) line(b []byte) {
 	if json.Unmarshal(e.Message.Content, &blocks) != nil {
 		return
 	}
+	msg := e.Message.ID
+	if msg == "" {
+		msg = "line:" + strconv.Itoa(t.lines)
+	}
 	for _, bl := range blocks {
 		switch {
 		case bl.Type == "tool_use" && bl.ID != "" && !t.done[bl.ID]:
 			t.seq++
-			t.open[bl.ID] = toolCall{name: bl.Name, input: inputHash(bl.Input), seq: t.seq}
+			c := toolCall{name: bl.Name, input: inputHash(bl.Input), seq: t.seq, msg: msg}
+			if len(bl.Input) <= domain.MaxActionInput {
+				c.raw = append(json.RawMessage(nil), bl.Input...)
+			}
+			t.open[bl.ID] = c
 		case bl.Type == "tool_result" && bl.ToolUseID != "":
 			t.resolve(bl.ToolUseID)
 		}
@@ -131,6 +154,38 @@ func (t *transcript) line(b []byte) {
 func (t *transcript) resolve(id string) {
 	delete(t.open, id)
 	t.done[id] = true
+}
+
+// sibling is an unresolved tool call of the same assistant message as
+// another: a parallel tool call of the same turn.
+type sibling struct {
+	id, name string
+	input    json.RawMessage
+}
+
+// siblings returns the unresolved calls of the assistant message that made
+// call id, in the order they were written, id itself included.
+func (t *transcript) siblings(id string) []sibling {
+	own, ok := t.open[id]
+	if !ok {
+		return nil
+	}
+	type ordered struct {
+		sibling
+		seq int
+	}
+	var all []ordered
+	for sid, c := range t.open {
+		if sid == id || (c.msg == own.msg && c.raw != nil) {
+			all = append(all, ordered{sibling{id: sid, name: c.name, input: c.raw}, c.seq})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
+	out := make([]sibling, len(all))
+	for i, o := range all {
+		out[i] = o.sibling
+	}
+	return out
 }
 
 // find returns the id of the unresolved call of tool with this input: the

@@ -36,7 +36,9 @@ var errDecidedInTerminal = errors.New("decided in the terminal")
 // askAndWait asks and waits up to the timeout. On giving up, and when the
 // transcript shows the person decided in the terminal, the question is
 // withdrawn (docs/agents.md "Webhook mode"), as it is when Claude Code stops the hook.
-func (h *hook) askAndWait(ctx context.Context, req *domain.AskRequest) (waited, error) {
+// With siblings (an approval's parallel tool calls), they are asked with
+// it as one batch; only this hook's own call is waited for (and withdrawn).
+func (h *hook) askAndWait(ctx context.Context, req *domain.AskRequest, siblings ...domain.BatchCall) (waited, error) {
 	// The question outlives the hook a little, so the hook's own deadline,
 	// not the bridge's expiry, decides and withdraws it.
 	d := domain.Duration(h.cfg.timeout + time.Minute)
@@ -44,7 +46,7 @@ func (h *hook) askAndWait(ctx context.Context, req *domain.AskRequest) (waited, 
 	// The create is not cut by Claude Code stopping the hook: a question
 	// the bridge created must come back to be withdrawn.
 	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	asked, err := h.c.Ask(actx, req)
+	asked, err := h.ask(actx, req, siblings)
 	acancel()
 	if err != nil {
 		return waited{}, err

@@ -23,7 +23,8 @@ import (
 const (
 	ProjectHeader = "Askbridge-Project"
 	RunHeader     = "Askbridge-Run-Id"
-	AgentHeader   = "Askbridge-Agent" // set by the handler only
+	TimeoutHeader = "Askbridge-Timeout" // how long questions stay open (?timeout=)
+	AgentHeader   = "Askbridge-Agent"   // set by the handler only
 )
 
 // DefaultSessionTimeout closes a Streamable HTTP session idle this long (no
@@ -78,6 +79,7 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 		c := client.New("http://localhost", token, hd.Get(ProjectHeader),
 			client.WithHTTPClient(hc), client.WithUserAgent("askbridge-mcp-http"), client.WithTraceContext(tp, ts))
 		caller := Caller{Backend: c, AgentID: hd.Get(AgentHeader), RunID: hd.Get(RunHeader)}
+		caller.Timeout, _ = ParseTimeout(hd.Get(TimeoutHeader)) // checked by the handler
 		if h.Answer != nil {
 			project := hd.Get(ProjectHeader)
 			caller.Answer = func(ctx context.Context, id string, req domain.RespondRequest, who domain.Person) error {
@@ -136,6 +138,14 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 		}
 		if run := q.Get("run"); run != "" {
 			r.Header.Set(RunHeader, run)
+		}
+		if d := q.Get("timeout"); d != "" {
+			r.Header.Set(TimeoutHeader, d)
+		}
+		if _, err := ParseTimeout(r.Header.Get(TimeoutHeader)); err != nil {
+			httperr.Write(w, &domain.Error{Code: domain.EInvalid, Message: "invalid timeout",
+				Details: []domain.Detail{{Field: "timeout", Problem: err.Error()}}})
+			return
 		}
 		if r.Method == http.MethodDelete {
 			// The SDK closes a session only once its calls return, and a call

@@ -5,6 +5,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -47,6 +48,8 @@ type Caller struct {
 	// Answer takes the host user's answer to an elicitation; nil = no
 	// elicitation.
 	Answer Answerer
+	// Timeout is how long the call's question stays open (0 = Config.Timeout).
+	Timeout time.Duration
 }
 
 // Config configures the server.
@@ -66,6 +69,10 @@ type Config struct {
 	// Answer, when set, offers each question to the host's own user as a
 	// form elicitation if the host supports it (askbridge mcp).
 	Answer Answerer
+	// Timeout (--timeout, BRIDGE_TIMEOUT) is how long each question stays
+	// open before it expires; 0 = the bridge's default (the route's, else
+	// 5 minutes).
+	Timeout time.Duration
 	// ProgressEvery is the interval of progress notifications (default 15s).
 	ProgressEvery time.Duration
 	// Version is reported to clients.
@@ -84,7 +91,7 @@ type Server struct {
 	closed   bool
 }
 
-const toolDescription = `Ask a person on the team a question and wait for their answer. The question is posted where the team works (Slack, Discord or the askbridge web inbox) and this call blocks until someone answers, it expires, or it is dismissed.
+const toolDescription = `Ask a person on the team a question and wait for their answer. The question is posted where the team works (Slack, Discord, Telegram, email or the askbridge web inbox, and the person on call may be paged through PagerDuty) and this call blocks until someone answers, it expires, or it is dismissed.
 
 Use it when you need a decision, preference or piece of information that only a person can give and guessing would risk wasted or harmful work: choosing between approaches, confirming a destructive or costly step, clarifying an ambiguous requirement. Do not use it for things you can find out yourself, or to report progress.
 
@@ -233,7 +240,7 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	who, err := s.caller(req)
 	if err != nil {
-		return result(true, notSent(err), newOutput(StatusNotSent)), nil
+		return s.notSent(err, nil), nil
 	}
 	key := ""
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
@@ -245,16 +252,15 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	for _, it := range in.Questions {
 		ask.Questions = append(ask.Questions, it.domainItem())
 	}
+	if d := cmp.Or(who.Timeout, s.cfg.Timeout); d > 0 {
+		dd := domain.Duration(d)
+		ask.Timeout = &dd
+	}
 	// The ask itself is not cut when the session ends, so the question it
 	// creates is known and can be withdrawn; the wait ends with the session.
 	asked, err := who.Backend.Ask(ctx, ask)
 	if err != nil {
-		status := StatusNotSent
-		var e *domain.Error
-		if errors.As(err, &e) && e.Code == domain.EInvalid {
-			status = StatusInvalid
-		}
-		return result(true, notSent(err), newOutput(status)), nil
+		return s.notSent(err, who.Backend), nil
 	}
 	s.log.Info("question asked", "question", asked.ID, "run", asked.RunID, "reattached", asked.Replayed)
 	q := &asked.Question
@@ -299,7 +305,13 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			}
 			out := newOutput(StatusPending)
 			out.QuestionID = asked.ID
-			return result(true, fmt.Sprintf("Waiting for the answer to question %s failed: %v. The question is still open; you may call ask_user again with the same questions to keep waiting, or continue without the answer.", asked.ID, err), out), nil
+			why := "askbridge could not be reached"
+			var e *domain.Error
+			if errors.As(err, &e) {
+				why = e.Message
+			}
+			s.log.Error("waiting for an answer failed", "question", asked.ID, "err", s.transportProblem(err, who.Backend))
+			return result(true, fmt.Sprintf("Waiting for the answer to question %s failed: %s. The question is still open; you may call ask_user again with the same questions to keep waiting, or continue without the answer.", asked.ID, why), out), nil
 		}
 	}
 	st.settled(q.ID)
@@ -391,22 +403,4 @@ func NoAnswerText(q *domain.Question) string {
 		return "No answer: the question was withdrawn." + cont
 	}
 	return fmt.Sprintf("No answer: the question is %s.", q.Status) + cont
-}
-
-func notSent(err error) string {
-	var e *domain.Error
-	if errors.As(err, &e) {
-		msg := "The question was not sent: " + e.Message
-		if len(e.Details) > 0 {
-			var ps []string
-			for _, d := range e.Details {
-				ps = append(ps, d.Field+": "+d.Problem)
-			}
-			msg += " (" + strings.Join(ps, "; ") + "). Fix these and call ask_user again."
-		} else {
-			msg += ". Continue without asking."
-		}
-		return msg
-	}
-	return "The question was not sent: the askbridge server could not be reached (" + err.Error() + "). Continue without the answer: make the safest reasonable choice yourself and tell the user which one you made."
 }

@@ -115,6 +115,10 @@ func TestToolsListSchema(t *testing.T) {
 	assert.Equal(t, "ask_user", tool.Name)
 	assert.Contains(t, tool.Description, `"Other" is added automatically`)
 	assert.Contains(t, tool.Description, "Use it when")
+	// The model tells the person where to look: every surface is named.
+	for _, surface := range []string{"Slack", "Discord", "Telegram", "email", "web inbox", "PagerDuty"} {
+		assert.Contains(t, tool.Description, surface)
+	}
 
 	b, _ := json.Marshal(tool.InputSchema)
 	var schema struct {

@@ -187,28 +187,12 @@ func decodeInput(raw json.RawMessage) (Input, []string) {
 		if strings.TrimSpace(it.Header) == "" {
 			ps = append(ps, f+".header: required, at most 12 characters")
 		}
-		for j, o := range it.Options {
-			if isOther(o.Label) {
-				ps = append(ps, fmt.Sprintf(`%s.options[%d].label: remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)`, f, j))
-			}
-		}
 		items[i] = it.domainItem()
 	}
 	for _, d := range domain.ValidateItems(domain.NormalizeItems(items)) {
 		ps = append(ps, d.Field+": "+d.Problem)
 	}
 	return in, ps
-}
-
-// isOther reports whether a label is the free-text choice every surface adds.
-func isOther(label string) bool {
-	l := strings.ToLower(strings.TrimSpace(label))
-	l = strings.TrimRight(l, ".…:")
-	switch l {
-	case "other", "other (please specify)", "other (specify)", "something else":
-		return true
-	}
-	return false
 }
 
 func decodeProblem(err error) string {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge/agent/internal/fakeapi"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,7 +82,7 @@ func TestAskUserInvalidInputNamesTheQuestion(t *testing.T) {
 	msg := text(r)
 	assert.Contains(t, msg, "questions[0].header: at most 12 characters")
 	assert.Contains(t, msg, "questions[1].options: 2 to 4 options")
-	assert.Contains(t, msg, `questions[2].options[1].label: remove the "Other" option`)
+	assert.Contains(t, msg, "questions[2].options[1].label: "+domain.OtherOptionProblem, "the words of the HTTP API")
 	assert.Contains(t, msg, "Fix these and call ask_user again.")
 	sc := structured(t, r)
 	assert.Equal(t, "invalid", sc["status"])

@@ -23,6 +23,9 @@ func ResumeMessage(q *domain.Question) string {
 	case domain.StatusAnswered:
 		if len(q.Questions) == 1 {
 			fmt.Fprintf(&b, "The user responded: %q\n", q.Answers[q.Questions[0].Question])
+			if q.Reason != "" {
+				fmt.Fprintf(&b, "Their reason: %q\n", q.Reason)
+			}
 		} else {
 			b.WriteString("The user responded:")
 			for _, it := range q.Questions {

@@ -11,6 +11,10 @@ func TestResumeMessage(t *testing.T) {
 	q := &domain.Question{Status: domain.StatusAnswered, Questions: []domain.Item{{Question: "Which auth method?"}},
 		Answers: map[string]string{"Which auth method?": "OAuth 2.0"}}
 	assert.Equal(t, "Previously you asked: \"Which auth method?\"\nThe user responded: \"OAuth 2.0\"\n\nContinue from where you left off.", ResumeMessage(q))
+	// A denial with a note: the Deny option, then the note as its reason.
+	d := &domain.Question{Status: domain.StatusAnswered, Kind: domain.KindApproval, Questions: []domain.Item{{Question: "Run rm -rf build?"}},
+		Answers: map[string]string{"Run rm -rf build?": "Deny"}, Reason: "Allow."}
+	assert.Contains(t, ResumeMessage(d), "The user responded: \"Deny\"\nTheir reason: \"Allow.\"\n")
 	q.Status = domain.StatusExpired
 	assert.Contains(t, ResumeMessage(q), "No answer came")
 	assert.Contains(t, ResumeMessage(q), "Continue without the answer")

@@ -19,6 +19,9 @@ type Resume struct {
 	Question    domain.Question `json:"question"`
 	Run         ResumeRun       `json:"run"`
 	UserMessage string          `json:"user_message"`
+	// Attempt counts the bridge's attempts at this delivery (1 on the
+	// first; 0 from bridges before it was sent).
+	Attempt int `json:"attempt,omitempty"`
 	// DeliveryID is X-Askbridge-Delivery: the same on every retry.
 	DeliveryID string `json:"-"`
 }
@@ -59,12 +62,20 @@ const MaxBody = 1 << 20
 // duplicates (the bridge delivers at least once) are acknowledged without
 // calling Handle.
 //
+// A delivery, and its signature, count as seen only once Handle
+// succeeded: a retry after a failure is handled again, even one sent
+// within the same second.
+//
 // Responses: 200 handled or duplicate; 401 bad or stale signature; 400 not a
 // resume webhook; 503 with Retry-After while the same delivery is being
-// handled, or when Handle fails (the bridge retries).
+// handled, or when Handle fails (the bridge retries); 500 when the
+// receiver has no secret (the bridge retries until it has one).
+//
+// Build it with NewReceiver, which refuses an empty secret.
 type Receiver struct {
 	// Secret is the webhook signing secret (webhooks.secret or the agent's
-	// webhook_secret).
+	// webhook_secret). It must not be empty: anyone can sign with an
+	// empty secret.
 	Secret []byte
 	// Handle runs the continuation. An error makes the bridge retry.
 	Handle func(ctx context.Context, r Resume) error
@@ -77,6 +88,19 @@ type Receiver struct {
 	Logger *slog.Logger
 
 	once sync.Once
+}
+
+// NewReceiver returns a Receiver that verifies with secret and runs handle
+// for each new delivery; it refuses an empty secret (ErrNoSecret), as
+// anyone can sign with one.
+func NewReceiver(secret []byte, handle func(ctx context.Context, r Resume) error) (*Receiver, error) {
+	if len(secret) == 0 {
+		return nil, ErrNoSecret
+	}
+	if handle == nil {
+		return nil, errors.New("webhook: NewReceiver needs a handler that runs the continuation")
+	}
+	return &Receiver{Secret: secret, Handle: handle}, nil
 }
 
 func (rv *Receiver) init() {
@@ -98,6 +122,11 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	if len(rv.Secret) == 0 {
+		rv.Logger.Error("resume webhook not handled", "err", ErrNoSecret)
+		http.Error(w, ErrNoSecret.Error(), http.StatusInternalServerError)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
@@ -139,10 +168,14 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		retryLater(w)
 		return
 	}
-	// A new delivery id: the bridge signs every attempt anew, so a
-	// signature seen before is a captured delivery sent again under
-	// another id (a v1 signature does not cover the id).
-	if seen, err := rv.Dedupe.Begin(r.Context(), "signature:"+sig); err != nil || seen != DeliveryNew {
+	// A delivery id not handled yet: a signature handled (or being
+	// handled) under another id is a captured delivery sent again (a v1
+	// signature does not cover the id). A signature counts as used only
+	// once its delivery was handled, so a retry after a failed handler —
+	// the same signature when it comes within the same second from a
+	// bridge that did not sign each attempt anew — is handled.
+	sigKey := "signature:" + sig
+	if seen, err := rv.Dedupe.Begin(r.Context(), sigKey); err != nil || seen != DeliveryNew {
 		_ = rv.Dedupe.Finish(context.WithoutCancel(r.Context()), id, false)
 		if err != nil {
 			rv.Logger.Error("resume webhook dedupe failed", "delivery", id, "err", err)
@@ -153,9 +186,9 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, ErrReplayed.Error(), http.StatusUnauthorized)
 		return
 	}
-	_ = rv.Dedupe.Finish(context.WithoutCancel(r.Context()), "signature:"+sig, true)
 	herr := rv.Handle(r.Context(), res)
-	if ferr := rv.Dedupe.Finish(context.WithoutCancel(r.Context()), id, herr == nil); ferr != nil {
+	fctx := context.WithoutCancel(r.Context())
+	if ferr := errors.Join(rv.Dedupe.Finish(fctx, sigKey, herr == nil), rv.Dedupe.Finish(fctx, id, herr == nil)); ferr != nil {
 		rv.Logger.Error("resume webhook dedupe failed", "delivery", id, "err", ferr)
 	}
 	if herr != nil {

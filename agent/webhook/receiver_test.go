@@ -170,3 +170,69 @@ func TestMemoryDeduperForgets(t *testing.T) {
 	assert.Equal(t, DeliveryNew, s, "forgotten after the ttl")
 	assert.Len(t, d.seen, 1, "old entries are swept")
 }
+
+// TestReceiverRetryInTheSameSecondIsHandled: the handler fails, and the
+// bridge's retry comes within the same second, with a byte-identical
+// signature (an older bridge, or a body that did not change). The retry is
+// handled: a signature counts as used only once its delivery was handled,
+// never when the handler failed (a 401 would end the run for good).
+func TestReceiverRetryInTheSameSecondIsHandled(t *testing.T) {
+	secret := []byte("s3cret")
+	now := time.Now()
+	for _, c := range []struct {
+		name string
+		sign func(id string) string
+	}{
+		{"v1 and v2", func(id string) string { return SignDelivery(secret, now, id, []byte(body)) }},
+		{"v1 only (older bridge)", func(string) string { return Sign(secret, now, []byte(body)) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls atomic.Int32
+			rv := &Receiver{Secret: secret, Handle: func(context.Context, Resume) error {
+				if calls.Add(1) == 1 {
+					return errors.New("the runtime is restarting")
+				}
+				return nil
+			}}
+			sig := c.sign("d-1")
+			assert.Equal(t, http.StatusServiceUnavailable, send(rv, "d-1", sig, body), "the handler failed: the bridge retries")
+			assert.Equal(t, http.StatusOK, send(rv, "d-1", sig, body), "the retry in the same second is handled")
+			assert.Equal(t, int32(2), calls.Load())
+			assert.Equal(t, http.StatusOK, send(rv, "d-1", sig, body), "then it is a duplicate")
+			assert.Equal(t, int32(2), calls.Load(), "handled once successfully")
+			assert.Equal(t, http.StatusUnauthorized, send(rv, "d-2", Sign(secret, now, []byte(body)), body),
+				"the handled signature is never accepted again under another id")
+		})
+	}
+}
+
+// TestReceiverRefusesAnEmptySecret: anyone can sign with an empty secret,
+// so a receiver without one handles nothing and says what to set.
+func TestReceiverRefusesAnEmptySecret(t *testing.T) {
+	now := time.Now()
+	for _, c := range []struct {
+		name   string
+		secret []byte
+	}{
+		{"nil", nil},
+		{"empty", []byte{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls atomic.Int32
+			rv := &Receiver{Secret: c.secret, Handle: func(context.Context, Resume) error { calls.Add(1); return nil }}
+			rec := deliver(t, rv, nil, now, "d-1", body) // signed with the empty key
+			assert.Equal(t, http.StatusInternalServerError, rec.Code, "never accepted; a 5xx, so the bridge retries until the receiver has its secret")
+			assert.Zero(t, calls.Load(), "nothing handled")
+			assert.Contains(t, rec.Body.String(), "BRIDGE_WEBHOOK_SECRET")
+
+			_, err := VerifyDelivery(c.secret, SignDelivery(nil, now, "d-1", []byte(body)), "d-1", []byte(body), 0, now)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "BRIDGE_WEBHOOK_SECRET")
+			require.Error(t, Verify(c.secret, Sign(nil, now, []byte(body)), []byte(body), 0, now))
+
+			_, err = NewReceiver(c.secret, func(context.Context, Resume) error { return nil })
+			require.Error(t, err, "refused when the receiver is built")
+			assert.Contains(t, err.Error(), "BRIDGE_WEBHOOK_SECRET")
+		})
+	}
+}

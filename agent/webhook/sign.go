@@ -33,6 +33,9 @@ var (
 	ErrStaleSignature   = errors.New("webhook: signature timestamp outside the tolerance")
 	ErrBadSignature     = errors.New("webhook: signature does not match the body")
 	ErrReplayed         = errors.New("webhook: this signature was already used; a delivery is never sent twice with one signature")
+	// ErrNoSecret: anyone can sign with an empty secret, so nothing is
+	// verified without one.
+	ErrNoSecret = errors.New("webhook: no signing secret: set BRIDGE_WEBHOOK_SECRET (the bridge's webhooks.secret, or the agent's webhook_secret) and pass it as the secret")
 )
 
 // Sign returns the v1-only X-Askbridge-Signature value for body at time t,
@@ -59,9 +62,10 @@ func mac(secret []byte, ts string, body []byte) string {
 }
 
 // Verify checks the v1 signature of header against body in constant time
-// and refuses timestamps more than tolerance away from now. Several v1=
-// values (secret rotation) are accepted if any matches. It does not cover
-// the delivery id: use VerifyDelivery.
+// and refuses timestamps more than tolerance away from now, and anything
+// at all without a secret (ErrNoSecret). Several v1= values (secret
+// rotation) are accepted if any matches. It does not cover the delivery
+// id: use VerifyDelivery.
 func Verify(secret []byte, header string, body []byte, tolerance time.Duration, now time.Time) error {
 	_, err := verify(secret, header, "", body, tolerance, now, false)
 	return err
@@ -79,6 +83,9 @@ func VerifyDelivery(secret []byte, header, id string, body []byte, tolerance tim
 }
 
 func verify(secret []byte, header, id string, body []byte, tolerance time.Duration, now time.Time, v2 bool) (string, error) {
+	if len(secret) == 0 {
+		return "", ErrNoSecret
+	}
 	var ts string
 	var v1s, v2s []string
 	for _, part := range strings.Split(header, ",") {

@@ -25,6 +25,9 @@ type fileConfig struct {
 	Defaults struct {
 		Timeout   duration `yaml:"timeout"`
 		Retention duration `yaml:"retention"`
+		// BatchWindow: approvals of a run asked this close together form
+		// one batch (domain/batch.go).
+		BatchWindow duration `yaml:"batch_window"`
 	} `yaml:"defaults"`
 	Webhooks struct {
 		Secret     string `yaml:"secret"`
@@ -138,8 +141,9 @@ type routeConfig struct {
 	} `yaml:"escalation"`
 	Page *pageConfig `yaml:"page"`
 	// Approvals of tool calls (domain/action.go, domain/autoallow.go).
-	AllowEdit *bool    `yaml:"allow_edit"`
-	AutoAllow []string `yaml:"auto_allow"`
+	AllowEdit   *bool    `yaml:"allow_edit"`
+	AutoAllow   []string `yaml:"auto_allow"`
+	BatchWindow duration `yaml:"batch_window"`
 	// Email: {require_login: true} takes answers from email links only
 	// from a browser signed in to the web inbox.
 	Email *struct {
@@ -271,6 +275,7 @@ func (p *configProblems) secret(key, val, file string) string {
 // fromFile turns the file's values into settings, with defaults.
 func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	s := &settings{Timeout: time.Duration(fc.Defaults.Timeout), Retention: time.Duration(fc.Defaults.Retention),
+		BatchWindow: time.Duration(fc.Defaults.BatchWindow),
 		RedisPrefix: fc.Redis.Prefix, SecureCookies: fc.Web.Secure, ImageHosts: fc.Web.ImageHosts}
 	for i, h := range fc.Web.ImageHosts {
 		if err := web.CheckImageHost(h); err != nil {
@@ -304,6 +309,9 @@ func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	s.PublicURL = fc.PublicURL
 	if s.Timeout != 0 && (s.Timeout < domain.MinTimeout || s.Timeout > domain.MaxTimeout) {
 		p.fail("defaults.timeout: must be between 10s and 720h")
+	}
+	if s.BatchWindow < 0 || s.BatchWindow > domain.MaxBatchWindow {
+		p.fail("defaults.batch_window: must be between 0s and %s (0s: the default, %s)", domain.MaxBatchWindow, domain.DefaultBatchWindow)
 	}
 	s.Routes = p.routes(fc.Routes)
 	s.PagerDuty = p.pagerDuty(fc, s.Routes)
@@ -341,7 +349,7 @@ func (p *configProblems) routes(rcs []routeConfig) []domain.Route {
 		}
 		r := domain.Route{Name: rc.Name, Default: rc.Default, Thread: rc.Thread, Timeout: time.Duration(rc.Timeout),
 			Targets: targets(rc.Targets), Responders: rc.Responders.core(), ApprovalsRequired: rc.ApprovalsRequired,
-			NoEdit: rc.AllowEdit != nil && !*rc.AllowEdit, AutoAllow: rc.AutoAllow,
+			NoEdit: rc.AllowEdit != nil && !*rc.AllowEdit, AutoAllow: rc.AutoAllow, BatchWindow: time.Duration(rc.BatchWindow),
 			SuggestFromHistory: rc.SuggestFromHistory, EmailRequireLogin: rc.Email != nil && rc.Email.RequireLogin}
 		if rc.OnTimeout != nil {
 			r.OnTimeout = &domain.OnTimeout{Answer: rc.OnTimeout.Answer, UseDefaults: rc.OnTimeout.UseDefaults}

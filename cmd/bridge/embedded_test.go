@@ -92,7 +92,7 @@ func TestSecondServeOnADataDirectoryIsRefused(t *testing.T) {
 		t.Skip("runs the built binary twice")
 	}
 	dir := t.TempDir()
-	startBridge(t, "BRIDGE_DATA_DIR="+dir)
+	first := startBridge(t, "BRIDGE_DATA_DIR="+dir)
 	cmd := exec.Command(bridgeBin, "serve", "--addr", freeAddr(t), "--data-dir", dir)
 	cmd.Env = os.Environ()
 	var out, errb bytes.Buffer
@@ -109,7 +109,7 @@ func TestSecondServeOnADataDirectoryIsRefused(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("a second bridge on the same data directory started:\n%s%s", out.String(), errb.String())
 	}
-	assert.Contains(t, errb.String(), "in use by another askbridge process")
+	assert.Contains(t, errb.String(), fmt.Sprintf("in use by another askbridge process, PID %d", first.cmd.Process.Pid), "names the holder")
 	assert.Contains(t, errb.String(), dir)
 	assert.Contains(t, errb.String(), "REDIS_URL", "points to Redis for several replicas")
 	assert.NotContains(t, out.String(), "listening")

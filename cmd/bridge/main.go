@@ -33,6 +33,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return health(ctx, args[1:], getenv, stdout, stderr)
 	case "telegram":
 		return telegramCommand(ctx, args[1:], getenv, stdout, stderr)
+	case "backup":
+		return backupCommand(ctx, args[1:], getenv, stdout, stderr)
+	case "check-data":
+		return checkDataCommand(args[1:], stdout, stderr)
 	case "version", "--version":
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "askbridge version: unexpected argument %q\n", args[1])
@@ -63,6 +67,8 @@ commands:
   hook claude-code           Claude Code hook (PreToolUse, PermissionRequest)
   telegram set-webhook       point the Telegram bot at <public_url>/telegram/webhook
   health [--ready]           exit 0 if the local bridge answers /healthz (/readyz): container health checks
+  backup FILE                a consistent copy of the running bridge's embedded store, written to FILE
+  check-data FILE            check a data file of the embedded store (a backup) without changing it
   version                    print the version, commit and Go version (also --version)
   help                       this text
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"syscall"
 	"time"
 
@@ -100,7 +101,7 @@ func runServer(ctx context.Context, o serveOptions, env *serveEnvValues, stdout 
 		err = fmt.Errorf("%s is already in use (another askbridge, or another program): choose another address with --addr or BRIDGE_ADDR, e.g. --addr 127.0.0.1:8081 (%w)", cfg.Addr, err)
 	}
 	if err == nil {
-		fmt.Fprintf(stdout, "askbridge listening on http://%s (%s; web inbox at /)\n", addr, a.StoreKind())
+		fmt.Fprintf(stdout, "askbridge listening on http://%s (%s; web inbox at /; PID %d)\n", addr, a.StoreKind(), os.Getpid())
 		log.Info("listening", "addr", addr.String())
 		err = a.Run(ctx)
 	}

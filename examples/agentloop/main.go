@@ -219,8 +219,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	c := client.New(bridgeURL, getenv("BRIDGE_TOKEN"), project)
 	agent := NewAgent(c, "http://"+ln.Addr().String()+"/resume", *stateDir, stdout, log)
+	recv, err := webhook.NewReceiver([]byte(secret), agent.HandleResume)
+	if err != nil {
+		return err
+	}
+	recv.Logger = log
 	mux := http.NewServeMux()
-	mux.Handle("POST /resume", &webhook.Receiver{Secret: []byte(secret), Handle: agent.HandleResume, Logger: log})
+	mux.Handle("POST /resume", recv)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()

@@ -7,8 +7,8 @@
 // each resource; park.go and hangup_*.go the long-polls parked without a
 // goroutine; sse.go and live.go the event stream and its WebSocket form;
 // auth.go and guard.go who may call what and from where; decode.go how
-// bodies are read; tools.go the tool definitions; metrics.go and
-// openapi.go what the bridge tells about itself.
+// bodies are read; tools.go the tool definitions; routes.go the route
+// names; metrics.go and openapi.go what the bridge tells about itself.
 package api
 
 import (
@@ -81,6 +81,9 @@ type API struct {
 	parkOnce sync.Once
 	parks    *parker
 
+	// projects are those known to have questions (open mode's notices).
+	projects knownProjects
+
 	tracer trace.Tracer
 }
 
@@ -126,15 +129,21 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.Handle("GET "+p+"/agent-questions/{id}/history", a.handle(a.history))
 	mux.Handle("POST "+p+"/agent-questions/{id}/respond", a.handle(a.respond))
 	mux.Handle("POST "+p+"/agent-questions/{id}/cancel", a.handle(a.cancel))
+	mux.Handle("POST "+p+"/approval-batches", a.handle(a.askBatch))
+	mux.Handle("GET "+p+"/approval-batches/{id}", a.handle(a.getBatch))
+	mux.Handle("GET "+p+"/approval-batches/{id}/wait", a.handle(a.waitBatch))
+	mux.Handle("POST "+p+"/approval-batches/{id}/respond", a.handle(a.respondBatch))
 	mux.Handle("GET "+p+"/agent-runs/{run}", a.handle(a.run))
 	mux.Handle("POST "+p+"/agent-runs/{run}/pause", a.handle(a.pause))
 	mux.Handle("GET "+p+"/agent-runs/{run}/questions", a.handle(a.runQuestions))
 	mux.Handle("GET "+p+"/agents/{agent}/tools", a.handle(a.tools))
+	mux.Handle("GET "+p+"/routes", a.handle(a.routes))
 	mux.Handle("GET "+p+"/events", a.handle(a.events))
 	mux.Handle("GET "+p+"/live", a.handle(a.live))
 	mux.Handle("GET "+p+"/notifications", a.handle(a.notifications))
 	mux.Handle("POST "+p+"/notifications/{id}/read", a.handle(a.markRead))
 	mux.Handle("GET "+p+"/audit", a.handle(a.audit))
+	mux.Handle("GET "+BackupPath, a.handle(a.backup))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -211,6 +220,9 @@ func (a *API) handle(h handlerFunc) http.Handler {
 				}
 			}
 		}
+		if err == nil && p.Open {
+			a.openNotices(w, r, r.PathValue("p"))
+		}
 		if err == nil {
 			err = checkJSONBody(r)
 		}
@@ -274,6 +286,10 @@ func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
 	code := http.StatusOK
 	if err := a.store.Ping(ctx); err != nil {
 		checks["store"] = "unavailable"
+		var why interface{ Readiness() string } // the embedded store's disk problem, without its path
+		if errors.As(err, &why) {
+			checks["store"] = "unavailable: " + why.Readiness()
+		}
 		code = http.StatusServiceUnavailable
 	}
 	if a.ready != nil {

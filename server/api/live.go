@@ -68,7 +68,7 @@ func (a *API) live(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if err != nil {
 		return err
 	}
-	pending, err := a.store.List(r.Context(), project, domain.StatusPending, 500)
+	pending, err := a.pending(r.Context(), project)
 	if err != nil {
 		return err
 	}

@@ -222,10 +222,10 @@ func TestOpenAPIDocumentIsValidAndServed(t *testing.T) {
 		"GET /api/projects/{p}/agent-questions/{id}", "GET /api/projects/{p}/agent-questions/{id}/wait",
 		"POST /api/projects/{p}/agent-questions/{id}/respond", "POST /api/projects/{p}/agent-questions/{id}/cancel",
 		"GET /api/projects/{p}/agent-runs/{run}", "POST /api/projects/{p}/agent-runs/{run}/pause",
-		"GET /api/projects/{p}/agent-runs/{run}/questions", "GET /api/projects/{p}/agents/{agent}/tools",
+		"GET /api/projects/{p}/agent-runs/{run}/questions", "GET /api/projects/{p}/agents/{agent}/tools", "GET /api/projects/{p}/routes",
 		"GET /api/projects/{p}/events", "GET /api/projects/{p}/live", "GET /api/projects/{p}/notifications",
 		"POST /api/projects/{p}/notifications/{id}/read", "GET /api/projects/{p}/audit",
-		"GET /healthz", "GET /readyz", "GET /metrics", "GET /api/openapi.json",
+		"GET /healthz", "GET /readyz", "GET /metrics", "GET /api/openapi.json", "GET /api/admin/backup",
 	} {
 		method, path, _ := strings.Cut(route, " ")
 		item, ok := paths[path].(map[string]any)

@@ -99,7 +99,14 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 	pk := &parked{conn: conn, project: project, id: id}
 	p.mu.Lock()
 	p.waits[pk] = struct{}{}
+	closing = p.closing
 	p.mu.Unlock()
+	if closing {
+		// drain began after the check above and may have missed this wait:
+		// answer it now with the record as it is, as drain does.
+		p.check(pk)
+		return true
+	}
 	// Each release is handed over under the lock: a wake-up, the timer or
 	// a hang-up may finish the wait before park has set up the others.
 	p.adopt(pk, func(pk *parked, f func()) { pk.stopWatch = f }, p.watch(pk))

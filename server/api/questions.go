@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/internal/tracing"
+	"github.com/askbridge/askbridge/lifecycle"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -54,33 +55,11 @@ func (a *API) ask(w http.ResponseWriter, r *http.Request, p Principal) error {
 		req.Targets[i] = req.Targets[i].Resolved() // Telegram's chat and thread
 	}
 	project := r.PathValue("p")
-	agentRoute := ""
-	switch {
-	case p.Agent != nil:
-		if req.AgentID != "" && req.AgentID != p.Agent.ID {
-			return &domain.Error{Code: domain.EForbidden, Message: "this token belongs to another agent",
-				Details: []domain.Detail{{Field: "agent_id", Problem: fmt.Sprintf("must be %q or empty", p.Agent.ID)}}}
-		}
-		req.AgentID = p.Agent.ID
-		if !p.Agent.HasTool("ask_user") {
-			return domain.Errorf(domain.EToolNotEnabled, "agent %s does not have the ask_user tool: add ask_user to its tools in the configuration", p.Agent.ID)
-		}
-		agentRoute = p.Agent.Route
-	case p.Operator != nil:
-		// An operator asks in its own name: never as a configured agent,
-		// whose runs and webhook secret belong to that agent alone.
-		if req.AgentID == "" {
-			req.AgentID = "agent"
-		}
-		if _, ok := a.auth.AgentByID(req.AgentID); ok {
-			return &domain.Error{Code: domain.EForbidden, Message: fmt.Sprintf("agent_id %s is a configured agent: only its own token may ask as it", req.AgentID),
-				Details: []domain.Detail{{Field: "agent_id", Problem: "use an agent id that is not configured, or the agent's own token"}}}
-		}
-	default: // a bridge without tokens: the local user may name any agent
-		if req.AgentID == "" {
-			req.AgentID = "agent"
-		}
+	agentID, agentRoute, err := a.asker(p, req.AgentID)
+	if err != nil {
+		return err
 	}
+	req.AgentID = agentID
 	// The agent's W3C traceparent (if any) is the ask span's parent; the
 	// question keeps the ask's trace context for the answer and the resume.
 	ctx, span := a.tracer.Start(tracing.Extract(r.Context(), r.Header), "askbridge.ask",
@@ -116,12 +95,45 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, p Principal) error {
 		return &domain.Error{Code: domain.EInvalid, Message: "invalid status filter",
 			Details: []domain.Detail{{Field: "status", Problem: "one of pending, answered, cancelled, expired"}}}
 	}
-	qs, err := a.store.List(r.Context(), r.PathValue("p"), status, 500)
+	limit := lifecycle.DefaultListLimit
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > lifecycle.MaxListLimit {
+			return &domain.Error{Code: domain.EInvalid, Message: "invalid limit",
+				Details: []domain.Detail{{Field: "limit", Problem: fmt.Sprintf("a whole number from 1 to %d", lifecycle.MaxListLimit)}}}
+		}
+		limit = n
+	}
+	page, err := a.store.ListPage(r.Context(), r.PathValue("p"), lifecycle.ListQuery{Status: status,
+		Cursor: r.URL.Query().Get("cursor"), Limit: limit})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"questions": visible(qs, p)})
+	// next_cursor is null on the last page; a page may hold fewer than
+	// limit (another agent's questions are not shown) and still have one.
+	var next *string
+	if page.Next != "" {
+		next = &page.Next
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"questions": visible(page.Questions, p), "next_cursor": next})
 	return nil
+}
+
+// pending reads every pending question of a project, page by page,
+// oldest first.
+func (a *API) pending(ctx context.Context, project string) ([]*domain.Question, error) {
+	var out []*domain.Question
+	q := lifecycle.ListQuery{Status: domain.StatusPending, Limit: lifecycle.MaxListLimit}
+	for {
+		page, err := a.store.ListPage(ctx, project, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Questions...)
+		if q.Cursor = page.Next; q.Cursor == "" {
+			return out, nil
+		}
+	}
 }
 
 func (a *API) get(w http.ResponseWriter, r *http.Request, p Principal) error {

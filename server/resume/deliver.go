@@ -3,12 +3,16 @@ package resume
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/lifecycle"
@@ -26,14 +30,14 @@ import (
 // deliver makes one attempt and records its outcome. It reports whether
 // the host answered (for its circuit): a connection failure, a timeout, a
 // 5xx, 408 or 429 count against the host.
-func (d *Deliverer) deliver(ctx context.Context, dl lifecycle.Delivery, q *domain.Question, log *slog.Logger) (hostOK bool) {
-	secret := d.cfg.Secret(q.AgentID)
-	if len(secret) == 0 {
-		d.fail(ctx, dl, log, "no webhook secret configured for agent "+q.AgentID)
-		return true
-	}
+func (d *Deliverer) deliver(ctx context.Context, dl lifecycle.Delivery, q *domain.Question, secret []byte, log *slog.Logger) (hostOK bool) {
+	// The body names the attempt and carries a nonce of its own, so each
+	// attempt is signed anew: a retry within the same second never
+	// carries the signature of the attempt before it.
+	nonce := make([]byte, 12)
+	_, _ = rand.Read(nonce)
 	p := Payload{Event: dl.Event, Question: q.Public(), UserMessage: webhook.ResumeMessage(q),
-		Run: RunRef{ID: q.RunID, AgentID: q.AgentID, ProjectID: q.ProjectID}}
+		Run: RunRef{ID: q.RunID, AgentID: q.AgentID, ProjectID: q.ProjectID}, Attempt: dl.Attempts, Nonce: hex.EncodeToString(nonce)}
 	if q.ResumedRunID != "" {
 		p.Run.ID, p.Run.ResumedFrom = q.ResumedRunID, q.RunID
 	}
@@ -116,6 +120,54 @@ func (d *Deliverer) retry(ctx context.Context, dl lifecycle.Delivery, log *slog.
 	}
 	d.cfg.Observe("retried")
 	log.Warn("resume webhook failed; will retry", "reason", why, "next", next)
+}
+
+// noSecretWait is how long a resume webhook that cannot be signed (its
+// agent has no webhook secret) waits before it is looked at again.
+const noSecretWait = time.Minute
+
+// hold keeps a resume webhook of an agent without a webhook secret queued,
+// unsent, until the bridge has a secret (it is restarted with one) or the
+// delivery's GiveUpAfter ran out; it is then given up, saying why. The
+// agent is named in a warning once per process (warnUnsigned).
+func (d *Deliverer) hold(ctx context.Context, dl lifecycle.Delivery, agent string, now time.Time, log *slog.Logger) {
+	why := "no webhook secret configured for agent " + agent
+	if !dl.CreatedAt.IsZero() && now.Sub(dl.CreatedAt) > d.cfg.GiveUpAfter {
+		d.fail(ctx, dl, log, why+" within "+d.cfg.GiveUpAfter.String()+"; set BRIDGE_WEBHOOK_SECRET (webhooks.secret) or the agent's webhook_secret")
+		return
+	}
+	dl.Attempts-- // nothing was sent
+	if err := d.cfg.Store.RetryDelivery(ctx, dl, now.Add(min(noSecretWait, d.cfg.MaxBackoff))); err != nil {
+		log.Warn("putting back a delivery that cannot be signed failed; it is looked at again when its lease ends", "err", err)
+	}
+	log.Debug("resume webhook kept queued", "reason", why)
+	d.mu.Lock()
+	if !d.unsigned[agent] {
+		d.unsigned[agent] = true
+		d.unwarned = append(d.unwarned, agent)
+	}
+	d.mu.Unlock()
+}
+
+// warnUnsigned names, in one warning, the agents whose resume webhooks
+// were found held for want of a secret since the last warning: at start
+// (the first read of the queue), every agent with queued resumes due.
+func (d *Deliverer) warnUnsigned() {
+	d.mu.Lock()
+	agents := d.unwarned
+	d.unwarned = nil
+	d.mu.Unlock()
+	if len(agents) == 0 {
+		return
+	}
+	slices.Sort(agents)
+	who := "agent "
+	if len(agents) > 1 {
+		who = "agents "
+	}
+	d.cfg.Logger.Warn("resume webhooks are kept queued, unsent: no webhook secret is configured for "+who+strings.Join(agents, ", ")+
+		"; set BRIDGE_WEBHOOK_SECRET (webhooks.secret) or the agent's webhook_secret and restart the bridge; each is given up "+
+		d.cfg.GiveUpAfter.String()+" after its question ended", "agents", strings.Join(agents, ","))
 }
 
 // fail gives a delivery up for good, never silently: a resume.failed event,

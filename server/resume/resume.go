@@ -95,9 +95,13 @@ type Deliverer struct {
 	mu    sync.Mutex
 	hosts *hosts
 	held  map[string]lifecycle.Delivery // in flight on this replica, by id
-	wg    sync.WaitGroup
-	freed chan struct{}
-	kick  chan struct{}
+	// unsigned: agents whose resume webhooks were held for want of a
+	// secret; unwarned: those not named in a warning yet.
+	unsigned map[string]bool
+	unwarned []string
+	wg       sync.WaitGroup
+	freed    chan struct{}
+	kick     chan struct{}
 }
 
 // New builds a Deliverer with defaults filled in.
@@ -160,7 +164,7 @@ func New(cfg Config) *Deliverer {
 		cfg.Batch = 64
 	}
 	return &Deliverer{cfg: cfg, client: client, tracer: tracing.Tracer(cfg.TracerProvider), hosts: newHosts(cfg.PerHost, cfg.MinBackoff, cfg.HostMaxPause),
-		held: map[string]lifecycle.Delivery{}, freed: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
+		held: map[string]lifecycle.Delivery{}, unsigned: map[string]bool{}, freed: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 }
 
 // Payload is the body of a resume webhook.
@@ -169,6 +173,11 @@ type Payload struct {
 	Question    *domain.Question `json:"question"`
 	Run         RunRef           `json:"run"`
 	UserMessage string           `json:"user_message"`
+	// Attempt counts the attempts at this delivery (1 on the first) and
+	// Nonce is random per attempt: each attempt's body, hence its
+	// signature, differs from every other's, even within one second.
+	Attempt int    `json:"attempt"`
+	Nonce   string `json:"nonce"`
 }
 
 // RunRef names the run that continues.
@@ -243,6 +252,7 @@ func (d *Deliverer) Once(ctx context.Context) int {
 // batches keep coming (deliveries put back for their host's sake make room
 // for the next ones at once).
 func (d *Deliverer) fill(ctx context.Context) int {
+	defer d.warnUnsigned()
 	total := 0
 	for round := range 64 {
 		if ctx.Err() != nil {
@@ -304,11 +314,16 @@ func (d *Deliverer) dispatch(ctx context.Context, dl lifecycle.Delivery, now tim
 		d.fail(ctx, dl, log, "the question has no resume url")
 		return
 	}
+	secret := d.cfg.Secret(q.AgentID)
+	if len(secret) == 0 {
+		d.hold(ctx, dl, q.AgentID, now, log)
+		return
+	}
 	if !dl.CreatedAt.IsZero() && now.Sub(dl.CreatedAt) > d.cfg.GiveUpAfter {
 		d.fail(ctx, dl, log, "gave up after "+d.cfg.GiveUpAfter.String()+" without a successful delivery")
 		return
 	}
-	d.start(ctx, dl, now, hostOf(q.Resume.URL), log, func(ctx context.Context) bool { return d.deliver(ctx, dl, q, log) })
+	d.start(ctx, dl, now, hostOf(q.Resume.URL), log, func(ctx context.Context) bool { return d.deliver(ctx, dl, q, secret, log) })
 }
 
 // start runs attempt for a claimed delivery on a worker, or puts the

@@ -3,7 +3,6 @@ package native
 import (
 	"bytes"
 	"encoding/binary"
-	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -44,110 +43,6 @@ var (
 
 var buckets = [][]byte{bProj, bQ, bRun, bIdem, bDraft, bDlv, bOnce, bEv, bAu}
 
-// batch is the changes of one operation, written in the order made. The
-// operation's wake-ups (after) run once they are committed.
-type batch struct {
-	durable bool
-	ops     []op
-	after   []func()
-	done    chan error
-	at      time.Time
-}
-
-type op struct {
-	b    []byte
-	k, v []byte // v nil: delete
-}
-
-func key(project, id string) []byte {
-	k := make([]byte, 0, len(project)+1+len(id))
-	return append(append(append(k, project...), 0), id...)
-}
-
-func (w *batch) put(b []byte, k []byte, v []byte) {
-	if w.durable {
-		w.ops = append(w.ops, op{b: b, k: k, v: v})
-	}
-}
-
-func (w *batch) del(b []byte, k []byte) {
-	if w.durable {
-		w.ops = append(w.ops, op{b: b, k: k})
-	}
-}
-
-func (w *batch) later(f func()) { w.after = append(w.after, f) }
-
-func (w *batch) putJSON(b []byte, k []byte, v any) {
-	if w.durable {
-		j, _ := stdjson.Marshal(v)
-		w.put(b, k, j)
-	}
-}
-
-func (w *batch) putQ(project, id string, r *qrec) {
-	if w.durable {
-		w.put(bQ, key(project, id), r.encode())
-	}
-}
-
-// write runs fn under the lock, queues its changes for the disk in the
-// order they were made, and returns once they are committed (at once in
-// memory), after which the wake-ups fn registered run. What a caller is
-// told was done (an ask, an answer, a vote, a pause, a queued delivery)
-// goes through write.
-func (c *core) write(fn func(w *batch) error) error { return c.apply(fn, true) }
-
-// note is write without waiting for the commit, for changes whose loss in
-// a crash costs at most a repeat: a posted copy's reference, the read
-// flag, a draft, a dedupe mark, an event or audit entry made on its own, a
-// delivery's claim, renewal, retry or finish (deliveries are at least
-// once), a trim. They are committed in order with the others, so a write
-// that follows one is committed with or after it.
-func (c *core) note(fn func(w *batch) error) error { return c.apply(fn, false) }
-
-// Sync returns once every change made so far is committed.
-func (c *core) Sync() error {
-	if c.db == nil {
-		return nil
-	}
-	return c.apply(func(w *batch) error {
-		w.ops = append(w.ops, op{}) // a commit of nothing, after the others
-		return nil
-	}, true)
-}
-
-func (c *core) apply(fn func(w *batch) error, wait bool) error {
-	if p := c.failed.Load(); p != nil {
-		return &unavailable{cause: *p}
-	}
-	w := &batch{durable: c.db != nil}
-	c.mu.Lock()
-	err := fn(w)
-	if w.durable && len(w.ops) > 0 {
-		w.done = make(chan error, 1)
-		w.at = time.Now()
-		c.qmu.Lock()
-		if c.closing {
-			w.done <- errors.New("the store is closed")
-		} else {
-			c.queue = append(c.queue, w)
-			c.qcond.Signal()
-		}
-		c.qmu.Unlock()
-	}
-	c.mu.Unlock()
-	if w.done != nil && wait {
-		if cerr := <-w.done; cerr != nil {
-			return &unavailable{cause: cerr}
-		}
-	}
-	for _, f := range w.after {
-		f()
-	}
-	return err
-}
-
 // openDisk opens (or creates) the database in dir, holding its lock, and
 // loads it.
 func (c *core) openDisk(dir string) error {
@@ -155,21 +50,23 @@ func (c *core) openDisk(dir string) error {
 		return fmt.Errorf("cannot create the data directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
+	if err := verifyExisting(path, dir); err != nil {
+		return err
+	}
 	db, err := openFile(path, dir)
 	if err != nil {
 		return err
 	}
+	for _, leftover := range []string{".backup-*", ".new-*"} { // copies a crash left behind (the lock is ours)
+		left, _ := filepath.Glob(path + leftover)
+		for _, f := range left {
+			_ = os.Remove(f)
+		}
+	}
 	if db, err = c.compact(db, path, dir); err != nil {
 		return err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range buckets {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = db.Update(createBuckets)
 	if err == nil {
 		err = c.load(db)
 	}
@@ -192,15 +89,83 @@ func boltOptions(lock time.Duration) *bolt.Options {
 	return &bolt.Options{Timeout: lock, FreelistType: bolt.FreelistMapType, NoFreelistSync: true}
 }
 
+// verifyExisting checks the data file at path, when there is one, before
+// the database library opens it (Verify); when there is none, it makes one
+// (create).
+func verifyExisting(path, dir string) error {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return create(path, dir)
+	}
+	err := readLocked(path, 300*time.Millisecond, func() error { return Verify(path) })
+	if errors.Is(err, errLocked) {
+		return inUse(dir)
+	}
+	return err
+}
+
+// create makes an empty data file at path whole or not at all: written
+// and synced under another name, then linked in place (a link, unlike a
+// rename, fails when another process made one meanwhile). So the store
+// never leaves an empty file, and an empty one is refused (Verify). Where
+// links are not supported, the database library creates it in place.
+func create(path, dir string) error {
+	tmp, err := os.CreateTemp(dir, FileName+".new-*")
+	if err != nil {
+		return fmt.Errorf("cannot create the data file in %s: %w", dir, err)
+	}
+	name := tmp.Name()
+	_ = tmp.Close()
+	defer os.Remove(name)
+	db, err := bolt.Open(name, 0o600, boltOptions(0))
+	if err != nil {
+		return fmt.Errorf("cannot create the data file in %s: %w", dir, err)
+	}
+	err = db.Update(createBuckets)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cannot create the data file in %s: %w", dir, err)
+	}
+	if err := os.Link(name, path); err != nil {
+		return nil // another process made one (its lock decides), or no links here
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+func createBuckets(tx *bolt.Tx) error {
+	for _, b := range buckets {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inUse is the error for a data directory another process holds, naming
+// that process's PID when it wrote one.
+func inUse(dir string) error {
+	holder, stop := "", "Stop the other one"
+	if pid := holderPID(dir); pid > 0 {
+		holder, stop = fmt.Sprintf(", PID %d", pid), fmt.Sprintf("Stop it (kill %d)", pid)
+	}
+	return fmt.Errorf("%w%s (%s): one process owns a data directory. %s or give this one another "+
+		"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, holder, dir, stop)
+}
+
 func openFile(path, dir string) (*bolt.DB, error) {
 	db, err := bolt.Open(path, 0o600, boltOptions(300*time.Millisecond))
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("%w (%s): one process owns a data directory. Stop the other one or give this one another "+
-			"--data-dir (BRIDGE_DATA_DIR); to run several replicas, set REDIS_URL so they share one Redis", ErrInUse, dir)
+		return nil, inUse(dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the data file %s: %w", path, err)
 	}
+	writePID(dir)
 	return db, nil
 }
 
@@ -244,82 +209,6 @@ func (c *core) compact(db *bolt.DB, path, dir string) (*bolt.DB, error) {
 	}
 	c.log.Info("compacted the data file", "before_bytes", size, "free_bytes", free)
 	return openFile(path, dir)
-}
-
-// writer commits queued batches: all those queued while the previous
-// commit ran go in one transaction, with one fsync.
-func (c *core) writer() {
-	defer c.writerWG.Done()
-	for {
-		c.qmu.Lock()
-		for len(c.queue) == 0 && !c.closing {
-			c.qcond.Wait()
-		}
-		if len(c.queue) == 0 {
-			c.qmu.Unlock()
-			return
-		}
-		bs := c.queue
-		c.queue = nil
-		c.queuedAt = bs[0].at
-		c.qmu.Unlock()
-		err := c.db.Update(func(tx *bolt.Tx) error {
-			for _, w := range bs {
-				for _, o := range w.ops {
-					if o.b == nil {
-						continue
-					}
-					b := tx.Bucket(o.b)
-					var err error
-					if o.v == nil {
-						err = b.Delete(o.k)
-					} else {
-						err = b.Put(o.k, o.v)
-					}
-					if err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			c.failed.Store(&err)
-			c.log.Error("the embedded store could not write to its data directory; it refuses changes until restarted", "err", err)
-		}
-		c.qmu.Lock()
-		c.queuedAt = time.Time{}
-		c.qmu.Unlock()
-		for _, w := range bs {
-			w.done <- err
-		}
-	}
-}
-
-// pendingSince is when the oldest change not yet committed was made
-// (zero when none).
-func (c *core) pendingSince() time.Time {
-	c.qmu.Lock()
-	defer c.qmu.Unlock()
-	if !c.queuedAt.IsZero() {
-		return c.queuedAt
-	}
-	if len(c.queue) > 0 {
-		return c.queue[0].at
-	}
-	return time.Time{}
-}
-
-func (c *core) closeDisk() error {
-	if c.db == nil {
-		return nil
-	}
-	c.qmu.Lock()
-	c.closing = true
-	c.qcond.Broadcast()
-	c.qmu.Unlock()
-	c.writerWG.Wait()
-	return c.db.Close()
 }
 
 func splitKey(k []byte) (string, string) {
@@ -424,9 +313,16 @@ func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
 	}); err != nil {
 		return err
 	}
+	now := wallMS()
 	if err := each(bDlv, func(p *proj, id string, v []byte) error {
 		r := &dlvrec{}
 		if json.Unmarshal(v, r) == nil {
+			if r.Lease != "" {
+				// Leased by the process before this one, which is gone
+				// (one process owns the directory): due again now, not
+				// when the lease would have run out.
+				r.Lease, r.Due = "", min(r.Due, now)
+			}
 			p.dlv[id] = r
 			p.outbox.ReplaceOrInsert(item{r.Due, id})
 		}

@@ -7,9 +7,10 @@
 // is told was made (an ask, an answer, a vote, a pause, a queued
 // delivery) is committed and fsynced before the call returns; smaller
 // changes whose loss would cost at most a repeat (a copy's reference, a
-// draft, a delivery's claim) are committed in the same order without
-// being waited for (disk.go). The indexes are rebuilt from the file at
-// start.
+// draft) are committed in the same order without being waited for. No
+// reader sees a change before it is committed, and a commit that fails
+// takes back every change not committed (commit.go). The indexes are
+// rebuilt from the file at start, once the file is verified (verify.go).
 //
 // It keeps a question exactly as package store does on Redis (the same
 // record codec: store.EncodeDoc, store.DecodeRecord), so both read back
@@ -19,9 +20,15 @@
 //
 //   - native.go: Options, Open, Close, Replica, Ping, the lock, and Watch
 //     through the wake-up hub shared with package store (internal/wakehub).
-//   - disk.go: the database file: the commit queue (group commit, one
-//     fsync for every change queued meanwhile), loading at start, the
-//     directory lock.
+//   - disk.go: the database file: opening, compacting and loading it at
+//     start, the directory lock.
+//   - commit.go: the commit queue (group commit, one fsync for every
+//     change queued meanwhile), publication to readers once committed
+//     (view), and taking back what a failed commit held (rollback).
+//   - failure.go: what a failed write means for an operator, and the
+//     probe that lets changes in again once writes succeed.
+//   - verify.go: checking a data file page by page before it is opened.
+//   - backup.go: a consistent copy while serving (Backup), and Check.
 //   - state.go: what is kept per project and how it is written.
 //   - questions.go: Create, Get, Locate, List, RunQuestions, AttachCopy,
 //     MarkRead.

@@ -75,6 +75,10 @@ func TestReopenKeepsEverything(t *testing.T) {
 		_, err = s.Transition(ctx, p, q.ID, answer("maria"))
 		require.NoError(t, err)
 		asked = append([]string{q.ID}, asked...)
+		// History is ordered by answer time in milliseconds; two answers in
+		// the same millisecond tie in both stores (then by id), so each
+		// answer here takes its own millisecond.
+		time.Sleep(2 * time.Millisecond)
 	}
 	histKey := domain.HistoryKey("bot", []domain.Item{{Question: "Which auth?", Options: []domain.Option{{Label: "API key"}, {Label: "OAuth"}}}})
 	lastEv, err := s.LastEventID(ctx, p)
@@ -175,6 +179,8 @@ func TestOneProcessPerDirectory(t *testing.T) {
 	assert.Contains(t, err.Error(), dir)
 	assert.Contains(t, err.Error(), "REDIS_URL")
 	assert.Contains(t, err.Error(), "--data-dir")
+	assert.Contains(t, err.Error(), fmt.Sprintf("in use by another askbridge process, PID %d", os.Getpid()),
+		"names the process that holds it")
 }
 
 // TestRetentionLeavesNothing: once retention has passed and the sweeper
@@ -302,4 +308,38 @@ func TestQueueOnEndKeptOverRestart(t *testing.T) {
 	assert.JSONEq(t, `{"profile":"oncall"}`, string(ds[0].Payload))
 	require.NotNil(t, ds[0].Question)
 	assert.Equal(t, domain.StatusAnswered, ds[0].Question.Status)
+}
+
+// TestLeasesOfTheLastProcessAreClaimedAtOnce: one process owns the data
+// directory, so a delivery that was leased (in flight) when the bridge
+// stopped is due again at once when the store is opened on it, not when
+// the lease runs out a minute later. Attempts already made still count.
+func TestLeasesOfTheLastProcessAreClaimedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	s, err := native.Open(native.Options{Dir: dir})
+	require.NoError(t, err)
+	q := newQ("ops", "run-1")
+	q.Resume = &domain.Resume{URL: "https://runtime.example/resume"}
+	_, err = s.Create(ctx, q)
+	require.NoError(t, err)
+	_, err = s.PauseRun(ctx, "ops", "run-1", "bot", time.Now())
+	require.NoError(t, err)
+	tr := answer("alice")
+	tr.RequirePausedRun, tr.ContinuationRunID, tr.DeliveryID = true, "run-2", "dlv-1"
+	_, err = s.Transition(ctx, "ops", q.ID, tr)
+	require.NoError(t, err)
+	ds, err := s.ClaimDeliveries(ctx, time.Now(), time.Minute, 10)
+	require.NoError(t, err)
+	require.Len(t, ds, 1, "in flight when the bridge stops")
+	require.NoError(t, s.Close())
+
+	s = open(t, native.Options{Dir: dir})
+	ds, err = s.ClaimDeliveries(ctx, time.Now(), time.Minute, 10)
+	require.NoError(t, err)
+	require.Len(t, ds, 1, "due at once after the restart, not a lease later")
+	assert.Equal(t, "dlv-1", ds[0].ID)
+	assert.Equal(t, 2, ds[0].Attempts, "the attempt in flight at the stop counts")
+	again, err := s.ClaimDeliveries(ctx, time.Now(), time.Minute, 10)
+	require.NoError(t, err)
+	assert.Empty(t, again, "claimed now: leased to this process")
 }

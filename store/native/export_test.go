@@ -43,3 +43,11 @@ func (s *Store) Hold() (release func()) {
 	s.mu.Lock()
 	return s.mu.Unlock
 }
+
+// Queued is how many changes wait for a commit to start (the one under
+// way not counted).
+func (s *Store) Queued() int {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return len(s.queue)
+}

@@ -102,7 +102,7 @@ func (c *core) trimEvents(w *batch, p *proj, minMS int64) int {
 }
 
 // Events implements lifecycle.EventLog.
-func (c *core) Events(_ context.Context, project, after string, limit int) ([]domain.Event, error) {
+func (c *core) Events(ctx context.Context, project, after string, limit int) ([]domain.Event, error) {
 	if after == "$" {
 		return nil, nil
 	}
@@ -116,29 +116,38 @@ func (c *core) Events(_ context.Context, project, after string, limit int) ([]do
 	if limit <= 0 {
 		limit = 100
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	p := c.projects[project]
-	if p == nil {
-		return nil, nil
-	}
-	evs := p.liveEvents()
-	i := sort.Search(len(evs), func(i int) bool { return id.less(evs[i].id) })
 	var out []domain.Event
-	for ; i < len(evs) && len(out) < limit; i++ {
-		out = append(out, evs[i].event(project))
+	err := c.view(ctx, func() uint64 {
+		out = nil
+		p := c.projects[project]
+		if p == nil {
+			return 0
+		}
+		evs := p.liveEvents()
+		i := sort.Search(len(evs), func(i int) bool { return id.less(evs[i].id) })
+		for ; i < len(evs) && len(out) < limit; i++ {
+			out = append(out, evs[i].event(project))
+		}
+		return p.ver
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // LastEventID implements lifecycle.EventLog.
-func (c *core) LastEventID(_ context.Context, project string) (string, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if p := c.projects[project]; p != nil && len(p.liveEvents()) > 0 {
-		return p.lastEv.String(), nil
-	}
-	return "0-0", nil
+func (c *core) LastEventID(ctx context.Context, project string) (string, error) {
+	last := "0-0"
+	err := c.view(ctx, func() uint64 {
+		last = "0-0"
+		p := c.projects[project]
+		if p != nil && len(p.liveEvents()) > 0 {
+			last = p.lastEv.String()
+		}
+		return p.version()
+	})
+	return last, err
 }
 
 // AppendEvent implements lifecycle.EventLog.
@@ -170,17 +179,29 @@ func (c *core) AppendAudit(_ context.Context, e domain.AuditEntry) error {
 
 // Audit implements lifecycle.AuditLog: a question's entries come from its
 // own index, so they cost what they are, whatever else the trail holds.
-func (c *core) Audit(_ context.Context, project, question string, limit int) ([]domain.AuditEntry, error) {
+func (c *core) Audit(ctx context.Context, project, question string, limit int) ([]domain.AuditEntry, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
-	out := []domain.AuditEntry{}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	p := c.projects[project]
-	if p == nil {
-		return out, nil
+	var out []domain.AuditEntry
+	err := c.view(ctx, func() uint64 {
+		out = []domain.AuditEntry{}
+		p := c.projects[project]
+		if p != nil {
+			c.auditOf(p, question, limit, &out)
+		}
+		return p.version()
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
+}
+
+// auditOf appends to out the entries of question (of the project when
+// empty), oldest first, up to limit.
+func (c *core) auditOf(p *proj, question string, limit int, out *[]domain.AuditEntry) {
+	project := p.name
 	add := func(e *aurec) {
 		a := domain.AuditEntry{ID: e.id.String(), Type: e.Type, ProjectID: project, QuestionID: e.Q, RunID: e.Run,
 			Detail: e.Detail, At: time.Unix(0, e.At).UTC()}
@@ -190,19 +211,18 @@ func (c *core) Audit(_ context.Context, project, question string, limit int) ([]
 				a.By = &by
 			}
 		}
-		out = append(out, a)
+		*out = append(*out, a)
 	}
 	if question == "" {
 		live := p.liveAudit()
 		for _, e := range live[:min(limit, len(live))] {
 			add(e)
 		}
-		return out, nil
+		return
 	}
 	for _, abs := range p.auByQ[question] {
-		if i := abs - p.auBase; i >= int64(p.auHead) && i < int64(len(p.audit)) && len(out) < limit {
+		if i := abs - p.auBase; i >= int64(p.auHead) && i < int64(len(p.audit)) && len(*out) < limit {
 			add(p.audit[i])
 		}
 	}
-	return out, nil
 }

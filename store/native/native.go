@@ -36,6 +36,10 @@ type Options struct {
 	// before Ping reports the store unavailable (default 2 s).
 	CommitBudget time.Duration
 	Logger       *slog.Logger
+	// CommitHook, when set, runs in every write transaction just before
+	// it commits: an error fails the commit as a full disk would, and a
+	// hook that blocks holds the commit as a slow disk would (tests).
+	CommitHook func() error
 }
 
 const (
@@ -55,7 +59,8 @@ var _ lifecycle.Store = (*Store)(nil)
 
 // core is the state every handle shares. mu guards everything but the
 // commit queue; a change is made in memory under mu, queued for the disk
-// in the same order, and acknowledged once committed.
+// in the same order, acknowledged and shown to readers once committed
+// (commit.go).
 type core struct {
 	opts Options
 	log  *slog.Logger
@@ -78,9 +83,21 @@ type core struct {
 	queue    []*batch
 	queuedAt time.Time // when the oldest queued batch was queued
 	closing  bool
-	failed   atomic.Pointer[error]
+	failed   atomic.Pointer[error] // why changes are refused (a failed commit), until a write succeeds
 	writerWG sync.WaitGroup
+	stopped  chan struct{} // closed by Close
 	closed   atomic.Bool
+
+	// Publication (commit.go): applied numbers the changes made (under
+	// mu), durable is the last one committed, epoch counts the failed
+	// commits whose changes were taken back; readers wait on pubCh.
+	applied uint64
+	onceVer uint64 // the last change to the Once keys
+	regVer  uint64 // the last project registered
+	durable atomic.Uint64
+	epoch   atomic.Uint64
+	pubMu   sync.Mutex
+	pubCh   chan struct{}
 }
 
 // Open opens the store: in memory when opts.Dir is empty, else the
@@ -109,7 +126,8 @@ func Open(opts Options) (*Store, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &core{opts: opts, log: opts.Logger, projects: map[string]*proj{}, loc: map[string]string{},
-		once: map[string]int64{}, onceTTL: newTree(), hub: wakehub.New(), leaseID: newLeaseID()}
+		once: map[string]int64{}, onceTTL: newTree(), hub: wakehub.New(), leaseID: newLeaseID(),
+		stopped: make(chan struct{}), pubCh: make(chan struct{})}
 	c.qcond = sync.NewCond(&c.qmu)
 	if opts.Dir != "" {
 		if err := c.openDisk(opts.Dir); err != nil {

@@ -39,3 +39,7 @@ func TestConformanceInMemory(t *testing.T) {
 func TestConformanceDurable(t *testing.T) {
 	storetest.Run(t, replicas(func(t *testing.T) string { return t.TempDir() }))
 }
+
+func TestBacklogInMemory(t *testing.T) {
+	storetest.Backlog(t, open(t, native.Options{}))
+}

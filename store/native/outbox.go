@@ -97,7 +97,9 @@ func (c *core) claimIn(project string, now time.Time, lease time.Duration, want 
 		doc  string
 	}
 	var got []claimed
-	err := c.note(func(w *batch) error {
+	// A write, not a note: what it claims (a resume after an answer, a
+	// page) goes out only once the change that queued it is committed.
+	err := c.write(func(w *batch) error {
 		p := c.projects[project]
 		if p == nil {
 			return nil
@@ -125,6 +127,9 @@ func (c *core) claimIn(project string, now time.Time, lease time.Duration, want 
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	out := make([]lifecycle.Delivery, 0, len(got))
 	for _, g := range got {
 		if g.meta != nil && g.doc != "" {
@@ -134,7 +139,7 @@ func (c *core) claimIn(project string, now time.Time, lease time.Duration, want 
 		}
 		out = append(out, g.d)
 	}
-	return out, err
+	return out, nil
 }
 
 // RenewDeliveries implements lifecycle.DeliveryQueue.

@@ -157,13 +157,17 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 				}
 			}
 		}
-		if run != nil && idem == "" {
+		// A tool call's key re-attaches to its record whatever became of
+		// it; identical items only without an idempotency key, and an
+		// approval never to one decided (createScript).
+		call := domain.IsCallKey(q.Fingerprint)
+		if run != nil && (idem == "" || call) {
 			if ex, ok := run.FPs.get(q.Fingerprint); ok {
 				qid, till, _ := strings.Cut(ex, "|")
 				tillMS, _ := strconv.ParseInt(till, 10, 64)
-				if r := p.qs[qid]; r != nil && r.live(wall) &&
+				if r := p.qs[qid]; r != nil && r.live(wall) && (call ||
 					(r.m.Status == string(domain.StatusPending) || (r.m.Status == string(domain.StatusAnswered) && !approval)) &&
-					(till == "" || tillMS > ms(now)) {
+						(till == "" || tillMS > ms(now))) {
 					out.id, out.reattach = qid, true
 					return nil
 				}
@@ -171,7 +175,9 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 				c.saveRun(w, p, run, run.TTL)
 			}
 		}
-		if run != nil && run.Pending != "" {
+		// A question supersedes the run's pending question; an approval
+		// supersedes nothing and joins the run's batch (domain/batch.go).
+		if run != nil && run.Pending != "" && !approval {
 			prevID := run.Pending
 			if prev := p.qs[prevID]; prev != nil && prev.live(wall) && prev.m.Status == string(domain.StatusPending) {
 				c.finalize(w, p, prevID, prev, domain.StatusCancelled, store.SupersededResult(), domain.EventCancelled,
@@ -182,11 +188,24 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 		if run == nil {
 			run = &runrec{ID: q.RunID, Agent: q.AgentID, Status: string(domain.RunRunning), Created: now.UnixNano(), Updated: now.UnixNano()}
 		}
-		run.Pending = q.ID
+		batch := ""
+		if approval {
+			batch = q.BatchID
+			if batch == "" {
+				batch = q.ID
+				if run.Batch != "" && q.BatchWindow > 0 && ms(now)-run.BatchAt < q.BatchWindow.Milliseconds() {
+					batch = run.Batch
+				}
+			}
+			run.Batch, run.BatchAt = batch, ms(now)
+			run.NP++
+		} else {
+			run.Pending = q.ID
+		}
 		p.seq++
 		r := &qrec{doc: doc, m: qmeta{Seq: p.seq, Status: string(domain.StatusPending), Run: q.RunID, FP: q.Fingerprint,
 			Updated: now.UnixNano(), Deadline: ms(q.ExpiresAt), TTL: until, Idem: idem,
-			Hist: domain.HistoryKey(q.AgentID, q.Questions)}}
+			Hist: domain.HistoryKey(q.AgentID, q.Questions), Batch: batch}}
 		if len(q.Escalation) > 0 {
 			r.m.EscNext = ms(q.CreatedAt.Add(time.Duration(q.Escalation[0].After)))
 		}
@@ -197,7 +216,8 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 		w.putQ(p.name, q.ID, r)
 		run.Qs = append(run.Qs, q.ID)
 		run.FPs.set(q.Fingerprint, q.ID)
-		c.saveRun(w, p, run, until)
+		// The run lives as long as its longest-lived question.
+		c.saveRun(w, p, run, max(until, run.TTL))
 		if idem != "" {
 			c.saveIdem(w, p, idem, q.ID, until)
 		}
@@ -241,57 +261,87 @@ func (c *core) decode(project string, ss []snapshot) []*domain.Question {
 }
 
 // Get implements lifecycle.QuestionReader.
-func (c *core) Get(_ context.Context, project, id string) (*domain.Question, error) {
-	c.mu.RLock()
-	_, r := c.live(project, id, wallMS())
-	if r == nil {
-		c.mu.RUnlock()
+func (c *core) Get(ctx context.Context, project, id string) (*domain.Question, error) {
+	var snap *snapshot
+	err := c.view(ctx, func() uint64 {
+		snap = nil
+		p, r := c.live(project, id, wallMS())
+		if r == nil {
+			return p.version()
+		}
+		snap = &snapshot{id, r.m.fields(), r.doc}
+		return r.ver
+	})
+	if err != nil {
+		return nil, err
+	}
+	if snap == nil {
 		return nil, notFound(project, id)
 	}
-	fields, doc := r.m.fields(), r.doc
-	c.mu.RUnlock()
-	return store.DecodeRecord(project, id, fields, doc)
+	return store.DecodeRecord(project, id, snap.fields, snap.doc)
+}
+
+// version is the number of the last change to the project (0 for none).
+func (p *proj) version() uint64 {
+	if p == nil {
+		return 0
+	}
+	return p.ver
 }
 
 // Locate implements lifecycle.QuestionReader.
-func (c *core) Locate(_ context.Context, id string) (string, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if p, ok := c.loc[id]; ok {
-		if _, r := c.live(p, id, wallMS()); r != nil {
-			return p, nil
+func (c *core) Locate(ctx context.Context, id string) (string, error) {
+	found := ""
+	err := c.view(ctx, func() uint64 {
+		found = ""
+		if p, ok := c.loc[id]; ok {
+			if _, r := c.live(p, id, wallMS()); r != nil {
+				found = p
+				return r.ver
+			}
 		}
+		return c.applied
+	})
+	if err != nil {
+		return "", err
 	}
-	return "", domain.Errorf(domain.ENotFound, "no question %s", id)
+	if found == "" {
+		return "", domain.Errorf(domain.ENotFound, "no question %s", id)
+	}
+	return found, nil
 }
 
 // List implements lifecycle.QuestionReader: the newest limit questions
 // (of status, when given) from the creation-order index, oldest first.
-func (c *core) List(_ context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error) {
+func (c *core) List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error) {
 	if limit <= 0 {
 		limit = 500
 	}
-	c.mu.RLock()
-	p := c.projects[project]
-	if p == nil {
-		c.mu.RUnlock()
-		return []*domain.Question{}, nil
-	}
-	idx := p.all
-	if status != "" {
-		idx = p.byStatus[string(status)]
-	}
 	var ss []snapshot
-	if idx != nil {
-		wall := wallMS()
-		idx.Descend(func(it item) bool {
-			if r := p.qs[it.id]; r != nil && r.live(wall) {
-				ss = append(ss, snapshot{it.id, r.m.fields(), r.doc})
-			}
-			return len(ss) < limit
-		})
+	err := c.view(ctx, func() uint64 {
+		ss = nil
+		p := c.projects[project]
+		if p == nil {
+			return 0
+		}
+		idx := p.all
+		if status != "" {
+			idx = p.byStatus[string(status)]
+		}
+		if idx != nil {
+			wall := wallMS()
+			idx.Descend(func(it item) bool {
+				if r := p.qs[it.id]; r != nil && r.live(wall) {
+					ss = append(ss, snapshot{it.id, r.m.fields(), r.doc})
+				}
+				return len(ss) < limit
+			})
+		}
+		return p.ver
+	})
+	if err != nil {
+		return nil, err
 	}
-	c.mu.RUnlock()
 	slices.Reverse(ss)
 	return c.decode(project, ss), nil
 }
@@ -299,49 +349,66 @@ func (c *core) List(_ context.Context, project string, status domain.Status, lim
 // History implements lifecycle.QuestionReader: the history index (the
 // answered questions by when each goes: answer time plus retention),
 // newest first; only the records shown are decoded.
-func (c *core) History(_ context.Context, project, key string, limit int) ([]*domain.Question, error) {
-	c.mu.RLock()
+func (c *core) History(ctx context.Context, project, key string, limit int) ([]*domain.Question, error) {
 	var ss []snapshot
-	if p := c.projects[project]; p != nil && limit > 0 {
-		h, wall := p.hist[key], wallMS()
-		for i := len(h) - 1; i >= 0 && i >= len(h)-store.HistKeep && len(ss) < limit; i-- { // the newest HistKeep, as on Redis
-			if r := p.qs[h[i].id]; r != nil && r.live(wall) && r.m.Status == string(domain.StatusAnswered) {
-				ss = append(ss, snapshot{h[i].id, r.m.fields(), r.doc})
+	err := c.view(ctx, func() uint64 {
+		ss = nil
+		p := c.projects[project]
+		if p != nil && limit > 0 {
+			h, wall := p.hist[key], wallMS()
+			for i := len(h) - 1; i >= 0 && i >= len(h)-store.HistKeep && len(ss) < limit; i-- { // the newest HistKeep, as on Redis
+				if r := p.qs[h[i].id]; r != nil && r.live(wall) && r.m.Status == string(domain.StatusAnswered) {
+					ss = append(ss, snapshot{h[i].id, r.m.fields(), r.doc})
+				}
 			}
 		}
+		return p.version()
+	})
+	if err != nil {
+		return nil, err
 	}
-	c.mu.RUnlock()
 	return c.decode(project, ss), nil
 }
 
 // RunQuestions implements lifecycle.QuestionReader.
-func (c *core) RunQuestions(_ context.Context, project, run string) ([]*domain.Question, error) {
-	c.mu.RLock()
-	wall := wallMS()
+func (c *core) RunQuestions(ctx context.Context, project, run string) ([]*domain.Question, error) {
 	var ss []snapshot
-	if p := c.projects[project]; p != nil {
-		if rr := p.runs[run]; rr != nil && rr.live(wall) {
-			for _, id := range rr.Qs {
-				if r := p.qs[id]; r != nil && r.live(wall) {
-					ss = append(ss, snapshot{id, r.m.fields(), r.doc})
+	err := c.view(ctx, func() uint64 {
+		ss = nil
+		wall := wallMS()
+		p := c.projects[project]
+		if p != nil {
+			if rr := p.runs[run]; rr != nil && rr.live(wall) {
+				for _, id := range rr.Qs {
+					if r := p.qs[id]; r != nil && r.live(wall) {
+						ss = append(ss, snapshot{id, r.m.fields(), r.doc})
+					}
 				}
 			}
 		}
+		return p.version()
+	})
+	if err != nil {
+		return nil, err
 	}
-	c.mu.RUnlock()
 	return c.decode(project, ss), nil
 }
 
 // Projects implements lifecycle.QuestionReader.
-func (c *core) Projects(context.Context) ([]string, error) {
-	c.mu.RLock()
-	out := make([]string, 0, len(c.projects))
-	for name, p := range c.projects {
-		if p.registered {
-			out = append(out, name)
+func (c *core) Projects(ctx context.Context) ([]string, error) {
+	var out []string
+	err := c.view(ctx, func() uint64 {
+		out = make([]string, 0, len(c.projects))
+		for name, p := range c.projects {
+			if p.registered {
+				out = append(out, name)
+			}
 		}
+		return c.regVer
+	})
+	if err != nil {
+		return nil, err
 	}
-	c.mu.RUnlock()
 	sort.Strings(out)
 	return out, nil
 }

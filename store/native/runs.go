@@ -14,15 +14,25 @@ func (r *runrec) run(project string) *domain.Run {
 }
 
 // Run implements lifecycle.Runs.
-func (c *core) Run(_ context.Context, project, id string) (*domain.Run, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if p := c.projects[project]; p != nil {
-		if r := p.runs[id]; r != nil && r.live(wallMS()) && r.Status != "" {
-			return r.run(project), nil
+func (c *core) Run(ctx context.Context, project, id string) (*domain.Run, error) {
+	var out *domain.Run
+	err := c.view(ctx, func() uint64 {
+		out = nil
+		p := c.projects[project]
+		if p != nil {
+			if r := p.runs[id]; r != nil && r.live(wallMS()) && r.Status != "" {
+				out = r.run(project)
+			}
 		}
+		return p.version()
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, domain.Errorf(domain.ENotFound, "no run %s in project %s", id, project)
+	if out == nil {
+		return nil, domain.Errorf(domain.ENotFound, "no run %s in project %s", id, project)
+	}
+	return out, nil
 }
 
 // PauseRun implements lifecycle.Runs (package store's pauseScript).
@@ -54,7 +64,7 @@ func (c *core) PauseRun(ctx context.Context, project, id, agentID string, at tim
 		}
 		r.Status, r.Updated = string(domain.RunPaused), at.UnixNano()
 		ttl := r.TTL
-		if r.Pending == "" || ttl == 0 {
+		if (r.Pending == "" && r.NP <= 0) || ttl == 0 {
 			ttl = wall + c.opts.Retention.Milliseconds()
 		}
 		c.saveRun(w, p, r, ttl)

@@ -41,16 +41,22 @@ func (c *core) dropDrafts(w *batch, p *proj, id string) {
 }
 
 // GetDraft implements lifecycle.Scratch.
-func (c *core) GetDraft(_ context.Context, project, id, person string) (map[string][]string, error) {
+func (c *core) GetDraft(ctx context.Context, project, id, person string) (map[string][]string, error) {
 	out := map[string][]string{}
-	c.mu.RLock()
 	var b string
-	if p := c.projects[project]; p != nil {
-		if d := p.drafts[id]; d != nil && d.TTL > wallMS() {
-			b = d.M[person]
+	err := c.view(ctx, func() uint64 {
+		b = ""
+		p := c.projects[project]
+		if p != nil {
+			if d := p.drafts[id]; d != nil && d.TTL > wallMS() {
+				b = d.M[person]
+			}
 		}
+		return p.version()
+	})
+	if err != nil {
+		return nil, err
 	}
-	c.mu.RUnlock()
 	if b != "" {
 		_ = json.Unmarshal([]byte(b), &out)
 	}
@@ -85,9 +91,12 @@ func (c *core) mark(w *batch, k string, wall int64, ttl time.Duration) bool {
 }
 
 // Marked implements lifecycle.Scratch.
-func (c *core) Marked(_ context.Context, k string) (bool, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	until, ok := c.once[k]
-	return ok && until > wallMS(), nil
+func (c *core) Marked(ctx context.Context, k string) (bool, error) {
+	marked := false
+	err := c.view(ctx, func() uint64 {
+		until, ok := c.once[k]
+		marked = ok && until > wallMS()
+		return c.onceVer
+	})
+	return marked && err == nil, err
 }

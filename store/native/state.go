@@ -68,6 +68,7 @@ type proj struct {
 	name       string
 	registered bool // listed by Projects (it asked a question or paused a run)
 	seq        int64
+	ver        uint64 // the last change to anything of the project (commit.go)
 
 	qs        map[string]*qrec
 	all       *tree            // seq -> id
@@ -123,6 +124,7 @@ func (p *proj) status(s string) *tree {
 type qrec struct {
 	m   qmeta
 	doc string
+	ver uint64 // the last change to it (commit.go)
 }
 
 type qmeta struct {
@@ -140,6 +142,7 @@ type qmeta struct {
 	TTL      int64  `json:"t"`            // wall-clock ms when it goes
 	Idem     string `json:"i,omitempty"`  // its idempotency key's name
 	Hist     string `json:"h,omitempty"`  // its history key (domain.HistoryKey)
+	Batch    string `json:"b,omitempty"`  // an approval's batch id
 	Votes    []vrec `json:"v,omitempty"`
 	VSeq     int    `json:"vs,omitempty"`
 
@@ -164,6 +167,9 @@ func (m *qmeta) fields() map[string]string {
 	if m.Resumed != "" {
 		h["resumed_run_id"] = m.Resumed
 	}
+	if m.Batch != "" {
+		h["b"] = m.Batch
+	}
 	for _, v := range m.Votes {
 		h["vote:"+v.P], h["vlabel:"+v.P], h["vorder:"+v.P] = v.V, v.L, strconv.Itoa(v.O)
 	}
@@ -186,7 +192,10 @@ type runrec struct {
 	Status      string   `json:"st,omitempty"`
 	ResumedFrom string   `json:"rf,omitempty"`
 	ResumedBy   string   `json:"rb,omitempty"`
-	Pending     string   `json:"p,omitempty"`
+	Pending     string   `json:"p,omitempty"`  // its pending question
+	NP          int      `json:"np,omitempty"` // its pending approvals (asked with a batch)
+	Batch       string   `json:"b,omitempty"`  // its latest batch of approvals
+	BatchAt     int64    `json:"ba,omitempty"` // ms when that batch last grew
 	Created     int64    `json:"c"`
 	Updated     int64    `json:"u"`
 	FPs         fps      `json:"f,omitempty"` // fingerprint -> id ("id|until ms" once answered)

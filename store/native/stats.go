@@ -19,8 +19,20 @@ const statsOldestScan = lifecycle.StatsScan
 
 // Backlog implements lifecycle.Stats from the indexes: pending questions
 // are the deadlines index, deliveries the outbox.
-func (c *core) Backlog(context.Context) ([]lifecycle.Backlog, error) {
-	c.mu.RLock()
+func (c *core) Backlog(ctx context.Context) ([]lifecycle.Backlog, error) {
+	var out []lifecycle.Backlog
+	err := c.view(ctx, func() uint64 {
+		out = c.backlog()
+		return c.applied
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ProjectID < out[j].ProjectID })
+	return out, nil
+}
+
+func (c *core) backlog() []lifecycle.Backlog {
 	out := make([]lifecycle.Backlog, 0, len(c.projects))
 	for name, p := range c.projects {
 		if !p.registered {
@@ -49,9 +61,7 @@ func (c *core) Backlog(context.Context) ([]lifecycle.Backlog, error) {
 		}
 		out = append(out, b)
 	}
-	c.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].ProjectID < out[j].ProjectID })
-	return out, nil
+	return out
 }
 
 // waits counts one handle's waiters by project, so each handle (a

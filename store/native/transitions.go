@@ -36,11 +36,14 @@ func (c *core) finalize(w *batch, p *proj, id string, r *qrec, status domain.Sta
 		if run.Pending == id {
 			run.Pending = ""
 		}
+		if r.m.Batch != "" {
+			run.NP--
+		}
 		ttl := run.TTL
-		if run.Pending == "" {
+		if run.Pending == "" && run.NP <= 0 {
 			ttl = wall + retention.Milliseconds()
 		}
-		if cur, _ := run.FPs.get(r.m.FP); cur == id {
+		if cur, _ := run.FPs.get(r.m.FP); cur == id && !domain.IsCallKey(r.m.FP) {
 			if status == domain.StatusAnswered {
 				run.FPs.set(r.m.FP, id+"|"+strconv.FormatInt(ms(at)+domain.ReattachWindow.Milliseconds(), 10))
 			} else {
@@ -66,7 +69,11 @@ func (c *core) close(w *batch, p *proj, id string, r *qrec, status domain.Status
 	}
 	wall := wallMS()
 	if cont := tr.ContinuationRunID; cont != "" {
-		if run := p.runs[r.m.Run]; run != nil && run.live(wall) && run.Status == string(domain.RunPaused) {
+		if run := p.runs[r.m.Run]; run != nil && run.live(wall) && run.Status == string(domain.RunResumed) && r.m.Batch != "" {
+			// An approval of a run another decision resumed: the run's one
+			// continuation (runReady).
+			r.m.Resumed = run.ResumedBy
+		} else if run != nil && run.live(wall) && run.Status == string(domain.RunPaused) {
 			if old := p.runs[cont]; old != nil {
 				p.runTTL.Delete(item{old.TTL, cont})
 			}
@@ -100,6 +107,15 @@ func runNotPaused(state string) error {
 type refusal struct {
 	code  string // notfound, final, run_not_paused
 	state string
+}
+
+// runReady reports whether r's run takes a webhook-mode answer: it is
+// paused, or, for an approval (a call of a batch), resumed already by a
+// decision on another call of the run, whose continuation it then shares
+// (close).
+func (c *core) runReady(p *proj, r *qrec) bool {
+	st := c.runState(p, r.m.Run)
+	return st == string(domain.RunPaused) || (st == string(domain.RunResumed) && r.m.Batch != "")
 }
 
 func (c *core) runState(p *proj, run string) string {
@@ -143,7 +159,7 @@ func (c *core) Transition(ctx context.Context, project, id string, tr lifecycle.
 			f.code = "notfound"
 		case r.m.Status != string(domain.StatusPending):
 			f.code = "final"
-		case tr.RequirePausedRun && c.runState(p, r.m.Run) != string(domain.RunPaused):
+		case tr.RequirePausedRun && !c.runReady(p, r):
 			f = refusal{"run_not_paused", c.runState(p, r.m.Run)}
 		default:
 			c.close(w, p, id, r, tr.To, result, domain.EventForStatus(tr.To), store.PersonJSON(tr.By), store.TransitionDetail(tr), tr, at)
@@ -192,7 +208,7 @@ func (c *core) Vote(ctx context.Context, project, id string, v domain.Vote, requ
 			}
 		}
 		resolves := veto || n >= required
-		if resolves && tr.RequirePausedRun && c.runState(p, r.m.Run) != string(domain.RunPaused) {
+		if resolves && tr.RequirePausedRun && !c.runReady(p, r) {
 			f = refusal{"run_not_paused", c.runState(p, r.m.Run)}
 			return nil
 		}
@@ -231,30 +247,36 @@ func (c *core) Vote(ctx context.Context, project, id string, v domain.Vote, requ
 }
 
 // Due implements lifecycle.Schedule.
-func (c *core) Due(_ context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
-	return c.dueIn(func(p *proj) *tree { return p.deadlines }, now, limit), nil
+func (c *core) Due(ctx context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
+	return c.dueIn(ctx, func(p *proj) *tree { return p.deadlines }, now, limit)
 }
 
 // DueEscalations implements lifecycle.Schedule.
-func (c *core) DueEscalations(_ context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
-	return c.dueIn(func(p *proj) *tree { return p.escal }, now, limit), nil
+func (c *core) DueEscalations(ctx context.Context, now time.Time, limit int) ([]lifecycle.Ref, error) {
+	return c.dueIn(ctx, func(p *proj) *tree { return p.escal }, now, limit)
 }
 
 // dueIn lists, in every project, up to limit entries of a time index
 // whose time has come.
-func (c *core) dueIn(index func(*proj) *tree, now time.Time, limit int) []lifecycle.Ref {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+func (c *core) dueIn(ctx context.Context, index func(*proj) *tree, now time.Time, limit int) ([]lifecycle.Ref, error) {
 	var refs []lifecycle.Ref
-	for name, p := range c.projects {
-		n := 0
-		upTo(index(p), ms(now), func(it item) bool {
-			refs = append(refs, lifecycle.Ref{ProjectID: name, ID: it.id})
-			n++
-			return n < limit
-		})
-	}
-	return refs
+	err := c.view(ctx, func() uint64 {
+		refs = nil
+		var seen uint64
+		for name, p := range c.projects {
+			n := 0
+			upTo(index(p), ms(now), func(it item) bool {
+				refs = append(refs, lifecycle.Ref{ProjectID: name, ID: it.id})
+				n++
+				return n < limit
+			})
+			if n > 0 {
+				seen = max(seen, p.ver)
+			}
+		}
+		return seen
+	})
+	return refs, err
 }
 
 // Escalate implements lifecycle.Schedule.

@@ -6,11 +6,10 @@
 // The semantics, the same on every surface:
 //   - An approval has no "Other": free text is never offered, so nothing a
 //     person types can turn into a decision they did not choose.
-//   - "Deny with note…" is an explicit action. It records the note as the
-//     answer: the bridge's convention for approvals (the Claude Code hook
-//     and the CLI read an answer that is not an option as a denial with
-//     that text as the agent's feedback). A note that happens to read like
-//     an option ("Allow") is sent as "Deny: Allow", so it still denies.
+//   - "Deny with note…" is an explicit action. It sends the note as the
+//     respond request's reason (NoteRequest): the record's answer is the
+//     Deny option and the note, exactly as typed, its reason — never read
+//     as an answer, so a note "Allow." denies like any other.
 //   - An approval that needs several votes takes votes for options only
 //     (free text cannot be tallied), so it has no note either.
 package approval
@@ -69,25 +68,22 @@ func NoteAllowed(q *domain.Question) bool {
 	return Is(q) && q.ApprovalsRequired < 2 && DenyOption(q) >= 0
 }
 
-// NoteAnswer is the answer to record for a denial with note: the note
-// itself, or "<Deny label>: <note>" when the note would read as one of the
-// options (a note "Allow" must never allow). Empty when q takes no note.
-func NoteAnswer(q *domain.Question, note string) string {
-	note = strings.TrimSpace(note)
-	d := DenyOption(q)
-	if note == "" || d < 0 || !NoteAllowed(q) {
-		return ""
+// NoteRequest is the answer to send for a denial with note: note as the
+// reason, exactly as typed (with the digest of q's action, when it has
+// one). ok is false when q takes no note or note is blank.
+func NoteRequest(q *domain.Question, note string) (req domain.RespondRequest, ok bool) {
+	if strings.TrimSpace(note) == "" || !NoteAllowed(q) {
+		return req, false
 	}
-	for _, o := range q.Questions[0].Options {
-		if strings.EqualFold(o.Label, note) || strings.EqualFold(o.Value, note) {
-			return q.Questions[0].Options[d].Label + ": " + note
-		}
+	req.Reason = &note
+	if q.Action != nil {
+		req.Digest = q.Action.Digest
 	}
-	return note
+	return req, true
 }
 
 // Outcome classifies how an answered approval ended: Allow or Deny and,
-// for a denial with note, the note. Neutral for anything else.
+// for a denial with note, the note (the record's reason). Neutral for anything else.
 func Outcome(q *domain.Question) (Tone, string) {
 	if !Is(q) || q.Status != domain.StatusAnswered {
 		return Neutral, ""
@@ -97,6 +93,9 @@ func Outcome(q *domain.Question) (Tone, string) {
 	tones := Tones(q)
 	for j, o := range it.Options {
 		if o.Label == ans {
+			if tones[j] == Deny && q.Reason != "" {
+				return Deny, q.Reason
+			}
 			return tones[j], ""
 		}
 	}
@@ -104,11 +103,12 @@ func Outcome(q *domain.Question) (Tone, string) {
 		return Neutral, ""
 	}
 	if d := DenyOption(q); d >= 0 {
+		// Records kept from before notes were reasons: "Deny: <note>".
 		if rest, ok := strings.CutPrefix(ans, it.Options[d].Label+": "); ok {
 			return Deny, rest
 		}
 	}
-	// Free text on an approval is a denial with that note (see above).
+	// Free text answered through the API denies with that text.
 	return Deny, ans
 }
 

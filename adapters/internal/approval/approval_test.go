@@ -36,24 +36,28 @@ func TestTones(t *testing.T) {
 	}
 }
 
-func TestNoteAnswerNeverReadsAsAnotherOption(t *testing.T) {
+func TestNoteTravelsAsAReason(t *testing.T) {
 	q := ask(domain.Option{Label: "Allow"}, domain.Option{Label: "Deny"})
-	for note, want := range map[string]string{
-		"use make clean instead": "use make clean instead",
-		" allow ":                "Deny: allow",
-		"Deny":                   "Deny: Deny",
-		"":                       "",
-	} {
-		if got := NoteAnswer(q, note); got != want {
-			t.Errorf("NoteAnswer(%q) = %q, want %q", note, got, want)
+	for _, note := range []string{"use make clean instead", " allow ", "Allow.", "Deny"} {
+		req, ok := NoteRequest(q, note)
+		if !ok || req.Reason == nil || *req.Reason != note || req.Response != nil || len(req.Answers) > 0 {
+			t.Errorf("NoteRequest(%q) = %+v, %v; want the note as the reason, as typed", note, req, ok)
 		}
+	}
+	if _, ok := NoteRequest(q, "  "); ok {
+		t.Error("a blank note is no note")
 	}
 	two := *q
 	two.ApprovalsRequired = 2
-	if NoteAllowed(&two) || NoteAnswer(&two, "why") != "" {
+	if _, ok := NoteRequest(&two, "why"); NoteAllowed(&two) || ok {
 		t.Error("a vote cannot carry a note")
 	}
-	q.Status, q.Answers = domain.StatusAnswered, map[string]string{q.Questions[0].Question: "Deny: allow"}
+	q.Status, q.Answers, q.Reason = domain.StatusAnswered, map[string]string{q.Questions[0].Question: "Deny"}, "Allow."
+	if tone, note := Outcome(q); tone != Deny || note != "Allow." {
+		t.Errorf("outcome %v %q", tone, note)
+	}
+	q.Reason = ""
+	q.Answers[q.Questions[0].Question] = "Deny: allow" // a record kept from before
 	if tone, note := Outcome(q); tone != Deny || note != "allow" {
 		t.Errorf("outcome %v %q", tone, note)
 	}

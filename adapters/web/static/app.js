@@ -129,6 +129,9 @@
     updateCount();
     window.setTimeout(function () {
       if (card.parentNode) card.parentNode.removeChild(card);
+      // A batch's strip goes with the last of its calls.
+      var b = card.dataset.batch, head = b && document.getElementById("b-" + b);
+      if (head && !document.querySelector('article.card[data-batch="' + b + '"]')) head.parentNode.removeChild(head);
       if (hadFocus) document.getElementById("main").focus();
     }, 250);
   }
@@ -205,6 +208,7 @@
         card.classList.add("arriving");
         cards.insertBefore(card, before);
         updateCount();
+        if (card.dataset.batch) addBatchHead(card.dataset.batch);
         if (!quiet) {
           var t = card.querySelector(".card-title");
           announce("New question: " + (t ? t.textContent : ""));
@@ -212,6 +216,34 @@
       })
       .catch(function () {})
       .then(function () { delete fetching[id]; });
+  }
+
+  // A call of a batch arrived: once two or more of its calls are shown, the
+  // batch's strip (Allow all / Deny all of the calls shown) stands above
+  // the first of them, its count kept current.
+  function addBatchHead(b) {
+    var shown = cards.querySelectorAll('article.card[data-batch="' + b + '"]:not(.settled)');
+    if (shown.length < 2) return;
+    fetch("/batches/" + encodeURIComponent(b) + "?fragment=head", { credentials: "same-origin" })
+      .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
+      .then(function (html) {
+        var tpl = document.createElement("template");
+        tpl.innerHTML = html.trim();
+        var head = tpl.content.firstElementChild;
+        if (!head) return;
+        var shownIds = {};
+        cards.querySelectorAll('article.card[data-batch="' + b + '"]:not(.settled)').forEach(function (c) { shownIds[c.dataset.id] = true; });
+        // The strip decides only the calls this page shows.
+        head.querySelectorAll('input[name="q"]').forEach(function (i) { if (!shownIds[i.value]) i.parentNode.removeChild(i); });
+        var old = document.getElementById("b-" + b);
+        if (old) old.parentNode.removeChild(old);
+        var first = cards.querySelector('article.card[data-batch="' + b + '"]');
+        if (first) {
+          cards.insertBefore(head, first);
+          cards.querySelectorAll('article.card[data-batch="' + b + '"]').forEach(function (c) { c.classList.add("in-batch"); });
+        }
+      })
+      .catch(function () {});
   }
 
   // A pending card's tally or responders changed: replace those lines only,
@@ -258,7 +290,7 @@
 
   function relevant(ev) {
     if (page === "question") return ev.id === body.dataset.question;
-    if (page === "run") return ev.run_id === body.dataset.run && ev.project_id === body.dataset.project;
+    if (page === "run" || page === "batch") return ev.run_id === body.dataset.run && ev.project_id === body.dataset.project;
     return false;
   }
 
@@ -269,10 +301,11 @@
     var qs = JSON.parse(e.data).questions || [];
     var want = {};
     qs.forEach(function (q) { want[q.id] = q; });
-    if (page === "run") {
+    if (page === "run" || page === "batch") {
       // Refresh only when the run's pending questions differ from the page.
       var shown = {}, differ = false;
-      document.querySelectorAll("li.tl.status-pending").forEach(function (li) { shown[li.id.slice(3)] = true; });
+      if (page === "run") document.querySelectorAll("li.tl.status-pending").forEach(function (li) { shown[li.id.slice(3)] = true; });
+      else document.querySelectorAll("article.card:not(.final)").forEach(function (c) { shown[c.dataset.id] = true; });
       qs.forEach(function (q) {
         if (q.run_id === body.dataset.run && q.project_id === body.dataset.project && !shown[q.id]) differ = true;
       });

@@ -9,9 +9,12 @@ package fakeapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +47,9 @@ type Server struct {
 	OnCreate func(q *domain.Question)
 	// NewID makes the id of a new question (default: a random UUID).
 	NewID func() string
+	// MaxPage bounds a page of the list, as the API's limit does (default
+	// 1000): a test sets it low to make a client page.
+	MaxPage int
 }
 
 // New starts a fake on an httptest server closed at the end of the test.
@@ -227,6 +233,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		same := (q.IdempotencyKey != "" && old.IdempotencyKey == q.IdempotencyKey) ||
+			(old.RunID == q.RunID && old.Fingerprint == q.Fingerprint && domain.IsCallKey(q.Fingerprint)) ||
 			(old.RunID == q.RunID && old.Fingerprint == q.Fingerprint &&
 				(old.Status == domain.StatusPending || (old.Status == domain.StatusAnswered && now.Sub(old.UpdatedAt) < domain.ReattachWindow)))
 		if same {
@@ -238,9 +245,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// A question supersedes the run's pending question; approvals
+	// coexist (docs/approvals.md "Parallel tool calls").
 	for _, id := range s.order {
 		old := s.questions[id]
-		if old.ProjectID == project && old.RunID == q.RunID && old.Status == domain.StatusPending {
+		if q.Kind == domain.KindQuestion && old.Kind == domain.KindQuestion &&
+			old.ProjectID == project && old.RunID == q.RunID && old.Status == domain.StatusPending {
 			old.Status, old.CancelReason, old.UpdatedAt = domain.StatusCancelled, domain.CancelSuperseded, now.UTC()
 		}
 	}
@@ -275,14 +285,43 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	s.expireLocked()
 	status := domain.Status(r.URL.Query().Get("status"))
-	out := []*domain.Question{}
-	for _, id := range s.order {
-		q := s.questions[id]
-		if q.ProjectID == r.PathValue("p") && (status == "" || q.Status == status) {
-			out = append(out, q)
-		}
+	limit, maxPage := 500, s.MaxPage
+	if maxPage <= 0 {
+		maxPage = 1000
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"questions": out})
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeErr(w, &domain.Error{Code: domain.EInvalid, Message: "invalid limit", Details: []domain.Detail{{Field: "limit", Problem: "a whole number from 1 to 1000"}}})
+			return
+		}
+		limit = n
+	}
+	limit = min(limit, maxPage)
+	// The cursor is the position in order where the page starts.
+	from := 0
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(c, "from-"))
+		if err != nil || !strings.HasPrefix(c, "from-") {
+			writeErr(w, &domain.Error{Code: domain.EInvalid, Message: "invalid cursor", Details: []domain.Detail{{Field: "cursor", Problem: "not a cursor this list gave"}}})
+			return
+		}
+		from = n
+	}
+	out := []*domain.Question{}
+	var next any
+	for i := from; i < len(s.order); i++ {
+		q := s.questions[s.order[i]]
+		if q.ProjectID != r.PathValue("p") || (status != "" && q.Status != status) {
+			continue
+		}
+		if len(out) == limit {
+			next = fmt.Sprintf("from-%d", i)
+			break
+		}
+		out = append(out, q)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"questions": out, "next_cursor": next})
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
@@ -342,6 +381,10 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, domain.StatusError(q))
 		return
 	}
+	if err := domain.PrepareApproval(q, &req, true); err != nil {
+		writeErr(w, err)
+		return
+	}
 	a, err := domain.ParseAnswer(q, req)
 	if err != nil {
 		writeErr(w, err)
@@ -351,8 +394,13 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
 	if req.RespondedBy != nil {
 		who = req.RespondedBy.Person
 	}
+	if err := domain.DecideApproval(q, req, &a, &who); err != nil {
+		writeErr(w, err)
+		return
+	}
 	now := time.Now().UTC()
 	q.Status, q.Answers, q.Selections, q.Response = domain.StatusAnswered, a.Answers, a.Selections, a.Response
+	q.Reason, q.Decision = a.Reason, a.Decision
 	q.RespondedBy, q.RespondedAt, q.UpdatedAt, q.Read = &who, &now, now, true
 	s.notifyLocked()
 	writeJSON(w, http.StatusAccepted, map[string]any{"id": q.ID, "status": q.Status, "run_id": q.RunID})

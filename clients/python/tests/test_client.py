@@ -89,6 +89,12 @@ def test_invalid_questions_are_refused_before_anything_is_sent():
     with pytest.raises(AskBridgeError) as e:
         c.ask({"question": "x", "parent_run_id": "p"})
     assert e.value.code == "subagent_not_allowed"
+    # "Other" is added by every surface: the bridge's rule and words.
+    for label in ("Other", "other…", "Something else"):
+        with pytest.raises(AskBridgeError) as e:
+            c.ask({"questions": [{"question": "Which database?", "header": "DB", "options": [{"label": "Postgres"}, {"label": label}]}]})
+        assert e.value.details == [{"field": "questions[0].options[1].label",
+                                    "problem": 'remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)'}]
     assert sent == []
 
 
@@ -191,6 +197,57 @@ def test_asgi_receiver_resumes_once_and_refuses_forged_stale_and_replayed(bridge
     assert len(events) == 1
 
 
+def _signed(key: bytes, delivery: str, body: bytes, ts: int, v2: bool = True) -> dict:
+    """Headers of a resume webhook signed as the bridge signs it."""
+    import hashlib
+    import hmac
+    mac = lambda prefix: hmac.new(key, prefix.encode() + body, hashlib.sha256).hexdigest()  # noqa: E731
+    sig = f"t={ts},v1={mac(f'{ts}.')}" + (f",v2={mac(f'{ts}.{delivery}.')}" if v2 else "")
+    return {"x-askbridge-signature": sig, "x-askbridge-delivery": delivery, "content-type": "application/json"}
+
+
+_RESUME = json.dumps({"event": "question.answered", "question": {"id": "q1", "status": "answered"},
+                      "run": {"id": "r2", "resumed_from": "r1", "agent_id": "a", "project_id": "p"}, "user_message": "hi"}).encode()
+
+
+@pytest.mark.parametrize("secret", ["", b"", None], ids=["empty str", "empty bytes", "None"])
+def test_webhook_verifiers_refuse_an_empty_or_missing_secret(secret):
+    """Anyone can sign with an empty key: verify_webhook (when called) and asgi_receiver (when built) refuse it, naming what to set."""
+    import time
+    headers = _signed(b"", "d-1", _RESUME, int(time.time()))
+    with pytest.raises(ValueError, match="BRIDGE_WEBHOOK_SECRET"):
+        verify_webhook(secret, headers, _RESUME)
+    with pytest.raises(ValueError, match="BRIDGE_WEBHOOK_SECRET"):
+        asgi_receiver(secret, lambda ev: None)
+
+
+@pytest.mark.parametrize("v2", [True, False], ids=["v1 and v2", "v1 only (older bridge)"])
+def test_asgi_receiver_handles_a_same_second_retry_after_its_handler_failed(v2):
+    import time
+    calls = []
+
+    def on_event(ev):
+        calls.append(ev)
+        if len(calls) == 1:
+            raise RuntimeError("the runtime is restarting")
+
+    app = asgi_receiver("s3cret", on_event)
+    ts = int(time.time())
+    headers = _signed(b"s3cret", "d-same", _RESUME, ts, v2)
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://recv") as c:
+            post = lambda h: c.post("/", content=_RESUME, headers=h)  # noqa: E731
+            out = [(await post(headers)).status_code, (await post(headers)).status_code]
+            dup = await post(headers)
+            out.append((dup.status_code, dup.text.strip()))
+            replay = dict(_signed(b"s3cret", "d-same", _RESUME, ts, False), **{"x-askbridge-delivery": "d-other"})
+            out.append((await post(replay)).status_code)
+            return out
+    assert asyncio.run(run()) == [503, 200, (200, "duplicate"), 401], "the retry is handled; a handled signature is never taken again"
+    assert len(calls) == 2
+
+
 def test_the_receiver_mounts_in_fastapi():
     """The ASGI receiver inside a FastAPI app: signed deliveries reach on_event, unsigned ones get 401."""
     import hashlib
@@ -233,3 +290,28 @@ def test_the_agents_trace_context_goes_with_every_request_and_a_malformed_one_is
             assert c._trace == {}, bad
         finally:
             c.close()
+
+
+def test_the_list_reads_every_page(bridge):
+    ids = [bridge.ask({"run_id": f"p{i}", "agent_id": "bot", "question": f"Deploy {i}?"})["id"] for i in range(7)]
+    first = bridge.list_page(status="pending", limit=3)
+    assert [q["id"] for q in first["questions"]] == ids[:3]
+    assert isinstance(first["next_cursor"], str)
+    second = bridge.list_page(status="pending", limit=3, cursor=first["next_cursor"])
+    assert [q["id"] for q in second["questions"]] == ids[3:6]
+    last = bridge.list_page(status="pending", limit=3, cursor=second["next_cursor"])
+    assert [q["id"] for q in last["questions"]] == ids[6:] and last["next_cursor"] is None
+    assert [q["id"] for q in bridge.iterate(status="pending", limit=2)] == ids, "every page, oldest first"
+    assert [q["id"] for q in bridge.list(status="pending")] == ids
+    with pytest.raises(AskBridgeError) as e:
+        bridge.list_page(cursor="nope")
+    assert e.value.code == "invalid" and e.value.field == "cursor"
+
+    async def go():
+        async with AsyncClient(url=bridge.url, project=bridge.project) as c:
+            page = await c.list_page(status="pending", limit=4)
+            assert len(page["questions"]) == 4 and page["next_cursor"]
+            assert [q["id"] async for q in c.iterate(status="pending", limit=3)] == ids
+            assert [q["id"] for q in await c.list(status="pending")] == ids
+
+    asyncio.run(go())

@@ -99,7 +99,7 @@ export function approvalOutcome<I = Record<string, unknown>>(q: Question): Appro
         return { approved: true, input: (d.input ?? q.action?.input ?? {}) as I, edited: !!d.edited, always: (d.rules?.length ?? 0) > 0, status: q.status, question: q };
       }
       if (d) return no(d.message || `denied by ${who(q.responded_by)}`);
-      return no(`the answer was not an approval: ${q.response ?? ""}`);
+      return no(q.reason || `the answer was not an approval: ${q.response ?? ""}`);
     }
     case "expired":
       return no(`nobody answered within ${formatDuration(Date.parse(q.expires_at) - Date.parse(q.created_at))}`);

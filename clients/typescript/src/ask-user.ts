@@ -160,9 +160,6 @@ function problemsOf(input: AskUserInput): string[] {
   const ps: string[] = [];
   (input?.questions ?? []).forEach((it, i) => {
     if (!it?.header?.trim()) ps.push(`questions[${i}].header: required, at most 12 characters`);
-    (it?.options ?? []).forEach((o, j) => {
-      if (/^\s*other\s*$/i.test(o?.label ?? "")) ps.push(`questions[${i}].options[${j}].label: remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)`);
-    });
   });
   return ps;
 }

@@ -1,5 +1,5 @@
-// askbridge: ask people (Slack, Discord, the web inbox) from a TypeScript
-// agent and get the answer back. No runtime dependencies: the built-in fetch
+// askbridge: ask people (Slack, Discord, Telegram, email, the web inbox;
+// PagerDuty pages) from a TypeScript agent and get the answer back. No runtime dependencies: the built-in fetch
 // and node:crypto. The API is docs/openapi.yaml of the bridge.
 
 import { createHmac, timingSafeEqual } from "node:crypto";
@@ -73,15 +73,46 @@ function validTraceparent(v: string | undefined): string | undefined {
   return t;
 }
 
+/** Which page of the list (AskBridge.listPage). */
+export interface ListPageOptions {
+  status?: Status;
+  /** At most this many records (1-1000; the bridge's default is 500). */
+  limit?: number;
+  /** The previous page's `next_cursor`; leave it out for the first page. */
+  cursor?: string;
+  signal?: AbortSignal;
+}
+
+/** One page of the list: `next_cursor` continues it, null on the last page. */
+export interface QuestionPage {
+  questions: Question[];
+  next_cursor: string | null;
+}
+
 export interface WaitOptions {
   signal?: AbortSignal;
   /** Client deadline in milliseconds; the question stays pending after it (WaitTimeoutError). */
   timeoutMs?: number;
   /** Long-poll length per request in seconds (1 to 120, default 25). */
   pollSeconds?: number;
+  /**
+   * How long to keep retrying while the bridge cannot be reached or answers 502/503/504
+   * (a restart, a redeploy), in milliseconds from the first failure (default 120000);
+   * then the last error is thrown.
+   */
+  unreachableMs?: number;
 }
 
 const limits = { items: 4, header: 12, minOptions: 2, maxOptions: 4 };
+
+/** The problem of an option that is the free-text "Other" every surface adds by itself. */
+const otherOptionProblem = 'remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)';
+
+/** Whether a label is that "Other" ("Other", "Something else", …), as the bridge decides it. */
+function isOtherLabel(label: string): boolean {
+  const l = label.trim().toLowerCase().replace(/[.…: ]+$/u, "");
+  return ["other", "other (please specify)", "other (specify)", "something else"].includes(l);
+}
 
 /**
  * Checks what the bridge would surely refuse, before anything is sent, with
@@ -128,6 +159,10 @@ export function validateAsk(body: AskBody): void {
         add(of, "required");
         return;
       }
+      if (isOtherLabel(o.label)) {
+        add(of, otherOptionProblem);
+        return;
+      }
       const first = (it.options ?? []).findIndex((p) => p?.label === o.label);
       if (first < k) add(of, `same label as options[${first}]; labels must be unique within a question`);
     });
@@ -136,6 +171,22 @@ export function validateAsk(body: AskBody): void {
     throw new AskBridgeError("subagent_not_allowed", "only parent conversations can ask user questions", 0);
   }
   if (details.length) throw new AskBridgeError("invalid", "the question is not valid", 0, details);
+}
+
+/** Resolves after ms, or rejects when signal aborts. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 /** The client of one bridge and project. */
@@ -201,16 +252,36 @@ export class AskBridge {
   /**
    * Waits until the question is no longer pending: loops the long-poll.
    * With `timeoutMs` it throws WaitTimeoutError when the deadline passes;
-   * the question stays pending and a later wait returns its answer.
+   * the question stays pending and a later wait returns its answer. It
+   * carries on through a restart of the bridge, retrying for up to
+   * `unreachableMs` without an answer.
    */
   async wait(id: string, opts: WaitOptions = {}): Promise<Question> {
     const poll = Math.min(120, Math.max(1, opts.pollSeconds ?? 25));
     const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
+    const limit = opts.unreachableMs ?? 120_000;
+    let lostAt: number | undefined; // when the bridge stopped answering
+    let backoff = 500;
     for (;;) {
       opts.signal?.throwIfAborted();
       const left = deadline - Date.now();
       const secs = Math.max(1, Math.min(poll, Math.ceil(left / 1000)));
-      const q = await this.#call<Question>("GET", `/agent-questions/${encodeURIComponent(id)}/wait?timeout=${secs}s`, undefined, opts.signal);
+      let q: Question;
+      try {
+        q = await this.#call<Question>("GET", `/agent-questions/${encodeURIComponent(id)}/wait?timeout=${secs}s`, undefined, opts.signal);
+      } catch (err) {
+        // A restart: the bridge answers its waits (still pending) and goes
+        // away for a moment. Retry until it is back, within the limit.
+        if (!(err instanceof AskBridgeError) || !(err.code === "unreachable" || [502, 503, 504].includes(err.status))) throw err;
+        const now = Date.now();
+        lostAt ??= now;
+        if (now - lostAt >= limit || now >= deadline) throw err;
+        await pause(Math.min(backoff, deadline - now), opts.signal);
+        backoff = Math.min(backoff * 2, 5000);
+        continue;
+      }
+      lostAt = undefined;
+      backoff = 500;
       if (q.status !== "pending") return q;
       if (Date.now() >= deadline) throw new WaitTimeoutError(q);
     }
@@ -228,13 +299,45 @@ export class AskBridge {
     return this.#call<Question>("GET", `/agent-questions/${encodeURIComponent(id)}`, undefined, opts.signal);
   }
 
-  /** Records of the project, oldest first; `status` filters (e.g. "pending"), `runId` lists one run's. */
+  /**
+   * Every record of the project, oldest first, read page after page to the
+   * last; `status` filters (e.g. "pending"), `runId` lists one run's. For a
+   * large backlog, `iterate` yields them as the pages come and `listPage`
+   * reads one page.
+   */
   async list(opts: { status?: Status; runId?: string; signal?: AbortSignal } = {}): Promise<Question[]> {
-    const path = opts.runId
-      ? `/agent-runs/${encodeURIComponent(opts.runId)}/questions`
-      : `/agent-questions${opts.status ? `?status=${encodeURIComponent(opts.status)}` : ""}`;
-    const out = await this.#call<{ questions: Question[] }>("GET", path, undefined, opts.signal);
-    return opts.runId && opts.status ? out.questions.filter((q) => q.status === opts.status) : out.questions;
+    if (opts.runId) {
+      const out = await this.#call<{ questions: Question[] }>("GET", `/agent-runs/${encodeURIComponent(opts.runId)}/questions`, undefined, opts.signal);
+      return opts.status ? out.questions.filter((q) => q.status === opts.status) : out.questions;
+    }
+    const all: Question[] = [];
+    for await (const q of this.iterate(opts)) all.push(q);
+    return all;
+  }
+
+  /**
+   * One page of the project's records, oldest first: at most `limit`
+   * (1-1000, the bridge's default 500), from `cursor` (the previous page's
+   * `next_cursor`) on. `next_cursor` is null on the last page; a page may be
+   * short, even empty, before it.
+   */
+  listPage(opts: ListPageOptions = {}): Promise<QuestionPage> {
+    const q = new URLSearchParams();
+    if (opts.status) q.set("status", opts.status);
+    if (opts.limit !== undefined) q.set("limit", String(opts.limit));
+    if (opts.cursor) q.set("cursor", opts.cursor);
+    const qs = q.toString();
+    return this.#call<QuestionPage>("GET", `/agent-questions${qs ? `?${qs}` : ""}`, undefined, opts.signal);
+  }
+
+  /** Yields every record of the project, oldest first, reading the pages as it goes (`for await`). */
+  async *iterate(opts: Omit<ListPageOptions, "cursor"> = {}): AsyncGenerator<Question> {
+    let cursor: string | null = null;
+    do {
+      const page: QuestionPage = await this.listPage({ ...opts, limit: opts.limit ?? 1000, cursor: cursor ?? undefined });
+      yield* page.questions;
+      cursor = page.next_cursor ?? null;
+    } while (cursor);
   }
 
   /** Withdraws (reason "agent") or dismisses (reason "user") a pending question, with an optional note. */
@@ -269,6 +372,8 @@ export interface WebhookEvent {
   question: Question;
   run: { id: string; resumed_from?: string; agent_id: string; project_id: string };
   user_message: string;
+  /** The bridge's attempt at this delivery (1 on the first); each attempt is signed anew. */
+  attempt?: number;
   deliveryId: string;
 }
 
@@ -303,8 +408,16 @@ function sameHex(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** Anyone can sign with an empty secret: verifiers and handlers refuse one. */
+function requireSecret(secret: string | Uint8Array | null | undefined): string | Uint8Array {
+  if (secret == null || secret.length === 0) {
+    throw new Error("askbridge: the webhook secret is empty or missing: pass `secret` (the bridge's BRIDGE_WEBHOOK_SECRET / webhooks.secret, or the agent's webhook_secret); anyone can sign with an empty secret");
+  }
+  return secret;
+}
+
 export interface VerifyOptions {
-  /** webhooks.secret of the bridge, or the agent's webhook_secret. */
+  /** webhooks.secret of the bridge (BRIDGE_WEBHOOK_SECRET), or the agent's webhook_secret. Never empty. */
   secret: string | Uint8Array;
   headers: HeaderBag;
   /** The raw body, exactly as received. */
@@ -320,12 +433,14 @@ export interface VerifyOptions {
  * v2 signature (it covers X-Askbridge-Delivery) when the header has one,
  * else v1; a timestamp more than the tolerance from now is refused; the
  * compare is constant-time. Resolves to the event with its delivery id.
+ * Rejects with a plain Error when the secret is empty or missing.
  */
 export async function verifyWebhook(opts: VerifyOptions): Promise<WebhookEvent> {
   return verifyWebhookSync(opts).event;
 }
 
 function verifyWebhookSync(opts: VerifyOptions): { event: WebhookEvent; signing: string } {
+  const secret = requireSecret(opts.secret);
   const raw = typeof opts.body === "string" ? Buffer.from(opts.body) : opts.body;
   const sig = header(opts.headers, "x-askbridge-signature");
   const id = header(opts.headers, "x-askbridge-delivery");
@@ -352,7 +467,7 @@ function verifyWebhookSync(opts: VerifyOptions): { event: WebhookEvent; signing:
   if (d > tolerance * 1000 || d < -tolerance * 1000) {
     throw new WebhookVerificationError("stale_signature", "signature timestamp outside the tolerance");
   }
-  const want = useV2 ? hmacHex(opts.secret, `${ts}.${id}.`, raw) : hmacHex(opts.secret, `${ts}.`, raw);
+  const want = useV2 ? hmacHex(secret, `${ts}.${id}.`, raw) : hmacHex(secret, `${ts}.`, raw);
   let ok = false;
   for (const s of sigs) ok = sameHex(want, s) || ok;
   if (!ok) throw new WebhookVerificationError("bad_signature", "signature does not match the body");
@@ -367,7 +482,7 @@ function verifyWebhookSync(opts: VerifyOptions): { event: WebhookEvent; signing:
     throw new WebhookVerificationError("bad_body", "not a resume webhook body");
   }
   ev.deliveryId = id;
-  return { event: ev, signing: `${ts}.${hmacHex(opts.secret, `${ts}.`, raw)}` };
+  return { event: ev, signing: `${ts}.${hmacHex(secret, `${ts}.`, raw)}` };
 }
 
 /** Remembers deliveries so a duplicate resumes nothing twice. Implement it on a shared store across replicas. */
@@ -397,6 +512,7 @@ export function memoryDeduper(ttlMs = 48 * 3600 * 1000): Deduper {
 }
 
 export interface WebhookHandlerOptions {
+  /** As VerifyOptions.secret: building a handler without one throws. */
   secret: string | Uint8Array;
   /** Runs the continuation. A throw makes the bridge retry (503). */
   onEvent: (ev: WebhookEvent) => Promise<void> | void;
@@ -408,7 +524,10 @@ export interface WebhookHandlerOptions {
  * Handles a resume webhook from a fetch-API Request (Next.js, Hono, Bun,
  * Deno…): 200 handled or duplicate; 401 bad, stale or replayed signature;
  * 400 not a resume webhook; 503 with Retry-After while the same delivery is
- * being handled or when onEvent throws.
+ * being handled or when onEvent throws. A delivery (and its signature)
+ * counts as seen only once onEvent succeeded, so a retry after a failure
+ * is handled, even within the same second. Throws when the secret is
+ * empty or missing.
  */
 export function fetchWebhookHandler(opts: WebhookHandlerOptions): (req: Request) => Promise<Response> {
   const handle = core(opts);
@@ -444,6 +563,7 @@ export function nodeWebhookHandler(opts: WebhookHandlerOptions): (req: IncomingM
 const maxBody = 1 << 20;
 
 function core(opts: WebhookHandlerOptions) {
+  requireSecret(opts.secret);
   const dedupe = opts.dedupe ?? memoryDeduper();
   const later = { status: 503, text: "try again later\n", headers: { "retry-after": "5" } };
   return async (headers: HeaderBag, body: Uint8Array): Promise<{ status: number; text: string; headers: Record<string, string> }> => {
@@ -459,18 +579,23 @@ function core(opts: WebhookHandlerOptions) {
     const state = await dedupe.begin(id);
     if (state === "done") return { status: 200, text: "duplicate\n", headers: {} };
     if (state === "busy") return later;
-    // A new delivery id with a signature seen before is a captured delivery sent again.
-    if ((await dedupe.begin(`signature:${v.signing}`)) !== "new") {
+    // A new delivery id with a signature handled (or being handled) under
+    // another id is a captured delivery sent again. A signature counts as
+    // used only once its delivery was handled: a retry after a failure is
+    // handled, even one with the same signature (the same second).
+    const sig = `signature:${v.signing}`;
+    if ((await dedupe.begin(sig)) !== "new") {
       await dedupe.finish(id, false);
       return { status: 401, text: "this signature was already used; a delivery is never sent twice with one signature\n", headers: {} };
     }
-    await dedupe.finish(`signature:${v.signing}`, true);
     try {
       await opts.onEvent(v.event);
     } catch {
+      await dedupe.finish(sig, false);
       await dedupe.finish(id, false);
       return later;
     }
+    await dedupe.finish(sig, true);
     await dedupe.finish(id, true);
     return { status: 200, text: "ok\n", headers: {} };
   };

@@ -214,6 +214,8 @@ export interface Question {
   responded_at?: string;
   cancel_reason?: "" | "user" | "agent" | "superseded";
   cancel_note?: string;
+  /** An approval denied with a note: the note exactly as typed (the answer is the Deny option). */
+  reason?: string;
   created_at: string;
   updated_at: string;
   expires_at: string;

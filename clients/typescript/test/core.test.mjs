@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { createHmac } from "node:crypto";
 import { AskBridge, AskBridgeError, WaitTimeoutError, verifyWebhook, nodeWebhookHandler, fetchWebhookHandler } from "askbridge";
 import { client, pending, maria, listen, secret } from "./helpers.mjs";
 
@@ -92,6 +93,13 @@ test("invalid questions are refused before anything is sent, with the API's mess
   });
   await assert.rejects(b.ask({ questions: [] }), (e) => e.field === "questions");
   await assert.rejects(b.ask({ question: "x", parent_run_id: "p" }), (e) => e.code === "subagent_not_allowed");
+  // "Other" is added by every surface: the bridge's rule and words.
+  for (const label of ["Other", "other…", "Something else"]) {
+    await assert.rejects(b.ask({ questions: [{ question: "Which database?", header: "DB", options: [{ label: "Postgres" }, { label }] }] }), (e) => {
+      assert.deepEqual(e.details, [{ field: "questions[0].options[1].label", problem: 'remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)' }]);
+      return true;
+    });
+  }
   assert.equal(calls, 0);
 });
 
@@ -171,6 +179,45 @@ test("the Node and fetch handlers: the bridge's webhook resumes once; duplicates
   assert.equal(events.length, 2, "a fresh handler (another process) handles the delivery once");
 });
 
+// A resume webhook signed as the bridge signs it (v1 and v2), at unix second ts.
+function signed(key, id, body, ts) {
+  const mac = (prefix) => createHmac("sha256", key).update(prefix).update(body).digest("hex");
+  return { "x-askbridge-signature": `t=${ts},v1=${mac(`${ts}.`)},v2=${mac(`${ts}.${id}.`)}`, "x-askbridge-delivery": id, "content-type": "application/json" };
+}
+const resumeBody = JSON.stringify({ event: "question.answered", question: { id: "q1", status: "answered" }, run: { id: "r2", resumed_from: "r1", agent_id: "a", project_id: "p" }, user_message: "hi" });
+
+test("webhook verifiers refuse an empty or missing secret, naming what to set", async () => {
+  const ts = Math.floor(Date.now() / 1000);
+  const headers = signed("", "d-1", resumeBody, ts); // anyone can sign with an empty key
+  for (const [name, s] of [["empty string", ""], ["undefined", undefined], ["null", null], ["empty bytes", new Uint8Array(0)]]) {
+    const names = (e) => e instanceof Error && /BRIDGE_WEBHOOK_SECRET/.test(e.message) && /secret/.test(e.message);
+    await assert.rejects(verifyWebhook({ secret: s, headers, body: resumeBody }), names, `verifyWebhook, ${name}`);
+    assert.throws(() => nodeWebhookHandler({ secret: s, onEvent: () => {} }), names, `nodeWebhookHandler, ${name}`);
+    assert.throws(() => fetchWebhookHandler({ secret: s, onEvent: () => {} }), names, `fetchWebhookHandler, ${name}`);
+  }
+});
+
+test("a handler that fails, then the bridge's retry in the same second: the retry is handled", async () => {
+  const ts = Math.floor(Date.now() / 1000);
+  for (const [name, headers] of [
+    ["v1 and v2", signed(secret, "d-same", resumeBody, ts)],
+    ["v1 only (older bridge)", (({ "x-askbridge-signature": sig, ...h }) => ({ ...h, "x-askbridge-signature": sig.replace(/,v2=.*/, "") }))(signed(secret, "d-same", resumeBody, ts))],
+  ]) {
+    let calls = 0;
+    const fh = fetchWebhookHandler({ secret, onEvent: () => { if (++calls === 1) throw new Error("the runtime is restarting"); } });
+    const post = (h = headers) => fh(new Request("http://x/", { method: "POST", headers: h, body: resumeBody }));
+    assert.equal((await post()).status, 503, `${name}: the handler failed, the bridge retries`);
+    assert.equal((await post()).status, 200, `${name}: the same-second retry is handled, not refused as a replay`);
+    assert.equal(calls, 2, name);
+    const dup = await post();
+    assert.equal(dup.status, 200, name);
+    assert.equal((await dup.text()).trim(), "duplicate", name);
+    const v1 = headers["x-askbridge-signature"].replace(/,v2=.*/, "");
+    assert.equal((await post({ ...headers, "x-askbridge-signature": v1, "x-askbridge-delivery": "d-other" })).status, 401, `${name}: a handled signature is never taken again`);
+    assert.equal(calls, 2, name);
+  }
+});
+
 test("approval outcomes fail closed and say why", async () => {
   const { approvalOutcome, approvalBody } = await import("askbridge");
   const base = { id: "q", kind: "approval", created_at: "2026-01-01T10:00:00Z", expires_at: "2026-01-01T10:30:00.4Z", updated_at: "2026-01-01T10:30:00Z", action: { tool: "deploy", input: { env: "prod" } } };
@@ -209,4 +256,23 @@ test("the agent's trace context goes with every request; the bridge keeps it wit
     assert.equal(sent[0].traceparent, undefined, `not sent: ${JSON.stringify(bad)}`);
     assert.equal(sent[0].tracestate, undefined);
   }
+});
+
+test("the list reads every page: listPage gives one and its cursor, iterate and list go to the last", async () => {
+  const b = client("pages");
+  const ids = [];
+  for (let i = 0; i < 7; i++) ids.push((await b.ask({ run_id: `p${i}`, agent_id: "bot", question: `Deploy ${i}?` })).id);
+  const first = await b.listPage({ status: "pending", limit: 3 });
+  assert.deepEqual(first.questions.map((q) => q.id), ids.slice(0, 3));
+  assert.equal(typeof first.next_cursor, "string");
+  const second = await b.listPage({ status: "pending", limit: 3, cursor: first.next_cursor });
+  assert.deepEqual(second.questions.map((q) => q.id), ids.slice(3, 6));
+  const last = await b.listPage({ status: "pending", limit: 3, cursor: second.next_cursor });
+  assert.deepEqual(last.questions.map((q) => q.id), ids.slice(6));
+  assert.equal(last.next_cursor, null, "null on the last page");
+  const seen = [];
+  for await (const q of b.iterate({ status: "pending", limit: 2 })) seen.push(q.id);
+  assert.deepEqual(seen, ids, "iterate yields every page, oldest first");
+  assert.deepEqual((await b.list({ status: "pending" })).map((q) => q.id), ids);
+  await assert.rejects(b.listPage({ cursor: "nope" }), (e) => e instanceof AskBridgeError && e.code === "invalid" && e.details[0].field === "cursor");
 });

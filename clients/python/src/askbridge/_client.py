@@ -1,17 +1,27 @@
 from __future__ import annotations
 
+import asyncio
 import builtins
 import math
 import os
 import re
 import time
 from datetime import datetime
-from typing import Any
-from urllib.parse import quote
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any, cast
+from urllib.parse import quote, urlencode
 
 import httpx
 
-Record = dict[str, Any]
+from ._types import ActionRequest, Answered, ApprovalOutcome, AskBody, CancelReason, Question, QuestionPage, RespondBody, Run
+
+# A question's record, as every call returns it.
+Record = Question
+
+
+def _list_path(status: str | None, limit: int | None, cursor: str | None) -> str:
+    q = {k: v for k, v in (("status", status), ("limit", limit), ("cursor", cursor)) if v}
+    return "/agent-questions" + ("?" + urlencode(q) if q else "")
 
 
 class AskBridgeError(Exception):
@@ -47,7 +57,18 @@ class WaitTimeout(AskBridgeError):
         )
 
 
-def validate_ask(body: Record) -> None:
+_OTHER_OPTION_PROBLEM = (
+    'remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)'
+)
+
+
+def _is_other_label(label: str) -> bool:
+    """Whether a label is the free-text "Other" every surface adds by itself
+    ("Other", "Something else", ...), as the bridge decides it."""
+    return label.strip().lower().rstrip(".…: ") in ("other", "other (please specify)", "other (specify)", "something else")
+
+
+def validate_ask(body: AskBody | Mapping[str, Any]) -> None:
     """Refuses, before anything is sent, what the bridge would surely refuse,
     with the API's messages. The bridge checks everything again."""
     details: list[dict[str, str]] = []
@@ -58,6 +79,7 @@ def validate_ask(body: Record) -> None:
     if "questions" in body and "question" in body:
         add("question", "use either questions[] or the question+options shorthand, not both")
     shorthand = "questions" not in body and ("question" in body or "options" in body)
+    items: list[Any]  # checked here as the bridge would: the caller's dict may be anything
     if shorthand:
         if not body.get("question"):
             add("question", "required with options")
@@ -92,6 +114,10 @@ def validate_ask(body: Record) -> None:
             of = f"{f('options')}[{k}].label"
             if not isinstance(label, str) or not label.strip():
                 add(of, "required")
+                continue
+            if _is_other_label(label):
+                add(of, _OTHER_OPTION_PROBLEM)
+                labels.append(label)
                 continue
             if label in labels:
                 add(of, f"same label as options[{labels.index(label)}]; labels must be unique within a question")
@@ -148,8 +174,49 @@ def _result(url: str, res: httpx.Response) -> Any:
     return data
 
 
+def _cancel_body(reason: str | None, note: str | None) -> dict[str, str]:
+    # This client is the agent's: no reason means the agent withdrew it,
+    # whatever the bridge assumes for a caller without an agent token.
+    body = {"reason": reason or "agent"}
+    if note:
+        body["note"] = note
+    return body
+
+
 def _unreachable(url: str, err: Exception) -> AskBridgeError:
     return AskBridgeError("unreachable", f"the bridge at {url} is not reachable ({err.__class__.__name__}: {err}); is askbridge serve running there?")
+
+
+UNREACHABLE_LIMIT = 120.0
+"""How long (seconds) a wait keeps retrying while the bridge cannot be reached
+or answers 502/503/504 (a restart, a redeploy) before it raises the error."""
+
+
+class _Outage:
+    """A wait's retries while the bridge is away: a restart answers the waits
+    (still pending) and leaves the address unanswered for a moment."""
+
+    def __init__(self, limit: float):
+        self.limit = limit
+        self.since: float | None = None
+        self.backoff = 0.5
+
+    def pause(self, err: AskBridgeError, deadline: float) -> float:
+        """Seconds to sleep before the next try; raises err when it is not a
+        bridge away, or the limit or the deadline has passed."""
+        if err.code != "unreachable" and err.status not in (502, 503, 504):
+            raise err
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        if now - self.since >= self.limit or now >= deadline:
+            raise err
+        pause = min(self.backoff, deadline - now)
+        self.backoff = min(self.backoff * 2, 5.0)
+        return pause
+
+    def over(self) -> None:
+        self.since, self.backoff = None, 0.5
 
 
 class _Paths:
@@ -197,26 +264,34 @@ class Client(_Paths):
             raise _unreachable(self.url, err) from err
         return _result(self.url, res)
 
-    def ask(self, body: Record) -> Record:
+    def ask(self, body: AskBody) -> Record:
         """Asks: the record (status pending) with ``message`` for the agent."""
         validate_ask(body)
         return self._call("POST", "/agent-questions", body)
 
-    def wait(self, id: str, timeout: float | None = None, *, poll: int = 25) -> Record:
+    def wait(self, id: str, timeout: float | None = None, *, poll: int = 25, unreachable: float = UNREACHABLE_LIMIT) -> Record:
         """Waits until the question is final, looping the long-poll. With
         ``timeout`` (seconds) raises WaitTimeout when it passes; the question
-        stays pending and a later wait returns its answer."""
+        stays pending and a later wait returns its answer. It carries on
+        through a restart of the bridge, retrying for up to ``unreachable``
+        seconds without an answer."""
         deadline = math.inf if timeout is None else time.monotonic() + timeout
+        outage = _Outage(unreachable)
         while True:
             left = deadline - time.monotonic()
             secs = max(1, min(poll, 120, math.ceil(left) if left != math.inf else poll))
-            q = self._call("GET", f"/agent-questions/{self._q(id)}/wait?timeout={secs}s")
+            try:
+                q = self._call("GET", f"/agent-questions/{self._q(id)}/wait?timeout={secs}s")
+            except AskBridgeError as err:
+                time.sleep(outage.pause(err, deadline))
+                continue
+            outage.over()
             if q["status"] != "pending":
                 return q
             if time.monotonic() >= deadline:
                 raise WaitTimeout(q)
 
-    def ask_and_wait(self, body: Record, timeout: float | None = None) -> Record:
+    def ask_and_wait(self, body: AskBody, timeout: float | None = None) -> Record:
         """Asks and waits for the final record."""
         q = self.ask(body)
         return q if q["status"] != "pending" else self.wait(q["id"], timeout)
@@ -225,20 +300,43 @@ class Client(_Paths):
         return self._call("GET", f"/agent-questions/{self._q(id)}")
 
     def list(self, status: str | None = None, run_id: str | None = None) -> builtins.list[Record]:
+        """Every record of the project, oldest first, read page after page to
+        the last (``iterate`` yields them as the pages come); ``status``
+        filters, ``run_id`` lists one run's."""
         if run_id:
             qs = self._call("GET", f"/agent-runs/{self._q(run_id)}/questions")["questions"]
             return [q for q in qs if status is None or q["status"] == status]
-        return self._call("GET", "/agent-questions" + (f"?status={quote(status)}" if status else ""))["questions"]
+        return builtins.list(self.iterate(status=status))
 
-    def cancel(self, id: str, reason: str | None = None, note: str | None = None) -> Record:
-        body = {k: v for k, v in (("reason", reason), ("note", note)) if v}
-        return self._call("POST", f"/agent-questions/{self._q(id)}/cancel", body)
+    def list_page(self, status: str | None = None, limit: int | None = None, cursor: str | None = None) -> QuestionPage:
+        """One page of the project's records, oldest first: ``{"questions": [...],
+        "next_cursor": ...}`` with at most ``limit`` (1-1000; the bridge's
+        default 500) from ``cursor`` (the previous page's ``next_cursor``) on.
+        ``next_cursor`` is None on the last page; a page may be short, even
+        empty, before it."""
+        return self._call("GET", _list_path(status, limit, cursor))
 
-    def respond(self, id: str, body: Record) -> Record:
+    def iterate(self, status: str | None = None, limit: int | None = None) -> Iterator[Record]:
+        """Yields every record of the project, oldest first, reading the pages as it goes."""
+        cursor = None
+        while True:
+            page = self.list_page(status=status, limit=limit or 1000, cursor=cursor)
+            yield from page["questions"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
+
+    def cancel(self, id: str, reason: CancelReason = "agent", note: str | None = None) -> Record:
+        """Withdraws the question: the agent no longer waits (reason "agent",
+        the default), or records a person's dismissal (reason "user"). The
+        note shows on every copy."""
+        return self._call("POST", f"/agent-questions/{self._q(id)}/cancel", _cancel_body(reason, note))
+
+    def respond(self, id: str, body: RespondBody) -> Answered:
         """Answers (an operator's token, or a bridge without tokens)."""
         return self._call("POST", f"/agent-questions/{self._q(id)}/respond", body)
 
-    def pause_run(self, run_id: str) -> Record:
+    def pause_run(self, run_id: str) -> Run:
         """Reports that a run's process stopped (webhook mode)."""
         return self._call("POST", f"/agent-runs/{self._q(run_id)}/pause", {})
 
@@ -276,22 +374,28 @@ class AsyncClient(_Paths):
             raise _unreachable(self.url, err) from err
         return _result(self.url, res)
 
-    async def ask(self, body: Record) -> Record:
+    async def ask(self, body: AskBody) -> Record:
         validate_ask(body)
         return await self._call("POST", "/agent-questions", body)
 
-    async def wait(self, id: str, timeout: float | None = None, *, poll: int = 25) -> Record:
+    async def wait(self, id: str, timeout: float | None = None, *, poll: int = 25, unreachable: float = UNREACHABLE_LIMIT) -> Record:
         deadline = math.inf if timeout is None else time.monotonic() + timeout
+        outage = _Outage(unreachable)
         while True:
             left = deadline - time.monotonic()
             secs = max(1, min(poll, 120, math.ceil(left) if left != math.inf else poll))
-            q = await self._call("GET", f"/agent-questions/{self._q(id)}/wait?timeout={secs}s")
+            try:
+                q = await self._call("GET", f"/agent-questions/{self._q(id)}/wait?timeout={secs}s")
+            except AskBridgeError as err:
+                await asyncio.sleep(outage.pause(err, deadline))
+                continue
+            outage.over()
             if q["status"] != "pending":
                 return q
             if time.monotonic() >= deadline:
                 raise WaitTimeout(q)
 
-    async def ask_and_wait(self, body: Record, timeout: float | None = None) -> Record:
+    async def ask_and_wait(self, body: AskBody, timeout: float | None = None) -> Record:
         q = await self.ask(body)
         return q if q["status"] != "pending" else await self.wait(q["id"], timeout)
 
@@ -302,32 +406,44 @@ class AsyncClient(_Paths):
         if run_id:
             qs = (await self._call("GET", f"/agent-runs/{self._q(run_id)}/questions"))["questions"]
             return [q for q in qs if status is None or q["status"] == status]
-        return (await self._call("GET", "/agent-questions" + (f"?status={quote(status)}" if status else "")))["questions"]
+        return [q async for q in self.iterate(status=status)]
 
-    async def cancel(self, id: str, reason: str | None = None, note: str | None = None) -> Record:
-        body = {k: v for k, v in (("reason", reason), ("note", note)) if v}
-        return await self._call("POST", f"/agent-questions/{self._q(id)}/cancel", body)
+    async def list_page(self, status: str | None = None, limit: int | None = None, cursor: str | None = None) -> QuestionPage:
+        return await self._call("GET", _list_path(status, limit, cursor))
 
-    async def respond(self, id: str, body: Record) -> Record:
+    async def iterate(self, status: str | None = None, limit: int | None = None) -> AsyncIterator[Record]:
+        cursor = None
+        while True:
+            page = await self.list_page(status=status, limit=limit or 1000, cursor=cursor)
+            for q in page["questions"]:
+                yield q
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
+
+    async def cancel(self, id: str, reason: CancelReason = "agent", note: str | None = None) -> Record:
+        return await self._call("POST", f"/agent-questions/{self._q(id)}/cancel", _cancel_body(reason, note))
+
+    async def respond(self, id: str, body: RespondBody) -> Answered:
         return await self._call("POST", f"/agent-questions/{self._q(id)}/respond", body)
 
-    async def pause_run(self, run_id: str) -> Record:
+    async def pause_run(self, run_id: str) -> Run:
         return await self._call("POST", f"/agent-runs/{self._q(run_id)}/pause", {})
 
 
-def approval_body(run_id: str, call_id: str, tool: str, input: Record | None = None, *, allow_edit: bool = False,
-                  always_allow: bool = False, question: str | None = None, resume_url: str | None = None, **ask: Any) -> Record:
+def approval_body(run_id: str, call_id: str, tool: str, input: dict[str, Any] | None = None, *, allow_edit: bool = False,
+                  always_allow: bool = False, question: str | None = None, resume_url: str | None = None, **ask: Any) -> AskBody:
     """The ask body of one tool call's approval: run ``<run_id>:<call_id>`` and
     the same idempotency key, so several pending approvals never mix.
     ``allow_edit`` only when the caller can run edited arguments."""
     key = f"{run_id}:{call_id}"
-    action: Record = {"tool": tool, "input": input or {}}
+    action: ActionRequest = {"tool": tool, "input": input or {}}
     if not allow_edit:
         action["allow_edit"] = False
     if always_allow:
         action["suggestions"] = [{"type": "always_allow", "tool": tool}]
-    body: Record = {**ask, "kind": "approval", "run_id": key, "idempotency_key": key,
-                    "question": question or f"Allow {tool}?", "options": [{"label": "Allow"}, {"label": "Deny"}], "action": action}
+    body = cast(AskBody, {**ask, "kind": "approval", "run_id": key, "idempotency_key": key,
+                          "question": question or f"Allow {tool}?", "options": [{"label": "Allow"}, {"label": "Deny"}], "action": action})
     if resume_url:
         body["resume"] = {"url": resume_url}
     return body
@@ -352,21 +468,23 @@ def format_duration(seconds: float) -> str:
     return " ".join(parts)
 
 
-def approval_outcome(q: Record) -> Record:
+def approval_outcome(q: Question) -> ApprovalOutcome:
     """What a final approval record means: ``{approved, input, edited, always,
     reason}``. Expiry and dismissal never approve; the reason says why."""
-    who = (q.get("responded_by") or {})
-    name = who.get("name") or who.get("id") or "someone"
-    out: Record = {"approved": False, "input": None, "edited": False, "always": False, "reason": None, "status": q["status"]}
+    who = q.get("responded_by")
+    name = (who.get("name") or who.get("id") if who else None) or "someone"
+    out: ApprovalOutcome = {"approved": False, "input": None, "edited": False, "always": False, "reason": None, "status": q["status"]}
     status = q["status"]
     if status == "answered":
         d = q.get("decision")
         if d and d.get("behavior") == "allow":
-            out.update(approved=True, input=d.get("input", (q.get("action") or {}).get("input", {})), edited=bool(d.get("edited")), always=bool(d.get("rules")))
+            action = q.get("action")
+            out["approved"], out["edited"], out["always"] = True, bool(d.get("edited")), bool(d.get("rules"))
+            out["input"] = d["input"] if "input" in d else (action["input"] if action else {})
         elif d:
             out["reason"] = d.get("message") or f"denied by {name}"
         else:
-            out["reason"] = f"the answer was not an approval: {q.get('response', '')}"
+            out["reason"] = q.get("reason") or f"the answer was not an approval: {q.get('response', '')}"
     elif status == "expired":
         took = (_parse_time(q["expires_at"]) - _parse_time(q["created_at"])).total_seconds()
         out["reason"] = f"nobody answered within {format_duration(took)}"

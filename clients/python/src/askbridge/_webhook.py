@@ -38,8 +38,16 @@ def _mac(secret: bytes, prefix: str, body: bytes) -> str:
     return hmac.new(secret, prefix.encode() + body, hashlib.sha256).hexdigest()
 
 
+def _key(secret: str | bytes | None) -> bytes:
+    """The signing key; anyone can sign with an empty secret, so none is refused."""
+    if not secret:
+        raise ValueError("askbridge: the webhook secret is empty or missing: pass the bridge's BRIDGE_WEBHOOK_SECRET "
+                         "(webhooks.secret) or the agent's webhook_secret as `secret`; anyone can sign with an empty secret")
+    return secret.encode() if isinstance(secret, str) else bytes(secret)
+
+
 def _verify(secret: str | bytes, headers: Any, body: str | bytes, tolerance: float, now: float | None) -> tuple[dict[str, Any], str]:
-    key = secret.encode() if isinstance(secret, str) else secret
+    key = _key(secret)
     raw = body.encode() if isinstance(body, str) else body
     sig = _header(headers, "X-Askbridge-Signature")
     delivery = _header(headers, "X-Askbridge-Delivery")
@@ -84,7 +92,8 @@ def verify_webhook(secret: str | bytes, headers: Mapping[str, str] | Any, body: 
     """Verifies X-Askbridge-Signature over the raw body before parsing it: v2
     (covers X-Askbridge-Delivery) when present, else v1; a timestamp more than
     ``tolerance`` seconds from now is refused; constant-time compare. Returns
-    the event with ``delivery_id``; raises WebhookError."""
+    the event with ``delivery_id``; raises WebhookError, or ValueError when
+    the secret is empty or missing."""
     return _verify(secret, headers, body, tolerance, now)[0]
 
 
@@ -118,7 +127,11 @@ def asgi_receiver(secret: str | bytes, on_event: Handler, *, dedupe: MemoryDedup
     """A small ASGI app for resume webhooks (mount it in FastAPI/Starlette with
     ``app.mount("/resume", asgi_receiver(...))``): 200 handled or duplicate;
     401 bad, stale or replayed signature; 400 not a resume webhook; 503 with
-    Retry-After while the same delivery is handled or when on_event raises."""
+    Retry-After while the same delivery is handled or when on_event raises.
+    A delivery (and its signature) counts as seen only once on_event
+    succeeded, so a retry after a failure is handled, even within the same
+    second. Raises ValueError when the secret is empty or missing."""
+    _key(secret)
     seen = dedupe or MemoryDeduper()
 
     async def app(scope: dict[str, Any], receive: Callable[..., Awaitable[dict[str, Any]]], send: Callable[..., Awaitable[None]]) -> None:
@@ -155,19 +168,25 @@ def asgi_receiver(secret: str | bytes, on_event: Handler, *, dedupe: MemoryDedup
         if state == "busy":
             await reply(503, "try again later\n", [(b"retry-after", b"5")])
             return
-        if seen.begin("signature:" + signing) != "new":
+        # A signature handled (or being handled) under another delivery id is
+        # a captured delivery sent again. It counts as used only once its
+        # delivery was handled: a retry after a failure is handled, even one
+        # with the same signature (the same second).
+        sig = "signature:" + signing
+        if seen.begin(sig) != "new":
             seen.finish(ev["delivery_id"], False)
             await reply(401, "this signature was already used; a delivery is never sent twice with one signature\n")
             return
-        seen.finish("signature:" + signing, True)
         try:
             r = on_event(ev)
             if r is not None:
                 await r
         except Exception:
+            seen.finish(sig, False)
             seen.finish(ev["delivery_id"], False)
             await reply(503, "try again later\n", [(b"retry-after", b"5")])
             return
+        seen.finish(sig, True)
         seen.finish(ev["delivery_id"], True)
         await reply(200, "ok\n")
 
