@@ -40,7 +40,7 @@ test("ask_user, blocking mode: input the bridge would refuse comes back to the m
   const t = askUserTool(bridge, { runId: "ai-ask-invalid" });
   const out = await t.execute({ questions: [{ question: "Which?", header: "A header far too long", options: [{ label: "Other" }, { label: "B" }] }] }, { toolCallId: "c1", messages: [] });
   assert.equal(out.result.status, "invalid");
-  assert.deepEqual(out.result.problems, ['questions[0].options[0].label: remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)', "questions[0].header: at most 12 characters"]);
+  assert.deepEqual(out.result.problems, ["questions[0].header: at most 12 characters", 'questions[0].options[0].label: remove the "Other" option; the person can always answer in their own words ("Other" is added automatically)']);
   assert.match(out.text, /^The question was not sent: .*Fix these and call ask_user again\.$/);
   assert.equal((await bridge.list()).length, 0);
 });
