@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Type-checks the TypeScript package (clients/typescript) and the examples
-# (examples/typescript) with tsc --strict, using the packages that
+# Type-checks the TypeScript package (clients/typescript), its type tests
+# (test/types: what must not compile) and the examples (examples/typescript)
+# with tsc --strict, using the packages that
 # scripts/clients-deps.sh pinned into the cache (installed first when missing:
 # make lint runs before make test on a fresh CI machine). Skipped without them
 # outside CI; in CI it fails.
@@ -22,5 +23,5 @@ mkdir -p "$nm"
 for p in "$dir"/node_modules/*; do ln -sfn "$p" "$nm/$(basename "$p")"; done
 ln -sfn .. "$nm/askbridge"
 [ -e examples/typescript/node_modules ] || ln -sfn "$PWD/$nm" examples/typescript/node_modules
-(cd clients/typescript && "$node" "$tsc" -p tsconfig.json)
+(cd clients/typescript && "$node" "$tsc" -p tsconfig.json && "$node" "$tsc" -p test/types/tsconfig.json)
 (cd examples/typescript && "$node" "$tsc" -p tsconfig.json)

@@ -1,7 +1,16 @@
-// askbridge/ai: the Vercel AI SDK's (ai 7.x) tool approvals answered by
-// people through askbridge. Each `tool-approval-request` becomes one
-// askbridge approval (run `<runId>:<toolCallId>`, the same idempotency key)
-// carrying the tool and its input; the decision comes back as the
+// askbridge/ai: people answer the Vercel AI SDK's (ai 7.x) tool approvals and
+// questions through askbridge.
+//
+// ask_user: `askUserTool(bridge, {runId})` is an AI SDK tool the model calls
+// to ask a person; its result is the MCP tool's prose and structured result.
+//
+// Approvals, in one generateText call: `toolApproval: askbridgeToolApproval(bridge, {runId})`
+// asks a person for each tool call and answers the SDK's approval hook
+// ('approved', or {type: "denied", reason}).
+//
+// Approvals as SDK approval requests: each `tool-approval-request` becomes
+// one askbridge approval (run `<runId>:<toolCallId>`, the same idempotency
+// key) carrying the tool and its input; the decision comes back as the
 // `tool-approval-response` the SDK expects, a denial's reason as its reason.
 // The AI SDK cannot run edited arguments, so Edit is never offered.
 //
@@ -10,9 +19,12 @@
 // Durable: `askToolApprovals(..., {resumeUrl})` and exit; on each resume
 // webhook, `resumeToolApprovals(bridge, messages, event, {runId})` returns the
 // tool message once every approval of the step is decided (exactly once).
+// An ask_user call marked 'user-approval' is asked as its question there,
+// and approved once answered: the tool then reads the answer.
 
-import type { ModelMessage, ToolApprovalStatus } from "ai";
-import { AskBridge, approvalBody, approvalOutcome, lastDecided, type AskBody, type ApprovalOutcome, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
+import { jsonSchema, tool, type ModelMessage, type Tool, type ToolApprovalStatus } from "ai";
+import { AskBridge, approvalBody, approvalOutcome, lastDecided, type AskBody, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
+import { ASK_USER, askUser, askUserBody, askUserDescription, askUserInputSchema, type AskUserAnswer, type AskUserInput } from "./ask-user.js";
 
 /** A tool-approval-request part as generateText/streamText return it in `content`. */
 export interface ApprovalRequestPart {
@@ -38,6 +50,8 @@ export interface AiApprovalOptions {
   resumeUrl?: string;
   /** Question text per call (default "Allow <tool>?"). */
   question?: (toolName: string, input: unknown) => string;
+  /** The name the ask_user tool has in your tools (default "ask_user"): its calls are asked as questions. */
+  askUserTool?: string;
 }
 
 // The approval requests that wait for a person: not the SDK's automatic
@@ -54,7 +68,14 @@ function asInput(v: unknown): Record<string, unknown> {
   return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : { input: v };
 }
 
+function isAskUser(toolName: string, opts: AiApprovalOptions): boolean {
+  return toolName === (opts.askUserTool ?? ASK_USER);
+}
+
 function body(req: ApprovalRequestPart, opts: AiApprovalOptions): AskBody {
+  if (isAskUser(req.toolCall.toolName, opts)) {
+    return askUserBody(req.toolCall.input as AskUserInput, { runId: opts.runId, callId: req.toolCall.toolCallId, ask: opts.ask, resumeUrl: opts.resumeUrl });
+  }
   return approvalBody({
     runId: opts.runId,
     callId: req.toolCall.toolCallId,
@@ -68,7 +89,11 @@ function body(req: ApprovalRequestPart, opts: AiApprovalOptions): AskBody {
   });
 }
 
-function response(approvalId: string, o: ApprovalOutcome, toolName: string, opts: AiApprovalOptions): ApprovalResponseMessage["content"][number] {
+// An ask_user call is approved once its question is final: the tool then
+// re-attaches to it and gives the model the answer (or why there is none).
+function response(approvalId: string, q: Question, toolName: string, opts: AiApprovalOptions): ApprovalResponseMessage["content"][number] {
+  if (isAskUser(toolName, opts)) return { type: "tool-approval-response", approvalId, approved: true };
+  const o = approvalOutcome(q);
   if (o.approved && o.always) opts.alwaysAllowed?.add(toolName);
   return o.approved ? { type: "tool-approval-response", approvalId, approved: true } : { type: "tool-approval-response", approvalId, approved: false, reason: o.reason };
 }
@@ -84,7 +109,7 @@ export async function decideToolApprovals(bridge: AskBridge, content: readonly u
   const parts = await Promise.all(
     reqs.map(async (r) => {
       const q = await bridge.askAndWait(body(r, opts), opts);
-      return response(r.approvalId, approvalOutcome(q), r.toolCall.toolName, opts);
+      return response(r.approvalId, q, r.toolCall.toolName, opts);
     }),
   );
   return { role: "tool", content: parts };
@@ -139,7 +164,7 @@ export async function resumeToolApprovals(bridge: AskBridge, messages: readonly 
     records.push(q);
   }
   if (!lastDecided(records, event.question.id)) return undefined;
-  return { role: "tool", content: open.map((r, i) => response(r.approvalId, approvalOutcome(records[i]), r.toolCall.toolName, opts)) };
+  return { role: "tool", content: open.map((r, i) => response(r.approvalId, records[i]!, r.toolCall.toolName, opts)) };
 }
 
 /**
@@ -149,4 +174,55 @@ export async function resumeToolApprovals(bridge: AskBridge, messages: readonly 
  */
 export function toolApprovalFor(alwaysAllowed: Set<string>): (o: { toolCall: { toolName: string } }) => ToolApprovalStatus {
   return ({ toolCall }) => (alwaysAllowed.has(toolCall.toolName) ? "approved" : "user-approval");
+}
+
+export interface AskUserToolOptions {
+  /** The conversation (chat, thread) the calls belong to: each call asks as run `<runId>:<toolCallId>`. */
+  runId: string;
+  /** Anything else of the ask: route, targets, responders, timeout, context, agent_id. */
+  ask?: AskBody;
+  /** How long to wait (timeoutMs) and the long-poll length; the SDK's abort signal stops the wait. */
+  wait?: Omit<WaitOptions, "signal">;
+  /** What the model reads about the tool (default: the MCP tool's description). */
+  description?: string;
+}
+
+/**
+ * The ask_user tool for generateText/streamText: the model asks 1-4
+ * questions, a person answers in Slack, Discord or the web inbox, and the
+ * model reads the MCP tool's prose and structured result (the tool's output
+ * is that {text, result, isError}). Blocking: the call waits for the answer.
+ * Durable: mark it 'user-approval' in toolApproval; askToolApprovals asks
+ * its question with resume.url, resumeToolApprovals approves it once
+ * answered, and the call then reads the answer without asking again.
+ */
+export function askUserTool(bridge: AskBridge, opts: AskUserToolOptions): Tool<AskUserInput, AskUserAnswer> {
+  return tool({
+    description: opts.description ?? askUserDescription,
+    inputSchema: jsonSchema<AskUserInput>(askUserInputSchema()),
+    execute: (input: AskUserInput, { toolCallId, abortSignal }): Promise<AskUserAnswer> => askUser(bridge, input, { runId: opts.runId, callId: toolCallId, ask: opts.ask }, { ...opts.wait, signal: abortSignal }),
+    toModelOutput: ({ output }: { output: AskUserAnswer }) => ({ type: "content", value: [{ type: "text", text: output.text }, { type: "text", text: JSON.stringify(output.result) }] }),
+  });
+}
+
+/**
+ * The AI SDK's approval hook answered by people: `toolApproval:
+ * askbridgeToolApproval(bridge, {runId})` asks a person for each tool call
+ * (one approval per call, as decideToolApprovals does) while generateText
+ * waits, and answers 'approved' or {type: "denied", reason}: one
+ * generateText call, no message splicing. ask_user calls are not approvals
+ * ('not-applicable'); tools in `alwaysAllowed` are approved without asking,
+ * and "always allow" adds to it. `tools` limits asking to those tools.
+ */
+export function askbridgeToolApproval(bridge: AskBridge, opts: Omit<AiApprovalOptions, "resumeUrl"> & WaitOptions & { tools?: readonly string[] }): (o: { toolCall: { toolCallId: string; toolName: string; input: unknown } }) => Promise<ToolApprovalStatus> {
+  return async ({ toolCall }) => {
+    if (isAskUser(toolCall.toolName, opts)) return "not-applicable";
+    if (opts.tools && !opts.tools.includes(toolCall.toolName)) return "not-applicable";
+    if (opts.alwaysAllowed?.has(toolCall.toolName)) return "approved";
+    const req: ApprovalRequestPart = { type: "tool-approval-request", approvalId: toolCall.toolCallId, toolCall };
+    const o = approvalOutcome(await bridge.askAndWait(body(req, opts), opts));
+    if (!o.approved) return { type: "denied", reason: o.reason };
+    if (o.always) opts.alwaysAllowed?.add(toolCall.toolName);
+    return "approved";
+  };
 }

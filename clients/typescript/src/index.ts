@@ -5,136 +5,9 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 
-/** One choice of an item. `value` defaults to `label`. */
-export interface Option {
-  label: string;
-  description?: string;
-  value?: string;
-  recommended?: boolean;
-}
-
-/** One question of an ask; no options = open-ended (free text). */
-export interface Item {
-  question: string;
-  header?: string;
-  multiSelect?: boolean;
-  options?: Option[];
-}
-
-/** The tool call an approval decides. */
-export interface Action {
-  tool: string;
-  input?: Record<string, unknown>;
-  digest?: string;
-  /** "Always allow" rules a person may pick (answered with `rule`). */
-  suggestions?: Record<string, unknown>[];
-  /** false: the person is not offered to edit the arguments (the runtime cannot run edited ones). */
-  allow_edit?: boolean;
-}
-
-export interface Target {
-  platform: string;
-  channel?: string;
-  thread_ts?: string;
-  [key: string]: unknown;
-}
-
-export interface Responders {
-  users?: string[];
-  slack_usergroups?: string[];
-  discord_roles?: string[];
-  [key: string]: unknown;
-}
-
-/** The body of an ask: the API's create request (every field it takes). */
-export interface AskBody {
-  run_id?: string;
-  agent_id?: string;
-  agent_name?: string;
-  parent_run_id?: string;
-  kind?: "question" | "approval";
-  questions?: Item[];
-  question?: string;
-  header?: string;
-  multiSelect?: boolean;
-  options?: Option[];
-  context?: string;
-  targets?: Target[];
-  route?: string;
-  responders?: Responders;
-  timeout?: string | number;
-  resume?: { url: string };
-  idempotency_key?: string;
-  action?: Action;
-  [key: string]: unknown;
-}
-
-export interface Person {
-  platform: string;
-  id: string;
-  name?: string;
-}
-
-/** What an answered approval with an action tells the agent. */
-export interface Decision {
-  behavior: "allow" | "deny";
-  digest: string;
-  input?: Record<string, unknown>;
-  edited?: boolean;
-  rules?: Record<string, unknown>[];
-  message?: string;
-  auto_rule?: string;
-}
-
-export type Status = "pending" | "answered" | "cancelled" | "expired";
-
-/** A question record, as every endpoint returns it. */
-export interface Question {
-  id: string;
-  project_id: string;
-  run_id: string;
-  agent_id: string;
-  kind: "question" | "approval";
-  status: Status;
-  questions: Item[];
-  context?: string;
-  targets: Target[];
-  responders: Responders;
-  answers?: Record<string, string>;
-  selections?: Record<string, string[]>;
-  response?: string;
-  responded_by?: Person;
-  responded_at?: string;
-  cancel_reason?: "" | "user" | "agent" | "superseded";
-  cancel_note?: string;
-  /** An approval denied with a note: the note exactly as typed (the answer is the Deny option). */
-  reason?: string;
-  created_at: string;
-  updated_at: string;
-  expires_at: string;
-  resumed_run_id?: string;
-  action?: Action;
-  decision?: Decision;
-  idempotency_key?: string;
-  /** Only on the create response: a sentence for the agent's tool result. */
-  message?: string;
-  [key: string]: unknown;
-}
-
-export interface Run {
-  id: string;
-  project_id: string;
-  agent_id: string;
-  status: "running" | "paused" | "resumed";
-  resumed_from?: string;
-  resumed_run_id?: string;
-}
-
-/** One problem of a refused request: the field and what is wrong with it. */
-export interface Detail {
-  field: string;
-  problem: string;
-}
+export * from "./types.js";
+export * from "./approvals.js";
+import type { AskBody, Detail, Item, Question, RespondBody, Run, Status } from "./types.js";
 
 /**
  * An error of the bridge or of reaching it. `code` is the API's error code
@@ -476,7 +349,7 @@ export class AskBridge {
   }
 
   /** Answers (an operator's token, or a bridge without tokens): the API's respond body. */
-  respond(id: string, body: Record<string, unknown>, opts: { signal?: AbortSignal } = {}): Promise<{ id: string; status: string; run_id: string }> {
+  respond(id: string, body: RespondBody, opts: { signal?: AbortSignal } = {}): Promise<{ id: string; status: string; run_id: string }> {
     return this.#call("POST", `/agent-questions/${encodeURIComponent(id)}/respond`, body, opts.signal);
   }
 
@@ -488,103 +361,6 @@ export class AskBridge {
   /** A run record. */
   getRun(runId: string, opts: { signal?: AbortSignal } = {}): Promise<Run> {
     return this.#call<Run>("GET", `/agent-runs/${encodeURIComponent(runId)}`, undefined, opts.signal);
-  }
-}
-
-// ---------------------------------------------------------------- approvals
-
-/** One tool call to put before a person. */
-export interface ApprovalRequest {
-  /** The agent run (thread, conversation) the call belongs to. */
-  runId: string;
-  /** The tool call's id: each call is its own approval (run `<runId>:<callId>`, same idempotency key). */
-  callId: string;
-  tool: string;
-  input?: Record<string, unknown>;
-  /** The question shown (default "Allow <tool>?"). */
-  question?: string;
-  /** Offer "Edit" only when the runtime can run edited arguments (default false). */
-  allowEdit?: boolean;
-  /** Offer "Always allow <tool>" (answered with rule 0). */
-  alwaysAllow?: boolean;
-  /** Webhook mode: where the bridge POSTs the resume webhook. */
-  resumeUrl?: string;
-  /** Anything else of the ask (route, targets, responders, timeout, context, agent_id…). */
-  ask?: AskBody;
-}
-
-/** The ask body of one approval. */
-export function approvalBody(req: ApprovalRequest): AskBody {
-  const key = `${req.runId}:${req.callId}`;
-  const action: Action = { tool: req.tool, input: req.input ?? {}, allow_edit: req.allowEdit ?? false };
-  if (req.alwaysAllow) action.suggestions = [{ type: "always_allow", tool: req.tool }];
-  const body: AskBody = {
-    ...req.ask,
-    kind: "approval",
-    run_id: key,
-    idempotency_key: key,
-    question: req.question ?? `Allow ${req.tool}?`,
-    options: [{ label: "Allow" }, { label: "Deny" }],
-    action,
-  };
-  if (req.resumeUrl) body.resume = { url: req.resumeUrl };
-  return body;
-}
-
-/** What a final approval record means for the agent. Expiry and dismissal never approve. */
-export interface ApprovalOutcome {
-  approved: boolean;
-  /** The arguments to run with when approved (a person's edit, or the original). */
-  input?: Record<string, unknown>;
-  edited: boolean;
-  /** The person chose "always allow". */
-  always: boolean;
-  /** Why it was denied: the person's note, "nobody answered within 30 min", "dismissed by maria: …". */
-  reason?: string;
-  status: Status;
-  question: Question;
-}
-
-/** "30 min", "2 h", "1 h 30 min", "45 s". */
-export function formatDuration(ms: number): string {
-  let s = Math.max(0, Math.round(ms / 1000));
-  const h = Math.floor(s / 3600);
-  s -= h * 3600;
-  const m = Math.floor(s / 60);
-  s -= m * 60;
-  const parts: string[] = [];
-  if (h) parts.push(`${h} h`);
-  if (m) parts.push(`${m} min`);
-  if (s || parts.length === 0) parts.push(`${s} s`);
-  return parts.join(" ");
-}
-
-function who(p?: Person): string {
-  return p?.name || p?.id || "someone";
-}
-
-/** Reads a final approval record; a pending one is an error. Fails closed. */
-export function approvalOutcome(q: Question): ApprovalOutcome {
-  const base = { edited: false, always: false, status: q.status, question: q };
-  switch (q.status) {
-    case "answered": {
-      const d = q.decision;
-      if (d?.behavior === "allow") {
-        return { ...base, approved: true, input: d.input ?? q.action?.input ?? {}, edited: !!d.edited, always: (d.rules?.length ?? 0) > 0 };
-      }
-      if (d) return { ...base, approved: false, reason: d.message || `denied by ${who(q.responded_by)}` };
-      return { ...base, approved: false, reason: q.reason || `the answer was not an approval: ${q.response ?? ""}` };
-    }
-    case "expired":
-      return { ...base, approved: false, reason: `nobody answered within ${formatDuration(Date.parse(q.expires_at) - Date.parse(q.created_at))}` };
-    case "cancelled": {
-      const note = q.cancel_note ? `: ${q.cancel_note}` : "";
-      if (q.cancel_reason === "user") return { ...base, approved: false, reason: `dismissed${q.responded_by ? ` by ${who(q.responded_by)}` : ""}${note}` };
-      if (q.cancel_reason === "superseded") return { ...base, approved: false, reason: `superseded by a newer question of this run${note}` };
-      return { ...base, approved: false, reason: `withdrawn by the agent${note}` };
-    }
-    default:
-      throw new AskBridgeError("pending", `approval ${q.id} is still pending; wait for it before reading the decision`);
   }
 }
 
@@ -841,3 +617,5 @@ export function lastDecided(records: readonly Question[], questionId: string): b
   const last = [...records].sort((a, b) => (at(a) < at(b) ? -1 : at(a) > at(b) ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).at(-1)!;
   return last.id === questionId;
 }
+
+export * from "./ask-user.js";

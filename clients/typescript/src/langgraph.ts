@@ -16,20 +16,36 @@
 // Durable: `askInterrupts(...)` with resumeUrl and exit; on each webhook
 // `resumeCommand(bridge, graph, config, event)` gives the Command to invoke
 // with, once every interrupt of the step is decided (exactly once).
+// A process that stopped while people decide picks up where it was: the
+// driver run again on the same thread (with a checkpointer that outlives the
+// process) re-attaches to the pending questions instead of asking again.
 
 import { Command, interrupt } from "@langchain/langgraph";
 import { AskBridge, approvalBody, approvalOutcome, lastDecided, type AskBody, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
+import { askUserAnswer, askUserItems, type AskUserAnswer, type AskUserInput } from "./ask-user.js";
 
-/** What a node's approval resumes with. */
-export interface ApprovalDecision {
-  approved: boolean;
-  /** Arguments to run with (a person's edit, or the original). */
-  input?: Record<string, unknown>;
-  edited: boolean;
-  always: boolean;
-  /** Why not: the person's note, "nobody answered within 30 min", "dismissed by maria: …". */
-  reason?: string;
-}
+/**
+ * What a node's approval resumes with: approved with the arguments to run
+ * (typed as the input the node asked with; a person's edit is an object
+ * the bridge does not check against that type), or denied with why.
+ */
+export type ApprovalDecision<I = Record<string, unknown>> =
+  | {
+      approved: true;
+      /** Arguments to run with (a person's edit, or the original). */
+      input: I;
+      edited: boolean;
+      always: boolean;
+      reason?: undefined;
+    }
+  | {
+      approved: false;
+      input?: undefined;
+      edited: false;
+      always: false;
+      /** Why not: the person's note, "nobody answered within 30 min", "dismissed by maria: …". */
+      reason: string;
+    };
 
 const ASK = "askbridge.ask";
 const APPROVE = "askbridge.approval";
@@ -60,12 +76,20 @@ export function askbridgeInterrupt(body: AskBody): Question {
 }
 
 /**
+ * In a node or a tool: ask_user in the MCP tool's shape (1-4 questions with
+ * headers and options); returns the MCP tool's prose and structured result.
+ */
+export function askUserInterrupt(input: AskUserInput): AskUserAnswer {
+  return askUserAnswer(askbridgeInterrupt({ questions: askUserItems(input) }));
+}
+
+/**
  * In a node: asks to approve a tool call. Edit is offered unless allowEdit
  * is false (the node runs `decision.input`); "Always allow" unless
  * alwaysAllow is false (the node keeps `decision.always` in its state).
  */
-export function approvalInterrupt(req: { tool: string; input?: Record<string, unknown>; allowEdit?: boolean; alwaysAllow?: boolean; question?: string; ask?: AskBody }): ApprovalDecision {
-  return interrupt<ApproveValue, ApprovalDecision>({ type: APPROVE, tool: req.tool, input: req.input ?? {}, allowEdit: req.allowEdit ?? true, alwaysAllow: req.alwaysAllow ?? true, question: req.question, ask: req.ask });
+export function approvalInterrupt<I extends Record<string, unknown> = Record<string, unknown>>(req: { tool: string; input?: I; allowEdit?: boolean; alwaysAllow?: boolean; question?: string; ask?: AskBody }): ApprovalDecision<I> {
+  return interrupt<ApproveValue, ApprovalDecision<I>>({ type: APPROVE, tool: req.tool, input: req.input ?? {}, allowEdit: req.allowEdit ?? true, alwaysAllow: req.alwaysAllow ?? true, question: req.question, ask: req.ask });
 }
 
 /** One interrupt as `result.__interrupt__` lists it. */
@@ -95,7 +119,7 @@ function isHITL(v: unknown): v is HITLRequest {
 
 function decision(q: Question): ApprovalDecision {
   const o = approvalOutcome(q);
-  return { approved: o.approved, input: o.input, edited: o.edited, always: o.always, reason: o.reason };
+  return o.approved ? { approved: true, input: o.input, edited: o.edited, always: o.always } : { approved: false, edited: false, always: false, reason: o.reason };
 }
 
 // What to ask for one interrupt, and how its records become the resume value.
@@ -136,28 +160,48 @@ function plan(it: GraphInterrupt, threadId: string, opts: DriverOptions): Planne
   return { interruptId: it.id, bodies: [withResume({ ...opts.ask, question: text.slice(0, 2000) || "The agent is waiting for you", run_id: key, idempotency_key: key })], answer: (r) => r[0].response ?? "" };
 }
 
-function threadOf(config: { configurable?: Record<string, unknown> }, opts: DriverOptions): string {
+function threadOf(config: ThreadConfig, opts: DriverOptions): string {
   const t = opts.threadId ?? (config.configurable?.thread_id as string | undefined);
   if (!t) throw new Error("askbridge: the graph needs a thread_id (config.configurable.thread_id) and a checkpointer to be resumed");
   return t;
 }
 
-/** A compiled graph: invoke and getState are all the driver uses. */
-export interface Invokable {
-  invoke(input: unknown, config?: any): Promise<any>;
+/** A compiled graph: invoke and getState are all the driver uses. `I` is what invoke takes, `O` what it returns. */
+export interface Invokable<I = any, O = any> {
+  invoke(input: I, config?: any): Promise<O>;
   getState(config: any): Promise<{ tasks: readonly { interrupts?: readonly GraphInterrupt[] }[] }>;
+}
+
+/** The thread's config: `configurable.thread_id` names the thread. */
+export interface ThreadConfig {
+  configurable?: Record<string, unknown>;
+}
+
+function interruptsOf(result: unknown): GraphInterrupt[] {
+  const its = (result as { __interrupt__?: unknown } | null | undefined)?.__interrupt__;
+  return Array.isArray(its) ? (its as GraphInterrupt[]) : [];
+}
+
+async function pendingInterrupts(graph: Invokable, config: ThreadConfig): Promise<GraphInterrupt[]> {
+  const state = await graph.getState(config);
+  return state.tasks.flatMap((t) => t.interrupts ?? []);
 }
 
 /**
  * Blocking: invokes the graph and answers every interrupt through askbridge
- * until it finishes; returns the final state.
+ * until it finishes; returns the final state (what `graph.invoke` returns).
+ * When the thread is already waiting on interrupts (a process that stopped
+ * while people decide, run again with the same thread and a checkpointer
+ * that outlives it), it re-attaches to their questions (idempotency key
+ * `<thread id>:<interrupt id>`) instead of starting the graph again.
  */
-export async function runWithAskbridge(bridge: AskBridge, graph: Invokable, input: unknown, config: { configurable?: Record<string, unknown> }, opts: DriverOptions & WaitOptions = {}): Promise<any> {
+export async function runWithAskbridge<I, O>(bridge: AskBridge, graph: Invokable<I, O>, input: I, config: ThreadConfig, opts: DriverOptions & WaitOptions = {}): Promise<O> {
   const threadId = threadOf(config, opts);
-  let result = await graph.invoke(input, config);
+  const waiting = await pendingInterrupts(graph, config);
+  let result: unknown = waiting.length ? { __interrupt__: waiting } : await graph.invoke(input, config);
   for (;;) {
-    const its: GraphInterrupt[] = result?.__interrupt__ ?? [];
-    if (its.length === 0) return result;
+    const its = interruptsOf(result);
+    if (its.length === 0) return result as O;
     const resume: Record<string, unknown> = {};
     await Promise.all(
       its.map(async (it) => {
@@ -166,15 +210,18 @@ export async function runWithAskbridge(bridge: AskBridge, graph: Invokable, inpu
         resume[p.interruptId] = p.answer(records);
       }),
     );
-    result = await graph.invoke(new Command({ resume }), config);
+    result = await graph.invoke(new Command({ resume }) as I, config);
   }
 }
 
-/** Durable: asks every interrupt of `result` with resume.url and reports each run paused. */
-export async function askInterrupts(bridge: AskBridge, result: { __interrupt__?: GraphInterrupt[] }, config: { configurable?: Record<string, unknown> }, opts: DriverOptions & { resumeUrl: string }): Promise<Question[]> {
+/**
+ * Durable: asks every interrupt of `result` (what graph.invoke returned)
+ * with resume.url and reports each run paused.
+ */
+export async function askInterrupts(bridge: AskBridge, result: unknown, config: ThreadConfig, opts: DriverOptions & { resumeUrl: string }): Promise<Question[]> {
   const threadId = threadOf(config, opts);
   const out: Question[] = [];
-  for (const it of result.__interrupt__ ?? []) {
+  for (const it of interruptsOf(result)) {
     for (const b of plan(it, threadId, opts).bodies) {
       const q = await bridge.ask(b);
       await bridge.pauseRun(q.run_id);
@@ -190,10 +237,9 @@ export async function askInterrupts(bridge: AskBridge, result: { __interrupt__?:
  * is decided and `event` is the last to be decided, returns the Command to
  * invoke the graph with; otherwise undefined, so the graph resumes exactly once.
  */
-export async function resumeCommand(bridge: AskBridge, graph: Invokable, config: { configurable?: Record<string, unknown> }, event: WebhookEvent, opts: DriverOptions = {}): Promise<Command | undefined> {
+export async function resumeCommand(bridge: AskBridge, graph: Invokable, config: ThreadConfig, event: WebhookEvent, opts: DriverOptions = {}): Promise<Command<unknown, never, never> | undefined> {
   const threadId = threadOf(config, opts);
-  const state = await graph.getState(config);
-  const its = state.tasks.flatMap((t) => t.interrupts ?? []);
+  const its = await pendingInterrupts(graph, config);
   if (its.length === 0) return undefined;
   const resume: Record<string, unknown> = {};
   const all: Question[] = [];

@@ -12,8 +12,17 @@
 // exit; on each resume webhook, `const state = await resumeInterruptions(bridge,
 // agent, event, {runId, load})` and, when it is not undefined, `run(agent, state)`.
 
-import { RunState, type Agent } from "@openai/agents";
-import { AskBridge, approvalBody, approvalOutcome, lastDecided, type AskBody, type ApprovalOutcome, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
+//
+// ask_user: `askUserTool(bridge, {runId})` is an Agents SDK tool the model
+// calls to ask a person; its output is the MCP tool's prose and structured
+// result. Durable: `askUserTool(bridge, {runId, durable: true})` stops the
+// run on the call like an approval; askInterruptions asks its question,
+// resumeInterruptions approves it once answered, and the call then reads
+// the answer without asking again.
+
+import { RunState, tool, type Agent, type FunctionTool } from "@openai/agents";
+import { AskBridge, approvalBody, approvalOutcome, lastDecided, type AskBody, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
+import { ASK_USER, askUser, askUserBody, askUserDescription, askUserInputSchema, type AskUserInput } from "./ask-user.js";
 
 /** What the SDK puts in `result.interruptions` (a RunToolApprovalItem). */
 export interface ApprovalItem {
@@ -46,6 +55,8 @@ export interface AgentsApprovalOptions {
   alwaysAllow?: boolean;
   /** Question text per call (default "Allow <tool>?"). */
   question?: (toolName: string, input: Record<string, unknown>) => string;
+  /** The name of the ask_user tool (default "ask_user"): its calls are asked as questions. */
+  askUserTool?: string;
 }
 
 function callId(item: ApprovalItem): string {
@@ -68,7 +79,12 @@ function input(item: ApprovalItem): Record<string, unknown> {
   }
 }
 
+function isAskUser(item: ApprovalItem, opts: AgentsApprovalOptions): boolean {
+  return toolName(item) === (opts.askUserTool ?? ASK_USER);
+}
+
 function body(item: ApprovalItem, opts: AgentsApprovalOptions, resumeUrl?: string): AskBody {
+  if (isAskUser(item, opts)) return askUserBody(input(item) as unknown as AskUserInput, { runId: opts.runId, callId: callId(item), ask: opts.ask, resumeUrl });
   return approvalBody({
     runId: opts.runId,
     callId: callId(item),
@@ -82,7 +98,11 @@ function body(item: ApprovalItem, opts: AgentsApprovalOptions, resumeUrl?: strin
   });
 }
 
-function apply(state: ApprovableState, item: ApprovalItem, o: ApprovalOutcome): void {
+// An ask_user call is approved once its question is final: the tool then
+// re-attaches to it and gives the model the answer (or why there is none).
+function apply(state: ApprovableState, item: ApprovalItem, q: Question, opts: AgentsApprovalOptions): void {
+  if (isAskUser(item, opts)) return state.approve(item as never);
+  const o = approvalOutcome(q);
   if (o.approved) state.approve(item as never, { alwaysApprove: o.always });
   else state.reject(item as never, { message: o.reason });
 }
@@ -94,8 +114,8 @@ function apply(state: ApprovableState, item: ApprovalItem, o: ApprovalOutcome): 
  */
 export async function decideInterruptions<S extends ApprovableState>(bridge: AskBridge, result: { interruptions?: ApprovalItem[]; state: S }, opts: AgentsApprovalOptions & WaitOptions): Promise<S> {
   const items = result.interruptions ?? [];
-  const outcomes = await Promise.all(items.map(async (it) => approvalOutcome(await bridge.askAndWait(body(it, opts), opts))));
-  items.forEach((it, i) => apply(result.state, it, outcomes[i]));
+  const records = await Promise.all(items.map((it) => bridge.askAndWait(body(it, opts), opts)));
+  items.forEach((it, i) => apply(result.state, it, records[i]!, opts));
   return result.state;
 }
 
@@ -137,6 +157,46 @@ export async function resumeInterruptions<TContext, TAgent extends Agent<TContex
     records.push(q);
   }
   if (!lastDecided(records, event.question.id)) return undefined;
-  items.forEach((it, i) => apply(state as unknown as ApprovableState, it, approvalOutcome(records[i])));
+  items.forEach((it, i) => apply(state as unknown as ApprovableState, it, records[i]!, opts));
   return state as RunState<TContext, TAgent>;
+}
+
+export interface AskUserToolOptions {
+  /** The conversation the calls belong to: each call asks as run `<runId>:<callId>`. */
+  runId: string;
+  /** Anything else of the ask: route, targets, responders, timeout, context, agent_id. */
+  ask?: AskBody;
+  /** How long to wait (timeoutMs) and the long-poll length. */
+  wait?: Omit<WaitOptions, "signal">;
+  /** Durable mode: the run stops on each call (an interruption) until its question is answered. */
+  durable?: boolean;
+  /** The tool's name (default "ask_user"). */
+  name?: string;
+  /** What the model reads about the tool (default: the MCP tool's description). */
+  description?: string;
+}
+
+/** The JSON schema of the ask_user tool's parameters. */
+export type AskUserParameters = ReturnType<typeof askUserInputSchema> & { additionalProperties: true };
+
+/**
+ * The ask_user tool for an Agent: the model asks 1-4 questions, a person
+ * answers in Slack, Discord or the web inbox, and the model reads the MCP
+ * tool's prose followed by its structured result as JSON.
+ */
+export function askUserTool(bridge: AskBridge, opts: AskUserToolOptions): FunctionTool<unknown, AskUserParameters, unknown> {
+  return tool({
+    name: opts.name ?? ASK_USER,
+    description: opts.description ?? askUserDescription,
+    // Not strict: OpenAI's strict mode wants every property required.
+    parameters: { ...askUserInputSchema(), additionalProperties: true as const },
+    strict: false,
+    needsApproval: opts.durable ?? false,
+    execute: async (input, _ctx, details) => {
+      const id = details?.toolCall?.callId;
+      if (!id) throw new Error("askbridge: ask_user was called without a call id (details.toolCall.callId)");
+      const a = await askUser(bridge, input as AskUserInput, { runId: opts.runId, callId: id, ask: opts.ask }, { ...opts.wait, signal: details?.signal });
+      return `${a.text}\n\n${JSON.stringify(a.result)}`;
+    },
+  });
 }

@@ -120,7 +120,7 @@ test("a bridge that is down gives a clear error naming the URL", async () => {
   await assert.rejects(b.ask({ question: "Up?" }), (e) => e.code === "unreachable" && e.message.includes("http://127.0.0.1:9") && !e.message.includes("undefined"));
 });
 
-test("webhook verification reaches Go's verdict on every vector", async () => {
+test("webhook verification reaches Go's verdict on every vector", { skip: !process.env.ASKBRIDGE_VECTORS && "ASKBRIDGE_VECTORS is written by go test ./clients" }, async () => {
   const vs = JSON.parse(readFileSync(process.env.ASKBRIDGE_VECTORS, "utf8"));
   assert.ok(vs.length >= 10);
   for (const v of vs) {
