@@ -340,10 +340,14 @@ export class AskBridge {
     } while (cursor);
   }
 
-  /** Withdraws (reason "agent") or dismisses (reason "user") a pending question, with an optional note. */
+  /**
+   * Withdraws a pending question for the agent (reason "agent", the default:
+   * the agent no longer waits), or records a person's dismissal (reason
+   * "user"), with an optional note shown on every copy. The Go and Python
+   * clients default the same way.
+   */
   cancel(id: string, opts: { reason?: "user" | "agent"; note?: string; signal?: AbortSignal } = {}): Promise<Question> {
-    const body: Record<string, string> = {};
-    if (opts.reason) body.reason = opts.reason;
+    const body: Record<string, string> = { reason: opts.reason ?? "agent" };
     if (opts.note) body.note = opts.note;
     return this.#call<Question>("POST", `/agent-questions/${encodeURIComponent(id)}/cancel`, body, opts.signal);
   }

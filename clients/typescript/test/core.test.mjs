@@ -79,6 +79,14 @@ test("get, list and cancel with a note", async () => {
   await assert.rejects(b.cancel(q1.id), (e) => e instanceof AskBridgeError && e.status === 409);
 });
 
+test("cancel with no reason is the agent withdrawing, not a person's dismissal", async () => {
+  const b = client("withdraw");
+  const q = await b.ask({ run_id: "rw", question: "Still needed?" });
+  const c = await b.cancel(q.id);
+  assert.equal(c.status, "cancelled");
+  assert.equal(c.cancel_reason, "agent");
+});
+
 test("invalid questions are refused before anything is sent, with the API's messages", async () => {
   let calls = 0;
   const b = new AskBridge({ url: "http://127.0.0.1:9", fetch: async () => { calls++; throw new Error("sent"); } });
