@@ -1,7 +1,6 @@
 package clients
 
 import (
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -134,7 +133,7 @@ func TestPythonInstall(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		id := firstPending(t, srv.URL, project, done, &stderr)
+		id := waitPending(t, srv.URL, project, done, &stderr)
 		res, err := http.Post(srv.URL+"/api/projects/"+project+"/agent-questions/"+id+"/respond", "application/json", strings.NewReader(`{"response": "EU"}`))
 		if err != nil {
 			t.Fatal(err)
@@ -179,35 +178,4 @@ func TestPythonInstall(t *testing.T) {
 			t.Fatalf("without httpx and an index, pip should want httpx and nothing else: %v\n%s", err, out)
 		}
 	})
-}
-
-// firstPending returns the id of the first pending question of project.
-func firstPending(t *testing.T, base, project string, done <-chan error, stderr *strings.Builder) string {
-	t.Helper()
-	for until := time.Now().Add(time.Minute); time.Now().Before(until); time.Sleep(100 * time.Millisecond) {
-		select {
-		case err := <-done:
-			t.Fatalf("it exited before asking: %v\n%s", err, stderr.String())
-		default:
-		}
-		res, err := http.Get(base + "/api/projects/" + project + "/agent-questions?status=pending")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out struct {
-			Questions []struct {
-				ID string `json:"id"`
-			} `json:"questions"`
-		}
-		err = json.NewDecoder(res.Body).Decode(&out)
-		_ = res.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(out.Questions) > 0 {
-			return out.Questions[0].ID
-		}
-	}
-	t.Fatal("no pending question within a minute")
-	return ""
 }
