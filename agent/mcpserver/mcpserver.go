@@ -89,6 +89,10 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
 	closed   bool
+	// life ends at Close: the calls of 2026-07-28 clients, which have no
+	// session, stop waiting then.
+	life    context.Context
+	endLife context.CancelFunc
 }
 
 const toolDescription = `Ask a person on the team a question and wait for their answer. The question is posted where the team works (Slack, Discord, Telegram, email or the askbridge web inbox, and the person on call may be paged through PagerDuty) and this call blocks until someone answers, it expires, or it is dismissed.
@@ -109,6 +113,7 @@ func New(cfg Config) *Server {
 		cfg.Version = "dev"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[*mcp.ServerSession]*session{}}
+	s.life, s.endLife = context.WithCancel(context.Background())
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "askbridge", Title: "askbridge", Version: cfg.Version},
 		&mcp.ServerOptions{Logger: cfg.Logger,
 			Instructions: "ask_user asks a person on the team and waits for the answer. Use it for decisions only a person can make."})
@@ -209,15 +214,14 @@ func runID(st *session, named string, in Input) string {
 	return st.prefix + "-" + hex.EncodeToString(sum[:6])
 }
 
-func (s *Server) agent(ss *mcp.ServerSession, override string) (id, name string) {
-	if ss != nil {
-		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
-			name = p.ClientInfo.Title
-			if name == "" {
-				name = p.ClientInfo.Name
-			}
-			id = strings.Join(strings.Fields(p.ClientInfo.Name), "-")
+func (s *Server) agent(req *mcp.CallToolRequest, override string) (id, name string) {
+	// The session's client info, or the request's own (2026-07-28).
+	if info := req.ClientInfo(); info != nil {
+		name = info.Title
+		if name == "" {
+			name = info.Name
 		}
+		id = strings.Join(strings.Fields(info.Name), "-")
 	}
 	if s.cfg.AgentID != "" {
 		id = s.cfg.AgentID
@@ -246,8 +250,13 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
 		key = req.Extra.TokenInfo.UserID
 	}
-	st := s.sessionFor(req.Session, key)
-	agentID, agentName := s.agent(req.Session, who.AgentID)
+	agentID, agentName := s.agent(req, who.AgentID)
+	var st *session
+	if stateless(req) {
+		st = s.statelessSession(key, agentID)
+	} else {
+		st = s.sessionFor(req.Session, key)
+	}
 	ask := &domain.AskRequest{RunID: runID(st, who.RunID, in), AgentID: agentID, AgentName: agentName, Route: s.cfg.Route}
 	for _, it := range in.Questions {
 		ask.Questions = append(ask.Questions, it.domainItem())
