@@ -63,10 +63,13 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string) *session {
 	return st
 }
 
-// stateless reports a call of a 2026-07-28 client: it has no session, so
-// nothing of it is kept between requests.
+// stateless reports a call of a 2026-07-28 client over Streamable HTTP
+// (the stateless handler serves exactly the requests with that header): it
+// has no session, so nothing of it is kept between requests. Over stdio the
+// process is the session, whatever the version.
 func stateless(req *mcp.CallToolRequest) bool {
-	return req.ProtocolVersion() >= statelessProtocol
+	return req.Extra != nil && req.Extra.Header != nil &&
+		req.Extra.Header.Get("Mcp-Protocol-Version") >= statelessProtocol
 }
 
 // statelessSession is the "session" of a call without one: its runs are

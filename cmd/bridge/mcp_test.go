@@ -28,12 +28,19 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// mcpConnect opens a Streamable HTTP session to url with token.
+// mcpConnect connects to url with token as the SDK's newest protocol
+// (2026-07-28: stateless, no session on the server).
 func mcpConnect(t *testing.T, url, token string) *mcp.ClientSession {
+	return mcpConnectVersion(t, url, token, "")
+}
+
+// mcpConnectVersion connects with a protocol version: 2025-11-25 and older
+// open a Streamable HTTP session.
+func mcpConnectVersion(t *testing.T, url, token, version string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "remote-host", Version: "1"}, nil)
 	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url,
-		HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+		HTTPClient: &http.Client{Transport: bearer{token}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -162,10 +169,11 @@ operators:
 	assert.Contains(t, firstText(r), "does not have the ask_user tool")
 }
 
+// TestRemoteMCPSessionsAndRuns: sessions of 2025-11-25 clients.
 func TestRemoteMCPSessionsAndRuns(t *testing.T) {
 	b := startBridge(t)
 	// Open mode: ?project= names the project.
-	s := mcpConnect(t, b.URL+"/mcp?project=ops", "")
+	s := mcpConnectVersion(t, b.URL+"/mcp?project=ops", "", "2025-11-25")
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "ask_user", Arguments: askArgs("Which auth method?")})
 	cancel()
@@ -189,7 +197,7 @@ func TestRemoteMCPSessionsAndRuns(t *testing.T) {
 	}
 
 	// A session that ends (the client closes it) withdraws its questions.
-	s2 := mcpConnect(t, b.URL+"/mcp?project=ops", "")
+	s2 := mcpConnectVersion(t, b.URL+"/mcp?project=ops", "", "2025-11-25")
 	go func() {
 		_, _ = s2.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask_user", Arguments: askArgs("Which region?")})
 	}()
@@ -206,7 +214,7 @@ func TestRemoteMCPSessionsAndRuns(t *testing.T) {
 	assert.True(t, ok, "the ended session's question is withdrawn")
 
 	// A run the client names outlives its session: a new session re-attaches.
-	s3 := mcpConnect(t, b.URL+"/mcp?project=ops&run=run-77", "")
+	s3 := mcpConnectVersion(t, b.URL+"/mcp?project=ops&run=run-77", "", "2025-11-25")
 	ctx, cancel = context.WithTimeout(t.Context(), 500*time.Millisecond)
 	_, err = s3.CallTool(ctx, &mcp.CallToolParams{Name: "ask_user", Arguments: askArgs("Which database?")})
 	cancel()
@@ -219,7 +227,7 @@ func TestRemoteMCPSessionsAndRuns(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	time.Sleep(300 * time.Millisecond)
-	s4 := mcpConnect(t, b.URL+"/mcp?project=ops&run=run-77", "")
+	s4 := mcpConnectVersion(t, b.URL+"/mcp?project=ops&run=run-77", "", "2025-11-25")
 	go func() {
 		r, err := s4.CallTool(t.Context(), &mcp.CallToolParams{Name: "ask_user", Arguments: askArgs("Which database?")})
 		assert.NoError(t, err)
