@@ -22,13 +22,18 @@ import (
 
 // remoteMCP serves /mcp in-process in front of the fake bridge.
 func remoteMCP(t *testing.T, api *fakeapi.Server) string {
+	url, _ := remoteMCPServer(t, api, mcpserver.Config{})
+	return url
+}
+
+func remoteMCPServer(t *testing.T, api *fakeapi.Server, cfg mcpserver.Config) (string, *mcpserver.Server) {
 	t.Helper()
 	u, err := url.Parse(api.URL)
 	require.NoError(t, err)
-	srv := mcpserver.New(mcpserver.Config{})
+	srv := mcpserver.New(cfg)
 	ts := httptest.NewServer(srv.HTTPHandler(mcpserver.HTTPConfig{API: httputil.NewSingleHostReverseProxy(u), DefaultProject: "ops"}))
 	t.Cleanup(func() { ts.Close(); srv.Close() })
-	return ts.URL
+	return ts.URL, srv
 }
 
 // post2026 sends one 2026-07-28 request (SEP-2575: no session, the protocol
@@ -73,26 +78,36 @@ func header2026(req *http.Request, method, name string) {
 func readMessages(t *testing.T, res *http.Response) []map[string]any {
 	t.Helper()
 	var out []map[string]any
+	eachMessage(t, res, func(m map[string]any) { out = append(out, m) })
+	return out
+}
+
+// eachMessage calls f with each JSON-RPC message of a JSON or SSE response
+// as it arrives.
+func eachMessage(t *testing.T, res *http.Response, f func(map[string]any)) {
+	t.Helper()
 	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
 		b, _ := io.ReadAll(res.Body)
 		var m map[string]any
 		if json.Unmarshal(b, &m) == nil {
-			out = append(out, m)
+			f(m)
 		} else {
 			t.Logf("non-JSON answer (HTTP %d): %s", res.StatusCode, b)
 		}
-		return out
+		return
 	}
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data != "" {
 			var m map[string]any
-			require.NoError(t, json.Unmarshal([]byte(data), &m))
-			out = append(out, m)
+			if err := json.Unmarshal([]byte(data), &m); err != nil {
+				t.Errorf("an event that is not JSON: %s", data)
+				return
+			}
+			f(m)
 		}
 	}
-	return out
 }
 
 // TestStatelessClientIsServed: a 2026-07-28 client, which has no session
@@ -112,13 +127,16 @@ func TestStatelessClientIsServed(t *testing.T) {
 
 // callAsync2026 calls ask_user as a 2026-07-28 client over one POST; cut
 // ends the POST (the host's timeout).
-func callAsync2026(t *testing.T, endpoint string, args map[string]any) (result <-chan map[string]any, cut func()) {
+// Progress notifications on the call's stream go to progress.
+func callAsync2026(t *testing.T, endpoint string, args map[string]any, progress ...chan<- string) (result <-chan map[string]any, cut func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan map[string]any, 1)
 	go func() {
 		defer close(done)
-		params := map[string]any{"name": "ask_user", "arguments": args, "_meta": meta2026()}
+		meta := meta2026()
+		meta["progressToken"] = "p1"
+		params := map[string]any{"name": "ask_user", "arguments": args, "_meta": meta}
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params})
 		req, _ := http.NewRequestWithContext(ctx, "POST", endpoint, strings.NewReader(string(b)))
 		header2026(req, "tools/call", "ask_user")
@@ -127,11 +145,14 @@ func callAsync2026(t *testing.T, endpoint string, args map[string]any) (result <
 			return
 		}
 		defer res.Body.Close()
-		for _, m := range readMessages(t, res) {
-			if m["id"] != nil {
+		eachMessage(t, res, func(m map[string]any) {
+			switch {
+			case m["id"] != nil:
 				done <- m
+			case m["method"] == "notifications/progress" && len(progress) > 0:
+				progress[0] <- m["params"].(map[string]any)["message"].(string)
 			}
-		}
+		})
 	}()
 	return done, cancel
 }
@@ -141,11 +162,18 @@ func callAsync2026(t *testing.T, endpoint string, args map[string]any) (result <
 // and the same call again re-attaches to it (no session binds them).
 func TestStatelessAskUserBlocksAndReattaches(t *testing.T) {
 	api := fakeapi.New(t, "")
-	endpoint := remoteMCP(t, api)
+	endpoint, _ := remoteMCPServer(t, api, mcpserver.Config{ProgressEvery: 100 * time.Millisecond})
 
-	res, cut := callAsync2026(t, endpoint, authArgs())
+	progress := make(chan string, 100)
+	res, cut := callAsync2026(t, endpoint, authArgs(), progress)
 	q := api.WaitPending(t, 1)
 	assert.Equal(t, "stateless-host", q.AgentID, "the agent is named after the client info of the request")
+	select {
+	case msg := <-progress:
+		assert.Contains(t, msg, "waiting for an answer")
+	case <-time.After(5 * time.Second):
+		t.Fatal("no progress notification on the call's stream")
+	}
 	cut()
 	_, open := <-res
 	assert.False(t, open, "the cut call has no answer")
@@ -163,4 +191,31 @@ func TestStatelessAskUserBlocksAndReattaches(t *testing.T) {
 	assert.Equal(t, "answered", sc["status"])
 	assert.Equal(t, q.ID, sc["question_id"])
 	assert.Equal(t, map[string]any{"Which auth method?": "API key"}, sc["answers"])
+}
+
+// TestStatelessCallOutlivesShutdown: a replica shutting down ends the
+// waits of its stateless calls but withdraws nothing: the host's call again,
+// on another replica, re-attaches to the question.
+func TestStatelessCallOutlivesShutdown(t *testing.T) {
+	api := fakeapi.New(t, "")
+	endpoint, srv := remoteMCPServer(t, api, mcpserver.Config{})
+	res, _ := callAsync2026(t, endpoint, authArgs())
+	q := api.WaitPending(t, 1)
+	srv.Close()
+	select {
+	case <-res:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call still waits after the server closed")
+	}
+	time.Sleep(200 * time.Millisecond)
+	assert.Equal(t, domain.StatusPending, api.Question(q.ID).Status, "the question stays open for the next replica")
+
+	other := remoteMCP(t, api)
+	res, _ = callAsync2026(t, other, authArgs())
+	time.Sleep(200 * time.Millisecond)
+	api.Answer(t, q.ID, []string{"OAuth 2.0"})
+	m := <-res
+	require.NotNil(t, m)
+	assert.Equal(t, q.ID, m["result"].(map[string]any)["structuredContent"].(map[string]any)["question_id"])
+	assert.Len(t, api.Questions(), 1)
 }
