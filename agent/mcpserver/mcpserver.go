@@ -115,7 +115,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[*mcp.ServerSession]*session{}}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "askbridge", Title: "askbridge", Version: cfg.Version},
-		&mcp.ServerOptions{Logger: cfg.Logger,
+		&mcp.ServerOptions{Logger: slog.New(quietSessions{cfg.Logger.Handler()}),
 			Instructions: "ask_user asks a person on the team and waits for the answer. Use it for decisions only a person can make."})
 	// The raw handler (not mcp.AddTool) so invalid input gets the bridge's
 	// own problems, naming the question by index, instead of the SDK's

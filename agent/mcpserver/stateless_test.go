@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -218,4 +219,19 @@ func TestStatelessCallOutlivesShutdown(t *testing.T) {
 	require.NotNil(t, m)
 	assert.Equal(t, q.ID, m["result"].(map[string]any)["structuredContent"].(map[string]any)["question_id"])
 	assert.Len(t, api.Questions(), 1)
+}
+
+// TestStatelessRequestsDoNotFillTheLog: each 2026-07-28 request is a
+// session of its own inside the SDK; the log does not say so at info level
+// for every request.
+func TestStatelessRequestsDoNotFillTheLog(t *testing.T) {
+	api := fakeapi.New(t, "")
+	var logs lockedBuffer
+	endpoint, _ := remoteMCPServer(t, api, mcpserver.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for range 3 {
+		code, _ := post2026(t, endpoint, "tools/list", nil)
+		require.Equal(t, http.StatusOK, code)
+	}
+	assert.NotContains(t, logs.String(), "server session", "one request, one session: nothing to tell at info")
+	assert.NotContains(t, logs.String(), "server connecting")
 }

@@ -2,8 +2,10 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -107,3 +109,44 @@ func (p *primingRetry) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController flush the stream.
 func (p *primingRetry) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+
+// quietSessions demotes to debug what the SDK logs at info for every
+// session without an id: a 2026-07-28 request is one such session, so a
+// busy stateless host would otherwise fill the log with three lines a
+// request.
+type quietSessions struct{ slog.Handler }
+
+func (q quietSessions) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelInfo && sessionNoise(r) {
+		if !q.Handler.Enabled(ctx, slog.LevelDebug) {
+			return nil
+		}
+		r.Level = slog.LevelDebug
+	}
+	return q.Handler.Handle(ctx, r)
+}
+
+func sessionNoise(r slog.Record) bool {
+	switch r.Message {
+	case "server connecting":
+		return true
+	case "server session connected", "server session disconnected":
+		id := ""
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "session_id" {
+				id = a.Value.String()
+			}
+			return true
+		})
+		return id == ""
+	}
+	return false
+}
+
+func (q quietSessions) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietSessions{q.Handler.WithAttrs(as)}
+}
+
+func (q quietSessions) WithGroup(name string) slog.Handler {
+	return quietSessions{q.Handler.WithGroup(name)}
+}
