@@ -129,6 +129,24 @@ operators:
 	code, out := authed(t, "POST", b.URL+"/mcp?project=other", "agent-secret", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize"})
 	assert.Equal(t, http.StatusForbidden, code)
 	assert.Contains(t, out["error"].(map[string]any)["message"], "project ops")
+	// The same for a stateless (2026-07-28) request.
+	for _, c := range []struct {
+		query, token string
+		code         int
+	}{{"", "", http.StatusUnauthorized}, {"", "nope", http.StatusUnauthorized}, {"?project=other", "agent-secret", http.StatusForbidden}} {
+		req, _ := http.NewRequest("POST", b.URL+"/mcp"+c.query, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "server/discover")
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, c.code, res.StatusCode, "2026-07-28 request, token %q %s", c.token, c.query)
+	}
 	// A cross-site page cannot drive it, token or not.
 	req, _ := http.NewRequest("POST", b.URL+"/mcp", strings.NewReader(`{}`))
 	req.Header.Set("Origin", "https://evil.example")
