@@ -29,6 +29,10 @@ type taskClient struct {
 	session string
 	declare bool
 	next    int
+	// stateless: a 2026-07-28 client (SEP-2575): no session, each request
+	// carries its protocol version, client info and capabilities (caps).
+	stateless bool
+	caps      map[string]any
 }
 
 // rpcError is a JSON-RPC error.
@@ -42,19 +46,37 @@ type rpcError struct {
 // statefully); declare says whether its requests declare the extension.
 func newTaskClient(t *testing.T, url, token string, declare bool) *taskClient {
 	t.Helper()
-	c := &taskClient{t: t, url: url, token: token, declare: declare}
+	c, _ := openTaskSession(t, url, token, map[string]any{})
+	c.declare = declare
+	return c
+}
+
+// openTaskSession initializes a session with the capabilities caps and
+// returns the server's initialize result.
+func openTaskSession(t *testing.T, url, token string, caps map[string]any) (*taskClient, map[string]any) {
+	t.Helper()
+	c := &taskClient{t: t, url: url, token: token}
 	res, rerr, err := c.send(t.Context(), "initialize", map[string]any{"protocolVersion": "2025-11-25",
-		"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "task-host", "version": "1"}})
+		"capabilities": caps, "clientInfo": map[string]any{"name": "task-host", "version": "1"}})
 	require.NoError(t, err)
 	require.Nil(t, rerr)
 	require.NotNil(t, res)
 	_, _, err = c.send(t.Context(), "notifications/initialized", nil)
 	require.NoError(t, err)
-	return c
+	return c, res
 }
 
 // call sends a request and waits for its response.
 func (c *taskClient) call(ctx context.Context, method string, params map[string]any) (map[string]any, *rpcError, error) {
+	if c.stateless {
+		if params == nil {
+			params = map[string]any{}
+		}
+		params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "task-host", "version": "1"},
+			"io.modelcontextprotocol/clientCapabilities": c.caps}
+		return c.send(ctx, method, params)
+	}
 	if c.declare {
 		if params == nil {
 			params = map[string]any{}
@@ -83,9 +105,14 @@ func (c *taskClient) send(ctx context.Context, method string, params map[string]
 	req.Header.Set("Mcp-Method", method)
 	if id, ok := params["taskId"].(string); ok {
 		req.Header.Set("Mcp-Name", id) // the extension's routing header
+	} else if name, ok := params["name"].(string); ok && method == "tools/call" {
+		req.Header.Set("Mcp-Name", name) // SEP-2243
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.stateless {
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	}
 	if c.session != "" {
 		req.Header.Set("Mcp-Session-Id", c.session)
@@ -277,4 +304,18 @@ func TestMCPWithoutTasksKeepsTheBlockingCall(t *testing.T) {
 	require.NotNil(t, rerr)
 	assert.Equal(t, -32021, rerr.Code)
 	assert.JSONEq(t, `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`, string(rerr.Data))
+}
+
+// TestMCPTasksDeclaredForTheSession: the server advertises the extension,
+// and a 2025-11-25 client may declare it once, when its session starts.
+func TestMCPTasksDeclaredForTheSession(t *testing.T) {
+	b := startBridge(t, "BRIDGE_CONFIG="+tasksConfig(t))
+	c, init := openTaskSession(t, b.URL+"/mcp", "agent-secret",
+		map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}})
+	ext, _ := init["capabilities"].(map[string]any)["extensions"].(map[string]any)
+	assert.Contains(t, ext, "io.modelcontextprotocol/tasks")
+	id := c.askTask("Which auth method?")["taskId"].(string)
+	got, rerr := c.get(id)
+	require.Nil(t, rerr)
+	assert.Equal(t, "working", got["status"])
 }
