@@ -252,9 +252,25 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	agentID, agentName := ask.AgentID, ask.AgentName
 	// The ask itself is not cut when the session ends, so the question it
 	// creates is known and can be withdrawn; the wait ends with the session.
-	asked, err := who.Backend.Ask(ctx, ask)
-	if err != nil {
-		return s.notSent(err, who.Backend), nil
+	var asked *client.Asked
+	if req.Params.RequestState != "" { // a multi round-trip's next round (tasks_mrtr.go)
+		var res *mcp.CallToolResult
+		if asked, res = s.mrtrRound(ctx, req, who); res != nil {
+			return res, nil
+		}
+	} else {
+		offer := mrtrOffers(req.Session, who)
+		if offer {
+			ask.IdempotencyKey = taskIdempotencyKey(key)
+		}
+		if asked, err = who.Backend.Ask(ctx, ask); err != nil {
+			return s.notSent(err, who.Backend), nil
+		}
+		if offer {
+			if form := s.mrtrForm(req.Session, who, &asked.Question, ""); form != nil {
+				return form, nil
+			}
+		}
 	}
 	s.log.Info("question asked", "question", asked.ID, "run", asked.RunID, "reattached", asked.Replayed)
 	q := &asked.Question

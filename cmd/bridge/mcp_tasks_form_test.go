@@ -142,3 +142,40 @@ func TestMCPTaskWithoutFormStaysWorking(t *testing.T) {
 	assert.Equal(t, "working", got["status"])
 	assert.NotContains(t, got, "inputRequests")
 }
+
+// TestMCPMultiRoundTripFormWithoutTasks: a 2026-07-28 host that declared
+// form elicitation but not tasks gets the form by multi round-trip
+// (SEP-2322): the call returns input_required at once, and the call again
+// with its user's response records the answer and returns the result.
+func TestMCPMultiRoundTripFormWithoutTasks(t *testing.T) {
+	url, _, a := statelessTasks(t)
+	c := &taskClient{t: t, url: url, stateless: true, caps: map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	args := askArgs("Which auth method?")
+	res, rerr, err := c.call(ctx, "tools/call", map[string]any{"name": "ask_user", "arguments": args})
+	require.NoError(t, err, "the call returns the form at once")
+	require.Nil(t, rerr)
+	require.Equal(t, "input_required", res["resultType"], "%v", res)
+	state, _ := res["requestState"].(string)
+	require.NotEmpty(t, state)
+	form := res["inputRequests"].(map[string]any)["answer"].(map[string]any)
+	assert.Equal(t, "elicitation/create", form["method"])
+	assert.Equal(t, domain.StatusPending, question(t, a, state).Status, "asked everywhere meanwhile")
+
+	// Another question's state is refused.
+	res, rerr, err = c.call(ctx, "tools/call", map[string]any{"name": "ask_user", "arguments": args,
+		"requestState": "not-a-question"})
+	require.NoError(t, err)
+	require.Nil(t, rerr)
+	assert.Equal(t, true, res["isError"])
+
+	res, rerr, err = c.call(ctx, "tools/call", map[string]any{"name": "ask_user", "arguments": args, "requestState": state,
+		"inputResponses": map[string]any{"answer": map[string]any{"action": "accept", "content": map[string]any{"q1": "OAuth 2.0"}}}})
+	require.NoError(t, err)
+	require.Nil(t, rerr)
+	assert.Equal(t, "complete", res["resultType"])
+	text := res["content"].([]any)[0].(map[string]any)["text"]
+	assert.Equal(t, `User has answered your questions: "Which auth method?"="OAuth 2.0". You can now continue with the user's answers in mind.`, text)
+	assert.Equal(t, "mcp", question(t, a, state).RespondedBy.Platform)
+}
