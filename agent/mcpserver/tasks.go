@@ -240,15 +240,10 @@ func (s *Server) createTask(ctx context.Context, req *mcp.CallToolRequest) (mcp.
 	s.log.Info("question asked as a task", "question", asked.ID, "run", asked.RunID)
 	t := s.taskOf(&asked.Question, nil)
 	t.ResultType = "task"
-	if t.Status == "input_required" || t.Result != nil {
-		// CreateTaskResult is a Task: the form and the result come with
-		// tasks/get.
-		t.Status, t.InputRequests, t.Result = "working", nil, nil
-		if !asked.Question.Status.Final() {
-			t.StatusMessage = progressLine(&asked.Question)
-		} else {
-			t.StatusMessage = ""
-		}
+	if t.Result != nil {
+		// CreateTaskResult is a Task without a result: the result of a
+		// question settled at once comes with the first tasks/get.
+		t.Status, t.StatusMessage, t.Result = "working", "the question is settled: poll for the result", nil
 	}
 	return &taskResult{task: t}, nil
 }

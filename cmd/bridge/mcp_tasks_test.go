@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/store/storetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -318,4 +319,30 @@ func TestMCPTasksDeclaredForTheSession(t *testing.T) {
 	got, rerr := c.get(id)
 	require.Nil(t, rerr)
 	assert.Equal(t, "working", got["status"])
+}
+
+// TestMCPTaskServedByEveryReplica: two bridges on one Redis, no session
+// affinity: the task created on one is polled, cancelled and refused to
+// another credential on the other.
+func TestMCPTaskServedByEveryReplica(t *testing.T) {
+	rdb := storetest.Redis(t)
+	cfg := tasksConfig(t)
+	a := startBridge(t, "REDIS_URL="+rdb.URL, "BRIDGE_CONFIG="+cfg)
+	b := startBridge(t, "REDIS_URL="+rdb.URL, "BRIDGE_CONFIG="+cfg)
+	id := newTaskClient(t, a.URL+"/mcp", "agent-secret", true).askTask("Which auth method?")["taskId"].(string)
+
+	c := newTaskClient(t, b.URL+"/mcp", "agent-secret", true)
+	got, rerr := c.get(id)
+	require.Nil(t, rerr)
+	assert.Equal(t, "working", got["status"])
+	_, rerr = newTaskClient(t, b.URL+"/mcp", "op-secret", true).get(id)
+	require.NotNil(t, rerr)
+	assert.Equal(t, -32602, rerr.Code)
+
+	_, rerr, err := c.call(t.Context(), "tasks/cancel", map[string]any{"taskId": id})
+	require.NoError(t, err)
+	require.Nil(t, rerr)
+	got, rerr = newTaskClient(t, a.URL+"/mcp", "agent-secret", true).get(id)
+	require.Nil(t, rerr)
+	assert.Equal(t, "cancelled", got["status"])
 }
