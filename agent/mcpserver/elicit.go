@@ -55,14 +55,7 @@ const formWithdrawGrace = 150 * time.Millisecond
 // reports a form that was still open when ctx ended.
 func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *domain.Question, answer Answerer, who domain.Person) (withdrawn bool) {
 	schema, names := elicitSchema(q)
-	msg := "An agent is asking you"
-	if q.Context != "" {
-		msg += ":\n\n" + q.Context
-	}
-	if len(q.Questions) == 1 {
-		msg = q.Questions[0].Question
-	}
-	msg += "\n\n(Also asked in " + q.Places() + "; the first answer anywhere counts.)"
+	msg := formMessage(q)
 	// An answer the bridge refuses (a rule for free text, a condition) is
 	// asked again with the problem on top, a few times at most.
 	problem := ""
@@ -76,6 +69,18 @@ func (s *Server) elicit(ctx context.Context, ss *mcp.ServerSession, q *domain.Qu
 		}
 	}
 	return false
+}
+
+// formMessage is the message of q's form.
+func formMessage(q *domain.Question) string {
+	msg := "An agent is asking you"
+	if q.Context != "" {
+		msg += ":\n\n" + q.Context
+	}
+	if len(q.Questions) == 1 {
+		msg = q.Questions[0].Question
+	}
+	return msg + "\n\n(Also asked in " + q.Places() + "; the first answer anywhere counts.)"
 }
 
 // elicitOnce shows the form once. done is false when the answer was
@@ -97,11 +102,37 @@ func (s *Server) elicitOnce(ctx context.Context, ss *mcp.ServerSession, q *domai
 		s.log.Info("elicitation not accepted; waiting for an answer elsewhere", "question", q.ID, "action", res.Action)
 		return false, true, ""
 	}
+	req := formAnswer(q, names, res.Content, who)
+	if err := answer(context.WithoutCancel(ctx), q.ID, req, who); err != nil {
+		s.log.Info("the host user's answer was not taken", "question", q.ID, "err", err)
+		var e *domain.Error
+		if errors.As(err, &e) && e.Code == domain.EInvalidAnswer && ctx.Err() == nil {
+			return false, false, answerProblems(e)
+		}
+	}
+	return false, true, ""
+}
+
+// answerProblems says why the bridge refused an answer.
+func answerProblems(e *domain.Error) string {
+	var ps []string
+	for _, d := range e.Details {
+		ps = append(ps, d.Field+": "+d.Problem)
+	}
+	if len(ps) == 0 {
+		ps = append(ps, e.Message)
+	}
+	return strings.Join(ps, "; ")
+}
+
+// formAnswer is the answer the host's user gave in q's form (content, by
+// the property names of elicitSchema), as who.
+func formAnswer(q *domain.Question, names []string, content map[string]any, who domain.Person) domain.RespondRequest {
 	choices := make([][]string, len(q.Questions))
 	req := domain.RespondRequest{Answers: map[string]domain.StringList{}, RespondedBy: &domain.PersonRef{Person: who}}
 	for i, it := range q.Questions {
 		var chosen []string
-		switch v := res.Content[names[i]].(type) {
+		switch v := content[names[i]].(type) {
 		case string:
 			if v != "" {
 				chosen = append(chosen, v)
@@ -113,7 +144,7 @@ func (s *Server) elicitOnce(ctx context.Context, ss *mcp.ServerSession, q *domai
 				}
 			}
 		}
-		if other, _ := res.Content[names[i]+"_other"].(string); strings.TrimSpace(other) != "" {
+		if other, _ := content[names[i]+"_other"].(string); strings.TrimSpace(other) != "" {
 			if it.MultiSelect {
 				chosen = append(chosen, strings.TrimSpace(other))
 			} else {
@@ -130,21 +161,7 @@ func (s *Server) elicitOnce(ctx context.Context, ss *mcp.ServerSession, q *domai
 			req.Answers[it.Question] = choices[i]
 		}
 	}
-	if err := answer(context.WithoutCancel(ctx), q.ID, req, who); err != nil {
-		s.log.Info("the host user's answer was not taken", "question", q.ID, "err", err)
-		var e *domain.Error
-		if errors.As(err, &e) && e.Code == domain.EInvalidAnswer && ctx.Err() == nil {
-			var ps []string
-			for _, d := range e.Details {
-				ps = append(ps, d.Field+": "+d.Problem)
-			}
-			if len(ps) == 0 {
-				ps = append(ps, e.Message)
-			}
-			return false, false, strings.Join(ps, "; ")
-		}
-	}
-	return false, true, ""
+	return req
 }
 
 // elicitSchema is the form of q: per item, a choice (single: an enum;

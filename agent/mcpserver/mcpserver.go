@@ -34,6 +34,8 @@ const DefaultProgressEvery = 15 * time.Second
 type Backend interface {
 	Ask(ctx context.Context, req *domain.AskRequest) (*client.Asked, error)
 	Wait(ctx context.Context, id string) (*domain.Question, error)
+	// Get reads a question without waiting (tasks/get).
+	Get(ctx context.Context, id string) (*domain.Question, error)
 	Cancel(ctx context.Context, id, reason string) (*domain.Question, error)
 }
 
@@ -115,7 +117,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[*mcp.ServerSession]*session{}}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "askbridge", Title: "askbridge", Version: cfg.Version},
-		&mcp.ServerOptions{Logger: slog.New(quietSessions{cfg.Logger.Handler()}),
+		&mcp.ServerOptions{Logger: slog.New(quietSessions{cfg.Logger.Handler()}), Capabilities: tasksCapabilities(),
 			Instructions: "ask_user asks a person on the team and waits for the answer. Use it for decisions only a person can make."})
 	// The raw handler (not mcp.AddTool) so invalid input gets the bridge's
 	// own problems, naming the question by index, instead of the SDK's
@@ -125,6 +127,7 @@ func New(cfg Config) *Server {
 		InputSchema: InputSchema(), OutputSchema: OutputSchema(),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolp(true)},
 	}, s.askUser)
+	s.registerTasks() // ask_user as a task (tasks.go)
 	return s
 }
 
@@ -214,14 +217,15 @@ func runID(st *session, named string, in Input) string {
 	return st.prefix + "-" + hex.EncodeToString(sum[:6])
 }
 
-func (s *Server) agent(req *mcp.CallToolRequest, override string) (id, name string) {
-	// The session's client info, or the request's own (2026-07-28).
-	if info := req.ClientInfo(); info != nil {
-		name = info.Title
-		if name == "" {
-			name = info.Name
+func (s *Server) agent(ss *mcp.ServerSession, override string) (id, name string) {
+	if ss != nil {
+		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+			name = p.ClientInfo.Title
+			if name == "" {
+				name = p.ClientInfo.Name
+			}
+			id = strings.Join(strings.Fields(p.ClientInfo.Name), "-")
 		}
-		id = strings.Join(strings.Fields(info.Name), "-")
 	}
 	if s.cfg.AgentID != "" {
 		id = s.cfg.AgentID
@@ -238,9 +242,7 @@ func (s *Server) agent(req *mcp.CallToolRequest, override string) (id, name stri
 func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	in, problems := decodeInput(req.Params.Arguments)
 	if len(problems) > 0 {
-		out := newOutput(StatusInvalid)
-		out.Problems = problems
-		return result(true, "The question was not sent: "+strings.Join(problems, "; ")+". Fix these and call ask_user again.", out), nil
+		return invalidResult(problems), nil
 	}
 	who, err := s.caller(req)
 	if err != nil {
@@ -250,26 +252,36 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
 		key = req.Extra.TokenInfo.UserID
 	}
-	agentID, agentName := s.agent(req, who.AgentID)
+	ask := s.askRequest(req, who, in, "")
+	agentID, agentName := ask.AgentID, ask.AgentName
 	var st *session
 	if stateless(req) {
 		st = s.statelessSession(key, agentID)
 	} else {
 		st = s.sessionFor(req.Session, key)
 	}
-	ask := &domain.AskRequest{RunID: runID(st, who.RunID, in), AgentID: agentID, AgentName: agentName, Route: s.cfg.Route}
-	for _, it := range in.Questions {
-		ask.Questions = append(ask.Questions, it.domainItem())
-	}
-	if d := cmp.Or(who.Timeout, s.cfg.Timeout); d > 0 {
-		dd := domain.Duration(d)
-		ask.Timeout = &dd
-	}
+	ask.RunID = runID(st, who.RunID, in)
 	// The ask itself is not cut when the session ends, so the question it
 	// creates is known and can be withdrawn; the wait ends with the session.
-	asked, err := who.Backend.Ask(ctx, ask)
-	if err != nil {
-		return s.notSent(err, who.Backend), nil
+	var asked *client.Asked
+	if req.Params.RequestState != "" { // a multi round-trip's next round (tasks_mrtr.go)
+		var res *mcp.CallToolResult
+		if asked, res = s.mrtrRound(ctx, req, who); res != nil {
+			return res, nil
+		}
+	} else {
+		offer := mrtrOffers(req.Session, who)
+		if offer {
+			ask.IdempotencyKey = taskIdempotencyKey(key)
+		}
+		if asked, err = who.Backend.Ask(ctx, ask); err != nil {
+			return s.notSent(err, who.Backend), nil
+		}
+		if offer {
+			if form := s.mrtrForm(req.Session, who, &asked.Question, ""); form != nil {
+				return form, nil
+			}
+		}
 	}
 	s.log.Info("question asked", "question", asked.ID, "run", asked.RunID, "reattached", asked.Replayed)
 	q := &asked.Question
@@ -324,6 +336,33 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 	}
 	st.settled(q.ID)
+	return finalResult(q), nil
+}
+
+// askRequest is the ask of a call in run.
+func (s *Server) askRequest(req *mcp.CallToolRequest, who Caller, in Input, run string) *domain.AskRequest {
+	agentID, agentName := s.agent(req.Session, who.AgentID)
+	ask := &domain.AskRequest{RunID: run, AgentID: agentID, AgentName: agentName, Route: s.cfg.Route}
+	for _, it := range in.Questions {
+		ask.Questions = append(ask.Questions, it.domainItem())
+	}
+	if d := cmp.Or(who.Timeout, s.cfg.Timeout); d > 0 {
+		dd := domain.Duration(d)
+		ask.Timeout = &dd
+	}
+	return ask
+}
+
+// invalidResult is the result of input the bridge refuses.
+func invalidResult(problems []string) *mcp.CallToolResult {
+	out := newOutput(StatusInvalid)
+	out.Problems = problems
+	return result(true, "The question was not sent: "+strings.Join(problems, "; ")+". Fix these and call ask_user again.", out)
+}
+
+// finalResult is the result of a call whose question is final: the
+// answer, or a no-answer result telling the model to continue.
+func finalResult(q *domain.Question) *mcp.CallToolResult {
 	out := newOutput(string(q.Status))
 	out.QuestionID = q.ID
 	for k, v := range q.Answers {
@@ -333,9 +372,9 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		out.Selections[k] = v
 	}
 	if q.Status == domain.StatusAnswered {
-		return result(false, AnsweredText(q), out), nil
+		return result(false, AnsweredText(q), out)
 	}
-	return result(true, NoAnswerText(q), out), nil
+	return result(true, NoAnswerText(q), out)
 }
 
 func newOutput(status string) Output {
@@ -360,7 +399,6 @@ func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, q *doma
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	where := q.Places()
 	go func() {
 		defer close(done)
 		t := time.NewTicker(s.cfg.ProgressEvery)
@@ -371,7 +409,7 @@ func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, q *doma
 				return
 			case <-t.C:
 			}
-			msg := fmt.Sprintf("waiting for an answer in %s — expires in %s", where, domain.HumanDuration(time.Until(q.ExpiresAt)))
+			msg := progressLine(q)
 			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: token, Progress: float64(n), Message: msg,
 			}); err != nil && ctx.Err() == nil {
@@ -380,6 +418,11 @@ func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, q *doma
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// progressLine says what a waiting call or task waits for.
+func progressLine(q *domain.Question) string {
+	return fmt.Sprintf("waiting for an answer in %s — expires in %s", q.Places(), domain.HumanDuration(time.Until(q.ExpiresAt)))
 }
 
 // AnsweredText is the tool result text of an answered question, in Claude
