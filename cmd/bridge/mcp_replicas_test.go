@@ -60,7 +60,7 @@ func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // round-robin proxy without affinity. A 2026-07-28 host's ask_user call is
 // cut by the host's timeout on one replica; the same call again, served by
 // the other replica, re-attaches to the question and returns its answer.
-// A 2025-11-25 host, whose session lives in one replica, needs affinity.
+// A task created on one replica is polled on both. A 2025-11-25 host, whose session lives in one replica, needs affinity.
 func TestRemoteMCPStatelessAcrossReplicas(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "bridge.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(`agents:
@@ -117,6 +117,20 @@ operators:
 	rr.mu.Unlock()
 	_, all := authed(t, "GET", b.URL+"/api/projects/ops/agent-questions", "agent-secret", nil)
 	assert.Len(t, all["questions"], 1, "asked once across both replicas")
+
+	// A 2026-07-28 host with the tasks extension: the task created on one
+	// replica is polled on the other and ends with the answer.
+	tc := &taskClient{t: t, url: lb.URL + "/mcp", token: "agent-secret", stateless: true,
+		caps: map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
+	created := tc.askTask("Which region?")
+	id := created["taskId"].(string)
+	code, _ = authed(t, "POST", b.URL+"/api/projects/ops/agent-questions/"+id+"/respond", "op-secret", map[string]any{"response": "OAuth 2.0"})
+	require.Equal(t, http.StatusAccepted, code)
+	for range 2 { // one poll on each replica (the proxy alternates)
+		got, rerr := tc.get(id)
+		require.Nil(t, rerr)
+		assert.Equal(t, "completed", got["status"])
+	}
 
 	// An older host's session lives in one replica: without affinity its
 	// next request reaches the other replica, which does not know it.
