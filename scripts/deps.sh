@@ -2,8 +2,8 @@
 # Installs what `make test` needs when it is missing: redis-server (store
 # conformance, replica tests; Sentinel runs as `redis-server --sentinel`),
 # redis-tools (redis-cli: Cluster creation, latency floor) and chromium (the web inbox's browser tests,
-# driven headless from Go), and the MCP TypeScript SDK from npm (the MCP
-# server's outside client). Uses apt-get (as root, or through sudo).
+# driven headless from Go), and the MCP TypeScript SDK and the MCP conformance
+# suite from npm (the MCP server's outside client and checker). Uses apt-get (as root, or through sudo).
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
@@ -33,6 +33,25 @@ install_mcp_sdk() {
   (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error "@modelcontextprotocol/sdk@$mcp_sdk_version" >/dev/null)
 }
 install_mcp_sdk
+
+# The official MCP conformance suite, run against /mcp by the MCP server's
+# tests (TestConformanceSuite), in a directory of its own (it brings its own
+# SDK). The newest release: the 0.2 alphas are the first with the tasks
+# extension's and the 2026-07-28 scenarios. It runs on Node 22, installed
+# below by clients-deps.sh.
+conformance_dir="${ASKBRIDGE_CONFORMANCE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/askbridge/conformance}"
+conformance_version="0.2.0-alpha.12"
+install_conformance() {
+  command -v npm >/dev/null 2>&1 || return 0 # said above; CI has failed already
+  if grep -qs "\"version\": \"$conformance_version\"" "$conformance_dir/node_modules/@modelcontextprotocol/conformance/package.json"; then
+    return 0
+  fi
+  echo "installing @modelcontextprotocol/conformance@$conformance_version into $conformance_dir" >&2
+  mkdir -p "$conformance_dir"
+  [ -f "$conformance_dir/package.json" ] || echo '{"private": true}' >"$conformance_dir/package.json"
+  (cd "$conformance_dir" && npm install --no-audit --no-fund --loglevel=error --save-exact "@modelcontextprotocol/conformance@$conformance_version" >/dev/null)
+}
+install_conformance
 
 # The TypeScript and Python clients' tests (clients/): Node 22, TypeScript and
 # the frameworks from npm, python3-httpx/pytest/fastapi from apt-get.

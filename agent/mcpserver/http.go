@@ -88,8 +88,17 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 		}
 		return caller, nil
 	}
-	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.server },
-		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: h.SessionTimeout})
+	server := func(*http.Request) *mcp.Server { return s.server }
+	// One path, both eras: sessions for 2025-11-25 and older, with a
+	// stream store so a dropped stream resumes (Last-Event-ID) within this
+	// replica; no session for 2026-07-28, so any replica serves any request,
+	// and a cut POST ends its call's wait (the question stays open).
+	var sdk http.Handler = transports{
+		stateful: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.log,
+			SessionTimeout: h.SessionTimeout, EventStore: mcp.NewMemoryEventStore(nil)}),
+		stateless: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.log,
+			Stateless: true, PropagateRequestCancellation: true}),
+	}
 	var bound http.Handler = sdk
 	if h.Authenticate != nil {
 		// The SDK binds a session to the TokenInfo.UserID that opened it, so

@@ -91,6 +91,10 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
 	closed   bool
+	// life ends at Close: the calls of 2026-07-28 clients, which have no
+	// session, stop waiting then.
+	life    context.Context
+	endLife context.CancelFunc
 }
 
 const toolDescription = `Ask a person on the team a question and wait for their answer. The question is posted where the team works (Slack, Discord, Telegram, email or the askbridge web inbox, and the person on call may be paged through PagerDuty) and this call blocks until someone answers, it expires, or it is dismissed.
@@ -111,8 +115,9 @@ func New(cfg Config) *Server {
 		cfg.Version = "dev"
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[*mcp.ServerSession]*session{}}
+	s.life, s.endLife = context.WithCancel(context.Background())
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "askbridge", Title: "askbridge", Version: cfg.Version},
-		&mcp.ServerOptions{Logger: cfg.Logger, Capabilities: tasksCapabilities(),
+		&mcp.ServerOptions{Logger: slog.New(quietSessions{cfg.Logger.Handler()}), Capabilities: tasksCapabilities(),
 			Instructions: "ask_user asks a person on the team and waits for the answer. Use it for decisions only a person can make."})
 	// The raw handler (not mcp.AddTool) so invalid input gets the bridge's
 	// own problems, naming the question by index, instead of the SDK's
@@ -247,9 +252,15 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
 		key = req.Extra.TokenInfo.UserID
 	}
-	st := s.sessionFor(req.Session, key)
-	ask := s.askRequest(req, who, in, runID(st, who.RunID, in))
+	ask := s.askRequest(req, who, in, "")
 	agentID, agentName := ask.AgentID, ask.AgentName
+	var st *session
+	if stateless(req) {
+		st = s.statelessSession(key, agentID)
+	} else {
+		st = s.sessionFor(req.Session, key)
+	}
+	ask.RunID = runID(st, who.RunID, in)
 	// The ask itself is not cut when the session ends, so the question it
 	// creates is known and can be withdrawn; the wait ends with the session.
 	var asked *client.Asked

@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"sync"
 	"time"
@@ -59,6 +61,26 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string) *session {
 		}()
 	}
 	return st
+}
+
+// stateless reports a call of a 2026-07-28 client over Streamable HTTP
+// (the stateless handler serves exactly the requests with that header): it
+// has no session, so nothing of it is kept between requests. Over stdio the
+// process is the session, whatever the version.
+func stateless(req *mcp.CallToolRequest) bool {
+	return req.Extra != nil && req.Extra.Header != nil &&
+		req.Extra.Header.Get("Mcp-Protocol-Version") >= statelessProtocol
+}
+
+// statelessSession is the "session" of a call without one: its runs are
+// named after the credential and the agent instead, so the same call again
+// (the host cut the POST, or the next request reached another replica)
+// lands in the same run and re-attaches to the question. Nothing withdraws
+// its questions: they stay open until answered or expired, and a call stops
+// waiting when its POST ends or the server closes.
+func (s *Server) statelessSession(key, agentID string) *session {
+	sum := sha256.Sum256([]byte(key + "\x00" + agentID))
+	return &session{ctx: s.life, cancel: func() {}, prefix: "mcp-" + hex.EncodeToString(sum[:8]), key: key, asked: map[string]askedIn{}}
 }
 
 // track records a question asked in the session. It reports false when the
@@ -133,6 +155,7 @@ func (s *Server) withdraw(ctx context.Context, b Backend, id string) {
 // Close ends every session (shutdown of askbridge serve), withdrawing their
 // questions as endSession does.
 func (s *Server) Close() {
+	s.endLife()
 	s.mu.Lock()
 	s.closed = true
 	var all []*mcp.ServerSession

@@ -28,12 +28,19 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// mcpConnect opens a Streamable HTTP session to url with token.
+// mcpConnect connects to url with token as the SDK's newest protocol
+// (2026-07-28: stateless, no session on the server).
 func mcpConnect(t *testing.T, url, token string) *mcp.ClientSession {
+	return mcpConnectVersion(t, url, token, "")
+}
+
+// mcpConnectVersion connects with a protocol version: 2025-11-25 and older
+// open a Streamable HTTP session.
+func mcpConnectVersion(t *testing.T, url, token, version string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "remote-host", Version: "1"}, nil)
 	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url,
-		HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+		HTTPClient: &http.Client{Transport: bearer{token}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -122,6 +129,24 @@ operators:
 	code, out := authed(t, "POST", b.URL+"/mcp?project=other", "agent-secret", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize"})
 	assert.Equal(t, http.StatusForbidden, code)
 	assert.Contains(t, out["error"].(map[string]any)["message"], "project ops")
+	// The same for a stateless (2026-07-28) request.
+	for _, c := range []struct {
+		query, token string
+		code         int
+	}{{"", "", http.StatusUnauthorized}, {"", "nope", http.StatusUnauthorized}, {"?project=other", "agent-secret", http.StatusForbidden}} {
+		req, _ := http.NewRequest("POST", b.URL+"/mcp"+c.query, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "server/discover")
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, c.code, res.StatusCode, "2026-07-28 request, token %q %s", c.token, c.query)
+	}
 	// A cross-site page cannot drive it, token or not.
 	req, _ := http.NewRequest("POST", b.URL+"/mcp", strings.NewReader(`{}`))
 	req.Header.Set("Origin", "https://evil.example")
@@ -162,10 +187,11 @@ operators:
 	assert.Contains(t, firstText(r), "does not have the ask_user tool")
 }
 
+// TestRemoteMCPSessionsAndRuns: sessions of 2025-11-25 clients.
 func TestRemoteMCPSessionsAndRuns(t *testing.T) {
 	b := startBridge(t)
 	// Open mode: ?project= names the project.
-	s := mcpConnect(t, b.URL+"/mcp?project=ops", "")
+	s := mcpConnectVersion(t, b.URL+"/mcp?project=ops", "", "2025-11-25")
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "ask_user", Arguments: askArgs("Which auth method?")})
 	cancel()
@@ -189,7 +215,7 @@ func TestRemoteMCPSessionsAndRuns(t *testing.T) {
 	}
 
 	// A session that ends (the client closes it) withdraws its questions.
-	s2 := mcpConnect(t, b.URL+"/mcp?project=ops", "")
+	s2 := mcpConnectVersion(t, b.URL+"/mcp?project=ops", "", "2025-11-25")
 	go func() {
 		_, _ = s2.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask_user", Arguments: askArgs("Which region?")})
 	}()
@@ -206,7 +232,7 @@ func TestRemoteMCPSessionsAndRuns(t *testing.T) {
 	assert.True(t, ok, "the ended session's question is withdrawn")
 
 	// A run the client names outlives its session: a new session re-attaches.
-	s3 := mcpConnect(t, b.URL+"/mcp?project=ops&run=run-77", "")
+	s3 := mcpConnectVersion(t, b.URL+"/mcp?project=ops&run=run-77", "", "2025-11-25")
 	ctx, cancel = context.WithTimeout(t.Context(), 500*time.Millisecond)
 	_, err = s3.CallTool(ctx, &mcp.CallToolParams{Name: "ask_user", Arguments: askArgs("Which database?")})
 	cancel()
@@ -219,7 +245,7 @@ func TestRemoteMCPSessionsAndRuns(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	time.Sleep(300 * time.Millisecond)
-	s4 := mcpConnect(t, b.URL+"/mcp?project=ops&run=run-77", "")
+	s4 := mcpConnectVersion(t, b.URL+"/mcp?project=ops&run=run-77", "", "2025-11-25")
 	go func() {
 		r, err := s4.CallTool(t.Context(), &mcp.CallToolParams{Name: "ask_user", Arguments: askArgs("Which database?")})
 		assert.NoError(t, err)

@@ -2,7 +2,8 @@
 // by the Go tests. Usage: node tsclient.cjs '<json config>'
 //   {"sdk": "<dir holding node_modules>", "transport": "stdio"|"http",
 //    "command", "args", "env" (stdio) | "url", "token" (http),
-//    "elicit": null | {"content": {...}} | "hang", "arguments": {...}}
+//    "elicit": null | {"content": {...}} | "hang", "arguments": {...},
+//    "callTimeout": ms (default 120000)}
 // Prints one JSON line: {"tools", "result", "elicited", "elicitAborted"}.
 const path = require('path');
 const { createRequire } = require('module');
@@ -38,7 +39,7 @@ async function main() {
   await client.connect(transport);
   out.tools = (await client.listTools()).tools;
   out.result = await client.callTool({ name: 'ask_user', arguments: cfg.arguments }, undefined,
-    { timeout: 120000, resetTimeoutOnProgress: true });
+    { timeout: cfg.callTimeout || 120000, resetTimeoutOnProgress: true });
   // Let a withdrawn form's cancellation arrive before closing.
   if (cfg.elicit === 'hang') {
     for (let i = 0; i < 50 && !out.elicitAborted; i++) await new Promise((r) => setTimeout(r, 100));

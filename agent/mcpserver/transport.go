@@ -1,0 +1,152 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// statelessProtocol is the first protocol version without sessions
+// (SEP-2575): each request carries its version, client info and
+// capabilities in _meta, and any replica can serve it.
+const statelessProtocol = "2026-07-28"
+
+// StreamRetry is the reconnection delay sent in the priming event of a
+// stream (the SSE retry field): how long a 2025-11-25 client whose stream
+// dropped waits before resuming it with Last-Event-ID.
+const StreamRetry = 2 * time.Second
+
+// maxPeek bounds the body read to route a request without the
+// MCP-Protocol-Version header (the SDK's own default body limit).
+const maxPeek = mcp.DefaultMaxRequestBodyBytes
+
+// transports serves both eras of Streamable HTTP on one path: 2026-07-28
+// requests go to a stateless handler (no session, nothing kept between
+// requests), older ones to the stateful handler (sessions, elicitation,
+// streams that resume within the replica).
+type transports struct {
+	stateful, stateless http.Handler
+}
+
+func (t transports) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isStateless(r) {
+		t.stateless.ServeHTTP(w, r)
+		return
+	}
+	t.stateful.ServeHTTP(&primingRetry{ResponseWriter: w}, r)
+}
+
+// isStateless reports a 2026-07-28 request: by its MCP-Protocol-Version
+// header, else by the protocol version in its _meta or the server/discover
+// method (so a client that forgot the header is told so by the stateless
+// handler rather than refused as an unknown version by the stateful one).
+// An initialize request is always the older era's.
+func isStateless(r *http.Request) bool {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
+		return v >= statelessProtocol
+	}
+	if r.Method != http.MethodPost || r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil {
+		return false
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return false
+	}
+	v, _ := msg.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return v >= statelessProtocol || msg.Method == "server/discover"
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// primingRetry adds the retry field to the priming event the SDK opens each
+// SSE stream with (SEP-1699): the SDK gives it an id, so the client can
+// resume the stream, but no reconnection delay.
+type primingRetry struct {
+	http.ResponseWriter
+	done bool
+}
+
+var primeEvent = []byte("event: prime\nid: ")
+
+func (p *primingRetry) Write(b []byte) (int, error) {
+	if p.done {
+		return p.ResponseWriter.Write(b)
+	}
+	p.done = true
+	i := bytes.Index(b, []byte("\ndata: "))
+	if !bytes.HasPrefix(b, primeEvent) || i < 0 {
+		return p.ResponseWriter.Write(b)
+	}
+	out := make([]byte, 0, len(b)+24)
+	out = append(out, b[:i+1]...)
+	out = append(out, "retry: "+strconv.FormatInt(StreamRetry.Milliseconds(), 10)+"\n"...)
+	out = append(out, b[i+1:]...)
+	if _, err := p.ResponseWriter.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// Unwrap lets http.ResponseController flush the stream.
+func (p *primingRetry) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+
+// quietSessions demotes to debug what the SDK logs at info for every
+// session without an id: a 2026-07-28 request is one such session, so a
+// busy stateless host would otherwise fill the log with three lines a
+// request.
+type quietSessions struct{ slog.Handler }
+
+func (q quietSessions) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelInfo && sessionNoise(r) {
+		if !q.Handler.Enabled(ctx, slog.LevelDebug) {
+			return nil
+		}
+		r.Level = slog.LevelDebug
+	}
+	return q.Handler.Handle(ctx, r)
+}
+
+func sessionNoise(r slog.Record) bool {
+	switch r.Message {
+	case "server connecting":
+		return true
+	case "server session connected", "server session disconnected":
+		id := ""
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "session_id" {
+				id = a.Value.String()
+			}
+			return true
+		})
+		return id == ""
+	}
+	return false
+}
+
+func (q quietSessions) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietSessions{q.Handler.WithAttrs(as)}
+}
+
+func (q quietSessions) WithGroup(name string) slog.Handler {
+	return quietSessions{q.Handler.WithGroup(name)}
+}
