@@ -138,7 +138,13 @@ func (r *Router) post(ctx context.Context, q *domain.Question, targets []domain.
 			defer cancel()
 			pctx, span := r.tracer.Start(pctx, "askbridge.post", trace.WithSpanKind(trace.SpanKindClient),
 				trace.WithAttributes(attrPlatform.String(t.Platform), attrQuestion.String(q.ID)))
-			posted, err := r.channels[t.Platform].Post(pctx, q, t)
+			var posted domain.Target
+			var err error
+			if bc := r.batchChannel(q, t); bc != nil {
+				posted, err = r.postBatched(pctx, bc, q, t)
+			} else {
+				posted, err = r.channels[t.Platform].Post(pctx, q, t)
+			}
 			endSpan(span, err)
 			if err != nil {
 				r.log.Error("posting question failed", "question", q.ID, "project", q.ProjectID,
