@@ -109,7 +109,7 @@ func (s *bs) call(i int, responders ...string) *domain.Question {
 	s.t.Helper()
 	in, _ := json.Marshal(map[string]string{"command": command(i)})
 	req := domain.AskRequest{Kind: domain.KindApproval, Question: "Run " + command(i) + "?", Header: "Bash",
-		Options: []domain.Option{{Label: "Allow"}, {Label: "Deny"}}, AgentID: "deploy-bot", AgentName: "Deploy bot", RunID: "run-1",
+		Options: NoteApproval(true).Options, AgentID: "deploy-bot", AgentName: "Deploy bot", RunID: "run-1",
 		Action: &domain.Action{Tool: "Bash", Input: in, CallID: fmt.Sprintf("toolu_%02d", i)}, Targets: s.env.Targets}
 	if len(responders) > 0 {
 		req.Responders = &domain.Responders{}
