@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,6 +76,7 @@ type BatchFactory func(t *testing.T, rc lifecycle.RouterConfig) *BatchEnv
 // per case.
 func RunBatch(t *testing.T, newEnv BatchFactory) {
 	t.Run("OneMessage", func(t *testing.T) { batchOneMessage(t, newEnv) })
+	t.Run("ConcurrentAsks", func(t *testing.T) { batchConcurrent(t, newEnv) })
 	t.Run("JoinRerenders", func(t *testing.T) { batchJoin(t, newEnv) })
 	t.Run("AllowAllKeepsDecided", func(t *testing.T) { batchAllowAllKeeps(t, newEnv) })
 	t.Run("ResponderPerCall", func(t *testing.T) { batchResponders(t, newEnv) })
@@ -107,6 +109,16 @@ func command(i int) string { return fmt.Sprintf("rm -rf build%d", i) }
 // with responders when any are named.
 func (s *bs) call(i int, responders ...string) *domain.Question {
 	s.t.Helper()
+	q, err := s.ask(i, responders...)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return q
+}
+
+// ask asks call i as call does, and returns what went wrong instead of
+// failing the test (it runs on other goroutines).
+func (s *bs) ask(i int, responders ...string) (*domain.Question, error) {
 	in, _ := json.Marshal(map[string]string{"command": command(i)})
 	req := domain.AskRequest{Kind: domain.KindApproval, Question: "Run " + command(i) + "?", Header: "Bash",
 		Options: NoteApproval(true).Options, AgentID: "deploy-bot", AgentName: "Deploy bot", RunID: "run-1",
@@ -120,14 +132,14 @@ func (s *bs) call(i int, responders ...string) *domain.Question {
 	}
 	res, err := s.env.Router.Ask(context.Background(), "ops", &req, "")
 	if err != nil {
-		s.t.Fatalf("asking call %d: %v", i, err)
+		return nil, fmt.Errorf("asking call %d: %w", i, err)
 	}
 	for _, tg := range res.Question.Targets {
 		if tg.Error != "" || tg.MessageTS == "" {
-			s.t.Fatalf("posting call %d to %s failed: %q", i, tg.Channel, tg.Error)
+			return nil, fmt.Errorf("posting call %d to %s failed: %q", i, tg.Channel, tg.Error)
 		}
 	}
-	return res.Question
+	return res.Question, nil
 }
 
 // batch asks calls 1…n as one batch.
@@ -217,6 +229,42 @@ func batchOneMessage(t *testing.T, newEnv BatchFactory) {
 	s.shows(qs[0], 3)
 	if !s.d.Live(qs[0]) {
 		t.Fatal("the batch's message shows no controls")
+	}
+}
+
+// batchConcurrent: three calls asked at the same moment (hooks run
+// concurrently) still make one message, whichever posts first.
+func batchConcurrent(t *testing.T, newEnv BatchFactory) {
+	s := startBatch(t, newEnv)
+	qs := make([]*domain.Question, 3)
+	var wg sync.WaitGroup
+	for i := range qs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q, err := s.ask(i + 1)
+			if err != nil {
+				t.Error(err)
+			}
+			qs[i] = q
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	s.settle()
+	for _, q := range qs[1:] {
+		if q.BatchID != qs[0].BatchID {
+			t.Fatalf("calls asked together are in batches %s and %s", qs[0].BatchID, q.BatchID)
+		}
+	}
+	s.oneMessage(qs)
+	s.shows(qs[0], 3)
+	s.d.All(Alice, qs[0], domain.DecideAllow, "")
+	s.settle()
+	for _, q := range qs {
+		s.status(q, domain.StatusAnswered, true)
 	}
 }
 
