@@ -142,18 +142,32 @@ func (s *bs) ask(i int, responders ...string) (*domain.Question, error) {
 	return res.Question, nil
 }
 
-// batch asks calls 1…n as one batch.
+// batch asks calls 1…n as one batch, in one request (AskBatch: how a
+// host that knows its turn's calls asks them).
 func (s *bs) batch(n int) []*domain.Question {
 	s.t.Helper()
-	qs := make([]*domain.Question, n)
-	for i := range qs {
-		qs[i] = s.call(i + 1)
-		if qs[i].BatchID != qs[0].BatchID {
-			s.t.Fatalf("call %d is in batch %s, not %s: the suite's calls must form one batch", i+1, qs[i].BatchID, qs[0].BatchID)
+	req := domain.BatchRequest{RunID: "run-1", AgentID: "deploy-bot", AgentName: "Deploy bot", Targets: s.env.Targets}
+	for i := 1; i <= n; i++ {
+		in, _ := json.Marshal(map[string]string{"command": command(i)})
+		req.Approvals = append(req.Approvals, domain.BatchCall{Question: "Run " + command(i) + "?", Header: "Bash",
+			Options: NoteApproval(true).Options, Action: &domain.Action{Tool: "Bash", Input: in, CallID: fmt.Sprintf("toolu_%02d", i)}})
+	}
+	res, err := s.env.Router.AskBatch(context.Background(), "ops", &req, "")
+	if err != nil {
+		s.t.Fatalf("asking a batch of %d: %v", n, err)
+	}
+	for i, q := range res.Questions {
+		if q.BatchID != res.BatchID {
+			s.t.Fatalf("call %d is in batch %s, not %s", i+1, q.BatchID, res.BatchID)
+		}
+		for _, tg := range q.Targets {
+			if tg.Error != "" || tg.MessageTS == "" {
+				s.t.Fatalf("posting call %d to %s failed: %q", i+1, tg.Channel, tg.Error)
+			}
 		}
 	}
 	s.settle()
-	return qs
+	return res.Questions
 }
 
 func (s *bs) settle() {
