@@ -49,6 +49,9 @@ type BatchDriver interface {
 	// ClickCall presses the button labelled label ("Allow", "Deny") in
 	// q's own section of its batch's message, as the message is now.
 	ClickCall(name string, q *domain.Question, label string)
+	// DenyCallWithNote denies q through its own "Deny with note…" in its
+	// section of the batch's message, typing note exactly.
+	DenyCallWithNote(name string, q *domain.Question, note string)
 	// All presses "Allow all" (decision domain.DecideAllow) or "Deny all"
 	// (domain.DecideDeny) on the message of q's batch; a note, when not
 	// empty, goes with Deny all through the surface's "Deny all with
@@ -88,6 +91,7 @@ func RunBatch(t *testing.T, newEnv BatchFactory) {
 	t.Run("AllowAllKeepsDecided", func(t *testing.T) { batchAllowAllKeeps(t, newEnv) })
 	t.Run("ResponderPerCall", func(t *testing.T) { batchResponders(t, newEnv) })
 	t.Run("DenyAllWithNote", func(t *testing.T) { batchDenyAllNote(t, newEnv) })
+	t.Run("DenyOneWithNote", func(t *testing.T) { batchDenyOneNote(t, newEnv) })
 	t.Run("WithdrawnCall", func(t *testing.T) { batchWithdrawn(t, newEnv) })
 	t.Run("OverLimit", func(t *testing.T) { batchOverLimit(t, newEnv) })
 }
@@ -385,6 +389,24 @@ func batchDenyAllNote(t *testing.T, newEnv BatchFactory) {
 	}
 	if text := s.d.Copy(qs[0]); !strings.Contains(text, "Denied") {
 		t.Errorf("the message does not say the calls were denied:\n%s", text)
+	}
+}
+
+// batchDenyOneNote: one call's own "Deny with note…" on the batch's
+// message denies that call alone, the note its reason, never an answer.
+func batchDenyOneNote(t *testing.T, newEnv BatchFactory) {
+	s := startBatch(t, newEnv)
+	qs := s.batch(2)
+	const note = "1" // the Allow option's number: still a reason
+	s.d.DenyCallWithNote(Alice, qs[1], note)
+	s.settle()
+	got := s.status(qs[1], domain.StatusAnswered, false)
+	if bad := DeniedWithNote(got, note, s.d.Person(Alice)); len(bad) > 0 {
+		t.Errorf("call 2: %s", strings.Join(bad, "; "))
+	}
+	s.status(qs[0], domain.StatusPending, false)
+	if !s.d.Live(qs[0]) {
+		t.Error("the message lost its controls while call 1 is waiting")
 	}
 }
 

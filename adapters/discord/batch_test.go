@@ -86,3 +86,15 @@ func (d *discordBatchDriver) All(name string, q *domain.Question, decision, note
 
 func (d *discordBatchDriver) Copy(q *domain.Question) string { return d.discordDriver.Copy(d.fresh(q)) }
 func (d *discordBatchDriver) Live(q *domain.Question) bool   { return d.discordDriver.Live(d.fresh(q)) }
+
+// DenyCallWithNote presses the call's "Deny #n with note…" and sends the
+// note in its modal.
+func (d *discordBatchDriver) DenyCallWithNote(name string, q *domain.Question, note string) {
+	q = d.fresh(q)
+	u := d.user(name)
+	resp := d.press(u, q, d.button(q, customID(actOther, q.ID, 0), "Deny #"))
+	if resp.Type != 9 {
+		d.e.t.Fatalf("the call's Deny with note… opened no modal: %+v", resp)
+	}
+	d.typeIn(u, q, resp, note)
+}

@@ -164,3 +164,15 @@ func (d *mailDriver) All(name string, _ *domain.Question, decision, note string)
 	}
 	d.press(name, d.link(name, regexp.MustCompile(what+` \d+: (\S+)`)), form)
 }
+
+// DenyCallWithNote opens the call's Deny link, types the note in the
+// page's box and presses its button.
+func (d *mailDriver) DenyCallWithNote(name string, q *domain.Question, note string) {
+	ms := d.mails(mailPeople[name])
+	text := ms[len(ms)-1].Parts()["text/plain"]
+	m := regexp.MustCompile(`(?m)^(\d+)\. ` + regexp.QuoteMeta(q.Questions[0].Question) + `\r?$`).FindStringSubmatch(text)
+	if m == nil {
+		d.t.Fatalf("call %q is not in the newest mail to %s", q.Questions[0].Question, name)
+	}
+	d.press(name, d.link(name, regexp.MustCompile(`Deny call `+m[1]+`: (\S+)`)), url.Values{"note": {note}})
+}

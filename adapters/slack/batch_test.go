@@ -107,3 +107,17 @@ func (d *slackBatchDriver) Live(q *domain.Question) bool {
 	m, ok := d.e.fake.Message(t.Channel, t.MessageTS)
 	return ok && strings.Contains(string(m.Blocks), `"action_id"`)
 }
+
+// DenyCallWithNote presses the call's "Deny with note…" and sends the
+// note in its modal.
+func (d *slackBatchDriver) DenyCallWithNote(name string, q *domain.Question, note string) {
+	channel, ts, blocks := d.blocks(q)
+	bid, el := d.find(blocks, blockID(q.ID, "0"), denyNoteLabel)
+	views := len(d.e.fake.Views())
+	d.press(d.user(name), channel, ts, bid, el, nil)
+	if len(d.e.fake.Views()) == views {
+		d.e.t.Fatal("the call's Deny with note… opened no modal")
+	}
+	d.e.submitView(d.user(name), note)
+	d.settle()
+}

@@ -103,3 +103,21 @@ func (d *batchDriver) All(name string, q *domain.Question, decision, note string
 
 func (d *batchDriver) Copy(q *domain.Question) string { return d.driver.Copy(d.fresh(q)) }
 func (d *batchDriver) Live(q *domain.Question) bool   { return d.driver.Live(d.fresh(q)) }
+
+// DenyCallWithNote presses the call's "Deny #n with note…" and replies to
+// its prompt with the note.
+func (d *batchDriver) DenyCallWithNote(name string, q *domain.Question, note string) {
+	q = d.fresh(q)
+	m := d.e.msg(q)
+	u := d.user(name)
+	before := d.e.lastPrompt(m.Chat)
+	d.e.press(u, m, d.find(m, callbackData(q.ID, opOther, 0), "Deny #"))
+	p := d.e.lastPrompt(m.Chat)
+	if p == nil || before != nil && p.ID == before.ID {
+		d.e.t.Fatal("the call's Deny with note… sent no prompt to reply to")
+	}
+	if st := d.e.deliver(d.e.fake.Reply(u, p.Chat, p.ID, note)); st != http.StatusOK {
+		d.e.t.Fatalf("webhook answered %d", st)
+	}
+	d.done()
+}
