@@ -35,6 +35,8 @@ const (
 	// minCallText is the least a call's section gets with its whole
 	// action; below it every call is one line.
 	minCallText = 250
+	// minLine is the least a call's line gets when every call is one line.
+	minLine = 60
 )
 
 // isBatchAction reports whether kind is a control of a batch's row.
@@ -96,8 +98,15 @@ func (a *Adapter) renderBatch(b *domain.Batch) message {
 		if len(notes) == 0 {
 			notes = append(notes, fmt.Sprintf("⚠️ %d calls are more than one Discord message shows in full. Read and decide each on %s, or all at once below.", n, batchPage(b, o)))
 		}
-		for i, q := range b.Questions {
+		calls := b.Questions
+		if per < minLine { // thousands of calls: as many lines as fit, then how many more
+			calls, per = calls[:max(room/(minLine+4)-1, 1)], minLine
+		}
+		for i, q := range calls {
 			sections = append(sections, callLine(q.WithLinksShown(), i, per))
+		}
+		if more := n - len(calls); more > 0 {
+			sections = append(sections, fmt.Sprintf("*…and %d more calls: every one is on the batch's page.*", more))
 		}
 	}
 	e.Description = domain.Shorten(strings.Join(append(notes, sections...), "\n\n"), maxEmbedDesc)

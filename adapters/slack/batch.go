@@ -32,6 +32,8 @@ const (
 	// minCallBudget is the least text a call's action gets in a message
 	// with a section per call; below it the compact layout is used.
 	minCallBudget = 700
+	// minLine is the least a call's line gets in the compact layout.
+	minLine = 60
 )
 
 // batchPage is the batch's page of the web inbox, "" without a public URL.
@@ -183,7 +185,12 @@ func (a *Adapter) compactCalls(b *domain.Batch, blocks, text int) []slack.Block 
 		note += "Read and decide each call in the web inbox (/batches/" + escape(b.ID) + "), or all at once below."
 	}
 	out := []slack.Block{slack.NewSectionBlock(mrkdwn(note), nil, nil)}
-	per := min(300, (text-textLen(note))/max(len(b.Questions), 1)-10)
+	calls, more := b.Questions, 0
+	per := min(300, (text-textLen(note))/max(len(calls), 1)-10)
+	if per < minLine { // thousands of calls: as many lines as fit, then how many more
+		n := max((text-textLen(note))/(minLine+10)-1, 1)
+		calls, more, per = calls[:n], len(calls)-n, minLine
+	}
 	var cur strings.Builder
 	flush := func() {
 		if cur.Len() > 0 {
@@ -192,8 +199,14 @@ func (a *Adapter) compactCalls(b *domain.Batch, blocks, text int) []slack.Block 
 		}
 	}
 	sections := max(blocks-1, 1)
-	for i, q := range b.Questions {
-		line := callLine(q, i, per)
+	lines := make([]string, 0, len(calls)+1)
+	for i, q := range calls {
+		lines = append(lines, callLine(q, i, per))
+	}
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("_…and %d more calls: every one is on the batch's page._", more))
+	}
+	for _, line := range lines {
 		// Sections hold lines up to their limit; the last section takes
 		// what is left so no call is left out.
 		if cur.Len() > 0 && textLen(cur.String())+textLen(line)+1 > maxSectionText-50 && len(out) < sections {

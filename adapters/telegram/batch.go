@@ -30,6 +30,8 @@ const (
 	// minCallText is the least a call's section gets with its whole
 	// action; below it every call is one line.
 	minCallText = 250
+	// minLine is the least a call's line gets when every call is one line.
+	minLine = 60
 )
 
 // isBatchOp reports whether op is a control of a batch's row.
@@ -100,13 +102,22 @@ func (a *Adapter) renderBatch(b *domain.Batch) message {
 	if note != "" {
 		d.text(note + "\n")
 	}
-	for i, q := range b.Questions {
+	calls := b.Questions
+	if per < minLine { // thousands of calls: as many lines as fit, then how many more
+		room := maxText - d.n - units(footer) - 100
+		calls, per = calls[:max(room/(minLine+1)-1, 1)], minLine
+	}
+	for i, q := range calls {
 		d.text("\n")
 		if per >= minCallText {
 			callSection(&d, q, i, per, a.opts(q))
 		} else {
 			d.text(callLine(q, i, per))
 		}
+	}
+	if more := n - len(calls); more > 0 {
+		d.text("\n")
+		d.tagged("<i>", "</i>", fmt.Sprintf("…and %d more calls: every one is on the batch's page.", more))
 	}
 	d.text("\n\n")
 	d.tagged("<i>", "</i>", footer)
