@@ -153,6 +153,11 @@ func (a *Adapter) deliverBatch(ctx context.Context, j job) error {
 	if j.Kind == kindBatch {
 		a.mark(ctx, sentKey(a.rootID(b.ID, j.To)), ttl)
 		a.mark(ctx, sentKey(first), ttl)
+		// Each call's reminders follow in the thread as a single call's
+		// do: its mail, for them, is this one.
+		for _, q := range calls {
+			a.mark(ctx, sentKey(a.rootID(q.ID, j.To)), ttl)
+		}
 	}
 	return nil
 }
