@@ -176,3 +176,28 @@ func (d *mailDriver) DenyCallWithNote(name string, q *domain.Question, note stri
 	}
 	d.press(name, d.link(name, regexp.MustCompile(`Deny call `+m[1]+`: (\S+)`)), url.Values{"note": {note}})
 }
+
+// TestReminderOfABatchCallFollows: a call mailed in its batch's mail gets
+// its reminder at once, as a single call does (before: it waited for a
+// mail of its own that never leaves, and was dropped after 15 minutes).
+func TestReminderOfABatchCallFollows(t *testing.T) {
+	e := newEnv(t)
+	req := &domain.BatchRequest{RunID: "run-9", AgentID: "deploy-bot", AgentName: "Deploy bot", Targets: []domain.Target{emailTarget(ana)}}
+	for _, cmd := range []string{"make a", "make b"} {
+		req.Approvals = append(req.Approvals, domain.BatchCall{Action: &domain.Action{Tool: "Bash", Input: []byte(`{"command":"` + cmd + `"}`)}})
+	}
+	res, err := e.router.AskBatch(context.Background(), "ops", req, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	e.waitMails(ana, 1)
+	q := e.question(res.Questions[1].ID)
+	if err := e.ad.Remind(context.Background(), q, q.Targets[0]); err != nil {
+		t.Fatal(err)
+	}
+	ms := e.waitMails(ana, 2)
+	if len(ms) != 2 || !strings.Contains(ms[1].Parts()["text/plain"], "Reminder: Deploy bot is still waiting") {
+		t.Fatalf("%d mails; want the batch's mail and the reminder", len(ms))
+	}
+}
