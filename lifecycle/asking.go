@@ -77,6 +77,20 @@ func (r *Router) build(ctx context.Context, req *domain.AskRequest, agentRoute s
 // create stores a question build made, posts it and reports the outcome;
 // the caller tracks it (r.track).
 func (r *Router) create(ctx context.Context, project string, q *domain.Question, route *domain.Route, timeout time.Duration) (AskResult, error) {
+	res, publish, err := r.stored(ctx, project, q, route, timeout)
+	if err != nil || publish == nil {
+		return res, err
+	}
+	return publish(), nil
+}
+
+// stored stores a question build made and returns either the outcome (a
+// re-attach, an approval decided by rule: nothing to post) or, with
+// publish set, the stored question and what posts it and reports the
+// outcome.
+// AskBatch stores every call of a batch before it posts any, so the
+// batch's first message already holds them all.
+func (r *Router) stored(ctx context.Context, project string, q *domain.Question, route *domain.Route, timeout time.Duration) (AskResult, func() AskResult, error) {
 	now := r.clock.Now().UTC()
 	q.ID = domain.NewQuestionID(project)
 	q.ProjectID = project
@@ -93,27 +107,29 @@ func (r *Router) create(ctx context.Context, project string, q *domain.Question,
 	res, err := r.store.Create(sctx, q)
 	endSpan(sspan, err)
 	if err != nil {
-		return AskResult{}, err
+		return AskResult{}, nil, err
 	}
 	if res.Superseded != nil {
 		r.afterTransition(res.Superseded)
 	}
 	if res.Reattached {
-		return AskResult{Question: res.Question, Message: r.message(res.Question, true)}, nil
+		return AskResult{Question: res.Question, Message: r.message(res.Question, true)}, nil, nil
 	}
 	q = res.Question
 	if rule != "" {
 		if final, err := r.autoApprove(ctx, q, rule); err == nil {
-			return AskResult{Question: final, Created: true, Message: fmt.Sprintf("Approved at once by the auto-allow rule %s; nobody was asked.", rule)}, nil
+			return AskResult{Question: final, Created: true, Message: fmt.Sprintf("Approved at once by the auto-allow rule %s; nobody was asked.", rule)}, nil, nil
 		}
 	}
-	r.post(ctx, q, q.Targets)
-	r.pageOnAsk(ctx, q, route)
-	if fresh, err := r.store.Get(ctx, project, q.ID); err == nil {
-		q = fresh
-	}
-	r.mentionHolders(q, 0)
-	return AskResult{Question: q, Created: true, Message: r.message(q, false)}, nil
+	return AskResult{Question: q, Created: true}, func() AskResult {
+		r.post(ctx, q, q.Targets)
+		r.pageOnAsk(ctx, q, route)
+		if fresh, err := r.store.Get(ctx, project, q.ID); err == nil {
+			q = fresh
+		}
+		r.mentionHolders(q, 0)
+		return AskResult{Question: q, Created: true, Message: r.message(q, false)}
+	}, nil
 }
 
 // post posts a copy on each target in parallel and records each on the
@@ -138,7 +154,13 @@ func (r *Router) post(ctx context.Context, q *domain.Question, targets []domain.
 			defer cancel()
 			pctx, span := r.tracer.Start(pctx, "askbridge.post", trace.WithSpanKind(trace.SpanKindClient),
 				trace.WithAttributes(attrPlatform.String(t.Platform), attrQuestion.String(q.ID)))
-			posted, err := r.channels[t.Platform].Post(pctx, q, t)
+			var posted domain.Target
+			var err error
+			if bc := r.batchChannel(q, t); bc != nil {
+				posted, err = r.postBatched(pctx, bc, q, t)
+			} else {
+				posted, err = r.channels[t.Platform].Post(pctx, q, t)
+			}
 			endSpan(span, err)
 			if err != nil {
 				r.log.Error("posting question failed", "question", q.ID, "project", q.ProjectID,

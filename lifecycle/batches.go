@@ -78,10 +78,15 @@ func (r *Router) AskBatch(ctx context.Context, project string, req *domain.Batch
 	}
 	defer r.done()
 	out := BatchResult{Questions: make([]*domain.Question, len(bs))}
+	// Every call is stored before any is posted: the batch's first message
+	// holds them all (a surface that shows a batch as one message posts it
+	// once), and a call that fails to be asked leaves nothing posted half.
+	publish := make([]func() AskResult, len(bs))
 	for i, b := range bs {
 		b.q.BatchID = out.BatchID // "" until a call is asked anew: then the others join its batch
-		res, err := r.create(ctx, project, b.q, b.route, b.timeout)
+		res, pub, err := r.stored(ctx, project, b.q, b.route, b.timeout)
 		if err != nil {
+			r.publishAll(out, publish)
 			if i == 0 {
 				return BatchResult{}, err
 			}
@@ -89,6 +94,7 @@ func (r *Router) AskBatch(ctx context.Context, project string, req *domain.Batch
 			// and of the one that failed.
 			return out, fmt.Errorf("asking approvals[%d] failed after %d were asked: %w", i, i, err)
 		}
+		publish[i] = pub
 		out.Questions[i] = res.Question
 		if res.Created {
 			out.Created++
@@ -97,11 +103,22 @@ func (r *Router) AskBatch(ctx context.Context, project string, req *domain.Batch
 			}
 		}
 	}
+	r.publishAll(out, publish)
 	if out.BatchID == "" {
 		out.BatchID = out.Questions[0].BatchID
 	}
 	out.Message = r.batchMessage(out)
 	return out, nil
+}
+
+// publishAll posts the calls stored and not posted yet, in order, and
+// puts each as it now is in b.
+func (r *Router) publishAll(b BatchResult, publish []func() AskResult) {
+	for i, pub := range publish {
+		if pub != nil {
+			b.Questions[i] = pub().Question
+		}
+	}
 }
 
 func (r *Router) batchMessage(b BatchResult) string {

@@ -310,6 +310,27 @@ type PersonResolver interface {
 	ResolvePerson(ctx context.Context, q *domain.Question, p domain.Person) domain.Person
 }
 
+// BatchChannel is the optional ability of a Channel that shows the
+// approvals of one batch (domain.Batch) as one message per target: a
+// section per call with its own controls, and Allow all / Deny all for
+// the batch. The Router posts a batch's message once per target, with the
+// first call of the batch it posts there; a later call joining the batch
+// re-renders that message (UpdateBatch) instead of posting one of its
+// own, and so does every decision, withdrawal or vote on any call. Every
+// call's copy on the target points at the batch message (its Refs[BatchRef]
+// names the batch), so any replica finds it. b holds the calls asked on
+// t, in the order they were asked, each as it is now: pending ones with
+// their controls, the others with their outcome; when none is pending the
+// message is finished. A Channel without the ability posts one message
+// per call. The Router looks for it once, when the Channel is added.
+type BatchChannel interface {
+	// PostBatch posts the batch's message on t and returns t with its
+	// references filled in, as Post does.
+	PostBatch(ctx context.Context, b *domain.Batch, t domain.Target) (domain.Target, error)
+	// UpdateBatch re-renders the batch's message posted on t.
+	UpdateBatch(ctx context.Context, b *domain.Batch, t domain.Target) error
+}
+
 // Observer is told of every transition out of pending that this replica
 // makes (answered, cancelled, expired), after the store took it: metrics
 // count it, the resume deliverer sends its webhook at once. Transitioned

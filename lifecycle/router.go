@@ -69,6 +69,10 @@ type Router struct {
 	channels map[string]Channel
 	// resolvers are the channels with the PersonResolver ability.
 	resolvers map[string]PersonResolver
+	// batchers are the channels with the BatchChannel ability, and
+	// batchLocks serialise the re-renders of one batch message.
+	batchers   map[string]BatchChannel
+	batchLocks batchLocks
 	// groups are the directories of responder groups, by kind.
 	groups map[string]GroupResolver
 	routes map[string]domain.Route
@@ -122,7 +126,7 @@ func NewRouter(cfg RouterConfig) *Router {
 		cfg.HasWebhookSecret = func(string) bool { return false }
 	}
 	r := &Router{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
-		channels: map[string]Channel{}, resolvers: map[string]PersonResolver{}, routes: map[string]domain.Route{},
+		channels: map[string]Channel{}, resolvers: map[string]PersonResolver{}, batchers: map[string]BatchChannel{}, routes: map[string]domain.Route{},
 		groups: map[string]GroupResolver{}}
 	for _, c := range cfg.Channels {
 		r.AddChannel(c)
@@ -181,6 +185,9 @@ func (r *Router) AddChannel(c Channel) {
 	r.channels[c.Platform()] = c
 	if pr, ok := c.(PersonResolver); ok {
 		r.resolvers[c.Platform()] = pr
+	}
+	if bc, ok := c.(BatchChannel); ok {
+		r.batchers[c.Platform()] = bc
 	}
 }
 

@@ -215,6 +215,12 @@ func (a *Adapter) goTrack(fn func(ctx context.Context)) { a.pool.Go(fn) }
 // Post implements lifecycle.Channel: it posts a copy of q in t's channel, or in
 // the run's thread when the route keeps runs in threads.
 func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target) (domain.Target, error) {
+	return a.postMessage(ctx, q, t, a.render(q), q.ID)
+}
+
+// postMessage posts m for q (its run's thread, its label) on t; key names
+// the message in its nonce.
+func (a *Adapter) postMessage(ctx context.Context, q *domain.Question, t domain.Target, m message, key string) (domain.Target, error) {
 	channel := t.Channel
 	refs := map[string]string{}
 	perRun := a.perRunThread(q)
@@ -227,12 +233,11 @@ func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target)
 			refs[refThread] = th
 		}
 	}
-	m := a.render(q)
 	var msg *discordgo.Message
 	send := &discordgo.MessageSend{Embeds: m.Embeds, Components: m.Components, AllowedMentions: noMentions()}
 	err := a.call(ctx, "posting the question to channel "+channel, func(opts ...discordgo.RequestOption) error {
 		var err error
-		msg, err = a.sendMessage(channel, send, nonce("post", q.ID, channel), opts...)
+		msg, err = a.sendMessage(channel, send, nonce("post", key, channel), opts...)
 		return err
 	})
 	if err != nil && refs[refThread] != "" && t.ThreadTS == "" && errCode(err) != 0 {
@@ -242,7 +247,7 @@ func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target)
 		channel = t.Channel
 		err = a.call(ctx, "posting the question to channel "+channel, func(opts ...discordgo.RequestOption) error {
 			var err error
-			msg, err = a.sendMessage(channel, send, nonce("post", q.ID, channel), opts...)
+			msg, err = a.sendMessage(channel, send, nonce("post", key, channel), opts...)
 			return err
 		})
 	}

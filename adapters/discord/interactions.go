@@ -26,8 +26,12 @@ func (a *Adapter) handle(ctx context.Context, x *exchange) {
 		return
 	}
 	act, ok := parseCustomID(in.Data.CustomID)
-	if !ok || (in.Type == typeModalSubmit) != (act.Kind == actModal || act.Kind == actEditSave) {
+	if !ok || (in.Type == typeModalSubmit) != (act.Kind == actModal || act.Kind == actEditSave || act.Kind == actBatchModal) {
 		x.reply(ctx, ephemeral(words.NotOurs().Text))
+		return
+	}
+	if isBatchAction(act.Kind) {
+		a.handleBatch(ctx, x, act)
 		return
 	}
 	project, err := a.router.Locate(ctx, act.QuestionID)
@@ -300,6 +304,11 @@ func (a *Adapter) respond(ctx context.Context, x *exchange, q *domain.Question, 
 
 // outcome replies to the result of an answer or dismissal.
 func (a *Adapter) outcome(ctx context.Context, x *exchange, q *domain.Question, who domain.Person, err error) {
+	if err == nil && a.onBatchMessage(ctx, q, x.in) {
+		// The batch's message shows every call: the Router re-renders it.
+		x.reply(ctx, deferredUpdate)
+		return
+	}
 	if err == nil && q.Status == domain.StatusPending {
 		// A vote that did not decide an approval yet: the clicked copy
 		// shows the tally; Update brings the other copies along. Not a

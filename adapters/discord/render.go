@@ -124,7 +124,7 @@ func parseCustomID(s string) (action, bool) {
 	switch a.Kind {
 	case actOption, actRule:
 		return a, a.Item >= 0 && a.Option >= 0
-	case actSelect, actOther, actText, actModal, actEdit:
+	case actSelect, actOther, actText, actModal, actEdit, actAllowAll, actDenyAll, actDenyAllNote, actBatchModal:
 		return a, a.Item >= 0 && a.Option < 0
 	case actSubmit, actDismiss:
 		return a, a.Item < 0

@@ -219,8 +219,8 @@ type job struct {
 // deliveryID names a job once: queuing it again changes nothing.
 func (j job) deliveryID() string {
 	k := string(j.Kind)
-	if j.Kind == kindRemind {
-		k = fmt.Sprintf("remind%d", j.Step)
+	if j.Kind == kindRemind || j.Kind == kindBatch {
+		k = fmt.Sprintf("%s%d", j.Kind, j.Step)
 	}
 	return "email.send:" + j.Question + ":" + k + ":" + strings.ToLower(j.To)
 }
@@ -325,6 +325,9 @@ func (a *Adapter) sendNow(ctx context.Context, j job, snapshot *domain.Question)
 // when j was queued (nil if unknown). It returns errDrop when there is
 // nothing to send any more and a *refusal when the server refused for good.
 func (a *Adapter) deliver(ctx context.Context, j job, snapshot *domain.Question) error {
+	if j.Kind == kindBatch || j.Kind == kindBatchFinal {
+		return a.deliverBatch(ctx, j)
+	}
 	q, err := a.core.Question(ctx, j.Project, j.Question)
 	if err != nil {
 		if domain.ErrorCode(err) != domain.ENotFound || snapshot == nil {

@@ -206,6 +206,10 @@ func usedKey(nonce string) string { return "email:used:" + nonce }
 // handleOpen shows the confirmation page (GET, and HEAD without a body).
 // It decides nothing.
 func (a *Adapter) handleOpen(w http.ResponseWriter, r *http.Request) {
+	if a.batchLink(r) {
+		a.handleBatchOpen(w, r)
+		return
+	}
 	o, ok := a.open(w, r)
 	if !ok {
 		return
@@ -294,6 +298,10 @@ func (a *Adapter) confirmView(o opened, csrf, action string) (pageView, error) {
 
 // handleSubmit records the answer of a confirmation page's POST.
 func (a *Adapter) handleSubmit(w http.ResponseWriter, r *http.Request) {
+	if a.batchLink(r) {
+		a.handleBatchSubmit(w, r)
+		return
+	}
 	o, ok := a.open(w, r)
 	if !ok {
 		return

@@ -34,6 +34,17 @@ const DefaultsChoice = -2
 
 const defaultsByte = 0xff
 
+// AllowAllChoice and DenyAllChoice are the choices of a batch mail's
+// "Allow all" and "Deny all" links: their token names the batch and how
+// many calls the mail showed ("<batch id>#<n>", see batchRef) instead of
+// a question. They travel as the bytes allowAllByte and denyAllByte.
+const (
+	AllowAllChoice = -3
+	DenyAllChoice  = -4
+	allowAllByte   = 0xfe
+	denyAllByte    = 0xfd
+)
+
 // tokenVersion is the first byte of every token's payload.
 const tokenVersion = 1
 
@@ -94,6 +105,10 @@ func (k keys) sign(t token) (string, error) {
 	switch {
 	case t.Choice == DefaultsChoice:
 		p = append(p, defaultsByte)
+	case t.Choice == AllowAllChoice:
+		p = append(p, allowAllByte)
+	case t.Choice == DenyAllChoice:
+		p = append(p, denyAllByte)
 	case t.Choice < FormChoice || t.Choice > 250:
 		return "", errTokenMalformed
 	default:
@@ -136,8 +151,13 @@ func (k keys) verify(s string) (token, error) {
 		return token{}, errTokenMalformed
 	}
 	choice := int(p[1+nonceLen+8]) - 1
-	if p[1+nonceLen+8] == defaultsByte {
+	switch p[1+nonceLen+8] {
+	case defaultsByte:
 		choice = DefaultsChoice
+	case allowAllByte:
+		choice = AllowAllChoice
+	case denyAllByte:
+		choice = DenyAllChoice
 	}
 	return token{
 		Question:  q,

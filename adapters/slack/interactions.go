@@ -146,8 +146,12 @@ func (a *Adapter) blockActions(ic *slack.InteractionCallback, fresh func(context
 		w.channel = ic.Channel.ID
 	}
 	for _, ba := range ic.ActionCallback.BlockActions {
-		qid, _, ok := parseBlockID(ba.BlockID)
+		qid, part, ok := parseBlockID(ba.BlockID)
 		if !ok {
+			continue
+		}
+		if part == partAll {
+			a.batchAction(ic, w, qid, ba.ActionID, ba.Value, goBG)
 			continue
 		}
 		act, ok := parseActionID(ba.ActionID)

@@ -71,6 +71,9 @@ func (a *Adapter) viewSubmission(ic *slack.InteractionCallback) any {
 	if ic.View.CallbackID == editCallback {
 		return a.editSubmission(ic)
 	}
+	if ic.View.CallbackID == batchNoteCallback {
+		return a.batchNoteSubmission(ic)
+	}
 	if ic.View.CallbackID != modalCallback {
 		return nil
 	}

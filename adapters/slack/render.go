@@ -504,6 +504,9 @@ type modalMeta struct {
 	// person saw, and whether the text is a Bash command (else JSON).
 	Digest string `json:"g,omitempty"`
 	Bash   bool   `json:"b,omitempty"`
+	// Message is the ts of the batch message "Deny all with note…" was
+	// pressed on.
+	Message string `json:"m,omitempty"`
 }
 
 // renderModal builds the free-text modal of an item.

@@ -57,6 +57,10 @@ func (a *Adapter) handleReply(ctx context.Context, m *Message) {
 		return
 	}
 	link, err := a.router.GetDraft(ctx, promptProject, promptKey(m.Chat.ID, to.MessageID), "")
+	if err == nil && len(link["batch"]) > 0 {
+		a.batchReply(ctx, m, link)
+		return
+	}
 	if err != nil || len(link["q"]) != 2 || len(link["item"]) != 1 {
 		return
 	}

@@ -216,7 +216,7 @@ func parseCallbackData(s string) (action, bool) {
 		return a, a.Item >= 0 && a.Option >= 0
 	case opRule:
 		return a, a.Item >= 0 && a.Option >= 0
-	case opOther, opText, opInfo, opNext:
+	case opOther, opText, opInfo, opNext, opAllowAll, opDenyAll, opDenyAllNote:
 		return a, a.Item >= 0 && a.Option < 0
 	case opSubmit, opDismiss, opDefaults:
 		return a, a.Item < 0

@@ -246,6 +246,11 @@ func messageLink(chat Chat, id int64) string {
 // Post implements lifecycle.Channel: it sends the question to the target's
 // chat (in its forum topic, if any).
 func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target) (domain.Target, error) {
+	return a.postMessage(ctx, t, a.render(q))
+}
+
+// postMessage sends m to the target's chat (in its forum topic, if any).
+func (a *Adapter) postMessage(ctx context.Context, t domain.Target, m message) (domain.Target, error) {
 	chat, err := chatParam(t.Channel)
 	if err != nil {
 		return t, err
@@ -254,7 +259,6 @@ func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target)
 	if err != nil {
 		return t, err
 	}
-	m := a.render(q)
 	var sent Message
 	if err := a.send(ctx, sendMessage{ChatID: chat, MessageThreadID: thread, Text: m.Text, ParseMode: "HTML",
 		LinkPreviewOptions: &LinkPreviewOptions{IsDisabled: true}, ReplyMarkup: m.Keyboard}, &sent); err != nil {

@@ -216,6 +216,9 @@ func (a *Adapter) callback(ctx context.Context, cq *CallbackQuery) reply {
 	if !ok {
 		return reply{words.NotOurs().Text, true}
 	}
+	if isBatchOp(act.Op) {
+		return a.batchCallback(ctx, cq, act)
+	}
 	q, r := a.load(ctx, act.QuestionID, cq.Message)
 	if r != nil {
 		return *r
