@@ -116,16 +116,19 @@ func encodeCard(card el) (json.RawMessage, error) {
 // limits are how much of each text a card shows, in runes.
 type limits struct {
 	context, question, option, code, edit int
-	images                                bool
+	// images is how many bytes of picture addresses and alt texts the
+	// card holds (-1: all); pictures that do not fit are left out, the
+	// question's own first.
+	images int
 }
 
 // levels are tried in turn until the card fits: the first shows every
 // text whole (the domain's own maxima), the later ones shorten them.
 var levels = []limits{
-	{context: domain.MaxContextLen, question: domain.MaxQuestionLen, option: domain.MaxDescriptionLen, code: 16000, edit: 8000, images: true},
-	{context: 3000, question: 1000, option: 300, code: 8000, edit: 4000, images: true},
-	{context: 1200, question: 500, option: 120, code: 4000, edit: 2000, images: true},
-	{context: 400, question: 250, option: 0, code: 1500, edit: 0},
+	{context: domain.MaxContextLen, question: domain.MaxQuestionLen, option: domain.MaxDescriptionLen, code: 16000, edit: 8000, images: -1},
+	{context: 3000, question: 1000, option: 300, code: 8000, edit: 4000, images: 16000},
+	{context: 1200, question: 500, option: 120, code: 4000, edit: 2000, images: 12000},
+	{context: 400, question: 250, option: 0, code: 1500, edit: 0, images: 8000},
 }
 
 // cardRender builds one card at one level of limits.
@@ -134,6 +137,7 @@ type cardRender struct {
 	v   CardView
 	l   limits
 	cut []string // what this card shows only in part
+	img int      // bytes of pictures shown so far
 }
 
 // short is s within n runes, noting what was shortened.
@@ -282,11 +286,13 @@ func (r *cardRender) whoMayAnswer() []el {
 
 // image is a picture with its alt text, when this level shows pictures.
 func (r *cardRender) image(img *domain.Image, what string) []el {
-	if !r.l.images {
+	alt, _ := clip(img.Alt, domain.MaxImageAltLen)
+	n := len(img.URL) + len(alt)
+	if r.l.images >= 0 && r.img+n > r.l.images {
 		r.cut = append(r.cut, what+" left out")
 		return nil
 	}
-	alt, _ := clip(img.Alt, domain.MaxImageAltLen)
+	r.img += n
 	return []el{{"type": "Image", "url": img.URL, "altText": inert(alt), "size": "large"}}
 }
 

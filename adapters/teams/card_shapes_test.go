@@ -96,7 +96,9 @@ func goldenShapes(t testing.TB) []shape {
 	}
 	view := CardView{PublicURL: "https://bridge.example.com"}
 	approve := []domain.Option{opt("Allow", ""), opt("Deny", "")}
-	img := func(alt string) *domain.Image { return &domain.Image{URL: "https://img.example.com/" + alt + ".png", Alt: alt} }
+	img := func(alt string) *domain.Image {
+		return &domain.Image{URL: "https://img.example.com/" + alt + ".png", Alt: alt}
+	}
 
 	single := build(t, domain.AskRequest{Questions: []domain.Item{authItem()}})
 	add("single-select", single, view)

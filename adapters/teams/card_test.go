@@ -229,4 +229,3 @@ func TestQuestionTooLargeForTeams(t *testing.T) {
 	assert.Contains(t, text, "Answer it on the question page")
 	assert.Contains(t, string(card), "https://bridge.example.com/questions/"+q.ID)
 }
-
