@@ -169,7 +169,7 @@ func (r *cardRender) buttons(i int) []el {
 		// with a note is its own action, and the note is a reason.
 		extras = append(extras, showCard("Deny with note…",
 			r.textInput(i, inNote, "Why are you denying it? The agent reads this note.", true),
-			actionSet(styled(execute(verbDenyNote, "Deny", r.data(el{"i": i})), "destructive"))))
+			actionSet(styled(execute(verbDenyNote, "Deny with this note", r.data(el{"i": i})), "destructive"))))
 	case q.Kind == domain.KindApproval:
 	default:
 		extras = append(extras, showCard("Other…",
