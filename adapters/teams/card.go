@@ -138,6 +138,9 @@ type cardRender struct {
 	l   limits
 	cut []string // what this card shows only in part
 	img int      // bytes of pictures shown so far
+	// sfx ends the ids of the note and edit inputs, so the calls of a
+	// batch card each have their own (data "s" names it).
+	sfx string
 }
 
 // short is s within n runes, noting what was shortened.

@@ -47,6 +47,7 @@ type actionData struct {
 	Item   *int              `json:"i"`
 	Option *int              `json:"o"`
 	Digest string            `json:"g"`
+	Suffix string            `json:"s"` // of the note and edit inputs' ids (batch cards)
 	Inputs map[string]string `json:"-"`
 }
 
@@ -138,7 +139,7 @@ func ParseAction(q *domain.Question, verb string, data json.RawMessage) (ActionI
 	case verbDenyNote:
 		// The note is the denial's reason, exactly as typed: never read
 		// as an answer, so a note "Allow." denies like any other.
-		req, ok := approval.NoteRequest(q, d.Inputs[inNote])
+		req, ok := approval.NoteRequest(q, d.Inputs[inNote+d.Suffix])
 		if !ok {
 			if !approval.NoteAllowed(q) {
 				return ActionInput{}, errStale
@@ -152,7 +153,7 @@ func ParseAction(q *domain.Question, verb string, data json.RawMessage) (ActionI
 			return ActionInput{}, errStale
 		}
 		_, bash := actiontext.EditText(q.Action)
-		in, err := actiontext.EditedInput(q.Action, d.Inputs[inEdit], bash)
+		in, err := actiontext.EditedInput(q.Action, d.Inputs[inEdit+d.Suffix], bash)
 		if err != nil {
 			return ActionInput{}, refuse(err.Error())
 		}

@@ -168,7 +168,7 @@ func (r *cardRender) buttons(i int) []el {
 		// An approval has no "Other": free text never decides. Denying
 		// with a note is its own action, and the note is a reason.
 		extras = append(extras, showCard("Deny with note…",
-			r.textInput(i, inNote, "Why are you denying it? The agent reads this note.", true),
+			r.textInput(i, inNote+r.sfx, "Why are you denying it? The agent reads this note.", true),
 			actionSet(styled(execute(verbDenyNote, "Deny with this note", r.data(el{"i": i})), "destructive"))))
 	case q.Kind == domain.KindApproval:
 	default:
@@ -188,6 +188,9 @@ func (r *cardRender) data(d el) el {
 	d["q"] = r.q.ID
 	if r.q.Action != nil {
 		d["g"] = r.q.Action.Digest
+	}
+	if r.sfx != "" {
+		d["s"] = r.sfx
 	}
 	return d
 }
@@ -247,15 +250,16 @@ func (r *cardRender) textInput(i int, id, lbl string, required bool) el {
 	it := r.q.Questions[i]
 	in := el{"type": "Input.Text", "id": id, "label": label(lbl, 200), "isMultiline": true,
 		"maxLength": domain.MaxAnswerLen}
-	if id == inNote {
-		in["maxLength"] = domain.MaxCancelNote * 8
+	note := id == inNote+r.sfx
+	if note {
+		in["maxLength"] = domain.MaxAnswerLen
 	}
 	if required {
 		in["isRequired"] = true
 		in["errorMessage"] = "Write something first, or close this."
 	}
 	rules := it.Other
-	if rules == nil || r.q.Kind == domain.KindApproval || id == inNote {
+	if rules == nil || r.q.Kind == domain.KindApproval || note {
 		return in
 	}
 	hint := "Expected: " + rules.Describe()
@@ -337,7 +341,7 @@ func (r *cardRender) editCard() el {
 		}
 		return showCard("Edit…", body...)
 	}
-	in := el{"type": "Input.Text", "id": inEdit, "label": lbl, "isMultiline": true, "value": text,
+	in := el{"type": "Input.Text", "id": inEdit + r.sfx, "label": lbl, "isMultiline": true, "value": text,
 		"isRequired": true, "errorMessage": "Write the " + strings.ToLower(lbl) + ", or close this."}
 	return showCard("Edit…", runs(run(hint, el{"isSubtle": true})), in,
 		actionSet(styled(execute(verbEdit, "Allow edited", r.data(el{})), "positive")))

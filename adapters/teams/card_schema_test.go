@@ -53,6 +53,15 @@ func TestCardsMatchTheAdaptiveCardSchema(t *testing.T) {
 			t.Errorf("%s: the card does not match the Adaptive Card 1.5 schema: %v", sh.name, err)
 		}
 	}
+	for name, b := range goldenBatches(t) {
+		for _, v := range []CardView{{}, {PublicURL: "https://bridge.example.com", Viewer: "29:1", Refused: "Only Alice may answer."}} {
+			card, err := BatchCard(b, v)
+			require.NoError(t, err)
+			if err := schemaProblem(t, s, card); err != nil {
+				t.Errorf("%s: the card does not match the Adaptive Card 1.5 schema: %v", name, err)
+			}
+		}
+	}
 	// The check can fail: what Teams would drop or refuse is caught.
 	for name, bad := range map[string]string{
 		"markdown flag on a text run": `{"type":"AdaptiveCard","version":"1.5","body":[{"type":"RichTextBlock","inlines":[{"type":"TextRun","text":"x","markdown":true}]}]}`,
@@ -117,6 +126,11 @@ func TestCardsParseWithTheAdaptiveCardsPackage(t *testing.T) {
 	cards := map[string][]byte{}
 	for _, sh := range goldenShapes(t) {
 		cards[sh.name] = renderCard(t, sh.q, sh.view)
+	}
+	for name, b := range goldenBatches(t) {
+		card, err := BatchCard(b, CardView{PublicURL: "https://bridge.example.com", Viewer: "29:1"})
+		require.NoError(t, err)
+		cards[name] = card
 	}
 	// The check can fail: the parser reports what Teams would not render.
 	cards["bad-too-many-buttons"] = []byte(`{"type":"AdaptiveCard","version":"1.5","body":[{"type":"ActionSet","actions":[` +
