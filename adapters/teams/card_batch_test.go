@@ -51,7 +51,7 @@ func goldenBatches(t testing.TB) map[string]*domain.Batch {
 			return answered(q, map[string]string{q.Questions[0].Question: "Allow"})
 		}),
 		"batch-ten-long": batchOf(t, 10, func(i int) string { return long(fmt.Sprintf("psql -c 'call %d'", i), 3000) }, nil),
-		"batch-largest": batchOf(t, domain.MaxBatchApprovals, func(i int) string { return long(fmt.Sprintf("psql -c 'call %d'", i), 20000) }, nil),
+		"batch-largest":  batchOf(t, domain.MaxBatchApprovals, func(i int) string { return long(fmt.Sprintf("psql -c 'call %d'", i), 20000) }, nil),
 	}
 }
 
