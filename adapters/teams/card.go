@@ -78,6 +78,11 @@ type CardView struct {
 	// NoEdit says the question's route does not let people edit an
 	// action's arguments: no Edit control.
 	NoEdit bool
+	// Typed is the data of the Action.Execute the view answers (Teams
+	// merges the card's inputs into it): what the person picked and typed
+	// fills the inputs again, so a refused answer is corrected, not
+	// retyped. Empty for a new card.
+	Typed json.RawMessage
 }
 
 // el is one object of a card's JSON.
@@ -89,8 +94,14 @@ func QuestionCard(q *domain.Question, v CardView) (json.RawMessage, error) {
 	if q == nil || len(q.Questions) == 0 {
 		return nil, fmt.Errorf("a card needs a question with at least one item")
 	}
+	var typed map[string]string
+	if len(v.Typed) > 0 {
+		if d, err := decodeData(v.Typed); err == nil && d.Q == q.ID {
+			typed = d.Inputs
+		}
+	}
 	for _, l := range levels {
-		r := &cardRender{q: q, v: v, l: l}
+		r := &cardRender{q: q, v: v, l: l, typed: typed}
 		b, err := encodeCard(r.card())
 		if err != nil {
 			return nil, err
@@ -141,6 +152,8 @@ type cardRender struct {
 	// sfx ends the ids of the note and edit inputs, so the calls of a
 	// batch card each have their own (data "s" names it).
 	sfx string
+	// typed holds the inputs' values the person sent (CardView.Typed).
+	typed map[string]string
 }
 
 // short is s within n runes, noting what was shortened.

@@ -187,3 +187,32 @@ func TestStaleOrForeignDataChangesNothing(t *testing.T) {
 	_, err := ParseAction(gate, verbAnswer, json.RawMessage(`{"q":"`+gate.ID+`","i":0,"o":0}`))
 	assert.True(t, IsActionError(err), "a decision on an action needs the digest of the action shown")
 }
+
+// TestRefusedAnswerKeepsWhatWasTyped: when the bridge refuses what was
+// sent (a rule Teams cannot check), the person's view shows why and holds
+// what they picked and typed, to correct rather than retype.
+func TestRefusedAnswerKeepsWhatWasTyped(t *testing.T) {
+	q := build(t, domain.AskRequest{Questions: []domain.Item{
+		{Question: "Which auth method?", Header: "Auth", Options: []domain.Option{opt("OAuth 2.0", ""), {Label: "API key", Default: true}}},
+		{Question: "How many replicas?", Header: "Replicas", Other: &domain.FreeTextRules{Number: &domain.NumberRule{Integer: true}}},
+	}})
+	data := json.RawMessage(`{"q":"` + q.ID + `","c0":"0","t1":"2.5"}`)
+	_, err := ParseAction(q, verbSubmit, data)
+	msg := problem(t, err)
+	card := renderCard(t, q, CardView{Viewer: "29:1", Refused: "Not sent: " + msg, Typed: data})
+	values := map[string]any{}
+	for _, typ := range []string{"Input.Text", "Input.ChoiceSet"} {
+		for _, in := range objects(t, card, typ) {
+			values[in["id"].(string)] = in["value"]
+		}
+	}
+	assert.Equal(t, "0", values["c0"], "OAuth 2.0 stays picked, not the default")
+	assert.Equal(t, "2.5", values["t1"])
+	assert.Contains(t, shown(t, card), `Not sent: Replicas: "2.5" is not a whole number`)
+
+	// Data of another question fills nothing.
+	other := renderCard(t, q, CardView{Typed: json.RawMessage(`{"q":"q_other","t1":"9"}`)})
+	for _, in := range objects(t, other, "Input.Text") {
+		assert.Nil(t, in["value"])
+	}
+}

@@ -227,6 +227,9 @@ func (r *cardRender) formInputs(i int) []el {
 	if len(picked) > 0 {
 		cs["value"] = strings.Join(picked, ",")
 	}
+	if v, ok := r.typed[inChoice+strconv.Itoa(i)]; ok {
+		cs["value"] = v
+	}
 	out := []el{cs}
 	if q.Kind == domain.KindApproval {
 		// No free text on an approval; every asked item needs a choice.
@@ -257,6 +260,9 @@ func (r *cardRender) textInput(i int, id, lbl string, required bool) el {
 	if required {
 		in["isRequired"] = true
 		in["errorMessage"] = "Write something first, or close this."
+	}
+	if v := r.typed[id]; v != "" {
+		in["value"] = v
 	}
 	rules := it.Other
 	if rules == nil || r.q.Kind == domain.KindApproval || note {
@@ -340,6 +346,9 @@ func (r *cardRender) editCard() el {
 			body[0] = runs(run(msg + "Edit them in the web inbox, or with: askbridge questions answer " + q.ID + " --edit '<JSON>'"))
 		}
 		return showCard("Edit…", body...)
+	}
+	if v := r.typed[inEdit+r.sfx]; v != "" {
+		text = v
 	}
 	in := el{"type": "Input.Text", "id": inEdit + r.sfx, "label": lbl, "isMultiline": true, "value": text,
 		"isRequired": true, "errorMessage": "Write the " + strings.ToLower(lbl) + ", or close this."}
