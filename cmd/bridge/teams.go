@@ -19,7 +19,7 @@ Writes the Teams app package (manifest.json, color.png and outline.png, zipped) 
 the bot: upload it in Teams (Apps → Manage your apps → Upload an app) so people can
 add the bot to a team or a chat (docs/teams.md).
 
-  --app-id       the Microsoft App ID of the Azure Bot, a GUID (TEAMS_APP_ID)
+  --app-id       the Microsoft App ID of the Azure Bot, a GUID
   --public-url   the https address Teams reaches the bridge at (BRIDGE_PUBLIC_URL, or
                  public_url in the configuration file)
   --config       configuration file read for public_url (BRIDGE_CONFIG)
@@ -35,7 +35,7 @@ func teamsCommand(_ context.Context, args []string, getenv func(string) string, 
 	}
 	fs := flag.NewFlagSet("askbridge teams manifest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	appID := fs.String("app-id", getenv("TEAMS_APP_ID"), "")
+	appID := fs.String("app-id", "", "")
 	publicURL := fs.String("public-url", "", "")
 	config := fs.String("config", getenv("BRIDGE_CONFIG"), "")
 	out := fs.String("out", "askbridge-teams.zip", "")
@@ -66,7 +66,7 @@ func teamsCommand(_ context.Context, args []string, getenv func(string) string, 
 	p := teams.Package{AppID: *appID, PublicURL: u, Name: *name, Version: *version}
 	b, err := p.Zip()
 	if err != nil {
-		fmt.Fprintf(stderr, "askbridge teams manifest: %v (flags --app-id and --public-url, or TEAMS_APP_ID and BRIDGE_PUBLIC_URL)\n", err)
+		fmt.Fprintf(stderr, "askbridge teams manifest: %v (flag --app-id; flag --public-url, BRIDGE_PUBLIC_URL or public_url)\n", err)
 		return 1
 	}
 	if err := os.WriteFile(*out, b, 0o644); err != nil {

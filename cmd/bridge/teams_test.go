@@ -15,9 +15,10 @@ import (
 // app id and public URL, and says what to do with it.
 func TestTeamsManifestCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "app.zip")
-	env := map[string]string{"TEAMS_APP_ID": "2f1c8e4a-51d7-4b6e-9c1d-5a7e3f0a9b21", "BRIDGE_PUBLIC_URL": "https://bridge.example.com"}
+	env := map[string]string{"BRIDGE_PUBLIC_URL": "https://bridge.example.com"}
+	id := "2f1c8e4a-51d7-4b6e-9c1d-5a7e3f0a9b21"
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"teams", "manifest", "--out", out}, func(k string) string { return env[k] }, nil, &stdout, &stderr)
+	code := run(context.Background(), []string{"teams", "manifest", "--out", out, "--app-id", id}, func(k string) string { return env[k] }, nil, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
 	assert.Contains(t, stdout.String(), "The Azure Bot's messaging endpoint must be https://bridge.example.com/teams/messages.")
 	z, err := zip.OpenReader(out)
@@ -31,7 +32,7 @@ func TestTeamsManifestCommand(t *testing.T) {
 
 	// Flags win over the environment.
 	stdout.Reset()
-	code = run(context.Background(), []string{"teams", "manifest", "--out", out, "--public-url", "https://other.example.com"}, func(k string) string { return env[k] }, nil, &stdout, &stderr)
+	code = run(context.Background(), []string{"teams", "manifest", "--out", out, "--app-id", id, "--public-url", "https://other.example.com"}, func(k string) string { return env[k] }, nil, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
 	assert.Contains(t, stdout.String(), "https://other.example.com/teams/messages")
 }
@@ -45,7 +46,7 @@ func TestTeamsManifestCommandErrors(t *testing.T) {
 		want string
 	}{
 		"nothing set": {nil, nil, "the Teams app id is missing"},
-		"no url": {nil, map[string]string{"TEAMS_APP_ID": "2f1c8e4a-51d7-4b6e-9c1d-5a7e3f0a9b21"},
+		"no url": {[]string{"--app-id", "2f1c8e4a-51d7-4b6e-9c1d-5a7e3f0a9b21"}, nil,
 			"the public URL is missing: set it to the https address Teams reaches the bridge at"},
 		"bad app id": {[]string{"--app-id", "my-bot", "--public-url", "https://b.example.com"}, nil,
 			`the Teams app id "my-bot" is not a Microsoft App ID: it must be a GUID`},
@@ -57,7 +58,7 @@ func TestTeamsManifestCommandErrors(t *testing.T) {
 		code := run(context.Background(), args, func(k string) string { return c.env[k] }, nil, &stdout, &stderr)
 		assert.Equal(t, 1, code, name)
 		assert.Contains(t, stderr.String(), c.want, name)
-		assert.Contains(t, stderr.String(), "--app-id and --public-url, or TEAMS_APP_ID and BRIDGE_PUBLIC_URL", name)
+		assert.Contains(t, stderr.String(), "(flag --app-id; flag --public-url, BRIDGE_PUBLIC_URL or public_url)", name)
 		assert.NoFileExists(t, out, name)
 	}
 	var stdout, stderr bytes.Buffer
