@@ -78,7 +78,7 @@ func (r *cardRender) item(i int) []el {
 	if it.Image != nil {
 		out = append(out, r.image(it.Image, fmt.Sprintf("question %d's picture", i+1))...)
 	}
-	if len(it.Options) > 0 && (r.pending() || !approval.Is(q)) {
+	if listNeeded(q, it) {
 		out = append(out, r.optionList(it)...)
 	}
 	if i == 0 {
@@ -97,6 +97,20 @@ func (r *cardRender) item(i int) []el {
 		out = append(out, r.buttons(i)...)
 	}
 	return out
+}
+
+// listNeeded reports whether the options are listed above the controls:
+// when the controls do not show all there is to an option (a description,
+// a picture, the agent's recommendation, a default, a label longer than a
+// button shows).
+func listNeeded(q *domain.Question, it domain.Item) bool {
+	for _, o := range it.Options {
+		if o.Description != "" || o.Image != nil || o.Recommended || (o.Default && !form(q)) ||
+			(!form(q) && len([]rune(o.Label)) > buttonLen) {
+			return true
+		}
+	}
+	return false
 }
 
 // optionList names every option with its number, whether the agent
