@@ -65,9 +65,10 @@ type CardView struct {
 	// PublicURL is the bridge's public address; the card links the
 	// question page of its web inbox when something is left out.
 	PublicURL string
-	// Viewer is the id of the one person this view is for, as the
-	// adapter names Teams users; "" renders the card everyone sees. A
-	// person's view of a pending question carries refresh.userIds with
+	// Viewer is the one person this view is for, by their Teams user id
+	// as activities name them (from.id, "29:…", the MRI refresh.userIds
+	// takes; not the Entra object id); "" renders the card everyone sees.
+	// A person's view of a pending question carries refresh.userIds with
 	// that id, so Teams keeps it theirs and asks for it again (verb
 	// VerbRefresh).
 	Viewer string
