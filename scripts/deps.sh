@@ -2,8 +2,9 @@
 # Installs what `make test` needs when it is missing: redis-server (store
 # conformance, replica tests; Sentinel runs as `redis-server --sentinel`),
 # redis-tools (redis-cli: Cluster creation, latency floor) and chromium (the web inbox's browser tests,
-# driven headless from Go), and the MCP TypeScript SDK and the MCP conformance
-# suite from npm (the MCP server's outside client and checker). Uses apt-get (as root, or through sudo).
+# driven headless from Go), and from npm the MCP TypeScript SDK and the MCP conformance
+# suite (the MCP server's outside client and checker) and adaptivecards (the Teams
+# cards' parser). Uses apt-get (as root, or through sudo).
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
@@ -52,6 +53,21 @@ install_conformance() {
   (cd "$conformance_dir" && npm install --no-audit --no-fund --loglevel=error --save-exact "@modelcontextprotocol/conformance@$conformance_version" >/dev/null)
 }
 install_conformance
+
+# The adaptivecards package, the Adaptive Card renderer's own parser: the
+# Teams adapter's tests parse every card it renders with it (adapters/teams),
+# into the same cache directory. Without npm the test skips, except in CI.
+adaptivecards_version="3.0.6"
+install_adaptivecards() {
+  command -v npm >/dev/null 2>&1 || return 0 # said above
+  if grep -qs "\"version\": \"$adaptivecards_version\"" "$npm_dir/node_modules/adaptivecards/package.json"; then
+    return 0
+  fi
+  echo "installing adaptivecards@$adaptivecards_version into $npm_dir" >&2
+  mkdir -p "$npm_dir"
+  (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error "adaptivecards@$adaptivecards_version" >/dev/null)
+}
+install_adaptivecards
 
 # The TypeScript and Python clients' tests (clients/): Node 22, TypeScript and
 # the frameworks from npm, python3-httpx/pytest/fastapi from apt-get.

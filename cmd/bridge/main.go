@@ -33,6 +33,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return health(ctx, args[1:], getenv, stdout, stderr)
 	case "telegram":
 		return telegramCommand(ctx, args[1:], getenv, stdout, stderr)
+	case "teams":
+		return teamsCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "backup":
 		return backupCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "check-data":
@@ -66,6 +68,7 @@ commands:
   mcp                        stdio MCP server exposing ask_user
   hook claude-code           Claude Code hook (PreToolUse, PermissionRequest)
   telegram set-webhook       point the Telegram bot at <public_url>/telegram/webhook
+  teams manifest             write the Teams app package (manifest and icons) for the bot
   health [--ready]           exit 0 if the local bridge answers /healthz (/readyz): container health checks
   backup FILE                a consistent copy of the running bridge's embedded store, written to FILE
   check-data FILE            check a data file of the embedded store (a backup) without changing it

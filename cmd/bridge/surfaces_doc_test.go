@@ -50,7 +50,7 @@ func TestPagesNameEverySurface(t *testing.T) {
 func TestSurfacePagesStartWithSetUp(t *testing.T) {
 	heading := regexp.MustCompile(`(?m)^## .*$`)
 	setUp := regexp.MustCompile(`^## Set up \(about \d+ minutes\)$`)
-	for _, page := range []string{"slack", "discord", "telegram", "email", "pagerduty", "on-call"} {
+	for _, page := range []string{"slack", "discord", "telegram", "teams", "email", "pagerduty", "on-call"} {
 		b, err := os.ReadFile("../../docs/" + page + ".md")
 		require.NoError(t, err)
 		doc := string(b)
