@@ -53,7 +53,9 @@ func TestTokensRefused(t *testing.T) {
 		{"wrong issuer", func(f *faketeams.Server) string {
 			return f.Token(faketeams.TokenOptions{Issuer: "https://sts.windows.net/evil/"})
 		}, nil},
-		{"unknown key", func(f *faketeams.Server) string { return f.Token(faketeams.TokenOptions{Key: other, Kid: "not-published"}) }, nil},
+		{"unknown key", func(f *faketeams.Server) string {
+			return f.Token(faketeams.TokenOptions{Key: other, Kid: "not-published"})
+		}, nil},
 		{"serviceUrl mismatch", func(f *faketeams.Server) string {
 			return f.Token(faketeams.TokenOptions{ServiceURL: "https://smba.trafficmanager.net/emea/"})
 		}, nil},
