@@ -53,6 +53,11 @@ func QuestionCard(q *domain.Question, v CardView) (json.RawMessage, error) {
 	}
 	for _, it := range q.Questions {
 		body = append(body, stubText(it.Question, "bolder"))
+		for _, o := range it.Options {
+			if o.Default {
+				body = append(body, stubText("Default: "+o.Label, ""))
+			}
+		}
 	}
 	if v.Refused != "" {
 		body = append(body, stubText(v.Refused, "attention"))
