@@ -312,3 +312,11 @@ func (a *Adapter) Remind(ctx context.Context, q *domain.Question, t domain.Targe
 	return a.conn.call(ctx, "reminding in "+baseConversation(conv), http.MethodPost, service,
 		"/v3/conversations/"+url.PathEscape(conv)+"/activities/"+url.PathEscape(t.MessageTS), msg, &res)
 }
+
+// Start implements the bridge's adapter lifecycle: Teams sends activities
+// to /teams/messages, so there is nothing to run.
+func (a *Adapter) Start(ctx context.Context) error { return nil }
+
+// Close implements the bridge's adapter lifecycle: invokes are answered
+// within their request, so nothing runs in the background.
+func (a *Adapter) Close(ctx context.Context) error { return nil }
