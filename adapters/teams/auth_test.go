@@ -12,18 +12,18 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
-var alice = faketeams.User{AADObjectID: "aad-alice", Name: "Alice Example"}
+var aliceUser = faketeams.User{AADObjectID: "aad-alice", Name: "Alice Example"}
 
 // pressOption is the invoke of the option button labelled label on q's
 // posted card, as the card carries it.
 func pressOption(t *testing.T, e *env, q *domain.Question, label string) map[string]any {
 	t.Helper()
 	c := e.F.Activity(q.Targets[0].MessageTS).Versions[0]
-	act, ok := findAction(c, label)
+	act, ok := seenAction(c, label)
 	if !ok {
 		t.Fatalf("the card has no action %q:\n%s", label, c)
 	}
-	return e.F.InvokeActivity(alice, q.Targets[0].MessageTS, act.Verb, act.Data)
+	return e.F.InvokeActivity(aliceUser, q.Targets[0].MessageTS, act.Verb, act.Data)
 }
 
 // TestTokensRefused: a request whose Bot Framework token is forged,
@@ -102,14 +102,14 @@ func TestKeyRotation(t *testing.T) {
 	q := e.ask(t, domain.AskRequest{Kind: domain.KindApproval, Question: "Deploy?", Options: []domain.Option{{Label: "Approve"}, {Label: "Deny"}}})
 	first := pressOption(t, e, q, "Approve")
 	// The first request fetches the keys.
-	act := e.F.InvokeActivity(alice, q.Targets[0].MessageTS, "refresh", json.RawMessage(`{"q":"`+q.ID+`"}`))
+	act := e.F.InvokeActivity(aliceUser, q.Targets[0].MessageTS, "refresh", json.RawMessage(`{"q":"`+q.ID+`"}`))
 	if r := e.F.Post(e.Endpoint, act, ""); r.HTTPStatus != http.StatusOK {
 		t.Fatalf("refresh: %d", r.HTTPStatus)
 	}
 	fetched := e.F.Calls("jwks")
 	for i := range 5 {
 		forged, _ := rsa.GenerateKey(rand.Reader, 2048)
-		a := e.F.InvokeActivity(alice, q.Targets[0].MessageTS, "refresh", json.RawMessage(`{"q":"`+q.ID+`"}`))
+		a := e.F.InvokeActivity(aliceUser, q.Targets[0].MessageTS, "refresh", json.RawMessage(`{"q":"`+q.ID+`"}`))
 		if r := e.F.Post(e.Endpoint, a, e.F.Token(faketeams.TokenOptions{Key: forged, Kid: "made-up-" + string(rune('a'+i))})); r.HTTPStatus != http.StatusUnauthorized {
 			t.Fatalf("unknown key: %d", r.HTTPStatus)
 		}
@@ -120,7 +120,7 @@ func TestKeyRotation(t *testing.T) {
 
 	e2 := newEnv(t, nil, func(c *Config) { c.KeyRefreshMin = time.Nanosecond })
 	q2 := e2.ask(t, domain.AskRequest{Kind: domain.KindApproval, Question: "Deploy?", Options: []domain.Option{{Label: "Approve"}, {Label: "Deny"}}})
-	a := e2.F.InvokeActivity(alice, q2.Targets[0].MessageTS, "refresh", json.RawMessage(`{"q":"`+q2.ID+`"}`))
+	a := e2.F.InvokeActivity(aliceUser, q2.Targets[0].MessageTS, "refresh", json.RawMessage(`{"q":"`+q2.ID+`"}`))
 	if r := e2.F.Post(e2.Endpoint, a, ""); r.HTTPStatus != http.StatusOK {
 		t.Fatalf("refresh: %d", r.HTTPStatus)
 	}

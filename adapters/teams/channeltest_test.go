@@ -29,8 +29,8 @@ func TestChannelConformance(t *testing.T) {
 					f.Fail(op[o], status)
 				}
 			},
-			Text:  func(c domain.Target) string { return cardText(f.Activity(c.MessageTS).Card()) },
-			Live:  func(c domain.Target) bool { return live(f.Activity(c.MessageTS).Card()) },
+			Text:  func(c domain.Target) string { return seenText(f.Activity(c.MessageTS).Card()) },
+			Live:  func(c domain.Target) bool { return seenLive(f.Activity(c.MessageTS).Card()) },
 			Count: func(c domain.Target) int { return len(f.Activities(c.Channel)) },
 			Unreachable: func() lifecycle.Channel {
 				cfg := testConfig(f)
@@ -60,7 +60,7 @@ func TestFinishRenewsExpiredToken(t *testing.T) {
 	if err := e.A.Finish(context.Background(), q, q.Targets[0]); err != nil {
 		t.Fatalf("finish after the token expired: %v", err)
 	}
-	if live(e.F.Activity(q.Targets[0].MessageTS).Card()) {
+	if seenLive(e.F.Activity(q.Targets[0].MessageTS).Card()) {
 		t.Error("the copy still takes answers")
 	}
 }

@@ -20,15 +20,15 @@ func TestConcurrentClicksExactlyOnce(t *testing.T) {
 		q := e.ask(t, domain.AskRequest{RunID: "run-" + string(rune('a'+round)), Questions: []domain.Item{{Question: "Which auth method?",
 			Header: "Auth", Options: []domain.Option{{Label: "OAuth 2.0"}, {Label: "API key"}}}}})
 		c := e.F.Activity(q.Targets[0].MessageTS).Versions[0]
-		oauth, _ := findAction(c, "OAuth 2.0")
-		key, _ := findAction(c, "API key")
+		oauth, _ := seenAction(c, "OAuth 2.0")
+		key, _ := seenAction(c, "API key")
 		var wg sync.WaitGroup
 		replies := make([]faketeams.Reply, 2)
 		start := make(chan struct{})
 		for i, p := range []struct {
 			u faketeams.User
-			a cardAction
-		}{{alice, oauth}, {bob, key}} {
+			a seenControl
+		}{{aliceUser, oauth}, {bob, key}} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -49,17 +49,17 @@ func TestConcurrentClicksExactlyOnce(t *testing.T) {
 		if want := []string{"OAuth 2.0", "API key"}[winner]; got.Response != want {
 			t.Errorf("round %d: recorded %q by %s", round, got.Response, got.RespondedBy.ID)
 		}
-		lost := cardText(replies[loser].Value)
+		lost := seenText(replies[loser].Value)
 		if !strings.Contains(lost, words.AlreadyAnswered(got).Text) {
 			t.Errorf("round %d: the second click was told %q", round, lost)
 		}
-		if won := cardText(replies[winner].Value); !strings.Contains(won, got.Response) || live(replies[winner].Value) {
+		if won := seenText(replies[winner].Value); !strings.Contains(won, got.Response) || seenLive(replies[winner].Value) {
 			t.Errorf("round %d: the first click was shown %q", round, won)
 		}
 		e.settle(t)
 		final := e.F.Activity(q.Targets[0].MessageTS).Card()
-		if live(final) || !strings.Contains(cardText(final), got.Response) {
-			t.Errorf("round %d: the card ends %q (live %t)", round, cardText(final), live(final))
+		if seenLive(final) || !strings.Contains(seenText(final), got.Response) {
+			t.Errorf("round %d: the card ends %q (seenLive %t)", round, seenText(final), seenLive(final))
 		}
 	}
 }

@@ -206,7 +206,7 @@ func TestFakeFollowsConnectorAPI(t *testing.T) {
 	}
 	e.F.Fail(faketeams.OpUpdate, http.StatusServiceUnavailable)
 	id, verb, data := mustAction(t, e, q, "Yes")
-	if r := e.F.Invoke(e.Endpoint, alice, id, verb, data); r.Type != cardContentType {
+	if r := e.F.Invoke(e.Endpoint, aliceUser, id, verb, data); r.Type != cardContentType {
 		t.Fatalf("click: %+v", r)
 	}
 	e.settle(t)
@@ -233,7 +233,7 @@ func TestFakeFollowsConnectorAPI(t *testing.T) {
 // mustAction is the verb and data of q's posted button titled label.
 func mustAction(t *testing.T, e *env, q *domain.Question, label string) (string, string, json.RawMessage) {
 	t.Helper()
-	a, ok := findAction(e.F.Activity(q.Targets[0].MessageTS).Versions[0], label)
+	a, ok := seenAction(e.F.Activity(q.Targets[0].MessageTS).Versions[0], label)
 	if !ok {
 		t.Fatalf("no button %q", label)
 	}

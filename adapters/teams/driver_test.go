@@ -15,12 +15,12 @@ import (
 )
 
 // driver acts as the inbound suite's people in Teams: it reads the card as
-// posted, fills its inputs, presses its Action.Execute buttons (signed
+// posted, fills its seenInputs, presses its Action.Execute buttons (signed
 // adaptiveCard/action invokes from the fake Teams), and keeps what each
 // person was shown in answer.
 //
 // What it relies on of the cards: buttons titled with an option's label;
-// inputs item<i> (Input.ChoiceSet, values the option index) and other<i>
+// seenInputs item<i> (Input.ChoiceSet, values the option index) and other<i>
 // (Input.Text) per item; Action.ShowCard "Dismiss…" and "Deny with note…"
 // holding the confirmation and the note's Input.Text.
 type driver struct {
@@ -48,12 +48,12 @@ func (d *driver) posted(q *domain.Question) (string, json.RawMessage) {
 	return id, d.e.F.Activity(id).Versions[0]
 }
 
-// press sends the invoke of action a with the inputs filled.
-func (d *driver) press(name string, q *domain.Question, a cardAction, inputs map[string]string) {
+// press sends the invoke of action a with the seenInputs filled.
+func (d *driver) press(name string, q *domain.Question, a seenControl, seenInputs map[string]string) {
 	d.t.Helper()
 	data := map[string]any{}
 	_ = json.Unmarshal(a.Data, &data)
-	for k, v := range inputs {
+	for k, v := range seenInputs {
 		data[k] = v
 	}
 	b, _ := json.Marshal(data)
@@ -62,7 +62,7 @@ func (d *driver) press(name string, q *domain.Question, a cardAction, inputs map
 	msg := ""
 	switch {
 	case r.Type == cardContentType:
-		msg = cardText(r.Value)
+		msg = seenText(r.Value)
 	default:
 		var v struct{ Message string }
 		_ = json.Unmarshal(r.Value, &v)
@@ -82,7 +82,7 @@ func (d *driver) press(name string, q *domain.Question, a cardAction, inputs map
 func (d *driver) Click(name string, q *domain.Question, label string) {
 	d.t.Helper()
 	_, c := d.posted(q)
-	a, ok := findAction(c, label)
+	a, ok := seenAction(c, label)
 	if !ok {
 		d.t.Fatalf("the card has no button %q", label)
 	}
@@ -92,28 +92,28 @@ func (d *driver) Click(name string, q *domain.Question, label string) {
 func (d *driver) Other(name string, q *domain.Question, text string) {
 	d.t.Helper()
 	_, c := d.posted(q)
-	if _, ok := inputs(c)["other0"]; !ok {
+	if _, ok := seenInputs(c)["other0"]; !ok {
 		d.t.Fatalf("the card has no text box for the first item")
 	}
 	d.press(name, q, d.sendAction(c), map[string]string{"other0": text})
 }
 
-// sendAction is the button that sends the card's inputs.
-func (d *driver) sendAction(c json.RawMessage) cardAction {
+// sendAction is the button that sends the card's seenInputs.
+func (d *driver) sendAction(c json.RawMessage) seenControl {
 	d.t.Helper()
 	for _, title := range []string{"Submit", "Send"} {
-		if a, ok := findAction(c, title); ok {
+		if a, ok := seenAction(c, title); ok {
 			return a
 		}
 	}
 	d.t.Fatalf("the card has no Submit or Send button")
-	return cardAction{}
+	return seenControl{}
 }
 
 func (d *driver) Submit(name string, q *domain.Question, answers map[string][]string) {
 	d.t.Helper()
 	_, c := d.posted(q)
-	in := inputs(c)
+	in := seenInputs(c)
 	fill := map[string]string{}
 	for i, it := range q.Questions {
 		var picked []string
@@ -132,7 +132,7 @@ func (d *driver) Submit(name string, q *domain.Question, answers map[string][]st
 			if cs == nil {
 				d.t.Fatalf("the card has no choices for item %d", i)
 			}
-			picked = append(picked, choiceValue(cs, choice))
+			picked = append(picked, seenChoice(cs, choice))
 		}
 		if len(picked) > 0 {
 			fill["item"+strconv.Itoa(i)] = strings.Join(picked, ",")
@@ -141,8 +141,8 @@ func (d *driver) Submit(name string, q *domain.Question, answers map[string][]st
 	d.press(name, q, d.sendAction(c), fill)
 }
 
-// choiceValue is the value of the choice titled title.
-func choiceValue(cs map[string]any, title string) string {
+// seenChoice is the value of the choice titled title.
+func seenChoice(cs map[string]any, title string) string {
 	list, _ := cs["choices"].([]any)
 	for _, c := range list {
 		m, _ := c.(map[string]any)
@@ -156,7 +156,7 @@ func choiceValue(cs map[string]any, title string) string {
 func (d *driver) Dismiss(name string, q *domain.Question) string {
 	d.t.Helper()
 	_, c := d.posted(q)
-	sc, ok := findAction(c, "Dismiss…")
+	sc, ok := seenAction(c, "Dismiss…")
 	if !ok {
 		d.t.Fatalf("the card has no Dismiss…")
 	}
@@ -164,8 +164,8 @@ func (d *driver) Dismiss(name string, q *domain.Question) string {
 		d.press(name, q, sc, nil)
 		return ""
 	}
-	asked := cardText(sc.Card)
-	a, ok := findAction(sc.Card, "Dismiss")
+	asked := seenText(sc.Card)
+	a, ok := seenAction(sc.Card, "Dismiss")
 	if !ok {
 		d.t.Fatalf("the confirmation has no Dismiss button")
 	}
@@ -176,15 +176,15 @@ func (d *driver) Dismiss(name string, q *domain.Question) string {
 func (d *driver) DenyWithNote(name string, q *domain.Question, note string) {
 	d.t.Helper()
 	_, c := d.posted(q)
-	sc, ok := findAction(c, "Deny with note…")
+	sc, ok := seenAction(c, "Deny with note…")
 	if !ok || sc.Type != "Action.ShowCard" {
 		d.t.Fatalf("the card has no Deny with note…")
 	}
 	fill := map[string]string{}
-	for id := range inputs(sc.Card) {
+	for id := range seenInputs(sc.Card) {
 		fill[id] = note
 	}
-	for _, a := range actions(sc.Card) {
+	for _, a := range seenActions(sc.Card) {
 		if a.Type == "Action.Execute" {
 			d.press(name, q, a, fill)
 			return
@@ -202,11 +202,11 @@ func (d *driver) Told(name string) []string {
 }
 
 func (d *driver) Copy(q *domain.Question) string {
-	return cardText(d.e.F.Activity(q.Targets[0].MessageTS).Card())
+	return seenText(d.e.F.Activity(q.Targets[0].MessageTS).Card())
 }
 
 func (d *driver) Live(q *domain.Question) bool {
-	return live(d.e.F.Activity(q.Targets[0].MessageTS).Card())
+	return seenLive(d.e.F.Activity(q.Targets[0].MessageTS).Card())
 }
 
 // TestInboundConformance runs the inbound suite (answers, refusals, votes,

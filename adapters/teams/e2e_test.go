@@ -19,14 +19,14 @@ import (
 // diff; each is answered
 // through signed adaptiveCard/action invokes by a person the responders
 // name (someone else is refused, privately), every copy ends showing the
-// outcome with no actions left, and the paused run is resumed each time.
+// outcome with no seenActions left, and the paused run is resumed each time.
 func TestEndToEnd(t *testing.T) {
 	const chat = "19:oncallchat@thread.v2"
 	carol := faketeams.User{AADObjectID: "aad-carol", Name: "Carol Example"}
 	rc := lifecycle.RouterConfig{HasWebhookSecret: func(string) bool { return true }, PauseWait: 3 * time.Second,
 		Routes: []domain.Route{{Name: "oncall", Thread: "per-run",
 			Targets:    []domain.Target{{Platform: Platform, Channel: "Platform/Deployments"}, {Platform: Platform, Channel: chat}},
-			Responders: domain.Responders{Users: []string{"teams:" + alice.AADObjectID}}}}}
+			Responders: domain.Responders{Users: []string{"teams:" + aliceUser.AADObjectID}}}}}
 	e := newEnv(t, &rc)
 	e.F.AddChat(chat)
 	e.F.Install(e.Endpoint, testTeam, "Platform", testChannel, "Deployments")
@@ -55,16 +55,16 @@ func TestEndToEnd(t *testing.T) {
 		return q
 	}
 	// press sends an Action.Execute of the channel copy as posted, with
-	// inputs filled, and returns the card the presser sees.
-	press := func(u faketeams.User, q *domain.Question, c json.RawMessage, title string, inputs map[string]string) json.RawMessage {
+	// seenInputs filled, and returns the card the presser sees.
+	press := func(u faketeams.User, q *domain.Question, c json.RawMessage, title string, seenInputs map[string]string) json.RawMessage {
 		t.Helper()
-		a, ok := findAction(c, title)
+		a, ok := seenAction(c, title)
 		if !ok {
 			t.Fatalf("no %q on the card:\n%s", title, c)
 		}
 		data := map[string]any{}
 		_ = json.Unmarshal(a.Data, &data)
-		for k, v := range inputs {
+		for k, v := range seenInputs {
 			data[k] = v
 		}
 		b, _ := json.Marshal(data)
@@ -79,12 +79,12 @@ func TestEndToEnd(t *testing.T) {
 		e.settle(t)
 		for _, c := range q.Targets {
 			card := e.F.Activity(c.MessageTS).Card()
-			if live(card) {
+			if seenLive(card) {
 				t.Errorf("the copy in %s still takes answers", c.Channel)
 			}
 			for _, w := range want {
-				if !strings.Contains(cardText(card), w) {
-					t.Errorf("the copy in %s does not say %q:\n%s", c.Channel, w, cardText(card))
+				if !strings.Contains(seenText(card), w) {
+					t.Errorf("the copy in %s does not say %q:\n%s", c.Channel, w, seenText(card))
 				}
 			}
 		}
@@ -104,22 +104,22 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("the route's channel copy went to %s, want %s", channelCopy.Conversation, testChannel)
 	}
 	posted := channelCopy.Versions[0]
-	filled := map[string]string{"item0": choiceValue(inputs(posted)["item0"], "production"),
-		"item1":  choiceValue(inputs(posted)["item1"], "eu-west") + "," + choiceValue(inputs(posted)["item1"], "ap-south"),
-		"other1": "us-central", "other2": "Aurora", "item3": choiceValue(inputs(posted)["item3"], "25%")}
+	filled := map[string]string{"item0": seenChoice(seenInputs(posted)["item0"], "production"),
+		"item1":  seenChoice(seenInputs(posted)["item1"], "eu-west") + "," + seenChoice(seenInputs(posted)["item1"], "ap-south"),
+		"other1": "us-central", "other2": "Aurora", "item3": seenChoice(seenInputs(posted)["item3"], "25%")}
 	refused := press(carol, q, posted, "Submit", filled)
-	if !strings.Contains(cardText(refused), words.NotAllowed(q, domain.Person{Platform: Platform, ID: carol.AADObjectID}).Text) {
-		t.Errorf("carol, whom the responders do not name, was shown:\n%s", cardText(refused))
+	if !strings.Contains(seenText(refused), words.NotAllowed(q, domain.Person{Platform: Platform, ID: carol.AADObjectID}).Text) {
+		t.Errorf("carol, whom the responders do not name, was shown:\n%s", seenText(refused))
 	}
 	if got := e.get(t, q); got.Status != domain.StatusPending {
 		t.Fatalf("carol's submit was recorded: %s", got.Status)
 	}
-	press(alice, q, posted, "Submit", filled)
+	press(aliceUser, q, posted, "Submit", filled)
 	got := e.get(t, q)
 	want := map[string]string{"Which environment?": "production", "Which regions?": "eu-west, ap-south, us-central",
 		"Release name?": "Aurora", "Which canary share?": "25%"}
-	if got.Status != domain.StatusAnswered || got.RespondedBy == nil || got.RespondedBy.Key() != "teams:"+alice.AADObjectID {
-		t.Fatalf("after alice's submit: %s by %v", got.Status, got.RespondedBy)
+	if got.Status != domain.StatusAnswered || got.RespondedBy == nil || got.RespondedBy.Key() != "teams:"+aliceUser.AADObjectID {
+		t.Fatalf("after aliceUser's submit: %s by %v", got.Status, got.RespondedBy)
 	}
 	for k, v := range want {
 		if got.Answers[k] != v {
@@ -129,10 +129,10 @@ func TestEndToEnd(t *testing.T) {
 	if got.ResumedRunID == "" {
 		t.Error("the answer did not resume the run")
 	}
-	if got.RespondedBy.Name != alice.Name {
-		t.Errorf("alice is named %q, not as Teams shows her (%q)", got.RespondedBy.Name, alice.Name)
+	if got.RespondedBy.Name != aliceUser.Name {
+		t.Errorf("aliceUser is named %q, not as Teams shows her (%q)", got.RespondedBy.Name, aliceUser.Name)
 	}
-	settled(q, alice.Name, "Aurora")
+	settled(q, aliceUser.Name, "Aurora")
 
 	// The resumed run asks for an approval of a file edit, with its diff.
 	in, _ := json.Marshal(map[string]any{"file_path": "/srv/app/config.yaml", "old_string": "replicas: 2\n", "new_string": "replicas: 6\n"})
@@ -145,7 +145,7 @@ func TestEndToEnd(t *testing.T) {
 	if apCopy.Conversation != testChannel || apCopy.Thread != "" {
 		t.Errorf("the approval went to %s (thread %q), want a new thread in %s", apCopy.Conversation, apCopy.Thread, testChannel)
 	}
-	press(alice, ap, apCopy.Versions[0], "Allow", nil)
+	press(aliceUser, ap, apCopy.Versions[0], "Allow", nil)
 	got = e.get(t, ap)
 	if got.Status != domain.StatusAnswered || got.Decision == nil || got.Decision.Behavior != domain.BehaviorAllow {
 		t.Fatalf("after Allow: %s, decision %+v", got.Status, got.Decision)
@@ -153,5 +153,5 @@ func TestEndToEnd(t *testing.T) {
 	if got.ResumedRunID == "" {
 		t.Error("the approval did not resume the run")
 	}
-	settled(ap, alice.Name)
+	settled(ap, aliceUser.Name)
 }
