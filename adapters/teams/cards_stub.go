@@ -91,11 +91,15 @@ func QuestionCard(q *domain.Question, v CardView) (json.RawMessage, error) {
 				for j, o := range it.Options {
 					choices = append(choices, stubBlock{"title": o.Label, "value": strconv.Itoa(j)})
 				}
-				body = append(body, stubBlock{"type": "Input.ChoiceSet", "id": "item" + strconv.Itoa(i),
+				body = append(body, stubBlock{"type": "Input.ChoiceSet", "id": "c" + strconv.Itoa(i),
 					"isMultiSelect": it.MultiSelect, "choices": choices})
 			}
 			if q.Kind != domain.KindApproval {
-				body = append(body, stubBlock{"type": "Input.Text", "id": "other" + strconv.Itoa(i)})
+				id := "o" + strconv.Itoa(i)
+				if it.OpenEnded() {
+					id = "t" + strconv.Itoa(i)
+				}
+				body = append(body, stubBlock{"type": "Input.Text", "id": id})
 			}
 		}
 		if single && q.Kind != domain.KindApproval {
@@ -166,7 +170,7 @@ func ParseAction(q *domain.Question, verb string, data json.RawMessage) (ActionI
 		it := q.Questions[0]
 		return ActionInput{Request: domain.RespondRequest{Answers: map[string]domain.StringList{it.Question: {it.Options[j].Label}}}}, nil
 	case "other":
-		t := str("other0")
+		t := str("o0") + str("t0")
 		if t == "" {
 			return ActionInput{}, errors.New("the answer was empty")
 		}
@@ -174,12 +178,12 @@ func ParseAction(q *domain.Question, verb string, data json.RawMessage) (ActionI
 	case "submit":
 		choices := make([][]string, len(q.Questions))
 		for i, it := range q.Questions {
-			for _, v := range strings.Split(str("item"+strconv.Itoa(i)), ",") {
+			for _, v := range strings.Split(str("c"+strconv.Itoa(i)), ",") {
 				if j, err := strconv.Atoi(v); err == nil && j >= 0 && j < len(it.Options) {
 					choices[i] = append(choices[i], it.Options[j].Label)
 				}
 			}
-			if t := str("other" + strconv.Itoa(i)); t != "" {
+			if t := str("o"+strconv.Itoa(i)) + str("t"+strconv.Itoa(i)); t != "" {
 				choices[i] = append(choices[i], t)
 			}
 		}

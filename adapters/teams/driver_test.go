@@ -92,16 +92,39 @@ func (d *driver) Click(name string, q *domain.Question, label string) {
 func (d *driver) Other(name string, q *domain.Question, text string) {
 	d.t.Helper()
 	_, c := d.posted(q)
-	if _, ok := seenInputs(c)["other0"]; !ok {
+	id := freeInput(c, 0)
+	if id == "" {
 		d.t.Fatalf("the card has no text box for the first item")
 	}
-	d.press(name, q, d.sendAction(c), map[string]string{"other0": text})
+	// The text box is on the card, or in a ShowCard ("Other…") with its
+	// own Send button.
+	for _, a := range seenActions(c) {
+		if a.Type == "Action.ShowCard" {
+			if _, ok := seenInputs(a.Card)[id]; ok {
+				d.press(name, q, d.sendAction(a.Card), map[string]string{id: text})
+				return
+			}
+		}
+	}
+	d.press(name, q, d.sendAction(c), map[string]string{id: text})
+}
+
+// freeInput is the id of item i's text box: o<i> beside options, t<i> of
+// an open-ended item; "" when the card has neither.
+func freeInput(c json.RawMessage, i int) string {
+	in := seenInputs(c)
+	for _, id := range []string{"o" + strconv.Itoa(i), "t" + strconv.Itoa(i)} {
+		if _, ok := in[id]; ok {
+			return id
+		}
+	}
+	return ""
 }
 
 // sendAction is the button that sends the card's seenInputs.
 func (d *driver) sendAction(c json.RawMessage) seenControl {
 	d.t.Helper()
-	for _, title := range []string{"Submit", "Send"} {
+	for _, title := range []string{"Send", "Submit"} {
 		if a, ok := seenAction(c, title); ok {
 			return a
 		}
@@ -125,17 +148,17 @@ func (d *driver) Submit(name string, q *domain.Question, answers map[string][]st
 				}
 			}
 			if j < 0 {
-				fill["other"+strconv.Itoa(i)] = choice
+				fill[freeInput(c, i)] = choice
 				continue
 			}
-			cs := in["item"+strconv.Itoa(i)]
+			cs := in["c"+strconv.Itoa(i)]
 			if cs == nil {
 				d.t.Fatalf("the card has no choices for item %d", i)
 			}
 			picked = append(picked, seenChoice(cs, choice))
 		}
 		if len(picked) > 0 {
-			fill["item"+strconv.Itoa(i)] = strings.Join(picked, ",")
+			fill["c"+strconv.Itoa(i)] = strings.Join(picked, ",")
 		}
 	}
 	d.press(name, q, d.sendAction(c), fill)

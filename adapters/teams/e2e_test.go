@@ -104,9 +104,10 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("the route's channel copy went to %s, want %s", channelCopy.Conversation, testChannel)
 	}
 	posted := channelCopy.Versions[0]
-	filled := map[string]string{"item0": seenChoice(seenInputs(posted)["item0"], "production"),
-		"item1":  seenChoice(seenInputs(posted)["item1"], "eu-west") + "," + seenChoice(seenInputs(posted)["item1"], "ap-south"),
-		"other1": "us-central", "other2": "Aurora", "item3": seenChoice(seenInputs(posted)["item3"], "25%")}
+	in := seenInputs(posted)
+	filled := map[string]string{"c0": seenChoice(in["c0"], "production"),
+		"c1": seenChoice(in["c1"], "eu-west") + "," + seenChoice(in["c1"], "ap-south"),
+		"o1": "us-central", "t2": "Aurora", "c3": seenChoice(in["c3"], "25%")}
 	refused := press(carol, q, posted, "Submit", filled)
 	if !strings.Contains(seenText(refused), words.NotAllowed(q, domain.Person{Platform: Platform, ID: carol.AADObjectID}).Text) {
 		t.Errorf("carol, whom the responders do not name, was shown:\n%s", seenText(refused))
@@ -135,9 +136,9 @@ func TestEndToEnd(t *testing.T) {
 	settled(q, aliceUser.Name, "Aurora")
 
 	// The resumed run asks for an approval of a file edit, with its diff.
-	in, _ := json.Marshal(map[string]any{"file_path": "/srv/app/config.yaml", "old_string": "replicas: 2\n", "new_string": "replicas: 6\n"})
+	edit, _ := json.Marshal(map[string]any{"file_path": "/srv/app/config.yaml", "old_string": "replicas: 2\n", "new_string": "replicas: 6\n"})
 	ap := ask(got.ResumedRunID, domain.AskRequest{Kind: domain.KindApproval, Question: "Edit config.yaml?", Header: "Edit",
-		Options: []domain.Option{{Label: "Allow"}, {Label: "Deny"}}, Action: &domain.Action{Tool: "Edit", Input: in}})
+		Options: []domain.Option{{Label: "Allow"}, {Label: "Deny"}}, Action: &domain.Action{Tool: "Edit", Input: edit}})
 	if ap.Action == nil || !strings.Contains(ap.Action.Diff, "+replicas: 6") {
 		t.Fatalf("the approval has no diff: %+v", ap.Action)
 	}

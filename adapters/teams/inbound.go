@@ -145,6 +145,14 @@ func (a *Adapter) invoke(ctx context.Context, act *activity) invokeResponse {
 	}
 	in, err := ParseAction(q, v.Action.Verb, v.Action.Data)
 	if err != nil {
+		// Why nothing can change comes before what is missing: the
+		// question ended, or this person may not answer it.
+		if q.Status != domain.StatusPending {
+			return a.view(q, who, words.Late(q).Text)
+		}
+		if cerr := a.router.Check(ctx, q, who); cerr != nil {
+			return a.view(q, who, words.Refusal(cerr, q, who).Text)
+		}
 		return a.view(q, who, "Not sent: "+err.Error()+". "+domain.ChangedNothing)
 	}
 	switch {
