@@ -59,6 +59,9 @@ func QuestionCard(q *domain.Question, v CardView) (json.RawMessage, error) {
 			}
 		}
 	}
+	if q.Action != nil && q.Action.Diff != "" {
+		body = append(body, stubText(q.Action.Diff, ""))
+	}
 	if v.Refused != "" {
 		body = append(body, stubText(v.Refused, "attention"))
 	}

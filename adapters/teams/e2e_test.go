@@ -146,6 +146,11 @@ func TestEndToEnd(t *testing.T) {
 	if apCopy.Conversation != testChannel || apCopy.Thread != "" {
 		t.Errorf("the approval went to %s (thread %q), want a new thread in %s", apCopy.Conversation, apCopy.Thread, testChannel)
 	}
+	for _, line := range []string{"/srv/app/config.yaml", "-replicas: 2", "+replicas: 6"} {
+		if !strings.Contains(seenText(apCopy.Versions[0]), line) {
+			t.Errorf("the approval card does not show %q of the diff:\n%s", line, seenText(apCopy.Versions[0]))
+		}
+	}
 	press(aliceUser, ap, apCopy.Versions[0], "Allow", nil)
 	got = e.get(t, ap)
 	if got.Status != domain.StatusAnswered || got.Decision == nil || got.Decision.Behavior != domain.BehaviorAllow {
