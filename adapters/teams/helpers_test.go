@@ -1,6 +1,7 @@
 package teams
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -39,7 +40,7 @@ func testConfig(f *faketeams.Server) Config {
 }
 
 // newEnv builds an env on rc (the suites' clock and logger) or a default.
-func newEnv(t *testing.T, rc *lifecycle.RouterConfig, tweak ...func(*Config)) *env {
+func newEnv(t testing.TB, rc *lifecycle.RouterConfig, tweak ...func(*Config)) *env {
 	t.Helper()
 	f := faketeams.New(t)
 	f.AddChannel(testChannel, "Deployments")
@@ -74,7 +75,7 @@ func newEnv(t *testing.T, rc *lifecycle.RouterConfig, tweak ...func(*Config)) *e
 }
 
 // ask asks req in project "ops" on the test channel.
-func (e *env) ask(t *testing.T, req domain.AskRequest) *domain.Question {
+func (e *env) ask(t testing.TB, req domain.AskRequest) *domain.Question {
 	t.Helper()
 	if req.AgentID == "" {
 		req.AgentID, req.AgentName = "deploy-bot", "Deploy bot"
@@ -113,4 +114,19 @@ func (e *env) settle(t *testing.T) {
 	if err := e.Router.Flush(ctx); err != nil {
 		t.Fatalf("flush: %v", err)
 	}
+}
+
+// faketeamsTokenOptions is a valid token's options.
+func faketeamsTokenOptions() faketeams.TokenOptions { return faketeams.TokenOptions{} }
+
+// postRaw posts body to the endpoint with token and returns the status.
+func postRaw(t *testing.T, endpoint, token string, body []byte) int {
+	req, _ := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

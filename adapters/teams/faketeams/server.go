@@ -241,6 +241,9 @@ func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
 // --- the identity platform's token endpoint ---
 
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.calls[OpToken]++
+	s.mu.Unlock()
 	if st, ok := s.fault(OpToken); ok {
 		writeJSON(w, st, map[string]any{"error": "temporarily_unavailable", "error_description": "AADSTS50000: fake outage"})
 		return
