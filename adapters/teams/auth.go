@@ -39,6 +39,11 @@ const (
 // unknown (Microsoft rotates them; its SDKs refresh daily).
 const keyRefreshEvery = 24 * time.Hour
 
+// keyRetryAfterFailure is how soon the keys are fetched again after a
+// fetch failed: an outage of the metadata, or the request that wanted
+// them cancelled, must not refuse every request until KeyRefreshMin.
+const keyRetryAfterFailure = 2 * time.Second
+
 // errUnauthorized is every refusal of a request's token: the reason goes to
 // the log at debug level only, the caller gets 401.
 var errUnauthorized = errors.New("teams: the request's Bot Framework token is not valid")
@@ -135,14 +140,20 @@ func (v *verifier) key(ctx context.Context, kid string) (signingKey, error) {
 	now := v.now()
 	k, known := v.keys[kid]
 	stale := now.Sub(v.fetched) > keyRefreshEvery
-	if (known && !stale) || now.Sub(v.tried) < v.minRefresh {
+	wait := v.minRefresh
+	if v.fetched.Before(v.tried) { // the last fetch failed
+		wait = min(wait, keyRetryAfterFailure)
+	}
+	if (known && !stale) || now.Sub(v.tried) < wait {
 		if !known {
 			return signingKey{}, errors.New("the token's key is unknown")
 		}
 		return k, nil
 	}
 	v.tried = now
-	keys, err := v.fetch(ctx)
+	// The fetch serves every later request too: it does not end with the
+	// request that started it.
+	keys, err := v.fetch(context.WithoutCancel(ctx))
 	if err != nil {
 		if known { // keep using what was fetched before
 			return k, nil

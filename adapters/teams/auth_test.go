@@ -155,3 +155,20 @@ func TestReplayIgnored(t *testing.T) {
 		t.Errorf("the replay updated the card %d more times", n-updates)
 	}
 }
+
+// TestKeysFetchedAgainAfterAFailure: when the OpenID metadata could not be
+// read (an outage, a request cancelled), the next request a moment later
+// fetches the keys again instead of every request being refused until the
+// unknown-key rate limit allows it.
+func TestKeysFetchedAgainAfterAFailure(t *testing.T) {
+	e := newEnv(t, nil, func(c *Config) { c.KeyRefreshMin = time.Hour })
+	q := e.ask(t, domain.AskRequest{Question: "Ship it?", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}})
+	e.F.Fail(faketeams.OpOpenID, http.StatusServiceUnavailable)
+	if r := e.F.Post(e.Endpoint, pressOption(t, e, q, "Yes"), ""); r.HTTPStatus != http.StatusUnauthorized {
+		t.Fatalf("while the metadata is down: %d, want 401", r.HTTPStatus)
+	}
+	time.Sleep(keyRetryAfterFailure + 100*time.Millisecond)
+	if r := e.F.Post(e.Endpoint, pressOption(t, e, q, "Yes"), ""); r.HTTPStatus != http.StatusOK {
+		t.Fatalf("once the metadata is back: %d, want 200", r.HTTPStatus)
+	}
+}

@@ -94,6 +94,7 @@ const (
 	OpSend   = "send"   // POST …/activities and replies
 	OpUpdate = "update" // PUT …/activities/{id}
 	OpToken  = "token"  // the token endpoint
+	OpOpenID = "openid" // the OpenID metadata
 )
 
 // New starts a fake Teams with one key, app credentials and a tenant.
@@ -215,6 +216,10 @@ func (s *Server) Exchanges() []Exchange {
 // --- the OpenID issuer ---
 
 func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
+	if st, ok := s.fault(OpOpenID); ok {
+		http.Error(w, "fake outage", st)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer": Issuer, "authorization_endpoint": "https://invalid.botframework.com",
 		"jwks_uri":                              s.srv.URL + "/openid/keys",
