@@ -23,7 +23,7 @@ import (
 // CardView says whose view a card is rendered for and its state.
 type CardView struct {
 	PublicURL string
-	Viewer    string // "" = everyone; else the Entra object id of the person
+	Viewer    string // "" = everyone; else the person's Teams user id (from.id)
 	Refused   string // a notice only Viewer sees
 }
 
@@ -119,6 +119,9 @@ func QuestionCard(q *domain.Question, v CardView) (json.RawMessage, error) {
 	}
 	c := stubCard(body, actions)
 	c["refresh"] = stubBlock{"action": exec("Refresh", "refresh", data())}
+	if v.Viewer != "" && q.Status == domain.StatusPending {
+		c["refresh"].(stubBlock)["userIds"] = []string{v.Viewer}
+	}
 	return json.Marshal(c)
 }
 

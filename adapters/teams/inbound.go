@@ -139,21 +139,27 @@ func (a *Adapter) invoke(ctx context.Context, act *activity) invokeResponse {
 		// into another conversation must not act on it.
 		return invokeError(http.StatusBadRequest, "BadRequest", words.NotOurs().Text)
 	}
+	// viewer is how Teams names the person for a card of their own
+	// (refresh.userIds takes the from.id, not the Entra object id).
+	viewer := ""
+	if act.From != nil {
+		viewer = act.From.ID
+	}
 	who, ok := person(act)
 	if !ok {
-		return a.view(q, domain.Person{}, "Teams did not say who you are (no Entra object id); nothing was recorded.")
+		return a.view(q, viewer, "Teams did not say who you are (no Entra object id); nothing was recorded.")
 	}
 	in, err := ParseAction(q, v.Action.Verb, v.Action.Data)
 	if err != nil {
 		// Why nothing can change comes before what is missing: the
 		// question ended, or this person may not answer it.
 		if q.Status != domain.StatusPending {
-			return a.view(q, who, words.Late(q).Text)
+			return a.view(q, viewer, words.Late(q).Text)
 		}
 		if cerr := a.router.Check(ctx, q, who); cerr != nil {
-			return a.view(q, who, words.Refusal(cerr, q, who).Text)
+			return a.view(q, viewer, words.Refusal(cerr, q, who).Text)
 		}
-		return a.view(q, who, "Not sent: "+err.Error()+". "+domain.ChangedNothing)
+		return a.view(q, viewer, "Not sent: "+err.Error()+". "+domain.ChangedNothing)
 	}
 	switch {
 	case in.Refresh:
@@ -163,22 +169,22 @@ func (a *Adapter) invoke(ctx context.Context, act *activity) invokeResponse {
 				notice = words.Refusal(err, q, who).Text
 			}
 		}
-		return a.view(q, who, notice)
+		return a.view(q, viewer, notice)
 	case in.Dismiss:
 		final, err := a.router.Cancel(ctx, project, q.ID, domain.CancelUser, &who)
-		return a.outcome(ctx, q, final, who, err)
+		return a.outcome(ctx, q, final, who, viewer, err)
 	default:
 		final, err := a.router.AnswerRead(ctx, q, in.Request, who)
-		return a.outcome(ctx, q, final, who, err)
+		return a.outcome(ctx, q, final, who, viewer, err)
 	}
 }
 
 // outcome is the card after an answer, a vote or a dismissal: the
 // question's state for everyone (the Router updates every other copy), or
 // the person's own view with why nothing changed.
-func (a *Adapter) outcome(ctx context.Context, read, after *domain.Question, who domain.Person, err error) invokeResponse {
+func (a *Adapter) outcome(ctx context.Context, read, after *domain.Question, who domain.Person, viewer string, err error) invokeResponse {
 	if err == nil && after != nil {
-		return a.view(after, domain.Person{}, "")
+		return a.view(after, "", "")
 	}
 	switch domain.ErrorCode(err) {
 	case domain.ENotAllowed, domain.EAlreadyAnswered, domain.EQuestionCancelled, domain.EQuestionExpired,
@@ -194,12 +200,13 @@ func (a *Adapter) outcome(ctx context.Context, read, after *domain.Question, who
 			now = read
 		}
 	}
-	return a.view(now, who, words.Refusal(err, now, who).Text)
+	return a.view(now, viewer, words.Refusal(err, now, who).Text)
 }
 
-// view is q's card as who sees it, with notice shown only to them.
-func (a *Adapter) view(q *domain.Question, who domain.Person, notice string) invokeResponse {
-	c, err := QuestionCard(q, CardView{PublicURL: a.cfg.PublicURL, Viewer: who.ID, Refused: notice})
+// view is q's card as viewer (a Teams user id; "" for everyone) sees it,
+// with notice shown only to them.
+func (a *Adapter) view(q *domain.Question, viewer, notice string) invokeResponse {
+	c, err := QuestionCard(q, CardView{PublicURL: a.cfg.PublicURL, Viewer: viewer, Refused: notice})
 	if err != nil {
 		a.log.Error("rendering a card failed", "question", q.ID, "err", err)
 		return invokeError(http.StatusInternalServerError, "InternalError", words.Failed().Text)

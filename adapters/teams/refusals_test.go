@@ -2,6 +2,7 @@ package teams
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -34,6 +35,19 @@ func TestWhyNothingChangedComesFirst(t *testing.T) {
 	q := e.ask(t, form)
 	if got := submitEmpty(carol, q); !strings.Contains(got, words.NotAllowed(q, domain.Person{Platform: Platform, ID: carol.AADObjectID}).Text) {
 		t.Errorf("carol, who may not answer, sent an empty form and was shown:\n%s", got)
+	}
+	// Carol's view is hers: Teams refreshes it for her alone, by her Teams
+	// user id.
+	a, _ := seenAction(e.F.Activity(q.Targets[0].MessageTS).Versions[0], "Submit")
+	r := e.F.Invoke(e.Endpoint, carol, q.Targets[0].MessageTS, a.Verb, a.Data)
+	var card struct {
+		Refresh struct {
+			UserIDs []string `json:"userIds"`
+		} `json:"refresh"`
+	}
+	_ = json.Unmarshal(r.Value, &card)
+	if len(card.Refresh.UserIDs) != 1 || card.Refresh.UserIDs[0] != "29:"+carol.AADObjectID {
+		t.Errorf("carol's view refreshes for %v, want her Teams user id", card.Refresh.UserIDs)
 	}
 	if got := submitEmpty(aliceUser, q); !strings.Contains(got, "Not sent:") {
 		t.Errorf("alice sent an empty form and was shown:\n%s", got)

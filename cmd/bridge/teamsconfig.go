@@ -65,7 +65,9 @@ func (p *configProblems) teamsFromFile(fc *fileConfig, s *settings) {
 }
 
 // checkTeams validates the Teams settings the environment did not set
-// (those were checked naming their variable).
+// (those were checked naming their variable). A missing secret is the
+// adapter's to refuse when serve builds it (teams.New): commands that only
+// read the app id (askbridge teams manifest) need none.
 func (p *configProblems) checkTeams(s *settings, e *serveEnvValues) {
 	t := s.Teams
 	for _, u := range []struct{ field, env, val, example string }{
@@ -76,12 +78,6 @@ func (p *configProblems) checkTeams(s *settings, e *serveEnvValues) {
 		if u.env == "" && u.val != "" && !webURL(u.val) {
 			p.fail("%s: %q must be an http:// or https:// address without a user name or password, such as %s", u.field, shownURL(u.val), u.example)
 		}
-	}
-	switch {
-	case t.AppID != "" && t.AppSecret == "":
-		p.fail("teams.app_secret_file: required with teams.app_id (or TEAMS_APP_SECRET): a client secret of the bot's app registration")
-	case t.AppID == "" && t.AppSecret != "":
-		p.fail("teams.app_id: required with the app secret (or TEAMS_APP_ID): the bot's Microsoft app id")
 	}
 	for _, h := range t.ServiceURLAllow {
 		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, " /?#@") && !strings.HasPrefix(h, "http://") {

@@ -48,7 +48,6 @@ func TestTeamsConfig(t *testing.T) {
 
 	for _, c := range []struct{ yaml, env, want string }{
 		{"routes:\n  - {name: oncall, targets: [{platform: teams, channel: \"19:a@thread.tacv2\"}]}\n", "", "no Teams app id is set (TEAMS_APP_ID or teams.app_id)"},
-		{"teams: {app_id: app-1}\n", "", "teams.app_secret_file: required with teams.app_id"},
 		{"teams: {app_id: app-1, app_secret: x, token_url: \"ftp://login\"}\n", "", "teams.token_url: \"ftp://login\" must be an http:// or https:// address"},
 		{"", "TEAMS_OPENID_METADATA_URL=https://user:pw@login.botframework.com/x", "TEAMS_OPENID_METADATA_URL"},
 	} {
