@@ -22,6 +22,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/adapters/web"
 	"github.com/askbridge/askbridge/internal/outbound"
@@ -329,6 +330,17 @@ func (a *App) addChats(mux *http.ServeMux) error {
 		tc.Transport = a.ops.Transport(keepAlive(tc.Transport), "telegram", outbound.LastSegmentMethod)
 		c, err := telegram.New(tc, a.router, a.log.With("adapter", "telegram"))
 		if err := add("Telegram", mode, c, err); err != nil {
+			return err
+		}
+	}
+	if s.Teams.AppID != "" {
+		tc := s.Teams
+		if tc.PublicURL == "" {
+			tc.PublicURL = s.PublicURL // cards link to the question page there
+		}
+		tc.Transport = a.ops.Transport(keepAlive(tc.Transport), "teams", outbound.PathMethod)
+		c, err := teams.New(tc, a.router, a.log.With("adapter", "teams"))
+		if err := add("Microsoft Teams", "HTTP endpoint /teams/messages", c, err); err != nil {
 			return err
 		}
 	}

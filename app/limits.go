@@ -82,7 +82,7 @@ func (b *perIPInFlight) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // credential is checked: the platform callbacks (checked by their
 // signatures) and the inbox's sign-in.
 func unauthenticated(path string) bool {
-	return strings.HasPrefix(path, "/slack/") || strings.HasPrefix(path, "/discord/") || strings.HasPrefix(path, "/telegram/") || path == "/login"
+	return strings.HasPrefix(path, "/slack/") || strings.HasPrefix(path, "/discord/") || strings.HasPrefix(path, "/telegram/") || path == "/teams/messages" || path == "/login"
 }
 
 // bodyDeadline gives a request's body its endpoint's time to arrive: chat

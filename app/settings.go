@@ -10,6 +10,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
@@ -55,6 +56,8 @@ type Settings struct {
 	Discord discord.Config
 	// Telegram is enabled when its Token is set (docs/telegram.md).
 	Telegram telegram.Config
+	// Teams is enabled when its AppID is set (docs/teams.md).
+	Teams teams.Config
 	// PagerDuty, when set, pages and admits whoever is on call.
 	PagerDuty     *PagerDutySettings
 	SessionKey    string

@@ -11,6 +11,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/pagerduty"
 	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/web"
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
@@ -77,6 +78,7 @@ type fileConfig struct {
 		WebhookSecretFile string `yaml:"webhook_secret_file"`
 	} `yaml:"telegram"`
 	PagerDuty pagerdutyConfig `yaml:"pagerduty"`
+	Teams     teamsConfig     `yaml:"teams"`
 	// PublicURL is where people and platforms reach the bridge; its host
 	// is admitted by the guard against web pages.
 	PublicURL string `yaml:"public_url"`
@@ -303,6 +305,7 @@ func (p *configProblems) fromFile(fc *fileConfig) *settings {
 	s.Telegram.Token = p.secret("telegram.token", fc.Telegram.Token, fc.Telegram.TokenFile)
 	s.Telegram.WebhookSecret = p.secret("telegram.webhook_secret", fc.Telegram.WebhookSecret, fc.Telegram.WebhookSecretFile)
 	s.Telegram.APIURL = fc.Telegram.APIURL
+	p.teamsFromFile(fc, s)
 	s.SessionKey = p.secret("web.session_key", fc.Web.SessionKey, fc.Web.SessionKeyFile)
 	s.MetricsToken = p.secret("metrics.token", fc.Metrics.Token, fc.Metrics.TokenFile)
 	s.TracingEndpoint = fc.Tracing.Endpoint
@@ -463,6 +466,10 @@ func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
 	if s.Email.SMTPURL != "" {
 		configured = append(configured, email.Platform)
 	}
+	p.checkTeams(s, e)
+	if s.Teams.AppID != "" {
+		configured = append(configured, teams.Platform)
+	}
 	for i, r := range s.Routes {
 		if r.EmailRequireLogin && len(s.Operators) == 0 {
 			p.fail("routes[%d].email.require_login: route %q takes email answers only from a browser signed in to the web inbox, but no operator is configured to sign in; add one under operators[] or remove require_login", i, r.Name)
@@ -482,6 +489,8 @@ func (p *configProblems) check(s *settings, fc *fileConfig, e *serveEnvValues) {
 					p.fail("routes[%d].%s[%d]: route %q posts to Slack but no Slack bot token is set (SLACK_BOT_TOKEN or slack.bot_token)", i, f, j, r.Name)
 				case t.Platform == "telegram" && s.Telegram.Token == "":
 					p.fail("routes[%d].%s[%d]: route %q posts to Telegram but no Telegram bot token is set (TELEGRAM_BOT_TOKEN or telegram.token_file)", i, f, j, r.Name)
+				case t.Platform == teams.Platform && s.Teams.AppID == "":
+					p.fail("routes[%d].%s[%d]: route %q posts to Microsoft Teams but no Teams app id is set (TEAMS_APP_ID or teams.app_id)", i, f, j, r.Name)
 				case t.Platform == "discord" && s.Discord.BotToken == "":
 					p.fail("routes[%d].%s[%d]: route %q posts to Discord but no Discord bot token is set (DISCORD_BOT_TOKEN or discord.bot_token)", i, f, j, r.Name)
 				case !slices.Contains(configured, t.Platform):

@@ -36,6 +36,7 @@ type serveEnvValues struct {
 	webhookLease                                                   time.Duration
 	connsPerIP                                                     int
 	pdEventsURL, pdAPIURL, pdAPIToken, pdWebhookSecret             string
+	teams                                                          teamsEnv
 	// problems are the bad values, each naming its variable and the fix.
 	problems []string
 	// getenv reads the OpenTelemetry variables (OTEL_*; internal/tracing).
@@ -134,6 +135,7 @@ func readServeEnv(getenv func(string) string) *serveEnvValues {
 	env("TELEGRAM_BOT_TOKEN", &e.telegramToken)
 	env("TELEGRAM_WEBHOOK_SECRET", &e.telegramWebhookSecret)
 	envURL("TELEGRAM_API_URL", &e.telegramAPIURL, "https://api.telegram.org")
+	e.readTeamsEnv(getenv, env, envURL)
 	envURL("BRIDGE_PAGERDUTY_EVENTS_URL", &e.pdEventsURL, "https://events.pagerduty.com")
 	envURL("BRIDGE_PAGERDUTY_API_URL", &e.pdAPIURL, "https://api.pagerduty.com")
 	env("BRIDGE_PAGERDUTY_API_TOKEN", &e.pdAPIToken)
@@ -169,6 +171,7 @@ func (e *serveEnvValues) overlay(s *settings) {
 	set(&s.Telegram.WebhookSecret, e.telegramWebhookSecret)
 	set(&s.Telegram.APIURL, e.telegramAPIURL)
 	e.overlayPagerDuty(s)
+	e.overlayTeams(s)
 	if e.webhookAllow != nil {
 		s.WebhookAllow = e.webhookAllow
 	}

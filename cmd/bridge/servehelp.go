@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/pagerduty"
 	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/app"
 )
@@ -65,6 +67,13 @@ var serveEnv = []serveEnvVar{
 	{name: "TELEGRAM_BOT_TOKEN", file: true, meaning: "BotFather's token; enables the Telegram adapter (telegram.token_file; docs/telegram.md)"},
 	{name: "TELEGRAM_WEBHOOK_SECRET", file: true, meaning: "secret_token of the webhook; enables POST /telegram/webhook (else getUpdates long polling)"},
 	{name: "TELEGRAM_API_URL", file: true, meaning: "Bot API base", def: telegram.DefaultAPIURL},
+	{name: "TEAMS_APP_ID", file: true, meaning: "the bot's Microsoft app id; enables the Microsoft Teams adapter, POST /teams/messages (docs/teams.md)"},
+	{name: "TEAMS_APP_SECRET", file: true, meaning: "a client secret of the bot's app registration (teams.app_secret_file)"},
+	{name: "TEAMS_TENANT_ID", file: true, meaning: "the Entra tenant of a single-tenant bot (its token endpoint)"},
+	{name: "TEAMS_OPENID_METADATA_URL", file: true, meaning: "Bot Framework OpenID metadata (inbound token keys)", def: teams.DefaultOpenIDMetadataURL},
+	{name: "TEAMS_TOKEN_URL", file: true, meaning: "identity platform token endpoint", def: "https://login.microsoftonline.com/<tenant or botframework.com>/oauth2/v2.0/token"},
+	{name: "TEAMS_SERVICE_URL", file: true, meaning: "Bot Connector for conversations not heard from yet", def: teams.DefaultServiceURL},
+	{name: "TEAMS_SERVICE_URL_ALLOW", meaning: "comma-separated serviceUrl hosts the bridge may call", def: strings.Join(teams.DefaultServiceURLAllow, ",")},
 	{name: "BRIDGE_PAGERDUTY_EVENTS_URL", file: true, meaning: "PagerDuty Events API base (docs/pagerduty.md)", def: pagerduty.DefaultEventsURL},
 	{name: "BRIDGE_PAGERDUTY_API_URL", file: true, meaning: "PagerDuty REST API base", def: pagerduty.DefaultAPIURL},
 	{name: "BRIDGE_PAGERDUTY_API_TOKEN", file: true, meaning: "read-only PagerDuty API key; admits whoever is on call"},
@@ -74,7 +83,7 @@ var serveEnv = []serveEnvVar{
 const serveIntro = `usage: askbridge serve [flags]
 
 Runs the bridge: the HTTP API for agents, the web inbox at /, the Slack,
-Discord and Telegram adapters, email, PagerDuty pages, the remote MCP
+Discord, Telegram and Microsoft Teams adapters, email, PagerDuty pages, the remote MCP
 endpoint at /mcp, and /healthz (liveness), /readyz (readiness) and /metrics
 (Prometheus). Without a Redis URL it keeps questions in its embedded store,
 on disk in the data directory (one process per directory; --ephemeral: in

@@ -19,7 +19,7 @@ Writes the Teams app package (manifest.json, color.png and outline.png, zipped) 
 the bot: upload it in Teams (Apps → Manage your apps → Upload an app) so people can
 add the bot to a team or a chat (docs/teams.md).
 
-  --app-id       the Microsoft App ID of the Azure Bot, a GUID
+  --app-id       the Microsoft App ID of the Azure Bot, a GUID (default: TEAMS_APP_ID or teams.app_id)
   --public-url   the https address Teams reaches the bridge at (BRIDGE_PUBLIC_URL, or
                  public_url in the configuration file)
   --config       configuration file read for public_url (BRIDGE_CONFIG)
@@ -54,19 +54,24 @@ func teamsCommand(_ context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintf(stderr, "askbridge teams manifest: unexpected argument %q\n%s\n", fs.Arg(0), teamsUsage)
 		return 2
 	}
-	u := *publicURL
-	if u == "" {
+	u, id := *publicURL, *appID
+	if u == "" || id == "" {
 		s, err := loadConfig(*config, getenv)
 		if err != nil {
 			fmt.Fprintln(stderr, "askbridge teams manifest:", err)
 			return 1
 		}
-		u = s.PublicURL
+		if u == "" {
+			u = s.PublicURL
+		}
+		if id == "" {
+			id = s.Teams.AppID
+		}
 	}
-	p := teams.Package{AppID: *appID, PublicURL: u, Name: *name, Version: *version}
+	p := teams.Package{AppID: id, PublicURL: u, Name: *name, Version: *version}
 	b, err := p.Zip()
 	if err != nil {
-		fmt.Fprintf(stderr, "askbridge teams manifest: %v (flag --app-id; flag --public-url, BRIDGE_PUBLIC_URL or public_url)\n", err)
+		fmt.Fprintf(stderr, "askbridge teams manifest: %v (flag --app-id, TEAMS_APP_ID or teams.app_id; flag --public-url, BRIDGE_PUBLIC_URL or public_url)\n", err)
 		return 1
 	}
 	if err := os.WriteFile(*out, b, 0o644); err != nil {

@@ -35,6 +35,13 @@ func TestTeamsManifestCommand(t *testing.T) {
 	code = run(context.Background(), []string{"teams", "manifest", "--out", out, "--app-id", id, "--public-url", "https://other.example.com"}, func(k string) string { return env[k] }, nil, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
 	assert.Contains(t, stdout.String(), "https://other.example.com/teams/messages")
+
+	// Without --app-id the bridge's own setting is used: the package is for the bot it serves.
+	stdout.Reset()
+	env["TEAMS_APP_ID"] = id
+	code = run(context.Background(), []string{"teams", "manifest", "--out", out}, func(k string) string { return env[k] }, nil, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	assert.Contains(t, stdout.String(), "of bot "+id)
 }
 
 // A missing or malformed app id or URL is refused with what to set.
@@ -58,7 +65,7 @@ func TestTeamsManifestCommandErrors(t *testing.T) {
 		code := run(context.Background(), args, func(k string) string { return c.env[k] }, nil, &stdout, &stderr)
 		assert.Equal(t, 1, code, name)
 		assert.Contains(t, stderr.String(), c.want, name)
-		assert.Contains(t, stderr.String(), "(flag --app-id; flag --public-url, BRIDGE_PUBLIC_URL or public_url)", name)
+		assert.Contains(t, stderr.String(), "(flag --app-id, TEAMS_APP_ID or teams.app_id; flag --public-url, BRIDGE_PUBLIC_URL or public_url)", name)
 		assert.NoFileExists(t, out, name)
 	}
 	var stdout, stderr bytes.Buffer

@@ -32,7 +32,7 @@ type GuardConfig struct {
 //     (Origin not the bridge's own, or Sec-Fetch-Site: cross-site) is
 //     refused (403).
 //
-// The platform endpoints (/slack/, /discord/, /telegram/) are exempt: every request
+// The platform endpoints (/slack/, /discord/, /telegram/, /teams/) are exempt: every request
 // there is verified by its platform signature, and a tunnel may give them
 // any Host.
 func Guard(next http.Handler, cfg GuardConfig) http.Handler {
@@ -41,7 +41,7 @@ func Guard(next http.Handler, cfg GuardConfig) http.Handler {
 		public, _ = url.Parse(cfg.PublicURL)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/slack/") || strings.HasPrefix(r.URL.Path, "/discord/") || r.URL.Path == "/telegram/webhook" {
+		if strings.HasPrefix(r.URL.Path, "/slack/") || strings.HasPrefix(r.URL.Path, "/discord/") || r.URL.Path == "/telegram/webhook" || r.URL.Path == "/teams/messages" {
 			next.ServeHTTP(w, r)
 			return
 		}
