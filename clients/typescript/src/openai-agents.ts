@@ -3,10 +3,10 @@
 // `result.interruptions` of one turn are asked as one batch in one request
 // (run `<runId>:<first call id>` for the turn, each approval keyed by its
 // call id), so a person sees them together and may Allow all at once, and
-// several pending approvals are never confused. Each call's decision calls `state.approve(item,
-// {alwaysApprove})` or `state.reject(item, {message})` with the person's
-// note, or why nobody decided (expiry and dismissal never approve). The SDK
-// cannot run edited arguments, so Edit is never offered.
+// several pending approvals are never confused. Each call's decision calls
+// `state.approve(item, {alwaysApprove})` or `state.reject(item, {message})`
+// with the person's note, or why nobody decided (expiry and dismissal never
+// approve). The SDK cannot run edited arguments, so Edit is never offered.
 //
 // Blocking: `result = await run(agent, await decideInterruptions(bridge, result, {runId}))`.
 // Durable: `await askInterruptions(bridge, result, {runId, resumeUrl, save})` and
