@@ -243,3 +243,19 @@ test("LangGraph, blocking: a per-call mix (allow, deny with a note, edit) and Al
   await allowAll(bridge, batches[0]);
   assert.deepEqual((await done).log.sort(), ["e1 deployed e1", "e2 denied: not e2", "e3 deployed staging (edited)", "e4 deployed e4", "e5 deployed e5"]);
 });
+
+// ---------------------------------------------------------------- fallback
+
+test("calls a batch cannot carry (approvals_required) are asked one by one in the turn's run, and still reach people as one batch", async () => {
+  const { approvalBody, askApprovals, batchBody } = await import("askbridge");
+  const { bridge, log } = logged("b-fallback");
+  const bodies = [1, 2, 3].map((i) => approvalBody({ runId: "turn-f", callId: `call-${i}`, tool: "deploy", input: { env: `e${i}` }, ask: { approvals_required: 2 } }));
+  assert.equal(batchBody(bodies), undefined, "approvals_required is not a batch field");
+  assert.equal(batchBody([approvalBody({ runId: "a", callId: "c1", tool: "t" }), approvalBody({ runId: "b", callId: "c2", tool: "t" })]), undefined, "calls of two runs are not one batch");
+  const records = await askApprovals(bridge, bodies);
+  assert.deepEqual(asks(log), ["POST /agent-questions", "POST /agent-questions", "POST /agent-questions"]);
+  assert.deepEqual(records.map((q) => [q.action.call_id, q.approvals_required]), [["call-1", 2], ["call-2", 2], ["call-3", 2]]);
+  assert.equal(new Set(records.map((q) => q.batch_id)).size, 1, "asked within the batch window: one batch");
+  const again = await askApprovals(bridge, bodies);
+  assert.deepEqual(again.map((q) => q.id), records.map((q) => q.id), "the same call ids re-attach");
+});
