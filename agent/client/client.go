@@ -248,21 +248,54 @@ func (c *Client) WaitOnce(ctx context.Context, id string, timeout time.Duration)
 // ends it returns the last record seen (nil if none) with ctx's error; the
 // question stays pending.
 func (c *Client) Wait(ctx context.Context, id string) (*domain.Question, error) {
-	var last *domain.Question
+	return waitLoop(ctx, c, "question "+id, func() (*domain.Question, bool, error) {
+		q, err := c.WaitOnce(ctx, id, c.pollTimeout)
+		return q, err == nil && q.Status.Final(), err
+	})
+}
+
+// WaitBatchOnce long-polls the batch once: it returns when no call of it is
+// pending or after timeout (at most 120s), with the batch either way.
+func (c *Client) WaitBatchOnce(ctx context.Context, id string, timeout time.Duration) (*domain.Batch, error) {
+	var b domain.Batch
+	p := c.projectPath("approval-batches", id, "wait") + "?timeout=" + url.QueryEscape(formatDuration(timeout))
+	if _, err := c.do(ctx, http.MethodGet, p, nil, &b); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// WaitBatch blocks until every call of the batch is decided (a call that
+// joins it meanwhile is waited for too), long-polling as Wait does and
+// riding out a restart the same way. Each call's final record is in the
+// batch's Questions. When ctx ends it returns the last batch seen (nil if
+// none) with ctx's error; the calls stay pending.
+func (c *Client) WaitBatch(ctx context.Context, id string) (*domain.Batch, error) {
+	return waitLoop(ctx, c, "batch "+id, func() (*domain.Batch, bool, error) {
+		b, err := c.WaitBatchOnce(ctx, id, c.pollTimeout)
+		return b, err == nil && b.Status != domain.BatchPending, err
+	})
+}
+
+// waitLoop repeats a long-poll (once) until it says done, retrying an
+// unavailable bridge with backoff for up to the unreachable limit; what
+// names the record in errors.
+func waitLoop[T any](ctx context.Context, c *Client, what string, once func() (*T, bool, error)) (*T, error) {
+	var last *T
 	var lost time.Time // when the bridge stopped answering; zero while it answers
 	backoff := c.retryWait
 	for {
-		q, err := c.WaitOnce(ctx, id, c.pollTimeout)
+		r, done, err := once()
 		if err == nil {
-			last = q
-			if q.Status.Final() {
-				return q, nil
+			last = r
+			if done {
+				return r, nil
 			}
 			backoff, lost = c.retryWait, time.Time{}
 			continue
 		}
 		if ctx.Err() != nil {
-			return last, fmt.Errorf("askbridge: waiting for question %s: %w", id, ctx.Err())
+			return last, fmt.Errorf("askbridge: waiting for %s: %w", what, ctx.Err())
 		}
 		if !retryable(err) {
 			return last, err
@@ -277,7 +310,7 @@ func (c *Client) Wait(ctx context.Context, id string) (*domain.Question, error) 
 		}
 		select {
 		case <-ctx.Done():
-			return last, fmt.Errorf("askbridge: waiting for question %s: %w", id, ctx.Err())
+			return last, fmt.Errorf("askbridge: waiting for %s: %w", what, ctx.Err())
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 10*time.Second)

@@ -37,7 +37,7 @@ def test_items_open_ended_and_approvals_with_their_action(bridge):
     bridge.respond(q["id"], {"answers": {"Which features?": ["Login", "Search"], "Anything else?": "ship it"}, "responded_by": MARIA})
     assert bridge.wait(q["id"])["selections"] == {"Which features?": ["Login", "Search"], "Anything else?": ["ship it"]}
     a = bridge.ask(approval_body("run-9", "call-1", "deploy", {"env": "prod"}, timeout="10m"))
-    assert a["run_id"] == "run-9:call-1" and a["idempotency_key"] == "run-9:call-1"
+    assert a["run_id"] == "run-9" and a["action"]["call_id"] == "call-1" and "idempotency_key" not in a
     assert a["action"]["input"] == {"env": "prod"} and a["action"]["allow_edit"] is False
     with pytest.raises(AskBridgeError) as e:
         bridge.respond(a["id"], {"edited_input": {"env": "staging"}})

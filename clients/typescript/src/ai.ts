@@ -8,11 +8,12 @@
 // asks a person for each tool call and answers the SDK's approval hook
 // ('approved', or {type: "denied", reason}).
 //
-// Approvals as SDK approval requests: each `tool-approval-request` becomes
-// one askbridge approval (run `<runId>:<toolCallId>`, the same idempotency
-// key) carrying the tool and its input; the decision comes back as the
-// `tool-approval-response` the SDK expects, a denial's reason as its reason.
-// The AI SDK cannot run edited arguments, so Edit is never offered.
+// Approvals as SDK approval requests: the `tool-approval-request`s of one
+// step are asked as one batch in one request (run `<runId>:<first call id>`
+// for the step, each call keyed by its toolCallId), so a person sees them
+// together and may Allow all at once; each call's decision comes back as
+// its own `tool-approval-response`, a denial's reason as its reason. The
+// AI SDK cannot run edited arguments, so Edit is never offered.
 //
 // Blocking: `const tool = await decideToolApprovals(bridge, result.content, {runId})`
 // then call generateText again with `[...messages, ...result.response.messages, tool]`.
@@ -23,7 +24,7 @@
 // and approved once answered: the tool then reads the answer.
 
 import { jsonSchema, tool, type ModelMessage, type Tool, type ToolApprovalStatus } from "ai";
-import { AskBridge, approvalBody, approvalOutcome, lastDecided, type AskBody, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
+import { AskBridge, approvalBody, approvalOutcome, askApprovals, lastDecided, turnRecords, turnRunId, waitApprovals, type AskBody, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
 import { ASK_USER, askUser, askUserBody, askUserDescription, askUserInputSchema, type AskUserAnswer, type AskUserInput } from "./ask-user.js";
 
 /** A tool-approval-request part as generateText/streamText return it in `content`. */
@@ -72,12 +73,14 @@ function isAskUser(toolName: string, opts: AiApprovalOptions): boolean {
   return toolName === (opts.askUserTool ?? ASK_USER);
 }
 
-function body(req: ApprovalRequestPart, opts: AiApprovalOptions): AskBody {
+// One call's ask: an ask_user call as its question (run `<runId>:<callId>`),
+// any other as an approval in the step's run.
+function body(req: ApprovalRequestPart, opts: AiApprovalOptions, run: string): AskBody {
   if (isAskUser(req.toolCall.toolName, opts)) {
     return askUserBody(req.toolCall.input as AskUserInput, { runId: opts.runId, callId: req.toolCall.toolCallId, ask: opts.ask, resumeUrl: opts.resumeUrl });
   }
   return approvalBody({
-    runId: opts.runId,
+    runId: run,
     callId: req.toolCall.toolCallId,
     tool: req.toolCall.toolName,
     input: asInput(req.toolCall.input),
@@ -87,6 +90,21 @@ function body(req: ApprovalRequestPart, opts: AiApprovalOptions): AskBody {
     resumeUrl: opts.resumeUrl,
     ask: opts.ask,
   });
+}
+
+// Asks a step's requests: the approvals as one batch, each ask_user call as
+// its own question; the records in the order of reqs.
+async function askStep(bridge: AskBridge, reqs: ApprovalRequestPart[], opts: AiApprovalOptions, signal?: AbortSignal): Promise<{ run: string; records: Question[] }> {
+  const run = turnRunId(opts.runId, reqs.map((r) => r.toolCall.toolCallId));
+  const approvals = reqs.filter((r) => !isAskUser(r.toolCall.toolName, opts));
+  const [asked, questions] = await Promise.all([
+    askApprovals(bridge, approvals.map((r) => body(r, opts, run)), { signal }),
+    Promise.all(reqs.filter((r) => isAskUser(r.toolCall.toolName, opts)).map((r) => bridge.ask(body(r, opts, run), { signal }))),
+  ]);
+  const byCall = new Map<string, Question>();
+  approvals.forEach((r, i) => byCall.set(r.toolCall.toolCallId, asked[i]!));
+  reqs.filter((r) => isAskUser(r.toolCall.toolName, opts)).forEach((r, i) => byCall.set(r.toolCall.toolCallId, questions[i]!));
+  return { run, records: reqs.map((r) => byCall.get(r.toolCall.toolCallId)!) };
 }
 
 // An ask_user call is approved once its question is final: the tool then
@@ -99,34 +117,32 @@ function response(approvalId: string, q: Question, toolName: string, opts: AiApp
 }
 
 /**
- * Blocking mode: asks every approval request of `content` (in parallel,
- * each its own approval), waits for the people, and returns the tool
- * message to append; undefined when there was nothing to approve.
+ * Blocking mode: asks every approval request of `content` as one batch (one
+ * request; ask_user calls as their questions), waits until each call is
+ * decided, and returns the tool message to append, each call with its own
+ * decision; undefined when there was nothing to approve. Asking the same
+ * step again re-attaches to its calls.
  */
 export async function decideToolApprovals(bridge: AskBridge, content: readonly unknown[], opts: AiApprovalOptions & WaitOptions): Promise<ApprovalResponseMessage | undefined> {
   const reqs = requests(content);
   if (reqs.length === 0) return undefined;
-  const parts = await Promise.all(
-    reqs.map(async (r) => {
-      const q = await bridge.askAndWait(body(r, opts), opts);
-      return response(r.approvalId, q, r.toolCall.toolName, opts);
-    }),
-  );
-  return { role: "tool", content: parts };
+  const { records } = await askStep(bridge, reqs, opts, opts.signal);
+  const final = await waitApprovals(bridge, records, opts);
+  return { role: "tool", content: reqs.map((r, i) => response(r.approvalId, final[i]!, r.toolCall.toolName, opts)) };
 }
 
 /**
  * Durable mode, before exiting: asks every approval request of `content`
- * with resume.url and reports each run paused, so an answer resumes it.
+ * with resume.url as one batch (one request; ask_user calls as their
+ * questions) and reports the runs paused, so a decision resumes them.
+ * Returns the records in the order of the requests.
  */
 export async function askToolApprovals(bridge: AskBridge, content: readonly unknown[], opts: AiApprovalOptions & { resumeUrl: string }): Promise<Question[]> {
-  const out: Question[] = [];
-  for (const r of requests(content)) {
-    const q = await bridge.ask(body(r, opts));
-    await bridge.pauseRun(q.run_id);
-    out.push(q);
-  }
-  return out;
+  const reqs = requests(content);
+  if (reqs.length === 0) return [];
+  const { records } = await askStep(bridge, reqs, opts);
+  for (const run of new Set(records.map((q) => q.run_id))) await bridge.pauseRun(run);
+  return records;
 }
 
 /** The approval requests in `messages` that no tool-approval-response answers yet. */
@@ -138,7 +154,7 @@ export function openApprovalRequests(messages: readonly ModelMessage[]): Approva
     if (!Array.isArray(m.content)) continue;
     for (const p of m.content as { type: string; [k: string]: unknown }[]) {
       if (p.type === "tool-call") calls.set(p.toolCallId as string, { toolName: p.toolName as string, input: p.input });
-      if (p.type === "tool-approval-request") asked.push({ approvalId: p.approvalId as string, toolCallId: (p.toolCallId ?? (p.toolCall as { toolCallId: string })?.toolCallId) as string });
+      if (p.type === "tool-approval-request" && !p.isAutomatic) asked.push({ approvalId: p.approvalId as string, toolCallId: (p.toolCallId ?? (p.toolCall as { toolCallId: string })?.toolCallId) as string });
       if (p.type === "tool-approval-response") answered.add(p.approvalId as string);
     }
   }
@@ -156,10 +172,11 @@ export function openApprovalRequests(messages: readonly ModelMessage[]): Approva
  */
 export async function resumeToolApprovals(bridge: AskBridge, messages: readonly ModelMessage[], event: WebhookEvent, opts: AiApprovalOptions): Promise<ApprovalResponseMessage | undefined> {
   const open = openApprovalRequests(messages);
+  if (open.length === 0) return undefined;
+  const calls = await turnRecords(bridge, turnRunId(opts.runId, open.map((r) => r.toolCall.toolCallId)));
   const records: Question[] = [];
   for (const r of open) {
-    const qs = await bridge.list({ runId: `${opts.runId}:${r.toolCall.toolCallId}` });
-    const q = qs.at(-1);
+    const q = isAskUser(r.toolCall.toolName, opts) ? (await bridge.list({ runId: `${opts.runId}:${r.toolCall.toolCallId}` })).at(-1) : calls.get(r.toolCall.toolCallId);
     if (!q || q.status === "pending") return undefined;
     records.push(q);
   }
@@ -208,11 +225,13 @@ export function askUserTool(bridge: AskBridge, opts: AskUserToolOptions): Tool<A
 /**
  * The AI SDK's approval hook answered by people: `toolApproval:
  * askbridgeToolApproval(bridge, {runId})` asks a person for each tool call
- * (one approval per call, as decideToolApprovals does) while generateText
- * waits, and answers 'approved' or {type: "denied", reason}: one
- * generateText call, no message splicing. ask_user calls are not approvals
- * ('not-applicable'); tools in `alwaysAllowed` are approved without asking,
- * and "always allow" adds to it. `tools` limits asking to those tools.
+ * while generateText waits, and answers 'approved' or {type: "denied",
+ * reason}: one generateText call, no message splicing. Each call is an
+ * approval in run `runId` keyed by its toolCallId: the calls of one step,
+ * asked within the bridge's batch window, reach people as one batch.
+ * ask_user calls are not approvals ('not-applicable'); tools in
+ * `alwaysAllowed` are approved without asking, and "always allow" adds to
+ * it. `tools` limits asking to those tools.
  */
 export function askbridgeToolApproval(bridge: AskBridge, opts: Omit<AiApprovalOptions, "resumeUrl"> & WaitOptions & { tools?: readonly string[] }): (o: { toolCall: { toolCallId: string; toolName: string; input: unknown } }) => Promise<ToolApprovalStatus> {
   return async ({ toolCall }) => {
@@ -220,7 +239,7 @@ export function askbridgeToolApproval(bridge: AskBridge, opts: Omit<AiApprovalOp
     if (opts.tools && !opts.tools.includes(toolCall.toolName)) return "not-applicable";
     if (opts.alwaysAllowed?.has(toolCall.toolName)) return "approved";
     const req: ApprovalRequestPart = { type: "tool-approval-request", approvalId: toolCall.toolCallId, toolCall };
-    const o = approvalOutcome(await bridge.askAndWait(body(req, opts), opts));
+    const o = approvalOutcome(await bridge.askAndWait(body(req, opts, opts.runId), opts));
     if (!o.approved) return { type: "denied", reason: o.reason };
     if (o.always) opts.alwaysAllowed?.add(toolCall.toolName);
     return "approved";

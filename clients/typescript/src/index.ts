@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 
 export * from "./types.js";
 export * from "./approvals.js";
-import type { AskBody, Detail, Item, Question, RespondBody, Run, Status } from "./types.js";
+import type { AskBody, Batch, BatchAsked, BatchBody, BatchOutcome, BatchRespondBody, Detail, Item, Question, RespondBody, Run, Status } from "./types.js";
 
 /**
  * An error of the bridge or of reaching it. `code` is the API's error code
@@ -40,6 +40,19 @@ export class WaitTimeoutError extends AskBridgeError {
     super("wait_timeout", `question ${q.id} is still pending after the wait's deadline; it stays open and a later wait returns the answer`);
     this.name = "WaitTimeoutError";
     this.question = q;
+  }
+}
+
+/**
+ * A batch wait reached its client deadline while calls are still pending.
+ * They stay pending: a later wait (or getApprovalBatch) returns them decided.
+ */
+export class BatchWaitTimeoutError extends AskBridgeError {
+  readonly batch: Batch;
+  constructor(b: Batch) {
+    super("wait_timeout", `batch ${b.batch_id} still has ${b.pending} pending call(s) after the wait's deadline; they stay open and a later wait returns the decisions`);
+    this.name = "BatchWaitTimeoutError";
+    this.batch = b;
   }
 }
 
@@ -257,6 +270,13 @@ export class AskBridge {
    * `unreachableMs` without an answer.
    */
   async wait(id: string, opts: WaitOptions = {}): Promise<Question> {
+    return this.#poll<Question>(`/agent-questions/${encodeURIComponent(id)}/wait`, (q) => q.status !== "pending", (q) => new WaitTimeoutError(q), opts);
+  }
+
+  // Loops a long-poll until done(record), through restarts of the bridge
+  // (retrying for up to unreachableMs without an answer) and up to the
+  // client deadline (then timedOut(last record) is thrown).
+  async #poll<T>(path: string, done: (r: T) => boolean, timedOut: (r: T) => Error, opts: WaitOptions): Promise<T> {
     const poll = Math.min(120, Math.max(1, opts.pollSeconds ?? 25));
     const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
     const limit = opts.unreachableMs ?? 120_000;
@@ -266,9 +286,9 @@ export class AskBridge {
       opts.signal?.throwIfAborted();
       const left = deadline - Date.now();
       const secs = Math.max(1, Math.min(poll, Math.ceil(left / 1000)));
-      let q: Question;
+      let r: T;
       try {
-        q = await this.#call<Question>("GET", `/agent-questions/${encodeURIComponent(id)}/wait?timeout=${secs}s`, undefined, opts.signal);
+        r = await this.#call<T>("GET", `${path}?timeout=${secs}s`, undefined, opts.signal);
       } catch (err) {
         // A restart: the bridge answers its waits (still pending) and goes
         // away for a moment. Retry until it is back, within the limit.
@@ -282,8 +302,8 @@ export class AskBridge {
       }
       lostAt = undefined;
       backoff = 500;
-      if (q.status !== "pending") return q;
-      if (Date.now() >= deadline) throw new WaitTimeoutError(q);
+      if (done(r)) return r;
+      if (Date.now() >= deadline) throw timedOut(r);
     }
   }
 
@@ -355,6 +375,43 @@ export class AskBridge {
   /** Answers (an operator's token, or a bridge without tokens): the API's respond body. */
   respond(id: string, body: RespondBody, opts: { signal?: AbortSignal } = {}): Promise<{ id: string; status: string; run_id: string }> {
     return this.#call("POST", `/agent-questions/${encodeURIComponent(id)}/respond`, body, opts.signal);
+  }
+
+  /**
+   * Asks several approvals of one run as one batch, in one request: one
+   * entry per tool call, each keyed by its `action.call_id`. People see them
+   * together and decide them one by one or with Allow all / Deny all; each
+   * call is its own record. Every entry is checked before any is asked. A
+   * call asked before (same call_id in the run) is not asked again: its
+   * record comes back in `calls`, whatever its state.
+   */
+  askApprovalBatch(body: BatchBody, opts: { signal?: AbortSignal } = {}): Promise<BatchAsked> {
+    return this.#call<BatchAsked>("POST", "/approval-batches", body, opts.signal);
+  }
+
+  /** A batch: its calls in the order they were asked, and how many are pending. */
+  getApprovalBatch(id: string, opts: { signal?: AbortSignal } = {}): Promise<Batch> {
+    return this.#call<Batch>("GET", `/approval-batches/${encodeURIComponent(id)}`, undefined, opts.signal);
+  }
+
+  /**
+   * Waits until no call of the batch is pending (a call that joins the batch
+   * meanwhile is waited for too) and returns it with every call's final
+   * record. As wait: `timeoutMs` throws BatchWaitTimeoutError (the calls
+   * stay pending); a restart of the bridge is waited out. To act on each
+   * call as soon as it is decided, wait on each call's id instead.
+   */
+  waitApprovalBatch(id: string, opts: WaitOptions = {}): Promise<Batch> {
+    return this.#poll<Batch>(`/approval-batches/${encodeURIComponent(id)}/wait`, (b) => b.status !== "pending", (b) => new BatchWaitTimeoutError(b), opts);
+  }
+
+  /**
+   * Allow all or Deny all (an operator's token, or a bridge without
+   * tokens): decides every still-pending call of the batch (or of
+   * `questions`); calls decided already keep their decision (`already`).
+   */
+  respondApprovalBatch(id: string, body: BatchRespondBody, opts: { signal?: AbortSignal } = {}): Promise<BatchOutcome> {
+    return this.#call<BatchOutcome>("POST", `/approval-batches/${encodeURIComponent(id)}/respond`, body, opts.signal);
   }
 
   /** Reports that a run's process stopped (webhook mode): only then may an answer resume it. */

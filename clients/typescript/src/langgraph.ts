@@ -7,8 +7,10 @@
 // from the top on resume and gets the answer.
 //
 // The driver: `await runWithAskbridge(bridge, graph, input, config)` invokes the
-// graph and, each time it stops on `__interrupt__`, asks each interrupt
-// (idempotency key `<thread id>:<interrupt id>`, so a re-run node never asks
+// graph and, each time it stops on `__interrupt__`, asks the step's
+// interrupts (the approvals as one batch in one request: run `<thread
+// id>:<first interrupt id>`, each keyed by its interrupt id; questions with
+// idempotency key `<thread id>:<interrupt id>`, so a re-run node never asks
 // twice) and resumes with `new Command({resume: {[interruptId]: answer}})`.
 // LangChain's human-in-the-loop middleware requests (`{actionRequests,
 // reviewConfigs}`) become one approval per action, with Edit where the
@@ -21,7 +23,7 @@
 // process) re-attaches to the pending questions instead of asking again.
 
 import { Command, interrupt } from "@langchain/langgraph";
-import { AskBridge, approvalBody, approvalOutcome, lastDecided, type AskBody, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
+import { AskBridge, approvalBody, approvalOutcome, askApprovals, lastDecided, turnRecords, turnRunId, waitApprovals, type AskBody, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
 import { askUserAnswer, askUserItems, type AskUserAnswer, type AskUserInput } from "./ask-user.js";
 
 /**
@@ -110,6 +112,8 @@ export interface DriverOptions {
 interface Planned {
   interruptId: string;
   bodies: AskBody[];
+  /** Approvals of tool calls: asked in the step's batch (bodies carry action.call_id). */
+  batch: boolean;
   answer: (records: Question[]) => unknown;
 }
 
@@ -122,29 +126,31 @@ function decision(q: Question): ApprovalDecision {
   return o.approved ? { approved: true, input: o.input, edited: o.edited, always: o.always } : { approved: false, edited: false, always: false, reason: o.reason };
 }
 
-// What to ask for one interrupt, and how its records become the resume value.
-function plan(it: GraphInterrupt, threadId: string, opts: DriverOptions): Planned {
+// What to ask for one interrupt, and how its records become the resume
+// value. Approvals go in the step's run `run`; questions in a run of their own.
+function plan(it: GraphInterrupt, threadId: string, run: string, opts: DriverOptions): Planned {
   if (!it.id) throw new Error("askbridge: an interrupt without an id cannot be resumed by id (LangGraph 1.x gives every interrupt one)");
   const key = `${threadId}:${it.id}`;
   const v = it.value as AskValue | ApproveValue | HITLRequest | undefined;
   const withResume = (b: AskBody): AskBody => (opts.resumeUrl ? { ...b, resume: { url: opts.resumeUrl } } : b);
   if (v && (v as AskValue).type === ASK) {
     const b = (v as AskValue).body;
-    return { interruptId: it.id, bodies: [withResume({ ...opts.ask, ...b, run_id: key, idempotency_key: key })], answer: (r) => r[0] };
+    return { interruptId: it.id, bodies: [withResume({ ...opts.ask, ...b, run_id: key, idempotency_key: key })], batch: false, answer: (r) => r[0] };
   }
   if (v && (v as ApproveValue).type === APPROVE) {
     const a = v as ApproveValue;
-    const body = approvalBody({ runId: threadId, callId: it.id, tool: a.tool, input: a.input, allowEdit: a.allowEdit, alwaysAllow: a.alwaysAllow, question: a.question, resumeUrl: opts.resumeUrl, ask: { ...opts.ask, ...a.ask } });
-    return { interruptId: it.id, bodies: [body], answer: (r) => decision(r[0]) };
+    const body = approvalBody({ runId: run, callId: it.id, tool: a.tool, input: a.input, allowEdit: a.allowEdit, alwaysAllow: a.alwaysAllow, question: a.question, resumeUrl: opts.resumeUrl, ask: { ...opts.ask, ...a.ask } });
+    return { interruptId: it.id, bodies: [body], batch: true, answer: (r) => decision(r[0]) };
   }
   if (isHITL(v)) {
     const bodies = v.actionRequests.map((ar, i) => {
       const allowed = v.reviewConfigs?.find((c) => c.actionName === ar.name)?.allowedDecisions ?? ["approve", "edit", "reject"];
-      return approvalBody({ runId: threadId, callId: `${it.id}:${i}`, tool: ar.name, input: ar.args, allowEdit: allowed.includes("edit"), question: ar.description, resumeUrl: opts.resumeUrl, ask: opts.ask });
+      return approvalBody({ runId: run, callId: `${it.id}:${i}`, tool: ar.name, input: ar.args, allowEdit: allowed.includes("edit"), question: ar.description, resumeUrl: opts.resumeUrl, ask: opts.ask });
     });
     return {
       interruptId: it.id,
       bodies,
+      batch: true,
       answer: (records) => ({
         decisions: records.map((q, i): HITLDecision => {
           const o = approvalOutcome(q);
@@ -157,7 +163,23 @@ function plan(it: GraphInterrupt, threadId: string, opts: DriverOptions): Planne
   }
   // Any other interrupt value: an open-ended question with its JSON as context.
   const text = typeof v === "string" ? v : JSON.stringify(v);
-  return { interruptId: it.id, bodies: [withResume({ ...opts.ask, question: text.slice(0, 2000) || "The agent is waiting for you", run_id: key, idempotency_key: key })], answer: (r) => r[0].response ?? "" };
+  return { interruptId: it.id, bodies: [withResume({ ...opts.ask, question: text.slice(0, 2000) || "The agent is waiting for you", run_id: key, idempotency_key: key })], batch: false, answer: (r) => r[0].response ?? "" };
+}
+
+// The plans of one step's interrupts.
+function plans(its: readonly GraphInterrupt[], threadId: string, opts: DriverOptions): Planned[] {
+  const run = turnRunId(threadId, its.map((it) => it.id ?? ""));
+  return its.map((it) => plan(it, threadId, run, opts));
+}
+
+// Asks a step: every approval of every interrupt in one batch, each
+// question on its own; each plan's records in the order of its bodies.
+async function askStep(bridge: AskBridge, ps: readonly Planned[]): Promise<Question[][]> {
+  const batched = ps.filter((p) => p.batch).flatMap((p) => p.bodies);
+  const [asked, alone] = await Promise.all([askApprovals(bridge, batched), Promise.all(ps.filter((p) => !p.batch).map((p) => Promise.all(p.bodies.map((b) => bridge.ask(b)))))]);
+  let i = 0;
+  let j = 0;
+  return ps.map((p) => (p.batch ? p.bodies.map(() => asked[i++]!) : alone[j++]!));
 }
 
 function threadOf(config: ThreadConfig, opts: DriverOptions): string {
@@ -202,32 +224,27 @@ export async function runWithAskbridge<I, O>(bridge: AskBridge, graph: Invokable
   for (;;) {
     const its = interruptsOf(result);
     if (its.length === 0) return result as O;
+    const ps = plans(its, threadId, opts);
+    const asked = await askStep(bridge, ps);
+    const final = await waitApprovals(bridge, asked.flat(), opts);
     const resume: Record<string, unknown> = {};
-    await Promise.all(
-      its.map(async (it) => {
-        const p = plan(it, threadId, opts);
-        const records = await Promise.all(p.bodies.map((b) => bridge.askAndWait(b, opts)));
-        resume[p.interruptId] = p.answer(records);
-      }),
-    );
+    let k = 0;
+    for (const p of ps) resume[p.interruptId] = p.answer(p.bodies.map(() => final[k++]!));
     result = await graph.invoke(new Command({ resume }) as I, config);
   }
 }
 
 /**
  * Durable: asks every interrupt of `result` (what graph.invoke returned)
- * with resume.url and reports each run paused.
+ * with resume.url, the approvals as one batch in one request, and reports
+ * the runs paused.
  */
 export async function askInterrupts(bridge: AskBridge, result: unknown, config: ThreadConfig, opts: DriverOptions & { resumeUrl: string }): Promise<Question[]> {
   const threadId = threadOf(config, opts);
-  const out: Question[] = [];
-  for (const it of interruptsOf(result)) {
-    for (const b of plan(it, threadId, opts).bodies) {
-      const q = await bridge.ask(b);
-      await bridge.pauseRun(q.run_id);
-      out.push(q);
-    }
-  }
+  const its = interruptsOf(result);
+  if (its.length === 0) return [];
+  const out = (await askStep(bridge, plans(its, threadId, opts))).flat();
+  for (const run of new Set(out.map((q) => q.run_id))) await bridge.pauseRun(run);
   return out;
 }
 
@@ -235,19 +252,21 @@ export async function askInterrupts(bridge: AskBridge, result: unknown, config: 
  * Durable, on a resume webhook (any process with the same checkpointer):
  * reads the thread's pending interrupts with getState and, when every one
  * is decided and `event` is the last to be decided, returns the Command to
- * invoke the graph with; otherwise undefined, so the graph resumes exactly once.
+ * invoke the graph with, each interrupt resumed with its own decision;
+ * otherwise undefined, so the graph resumes exactly once.
  */
 export async function resumeCommand(bridge: AskBridge, graph: Invokable, config: ThreadConfig, event: WebhookEvent, opts: DriverOptions = {}): Promise<Command<unknown, never, never> | undefined> {
   const threadId = threadOf(config, opts);
   const its = await pendingInterrupts(graph, config);
   if (its.length === 0) return undefined;
+  const ps = plans(its, threadId, opts);
+  const calls = await turnRecords(bridge, turnRunId(threadId, its.map((it) => it.id ?? "")));
   const resume: Record<string, unknown> = {};
   const all: Question[] = [];
-  for (const it of its) {
-    const p = plan(it, threadId, opts);
+  for (const p of ps) {
     const records: Question[] = [];
     for (const b of p.bodies) {
-      const q = (await bridge.list({ runId: b.run_id as string })).at(-1);
+      const q = p.batch ? calls.get(b.action?.call_id ?? "") : (await bridge.list({ runId: b.run_id as string })).at(-1);
       if (!q || q.status === "pending") return undefined;
       records.push(q);
     }

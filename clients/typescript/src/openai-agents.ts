@@ -1,11 +1,12 @@
 // askbridge/openai-agents: the OpenAI Agents SDK's (@openai/agents 0.20.x)
-// tool approvals answered by people through askbridge. Each of
-// `result.interruptions` becomes one approval keyed by its call id (run
-// `<runId>:<callId>`, the same idempotency key), so several pending
-// approvals are never confused. The answer calls `state.approve(item,
-// {alwaysApprove})` or `state.reject(item, {message})` with the person's
-// note, or why nobody decided (expiry and dismissal never approve). The SDK
-// cannot run edited arguments, so Edit is never offered.
+// tool approvals answered by people through askbridge. The
+// `result.interruptions` of one turn are asked as one batch in one request
+// (run `<runId>:<first call id>` for the turn, each approval keyed by its
+// call id), so a person sees them together and may Allow all at once, and
+// several pending approvals are never confused. Each call's decision calls
+// `state.approve(item, {alwaysApprove})` or `state.reject(item, {message})`
+// with the person's note, or why nobody decided (expiry and dismissal never
+// approve). The SDK cannot run edited arguments, so Edit is never offered.
 //
 // Blocking: `result = await run(agent, await decideInterruptions(bridge, result, {runId}))`.
 // Durable: `await askInterruptions(bridge, result, {runId, resumeUrl, save})` and
@@ -21,7 +22,7 @@
 // the answer without asking again.
 
 import { RunState, tool, type Agent, type FunctionTool } from "@openai/agents";
-import { AskBridge, approvalBody, approvalOutcome, lastDecided, type AskBody, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
+import { AskBridge, approvalBody, approvalOutcome, askApprovals, lastDecided, turnRecords, turnRunId, waitApprovals, type AskBody, type Question, type WaitOptions, type WebhookEvent } from "./index.js";
 import { ASK_USER, askUser, askUserBody, askUserDescription, askUserInputSchema, type AskUserInput } from "./ask-user.js";
 
 /** What the SDK puts in `result.interruptions` (a RunToolApprovalItem). */
@@ -83,10 +84,12 @@ function isAskUser(item: ApprovalItem, opts: AgentsApprovalOptions): boolean {
   return toolName(item) === (opts.askUserTool ?? ASK_USER);
 }
 
-function body(item: ApprovalItem, opts: AgentsApprovalOptions, resumeUrl?: string): AskBody {
+// One interruption's ask: an ask_user call as its question (run
+// `<runId>:<callId>`), any other as an approval in the turn's run.
+function body(item: ApprovalItem, opts: AgentsApprovalOptions, run: string, resumeUrl?: string): AskBody {
   if (isAskUser(item, opts)) return askUserBody(input(item) as unknown as AskUserInput, { runId: opts.runId, callId: callId(item), ask: opts.ask, resumeUrl });
   return approvalBody({
-    runId: opts.runId,
+    runId: run,
     callId: callId(item),
     tool: toolName(item),
     input: input(item),
@@ -96,6 +99,22 @@ function body(item: ApprovalItem, opts: AgentsApprovalOptions, resumeUrl?: strin
     resumeUrl,
     ask: opts.ask,
   });
+}
+
+// Asks a turn's interruptions: the approvals as one batch, each ask_user
+// call as its own question; the records in the order of items.
+async function askTurn(bridge: AskBridge, items: ApprovalItem[], opts: AgentsApprovalOptions, resumeUrl?: string): Promise<Question[]> {
+  const run = turnRunId(opts.runId, items.map(callId));
+  const approvals = items.filter((it) => !isAskUser(it, opts));
+  const questions = items.filter((it) => isAskUser(it, opts));
+  const [asked, answered] = await Promise.all([
+    askApprovals(bridge, approvals.map((it) => body(it, opts, run, resumeUrl))),
+    Promise.all(questions.map((it) => bridge.ask(body(it, opts, run, resumeUrl)))),
+  ]);
+  const byCall = new Map<string, Question>();
+  approvals.forEach((it, i) => byCall.set(callId(it), asked[i]!));
+  questions.forEach((it, i) => byCall.set(callId(it), answered[i]!));
+  return items.map((it) => byCall.get(callId(it))!);
 }
 
 // An ask_user call is approved once its question is final: the tool then
@@ -108,13 +127,14 @@ function apply(state: ApprovableState, item: ApprovalItem, q: Question, opts: Ag
 }
 
 /**
- * Blocking mode: asks every interruption (in parallel, each its own
- * approval), waits for the people, applies each decision to the run state
- * and returns it for `run(agent, state)`.
+ * Blocking mode: asks every interruption as one batch (one request),
+ * waits until each call is decided, applies each decision to its own call
+ * in the run state and returns it for `run(agent, state)`. Asking the same
+ * interruptions again re-attaches to their calls.
  */
 export async function decideInterruptions<S extends ApprovableState>(bridge: AskBridge, result: { interruptions?: ApprovalItem[]; state: S }, opts: AgentsApprovalOptions & WaitOptions): Promise<S> {
   const items = result.interruptions ?? [];
-  const records = await Promise.all(items.map((it) => bridge.askAndWait(body(it, opts), opts)));
+  const records = await waitApprovals(bridge, await askTurn(bridge, items, opts), opts);
   items.forEach((it, i) => apply(result.state, it, records[i]!, opts));
   return result.state;
 }
@@ -122,25 +142,23 @@ export async function decideInterruptions<S extends ApprovableState>(bridge: Ask
 /**
  * Durable mode, before exiting: saves `state.toString()` where the app says
  * (first, so a fast answer never finds nothing to resume), then asks every
- * interruption with resume.url and reports each run paused.
+ * interruption with resume.url as one batch and reports the runs paused.
  */
 export async function askInterruptions(bridge: AskBridge, result: InterruptedResult, opts: AgentsApprovalOptions & { resumeUrl: string; save: (state: string) => Promise<void> | void }): Promise<Question[]> {
   await opts.save(result.state.toString());
-  const out: Question[] = [];
-  for (const it of result.interruptions ?? []) {
-    const q = await bridge.ask(body(it, opts, opts.resumeUrl));
-    await bridge.pauseRun(q.run_id);
-    out.push(q);
-  }
-  return out;
+  const items = result.interruptions ?? [];
+  if (items.length === 0) return [];
+  const records = await askTurn(bridge, items, opts, opts.resumeUrl);
+  for (const run of new Set(records.map((q) => q.run_id))) await bridge.pauseRun(run);
+  return records;
 }
 
 /**
  * Durable mode, on a resume webhook (any process): restores the saved state
  * with RunState.fromString and, when every interruption is decided and
- * `event` is the last of them to be decided, applies the decisions and
- * returns the state for `run(agent, state)`; otherwise undefined (another
- * webhook continues the run), so the run continues exactly once.
+ * `event` is the last of them to be decided, applies each decision to its
+ * call and returns the state for `run(agent, state)`; otherwise undefined
+ * (another webhook continues the run), so the run continues exactly once.
  */
 export async function resumeInterruptions<TContext, TAgent extends Agent<TContext, any>>(
   bridge: AskBridge,
@@ -150,9 +168,11 @@ export async function resumeInterruptions<TContext, TAgent extends Agent<TContex
 ): Promise<RunState<TContext, TAgent> | undefined> {
   const state = await RunState.fromString(agent, await opts.load());
   const items = state.getInterruptions() as unknown as ApprovalItem[];
+  if (items.length === 0) return undefined;
+  const calls = await turnRecords(bridge, turnRunId(opts.runId, items.map(callId)));
   const records: Question[] = [];
   for (const it of items) {
-    const q = (await bridge.list({ runId: `${opts.runId}:${callId(it)}` })).at(-1);
+    const q = isAskUser(it, opts) ? (await bridge.list({ runId: `${opts.runId}:${callId(it)}` })).at(-1) : calls.get(callId(it));
     if (!q || q.status === "pending") return undefined;
     records.push(q);
   }

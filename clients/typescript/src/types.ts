@@ -57,6 +57,12 @@ export interface AskAction<I extends object = Record<string, unknown>> {
   suggestions?: Record<string, unknown>[];
   /** false: the person is not offered to edit the arguments (the runtime cannot run edited ones). */
   allow_edit?: boolean;
+  /**
+   * The framework's id of the tool call (the AI SDK's toolCallId, an OpenAI Agents call id, a
+   * LangGraph interrupt id). It keys the approval in its run: asking about the same call again
+   * returns its record, pending or decided; approvals of distinct calls coexist in a run.
+   */
+  call_id?: string;
 }
 
 /** The tool call an approval decides, as the record carries it. */
@@ -68,6 +74,8 @@ export interface Action {
   diff?: string;
   suggestions?: Record<string, unknown>[];
   allow_edit?: false;
+  /** The tool call's id, as the ask gave it. */
+  call_id?: string;
 }
 
 /** A chat place (Slack, Discord, Telegram) or mail recipients. */
@@ -240,6 +248,8 @@ export interface Question {
   edited_action?: { tool: string; input: Record<string, unknown>; digest: string; by?: Person };
   /** Index in action.suggestions of the "always allow" rule the person chose. */
   applied_rule?: number;
+  /** The batch of parallel approvals this approval belongs to (the id of its first approval). */
+  batch_id?: string;
   /** Only on the create response: a sentence for the agent's tool result. */
   message?: string;
 }
@@ -259,4 +269,77 @@ export interface Run {
 export interface Detail {
   field: string;
   problem: string;
+}
+
+/** One tool call of a batch: its action (with call_id), or at least a question. */
+export interface BatchCall {
+  /** Default "Allow <tool>: <main argument>?". */
+  question?: string;
+  /** Default "Approval"; at most 12 characters. */
+  header?: string;
+  /** Default Allow and Deny. */
+  options?: Option[];
+  /** Markdown shown with this call (after the batch's context). */
+  context?: string;
+  idempotency_key?: string;
+  action?: AskAction;
+}
+
+/** The body of askApprovalBatch: what the calls share, and one entry per call (1-50). */
+export interface BatchBody {
+  run_id?: string;
+  agent_id?: string;
+  agent_name?: string;
+  parent_run_id?: string;
+  /** Markdown shown above every call. */
+  context?: string;
+  targets?: Target[];
+  route?: string;
+  responders?: Responders;
+  /** A duration ("30m") or seconds, from 10 s to 30 days. */
+  timeout?: string | number;
+  /** Webhook mode: every call's decision is sent here on its own, all naming one continuation run. */
+  resume?: { url: string };
+  requested_by?: string;
+  approvals: BatchCall[];
+}
+
+/** A batch of approvals: its calls in the order they were asked. */
+export interface Batch {
+  batch_id: string;
+  project_id: string;
+  run_id: string;
+  agent_id: string;
+  /** "pending" while any call waits for a decision. */
+  status: "pending" | "decided";
+  /** How many calls wait for a decision. */
+  pending: number;
+  questions: Question[];
+}
+
+/** What askApprovalBatch returns: the batch, this request's calls in its order, and a sentence for the agent. */
+export interface BatchAsked extends Batch {
+  /** The request's calls in its order; a call asked before is its earlier record, whatever its batch. */
+  calls: Question[];
+  message: string;
+}
+
+/** Allow all or Deny all (operators): the body of respondApprovalBatch. */
+export interface BatchRespondBody {
+  decision: "allow" | "deny";
+  /** Deny only: every denied call gets this reason as the agent's feedback. */
+  reason?: string;
+  /** Only these calls (the ones the person saw); default every call of the batch. */
+  questions?: string[];
+  responded_by?: string | Person;
+}
+
+/** The batch after Allow all / Deny all, and what became of each call. */
+export interface BatchOutcome extends Batch {
+  decided: string[];
+  voted: string[];
+  /** Calls decided before: they keep their decision. */
+  already: string[];
+  /** Calls left pending, and why. */
+  refused: { id: string; code: string; message: string }[];
 }

@@ -97,7 +97,8 @@ test("askbridgeToolApproval: the AI SDK 7 approval hook asks a person in one gen
     const [q] = await pending(bridge, 1);
     assert.equal(q.kind, "approval");
     assert.equal(q.action.allow_edit, false);
-    assert.match(q.run_id, new RegExp(`^${runId}:call-(deploy|notify)$`));
+    assert.equal(q.run_id, runId, "the hook asks in the conversation's run");
+    assert.match(q.action.call_id, /^call-(deploy|notify)$/, "each call keyed by its toolCallId");
     if (hows) await decideAsAsked(bridge, hows);
     return JSON.parse((await running).text);
   };

@@ -100,6 +100,8 @@ async function durableRun(t, name, decideAll, { timeout = "10m", always } = {}) 
   const qs = await pending(bridge, 2);
   const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
   assert.equal(byTool.deploy.run_id, `${runId}:call-deploy`);
+  assert.equal(byTool.notify.run_id, byTool.deploy.run_id, "the step's calls share its run");
+  assert.equal(byTool.notify.batch_id, byTool.deploy.batch_id, "and one batch");
   assert.deepEqual(byTool.deploy.action.input, { env: "prod" });
   ran.length = 0;
   await decideAll(bridge, byTool);

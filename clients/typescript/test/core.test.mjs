@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createHmac } from "node:crypto";
-import { AskBridge, AskBridgeError, WaitTimeoutError, verifyWebhook, nodeWebhookHandler, fetchWebhookHandler } from "askbridge";
+import { AskBridge, AskBridgeError, BatchWaitTimeoutError, WaitTimeoutError, verifyWebhook, nodeWebhookHandler, fetchWebhookHandler } from "askbridge";
 import { client, pending, maria, listen, secret } from "./helpers.mjs";
 
 test("ask, a person answers, wait returns the answer; a second wait returns the same record", async () => {
@@ -239,7 +239,7 @@ test("approval outcomes fail closed and say why", async () => {
   assert.deepEqual([edited.approved, edited.input, edited.edited], [true, { env: "staging" }, true]);
   assert.throws(() => approvalOutcome({ ...base, status: "pending" }), (e) => e.code === "pending");
   const b = approvalBody({ runId: "run", callId: "c1", tool: "deploy", input: { env: "prod" } });
-  assert.deepEqual([b.run_id, b.idempotency_key, b.action.allow_edit], ["run:c1", "run:c1", false]);
+  assert.deepEqual([b.run_id, b.action.call_id, b.idempotency_key, b.action.allow_edit], ["run", "c1", undefined, false], "the call id keys the approval in its run");
 });
 
 test("the agent's trace context goes with every request; the bridge keeps it with the question; a malformed one is not sent", async () => {
@@ -283,4 +283,35 @@ test("the list reads every page: listPage gives one and its cursor, iterate and 
   assert.deepEqual(seen, ids, "iterate yields every page, oldest first");
   assert.deepEqual((await b.list({ status: "pending" })).map((q) => q.id), ids);
   await assert.rejects(b.listPage({ cursor: "nope" }), (e) => e instanceof AskBridgeError && e.code === "invalid" && e.details[0].field === "cursor");
+});
+
+test("approval batches: askApprovalBatch asks every call in one request, waitApprovalBatch returns once all are decided, call_id re-attaches", async () => {
+  const b = client("batch-core");
+  const call = (id, env) => ({ action: { tool: "deploy", input: { env }, call_id: id } });
+  const asked = await b.askApprovalBatch({ run_id: "turn-1", agent_id: "bot", timeout: "5m", approvals: [call("c1", "e1"), call("c2", "e2"), call("c3", "e3")] });
+  assert.equal(asked.calls.length, 3);
+  assert.equal(asked.pending, 3);
+  assert.deepEqual(new Set(asked.calls.map((q) => q.batch_id)), new Set([asked.batch_id]));
+  assert.deepEqual(asked.calls.map((q) => q.action.call_id), ["c1", "c2", "c3"]);
+  assert.match(asked.calls[0].questions[0].question, /^Allow deploy: .*e1/, "the default question names the tool and its argument");
+  assert.match(asked.message, /3 approval/);
+  // A single ask naming a call of the run re-attaches to its record, whatever the words.
+  const again = await b.ask({ run_id: "turn-1", agent_id: "bot", kind: "approval", question: "Deploy e1 again?", options: [{ label: "Allow" }, { label: "Deny" }], action: { tool: "deploy", input: { env: "e1" }, call_id: "c1" } });
+  assert.equal(again.id, asked.calls[0].id);
+  // The client deadline passes with every call pending: they stay pending.
+  await assert.rejects(b.waitApprovalBatch(asked.batch_id, { timeoutMs: 1000 }), (e) => e instanceof BatchWaitTimeoutError && e.code === "wait_timeout" && e.batch.pending === 3);
+  const waiting = b.waitApprovalBatch(asked.batch_id);
+  await b.respond(asked.calls[1].id, { reason: "not e2", responded_by: maria });
+  const outcome = await b.respondApprovalBatch(asked.batch_id, { decision: "allow", responded_by: maria });
+  assert.deepEqual(outcome.already, [asked.calls[1].id]);
+  assert.deepEqual(outcome.decided.sort(), [asked.calls[0].id, asked.calls[2].id].sort());
+  const done = await waiting;
+  assert.equal(done.status, "decided");
+  assert.equal(done.pending, 0);
+  assert.deepEqual(done.questions.map((q) => q.decision.behavior), ["allow", "deny", "allow"]);
+  assert.equal(done.questions[1].decision.message, "not e2");
+  assert.deepEqual(await b.getApprovalBatch(asked.batch_id), done);
+  // Every call is checked before any is asked: nothing is created.
+  await assert.rejects(b.askApprovalBatch({ run_id: "turn-2", approvals: [call("d1", "x"), call("d1", "y")] }), (e) => e.status === 400 && e.field === "approvals[1].action.call_id");
+  assert.equal((await b.list({ runId: "turn-2" })).length, 0);
 });

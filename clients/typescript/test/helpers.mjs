@@ -48,5 +48,7 @@ export async function decide(bridge, q, how) {
 export async function listen(handler) {
   const srv = createServer(handler);
   await new Promise((r) => srv.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${srv.address().port}`, close: () => new Promise((r) => srv.close(r)) };
+  // close also drops the bridge's open connections: one it dialled and never
+  // used would otherwise hold the test until its client gives up (90 s).
+  return { url: `http://127.0.0.1:${srv.address().port}`, close: () => new Promise((r) => { srv.close(r); srv.closeAllConnections(); }) };
 }

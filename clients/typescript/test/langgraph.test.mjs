@@ -19,7 +19,8 @@ async function blockingRun(name, deployHow, notifyHow = { kind: "allow" }) {
   const qs = await pending(bridge, 2);
   const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
   assert.match(byTool.deploy.run_id, new RegExp(`^lg-${name}:`));
-  assert.notEqual(byTool.deploy.run_id, byTool.notify.run_id);
+  assert.equal(byTool.deploy.run_id, byTool.notify.run_id, "the step's approvals share one run");
+  assert.equal(byTool.deploy.batch_id, byTool.notify.batch_id, "and one batch");
   assert.equal(byTool.deploy.action.allow_edit, undefined, "deploy can run edited arguments: Edit is offered");
   assert.equal(byTool.notify.action.allow_edit, false);
   await decide(bridge, byTool.notify, notifyHow);

@@ -55,7 +55,10 @@ test("several interruptions are never confused: each call id gets its own decisi
   const deciding = decideInterruptions(bridge, r1, { runId: "oa-two" });
   const qs = await pending(bridge, 2);
   const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
-  assert.equal(byTool.notify.run_id, "oa-two:call-notify");
+  // One turn, one run and one batch; each approval keyed by its call id.
+  assert.equal(byTool.notify.run_id, "oa-two:call-deploy");
+  assert.equal(byTool.notify.batch_id, byTool.deploy.batch_id);
+  assert.equal(byTool.notify.action.call_id, "call-notify");
   await decide(bridge, byTool.notify, { kind: "allow" });
   await decide(bridge, byTool.deploy, { kind: "deny", note: "freeze" });
   const out = JSON.parse((await run(a, await deciding)).finalOutput);
@@ -89,7 +92,8 @@ async function durableRun(t, name, decideAll, { timeout = "10m" } = {}) {
   const qs = await pending(bridge, 2);
   const byTool = Object.fromEntries(qs.map((q) => [q.action.tool, q]));
   assert.equal(byTool.deploy.run_id, `${runId}:call-deploy`);
-  assert.equal(byTool.notify.run_id, `${runId}:call-notify`);
+  assert.equal(byTool.notify.run_id, `${runId}:call-deploy`, "the turn's calls share its run");
+  assert.equal(byTool.notify.batch_id, byTool.deploy.batch_id);
   ran.length = 0;
   await decideAll(bridge, byTool);
   const until = Date.now() + 90000; // expiry and a loaded machine

@@ -13,7 +13,23 @@ from urllib.parse import quote, urlencode
 
 import httpx
 
-from ._types import ActionRequest, Answered, ApprovalOutcome, AskBody, CancelReason, Question, QuestionPage, RespondBody, Run
+from ._types import (
+    ActionRequest,
+    Answered,
+    ApprovalOutcome,
+    AskBody,
+    Batch,
+    BatchAsked,
+    BatchBody,
+    BatchCall,
+    BatchOutcome,
+    BatchRespondBody,
+    CancelReason,
+    Question,
+    QuestionPage,
+    RespondBody,
+    Run,
+)
 
 # A question's record, as every call returns it.
 Record = Question
@@ -54,6 +70,19 @@ class WaitTimeout(AskBridgeError):
             "wait_timeout",
             f"question {question['id']} is still pending after the wait's deadline; "
             "it stays open and a later wait returns the answer",
+        )
+
+
+class BatchWaitTimeout(AskBridgeError):
+    """The client deadline passed while calls of the batch are still pending;
+    they stay pending and a later wait returns them decided."""
+
+    def __init__(self, batch: Batch):
+        self.batch = batch
+        super().__init__(
+            "wait_timeout",
+            f"batch {batch['batch_id']} still has {batch['pending']} pending call(s) after the wait's deadline; "
+            "they stay open and a later wait returns the decisions",
         )
 
 
@@ -219,6 +248,12 @@ class _Outage:
         self.since, self.backoff = None, 0.5
 
 
+def _poll_secs(deadline: float, poll: int) -> int:
+    """One long-poll's length: ``poll`` seconds (at most 120), less near the deadline."""
+    left = deadline - time.monotonic()
+    return max(1, min(poll, 120, math.ceil(left) if left != math.inf else poll))
+
+
 class _Paths:
     url: str
     project: str
@@ -340,6 +375,46 @@ class Client(_Paths):
         """Reports that a run's process stopped (webhook mode)."""
         return self._call("POST", f"/agent-runs/{self._q(run_id)}/pause", {})
 
+    def ask_approval_batch(self, body: BatchBody) -> BatchAsked:
+        """Asks several approvals of one run as one batch, in one request: one
+        entry per tool call, each keyed by its ``action["call_id"]``. People
+        see them together and decide them one by one or with Allow all / Deny
+        all; each call is its own record. Every entry is checked before any
+        is asked. A call asked before (same call_id in the run) is not asked
+        again: its record comes back in ``calls``, whatever its state."""
+        return self._call("POST", "/approval-batches", body)
+
+    def get_approval_batch(self, id: str) -> Batch:
+        """A batch: its calls in the order they were asked, and how many are pending."""
+        return self._call("GET", f"/approval-batches/{self._q(id)}")
+
+    def wait_approval_batch(self, id: str, timeout: float | None = None, *, poll: int = 25,
+                            unreachable: float = UNREACHABLE_LIMIT) -> Batch:
+        """Waits until no call of the batch is pending (a call that joins it
+        meanwhile is waited for too) and returns it with every call's final
+        record. As ``wait``: ``timeout`` raises BatchWaitTimeout (the calls
+        stay pending); a restart of the bridge is waited out. To act on each
+        call as soon as it is decided, ``wait`` on each call's id instead."""
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        outage = _Outage(unreachable)
+        while True:
+            try:
+                b = self._call("GET", f"/approval-batches/{self._q(id)}/wait?timeout={_poll_secs(deadline, poll)}s")
+            except AskBridgeError as err:
+                time.sleep(outage.pause(err, deadline))
+                continue
+            outage.over()
+            if b["status"] != "pending":
+                return b
+            if time.monotonic() >= deadline:
+                raise BatchWaitTimeout(b)
+
+    def respond_approval_batch(self, id: str, body: BatchRespondBody) -> BatchOutcome:
+        """Allow all or Deny all (an operator's token, or a bridge without
+        tokens): decides every still-pending call; calls decided already keep
+        their decision (``already``)."""
+        return self._call("POST", f"/approval-batches/{self._q(id)}/respond", body)
+
 
 class AsyncClient(_Paths):
     """The asyncio client: the same methods, awaitable."""
@@ -430,23 +505,67 @@ class AsyncClient(_Paths):
     async def pause_run(self, run_id: str) -> Run:
         return await self._call("POST", f"/agent-runs/{self._q(run_id)}/pause", {})
 
+    async def ask_approval_batch(self, body: BatchBody) -> BatchAsked:
+        return await self._call("POST", "/approval-batches", body)
 
-def approval_body(run_id: str, call_id: str, tool: str, input: dict[str, Any] | None = None, *, allow_edit: bool = False,
-                  always_allow: bool = False, question: str | None = None, resume_url: str | None = None, **ask: Any) -> AskBody:
-    """The ask body of one tool call's approval: run ``<run_id>:<call_id>`` and
-    the same idempotency key, so several pending approvals never mix.
-    ``allow_edit`` only when the caller can run edited arguments."""
-    key = f"{run_id}:{call_id}"
-    action: ActionRequest = {"tool": tool, "input": input or {}}
+    async def get_approval_batch(self, id: str) -> Batch:
+        return await self._call("GET", f"/approval-batches/{self._q(id)}")
+
+    async def wait_approval_batch(self, id: str, timeout: float | None = None, *, poll: int = 25,
+                                  unreachable: float = UNREACHABLE_LIMIT) -> Batch:
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        outage = _Outage(unreachable)
+        while True:
+            try:
+                b = await self._call("GET", f"/approval-batches/{self._q(id)}/wait?timeout={_poll_secs(deadline, poll)}s")
+            except AskBridgeError as err:
+                await asyncio.sleep(outage.pause(err, deadline))
+                continue
+            outage.over()
+            if b["status"] != "pending":
+                return b
+            if time.monotonic() >= deadline:
+                raise BatchWaitTimeout(b)
+
+    async def respond_approval_batch(self, id: str, body: BatchRespondBody) -> BatchOutcome:
+        return await self._call("POST", f"/approval-batches/{self._q(id)}/respond", body)
+
+
+def _action(tool: str, input: dict[str, Any] | None, call_id: str, allow_edit: bool, always_allow: bool) -> ActionRequest:
+    action: ActionRequest = {"tool": tool, "input": input or {}, "call_id": call_id}
     if not allow_edit:
         action["allow_edit"] = False
     if always_allow:
         action["suggestions"] = [{"type": "always_allow", "tool": tool}]
-    body = cast(AskBody, {**ask, "kind": "approval", "run_id": key, "idempotency_key": key,
-                          "question": question or f"Allow {tool}?", "options": [{"label": "Allow"}, {"label": "Deny"}], "action": action})
+    return action
+
+
+def approval_body(run_id: str, call_id: str, tool: str, input: dict[str, Any] | None = None, *, allow_edit: bool = False,
+                  always_allow: bool = False, question: str | None = None, resume_url: str | None = None, **ask: Any) -> AskBody:
+    """The ask body of one tool call's approval in run ``run_id``, keyed by
+    ``call_id`` (``action["call_id"]``): asking about the same call again
+    re-attaches to its record, and the approvals of distinct calls coexist
+    in the run (asked close together, they form one batch). ``allow_edit``
+    only when the caller can run edited arguments."""
+    body = cast(AskBody, {**ask, "kind": "approval", "run_id": run_id, "question": question or f"Allow {tool}?",
+                          "options": [{"label": "Allow"}, {"label": "Deny"}],
+                          "action": _action(tool, input, call_id, allow_edit, always_allow)})
     if resume_url:
         body["resume"] = {"url": resume_url}
     return body
+
+
+def approval_call(call_id: str, tool: str, input: dict[str, Any] | None = None, *, allow_edit: bool = False,
+                  always_allow: bool = False, question: str | None = None, context: str | None = None) -> BatchCall:
+    """One tool call of ``ask_approval_batch``'s ``approvals``, keyed by
+    ``call_id``; the question defaults to the bridge's "Allow <tool>: <main
+    argument>?"."""
+    call: BatchCall = {"action": _action(tool, input, call_id, allow_edit, always_allow)}
+    if question:
+        call["question"] = question
+    if context:
+        call["context"] = context
+    return call
 
 
 def _parse_time(s: str) -> datetime:

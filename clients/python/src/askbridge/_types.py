@@ -95,6 +95,7 @@ class ActionRequest(TypedDict, total=False):
     digest: str
     suggestions: list[dict[str, Any]]
     allow_edit: bool
+    call_id: str  # the framework's id of the tool call: keys the approval in its run
 
 
 class AskBody(TypedDict, total=False):
@@ -198,6 +199,7 @@ class Action(TypedDict, total=False):
     diff: str
     suggestions: list[dict[str, Any]]
     allow_edit: bool
+    call_id: str
 
 
 class Decision(TypedDict, total=False):
@@ -264,6 +266,7 @@ class Question(TypedDict, total=False):
     decision: Decision
     edited_action: EditedAction
     applied_rule: int
+    batch_id: str  # the batch of parallel approvals it belongs to
     message: str
 
 
@@ -304,3 +307,80 @@ class ApprovalOutcome(TypedDict):
     always: bool
     reason: str | None
     status: Status
+
+
+class BatchCall(TypedDict, total=False):
+    """One tool call of a batch: its action (with ``call_id``), or at least a
+    question. ``question`` defaults to "Allow <tool>: <main argument>?",
+    ``options`` to Allow and Deny."""
+
+    question: str
+    header: str
+    options: list[Option]
+    context: str  # shown with this call, after the batch's context
+    idempotency_key: str
+    action: ActionRequest
+
+
+class BatchBody(TypedDict, total=False):
+    """The body of ``ask_approval_batch``: what the calls share, and one
+    entry per tool call (1-50)."""
+
+    run_id: str
+    agent_id: str
+    agent_name: str
+    parent_run_id: str
+    context: str
+    targets: list[Target]
+    route: str
+    responders: Responders
+    timeout: str | int | float
+    resume: Resume  # webhook mode: each call's decision is sent on its own, all naming one continuation run
+    requested_by: str
+    approvals: Required[list[BatchCall]]
+
+
+class Batch(TypedDict):
+    """A batch of approvals: its calls in the order they were asked.
+    ``status`` is "pending" while any call waits for a decision."""
+
+    batch_id: str
+    project_id: str
+    run_id: str
+    agent_id: str
+    status: Literal["pending", "decided"]
+    pending: int
+    questions: list[Question]
+
+
+class BatchAsked(Batch):
+    """What ``ask_approval_batch`` returns: the batch, this request's calls in
+    its order (a call asked before is its earlier record), and a sentence
+    for the agent."""
+
+    calls: list[Question]
+    message: str
+
+
+class BatchRespondBody(TypedDict, total=False):
+    """Allow all or Deny all (operators)."""
+
+    decision: Required[Literal["allow", "deny"]]
+    reason: str  # deny only
+    questions: list[str]  # only these calls (the ones the person saw)
+    responded_by: str | PersonRequest
+
+
+class Refusal(TypedDict):
+    id: str
+    code: str
+    message: str
+
+
+class BatchOutcome(Batch):
+    """The batch after Allow all / Deny all, and what became of each call."""
+
+    decided: list[str]
+    voted: list[str]
+    already: list[str]  # decided before: they keep their decision
+    refused: list[Refusal]

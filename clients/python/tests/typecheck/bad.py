@@ -16,3 +16,5 @@ def mistakes(bridge: Client) -> None:
     q["stauts"]  # error: "stauts"
     if q["status"] == "done":  # error: Non-overlapping
         pass
+    bridge.ask_approval_batch({"run_id": "r", "approvals": [{"run_id": "other"}]})  # error: "run_id"
+    bridge.respond_approval_batch("b", {"decision": "allow all"})  # error: "decision"

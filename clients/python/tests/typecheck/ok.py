@@ -1,7 +1,7 @@
 """Code a user writes against the package: a type checker passes all of it
 (tests/test_types.py runs mypy --strict over it)."""
 
-from askbridge import AskBody, AsyncClient, Client, Question, approval_body, approval_outcome
+from askbridge import AskBody, AsyncClient, BatchBody, Client, Question, approval_body, approval_call, approval_outcome
 
 
 def deploy(bridge: Client, run_id: str) -> str:
@@ -29,3 +29,12 @@ async def ask_async(bridge: AsyncClient) -> list[str]:
     q = await bridge.ask({"questions": [{"question": "Features?", "multiSelect": True, "options": [{"label": "A"}, {"label": "B"}]}]})
     await bridge.cancel(q["id"], reason="user")
     return [x["id"] for x in await bridge.list(status="pending")]
+
+
+def approve_turn(bridge: Client, calls: list[tuple[str, str]]) -> dict[str, bool]:
+    body: BatchBody = {"run_id": "turn-1", "timeout": "10m", "approvals": [approval_call(cid, "run", {"command": cmd}) for cid, cmd in calls]}
+    asked = bridge.ask_approval_batch(body)
+    done = bridge.wait_approval_batch(asked["batch_id"], timeout=600)
+    out = bridge.respond_approval_batch(done["batch_id"], {"decision": "deny", "reason": "too late"})
+    assert out["already"] is not None and done["pending"] == 0
+    return {q["action"].get("call_id", ""): approval_outcome(q)["approved"] for q in done["questions"]}

@@ -4,7 +4,7 @@
 import { generateText, jsonSchema, tool, type LanguageModel } from "ai";
 import { Agent, run } from "@openai/agents";
 import { Annotation, END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
-import { AskBridge, approvalOutcome, type AskBody, type Question, type WebhookEvent } from "askbridge";
+import { AskBridge, approvalOutcome, type AskBody, type BatchBody, type Question, type WebhookEvent } from "askbridge";
 import { askbridgeToolApproval, askUserTool } from "askbridge/ai";
 import { askUserTool as agentsAskUser } from "askbridge/openai-agents";
 import { approvalInterrupt, askInterrupts, resumeCommand, runWithAskbridge } from "askbridge/langgraph";
@@ -17,6 +17,12 @@ const ok: AskBody = { question: "Deploy?", options: [{ label: "Yes" }, { label: 
 const typo: AskBody = { question: "Deploy?", timout: "10s" };
 // @ts-expect-error nor does an unknown target platform
 const target: AskBody = { question: "Deploy?", targets: [{ platform: "slak", channel: "C1" }] };
+// A batch takes what its calls share at the top and one entry per call; a call has no run of its own.
+const batch: BatchBody = { run_id: "turn-1", timeout: "10m", approvals: [{ action: { tool: "deploy", input: { env: "prod" }, call_id: "call-1" } }] };
+// @ts-expect-error a call of a batch takes no run_id (the batch's run is every call's)
+const perCallRun: BatchBody = { approvals: [{ run_id: "other", action: { tool: "deploy" } }] };
+// @ts-expect-error nor a question's items: a call is one approval
+const items: BatchBody = { approvals: [{ questions: [{ question: "Deploy?" }] }] };
 // @ts-expect-error records have no fields the API does not send
 declare const q: Question; q.nonsense;
 
