@@ -3,7 +3,6 @@ package teams
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -50,9 +49,7 @@ func newEnv(t testing.TB, rc *lifecycle.RouterConfig, tweak ...func(*Config)) *e
 	}
 	rc.Store = storetest.Open(t, "")
 	router := lifecycle.NewRouter(*rc)
-	var log *slog.Logger
-	logs := func() string { return "" }
-	log, logs = channeltest.NewLog()
+	log, logs := channeltest.NewLog()
 	cfg := testConfig(f)
 	for _, fn := range tweak {
 		fn(&cfg)

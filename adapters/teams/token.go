@@ -3,6 +3,7 @@ package teams
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -112,9 +113,7 @@ func (s *tokenSource) drop(token string) {
 // unwrapURL strips net/http's "Post <url>:" wrapper (URLs are not secret
 // here, but the message reads better without).
 func unwrapURL(err error) error {
-	var ue *url.Error
-	if e, ok := err.(*url.Error); ok {
-		ue = e
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		return ue.Err
 	}
 	return err

@@ -114,6 +114,9 @@ func (s *Server) registerTasks() {
 // tasksCapabilities are the server's capabilities: the SDK's default
 // (logging) and the tasks extension.
 func tasksCapabilities() *mcp.ServerCapabilities {
+	// Hosts before 2026-07-28 still use logging, which the SDK offered by
+	// default: keep offering it through its deprecation window.
+	//lint:ignore SA1019 kept for hosts older than 2026-07-28 (SEP-2577)
 	c := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
 	c.AddExtension(TasksExtension, map[string]any{})
 	return c
