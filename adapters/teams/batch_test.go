@@ -1,0 +1,157 @@
+package teams
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/adapters/channeltest"
+	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/lifecycle"
+)
+
+// batchDriver acts as the batch suite's people in Teams: it presses the
+// batch card's Action.Execute buttons as the card shows now (signed
+// adaptiveCard/action invokes from the fake Teams) and keeps the notices
+// only the presser was shown (the attention container of their view).
+type batchDriver struct{ driver }
+
+func (d *batchDriver) Messages() int { return len(d.e.F.Activities(testChannel)) }
+
+// current is the card of q's copy as it shows now.
+func (d *batchDriver) current(q *domain.Question) json.RawMessage {
+	d.t.Helper()
+	return d.e.F.Activity(d.get(q).Targets[0].MessageTS).Card()
+}
+
+// forCall reports whether a control's data names call q.
+func forCall(a seenControl, q *domain.Question) bool {
+	return ActionQuestionID(a.Data) == q.ID
+}
+
+// pressNow sends the invoke of a on q's copy as it is now, with inputs,
+// and keeps the private notice of the view the person got back.
+func (d *batchDriver) pressNow(name string, q *domain.Question, a seenControl, inputs map[string]string) {
+	d.t.Helper()
+	data := map[string]any{}
+	_ = json.Unmarshal(a.Data, &data)
+	for k, v := range inputs {
+		data[k] = v
+	}
+	b, _ := json.Marshal(data)
+	r := d.e.F.Invoke(d.e.Endpoint, d.user(name), d.get(q).Targets[0].MessageTS, a.Verb, b)
+	if r.Type != cardContentType {
+		d.t.Fatalf("pressing %q answered %s: %s", a.Title, r.Type, r.Value)
+	}
+	if notice := privateNotice(r.Value); notice != "" {
+		d.mu.Lock()
+		if d.told == nil {
+			d.told = map[string][]string{}
+		}
+		d.told[name] = append(d.told[name], notice)
+		d.mu.Unlock()
+	}
+}
+
+// privateNotice is the text of the attention container a person's own
+// view starts with, "" when it has none.
+func privateNotice(card json.RawMessage) string {
+	var c struct {
+		Body []map[string]any `json:"body"`
+	}
+	_ = json.Unmarshal(card, &c)
+	if len(c.Body) == 0 || c.Body[0]["style"] != "attention" {
+		return ""
+	}
+	b, _ := json.Marshal(c.Body[0])
+	return seenText(b)
+}
+
+func (d *batchDriver) get(q *domain.Question) *domain.Question {
+	d.t.Helper()
+	got, err := d.e.Router.Question(context.Background(), q.ProjectID, q.ID)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return got
+}
+
+func (d *batchDriver) Copy(q *domain.Question) string { return seenText(d.current(q)) }
+func (d *batchDriver) Live(q *domain.Question) bool   { return seenLive(d.current(q)) }
+
+func (d *batchDriver) ClickCall(name string, q *domain.Question, label string) {
+	d.t.Helper()
+	for _, a := range seenActions(d.current(q)) {
+		if a.Type == "Action.Execute" && a.Title == label && forCall(a, q) {
+			d.pressNow(name, q, a, nil)
+			return
+		}
+	}
+	d.t.Fatalf("the batch card has no %q for call %s:\n%s", label, q.ID, d.Copy(q))
+}
+
+func (d *batchDriver) DenyCallWithNote(name string, q *domain.Question, note string) {
+	d.t.Helper()
+	for _, sc := range seenActions(d.current(q)) {
+		if sc.Type != "Action.ShowCard" || sc.Title != "Deny with note…" {
+			continue
+		}
+		for _, a := range seenActions(sc.Card) {
+			if a.Type == "Action.Execute" && forCall(a, q) {
+				fill := map[string]string{}
+				for id := range seenInputs(sc.Card) {
+					fill[id] = note
+				}
+				d.pressNow(name, q, a, fill)
+				return
+			}
+		}
+	}
+	d.t.Fatalf("the batch card has no Deny with note… for call %s", q.ID)
+}
+
+func (d *batchDriver) All(name string, q *domain.Question, decision, note string) {
+	d.t.Helper()
+	c := d.current(q)
+	if note != "" {
+		sc, ok := seenAction(c, "Deny all with note…")
+		if !ok || sc.Type != "Action.ShowCard" {
+			d.t.Fatalf("the batch card has no Deny all with note…")
+		}
+		for _, a := range seenActions(sc.Card) {
+			if a.Type == "Action.Execute" {
+				fill := map[string]string{}
+				for id := range seenInputs(sc.Card) {
+					fill[id] = note
+				}
+				d.pressNow(name, q, a, fill)
+				return
+			}
+		}
+		d.t.Fatalf("Deny all with note… has no button to send it")
+	}
+	want := "Allow all "
+	if decision == domain.DecideDeny {
+		want = "Deny all "
+	}
+	for _, a := range seenActions(c) {
+		if a.Type == "Action.Execute" && strings.HasPrefix(a.Title, want) && !strings.Contains(a.Title, "note") {
+			d.pressNow(name, q, a, nil)
+			return
+		}
+	}
+	d.t.Fatalf("the batch card has no %q…:\n%s", want, seenText(c))
+}
+
+// TestBatchConformance runs the batch suite (one card per batch, per-call
+// and Allow all / Deny all decisions, responders per call, over the
+// limit) through signed adaptiveCard/action invokes.
+func TestBatchConformance(t *testing.T) {
+	const public = "https://bridge.example.com"
+	channeltest.RunBatch(t, func(t *testing.T, rc lifecycle.RouterConfig) *channeltest.BatchEnv {
+		e := newEnv(t, &rc, func(c *Config) { c.PublicURL = public })
+		return &channeltest.BatchEnv{Router: e.Router, Targets: []domain.Target{{Platform: Platform, Channel: testChannel}},
+			Driver: &batchDriver{driver{t: t, e: e}}, PublicURL: public}
+	})
+}
