@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/adapters/channeltest"
 	"github.com/askbridge/askbridge/domain"
@@ -77,8 +78,19 @@ func (d *batchDriver) get(q *domain.Question) *domain.Question {
 	return got
 }
 
-func (d *batchDriver) Copy(q *domain.Question) string { return seenText(d.current(q)) }
-func (d *batchDriver) Live(q *domain.Question) bool   { return seenLive(d.current(q)) }
+// Copy is the card's text and the addresses its Open buttons link to.
+func (d *batchDriver) Copy(q *domain.Question) string {
+	c := d.current(q)
+	text := seenText(c)
+	seenWalk(seenDecode(c), func(m map[string]any) {
+		if u, ok := m["url"].(string); ok && m["type"] == "Action.OpenUrl" {
+			text += "\n" + m["title"].(string) + ": " + u
+		}
+	})
+	return text
+}
+
+func (d *batchDriver) Live(q *domain.Question) bool { return seenLive(d.current(q)) }
 
 func (d *batchDriver) ClickCall(name string, q *domain.Question, label string) {
 	d.t.Helper()
@@ -154,4 +166,40 @@ func TestBatchConformance(t *testing.T) {
 		return &channeltest.BatchEnv{Router: e.Router, Targets: []domain.Target{{Platform: Platform, Channel: testChannel}},
 			Driver: &batchDriver{driver{t: t, e: e}}, PublicURL: public}
 	})
+}
+
+// TestHugeBatchStaysWithinTeamsLimits: a batch of 300 calls is still one
+// card Teams takes (its 28 KB), with as many calls as fit, how many more
+// there are, the batch page's link, and Allow all for all 300.
+func TestHugeBatchStaysWithinTeamsLimits(t *testing.T) {
+	const public = "https://bridge.example.com"
+	b := channeltest.HugeBatch(300, time.Now())
+	card, err := BatchCard(b, CardView{PublicURL: public})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(card) > maxCardBytes {
+		t.Fatalf("the card is %d bytes: more than Teams takes (%d)", len(card), maxCardBytes)
+	}
+	for _, want := range []string{"Bash: rm -rf build1 xxxxxxxx", "more calls", public + "/batches/" + b.ID, "Allow all 300"} {
+		if !strings.Contains(string(card), want) {
+			t.Errorf("the card does not say %q", want)
+		}
+	}
+	allow, ok := seenAction(card, "Allow all 300")
+	if !ok {
+		t.Fatal("no Allow all 300")
+	}
+	req, err := ParseBatchAction(b, verbAllowAll, allow.Data)
+	if err != nil || len(req.Questions) != 300 {
+		t.Fatalf("Allow all 300 decides %d calls (%v), want 300", len(req.Questions), err)
+	}
+}
+
+// schemaBatches are the golden batches and one of 300 calls (one line per
+// call, as many as fit), every layout a batch card has.
+func schemaBatches(t testing.TB) map[string]*domain.Batch {
+	bs := goldenBatches(t)
+	bs["batch-huge"] = channeltest.HugeBatch(300, time.Now())
+	return bs
 }
