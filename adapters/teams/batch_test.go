@@ -3,11 +3,13 @@ package teams
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/channeltest"
+	"github.com/askbridge/askbridge/adapters/teams/faketeams"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/lifecycle"
 )
@@ -202,4 +204,69 @@ func schemaBatches(t testing.TB) map[string]*domain.Batch {
 	bs := goldenBatches(t)
 	bs["batch-huge"] = channeltest.HugeBatch(300, time.Now())
 	return bs
+}
+
+// TestBatchInvokeAnswersWithTheBatchCard: whoever presses a control of a
+// batch card gets the batch card back as it is now (Teams shows them the
+// invoke's answer in place of the card), never one call's own card: after
+// one call's Allow, after a refresh, and, with the calls they may not
+// decide named, after Allow all.
+func TestBatchInvokeAnswersWithTheBatchCard(t *testing.T) {
+	e := newEnv(t, nil)
+	var qs []*domain.Question
+	for i := 1; i <= 3; i++ {
+		in, _ := json.Marshal(map[string]string{"command": "rm -rf build" + strconv.Itoa(i)})
+		req := domain.AskRequest{Kind: domain.KindApproval, Question: "Run it?", Options: channeltest.NoteApproval(true).Options,
+			Action: &domain.Action{Tool: "Bash", Input: in}}
+		if i == 3 {
+			req.Responders = &domain.Responders{Users: []string{"teams:aad-bob"}}
+		}
+		qs = append(qs, e.ask(t, req))
+	}
+	e.settle(t)
+	res := struct {
+		BatchID   string
+		Questions []*domain.Question
+	}{qs[0].BatchID, qs}
+	if qs[2].BatchID != res.BatchID {
+		t.Fatalf("the calls are in batches %s and %s", res.BatchID, qs[2].BatchID)
+	}
+	res.Questions[0] = e.get(t, qs[0])
+	id := res.Questions[0].Targets[0].MessageTS
+	card := e.F.Activity(id).Card()
+	press := func(who string, a seenControl) json.RawMessage {
+		r := e.F.Invoke(e.Endpoint, faketeams.User{AADObjectID: "aad-" + who, Name: who}, id, a.Verb, a.Data)
+		if r.Type != cardContentType {
+			t.Fatalf("pressing %q answered %s: %s", a.Title, r.Type, r.Value)
+		}
+		return r.Value
+	}
+	var allow seenControl
+	for _, a := range seenActions(card) {
+		if a.Title == "Allow" && ActionQuestionID(a.Data) == res.Questions[0].ID {
+			allow = a
+		}
+	}
+	got := seenText(press("alice", allow))
+	for _, want := range []string{"3 approvals needed", "1 of 3 decided", "rm -rf build2", "rm -rf build3", "Allowed"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("after one call's Allow the person sees no %q:\n%s", want, got)
+		}
+	}
+	refresh := seenControl{Title: "refresh", Verb: VerbRefresh, Data: json.RawMessage(`{"b":"` + res.BatchID + `"}`)}
+	if got := seenText(press("alice", refresh)); !strings.Contains(got, "rm -rf build3") {
+		t.Errorf("a refresh of the batch card shows:\n%s", got)
+	}
+	all, _ := seenAction(e.F.Activity(id).Card(), "Allow all 2")
+	view := press("alice", all)
+	notice := privateNotice(view)
+	if !strings.Contains(notice, "call 3") || !strings.Contains(notice, "1 left pending") {
+		t.Errorf("Alice is not told call 3 was left for someone else: %q", notice)
+	}
+	if !strings.Contains(seenText(view), "2 of 3 decided") {
+		t.Errorf("Alice's view is not the batch as it is now:\n%s", seenText(view))
+	}
+	if got := e.get(t, res.Questions[2]); got.Status != domain.StatusPending {
+		t.Errorf("call 3, Bob's alone, is %s", got.Status)
+	}
 }
