@@ -137,20 +137,24 @@ func (a *Adapter) batchInvoke(ctx context.Context, act *activity, id, verb strin
 	if fresh, ferr := a.batchOn(ctx, project, id, act); ferr == nil && fresh != nil {
 		now = fresh
 	}
+	if err == nil {
+		a.log.Info("batch decided", "batch", id, "project", project, "user", who.ID,
+			"decided", len(out.Decided), "refused", len(out.Refused))
+	}
+	if len(out.Refused) > 0 {
+		// Whether some calls were decided or none: the person reads
+		// which calls were left, by their number on the card, and why.
+		return a.batchView(now, viewer, refusedText(out, func(qid string) int {
+			return slices.IndexFunc(now.Questions, func(q *domain.Question) bool { return q.ID == qid }) + 1
+		}))
+	}
 	if err != nil {
 		switch domain.ErrorCode(err) {
-		case domain.ENotAllowed, domain.EInvalid, domain.ENotFound, domain.EConflict:
+		case domain.ENotAllowed, domain.EInvalid, domain.ENotFound, domain.EConflict, domain.EAlreadyAnswered:
 		default:
 			a.log.Error("deciding a batch from Teams failed", "batch", id, "err", err)
 		}
 		return a.batchView(now, viewer, words.Refusal(err, nil, who).Text)
-	}
-	a.log.Info("batch decided", "batch", id, "project", project, "user", who.ID,
-		"decided", len(out.Decided), "refused", len(out.Refused))
-	if len(out.Refused) > 0 {
-		return a.batchView(now, viewer, refusedText(out, func(qid string) int {
-			return slices.IndexFunc(now.Questions, func(q *domain.Question) bool { return q.ID == qid }) + 1
-		}))
 	}
 	return a.batchView(now, "", "")
 }

@@ -253,17 +253,45 @@ func TestBatchInvokeAnswersWithTheBatchCard(t *testing.T) {
 			t.Errorf("after one call's Allow the person sees no %q:\n%s", want, got)
 		}
 	}
+	// Call 2's own Edit…: the edited command is what call 2 runs.
+	var edit seenControl
+	var editInput string
+	for _, sc := range seenActions(e.F.Activity(id).Card()) {
+		if sc.Type == "Action.ShowCard" && sc.Title == "Edit…" {
+			for _, a := range seenActions(sc.Card) {
+				if a.Type == "Action.Execute" && ActionQuestionID(a.Data) == qs[1].ID {
+					edit = a
+					for in := range seenInputs(sc.Card) {
+						editInput = in
+					}
+				}
+			}
+		}
+	}
+	if edit.Verb == "" {
+		t.Fatal("call 2 has no Edit… on the batch card")
+	}
+	var d map[string]any
+	_ = json.Unmarshal(edit.Data, &d)
+	d[editInput] = "rm -rf build2/tmp"
+	edit.Data, _ = json.Marshal(d)
+	if got := seenText(press("alice", edit)); !strings.Contains(got, "2 of 3 decided") {
+		t.Errorf("after call 2's Edit… the person sees:\n%s", got)
+	}
+	if got := e.get(t, qs[1]); got.Decision == nil || !strings.Contains(string(got.Decision.Input), "build2/tmp") {
+		t.Errorf("call 2 was decided with %+v, want the edited command", got.Decision)
+	}
 	refresh := seenControl{Title: "refresh", Verb: VerbRefresh, Data: json.RawMessage(`{"b":"` + res.BatchID + `"}`)}
 	if got := seenText(press("alice", refresh)); !strings.Contains(got, "rm -rf build3") {
 		t.Errorf("a refresh of the batch card shows:\n%s", got)
 	}
-	all, _ := seenAction(e.F.Activity(id).Card(), "Allow all 2")
+	all, _ := seenAction(e.F.Activity(id).Card(), "Allow all 1")
 	view := press("alice", all)
 	notice := privateNotice(view)
 	if !strings.Contains(notice, "call 3") || !strings.Contains(notice, "1 left pending") {
 		t.Errorf("Alice is not told call 3 was left for someone else: %q", notice)
 	}
-	if !strings.Contains(seenText(view), "2 of 3 decided") {
+	if !strings.Contains(seenText(view), "2 of 3 decided") || !strings.Contains(notice, "0 call(s) decided") {
 		t.Errorf("Alice's view is not the batch as it is now:\n%s", seenText(view))
 	}
 	if got := e.get(t, res.Questions[2]); got.Status != domain.StatusPending {
