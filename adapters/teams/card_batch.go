@@ -43,16 +43,26 @@ func BatchCard(b *domain.Batch, v CardView) (json.RawMessage, error) {
 		return nil, fmt.Errorf("a batch card needs a batch with at least one call")
 	}
 	var out json.RawMessage
+	n := len(b.Questions)
 	for _, l := range levels {
 		var err error
-		if out, err = encodeCard(batchCard(b, v, l, 0)); err != nil || len(out) <= maxCardBytes {
+		if out, err = encodeCard(batchCard(b, v, l, 0, n)); err != nil || len(out) <= maxCardBytes {
 			return out, err
 		}
 	}
 	// One line per call, shorter until the card fits.
+	last := levels[len(levels)-1]
 	for _, per := range []int{300, 160, 80, 40} {
 		var err error
-		if out, err = encodeCard(batchCard(b, v, levels[len(levels)-1], per)); err != nil || len(out) <= maxCardBytes {
+		if out, err = encodeCard(batchCard(b, v, last, per, n)); err != nil || len(out) <= maxCardBytes {
+			return out, err
+		}
+	}
+	// Hundreds of calls: as many lines as fit, then how many more (every
+	// one is on the batch's page; Allow all still decides them all).
+	for lines := n * maxCardBytes / max(len(out), 1); lines > 0; lines = lines * 9 / 10 {
+		var err error
+		if out, err = encodeCard(batchCard(b, v, last, 40, lines)); err != nil || len(out) <= maxCardBytes {
 			return out, err
 		}
 	}
@@ -60,22 +70,23 @@ func BatchCard(b *domain.Batch, v CardView) (json.RawMessage, error) {
 }
 
 // batchCard is b's card at level l, or with compact > 0 the layout of
-// one line per call of at most compact characters.
-func batchCard(b *domain.Batch, v CardView, l limits, compact int) el {
+// one line per call of at most compact characters, for the first lines
+// calls.
+func batchCard(b *domain.Batch, v CardView, l limits, compact, lines int) el {
 	var body []el
 	if v.Refused != "" {
 		body = append(body, el{"type": "Container", "style": "attention", "items": []el{runs(run(v.Refused, el{"weight": "bolder"}))}})
 	}
 	body = append(body, batchHeading(b)...)
 	if compact > 0 {
-		body = append(body, compactCalls(b, v, compact)...)
+		body = append(body, compactCalls(b, v, compact, lines)...)
 	} else {
 		budget := l.code / max(len(b.Questions), 1)
 		for i, q := range b.Questions {
 			body = append(body, callSection(q, i, v, limits{context: l.context, question: l.question, code: budget, edit: min(l.edit, budget)}))
 		}
 	}
-	body = append(body, batchBar(b)...)
+	body = append(body, batchBar(b, compact > 0)...)
 	card := el{"type": "AdaptiveCard", "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
 		"version": cardVersion, "fallbackText": inert(batchFallback(b)), "body": body}
 	if v.Viewer != "" && b.Pending > 0 {
@@ -180,8 +191,9 @@ func (r *cardRender) callControls() []el {
 }
 
 // compactCalls is the layout of a batch too big for a section per call: a
-// line saying so, with the batch page's link, then one line per call.
-func compactCalls(b *domain.Batch, v CardView, per int) []el {
+// line saying so, with the batch page's link, then one line per call (the
+// first limit calls, then how many more).
+func compactCalls(b *domain.Batch, v CardView, per, limit int) []el {
 	note := fmt.Sprintf("%d calls are more than one Teams card shows with buttons for each. ", len(b.Questions))
 	out := []el{}
 	if base := strings.TrimRight(v.PublicURL, "/"); base != "" {
@@ -193,7 +205,7 @@ func compactCalls(b *domain.Batch, v CardView, per int) []el {
 		out = append(out, el{"type": "Container", "style": "warning", "items": []el{runs(run(note))}})
 	}
 	var lines []el
-	for i, q := range b.Questions {
+	for i, q := range b.Questions[:min(limit, len(b.Questions))] {
 		what := q.Questions[0].Question
 		if q.Action != nil {
 			if args, _ := actiontext.Arguments(q.Action); args != "" {
@@ -210,14 +222,19 @@ func compactCalls(b *domain.Batch, v CardView, per int) []el {
 		}
 		lines = append(lines, run(fmt.Sprintf("%d. ", i+1), el{"weight": "bolder"}), run(w, el{"fontType": "monospace"}), run(" — "+state))
 	}
+	if more := len(b.Questions) - limit; more > 0 {
+		lines = append(lines, run("\n"), run(fmt.Sprintf("…and %d more calls: every one is on the batch's page.", more), el{"italic": true}))
+	}
 	return append(out, runs(lines...))
 }
 
 // batchBar is the row of Allow all N / Deny all N / Deny all with note…,
 // while a call is pending. Its data lists the pending calls the card
-// shows: a call that joins the batch later is not decided by a click on
-// an older card.
-func batchBar(b *domain.Batch) []el {
+// shows, or byCount (a card of one line per call, where hundreds of ids
+// would not fit) how many calls it shows, the first ones of the batch on
+// the card: either way a call that joins the batch later is not decided by
+// a click on an older card.
+func batchBar(b *domain.Batch, byCount bool) []el {
 	if b.Pending == 0 {
 		return nil
 	}
@@ -227,7 +244,12 @@ func batchBar(b *domain.Batch) []el {
 			shown = append(shown, q.ID)
 		}
 	}
-	data := func() el { return el{"b": b.ID, "qs": shown} }
+	data := func() el {
+		if byCount {
+			return el{"b": b.ID, "n": len(b.Questions)}
+		}
+		return el{"b": b.ID, "qs": shown}
+	}
 	allow := styled(execute(verbAllowAll, fmt.Sprintf("Allow all %d", b.Pending), data()), "positive")
 	allow["associatedInputs"] = "None"
 	deny := styled(execute(verbDenyAll, fmt.Sprintf("Deny all %d", b.Pending), data()), "destructive")
@@ -258,9 +280,21 @@ func ParseBatchAction(b *domain.Batch, verb string, data json.RawMessage) (domai
 	var d struct {
 		B    string   `json:"b"`
 		Qs   []string `json:"qs"`
+		N    int      `json:"n"`
 		Note *string  `json:"all_note"`
 	}
-	if b == nil || json.Unmarshal(data, &d) != nil || d.B != b.ID || len(d.Qs) == 0 {
+	if b == nil || json.Unmarshal(data, &d) != nil || d.B != b.ID {
+		return domain.BatchRespondRequest{}, errStale
+	}
+	if len(d.Qs) == 0 && d.N > 0 {
+		// A card of one line per call: the pending ones of the first N.
+		for _, q := range b.Questions[:min(d.N, len(b.Questions))] {
+			if q.Status == domain.StatusPending {
+				d.Qs = append(d.Qs, q.ID)
+			}
+		}
+	}
+	if len(d.Qs) == 0 {
 		return domain.BatchRespondRequest{}, errStale
 	}
 	in := map[string]bool{}

@@ -53,7 +53,7 @@ func TestCardsMatchTheAdaptiveCardSchema(t *testing.T) {
 			t.Errorf("%s: the card does not match the Adaptive Card 1.5 schema: %v", sh.name, err)
 		}
 	}
-	for name, b := range goldenBatches(t) {
+	for name, b := range schemaBatches(t) {
 		for _, v := range []CardView{{}, {PublicURL: "https://bridge.example.com", Viewer: "29:1", Refused: "Only Alice may answer."}} {
 			card, err := BatchCard(b, v)
 			require.NoError(t, err)
@@ -127,7 +127,7 @@ func TestCardsParseWithTheAdaptiveCardsPackage(t *testing.T) {
 	for _, sh := range goldenShapes(t) {
 		cards[sh.name] = renderCard(t, sh.q, sh.view)
 	}
-	for name, b := range goldenBatches(t) {
+	for name, b := range schemaBatches(t) {
 		card, err := BatchCard(b, CardView{PublicURL: "https://bridge.example.com", Viewer: "29:1"})
 		require.NoError(t, err)
 		cards[name] = card

@@ -124,6 +124,9 @@ func (a *Adapter) invoke(ctx context.Context, act *activity) invokeResponse {
 	}
 	id := ActionQuestionID(v.Action.Data)
 	if id == "" {
+		if b := BatchActionID(v.Action.Data); b != "" {
+			return a.batchInvoke(ctx, act, b, v.Action.Verb, v.Action.Data)
+		}
 		return invokeError(http.StatusBadRequest, "BadRequest", words.NotOurs().Text)
 	}
 	project, err := a.router.Locate(ctx, id)
@@ -147,19 +150,19 @@ func (a *Adapter) invoke(ctx context.Context, act *activity) invokeResponse {
 	}
 	who, ok := person(act)
 	if !ok {
-		return a.view(q, viewer, "Teams did not say who you are (no Entra object id); nothing was recorded.")
+		return a.viewOn(ctx, q, act, viewer, "Teams did not say who you are (no Entra object id); nothing was recorded.")
 	}
 	in, err := ParseAction(q, v.Action.Verb, v.Action.Data)
 	if err != nil {
 		// Why nothing can change comes before what is missing: the
 		// question ended, or this person may not answer it.
 		if q.Status != domain.StatusPending {
-			return a.view(q, viewer, words.Late(q).Text)
+			return a.viewOn(ctx, q, act, viewer, words.Late(q).Text)
 		}
 		if cerr := a.router.Check(ctx, q, who); cerr != nil {
-			return a.view(q, viewer, words.Refusal(cerr, q, who).Text)
+			return a.viewOn(ctx, q, act, viewer, words.Refusal(cerr, q, who).Text)
 		}
-		return a.view(q, viewer, "Not sent: "+err.Error()+". "+domain.ChangedNothing)
+		return a.viewOn(ctx, q, act, viewer, "Not sent: "+err.Error()+". "+domain.ChangedNothing)
 	}
 	switch {
 	case in.Refresh:
@@ -169,22 +172,22 @@ func (a *Adapter) invoke(ctx context.Context, act *activity) invokeResponse {
 				notice = words.Refusal(err, q, who).Text
 			}
 		}
-		return a.view(q, viewer, notice)
+		return a.viewOn(ctx, q, act, viewer, notice)
 	case in.Dismiss:
 		final, err := a.router.Cancel(ctx, project, q.ID, domain.CancelUser, &who)
-		return a.outcome(ctx, q, final, who, viewer, err)
+		return a.outcome(ctx, act, q, final, who, viewer, err)
 	default:
 		final, err := a.router.AnswerRead(ctx, q, in.Request, who)
-		return a.outcome(ctx, q, final, who, viewer, err)
+		return a.outcome(ctx, act, q, final, who, viewer, err)
 	}
 }
 
-// outcome is the card after an answer, a vote or a dismissal: the
-// question's state for everyone (the Router updates every other copy), or
+// outcome is the card after an answer, a vote or a dismissal (its batch's
+// card when the click came from one): the question's state for everyone (the Router updates every other copy), or
 // the person's own view with why nothing changed.
-func (a *Adapter) outcome(ctx context.Context, read, after *domain.Question, who domain.Person, viewer string, err error) invokeResponse {
+func (a *Adapter) outcome(ctx context.Context, act *activity, read, after *domain.Question, who domain.Person, viewer string, err error) invokeResponse {
 	if err == nil && after != nil {
-		return a.view(after, "", "")
+		return a.viewOn(ctx, after, act, "", "")
 	}
 	switch domain.ErrorCode(err) {
 	case domain.ENotAllowed, domain.EAlreadyAnswered, domain.EQuestionCancelled, domain.EQuestionExpired,
@@ -200,7 +203,7 @@ func (a *Adapter) outcome(ctx context.Context, read, after *domain.Question, who
 			now = read
 		}
 	}
-	return a.view(now, viewer, words.Refusal(err, now, who).Text)
+	return a.viewOn(ctx, now, act, viewer, words.Refusal(err, now, who).Text)
 }
 
 // view is q's card as viewer (a Teams user id; "" for everyone) sees it,

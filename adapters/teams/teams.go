@@ -169,11 +169,17 @@ func (a *Adapter) card(q *domain.Question) (*activity, error) {
 // run's thread when the route keeps runs in threads, or the target's
 // thread), a chat a message.
 func (a *Adapter) Post(ctx context.Context, q *domain.Question, t domain.Target) (domain.Target, error) {
-	ref, err := a.resolve(ctx, t.Channel)
+	act, err := a.card(q)
 	if err != nil {
 		return t, err
 	}
-	act, err := a.card(q)
+	return a.post(ctx, q, act, t)
+}
+
+// post posts act on t, as the copy of q (its run's thread when the route
+// keeps runs in threads).
+func (a *Adapter) post(ctx context.Context, q *domain.Question, act *activity, t domain.Target) (domain.Target, error) {
+	ref, err := a.resolve(ctx, t.Channel)
 	if err != nil {
 		return t, err
 	}
@@ -273,6 +279,11 @@ func (a *Adapter) replace(ctx context.Context, q *domain.Question, t domain.Targ
 	if err != nil {
 		return err
 	}
+	return a.put(ctx, act, t)
+}
+
+// put replaces the posted copy t with act.
+func (a *Adapter) put(ctx context.Context, act *activity, t domain.Target) error {
 	service, conv := a.place(ctx, t)
 	act.ID = t.MessageTS
 	return a.conn.call(ctx, "updating the copy in "+baseConversation(conv), http.MethodPut, service,
