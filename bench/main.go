@@ -46,6 +46,12 @@ type opts struct {
 	abandonN      int
 	lifeN         int
 	lifeRetention time.Duration
+
+	records      int
+	scalePending int
+	scaleSecs    int
+	scaleStreams int
+	clickSecs    int
 }
 
 func run() error {
@@ -60,6 +66,11 @@ func run() error {
 	flag.IntVar(&o.abandonN, "abandon-n", 2000, "long-polls closed by their clients for the abandon benchmark")
 	flag.IntVar(&o.lifeN, "life-n", 100000, "questions asked and answered for the lifetimes benchmark")
 	flag.DurationVar(&o.lifeRetention, "life-retention", 5*time.Second, "retention for the lifetimes benchmark")
+	flag.IntVar(&o.records, "records", 100000, "questions kept for the scale benchmark (1000000: the million, embedded store only)")
+	flag.IntVar(&o.scalePending, "scale-pending", 100000, "of -records, how many are pending (and waited on) in the scale benchmark; the rest are answered")
+	flag.IntVar(&o.scaleSecs, "scale-secs", 5, "seconds of asks and of answers for each scale measurement")
+	flag.IntVar(&o.scaleStreams, "scale-streams", 1000, "SSE streams opened in the scale benchmark, counted apart from the long-polls")
+	flag.IntVar(&o.clickSecs, "click-secs", 5, "seconds of clicks at each rate in the scale benchmark's click to resume (f)")
 	memArgs := flag.String("mem-redis-args", "", "extra redis-server arguments for the mem benchmark, e.g. \"--hash-max-listpack-value 1024\"")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (client, bridge and fakes in this process) to this file")
 	flag.Parse()
@@ -139,6 +150,16 @@ func run() error {
 	if o.only["embedded"] {
 		if err := benchEmbedded(rs, dir, o); err != nil {
 			return fmt.Errorf("embedded: %w", err)
+		}
+	}
+	if o.only["scale"] {
+		if err := benchScale(dir, o); err != nil {
+			return fmt.Errorf("scale: %w", err)
+		}
+	}
+	if o.only["clicks"] || o.only["scale"] && o.records <= 100_000 {
+		if err := benchClicks(o); err != nil {
+			return fmt.Errorf("clicks: %w", err)
 		}
 	}
 	if o.only["waiters"] {

@@ -111,21 +111,6 @@ func BenchmarkParkedWaiter(b *testing.B) {
 	}
 }
 
-// parkWaiter opens a connection and sends a long-poll on question id; the
-// caller reads the answer (or closes the connection).
-func parkWaiter(addr, project, id string, timeout time.Duration) (net.Conn, error) {
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	_, err = fmt.Fprintf(c, "GET /api/projects/%s/agent-questions/%s/wait?timeout=%s HTTP/1.1\r\nHost: %s\r\n\r\n", project, id, timeout, addr)
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
 func writeProfile(b *testing.B, path, name string, debug int) {
 	f, err := os.Create(path)
 	if err != nil {
