@@ -41,9 +41,9 @@ type clickSurface struct {
 	client func(r *replica) (*http.Client, error)
 }
 
-// clickSurfaces: Discord, Telegram and the email confirmation POST are
-// not wired yet (see BENCHMARKS.md); Teams is built elsewhere.
-var clickSurfaces = []clickSurface{slackClicks(), inboxClicks()}
+// clickSurfaces: the email confirmation POST is not wired yet (see
+// BENCHMARKS.md); Teams is built elsewhere.
+var clickSurfaces = []clickSurface{slackClicks(), discordClicks(), telegramClicks(), inboxClicks()}
 
 const clickOperatorToken = "bench-operator-token-0123456789abcdef"
 
@@ -106,8 +106,19 @@ func clickRound(r *replica, bare *server, cs clickSurface, rate, secs int) error
 			return err
 		}
 		qs[i] = res.Question
-		if sends[i], err = cs.click(r, res.Question); err != nil {
-			return err
+		// A copy may still be on its way to the platform.
+		for t0 := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+			q := res.Question
+			if cs.target != nil {
+				if q, err = r.router.Question(ctx, "clicks", q.ID); err != nil {
+					return err
+				}
+			}
+			if sends[i], err = cs.click(r, q); err == nil {
+				break
+			} else if time.Since(t0) > 10*time.Second {
+				return err
+			}
 		}
 	}
 	c := client(512)

@@ -15,11 +15,13 @@ import (
 
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/store/storetest"
 )
 
 // BenchmarkParkedWaiter is what one parked long-poll (`GET …/wait`) costs
 // the bridge: b.N waiters, each on its own pending question, parked on a
-// replica in this process (the embedded store in memory); the Go heap and
+// replica in this process (the embedded store in memory; WAITER_STORE=redis:
+// a redis-server of its own); the Go heap and
 // goroutine stacks in use, and the goroutines, per waiter once all are
 // parked, against a baseline of 100 parked waiters. The clients are bare
 // TCP connections that wrote their request and read nothing yet (a few
@@ -28,6 +30,7 @@ import (
 // the scale figure (a); this one splits it:
 //
 //	go test ./bench -run '^$' -bench ParkedWaiter -benchtime 5000x
+//	WAITER_STORE=redis go test ./bench -run '^$' -bench ParkedWaiter -benchtime 5000x
 //	WAITER_PROFILE=/tmp/w go test ./bench -run '^$' -bench ParkedWaiter -benchtime 5000x
 //
 // WAITER_PROFILE writes /tmp/w.base.heap and /tmp/w.heap (every allocation
@@ -40,7 +43,16 @@ func BenchmarkParkedWaiter(b *testing.B) {
 		runtime.MemProfileRate = 1
 		defer func() { runtime.MemProfileRate = 512 * 1024 }()
 	}
-	r, err := startReplica(app.Settings{Addr: "127.0.0.1:0"})
+	s := app.Settings{Addr: "127.0.0.1:0"}
+	if os.Getenv("WAITER_STORE") == "redis" {
+		rs, err := storetest.StartServer(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rs.Kill()
+		s.RedisURL = rs.URL
+	}
+	r, err := startReplica(s)
 	if err != nil {
 		b.Fatal(err)
 	}
