@@ -4,14 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
+	"io"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/discord/fakediscord"
+	"github.com/askbridge/askbridge/adapters/email"
+	"github.com/askbridge/askbridge/adapters/email/fakesmtp"
 	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/adapters/telegram/faketelegram"
 	"github.com/askbridge/askbridge/app"
@@ -135,6 +142,65 @@ func telegramClicks() clickSurface {
 				return nil, fmt.Errorf("no Yes button on the Telegram copy of %s", q.ID)
 			}
 			return nil, fmt.Errorf("question %s was not posted to Telegram", q.ID)
+		},
+	}
+}
+
+// emailClicks: the confirmation page's POST, as the person's browser sends
+// it after opening the option's link in the mail (the GET of that page,
+// which sets its cookie, comes before the timing starts).
+func emailClicks() clickSurface {
+	var fake *fakesmtp.Server
+	return clickSurface{
+		name: "email",
+		setup: func(s *app.Settings) (func(), error) {
+			tb := &fakeTB{}
+			fake = fakesmtp.Start(tb, fakesmtp.Options{Mode: fakesmtp.Plain})
+			s.Email = email.Config{SMTPURL: "smtp+insecure://" + fake.Addr, From: "askbridge@example.com", LinkSecret: "bench-email-link-secret-0123456789abcdef"}
+			return tb.close, nil
+		},
+		target: func(int) *domain.Target { return &domain.Target{Platform: "email", To: []string{"alice@example.com"}} },
+		click: func(r *replica, q *domain.Question) (func() *http.Request, error) {
+			link := ""
+			for _, m := range fake.Messages() {
+				txt := m.Parts()["text/plain"]
+				if !strings.Contains(txt, q.Questions[0].Question) {
+					continue
+				}
+				lines := strings.Split(txt, "\n")
+				for k, l := range lines {
+					if strings.HasPrefix(strings.TrimSpace(l), "* Yes") && k+1 < len(lines) {
+						if _, u, ok := strings.Cut(lines[k+1], "Choose: "); ok {
+							link = strings.TrimSpace(u)
+						}
+					}
+				}
+			}
+			i := strings.Index(link, email.LinkPath)
+			if i < 0 {
+				return nil, fmt.Errorf("no mail with a link to answer %s", q.ID)
+			}
+			page := r.web.URL + link[i:]
+			return func() *http.Request {
+				res, err := http.Get(page)
+				if err != nil {
+					return nil
+				}
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				csrf := csrfField.FindSubmatch(b)
+				action := regexp.MustCompile(`<form method="post" action="([^"]+)"`).FindSubmatch(b)
+				if csrf == nil || action == nil {
+					return nil
+				}
+				body := url.Values{"csrf": {string(csrf[1])}}.Encode()
+				req, _ := http.NewRequest(http.MethodPost, r.web.URL+html.UnescapeString(string(action[1])), strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				for _, c := range res.Cookies() {
+					req.AddCookie(c)
+				}
+				return req
+			}, nil
 		},
 	}
 }
