@@ -55,7 +55,7 @@ type opts struct {
 }
 
 func run() error {
-	only := flag.String("only", "floor,ack,wake,asks,mem,waiters,resume,lifetimes,abandon", "comma-separated benchmarks")
+	only := flag.String("only", "floor,ack,wake,asks,mem,waiters,resume,lifetimes,abandon", "comma-separated benchmarks (opt-in: embedded,scale,clicks)")
 	o := opts{only: map[string]bool{}}
 	flag.IntVar(&o.rate, "rate", 200, "click arrival rate per second for ack and wake")
 	flag.IntVar(&o.secs, "secs", 10, "seconds of load for ack, wake and asks")
