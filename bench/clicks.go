@@ -87,7 +87,9 @@ func benchClicks(o opts) error {
 	for _, cs := range clickSurfaces {
 		for _, rate := range []int{10, 200} {
 			if err := clickRound(r, bare, cs, rate, o.clickSecs); err != nil {
-				return fmt.Errorf("%s at %d/s: %w", cs.name, rate, err)
+				// One surface's refusal (a 429 under load, say) is a
+				// figure too; the others still run.
+				fmt.Printf("(f) click to resume, %-8s %3d clicks/s: failed: %v\n", cs.name, rate, err)
 			}
 		}
 	}

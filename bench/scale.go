@@ -97,6 +97,10 @@ func scaleOne(dir, bin, name string, o opts) error {
 			return st, func() { st.Close() }, nil
 		}
 	}
+	env = append(env, o.bridgeEnv...)
+	if len(o.bridgeEnv) > 0 {
+		fmt.Printf("(scale) %-8s the bridge runs with %s\n", name, strings.Join(o.bridgeEnv, " "))
+	}
 	pendingN := min(o.records, o.scalePending)
 	small := min(1000, pendingN)
 	fill := func(answered, pending int) ([]string, time.Duration, error) {
