@@ -151,6 +151,7 @@ func telegramClicks() clickSurface {
 // which sets its cookie, comes before the timing starts).
 func emailClicks() clickSurface {
 	var fake *fakesmtp.Server
+	seen, links := 0, map[string]string{}
 	return clickSurface{
 		name: "email",
 		setup: func(s *app.Settings) (func(), error) {
@@ -161,21 +162,25 @@ func emailClicks() clickSurface {
 		},
 		target: func(int) *domain.Target { return &domain.Target{Platform: "email", To: []string{"alice@example.com"}} },
 		click: func(r *replica, q *domain.Question) (func() *http.Request, error) {
-			link := ""
-			for _, m := range fake.Messages() {
-				txt := m.Parts()["text/plain"]
-				if !strings.Contains(txt, q.Questions[0].Question) {
-					continue
-				}
+			// Each mail is read once: the "Choose" link under "* Yes", by
+			// the question it asks.
+			ms := fake.Messages()
+			for ; seen < len(ms); seen++ {
+				txt := ms[seen].Parts()["text/plain"]
 				lines := strings.Split(txt, "\n")
 				for k, l := range lines {
 					if strings.HasPrefix(strings.TrimSpace(l), "* Yes") && k+1 < len(lines) {
 						if _, u, ok := strings.Cut(lines[k+1], "Choose: "); ok {
-							link = strings.TrimSpace(u)
+							for _, asked := range lines {
+								if strings.HasPrefix(asked, "Ship click-") {
+									links[strings.TrimSpace(asked)] = strings.TrimSpace(u)
+								}
+							}
 						}
 					}
 				}
 			}
+			link := links[q.Questions[0].Question]
 			i := strings.Index(link, email.LinkPath)
 			if i < 0 {
 				return nil, fmt.Errorf("no mail with a link to answer %s", q.ID)
