@@ -21,6 +21,7 @@ import (
 	"github.com/askbridge/askbridge/app"
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/server/api"
+	"github.com/askbridge/askbridge/store/storetest"
 )
 
 // clickSurface is one surface's click path for (f): where its questions
@@ -65,8 +66,17 @@ func benchClicks(o opts) error {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	s := app.Settings{Addr: addr, PublicURL: "http://" + addr, DataDir: dir, ConnsPerIP: 100000,
-		Operators: []api.Operator{{ID: "alice", Projects: []string{"clicks"}, Token: clickOperatorToken}}}
+	// Every question also resumes its run by webhook (the run paused
+	// before the click): the receiver notes when each arrives.
+	hooks := newReceipts()
+	receiver, err := serve(hooks)
+	if err != nil {
+		return err
+	}
+	defer receiver.Close()
+	s := app.Settings{Addr: addr, PublicURL: "http://" + addr, DataDir: dir, ConnsPerIP: 100000, WebhookSecret: "bench-webhook-secret",
+		WebhookAllow: []string{strings.TrimPrefix(receiver.URL, "http://")},
+		Operators:    []api.Operator{{ID: "alice", Projects: []string{"clicks"}, Token: clickOperatorToken}}}
 	for _, cs := range clickSurfaces {
 		stop, err := cs.setup(&s)
 		if err != nil {
@@ -86,7 +96,7 @@ func benchClicks(o opts) error {
 	defer bare.Close()
 	for _, cs := range clickSurfaces {
 		for _, rate := range []int{10, 200} {
-			if err := clickRound(r, bare, cs, rate, o.clickSecs); err != nil {
+			if err := clickRound(r, bare, receiver.URL, hooks, cs, rate, o.clickSecs); err != nil {
 				// One surface's refusal (a 429 under load, say) is a
 				// figure too; the others still run.
 				fmt.Printf("(f) click to resume, %-8s %3d clicks/s: failed: %v\n", cs.name, rate, err)
@@ -97,15 +107,15 @@ func benchClicks(o opts) error {
 	return nil
 }
 
-func clickRound(r *replica, bare *server, cs clickSurface, rate, secs int) error {
+func clickRound(r *replica, bare *server, receiver string, hooks *receipts, cs clickSurface, rate, secs int) error {
 	ctx := context.Background()
 	n := rate * secs
 	qs := make([]*domain.Question, n)
 	sends := make([]func() *http.Request, n)
 	for i := range n {
 		run := fmt.Sprintf("click-%s-%d-%d", cs.name, rate, i)
-		req := &domain.AskRequest{RunID: run, Question: "Ship " + run + "?",
-			Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}}
+		req := &domain.AskRequest{RunID: run, AgentID: "bot", Question: "Ship " + run + "?",
+			Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}, Resume: &domain.ResumeRequest{URL: receiver + "/resume"}}
 		if cs.target != nil {
 			req.Targets = []domain.Target{*cs.target(i)}
 		}
@@ -114,6 +124,9 @@ func clickRound(r *replica, bare *server, cs clickSurface, rate, secs int) error
 			return err
 		}
 		qs[i] = res.Question
+		if _, err := r.app.Store().PauseRun(ctx, "clicks", run, "bot", time.Now()); err != nil {
+			return err
+		}
 		// A copy may still be on its way to the platform.
 		for t0 := time.Now(); ; time.Sleep(20 * time.Millisecond) {
 			q := res.Question
@@ -176,6 +189,7 @@ func clickRound(r *replica, bare *server, cs clickSurface, rate, secs int) error
 		bodies[i], _ = io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(bodies[i]))
 		t := time.Now()
+		hooks.expect(qs[i].ID, t)
 		res, err := c.Do(req)
 		if err != nil {
 			return 0, err
@@ -194,6 +208,8 @@ func clickRound(r *replica, bare *server, cs clickSurface, rate, secs int) error
 	if err != nil {
 		return err
 	}
+	storetest.WaitFor(ctx, 30*time.Second, hooks.all)
+	hl, missing := hooks.take()
 	// The floor: each click's request, byte for byte, to a bare handler.
 	bc := client(512)
 	fl, _, err := openLoop(rate, time.Duration(secs)*time.Second, func(i int) (time.Duration, error) {
@@ -209,9 +225,9 @@ func clickRound(r *replica, bare *server, cs clickSurface, rate, secs int) error
 	if err != nil {
 		return err
 	}
-	p, a, f := percentiles(ls), percentiles(acks), percentiles(fl)
-	fmt.Printf("(f) click to resume, %-8s %3d clicks/s (%d): to the agent's response p50 %s p99 %s; the click's round trip p50 %s p99 %s; floor (the same request to a bare handler) p50 %s p99 %s\n",
-		cs.name, rate, n, ms(p.p50), ms(p.p99), ms(a.p50), ms(a.p99), ms(f.p50), ms(f.p99))
+	p, a, f, h := percentiles(ls), percentiles(acks), percentiles(fl), percentiles(hl)
+	fmt.Printf("(f) click to resume, %-8s %3d clicks/s (%d): to the agent's response p50 %s p99 %s; to the resume webhook p50 %s p99 %s (%d missing); the click's round trip p50 %s p99 %s; floor (the same request to a bare handler) p50 %s p99 %s\n",
+		cs.name, rate, n, ms(p.p50), ms(p.p99), ms(h.p50), ms(h.p99), missing, ms(a.p50), ms(a.p99), ms(f.p50), ms(f.p99))
 	return nil
 }
 
