@@ -206,6 +206,7 @@ func clickRound(r *replica, bare *server, receiver string, hooks *receipts, cs c
 		return woken.Sub(t), nil
 	})
 	if err != nil {
+		hooks.take() // the refused clicks' webhooks are not the next round's
 		return err
 	}
 	storetest.WaitFor(ctx, 30*time.Second, hooks.all)
