@@ -88,13 +88,15 @@ bench: deps
 	$(GO) run ./bench
 
 ## bench-compare: ./bench at BASE (a revision) and at the working tree, run alternately RUNS
-## times, one table per figure (scripts/bench-compare.sh; ONLY=asks,... picks figures, ARGS more flags)
+## times, one table per figure (scripts/bench-compare.sh; ONLY=asks,... picks figures, ARGS more flags,
+## SAME_BENCH=1 measures BASE with this tree's bench program, e.g. ONLY=scale)
 RUNS ?= 5
 ONLY ?=
+SAME_BENCH ?=
 ARGS ?=
 bench-compare:
 	@test -n "$(BASE)" || { echo "usage: make bench-compare BASE=<rev> [RUNS=5] [ONLY=asks] [ARGS='-secs 5']"; exit 2; }
-	@GO=$(GO) BASE='$(BASE)' RUNS='$(RUNS)' ONLY='$(ONLY)' ./scripts/bench-compare.sh $(ARGS)
+	@GO=$(GO) BASE='$(BASE)' RUNS='$(RUNS)' ONLY='$(ONLY)' SAME_BENCH='$(SAME_BENCH)' ./scripts/bench-compare.sh $(ARGS)
 
 ## fuzz: every fuzz target for FUZZTIME each (the seed corpora also run in make test)
 FUZZTIME ?= 10s

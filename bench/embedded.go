@@ -190,6 +190,12 @@ func embeddedOne(rs *storetest.Server, name string, s app.Settings, o opts) erro
 // askLoad asks from clients goroutines for d in project p and returns the
 // rate, the latencies and the failures.
 func askLoad(r *replica, p string, clients int, d time.Duration, chans []string) (float64, lat, int64) {
+	return askLoadURL(r.web.URL, p, clients, d, chans)
+}
+
+// askLoadURL is askLoad against the bridge at base; with no chans the
+// questions have no target (the inbox shows them).
+func askLoadURL(base, p string, clients int, d time.Duration, chans []string) (float64, lat, int64) {
 	c := client(clients * 2)
 	var done, failed atomic.Int64
 	var mu sync.Mutex
@@ -200,10 +206,13 @@ func askLoad(r *replica, p string, clients int, d time.Duration, chans []string)
 		wg.Go(func() {
 			for i := 0; time.Now().Before(deadline); i++ {
 				t := time.Now()
-				code, _, err := postJSON(c, r.web.URL+"/api/projects/"+p+"/agent-questions", map[string]any{
+				ask := map[string]any{
 					"run_id": fmt.Sprintf("%s-w%d-%d", uuid.NewString()[:6], w, i), "question": "Deploy build " + fmt.Sprint(i) + "?",
-					"options": []map[string]any{{"label": "Yes", "description": "ship it"}, {"label": "No", "description": "hold"}},
-					"targets": []map[string]any{{"platform": "slack", "channel": chans[(w+i)%len(chans)]}}})
+					"options": []map[string]any{{"label": "Yes", "description": "ship it"}, {"label": "No", "description": "hold"}}}
+				if len(chans) > 0 {
+					ask["targets"] = []map[string]any{{"platform": "slack", "channel": chans[(w+i)%len(chans)]}}
+				}
+				code, _, err := postJSON(c, base+"/api/projects/"+p+"/agent-questions", ask)
 				if err != nil || code != 201 {
 					failed.Add(1)
 					continue
@@ -262,6 +271,14 @@ func wakeOne(r *replica, rate, n int) (lat, error) {
 // preload creates answered (retained) and pending questions in p
 // through the store, as the API would have kept them.
 func preload(ctx context.Context, st lifecycle.Store, p string, answered, pending int) error {
+	_, err := preloadIDs(ctx, st, p, answered, pending)
+	return err
+}
+
+// preloadIDs is preload, returning the ids of the pending questions.
+func preloadIDs(ctx context.Context, st lifecycle.Store, p string, answered, pending int) ([]string, error) {
+	ids := make([]string, pending)
+	batch := uuid.NewString()[:8] // runs of another call are other runs
 	sem := make(chan struct{}, 128)
 	var wg sync.WaitGroup
 	var firstErr atomic.Value
@@ -273,7 +290,7 @@ func preload(ctx context.Context, st lifecycle.Store, p string, answered, pendin
 			items := []domain.Item{{Question: fmt.Sprintf("Deploy build %d of api-server to production?", i), Header: "Deploy",
 				Options: []domain.Option{{Label: "Ship it", Description: "Roll out to all regions", Value: "ship"},
 					{Label: "Hold", Description: "Keep the current version", Value: "hold"}}}}
-			q := &domain.Question{ID: domain.NewQuestionID(p), ProjectID: p, RunID: fmt.Sprint("run-", i), AgentID: "deploy-bot",
+			q := &domain.Question{ID: domain.NewQuestionID(p), ProjectID: p, RunID: fmt.Sprint("run-", batch, "-", i), AgentID: "deploy-bot",
 				AgentName: "Deploy bot", Kind: domain.KindQuestion, Status: domain.StatusPending, Questions: items,
 				Context:   "CI passed on main (commit 3f2a9c1). Canary error rate 0.02%.",
 				Targets:   []domain.Target{{Platform: "slack", Channel: "C0123ABCD"}},
@@ -281,6 +298,9 @@ func preload(ctx context.Context, st lifecycle.Store, p string, answered, pendin
 			if _, err := st.Create(ctx, q); err != nil {
 				firstErr.CompareAndSwap(nil, err)
 				return
+			}
+			if i >= answered {
+				ids[i-answered] = q.ID
 			}
 			if i < answered {
 				a := domain.Resolve(items, [][]string{{"ship"}})
@@ -293,9 +313,9 @@ func preload(ctx context.Context, st lifecycle.Store, p string, answered, pendin
 	}
 	wg.Wait()
 	if e, _ := firstErr.Load().(error); e != nil {
-		return e
+		return nil, e
 	}
-	return nil
+	return ids, nil
 }
 
 // timeGets times n GETs of u one after the other.

@@ -46,10 +46,17 @@ type opts struct {
 	abandonN      int
 	lifeN         int
 	lifeRetention time.Duration
+
+	records      int
+	scalePending int
+	scaleSecs    int
+	scaleStreams int
+	clickSecs    int
+	bridgeEnv    []string
 }
 
 func run() error {
-	only := flag.String("only", "floor,ack,wake,asks,mem,waiters,resume,lifetimes,abandon", "comma-separated benchmarks")
+	only := flag.String("only", "floor,ack,wake,asks,mem,waiters,resume,lifetimes,abandon", "comma-separated benchmarks (opt-in: embedded,scale,clicks)")
 	o := opts{only: map[string]bool{}}
 	flag.IntVar(&o.rate, "rate", 200, "click arrival rate per second for ack and wake")
 	flag.IntVar(&o.secs, "secs", 10, "seconds of load for ack, wake and asks")
@@ -60,6 +67,12 @@ func run() error {
 	flag.IntVar(&o.abandonN, "abandon-n", 2000, "long-polls closed by their clients for the abandon benchmark")
 	flag.IntVar(&o.lifeN, "life-n", 100000, "questions asked and answered for the lifetimes benchmark")
 	flag.DurationVar(&o.lifeRetention, "life-retention", 5*time.Second, "retention for the lifetimes benchmark")
+	flag.IntVar(&o.records, "records", 100000, "questions kept for the scale benchmark (1000000: the million, embedded store only)")
+	flag.IntVar(&o.scalePending, "scale-pending", 100000, "of -records, how many are pending (and waited on) in the scale benchmark; the rest are answered")
+	flag.IntVar(&o.scaleSecs, "scale-secs", 5, "seconds of asks and of answers for each scale measurement")
+	flag.IntVar(&o.scaleStreams, "scale-streams", 1000, "SSE streams opened in the scale benchmark, counted apart from the long-polls")
+	flag.IntVar(&o.clickSecs, "click-secs", 5, "seconds of clicks at each rate in the scale benchmark's click to resume (f)")
+	bridgeEnv := flag.String("bridge-env", "", "extra environment of the scale benchmark's bridge process, e.g. \"GOMEMLIMIT=450MiB\"")
 	memArgs := flag.String("mem-redis-args", "", "extra redis-server arguments for the mem benchmark, e.g. \"--hash-max-listpack-value 1024\"")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (client, bridge and fakes in this process) to this file")
 	flag.Parse()
@@ -74,6 +87,7 @@ func run() error {
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	o.memArgs = strings.Fields(*memArgs)
+	o.bridgeEnv = strings.Fields(*bridgeEnv)
 	for _, s := range strings.Split(*only, ",") {
 		o.only[strings.TrimSpace(s)] = true
 	}
@@ -139,6 +153,16 @@ func run() error {
 	if o.only["embedded"] {
 		if err := benchEmbedded(rs, dir, o); err != nil {
 			return fmt.Errorf("embedded: %w", err)
+		}
+	}
+	if o.only["scale"] {
+		if err := benchScale(dir, o); err != nil {
+			return fmt.Errorf("scale: %w", err)
+		}
+	}
+	if o.only["clicks"] || o.only["scale"] && o.records <= 100_000 {
+		if err := benchClicks(o); err != nil {
+			return fmt.Errorf("clicks: %w", err)
 		}
 	}
 	if o.only["waiters"] {

@@ -150,3 +150,36 @@ func createPending(ctx context.Context, st *store.Store, project string, from, n
 	}
 	return nil
 }
+
+// oneKeyFloor stores n pending questions of project as the API returns
+// them, each as one string key with a TTL and nothing else, and returns
+// the used_memory that took per record and the JSON's size; the keys are
+// deleted again.
+func oneKeyFloor(ctx context.Context, rs *storetest.Server, st *store.Store, project string, n int) (float64, int, error) {
+	qs, err := st.List(ctx, project, domain.StatusPending, n)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(qs) == 0 {
+		return 0, 0, fmt.Errorf("no pending question in %s", project)
+	}
+	rdb := st.Client()
+	rdb.Do(ctx, "MEMORY", "PURGE")
+	before := redisUsed(rs)
+	pipe := rdb.Pipeline()
+	var keys []string
+	size := 0
+	for _, q := range qs {
+		b, _ := json.Marshal(q)
+		size = len(b)
+		keys = append(keys, "floor:"+q.ID)
+		pipe.Set(ctx, "floor:"+q.ID, b, time.Hour)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, 0, err
+	}
+	rdb.Do(ctx, "MEMORY", "PURGE")
+	per := float64(redisUsed(rs)-before) / float64(len(qs))
+	rdb.Del(ctx, keys...)
+	return per, size, nil
+}

@@ -12,6 +12,11 @@
 # cmd/bridge). Runs alternate base, head, head, base, base, head, ... so a
 # drift in the machine's load weighs on both builds alike.
 #
+# SAME_BENCH=1 builds the base with the head's bench program (bench/*.go,
+# tests left out) copied into its tree: the same measurements of the base's
+# bridge, for figures the base's own bench did not have (it must compile
+# against the base's packages).
+#
 # ONLY is passed as -only to both, but only if both builds have that flag;
 # otherwise both run every figure and a warning says so. Names one build
 # does not know are reported (that build skips them). Extra arguments go to
@@ -29,6 +34,7 @@ RUNS=${RUNS:-5}
 ONLY=${ONLY:-}
 BASE=${BASE:-}
 TABLE=${TABLE:-}
+SAME_BENCH=${SAME_BENCH:-}
 if [ -z "$BASE" ] && [ -z "$TABLE" ]; then
   echo "usage: BASE=<rev> [RUNS=5] [ONLY=asks,...] [OUT=dir] $0 [bench flags...]" >&2
   exit 2
@@ -61,13 +67,23 @@ trap cleanup EXIT INT TERM
 
 echo "== building bench at $BASE (${base_rev:0:12}) and at the working tree ($head_desc)"
 git -C "$top" worktree add --detach --quiet "$tmp/base" "$base_rev"
+if [ -n "$SAME_BENCH" ]; then
+  echo "== SAME_BENCH: the base is measured by the working tree's bench program"
+  find "$tmp/base/bench" -maxdepth 1 -name '*.go' ! -name '*_test.go' -delete
+  find "$top/bench" -maxdepth 1 -name '*.go' ! -name '*_test.go' -exec cp {} "$tmp/base/bench/" \;
+fi
 (cd "$tmp/base" && "$GO" build -o "$tmp/bench-base" ./bench)
 (cd "$top" && "$GO" build -o "$tmp/bench-head" ./bench)
 
 # The flags each build has, from its -h output (the flag package prints
 # "  -name" lines), and the default of -only (the figures it knows).
 flags_of() { "$1" -h 2>&1 | sed -n 's/^  -\([a-zA-Z0-9_-]*\).*/\1/p'; }
-figures_of() { "$1" -h 2>&1 | awk '/^  -only/ { getline; if (match($0, /default "[^"]*"/)) print substr($0, RSTART + 9, RLENGTH - 10) }'; }
+figures_of() {
+  "$1" -h 2>&1 | awk '/^  -only/ { getline; d = ""; o = ""
+    if (match($0, /default "[^"]*"/)) d = substr($0, RSTART + 9, RLENGTH - 10)
+    if (match($0, /opt-in: [^)]*/)) o = "," substr($0, RSTART + 8, RLENGTH - 8)
+    print d o }'
+}
 only_args=()
 if [ -n "$ONLY" ]; then
   if flags_of "$tmp/bench-base" | grep -qx only && flags_of "$tmp/bench-head" | grep -qx only; then
@@ -95,7 +111,7 @@ for ((i = 1; i <= RUNS; i++)); do
     echo "   run $i $b: $(($(date +%s) - start)) s, $st"
   done
 done
-echo "base=$BASE base_rev=$base_rev head=$head_desc only=$ONLY" >"$OUT/builds"
+echo "base=$BASE base_rev=$base_rev head=$head_desc only=$ONLY same_bench=${SAME_BENCH:-}" >"$OUT/builds"
 fi
 
 # One table per figure. Pass 1 turns each log into "figure<TAB>metric<TAB>value"

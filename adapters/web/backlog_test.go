@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,18 +85,39 @@ func TestInboxPagesThroughEveryPendingQuestion(t *testing.T) {
 			if len(lastCards) != pageSize || lastCards[pageSize-1][1] != qs[len(qs)-1].ID {
 				t.Errorf("page 400: %d cards, the last is not the latest deadline", len(lastCards))
 			}
-			if sync := firstSync(t, c, e); sync != len(qs) {
-				t.Errorf("the live stream reports %d pending questions, want %d", sync, len(qs))
+			sync := firstSync(t, c, e, "")
+			t.Logf("live stream sync at %d pending: %d bytes, count %d, %d questions", len(qs), sync.bytes, sync.Count, len(sync.Questions))
+			if sync.Count != len(qs) {
+				t.Errorf("the live stream counts %d pending questions, want %d", sync.Count, len(qs))
+			}
+			// Only the page shown travels (the inbox's first page), not
+			// every pending question: ~1.5 MB at 10,000 before.
+			if len(sync.Questions) != pageSize || sync.Questions[0].ID != qs[0].ID || sync.bytes > 16<<10 {
+				t.Errorf("the sync event holds %d questions in %d bytes, want the first page of %d (nearest deadline %s first) in under 16 KB",
+					len(sync.Questions), sync.bytes, pageSize, qs[0].ID)
+			}
+			if last := firstSync(t, c, e, "?page=400"); len(last.Questions) != pageSize || last.Questions[pageSize-1].ID != qs[len(qs)-1].ID {
+				t.Errorf("the stream of page 400 does not hold that page's questions")
+			}
+			if one := firstSync(t, c, e, "?question="+qs[5000].ID); !slices.ContainsFunc(one.Questions, func(s syncEntry) bool { return s.ID == qs[5000].ID }) {
+				t.Errorf("the stream of a question's page does not say that question is pending")
 			}
 		})
 	}
 }
 
-// firstSync opens the live stream and returns how many pending questions
-// its first event (sync) names.
-func firstSync(t *testing.T, c *client, e *env) int {
+// syncEvent is the first event of the live stream, and its size.
+type syncEvent struct {
+	Count     int         `json:"count"`
+	Questions []syncEntry `json:"questions"`
+	bytes     int
+}
+
+// firstSync opens the live stream (query: the page's own parameters) and
+// returns its first event (sync).
+func firstSync(t *testing.T, c *client, e *env, query string) syncEvent {
 	t.Helper()
-	u, _ := url.Parse(e.srv.URL + "/inbox/events")
+	u, _ := url.Parse(e.srv.URL + "/inbox/events" + query)
 	req, _ := http.NewRequest("GET", u.String(), nil)
 	for _, ck := range c.hc.Jar.Cookies(u) {
 		req.AddCookie(ck)
@@ -115,15 +137,14 @@ func firstSync(t *testing.T, c *client, e *env) int {
 		if v, ok := strings.CutPrefix(line, "event: "); ok {
 			typ = v
 		} else if v, ok := strings.CutPrefix(line, "data: "); ok && typ == "sync" {
-			var d struct {
-				Questions []json.RawMessage `json:"questions"`
-			}
+			var d syncEvent
 			if err := json.Unmarshal([]byte(v), &d); err != nil {
 				t.Fatal(err)
 			}
-			return len(d.Questions)
+			d.bytes = len(v)
+			return d
 		}
 	}
 	t.Fatal(fmt.Sprint("no sync event: ", sc.Err()))
-	return 0
+	return syncEvent{}
 }

@@ -120,7 +120,7 @@ func TestStaticFilesHashedImmutableAndCompressed(t *testing.T) {
 func TestBrowserInboxWith200Questions(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := browser(t)
-	fill(e, 200)
+	qs := fill(e, 200)
 	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-live="on"]`)))
 	nodes := value(t, ctx, chromedp.Evaluate[int](`document.getElementsByTagName("*").length`))
 	t.Logf("inbox with 200 pending: %d DOM nodes", nodes)
@@ -138,6 +138,22 @@ func TestBrowserInboxWith200Questions(t *testing.T) {
 	}
 	if shown > pageSize+1 {
 		t.Errorf("the live stream added cards of other pages: %d shown", shown)
+	}
+	// The stream names only the page's questions; the count still follows
+	// a question answered on another page, and no card shown is settled.
+	if _, err := e.router.Answer(context.Background(), "ops", qs[150].ID, domain.RespondRequest{Response: ptr("Hold")},
+		domain.Person{Platform: "slack", ID: "U024BE7LH", Name: "maria"}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, 5*time.Second, chromedp.WaitVisible(chromedp.CSS(`#count[data-count="200"]`)))
+	if n := value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#cards article.card.settled, #cards .settled-note").length`)); n != 0 {
+		t.Errorf("%d cards of page 1 were settled by an answer on another page", n)
+	}
+	run(t, ctx, 20*time.Second, chromedp.Navigate(e.srv.URL+"/?page=3"), chromedp.WaitVisible(chromedp.CSS(`body[data-live="on"]`)))
+	time.Sleep(300 * time.Millisecond)
+	on3 := value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#cards article.card:not(.settled)").length`))
+	if settled := value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#cards .settled-note").length`)); on3 != pageSize || settled != 0 {
+		t.Errorf("page 3 after the sync: %d cards, %d settled", on3, settled)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +42,8 @@ type parker struct {
 	closing bool
 	stop    chan struct{}
 	every   time.Duration // how often recheck sweeps every parked wait
+	due     dueHeap       // the deadlines (parkdue.go)
+	nearer  chan struct{} // a deadline nearer than the expirer sleeps to
 }
 
 type parked struct {
@@ -49,8 +52,9 @@ type parked struct {
 	id      string
 	expired bool
 	final   *domain.Question // the final record a wake-up carried (guarded by parker.mu)
+	due     int64            // deadline, Unix ns (guarded by parker.mu)
+	slot    int              // in parker.due, or -1 (guarded by parker.mu)
 	// guarded by parker.mu: set once each by park, run once by finish.
-	timer      *time.Timer
 	stopWatch  func()
 	stopHangup func()
 	done       bool
@@ -65,11 +69,12 @@ func newParker(st parkStore, log *slog.Logger) *parker {
 
 func startParker(st parkStore, log *slog.Logger, every time.Duration) *parker {
 	p := &parker{store: st, log: log, work: make(chan *parked, 4096), waits: map[*parked]struct{}{},
-		stop: make(chan struct{}), every: every}
+		stop: make(chan struct{}), every: every, nearer: make(chan struct{}, 1)}
 	for range parkWorkers {
 		go p.loop()
 	}
 	go p.recheck()
+	go p.expire()
 	return p
 }
 
@@ -96,7 +101,9 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 	}
 	rw.Flush()
 	conn.SetDeadline(time.Time{})
-	pk := &parked{conn: conn, project: project, id: id}
+	// Copies: the strings the caller passed may share the memory of the
+	// request they came from, which would stay alive for the whole wait.
+	pk := &parked{conn: conn, project: strings.Clone(project), id: strings.Clone(id), slot: -1}
 	p.mu.Lock()
 	p.waits[pk] = struct{}{}
 	closing = p.closing
@@ -110,13 +117,7 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 	// Each release is handed over under the lock: a wake-up, the timer or
 	// a hang-up may finish the wait before park has set up the others.
 	p.adopt(pk, func(pk *parked, f func()) { pk.stopWatch = f }, p.watch(pk))
-	timer := time.AfterFunc(timeout, func() {
-		p.mu.Lock()
-		pk.expired = true
-		p.mu.Unlock()
-		p.enqueue(pk)
-	})
-	p.adopt(pk, func(pk *parked, f func()) { pk.timer = timer }, func() { timer.Stop() })
+	p.schedule(pk, timeout)
 	p.adopt(pk, func(pk *parked, f func()) { pk.stopHangup = f }, watchHangup(conn, func() { p.gone(pk) }))
 	p.enqueue(pk) // the question may have changed before the watch began
 	return true
@@ -281,16 +282,13 @@ func (p *parker) finish(pk *parked) bool {
 	}
 	pk.done = true
 	delete(p.waits, pk)
+	p.unschedule(pk)
 	stops := []func(){pk.stopWatch, pk.stopHangup}
-	timer := pk.timer
 	p.mu.Unlock()
 	for _, f := range stops {
 		if f != nil {
 			f()
 		}
-	}
-	if timer != nil {
-		timer.Stop()
 	}
 	return true
 }

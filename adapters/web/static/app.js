@@ -107,12 +107,15 @@
   var empty = document.getElementById("empty");
   var count = document.getElementById("count");
 
-  // The pending questions the stream reported (all pages), or null before
-  // the first sync: then the count is the server's.
-  var pendingIds = null;
+  // How many questions wait (all pages), as the stream's sync said and its
+  // events since moved it, or null before the first sync: then the count
+  // is the server's. Every created event is one more, every final one
+  // (answered, cancelled, expired, removed: only ever of a pending
+  // question) one fewer.
+  var pending = null;
   function updateCount() {
     if (!cards) return;
-    var n = pendingIds ? Object.keys(pendingIds).length
+    var n = pending !== null ? Math.max(pending, 0)
       : Number(count ? count.dataset.count : 0);
     if (count) {
       count.dataset.count = n;
@@ -295,10 +298,17 @@
   }
 
   if (!window.EventSource) return;
-  var es = new EventSource("/inbox/events");
+  // The stream's sync names only what this page shows: its page of the
+  // inbox, its question, or its run's pending questions.
+  var params = [];
+  if (cards && cards.dataset.page) params.push("page=" + encodeURIComponent(cards.dataset.page));
+  if (body.dataset.question) params.push("question=" + encodeURIComponent(body.dataset.question));
+  if (body.dataset.run) params.push("project=" + encodeURIComponent(body.dataset.project || ""), "run=" + encodeURIComponent(body.dataset.run));
+  var es = new EventSource("/inbox/events" + (params.length ? "?" + params.join("&") : ""));
   es.addEventListener("sync", function (e) {
     body.dataset.live = "on";
-    var qs = JSON.parse(e.data).questions || [];
+    var data = JSON.parse(e.data);
+    var qs = data.questions || [];
     var want = {};
     qs.forEach(function (q) { want[q.id] = q; });
     if (page === "run" || page === "batch") {
@@ -323,18 +333,25 @@
       return;
     }
     if (!cards) return; // pages without cards (history) only keep times current
-    pendingIds = {};
-    qs.forEach(function (q) { pendingIds[q.id] = true; });
+    pending = Number(data.count) || 0;
     updateCount();
     qs.forEach(function (q) { addCard(q.id, true, q.expires_at); });
+    // A card the sync does not name was settled while the page was away,
+    // unless it is due after the page's last (data.more): then it only
+    // moved to a later page, and stays until its own event comes.
+    var lastDue = qs.length ? Date.parse(qs[qs.length - 1].expires_at) : -Infinity;
     cards.querySelectorAll("article.card").forEach(function (c) {
-      if (!want[c.dataset.id]) settleCard(c.dataset.id, "");
+      if (want[c.dataset.id]) return;
+      if (data.more && Date.parse(c.dataset.expires) > lastDue) return;
+      // Likewise one due before a later page's first: it moved up a page.
+      if (Number(data.page) > 1 && qs.length && Date.parse(c.dataset.expires) < Date.parse(qs[0].expires_at)) return;
+      settleCard(c.dataset.id, "");
     });
   });
   es.addEventListener("question.created", function (e) {
     var ev = JSON.parse(e.data);
     if (page === "inbox") {
-      if (pendingIds) pendingIds[ev.id] = true;
+      if (pending !== null) pending++;
       updateCount();
       addCard(ev.id, false, ev.expires_at);
     }
@@ -357,7 +374,7 @@
     es.addEventListener(type, function (e) {
       var ev = JSON.parse(e.data);
       if (page === "inbox") {
-        if (pendingIds) delete pendingIds[ev.id];
+        if (pending !== null) pending--;
         settleCard(ev.id, ev.outcome, ev.title);
         updateCount();
       }

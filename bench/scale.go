@@ -1,0 +1,420 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/askbridge/askbridge/lifecycle"
+	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/store/native"
+	"github.com/askbridge/askbridge/store/storetest"
+)
+
+// benchScale: issue 44's figures on one replica — the askbridge binary as
+// a real process, as `askbridge serve` runs — for each store (embedded in
+// a data directory; a redis-server of its own), each figure beside its
+// target and the floor it is compared with (scale.go, scaleproc.go,
+// clicks.go). Steps per store:
+//
+//  1. 1,000 pending questions, the bridge started: restart time, RSS, live
+//     heap, asks/s (the 1,000 point of (c)).
+//  2. The bridge stopped, the store filled to -records (pending up to
+//     -scale-pending, the rest answered), the bridge started again:
+//     restart time (d), live heap per record (d), data file bytes per
+//     record (d), Redis used_memory per pending question against the record
+//     as one key (e), asks/s (c).
+//  3. A parked long-poll on every pending question the open-file limit
+//     allows; RSS once settled, per waiter, and at -scale-pending waiters
+//     (a, extrapolated beyond the limit); the wake-up of 200 answers/s
+//     while they wait against a bare HTTP round trip (b); SSE streams
+//     counted apart.
+//
+// Then (f), click to resume per surface (clicks.go).
+func benchScale(dir string, o opts) error {
+	bin, err := buildBridge(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("(scale) machine: %d cores, load %s; open-file limit %d\n", numCPU(), uptime(), fdLimit())
+	start := time.Now()
+	stores := []string{"embedded", "redis"}
+	if o.records > 100_000 {
+		stores = []string{"embedded"} // the million is the embedded store's
+	}
+	for _, s := range stores {
+		if err := scaleOne(dir, bin, s, o); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	fmt.Printf("(scale) done in %s; load now %s\n\n", time.Since(start).Round(time.Second), uptime())
+	return nil
+}
+
+// scaleOne measures one store; see benchScale.
+func scaleOne(dir, bin, name string, o opts) error {
+	ctx := context.Background()
+	d := filepath.Join(dir, "scale-"+name)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return err
+	}
+	var env []string
+	var open func() (lifecycle.Store, func(), error)
+	var rs *storetest.Server
+	switch name {
+	case "embedded":
+		data := filepath.Join(d, "data")
+		env = []string{"BRIDGE_DATA_DIR=" + data}
+		open = func() (lifecycle.Store, func(), error) {
+			st, err := native.Open(native.Options{Dir: data})
+			if err != nil {
+				return nil, nil, err
+			}
+			return st, func() { st.Close() }, nil
+		}
+	case "redis":
+		var err error
+		if rs, err = storetest.StartServer(d); err != nil {
+			return err
+		}
+		defer rs.Kill()
+		env = []string{"REDIS_URL=" + rs.URL}
+		open = func() (lifecycle.Store, func(), error) {
+			st, err := store.Open(ctx, store.Options{URL: rs.URL})
+			if err != nil {
+				return nil, nil, err
+			}
+			return st, func() { st.Close() }, nil
+		}
+	}
+	env = append(env, o.bridgeEnv...)
+	if len(o.bridgeEnv) > 0 {
+		fmt.Printf("(scale) %-8s the bridge runs with %s\n", name, strings.Join(o.bridgeEnv, " "))
+	}
+	pendingN := min(o.records, o.scalePending)
+	small := min(1000, pendingN)
+	fill := func(answered, pending int) ([]string, time.Duration, error) {
+		st, closeSt, err := open()
+		if err != nil {
+			return nil, 0, err
+		}
+		defer closeSt()
+		t := time.Now()
+		ids, err := preloadIDs(ctx, st, "scale", answered, pending)
+		return ids, time.Since(t), err
+	}
+	tag := fmt.Sprintf("(scale) %-8s", name)
+
+	// 1. The 1,000 point.
+	ids, _, err := fill(0, small)
+	if err != nil {
+		return err
+	}
+	p, ready1, err := startBridge(bin, env)
+	if err != nil {
+		return err
+	}
+	heap1, rss1 := p.liveHeap(), p.rss()
+	asks1, askLat1, failed1 := scaleAsks(p.base, "asks", 32, time.Duration(o.scaleSecs)*time.Second)
+	fmt.Printf("%s at %d records: ready in %s after start; RSS %.0f MB, live heap %.0f MB; asks/s %.0f (32 clients, %d s, p50 %s p99 %s, %d failed)\n",
+		tag, small, ready1.Round(time.Millisecond), mB(rss1), mB(heap1), asks1, o.scaleSecs, ms(askLat1.p50), ms(askLat1.p99), failed1)
+	if err := p.stop(); err != nil {
+		return err
+	}
+
+	// 2. The -records point, filled while the bridge is stopped.
+	var redis0 int64
+	if rs != nil {
+		redis0 = redisUsed(rs)
+	}
+	answered := o.records - pendingN
+	more, took, err := fill(answered, pendingN-small)
+	if err != nil {
+		return err
+	}
+	ids = append(ids, more...)
+	records := int64(o.records + int(asks1*float64(o.scaleSecs)))
+	fmt.Printf("%s filled to %d records (%d pending, %d answered) through the store in %s (%.0f records/s)\n",
+		tag, o.records, pendingN, answered, took.Round(time.Second), float64(o.records-small)/took.Seconds())
+	p, readyN, err := startBridge(bin, env)
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	heapN, rssN := p.liveHeap(), p.rss()
+	restartTarget := 2 * time.Second
+	if o.records > 100_000 {
+		restartTarget = 10 * time.Second
+	}
+	fmt.Printf("%s restart to /readyz at %d records: %s (target ≤ %s: %s; floor: the same at %d records, %s)\n",
+		tag, o.records, readyN.Round(time.Millisecond), restartTarget, verdict(readyN <= restartTarget), small, ready1.Round(time.Millisecond))
+	if name == "embedded" {
+		perRecord := float64(heapN-heap1) / float64(records-int64(small))
+		fmt.Printf("%s (d) live Go heap per record: %.0f B (%.0f MB at %d records, %.0f MB at %d, after the last GC; RSS %.0f MB); target ≤ 1024 B: %s\n",
+			tag, perRecord, mB(heapN), records, mB(heap1), small, mB(rssN), verdict(perRecord <= 1024))
+		size := dirSize(filepath.Join(d, "data"))
+		fmt.Printf("%s (d) data file: %.0f B per record (%.0f MB for %d records)\n", tag, float64(size)/float64(records), mB(size), records)
+	}
+	if rs != nil {
+		if err := scaleRedisBytes(ctx, rs, open, redis0, pendingN-small, answered, tag); err != nil {
+			return err
+		}
+	}
+	if name == "redis" {
+		fmt.Printf("%s the bridge at %d records: live Go heap %.0f MB, RSS %.0f MB (the records are in redis-server)\n", tag, records, mB(heapN), mB(rssN))
+	}
+	asksN, askLatN, failedN := scaleAsks(p.base, "asks", 32, time.Duration(o.scaleSecs)*time.Second)
+	fmt.Printf("%s (c) asks/s at %d records: %.0f (p50 %s p99 %s, %d failed); at %d records %.0f: ratio %.2fx (target ≥ 0.90x: %s)\n",
+		tag, o.records, asksN, ms(askLatN.p50), ms(askLatN.p99), failedN, small, asks1, asksN/asks1, verdict(asksN >= 0.9*asks1))
+
+	// 3. Parked waiters, and the wake-up while they wait.
+	return scaleWaiters(p, rs, ids, tag, o)
+}
+
+// scaleWaiters parks a long-poll on as many pending questions as the
+// open-file limit allows, reads the RSS, and measures the wake-up.
+func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string, o opts) error {
+	rssN, _ := settleRSS(p, 3*time.Second, 20*time.Second)
+	w := min(len(ids), fdLimit()-3000)
+	conns := make([]net.Conn, 0, w)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	addr := strings.TrimPrefix(p.base, "http://")
+	t0 := time.Now()
+	for _, id := range ids[:w] {
+		c, err := parkWaiter(addr, "scale", id, 10*time.Minute)
+		if err != nil {
+			return fmt.Errorf("parking waiter %d: %w", len(conns), err)
+		}
+		conns = append(conns, c)
+	}
+	parked := time.Since(t0)
+	rssW, settled := settleRSS(p, 5*time.Second, 40*time.Second)
+	per := float64(rssW-rssN) / float64(w)
+	want := len(ids) // a waiter on every pending question
+	at := float64(rssW) + per*float64(max(0, want-w))
+	// All included: on Redis, the redis-server holding the records too.
+	var redisRSS int64
+	if rs != nil {
+		if pid := redisPID(rs); pid > 0 {
+			redisRSS = rss(pid)
+		}
+	}
+	at += float64(redisRSS)
+	how := "measured"
+	if w < want {
+		how = fmt.Sprintf("extrapolated: %d parked (the open-file limit, %d, allows no more), + %d × the per-waiter figure", w, fdLimit(), want-w)
+	}
+	fmt.Printf("%s parked waiters (long-polls): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter; floor: the RSS with no waiter, %.0f MB\n",
+		tag, w, parked.Round(time.Millisecond), mB(rssN), mB(rssW), settled.Round(time.Second), per/1024, mB(rssN))
+	with := ""
+	if rs != nil {
+		with = fmt.Sprintf(", the bridge and redis-server (%.0f MB)", mB(redisRSS))
+	}
+	fmt.Printf("%s (a) RSS with %d pending and %d parked waiters%s: %.0f MB (%s); target ≤ 600 MB: %s\n",
+		tag, len(ids), want, with, at/1e6, how, verdict(at <= 600e6))
+
+	// (b) wake-up while they wait: answers at o.rate.
+	n := min(w, o.rate*o.scaleSecs)
+	if n < o.rate {
+		fmt.Printf("%s (b) wake-up: not measured (%d waiters, fewer than a second of answers)\n", tag, w)
+		return scaleStreams(p, tag, o)
+	}
+	floorLs, err := getRoundTrips(p.floorURL(), o.rate, time.Second, time.Duration(o.scaleSecs)*time.Second)
+	if err != nil {
+		return err
+	}
+	floor := percentiles(floorLs)
+	c := client(256)
+	ls, _, err := openLoop(o.rate, time.Duration(n/o.rate)*time.Second, func(i int) (time.Duration, error) {
+		conn := conns[w-1-i]
+		got := make(chan error, 1)
+		var woken time.Time
+		go func() {
+			conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+			buf := make([]byte, 8192)
+			k, err := conn.Read(buf)
+			woken = time.Now()
+			if err == nil && !strings.HasPrefix(string(buf[:k]), "HTTP/1.1 200") {
+				err = fmt.Errorf("waiter woken with %q", buf[:min(k, 80)])
+			}
+			got <- err
+		}()
+		t := time.Now()
+		code, _, err := postJSON(c, p.base+"/api/projects/scale/agent-questions/"+ids[w-1-i]+"/respond", map[string]any{"response": "ship"})
+		if err != nil || code != 202 {
+			return 0, fmt.Errorf("respond: %d %v", code, err)
+		}
+		if err := <-got; err != nil {
+			return 0, err
+		}
+		return woken.Sub(t), nil
+	})
+	if err != nil {
+		return fmt.Errorf("wake: %w", err)
+	}
+	wake := percentiles(ls)
+	fmt.Printf("%s (b) wake-up while %d wait, %d answers at %d/s: p50 %s p99 %s max %s; floor (GET /healthz of the same process at the same rate) p50 %s p99 %s; target p99 ≤ 10 ms: %s\n",
+		tag, w, len(ls), o.rate, ms(wake.p50), ms(wake.p99), ms(wake.max), ms(floor.p50), ms(floor.p99), verdict(wake.p99 <= 10*time.Millisecond))
+	return scaleStreams(p, tag, o)
+}
+
+// scaleStreams: SSE streams of the project's events, counted apart from
+// the long-polls: the RSS each adds.
+func scaleStreams(p *bridgeProc, tag string, o opts) error {
+	n := o.scaleStreams
+	if n <= 0 {
+		return nil
+	}
+	rss0, _ := settleRSS(p, 3*time.Second, 20*time.Second)
+	addr := strings.TrimPrefix(p.base, "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return err
+		}
+		conns = append(conns, c)
+		fmt.Fprintf(c, "GET /api/projects/scale/events HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", addr)
+	}
+	rss1, _ := settleRSS(p, 3*time.Second, 20*time.Second)
+	fmt.Printf("%s SSE streams (GET …/events), counted apart: %d open, RSS %.0f MB → %.0f MB, %.2f KB per stream\n\n",
+		tag, n, mB(rss0), mB(rss1), float64(rss1-rss0)/float64(n)/1024)
+	return nil
+}
+
+// parkWaiter opens a connection and sends a long-poll on question id; the
+// caller reads the answer (or closes the connection).
+func parkWaiter(addr, project, id string, timeout time.Duration) (net.Conn, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	_, err = fmt.Fprintf(c, "GET /api/projects/%s/agent-questions/%s/wait?timeout=%s HTTP/1.1\r\nHost: %s\r\n\r\n", project, id, timeout, addr)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// scaleAsks: clients ask for d (no target: the inbox shows them).
+func scaleAsks(base, project string, clients int, d time.Duration) (float64, lat, int64) {
+	return askLoadURL(base, project, clients, d, nil)
+}
+
+// scaleRedisBytes: (e) used_memory per pending question against each
+// record as one string key with a TTL, on the same redis-server.
+func scaleRedisBytes(ctx context.Context, rs *storetest.Server, open func() (lifecycle.Store, func(), error), before int64, pending, answered int, tag string) error {
+	if answered > 0 || pending <= 0 {
+		fmt.Printf("%s (e) Redis bytes per pending question: not measured (the fill was not all pending)\n", tag)
+		return nil
+	}
+	after := redisUsed(rs)
+	per := float64(after-before) / float64(pending)
+	st, closeSt, err := open()
+	if err != nil {
+		return err
+	}
+	defer closeSt()
+	floor, size, err := oneKeyFloor(ctx, rs, st.(*store.Store), "scale", 1000)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s (e) Redis used_memory per pending question: %.0f B; floor: the API record (%d B of JSON) as one key with a TTL, %.0f B; ratio %.2fx (target ≤ 1.50x: %s)\n",
+		tag, per, size, floor, per/floor, verdict(per <= 1.5*floor))
+	return nil
+}
+
+// mB is bytes as megabytes.
+func mB(b int64) float64 { return float64(b) / 1e6 }
+
+func targetIf(ok bool, s string) string {
+	if ok {
+		return s
+	}
+	return ""
+}
+
+func uptime() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ") + " (1, 5, 15 min)"
+}
+
+func fdLimit() int {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return 1024
+	}
+	return int(l.Cur)
+}
+
+func dirSize(d string) int64 {
+	var n int64
+	filepath.Walk(d, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// buildBridge builds cmd/bridge into dir.
+func buildBridge(dir string) (string, error) {
+	bin := filepath.Join(dir, "askbridge-scale")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/bridge").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v: %s", err, out)
+	}
+	return bin, nil
+}
+
+// get answers whether GET u returns 200.
+func get200(u string) bool {
+	res, err := http.Get(u)
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode == 200
+}
+
+var errNotReady = errors.New("the bridge did not answer /readyz within 120 s")
+
+// redisPID is the redis-server's process id (INFO server).
+func redisPID(rs *storetest.Server) int {
+	out, _ := rs.Cli("info", "server")
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "process_id:"); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
+}
