@@ -105,6 +105,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	auth := &fakeAuth{ops: map[string]fakeOp{
 		"tok-alice-0123456789": {id: "alice", projects: []string{"ops"}},
 		"tok-bob-0123456789":   {id: "bob", projects: []string{"ops", "web"}},
+		"tok-root-0123456789":  {id: "root", projects: []string{"*"}},
 	}}
 	cfg := Config{Router: router, RequireLogin: o.requireLogin, SessionKey: o.sessionKey, PublicURL: o.publicURL, Guesses: o.guesses,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ImageHosts: o.imageHosts}

@@ -197,6 +197,9 @@ func (i *Inbox) resolve(sess session) *viewer {
 	if sess.Token != "" && i.cfg.Auth != nil {
 		if id, projects, ok := i.cfg.Auth.Operator(sess.Token); ok {
 			v.ID, v.Operator, v.projects = id, true, projects
+			if slices.Contains(projects, "*") { // every project, as the API reads it
+				v.projects, v.all = nil, true
+			}
 			return v
 		}
 	}
