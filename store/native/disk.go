@@ -259,8 +259,8 @@ func (c *core) load(db *bolt.DB) error {
 func (c *core) loadQuestions(tx *bolt.Tx, projOf func(string) *proj) error {
 	return tx.Bucket(bQ).ForEach(func(k, v []byte) error {
 		project, id := splitKey(k)
-		line, doc, _ := bytes.Cut(v, []byte{'\n'})
-		r := &qrec{doc: string(doc)}
+		line, _, _ := bytes.Cut(v, []byte{'\n'})
+		r := &qrec{} // its doc stays in the file (c.doc)
 		if err := json.Unmarshal(line, &r.m); err != nil {
 			c.log.Warn("skipping an unreadable question record", "project", project, "question", id, "err", err)
 			return nil
@@ -284,9 +284,11 @@ func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
 		})
 	}
 	if err := each(bRun, func(p *proj, id string, v []byte) error {
-		r := &runrec{}
-		if json.Unmarshal(v, r) == nil {
-			p.runs[id] = r
+		var r struct {
+			TTL int64 `json:"t"`
+		}
+		if json.Unmarshal(v, &r) == nil {
+			p.runs[id] = nil // in the file (holdRun)
 			p.runTTL.ReplaceOrInsert(item{r.TTL, id})
 		}
 		return nil

@@ -82,6 +82,8 @@ type core struct {
 	qcond    *sync.Cond
 	queue    []*batch
 	queuedAt time.Time // when the oldest queued batch was queued
+	cold     []*qrec   // records written by the last commits: their docs go back to the file (release)
+	coldRuns []runRef  // runs written by the last commits: they go back to the file (release)
 	closing  bool
 	failed   atomic.Pointer[error] // why changes are refused (a failed commit), until a write succeeds
 	writerWG sync.WaitGroup

@@ -23,7 +23,7 @@ func (c *core) enqueue(w *batch, p *proj, d lifecycle.Delivery, r *qrec, at time
 	if r != nil {
 		m := r.m
 		m.End = nil
-		rec.Meta, rec.Doc = &m, r.doc
+		rec.Meta, rec.Doc = &m, c.doc(p.name, d.QuestionID, r)
 	}
 	c.dropDelivery(w, p, d.ID, false)
 	p.dlv[d.ID] = rec

@@ -87,6 +87,9 @@ func (c *core) saveRun(w *batch, p *proj, r *runrec, ttl int64) {
 	p.runTTL.ReplaceOrInsert(item{r.TTL, r.ID})
 	p.runs[r.ID] = r
 	w.putJSON(bRun, key(p.name, r.ID), r)
+	if w.durable {
+		w.runs = append(w.runs, runRef{p, r})
+	}
 }
 
 func (c *core) saveIdem(w *batch, p *proj, name, id string, ttl int64) {
@@ -112,7 +115,7 @@ func (c *core) wake(w *batch, project, id string) {
 // wakeFinal hands the final record to the question's final watchers,
 // then wakes every watcher as wake does.
 func (c *core) wakeFinal(w *batch, project, id string, r *qrec) {
-	fields, doc := r.m.fields(), r.doc
+	fields, doc := r.m.fields(), c.doc(project, id, r)
 	w.later(func() {
 		k := project + "\x1f" + id
 		if c.hub.HasFinal(k) {
@@ -139,7 +142,7 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 		wall := wallMS()
 		until := wall + ttl.Milliseconds()
 		p := c.register(w, q.ProjectID)
-		run := p.runs[q.RunID]
+		run := c.holdRun(p, q.RunID)
 		if run != nil && !run.live(wall) {
 			c.dropRun(w, p, run)
 			run = nil
@@ -269,7 +272,7 @@ func (c *core) Get(ctx context.Context, project, id string) (*domain.Question, e
 		if r == nil {
 			return p.version()
 		}
-		snap = &snapshot{id, r.m.fields(), r.doc}
+		snap = &snapshot{id, r.m.fields(), c.doc(project, id, r)}
 		return r.ver
 	})
 	if err != nil {
@@ -332,7 +335,7 @@ func (c *core) List(ctx context.Context, project string, status domain.Status, l
 			wall := wallMS()
 			idx.Descend(func(it item) bool {
 				if r := p.qs[it.id]; r != nil && r.live(wall) {
-					ss = append(ss, snapshot{it.id, r.m.fields(), r.doc})
+					ss = append(ss, snapshot{it.id, r.m.fields(), c.doc(project, it.id, r)})
 				}
 				return len(ss) < limit
 			})
@@ -358,7 +361,7 @@ func (c *core) History(ctx context.Context, project, key string, limit int) ([]*
 			h, wall := p.hist[key], wallMS()
 			for i := len(h) - 1; i >= 0 && i >= len(h)-store.HistKeep && len(ss) < limit; i-- { // the newest HistKeep, as on Redis
 				if r := p.qs[h[i].id]; r != nil && r.live(wall) && r.m.Status == string(domain.StatusAnswered) {
-					ss = append(ss, snapshot{h[i].id, r.m.fields(), r.doc})
+					ss = append(ss, snapshot{h[i].id, r.m.fields(), c.doc(project, h[i].id, r)})
 				}
 			}
 		}
@@ -378,10 +381,10 @@ func (c *core) RunQuestions(ctx context.Context, project, run string) ([]*domain
 		wall := wallMS()
 		p := c.projects[project]
 		if p != nil {
-			if rr := p.runs[run]; rr != nil && rr.live(wall) {
+			if rr := c.peekRun(p, run); rr != nil && rr.live(wall) {
 				for _, id := range rr.Qs {
 					if r := p.qs[id]; r != nil && r.live(wall) {
-						ss = append(ss, snapshot{id, r.m.fields(), r.doc})
+						ss = append(ss, snapshot{id, r.m.fields(), c.doc(project, id, r)})
 					}
 				}
 			}
@@ -422,7 +425,7 @@ func (c *core) AttachCopy(_ context.Context, project, id string, t domain.Target
 		if r == nil {
 			return notFound(project, id)
 		}
-		lines := strings.Split(r.doc, "\n")
+		lines := strings.Split(c.hold(p.name, id, r), "\n")
 		found := false
 		out := []string{lines[0]}
 		for _, l := range lines[1:] {

@@ -201,6 +201,7 @@ type runrec struct {
 	FPs         fps      `json:"f,omitempty"` // fingerprint -> id ("id|until ms" once answered)
 	Qs          []string `json:"q,omitempty"` // the run's questions in creation order
 	TTL         int64    `json:"t"`
+	ver         uint64   // the last change to it (commit.go)
 }
 
 // fps maps a run's re-ask fingerprints to questions: pairs in a slice (a

@@ -19,7 +19,7 @@ func (c *core) finalize(w *batch, p *proj, id string, r *qrec, status domain.Sta
 	wall := wallMS()
 	c.unindex(p, id, r)
 	ends := takeEnds(r)
-	r.doc += "\nR" + result
+	r.doc = c.hold(p.name, id, r) + "\nR" + result
 	r.m.Status = string(status)
 	r.m.Updated = at.UnixNano()
 	r.m.Exp = ms(at) + retention.Milliseconds()
@@ -32,7 +32,7 @@ func (c *core) finalize(w *batch, p *proj, id string, r *qrec, status domain.Sta
 			c.saveIdem(w, p, r.m.Idem, id, wall+retention.Milliseconds())
 		}
 	}
-	if run := p.runs[r.m.Run]; run != nil && run.live(wall) {
+	if run := c.holdRun(p, r.m.Run); run != nil && run.live(wall) {
 		if run.Pending == id {
 			run.Pending = ""
 		}
@@ -69,12 +69,12 @@ func (c *core) close(w *batch, p *proj, id string, r *qrec, status domain.Status
 	}
 	wall := wallMS()
 	if cont := tr.ContinuationRunID; cont != "" {
-		if run := p.runs[r.m.Run]; run != nil && run.live(wall) && run.Status == string(domain.RunResumed) && r.m.Batch != "" {
+		if run := c.holdRun(p, r.m.Run); run != nil && run.live(wall) && run.Status == string(domain.RunResumed) && r.m.Batch != "" {
 			// An approval of a run another decision resumed: the run's one
 			// continuation (runReady).
 			r.m.Resumed = run.ResumedBy
 		} else if run != nil && run.live(wall) && run.Status == string(domain.RunPaused) {
-			if old := p.runs[cont]; old != nil {
+			if old := c.holdRun(p, cont); old != nil {
 				p.runTTL.Delete(item{old.TTL, cont})
 			}
 			cr := &runrec{ID: cont, Agent: run.Agent, Status: string(domain.RunRunning), ResumedFrom: run.ID,
@@ -119,7 +119,7 @@ func (c *core) runReady(p *proj, r *qrec) bool {
 }
 
 func (c *core) runState(p *proj, run string) string {
-	if r := p.runs[run]; r != nil && r.live(wallMS()) {
+	if r := c.peekRun(p, run); r != nil && r.live(wallMS()) {
 		return r.Status
 	}
 	return ""
@@ -163,7 +163,7 @@ func (c *core) Transition(ctx context.Context, project, id string, tr lifecycle.
 			f = refusal{"run_not_paused", c.runState(p, r.m.Run)}
 		default:
 			c.close(w, p, id, r, tr.To, result, domain.EventForStatus(tr.To), store.PersonJSON(tr.By), store.TransitionDetail(tr), tr, at)
-			final = snapshot{id, r.m.fields(), r.doc}
+			final = snapshot{id, r.m.fields(), c.doc(p.name, id, r)}
 		}
 		return nil
 	})
@@ -232,7 +232,7 @@ func (c *core) Vote(ctx context.Context, project, id string, v domain.Vote, requ
 			w.putQ(p.name, id, r)
 			c.wake(w, p.name, id)
 		}
-		snap = snapshot{id, r.m.fields(), r.doc}
+		snap = snapshot{id, r.m.fields(), c.doc(p.name, id, r)}
 		return nil
 	})
 	if err != nil {

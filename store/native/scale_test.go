@@ -1,0 +1,186 @@
+package native_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/lifecycle"
+	"github.com/askbridge/askbridge/store/native"
+	"github.com/google/uuid"
+)
+
+// BenchmarkScale measures the embedded store at scale, once per run
+// (-benchtime 1x): a durable store filled to NATIVE_SCALE_N records
+// (default 100,000; 15 % pending, the rest answered: one item, two options
+// with descriptions, a context line, one posted Slack copy, a run each, as
+// an agent asks through the API) reports
+//
+//   - heap-B/rec: Go heap in use per kept record, right after the fill and
+//     after a restart (what the process holds for the records);
+//
+//   - restart-s: Open of the filled data directory (load and indexes),
+//     which is what a bridge does before /readyz answers;
+//
+//   - file-B/rec: bytes of the data file per record;
+//
+//   - asks/s at 1,000 records and at N, the same run, 16 callers creating
+//     questions through the store, and their ratio (target ≥ 0.9).
+//
+//     NATIVE_SCALE_N=100000 go test ./store/native -run '^$' -bench Scale -benchtime 1x
+func BenchmarkScale(b *testing.B) {
+	n := 100000
+	if v, err := strconv.Atoi(os.Getenv("NATIVE_SCALE_N")); err == nil && v > 0 {
+		n = v
+	}
+	for range b.N {
+		scaleOnce(b, n)
+	}
+}
+
+func scaleOnce(b *testing.B, n int) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	base := heapInUse()
+	s, err := native.Open(native.Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	scaleFill(b, s, "team", 0, 1000)
+	small := askRate(b, s, "asks1k", 2000)
+	scaleFill(b, s, "team", 1000, n-1000)
+	large := askRate(b, s, "asksN", 2000)
+	kept := n + 4000 // the asks above are kept too
+	heapFill := float64(heapInUse()-base) / float64(kept)
+	file, inUse := s.DiskUsage()
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	base = heapInUse()
+	t0 := time.Now()
+	s, err = native.Open(native.Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	restart := time.Since(t0)
+	heapRestart := float64(heapInUse()-base) / float64(kept)
+	if f := os.Getenv("NATIVE_SCALE_HEAPPROFILE"); f != "" { // the heap after the restart
+		if out, err := os.Create(f); err == nil {
+			_ = pprof.WriteHeapProfile(out)
+			_ = out.Close()
+		}
+	}
+	after := askRate(b, s, "asksR", 2000)
+	runtime.KeepAlive(s)
+	_ = s.Close()
+	_ = ctx
+	b.ReportMetric(heapFill, "heap-B/rec-filled")
+	b.ReportMetric(heapRestart, "heap-B/rec-restarted")
+	b.ReportMetric(restart.Seconds(), "restart-s")
+	b.ReportMetric(float64(file)/float64(kept), "file-B/rec")
+	b.ReportMetric(small, "asks/s-1k")
+	b.ReportMetric(large, "asks/s-N")
+	b.ReportMetric(large/small, "ratio")
+	fmt.Printf("embedded store, %d records (%d%% pending): heap %.0f B/record after the fill, %.0f B/record after a restart (target ≤ 1024); "+
+		"restart (Open) %s (target ≤ 2 s at 100k, ≤ 10 s at 1M); data file %d MB (%d MB in use), %.0f B/record; "+
+		"asks/s at 1,000 records %.0f, at %d %.0f (ratio %.2f, target ≥ 0.9), after the restart %.0f\n",
+		kept, 15, heapFill, heapRestart, restart.Round(time.Millisecond), file>>20, inUse>>20, float64(file)/float64(kept),
+		small, n, large, large/small, after)
+}
+
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapInuse)
+}
+
+// scaleQuestion is a realistic question as an agent asks it through the API.
+func scaleQuestion(p string, i int) *domain.Question {
+	now := time.Now().UTC()
+	items := []domain.Item{{Question: fmt.Sprintf("Deploy build %d of api-server to production?", i), Header: "Deploy",
+		Options: []domain.Option{{Label: "Ship it", Description: "Roll out to all regions", Value: "ship"},
+			{Label: "Hold", Description: "Keep the current version", Value: "hold"}}}}
+	return &domain.Question{ID: domain.NewQuestionID(p), ProjectID: p, RunID: "run-" + uuid.NewString()[:8], AgentID: "deploy-bot",
+		AgentName: "Deploy bot", Kind: domain.KindQuestion, Status: domain.StatusPending, Questions: items,
+		Context:   "CI passed on main (commit 3f2a9c1). Canary error rate 0.02%.",
+		Targets:   []domain.Target{{Platform: "slack", Channel: "C0123ABCD"}},
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour), Fingerprint: domain.Fingerprint(items)}
+}
+
+// scaleAsk creates q, attaches its Slack copy and, when answer, answers it.
+func scaleAsk(ctx context.Context, s lifecycle.Store, q *domain.Question, answer bool) error {
+	if _, err := s.Create(ctx, q); err != nil {
+		return err
+	}
+	t := q.Targets[0]
+	t.MessageTS, t.URL = "1700000000.000100", "https://example.slack.com/archives/C0123ABCD/p1700000000000100"
+	if err := s.AttachCopy(ctx, q.ProjectID, q.ID, t); err != nil {
+		return err
+	}
+	if !answer {
+		return nil
+	}
+	a := domain.Resolve(q.Questions, [][]string{{"ship"}})
+	_, err := s.Transition(ctx, q.ProjectID, q.ID, lifecycle.Transition{To: domain.StatusAnswered, Answer: &a,
+		By: &domain.Person{Platform: "slack", ID: "U1", Name: "Alice"}, At: time.Now().UTC()})
+	return err
+}
+
+// scaleFill keeps n more records in project p, 15 % of them pending.
+func scaleFill(b *testing.B, s lifecycle.Store, p string, from, n int) {
+	ctx := context.Background()
+	sem := make(chan struct{}, 256)
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for i := from; i < from+n; i++ {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := scaleAsk(ctx, s, scaleQuestion(p, i), i%20 >= 3); err != nil {
+				failed.CompareAndSwap(nil, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// askRate is asks/s of 16 callers asking n questions in project p, each
+// created and its Slack copy attached (as an ask through the API).
+func askRate(b *testing.B, s lifecycle.Store, p string, n int) float64 {
+	ctx := context.Background()
+	var next atomic.Int64
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for range 16 {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1))
+				if i > n {
+					return
+				}
+				if err := scaleAsk(ctx, s, scaleQuestion(p, i), false); err != nil {
+					failed.CompareAndSwap(nil, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	return float64(n) / time.Since(t0).Seconds()
+}
