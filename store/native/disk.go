@@ -350,8 +350,8 @@ func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
 		return err
 	}
 	return each(bAu, func(p *proj, id string, v []byte) error {
-		if e, ok := decodeAu(evidFromKey(id), v); ok {
-			p.appendAudit(e)
+		if e, ok := decodeAuQ(evidFromKey(id), v); ok {
+			p.appendAudit(e, false)
 		}
 		return nil
 	})

@@ -93,11 +93,11 @@ type proj struct {
 	events []*evrec // events[evHead:] are the stream
 	evHead int
 	lastEv evid
-	audit  []*aurec // audit[auHead:] are the trail
+	audit  []auref // audit[auHead:] are the trail
 	auHead int
-	auBase int64              // absolute index of audit[0]
-	auByQ  map[string][]int64 // question id -> absolute indexes in audit
-	hist   map[string][]item  // history key -> exp, id of the answered questions asked that way, in order
+	auBase int64             // absolute index of audit[0]
+	auByQ  map[string]*auq   // question id -> its entries
+	hist   map[string][]item // history key -> exp, id of the answered questions asked that way, in order
 	lastAu evid
 }
 
@@ -106,7 +106,7 @@ func newProj(name string) *proj {
 		deadlines: newTree(), escal: newTree(), exp: newTree(), ttl: newTree(),
 		runs: map[string]*runrec{}, runTTL: newTree(), idem: map[string]*ttlrec{}, idemTTL: newTree(),
 		drafts: map[string]*draftrec{}, draftTTL: newTree(), dlv: map[string]*dlvrec{}, outbox: newTree(),
-		auByQ: map[string][]int64{}, hist: map[string][]item{}}
+		auByQ: map[string]*auq{}, hist: map[string][]item{}}
 }
 
 func (p *proj) status(s string) *tree {
@@ -348,8 +348,42 @@ func decodeEv(id evid, b []byte) (*evrec, bool) {
 	return e, true
 }
 
+// auref is an audit entry as kept in memory: its id and question; the
+// entry itself is read from the file (nil e) but in memory.
+type auref struct {
+	id evid
+	q  *auq
+	e  *aurec
+}
+
+// auq is a question's audit entries: absolute indexes in proj.audit.
+type auq struct {
+	q   string
+	idx []int64
+}
+
 func (e *aurec) encode() []byte {
 	return fields(nil, e.At, e.Type, e.Q, e.Run, e.By, e.Detail)
+}
+
+// decodeAuQ reads what loading needs of an audit entry: its question.
+func decodeAuQ(id evid, b []byte) (*aurec, bool) {
+	_, k := binary.Varint(b)
+	if k <= 0 {
+		return nil, false
+	}
+	b = b[k:]
+	for i := 0; i < 2; i++ { // its type, then its question
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return nil, false
+		}
+		if i == 1 {
+			return &aurec{id: id, Q: string(b[n : n+int(l)])}, true
+		}
+		b = b[n+int(l):]
+	}
+	return nil, false
 }
 
 func decodeAu(id evid, b []byte) (*aurec, bool) {
