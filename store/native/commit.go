@@ -341,7 +341,7 @@ func (c *core) rollback(bs []*batch, err error) []*batch {
 	// The epoch moves before anything committed later moves durable, so a
 	// reader that sees that commit sees the epoch too (settled).
 	c.epoch.Add(1)
-	c.projects, c.loc, c.once, c.onceTTL = map[string]*proj{}, map[string]string{}, map[string]int64{}, newTree()
+	c.projects, c.once, c.onceTTL = map[string]*proj{}, map[string]int64{}, newTree()
 	lerr := c.load(c.db)
 	// What is in memory now is all committed: nothing read from it waits.
 	c.applied, c.onceVer, c.regVer = c.durable.Load(), 0, 0

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge/domain"
 	"github.com/segmentio/encoding/json"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -265,6 +266,7 @@ func (c *core) loadQuestions(tx *bolt.Tx, projOf func(string) *proj) error {
 			c.log.Warn("skipping an unreadable question record", "project", project, "question", id, "err", err)
 			return nil
 		}
+		r.m.Status = statusName(r.m.Status)
 		p := projOf(project)
 		c.index(p, id, r)
 		p.seq = max(p.seq, r.m.Seq)
@@ -350,11 +352,22 @@ func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
 		return err
 	}
 	return each(bAu, func(p *proj, id string, v []byte) error {
-		if e, ok := decodeAuQ(evidFromKey(id), v); ok {
-			p.appendAudit(e, false)
+		if q, ok := decodeAuQ(v); ok {
+			p.appendAudit(&aurec{id: evidFromKey(id), Q: q}, false)
 		}
 		return nil
 	})
+}
+
+// statusName is s as the constant of that name, so records read back do
+// not each hold a copy of their status.
+func statusName(s string) string {
+	for _, st := range []domain.Status{domain.StatusPending, domain.StatusAnswered, domain.StatusCancelled, domain.StatusExpired} {
+		if s == string(st) {
+			return string(st)
+		}
+	}
+	return s
 }
 
 func evidFromKey(s string) evid {

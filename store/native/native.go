@@ -67,8 +67,7 @@ type core struct {
 
 	mu       sync.RWMutex
 	projects map[string]*proj
-	loc      map[string]string // question id -> project
-	once     map[string]int64  // key -> until (unix ms)
+	once     map[string]int64 // key -> until (unix ms)
 	onceTTL  *tree
 	claims   atomic.Uint64
 	leaseID  string
@@ -127,7 +126,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &core{opts: opts, log: opts.Logger, projects: map[string]*proj{}, loc: map[string]string{},
+	c := &core{opts: opts, log: opts.Logger, projects: map[string]*proj{},
 		once: map[string]int64{}, onceTTL: newTree(), hub: wakehub.New(), leaseID: newLeaseID(),
 		stopped: make(chan struct{}), pubCh: make(chan struct{})}
 	c.qcond = sync.NewCond(&c.qmu)

@@ -18,7 +18,6 @@ import (
 // index adds a record to every index that names it.
 func (c *core) index(p *proj, id string, r *qrec) {
 	p.qs[id] = r
-	c.loc[id] = p.name
 	p.all.ReplaceOrInsert(item{r.m.Seq, id})
 	p.status(r.m.Status).ReplaceOrInsert(item{r.m.Seq, id})
 	if r.m.Status == string(domain.StatusPending) {
@@ -292,16 +291,35 @@ func (p *proj) version() uint64 {
 	return p.ver
 }
 
+// locate finds the project of question id among those whose hash the id
+// carries (domain.ProjectHint), then, as a hint may mislead, among the
+// others: no index from ids to projects is kept.
+func (c *core) locate(id string, wall int64) (string, *qrec) {
+	hint, ok := domain.ProjectHint(id)
+	for _, pass := range []bool{true, false} {
+		for name, p := range c.projects {
+			if ok && (p.hash == hint) != pass {
+				continue
+			}
+			if r := p.qs[id]; r != nil && r.live(wall) {
+				return name, r
+			}
+		}
+		if !ok {
+			break
+		}
+	}
+	return "", nil
+}
+
 // Locate implements lifecycle.QuestionReader.
 func (c *core) Locate(ctx context.Context, id string) (string, error) {
 	found := ""
 	err := c.view(ctx, func() uint64 {
-		found = ""
-		if p, ok := c.loc[id]; ok {
-			if _, r := c.live(p, id, wallMS()); r != nil {
-				found = p
-				return r.ver
-			}
+		var r *qrec
+		found, r = c.locate(id, wallMS())
+		if r != nil {
+			return r.ver
 		}
 		return c.applied
 	})

@@ -49,7 +49,7 @@ func BenchmarkScale(b *testing.B) {
 func scaleOnce(b *testing.B, n int) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	base := heapInUse()
+	base, baseLive := heapInUse(), liveHeap()
 	s, err := native.Open(native.Options{Dir: dir})
 	if err != nil {
 		b.Fatal(err)
@@ -60,18 +60,27 @@ func scaleOnce(b *testing.B, n int) {
 	large := askRate(b, s, "asksN", 2000)
 	kept := n + 4000 // the asks above are kept too
 	heapFill := float64(heapInUse()-base) / float64(kept)
+	liveFill := float64(liveHeap()-baseLive) / float64(kept)
 	file, inUse := s.DiskUsage()
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
-	base = heapInUse()
+	base, baseLive = heapInUse(), liveHeap()
+	if f := os.Getenv("NATIVE_SCALE_CPUPROFILE"); f != "" { // the restart
+		if out, err := os.Create(f); err == nil {
+			_ = pprof.StartCPUProfile(out)
+			defer out.Close()
+		}
+	}
 	t0 := time.Now()
 	s, err = native.Open(native.Options{Dir: dir})
 	if err != nil {
 		b.Fatal(err)
 	}
 	restart := time.Since(t0)
+	pprof.StopCPUProfile()
 	heapRestart := float64(heapInUse()-base) / float64(kept)
+	liveRestart := float64(liveHeap()-baseLive) / float64(kept)
 	if f := os.Getenv("NATIVE_SCALE_HEAPPROFILE"); f != "" { // the heap after the restart
 		if out, err := os.Create(f); err == nil {
 			_ = pprof.WriteHeapProfile(out)
@@ -84,24 +93,35 @@ func scaleOnce(b *testing.B, n int) {
 	_ = ctx
 	b.ReportMetric(heapFill, "heap-B/rec-filled")
 	b.ReportMetric(heapRestart, "heap-B/rec-restarted")
+	b.ReportMetric(liveFill, "live-B/rec-filled")
+	b.ReportMetric(liveRestart, "live-B/rec-restarted")
 	b.ReportMetric(restart.Seconds(), "restart-s")
 	b.ReportMetric(float64(file)/float64(kept), "file-B/rec")
 	b.ReportMetric(small, "asks/s-1k")
 	b.ReportMetric(large, "asks/s-N")
 	b.ReportMetric(large/small, "ratio")
-	fmt.Printf("embedded store, %d records (%d%% pending): heap %.0f B/record after the fill, %.0f B/record after a restart (target ≤ 1024); "+
+	fmt.Printf("embedded store, %d records (%d%% pending): heap in use %.0f B/record after the fill, %.0f B/record after a restart (target ≤ 1024; live objects %.0f and %.0f B/record); "+
 		"restart (Open) %s (target ≤ 2 s at 100k, ≤ 10 s at 1M); data file %d MB (%d MB in use), %.0f B/record; "+
 		"asks/s at 1,000 records %.0f, at %d %.0f (ratio %.2f, target ≥ 0.9), after the restart %.0f\n",
-		kept, 15, heapFill, heapRestart, restart.Round(time.Millisecond), file>>20, inUse>>20, float64(file)/float64(kept),
+		kept, 15, heapFill, heapRestart, liveFill, liveRestart, restart.Round(time.Millisecond), file>>20, inUse>>20, float64(file)/float64(kept),
 		small, n, large, large/small, after)
 }
 
+// heapInUse is the Go heap in use (spans holding live objects), after a
+// collection; liveHeap the bytes of live objects alone.
 func heapInUse() int64 {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapInuse)
+}
+
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
 
 // scaleQuestion is a realistic question as an agent asks it through the API.

@@ -66,7 +66,8 @@ func upTo(t *tree, k int64, f func(item) bool) {
 // proj is everything kept of one project.
 type proj struct {
 	name       string
-	registered bool // listed by Projects (it asked a question or paused a run)
+	hash       uint32 // domain.ProjectHash(name), what question ids carry (locate)
+	registered bool   // listed by Projects (it asked a question or paused a run)
 	seq        int64
 	ver        uint64 // the last change to anything of the project (commit.go)
 
@@ -102,7 +103,7 @@ type proj struct {
 }
 
 func newProj(name string) *proj {
-	return &proj{name: name, qs: map[string]*qrec{}, all: newTree(), byStatus: map[string]*tree{},
+	return &proj{name: name, hash: domain.ProjectHash(name), qs: map[string]*qrec{}, all: newTree(), byStatus: map[string]*tree{},
 		deadlines: newTree(), escal: newTree(), exp: newTree(), ttl: newTree(),
 		runs: map[string]*runrec{}, runTTL: newTree(), idem: map[string]*ttlrec{}, idemTTL: newTree(),
 		drafts: map[string]*draftrec{}, draftTTL: newTree(), dlv: map[string]*dlvrec{}, outbox: newTree(),
@@ -367,23 +368,23 @@ func (e *aurec) encode() []byte {
 }
 
 // decodeAuQ reads what loading needs of an audit entry: its question.
-func decodeAuQ(id evid, b []byte) (*aurec, bool) {
+func decodeAuQ(b []byte) (string, bool) {
 	_, k := binary.Varint(b)
 	if k <= 0 {
-		return nil, false
+		return "", false
 	}
 	b = b[k:]
 	for i := 0; i < 2; i++ { // its type, then its question
 		l, n := binary.Uvarint(b)
 		if n <= 0 || uint64(len(b)-n) < l {
-			return nil, false
+			return "", false
 		}
 		if i == 1 {
-			return &aurec{id: id, Q: string(b[n : n+int(l)])}, true
+			return string(b[n : n+int(l)]), true
 		}
 		b = b[n+int(l):]
 	}
-	return nil, false
+	return "", false
 }
 
 func decodeAu(id evid, b []byte) (*aurec, bool) {

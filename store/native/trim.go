@@ -82,9 +82,6 @@ func (c *core) dropQuestion(w *batch, p *proj, id string) {
 	}
 	c.unindex(p, id, r)
 	delete(p.qs, id)
-	if c.loc[id] == p.name {
-		delete(c.loc, id)
-	}
 	c.dropDrafts(w, p, id)
 	if run := c.holdRun(p, r.m.Run); run != nil {
 		for i, q := range run.Qs {
