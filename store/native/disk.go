@@ -253,6 +253,15 @@ func (c *core) load(db *bolt.DB) error {
 		for _, h := range p.hist {
 			slices.SortFunc(h, cmpItem)
 		}
+		// A question's audit entries name it with the string its record
+		// is kept under, not a copy of their own.
+		for id := range p.qs {
+			if q := p.auByQ[id]; q != nil {
+				delete(p.auByQ, id)
+				q.q = id
+				p.auByQ[id] = q
+			}
+		}
 	}
 	return err
 }

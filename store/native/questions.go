@@ -207,7 +207,10 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 		p.seq++
 		r := &qrec{doc: doc, m: qmeta{Seq: p.seq, Status: string(domain.StatusPending), Run: q.RunID, FP: q.Fingerprint,
 			Updated: now.UnixNano(), Deadline: ms(q.ExpiresAt), TTL: until, Idem: idem,
-			Hist: domain.HistoryKey(q.AgentID, q.Questions), Batch: batch}}
+			Hist: domain.HistoryKey(q.AgentID, q.Questions)}}
+		if batch != "" {
+			r.m.x().Batch = batch
+		}
 		if len(q.Escalation) > 0 {
 			r.m.EscNext = ms(q.CreatedAt.Add(time.Duration(q.Escalation[0].After)))
 		}

@@ -41,6 +41,9 @@ func BenchmarkScale(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("NATIVE_SCALE_N")); err == nil && v > 0 {
 		n = v
 	}
+	if os.Getenv("NATIVE_SCALE_HEAPPROFILE") != "" {
+		runtime.MemProfileRate = 1024
+	}
 	for range b.N {
 		scaleOnce(b, n)
 	}

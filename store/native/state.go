@@ -135,7 +135,6 @@ type qmeta struct {
 	FP       string `json:"f,omitempty"`
 	Read     bool   `json:"rd,omitempty"`
 	Updated  int64  `json:"u"` // unix ns
-	Resumed  string `json:"rr,omitempty"`
 	Esc      int    `json:"el,omitempty"`
 	Deadline int64  `json:"x"`            // ms
 	EscNext  int64  `json:"en,omitempty"` // ms, 0: none
@@ -143,13 +142,41 @@ type qmeta struct {
 	TTL      int64  `json:"t"`            // wall-clock ms when it goes
 	Idem     string `json:"i,omitempty"`  // its idempotency key's name
 	Hist     string `json:"h,omitempty"`  // its history key (domain.HistoryKey)
-	Batch    string `json:"b,omitempty"`  // an approval's batch id
-	Votes    []vrec `json:"v,omitempty"`
-	VSeq     int    `json:"vs,omitempty"`
+
+	// What few questions have, apart (nil when none), so every record in
+	// memory is the smaller; its fields are the record's on disk.
+	*Extra
+}
+
+// Extra is what few questions have: a continuation, a batch, votes, and
+// deliveries to queue when it ends.
+type Extra struct {
+	Resumed string `json:"rr,omitempty"`
+	Batch   string `json:"b,omitempty"` // an approval's batch id
+	Votes   []vrec `json:"v,omitempty"`
+	VSeq    int    `json:"vs,omitempty"`
 
 	// End are the deliveries to queue when it ends (onend.go).
 	End []onEnd `json:"oe,omitempty"`
 }
+
+// x is m's Extra, made when it has none (to set a field).
+func (m *qmeta) x() *Extra {
+	if m.Extra == nil {
+		m.Extra = &Extra{}
+	}
+	return m.Extra
+}
+
+// extra is m's Extra, or an empty one (to read).
+func (m *qmeta) extra() *Extra {
+	if m.Extra == nil {
+		return &noExtra
+	}
+	return m.Extra
+}
+
+var noExtra Extra
 
 type vrec struct {
 	P string `json:"p"` // platform:id
@@ -165,13 +192,14 @@ func (m *qmeta) fields() map[string]string {
 	if m.Read {
 		h["read"] = "1"
 	}
-	if m.Resumed != "" {
-		h["resumed_run_id"] = m.Resumed
+	x := m.extra()
+	if x.Resumed != "" {
+		h["resumed_run_id"] = x.Resumed
 	}
-	if m.Batch != "" {
-		h["b"] = m.Batch
+	if x.Batch != "" {
+		h["b"] = x.Batch
 	}
-	for _, v := range m.Votes {
+	for _, v := range x.Votes {
 		h["vote:"+v.P], h["vlabel:"+v.P], h["vorder:"+v.P] = v.V, v.L, strconv.Itoa(v.O)
 	}
 	return h
