@@ -1,6 +1,8 @@
 package native
 
 import (
+	"time"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -50,4 +52,11 @@ func (s *Store) Queued() int {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	return len(s.queue)
+}
+
+// WriteStats is what the database wrote so far: commits, pages written
+// and time spent writing them (sync included).
+func (s *Store) WriteStats() (commits, pages int64, took time.Duration) {
+	st := s.db.Stats().TxStats
+	return int64(s.db.Stats().TxN), st.GetWrite(), st.GetWriteTime()
 }

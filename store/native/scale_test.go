@@ -60,7 +60,14 @@ func scaleOnce(b *testing.B, n int) {
 	scaleFill(b, s, "team", 0, 1000)
 	small := askRate(b, s, "asks1k", 2000)
 	scaleFill(b, s, "team", 1000, n-1000)
+	if f := os.Getenv("NATIVE_SCALE_ASKPROFILE"); f != "" { // asks right after the fill
+		if out, err := os.Create(f); err == nil {
+			_ = pprof.StartCPUProfile(out)
+			defer out.Close()
+		}
+	}
 	large := askRate(b, s, "asksN", 2000)
+	pprof.StopCPUProfile()
 	kept := n + 4000 // the asks above are kept too
 	heapFill := float64(heapInUse()-base) / float64(kept)
 	liveFill := float64(liveHeap()-baseLive) / float64(kept)
@@ -182,8 +189,15 @@ func scaleFill(b *testing.B, s lifecycle.Store, p string, from, n int) {
 
 // askRate is asks/s of 16 callers asking n questions in project p, each
 // created and its Slack copy attached (as an ask through the API).
-func askRate(b *testing.B, s lifecycle.Store, p string, n int) float64 {
+func askRate(b *testing.B, s *native.Store, p string, n int) float64 {
 	ctx := context.Background()
+	c0, w0, t0w := s.WriteStats()
+	defer func() {
+		c1, w1, t1w := s.WriteStats()
+		if os.Getenv("NATIVE_SCALE_VERBOSE") != "" {
+			fmt.Printf("  %s: %d commits, %.1f pages written per commit, %s writing each\n", p, c1-c0, float64(w1-w0)/float64(c1-c0), (t1w-t0w)/time.Duration(c1-c0))
+		}
+	}()
 	var next atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
