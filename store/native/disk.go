@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -295,12 +296,9 @@ func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
 		})
 	}
 	if err := each(bRun, func(p *proj, id string, v []byte) error {
-		var r struct {
-			TTL int64 `json:"t"`
-		}
-		if json.Unmarshal(v, &r) == nil {
+		if ttl, ok := runTTL(v); ok {
 			p.runs[id] = nil // in the file (holdRun)
-			p.runTTL.ReplaceOrInsert(item{r.TTL, id})
+			p.runTTL.ReplaceOrInsert(item{ttl, id})
 		}
 		return nil
 	}); err != nil {
@@ -366,6 +364,23 @@ func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
 		}
 		return nil
 	})
+}
+
+// runTTL reads a run record's lifetime: its last field (runrec.TTL), else
+// the whole record.
+func runTTL(v []byte) (int64, bool) {
+	if i := bytes.LastIndex(v, []byte(`,"t":`)); i >= 0 && len(v) > 0 && v[len(v)-1] == '}' {
+		if n, err := strconv.ParseInt(string(v[i+5:len(v)-1]), 10, 64); err == nil {
+			return n, true
+		}
+	}
+	var r struct {
+		TTL int64 `json:"t"`
+	}
+	if json.Unmarshal(v, &r) != nil {
+		return 0, false
+	}
+	return r.TTL, true
 }
 
 // statusName is s as the constant of that name, so records read back do
