@@ -8,7 +8,8 @@ import "github.com/redis/go-redis/v9"
 // hash tag ({project}), so the scripts run on Redis Cluster too.
 //
 // Keys under base = "<prefix>:{<project>}:" (the layout is chosen for memory:
-// a pending question costs ~1.9 KB in all, BENCHMARKS.md (d)):
+// a pending question costs ~1.7 KB in all, BENCHMARKS.md (d) and
+// BenchmarkPendingBytes):
 //   d:<id>          string the question's immutable part: one line of JSON, then one
 //                         line of JSON per posted copy, and once final "R" + the result
 //                         JSON (record.go)

@@ -60,3 +60,26 @@ func (s *Store) WriteStats() (commits, pages int64, took time.Duration) {
 	st := s.db.Stats().TxStats
 	return int64(s.db.Stats().TxN), st.GetWrite(), st.GetWriteTime()
 }
+
+// InMemory counts the questions whose doc and the runs whose record are
+// held in memory (the rest are read from the file), once every change is
+// committed and released.
+func (s *Store) InMemory() (docs, runs int) {
+	_ = s.Sync()
+	_ = s.Sync() // the second change releases what the first committed
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, p := range s.projects {
+		for _, r := range p.qs {
+			if r.doc != "" {
+				docs++
+			}
+		}
+		for _, r := range p.runs {
+			if r != nil {
+				runs++
+			}
+		}
+	}
+	return docs, runs
+}
