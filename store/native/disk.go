@@ -245,7 +245,11 @@ func (c *core) load(db *bolt.DB) error {
 	errs := make(chan error, 1)
 	c.loading = true
 	go func() {
-		errs <- db.View(func(tx *bolt.Tx) error { return c.loadQuestions(tx, projOf) })
+		c.staged = stage{}
+		err := db.View(func(tx *bolt.Tx) error { return c.loadQuestions(tx, projOf) })
+		c.staged.build()
+		c.staged = nil
+		errs <- err
 	}()
 	err := db.View(func(tx *bolt.Tx) error { return c.loadRest(tx, projOf) })
 	err = errors.Join(err, <-errs)
@@ -295,15 +299,17 @@ func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
 			return f(projOf(project), id, v)
 		})
 	}
+	runs := stage{}
 	if err := each(bRun, func(p *proj, id string, v []byte) error {
 		if ttl, ok := runTTL(v); ok {
 			p.runs[id] = nil // in the file (holdRun)
-			p.runTTL.ReplaceOrInsert(item{ttl, id})
+			runs.insert(p.runTTL, item{ttl, id})
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
+	runs.build()
 	if err := each(bIdem, func(p *proj, id string, v []byte) error {
 		r := &ttlrec{}
 		if json.Unmarshal(v, r) == nil {

@@ -71,7 +71,8 @@ type core struct {
 	onceTTL  *tree
 	claims   atomic.Uint64
 	leaseID  string
-	loading  bool // the state is being read back (load): indexes sorted after
+	loading  bool  // the state is being read back (load): indexes sorted after
+	staged   stage // while loading, the questions' index entries (index), built after
 
 	hub *wakehub.Hub // in-process watchers: one process, so no pub/sub
 

@@ -18,18 +18,18 @@ import (
 // index adds a record to every index that names it.
 func (c *core) index(p *proj, id string, r *qrec) {
 	p.qs[id] = r
-	p.all.ReplaceOrInsert(item{r.m.Seq, id})
-	p.status(r.m.Status).ReplaceOrInsert(item{r.m.Seq, id})
+	c.staged.insert(p.all, item{r.m.Seq, id})
+	c.staged.insert(p.status(r.m.Status), item{r.m.Seq, id})
 	if r.m.Status == string(domain.StatusPending) {
-		p.deadlines.ReplaceOrInsert(item{r.m.Deadline, id})
+		c.staged.insert(p.deadlines, item{r.m.Deadline, id})
 		if r.m.EscNext > 0 {
-			p.escal.ReplaceOrInsert(item{r.m.EscNext, id})
+			c.staged.insert(p.escal, item{r.m.EscNext, id})
 		}
 	}
 	if r.m.Exp > 0 {
-		p.exp.ReplaceOrInsert(item{r.m.Exp, id})
+		c.staged.insert(p.exp, item{r.m.Exp, id})
 	}
-	p.ttl.ReplaceOrInsert(item{r.m.TTL, id})
+	c.staged.insert(p.ttl, item{r.m.TTL, id})
 	if r.m.Hist != "" && r.m.Status == string(domain.StatusAnswered) {
 		p.hist[r.m.Hist] = histAdd(p.hist[r.m.Hist], item{r.m.Exp, id}, c.loading)
 	}

@@ -57,6 +57,35 @@ type tree = btree.BTreeG[item]
 
 func newTree() *tree { return btree.NewG(16, lessItem) }
 
+// stage holds index entries read at start, to build each tree at once
+// (build); a nil stage inserts at once.
+type stage map[*tree][]item
+
+func (s stage) insert(t *tree, it item) {
+	if s == nil {
+		t.ReplaceOrInsert(it)
+		return
+	}
+	s[t] = append(s[t], it)
+}
+
+// build inserts the entries in order, every other one first, then the
+// rest: each insertion lands beside the previous one (no cache misses), and
+// the nodes the first pass leaves half full (a B-tree split in the middle)
+// are filled by the second, so the trees take less memory than entries
+// inserted in any order and less time.
+func (s stage) build() {
+	for t, items := range s {
+		slices.SortFunc(items, cmpItem)
+		for _, from := range []int{0, 1} {
+			for i := from; i < len(items); i += 2 {
+				t.ReplaceOrInsert(items[i])
+			}
+		}
+		delete(s, t)
+	}
+}
+
 // upTo calls f with the entries whose key is at most k, smallest first,
 // until f returns false.
 func upTo(t *tree, k int64, f func(item) bool) {
