@@ -23,7 +23,8 @@ func (s *Store) Run(ctx context.Context, project, id string) (*domain.Run, error
 	if len(h) == 0 || h["status"] == "" {
 		return nil, domain.Errorf(domain.ENotFound, "no run %s in project %s", id, project)
 	}
-	r := &domain.Run{ID: h["id"], ProjectID: project, AgentID: h["agent_id"], Status: domain.RunStatus(h["status"]),
+	// The run's id is its key's (earlier releases also kept it as a field).
+	r := &domain.Run{ID: id, ProjectID: project, AgentID: h["agent_id"], Status: domain.RunStatus(h["status"]),
 		ResumedFrom: h["resumed_from"], ResumedBy: h["resumed_by"]}
 	r.CreatedAt = parseStamp(h["created_at"])
 	r.UpdatedAt = parseStamp(h["updated_at"])

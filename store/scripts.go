@@ -8,12 +8,13 @@ import "github.com/redis/go-redis/v9"
 // hash tag ({project}), so the scripts run on Redis Cluster too.
 //
 // Keys under base = "<prefix>:{<project>}:" (the layout is chosen for memory:
-// a pending question costs ~1.9 KB in all, BENCHMARKS.md (d)):
+// a pending question costs ~1.7 KB in all, BENCHMARKS.md (d) and
+// BenchmarkPendingBytes):
 //   d:<id>          string the question's immutable part: one line of JSON, then one
 //                         line of JSON per posted copy, and once final "R" + the result
 //                         JSON (record.go)
 //   q:<id>          hash  status, run, fp, seq, read, updated_at,
-//                         resumed_run_id, esc_level, h (history key), vote:<person> (JSON), vlabel:<person>,
+//                         resumed_run_id, esc_level (absent: 0), h (history key), vote:<person> (JSON), vlabel:<person>,
 //                         vorder:<person> (vote sequence; a changed vote moves last), vseq,
 //                         oe ("1" while end:<id> holds deliveries), b (an approval's batch id)
 //                         — short fields only, so Redis keeps it as a listpack
@@ -23,7 +24,7 @@ import "github.com/redis/go-redis/v9"
 //   deadlines       zset  expires_at ms -> id of pending questions (also the list of
 //                         pending questions: no index of its own)
 //   escal           zset  next escalation step ms -> id of pending questions
-//   run:<run>       hash  id, agent_id, status, resumed_from, resumed_by, pending (its pending
+//   run:<run>       hash  agent_id, status, resumed_from, resumed_by, pending (its pending
 //                         question), created_at, updated_at, np (pending approvals),
 //                         bt, bt_at (the latest batch of approvals, when it last grew, ms),
 //                         fp:<fingerprint> -> question id ("id|until ms" once answered;
@@ -236,7 +237,7 @@ local function close(qk, id, status, result, evtype, by, detail, cont, dlv, run,
     made = rby
   elseif cont ~= '' and runst == 'paused' then
     local ck = C.base .. 'run:' .. cont
-    redis.call('HSET', ck, 'id', cont, 'agent_id', redis.call('HGET', rk, 'agent_id') or '', 'status', 'running',
+    redis.call('HSET', ck, 'agent_id', redis.call('HGET', rk, 'agent_id') or '', 'status', 'running',
       'resumed_from', run, 'created_at', C.nowstr, 'updated_at', C.nowstr)
     redis.call('PEXPIRE', ck, C.retention)
     redis.call('HSET', rk, 'status', 'resumed', 'resumed_by', cont, 'updated_at', C.nowstr)
@@ -307,7 +308,7 @@ if not approval then
   end
 end
 if redis.call('EXISTS', rk) == 0 then
-  redis.call('HSET', rk, 'id', run, 'agent_id', agent, 'status', 'running', 'created_at', C.nowstr, 'updated_at', C.nowstr)
+  redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', C.nowstr, 'updated_at', C.nowstr)
 end
 local batch = ''
 if approval then
@@ -327,7 +328,7 @@ local seq = redis.call('INCR', base .. 'seq')
 -- The immutable part lives in its own string key, so the hash keeps only
 -- short fields and Redis stores it compactly (listpack).
 redis.call('SET', base .. 'd:' .. id, doc, 'PX', ttl)
-redis.call('HSET', KEYS[1], 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq, 'updated_at', C.nowstr, 'esc_level', 0)
+redis.call('HSET', KEYS[1], 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq, 'updated_at', C.nowstr)
 if batch ~= '' then redis.call('HSET', KEYS[1], 'b', batch) end
 redis.call('ZADD', base .. 'all', seq, id)
 redis.call('HSET', rk, 'q:' .. seq, id)
@@ -463,7 +464,7 @@ local st = redis.call('HGET', KEYS[1], 'status')
 if st == 'resumed' then return {'resumed', redis.call('HGET', KEYS[1], 'resumed_by') or ''} end
 if st == 'paused' then return {'already', ''} end
 if not st then
-  redis.call('HSET', KEYS[1], 'id', run, 'agent_id', agent, 'created_at', C.nowstr)
+  redis.call('HSET', KEYS[1], 'agent_id', agent, 'created_at', C.nowstr)
 end
 redis.call('HSET', KEYS[1], 'status', 'paused', 'updated_at', C.nowstr)
 if (redis.call('HEXISTS', KEYS[1], 'pending') == 0 and tonumber(redis.call('HGET', KEYS[1], 'np') or '0') <= 0)

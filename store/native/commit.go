@@ -22,6 +22,7 @@ import (
 // batch is the changes of one operation, written in the order made. The
 // operation's wake-ups (after) run once they are committed.
 type batch struct {
+	c       *core
 	durable bool
 	ops     []op
 	after   []func()
@@ -30,6 +31,7 @@ type batch struct {
 	ver     uint64   // its number (apply)
 	projs   []string // the projects it touched
 	recs    []*qrec  // the questions it wrote
+	runs    []runRef // the runs it wrote
 	once    bool     // it touched the Once keys
 	reg     bool     // it registered a project
 }
@@ -91,6 +93,7 @@ func (w *batch) putJSON(b []byte, k []byte, v any) {
 
 func (w *batch) putQ(project, id string, r *qrec) {
 	if w.durable {
+		w.c.hold(project, id, r)
 		w.put(bQ, key(project, id), r.encode())
 		w.recs = append(w.recs, r)
 	}
@@ -126,8 +129,9 @@ func (c *core) Sync() error {
 
 func (c *core) apply(fn func(w *batch) error, wait bool) error {
 	for {
-		w := &batch{durable: c.db != nil}
+		w := &batch{c: c, durable: c.db != nil}
 		c.mu.Lock()
+		c.release()
 		if p := c.failed.Load(); p != nil {
 			c.mu.Unlock()
 			return &unavailable{cause: *p}
@@ -183,6 +187,9 @@ func (c *core) stamp(w *batch) {
 	}
 	for _, r := range w.recs {
 		r.ver = w.ver
+	}
+	for _, r := range w.runs {
+		r.r.ver = w.ver
 	}
 	if w.once {
 		c.onceVer = w.ver
@@ -292,6 +299,12 @@ func (c *core) writer() {
 		}
 		c.qmu.Lock()
 		c.queuedAt = time.Time{}
+		if err == nil {
+			for _, w := range bs {
+				c.cold = append(c.cold, w.recs...)
+				c.coldRuns = append(c.coldRuns, w.runs...)
+			}
+		}
 		c.qmu.Unlock()
 		for _, w := range bs {
 			w.done <- err
@@ -328,7 +341,7 @@ func (c *core) rollback(bs []*batch, err error) []*batch {
 	// The epoch moves before anything committed later moves durable, so a
 	// reader that sees that commit sees the epoch too (settled).
 	c.epoch.Add(1)
-	c.projects, c.loc, c.once, c.onceTTL = map[string]*proj{}, map[string]string{}, map[string]int64{}, newTree()
+	c.projects, c.once, c.onceTTL = map[string]*proj{}, map[string]int64{}, newTree()
 	lerr := c.load(c.db)
 	// What is in memory now is all committed: nothing read from it waits.
 	c.applied, c.onceVer, c.regVer = c.durable.Load(), 0, 0
@@ -373,4 +386,107 @@ func (c *core) closeDisk() error {
 	c.writerWG.Wait()
 	removePID(c.opts.Dir)
 	return c.db.Close()
+}
+
+// A question's doc (its immutable part, copies and result: most of its
+// bytes) is kept in memory only while a change to it is not committed;
+// once committed it is read from the file when asked for, so the heap
+// holds a record's indexes and short fields, not the record. In memory
+// (no file) every doc stays.
+
+// doc is r's doc: in memory while a change to it waits for its commit,
+// else read from the file, where the committed record is the one in
+// memory (release drops a doc only once its last change is committed,
+// and every change holds it again first). Under the lock.
+func (c *core) doc(project, id string, r *qrec) string {
+	if r.doc != "" || c.db == nil {
+		return r.doc
+	}
+	var doc string
+	_ = c.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bQ).Get(key(project, id)); v != nil {
+			if i := bytes.IndexByte(v, '\n'); i >= 0 {
+				doc = string(v[i+1:])
+			}
+		}
+		return nil
+	})
+	return doc
+}
+
+// hold keeps r's doc in memory for a change about to be made to r (under
+// the write lock) and returns it.
+func (c *core) hold(project, id string, r *qrec) string {
+	if r.doc == "" && c.db != nil {
+		r.doc = c.doc(project, id, r)
+		c.qmu.Lock()
+		c.cold = append(c.cold, r) // released by the next change when that one is not made
+		c.qmu.Unlock()
+	}
+	return r.doc
+}
+
+// release drops the docs of the records whose last change is committed
+// (under the write lock): what the writer committed since the last call.
+func (c *core) release() {
+	c.qmu.Lock()
+	rs, runs := c.cold, c.coldRuns
+	c.cold, c.coldRuns = nil, nil
+	c.qmu.Unlock()
+	d := c.durable.Load()
+	for _, r := range rs {
+		if r.ver <= d {
+			r.doc = ""
+		}
+	}
+	for _, r := range runs {
+		if r.r.ver <= d && r.p.runs[r.r.ID] == r.r {
+			r.p.runs[r.r.ID] = nil
+		}
+	}
+}
+
+// Runs are kept alike: p.runs names every run, and holds the record only
+// while a change to it waits for its commit (nil: in the file).
+type runRef struct {
+	p *proj
+	r *runrec
+}
+
+// peekRun is the run id of p (nil for none), read from the file when it
+// is not in memory; under the lock, for reading.
+func (c *core) peekRun(p *proj, id string) *runrec {
+	r, ok := p.runs[id]
+	if !ok || r != nil || c.db == nil {
+		return r
+	}
+	_ = c.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bRun).Get(key(p.name, id)); v != nil {
+			r = &runrec{}
+			if stdjson.Unmarshal(v, r) != nil {
+				r = nil
+			}
+		}
+		return nil
+	})
+	if r != nil {
+		r.ID = id
+	}
+	return r
+}
+
+// holdRun is peekRun for a change about to be made (under the write
+// lock): the run stays in memory until that change is committed.
+func (c *core) holdRun(p *proj, id string) *runrec {
+	r, ok := p.runs[id]
+	if !ok || r != nil || c.db == nil {
+		return r
+	}
+	if r = c.peekRun(p, id); r != nil {
+		p.runs[id] = r
+		c.qmu.Lock()
+		c.coldRuns = append(c.coldRuns, runRef{p, r}) // released by the next change when that one is not made
+		c.qmu.Unlock()
+	}
+	return r
 }

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge/domain"
 	"github.com/segmentio/encoding/json"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -243,7 +245,11 @@ func (c *core) load(db *bolt.DB) error {
 	errs := make(chan error, 1)
 	c.loading = true
 	go func() {
-		errs <- db.View(func(tx *bolt.Tx) error { return c.loadQuestions(tx, projOf) })
+		c.staged = stage{}
+		err := db.View(func(tx *bolt.Tx) error { return c.loadQuestions(tx, projOf) })
+		c.staged.build()
+		c.staged = nil
+		errs <- err
 	}()
 	err := db.View(func(tx *bolt.Tx) error { return c.loadRest(tx, projOf) })
 	err = errors.Join(err, <-errs)
@@ -252,6 +258,15 @@ func (c *core) load(db *bolt.DB) error {
 		for _, h := range p.hist {
 			slices.SortFunc(h, cmpItem)
 		}
+		// A question's audit entries name it with the string its record
+		// is kept under, not a copy of their own.
+		for id := range p.qs {
+			if q := p.auByQ[id]; q != nil {
+				delete(p.auByQ, id)
+				q.q = id
+				p.auByQ[id] = q
+			}
+		}
 	}
 	return err
 }
@@ -259,12 +274,13 @@ func (c *core) load(db *bolt.DB) error {
 func (c *core) loadQuestions(tx *bolt.Tx, projOf func(string) *proj) error {
 	return tx.Bucket(bQ).ForEach(func(k, v []byte) error {
 		project, id := splitKey(k)
-		line, doc, _ := bytes.Cut(v, []byte{'\n'})
-		r := &qrec{doc: string(doc)}
+		line, _, _ := bytes.Cut(v, []byte{'\n'})
+		r := &qrec{} // its doc stays in the file (c.doc)
 		if err := json.Unmarshal(line, &r.m); err != nil {
 			c.log.Warn("skipping an unreadable question record", "project", project, "question", id, "err", err)
 			return nil
 		}
+		r.m.Status = statusName(r.m.Status)
 		p := projOf(project)
 		c.index(p, id, r)
 		p.seq = max(p.seq, r.m.Seq)
@@ -283,16 +299,17 @@ func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
 			return f(projOf(project), id, v)
 		})
 	}
+	runs := stage{}
 	if err := each(bRun, func(p *proj, id string, v []byte) error {
-		r := &runrec{}
-		if json.Unmarshal(v, r) == nil {
-			p.runs[id] = r
-			p.runTTL.ReplaceOrInsert(item{r.TTL, id})
+		if ttl, ok := runTTL(v); ok {
+			p.runs[id] = nil // in the file (holdRun)
+			runs.insert(p.runTTL, item{ttl, id})
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
+	runs.build()
 	if err := each(bIdem, func(p *proj, id string, v []byte) error {
 		r := &ttlrec{}
 		if json.Unmarshal(v, r) == nil {
@@ -348,11 +365,39 @@ func (c *core) loadRest(tx *bolt.Tx, projOf func(string) *proj) error {
 		return err
 	}
 	return each(bAu, func(p *proj, id string, v []byte) error {
-		if e, ok := decodeAu(evidFromKey(id), v); ok {
-			p.appendAudit(e)
+		if q, ok := decodeAuQ(v); ok {
+			p.appendAudit(&aurec{id: evidFromKey(id), Q: q}, false)
 		}
 		return nil
 	})
+}
+
+// runTTL reads a run record's lifetime: its last field (runrec.TTL), else
+// the whole record.
+func runTTL(v []byte) (int64, bool) {
+	if i := bytes.LastIndex(v, []byte(`,"t":`)); i >= 0 && len(v) > 0 && v[len(v)-1] == '}' {
+		if n, err := strconv.ParseInt(string(v[i+5:len(v)-1]), 10, 64); err == nil {
+			return n, true
+		}
+	}
+	var r struct {
+		TTL int64 `json:"t"`
+	}
+	if json.Unmarshal(v, &r) != nil {
+		return 0, false
+	}
+	return r.TTL, true
+}
+
+// statusName is s as the constant of that name, so records read back do
+// not each hold a copy of their status.
+func statusName(s string) string {
+	for _, st := range []domain.Status{domain.StatusPending, domain.StatusAnswered, domain.StatusCancelled, domain.StatusExpired} {
+		if s == string(st) {
+			return string(st)
+		}
+	}
+	return s
 }
 
 func evidFromKey(s string) evid {

@@ -11,6 +11,12 @@
 // reader sees a change before it is committed, and a commit that fails
 // takes back every change not committed (commit.go). The indexes are
 // rebuilt from the file at start, once the file is verified (verify.go).
+// With a data directory, memory holds what finds a question (indexes,
+// status, times, run, fingerprint); its doc (text, options, copies,
+// result), its run's record and its audit entries are read from the file
+// when asked for, and held in memory only while a change to them waits
+// for its commit (commit.go: doc, holdRun, release), so the heap grows by
+// about 1 KB per kept question, not by the question.
 //
 // It keeps a question exactly as package store does on Redis (the same
 // record codec: store.EncodeDoc, store.DecodeRecord), so both read back

@@ -1,6 +1,8 @@
 package native
 
 import (
+	"time"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -50,4 +52,34 @@ func (s *Store) Queued() int {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	return len(s.queue)
+}
+
+// WriteStats is what the database wrote so far: commits, pages written
+// and time spent writing them (sync included).
+func (s *Store) WriteStats() (commits, pages int64, took time.Duration) {
+	st := s.db.Stats().TxStats
+	return int64(s.db.Stats().TxN), st.GetWrite(), st.GetWriteTime()
+}
+
+// InMemory counts the questions whose doc and the runs whose record are
+// held in memory (the rest are read from the file), once every change is
+// committed and released.
+func (s *Store) InMemory() (docs, runs int) {
+	_ = s.Sync()
+	_ = s.Sync() // the second change releases what the first committed
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, p := range s.projects {
+		for _, r := range p.qs {
+			if r.doc != "" {
+				docs++
+			}
+		}
+		for _, r := range p.runs {
+			if r != nil {
+				runs++
+			}
+		}
+	}
+	return docs, runs
 }

@@ -40,7 +40,7 @@ func (c *core) ListPage(ctx context.Context, project string, lq lifecycle.ListQu
 					page.Next = lifecycle.CursorAfter(last)
 					return false
 				}
-				ss = append(ss, snapshot{it.id, r.m.fields(), r.doc})
+				ss = append(ss, snapshot{it.id, r.m.fields(), c.doc(p.name, it.id, r)})
 				last = it.k
 				return true
 			})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/store"
+	bolt "go.etcd.io/bbolt"
 )
 
 // event appends to the project's stream, bounded by Options.EventsMaxLen.
@@ -50,23 +51,33 @@ func (p *proj) liveEvents() []*evrec { return p.events[p.evHead:] }
 func (c *core) audit(w *batch, p *proj, typ, qid, run, by, detail string, at time.Time) {
 	e := &aurec{Type: typ, Q: qid, Run: run, By: by, Detail: detail, At: at.UnixNano()}
 	e.id = p.lastAu.next(wallMS())
-	p.appendAudit(e)
+	p.appendAudit(e, !w.durable)
 	if w.durable {
 		w.put(bAu, key(p.name, string(e.id.key())), e.encode())
 	}
 	c.trimAudit(w, p, ms(at.Add(-c.opts.AuditRetention)))
 }
 
-// appendAudit adds an entry; auByQ keeps each question's entries by
-// absolute index (auBase + position in audit).
-func (p *proj) appendAudit(e *aurec) {
+// appendAudit adds an entry, kept whole when keep (in memory), else
+// read from the file when asked for (Audit); auByQ keeps each question's
+// entries by absolute index (auBase + position in audit).
+func (p *proj) appendAudit(e *aurec, keep bool) {
 	p.lastAu = e.id
-	p.auByQ[e.Q] = append(p.auByQ[e.Q], p.auBase+int64(len(p.audit)))
-	p.audit = append(p.audit, e)
+	q := p.auByQ[e.Q]
+	if q == nil {
+		q = &auq{q: e.Q}
+		p.auByQ[e.Q] = q
+	}
+	q.idx = append(q.idx, p.auBase+int64(len(p.audit)))
+	ref := auref{id: e.id, q: q}
+	if keep {
+		ref.e = e
+	}
+	p.audit = append(p.audit, ref)
 }
 
 // liveAudit is the trail as it is.
-func (p *proj) liveAudit() []*aurec { return p.audit[p.auHead:] }
+func (p *proj) liveAudit() []auref { return p.audit[p.auHead:] }
 
 // trimAudit drops the entries whose id is before minMS.
 func (c *core) trimAudit(w *batch, p *proj, minMS int64) int {
@@ -74,17 +85,17 @@ func (c *core) trimAudit(w *batch, p *proj, minMS int64) int {
 	for p.auHead < len(p.audit) && p.audit[p.auHead].id.ms < minMS {
 		e := p.audit[p.auHead]
 		w.del(bAu, key(p.name, string(e.id.key())))
-		if l := p.auByQ[e.Q]; len(l) <= 1 {
-			delete(p.auByQ, e.Q)
+		if len(e.q.idx) <= 1 {
+			delete(p.auByQ, e.q.q)
 		} else {
-			p.auByQ[e.Q] = l[1:]
+			e.q.idx = e.q.idx[1:]
 		}
-		p.audit[p.auHead] = nil
+		p.audit[p.auHead] = auref{}
 		p.auHead++
 		n++
 	}
 	if p.auHead > 256 && p.auHead > len(p.audit)/2 {
-		p.audit = append([]*aurec(nil), p.audit[p.auHead:]...)
+		p.audit = append([]auref(nil), p.audit[p.auHead:]...)
 		p.auBase += int64(p.auHead)
 		p.auHead = 0
 	}
@@ -178,30 +189,25 @@ func (c *core) AppendAudit(_ context.Context, e domain.AuditEntry) error {
 }
 
 // Audit implements lifecycle.AuditLog: a question's entries come from its
-// own index, so they cost what they are, whatever else the trail holds.
+// own index, so they cost what they are, whatever else the trail holds;
+// they are read from the file once what was read is committed.
 func (c *core) Audit(ctx context.Context, project, question string, limit int) ([]domain.AuditEntry, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
-	var out []domain.AuditEntry
+	var refs []auref
 	err := c.view(ctx, func() uint64 {
-		out = []domain.AuditEntry{}
+		refs = refs[:0]
 		p := c.projects[project]
 		if p != nil {
-			c.auditOf(p, question, limit, &out)
+			refs = auditOf(p, question, limit, refs)
 		}
 		return p.version()
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
-}
-
-// auditOf appends to out the entries of question (of the project when
-// empty), oldest first, up to limit.
-func (c *core) auditOf(p *proj, question string, limit int, out *[]domain.AuditEntry) {
-	project := p.name
+	out := make([]domain.AuditEntry, 0, len(refs))
 	add := func(e *aurec) {
 		a := domain.AuditEntry{ID: e.id.String(), Type: e.Type, ProjectID: project, QuestionID: e.Q, RunID: e.Run,
 			Detail: e.Detail, At: time.Unix(0, e.At).UTC()}
@@ -211,18 +217,52 @@ func (c *core) auditOf(p *proj, question string, limit int, out *[]domain.AuditE
 				a.By = &by
 			}
 		}
-		*out = append(*out, a)
+		out = append(out, a)
 	}
+	var cold []evid
+	for _, r := range refs {
+		if r.e == nil {
+			cold = append(cold, r.id)
+		}
+	}
+	read := map[evid]*aurec{}
+	if len(cold) > 0 && c.db != nil {
+		_ = c.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bAu)
+			for _, id := range cold {
+				if v := b.Get(key(project, string(id.key()))); v != nil {
+					if e, ok := decodeAu(id, v); ok {
+						read[id] = e
+					}
+				}
+			}
+			return nil
+		})
+	}
+	for _, r := range refs {
+		if r.e == nil {
+			r.e = read[r.id] // none: trimmed meanwhile
+		}
+		if r.e != nil {
+			add(r.e)
+		}
+	}
+	return out, nil
+}
+
+// auditOf appends to out the entries of question (of the project when
+// empty), oldest first, up to limit.
+func auditOf(p *proj, question string, limit int, out []auref) []auref {
 	if question == "" {
 		live := p.liveAudit()
-		for _, e := range live[:min(limit, len(live))] {
-			add(e)
-		}
-		return
+		return append(out, live[:min(limit, len(live))]...)
 	}
-	for _, abs := range p.auByQ[question] {
-		if i := abs - p.auBase; i >= int64(p.auHead) && i < int64(len(p.audit)) && len(*out) < limit {
-			add(p.audit[i])
+	if q := p.auByQ[question]; q != nil {
+		for _, abs := range q.idx {
+			if i := abs - p.auBase; i >= int64(p.auHead) && i < int64(len(p.audit)) && len(out) < limit {
+				out = append(out, p.audit[i])
+			}
 		}
 	}
+	return out
 }

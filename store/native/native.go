@@ -67,12 +67,12 @@ type core struct {
 
 	mu       sync.RWMutex
 	projects map[string]*proj
-	loc      map[string]string // question id -> project
-	once     map[string]int64  // key -> until (unix ms)
+	once     map[string]int64 // key -> until (unix ms)
 	onceTTL  *tree
 	claims   atomic.Uint64
 	leaseID  string
-	loading  bool // the state is being read back (load): indexes sorted after
+	loading  bool  // the state is being read back (load): indexes sorted after
+	staged   stage // while loading, the questions' index entries (index), built after
 
 	hub *wakehub.Hub // in-process watchers: one process, so no pub/sub
 
@@ -82,6 +82,8 @@ type core struct {
 	qcond    *sync.Cond
 	queue    []*batch
 	queuedAt time.Time // when the oldest queued batch was queued
+	cold     []*qrec   // records written by the last commits: their docs go back to the file (release)
+	coldRuns []runRef  // runs written by the last commits: they go back to the file (release)
 	closing  bool
 	failed   atomic.Pointer[error] // why changes are refused (a failed commit), until a write succeeds
 	writerWG sync.WaitGroup
@@ -125,7 +127,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &core{opts: opts, log: opts.Logger, projects: map[string]*proj{}, loc: map[string]string{},
+	c := &core{opts: opts, log: opts.Logger, projects: map[string]*proj{},
 		once: map[string]int64{}, onceTTL: newTree(), hub: wakehub.New(), leaseID: newLeaseID(),
 		stopped: make(chan struct{}), pubCh: make(chan struct{})}
 	c.qcond = sync.NewCond(&c.qmu)

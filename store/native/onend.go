@@ -44,12 +44,12 @@ func (c *core) QueueOnEnd(_ context.Context, d lifecycle.Delivery, delay time.Du
 			queued = c.enqueueOnce(w, p, d, r, at.Add(delay), wall)
 		case c.queuedOnce(p, d.ProjectID, d.ID, wall):
 		default:
-			for _, e := range r.m.End {
+			for _, e := range r.m.extra().End {
 				if e.ID == d.ID {
 					return nil
 				}
 			}
-			r.m.End = append(r.m.End, onEnd{ID: d.ID, Event: d.Event, Payload: d.Payload, Delay: delay.Milliseconds()})
+			r.m.x().End = append(r.m.extra().End, onEnd{ID: d.ID, Event: d.Event, Payload: d.Payload, Delay: delay.Milliseconds()})
 			w.putQ(p.name, d.QuestionID, r)
 			queued = true
 		}
@@ -91,6 +91,9 @@ func (c *core) enqueueOnce(w *batch, p *proj, d lifecycle.Delivery, r *qrec, at 
 // takeEnds removes the deliveries registered on r, before finalize writes
 // the final record.
 func takeEnds(r *qrec) []onEnd {
+	if r.m.Extra == nil {
+		return nil
+	}
 	ends := r.m.End
 	r.m.End = nil
 	return ends

@@ -22,8 +22,12 @@ func (c *core) enqueue(w *batch, p *proj, d lifecycle.Delivery, r *qrec, at time
 		TTL: wallMS() + c.opts.DeliveryKeep.Milliseconds()}
 	if r != nil {
 		m := r.m
-		m.End = nil
-		rec.Meta, rec.Doc = &m, r.doc
+		if m.Extra != nil { // a copy without the deliveries to queue
+			x := *m.Extra
+			x.End = nil
+			m.Extra = &x
+		}
+		rec.Meta, rec.Doc = &m, c.doc(p.name, d.QuestionID, r)
 	}
 	c.dropDelivery(w, p, d.ID, false)
 	p.dlv[d.ID] = rec

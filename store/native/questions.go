@@ -18,19 +18,18 @@ import (
 // index adds a record to every index that names it.
 func (c *core) index(p *proj, id string, r *qrec) {
 	p.qs[id] = r
-	c.loc[id] = p.name
-	p.all.ReplaceOrInsert(item{r.m.Seq, id})
-	p.status(r.m.Status).ReplaceOrInsert(item{r.m.Seq, id})
+	c.staged.insert(p.all, item{r.m.Seq, id})
+	c.staged.insert(p.status(r.m.Status), item{r.m.Seq, id})
 	if r.m.Status == string(domain.StatusPending) {
-		p.deadlines.ReplaceOrInsert(item{r.m.Deadline, id})
+		c.staged.insert(p.deadlines, item{r.m.Deadline, id})
 		if r.m.EscNext > 0 {
-			p.escal.ReplaceOrInsert(item{r.m.EscNext, id})
+			c.staged.insert(p.escal, item{r.m.EscNext, id})
 		}
 	}
 	if r.m.Exp > 0 {
-		p.exp.ReplaceOrInsert(item{r.m.Exp, id})
+		c.staged.insert(p.exp, item{r.m.Exp, id})
 	}
-	p.ttl.ReplaceOrInsert(item{r.m.TTL, id})
+	c.staged.insert(p.ttl, item{r.m.TTL, id})
 	if r.m.Hist != "" && r.m.Status == string(domain.StatusAnswered) {
 		p.hist[r.m.Hist] = histAdd(p.hist[r.m.Hist], item{r.m.Exp, id}, c.loading)
 	}
@@ -87,6 +86,9 @@ func (c *core) saveRun(w *batch, p *proj, r *runrec, ttl int64) {
 	p.runTTL.ReplaceOrInsert(item{r.TTL, r.ID})
 	p.runs[r.ID] = r
 	w.putJSON(bRun, key(p.name, r.ID), r)
+	if w.durable {
+		w.runs = append(w.runs, runRef{p, r})
+	}
 }
 
 func (c *core) saveIdem(w *batch, p *proj, name, id string, ttl int64) {
@@ -112,7 +114,7 @@ func (c *core) wake(w *batch, project, id string) {
 // wakeFinal hands the final record to the question's final watchers,
 // then wakes every watcher as wake does.
 func (c *core) wakeFinal(w *batch, project, id string, r *qrec) {
-	fields, doc := r.m.fields(), r.doc
+	fields, doc := r.m.fields(), c.doc(project, id, r)
 	w.later(func() {
 		k := project + "\x1f" + id
 		if c.hub.HasFinal(k) {
@@ -139,7 +141,7 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 		wall := wallMS()
 		until := wall + ttl.Milliseconds()
 		p := c.register(w, q.ProjectID)
-		run := p.runs[q.RunID]
+		run := c.holdRun(p, q.RunID)
 		if run != nil && !run.live(wall) {
 			c.dropRun(w, p, run)
 			run = nil
@@ -205,7 +207,10 @@ func (c *core) Create(ctx context.Context, q *domain.Question) (lifecycle.Create
 		p.seq++
 		r := &qrec{doc: doc, m: qmeta{Seq: p.seq, Status: string(domain.StatusPending), Run: q.RunID, FP: q.Fingerprint,
 			Updated: now.UnixNano(), Deadline: ms(q.ExpiresAt), TTL: until, Idem: idem,
-			Hist: domain.HistoryKey(q.AgentID, q.Questions), Batch: batch}}
+			Hist: domain.HistoryKey(q.AgentID, q.Questions)}}
+		if batch != "" {
+			r.m.x().Batch = batch
+		}
 		if len(q.Escalation) > 0 {
 			r.m.EscNext = ms(q.CreatedAt.Add(time.Duration(q.Escalation[0].After)))
 		}
@@ -269,7 +274,7 @@ func (c *core) Get(ctx context.Context, project, id string) (*domain.Question, e
 		if r == nil {
 			return p.version()
 		}
-		snap = &snapshot{id, r.m.fields(), r.doc}
+		snap = &snapshot{id, r.m.fields(), c.doc(project, id, r)}
 		return r.ver
 	})
 	if err != nil {
@@ -289,16 +294,35 @@ func (p *proj) version() uint64 {
 	return p.ver
 }
 
+// locate finds the project of question id among those whose hash the id
+// carries (domain.ProjectHint), then, as a hint may mislead, among the
+// others: no index from ids to projects is kept.
+func (c *core) locate(id string, wall int64) (string, *qrec) {
+	hint, ok := domain.ProjectHint(id)
+	for _, pass := range []bool{true, false} {
+		for name, p := range c.projects {
+			if ok && (p.hash == hint) != pass {
+				continue
+			}
+			if r := p.qs[id]; r != nil && r.live(wall) {
+				return name, r
+			}
+		}
+		if !ok {
+			break
+		}
+	}
+	return "", nil
+}
+
 // Locate implements lifecycle.QuestionReader.
 func (c *core) Locate(ctx context.Context, id string) (string, error) {
 	found := ""
 	err := c.view(ctx, func() uint64 {
-		found = ""
-		if p, ok := c.loc[id]; ok {
-			if _, r := c.live(p, id, wallMS()); r != nil {
-				found = p
-				return r.ver
-			}
+		var r *qrec
+		found, r = c.locate(id, wallMS())
+		if r != nil {
+			return r.ver
 		}
 		return c.applied
 	})
@@ -332,7 +356,7 @@ func (c *core) List(ctx context.Context, project string, status domain.Status, l
 			wall := wallMS()
 			idx.Descend(func(it item) bool {
 				if r := p.qs[it.id]; r != nil && r.live(wall) {
-					ss = append(ss, snapshot{it.id, r.m.fields(), r.doc})
+					ss = append(ss, snapshot{it.id, r.m.fields(), c.doc(project, it.id, r)})
 				}
 				return len(ss) < limit
 			})
@@ -358,7 +382,7 @@ func (c *core) History(ctx context.Context, project, key string, limit int) ([]*
 			h, wall := p.hist[key], wallMS()
 			for i := len(h) - 1; i >= 0 && i >= len(h)-store.HistKeep && len(ss) < limit; i-- { // the newest HistKeep, as on Redis
 				if r := p.qs[h[i].id]; r != nil && r.live(wall) && r.m.Status == string(domain.StatusAnswered) {
-					ss = append(ss, snapshot{h[i].id, r.m.fields(), r.doc})
+					ss = append(ss, snapshot{h[i].id, r.m.fields(), c.doc(project, h[i].id, r)})
 				}
 			}
 		}
@@ -378,10 +402,10 @@ func (c *core) RunQuestions(ctx context.Context, project, run string) ([]*domain
 		wall := wallMS()
 		p := c.projects[project]
 		if p != nil {
-			if rr := p.runs[run]; rr != nil && rr.live(wall) {
+			if rr := c.peekRun(p, run); rr != nil && rr.live(wall) {
 				for _, id := range rr.Qs {
 					if r := p.qs[id]; r != nil && r.live(wall) {
-						ss = append(ss, snapshot{id, r.m.fields(), r.doc})
+						ss = append(ss, snapshot{id, r.m.fields(), c.doc(project, id, r)})
 					}
 				}
 			}
@@ -422,7 +446,7 @@ func (c *core) AttachCopy(_ context.Context, project, id string, t domain.Target
 		if r == nil {
 			return notFound(project, id)
 		}
-		lines := strings.Split(r.doc, "\n")
+		lines := strings.Split(c.hold(p.name, id, r), "\n")
 		found := false
 		out := []string{lines[0]}
 		for _, l := range lines[1:] {

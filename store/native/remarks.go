@@ -26,14 +26,14 @@ func (c *core) Remark(ctx context.Context, project, id string, rm domain.Remark)
 			f.code = "final"
 			return nil
 		}
-		doc, _, _, ok := store.WithRemark(r.doc, rm)
+		doc, _, _, ok := store.WithRemark(c.doc(p.name, id, r), rm)
 		if ok {
 			r.doc, changed = doc, true
 			r.m.Updated = time.Now().UTC().UnixNano()
 			w.putQ(p.name, id, r)
 			c.wake(w, p.name, id)
 		}
-		snap = snapshot{id, r.m.fields(), r.doc}
+		snap = snapshot{id, r.m.fields(), c.doc(p.name, id, r)}
 		return nil
 	})
 	if err != nil {

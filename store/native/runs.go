@@ -20,7 +20,7 @@ func (c *core) Run(ctx context.Context, project, id string) (*domain.Run, error)
 		out = nil
 		p := c.projects[project]
 		if p != nil {
-			if r := p.runs[id]; r != nil && r.live(wallMS()) && r.Status != "" {
+			if r := c.peekRun(p, id); r != nil && r.live(wallMS()) && r.Status != "" {
 				out = r.run(project)
 			}
 		}
@@ -42,7 +42,7 @@ func (c *core) PauseRun(ctx context.Context, project, id, agentID string, at tim
 	err := c.write(func(w *batch) error {
 		wall := wallMS()
 		p := c.register(w, project)
-		r := p.runs[id]
+		r := c.holdRun(p, id)
 		if r != nil && !r.live(wall) {
 			c.dropRun(w, p, r)
 			r = nil

@@ -57,6 +57,35 @@ type tree = btree.BTreeG[item]
 
 func newTree() *tree { return btree.NewG(16, lessItem) }
 
+// stage holds index entries read at start, to build each tree at once
+// (build); a nil stage inserts at once.
+type stage map[*tree][]item
+
+func (s stage) insert(t *tree, it item) {
+	if s == nil {
+		t.ReplaceOrInsert(it)
+		return
+	}
+	s[t] = append(s[t], it)
+}
+
+// build inserts the entries in order, every other one first, then the
+// rest: each insertion lands beside the previous one (no cache misses), and
+// the nodes the first pass leaves half full (a B-tree split in the middle)
+// are filled by the second, so the trees take less memory than entries
+// inserted in any order and less time.
+func (s stage) build() {
+	for t, items := range s {
+		slices.SortFunc(items, cmpItem)
+		for _, from := range []int{0, 1} {
+			for i := from; i < len(items); i += 2 {
+				t.ReplaceOrInsert(items[i])
+			}
+		}
+		delete(s, t)
+	}
+}
+
 // upTo calls f with the entries whose key is at most k, smallest first,
 // until f returns false.
 func upTo(t *tree, k int64, f func(item) bool) {
@@ -66,7 +95,8 @@ func upTo(t *tree, k int64, f func(item) bool) {
 // proj is everything kept of one project.
 type proj struct {
 	name       string
-	registered bool // listed by Projects (it asked a question or paused a run)
+	hash       uint32 // domain.ProjectHash(name), what question ids carry (locate)
+	registered bool   // listed by Projects (it asked a question or paused a run)
 	seq        int64
 	ver        uint64 // the last change to anything of the project (commit.go)
 
@@ -93,20 +123,20 @@ type proj struct {
 	events []*evrec // events[evHead:] are the stream
 	evHead int
 	lastEv evid
-	audit  []*aurec // audit[auHead:] are the trail
+	audit  []auref // audit[auHead:] are the trail
 	auHead int
-	auBase int64              // absolute index of audit[0]
-	auByQ  map[string][]int64 // question id -> absolute indexes in audit
-	hist   map[string][]item  // history key -> exp, id of the answered questions asked that way, in order
+	auBase int64             // absolute index of audit[0]
+	auByQ  map[string]*auq   // question id -> its entries
+	hist   map[string][]item // history key -> exp, id of the answered questions asked that way, in order
 	lastAu evid
 }
 
 func newProj(name string) *proj {
-	return &proj{name: name, qs: map[string]*qrec{}, all: newTree(), byStatus: map[string]*tree{},
+	return &proj{name: name, hash: domain.ProjectHash(name), qs: map[string]*qrec{}, all: newTree(), byStatus: map[string]*tree{},
 		deadlines: newTree(), escal: newTree(), exp: newTree(), ttl: newTree(),
 		runs: map[string]*runrec{}, runTTL: newTree(), idem: map[string]*ttlrec{}, idemTTL: newTree(),
 		drafts: map[string]*draftrec{}, draftTTL: newTree(), dlv: map[string]*dlvrec{}, outbox: newTree(),
-		auByQ: map[string][]int64{}, hist: map[string][]item{}}
+		auByQ: map[string]*auq{}, hist: map[string][]item{}}
 }
 
 func (p *proj) status(s string) *tree {
@@ -134,7 +164,6 @@ type qmeta struct {
 	FP       string `json:"f,omitempty"`
 	Read     bool   `json:"rd,omitempty"`
 	Updated  int64  `json:"u"` // unix ns
-	Resumed  string `json:"rr,omitempty"`
 	Esc      int    `json:"el,omitempty"`
 	Deadline int64  `json:"x"`            // ms
 	EscNext  int64  `json:"en,omitempty"` // ms, 0: none
@@ -142,13 +171,41 @@ type qmeta struct {
 	TTL      int64  `json:"t"`            // wall-clock ms when it goes
 	Idem     string `json:"i,omitempty"`  // its idempotency key's name
 	Hist     string `json:"h,omitempty"`  // its history key (domain.HistoryKey)
-	Batch    string `json:"b,omitempty"`  // an approval's batch id
-	Votes    []vrec `json:"v,omitempty"`
-	VSeq     int    `json:"vs,omitempty"`
+
+	// What few questions have, apart (nil when none), so every record in
+	// memory is the smaller; its fields are the record's on disk.
+	*Extra
+}
+
+// Extra is what few questions have: a continuation, a batch, votes, and
+// deliveries to queue when it ends.
+type Extra struct {
+	Resumed string `json:"rr,omitempty"`
+	Batch   string `json:"b,omitempty"` // an approval's batch id
+	Votes   []vrec `json:"v,omitempty"`
+	VSeq    int    `json:"vs,omitempty"`
 
 	// End are the deliveries to queue when it ends (onend.go).
 	End []onEnd `json:"oe,omitempty"`
 }
+
+// x is m's Extra, made when it has none (to set a field).
+func (m *qmeta) x() *Extra {
+	if m.Extra == nil {
+		m.Extra = &Extra{}
+	}
+	return m.Extra
+}
+
+// extra is m's Extra, or an empty one (to read).
+func (m *qmeta) extra() *Extra {
+	if m.Extra == nil {
+		return &noExtra
+	}
+	return m.Extra
+}
+
+var noExtra Extra
 
 type vrec struct {
 	P string `json:"p"` // platform:id
@@ -164,13 +221,14 @@ func (m *qmeta) fields() map[string]string {
 	if m.Read {
 		h["read"] = "1"
 	}
-	if m.Resumed != "" {
-		h["resumed_run_id"] = m.Resumed
+	x := m.extra()
+	if x.Resumed != "" {
+		h["resumed_run_id"] = x.Resumed
 	}
-	if m.Batch != "" {
-		h["b"] = m.Batch
+	if x.Batch != "" {
+		h["b"] = x.Batch
 	}
-	for _, v := range m.Votes {
+	for _, v := range x.Votes {
 		h["vote:"+v.P], h["vlabel:"+v.P], h["vorder:"+v.P] = v.V, v.L, strconv.Itoa(v.O)
 	}
 	return h
@@ -201,6 +259,7 @@ type runrec struct {
 	FPs         fps      `json:"f,omitempty"` // fingerprint -> id ("id|until ms" once answered)
 	Qs          []string `json:"q,omitempty"` // the run's questions in creation order
 	TTL         int64    `json:"t"`
+	ver         uint64   // the last change to it (commit.go)
 }
 
 // fps maps a run's re-ask fingerprints to questions: pairs in a slice (a
@@ -347,8 +406,42 @@ func decodeEv(id evid, b []byte) (*evrec, bool) {
 	return e, true
 }
 
+// auref is an audit entry as kept in memory: its id and question; the
+// entry itself is read from the file (nil e) but in memory.
+type auref struct {
+	id evid
+	q  *auq
+	e  *aurec
+}
+
+// auq is a question's audit entries: absolute indexes in proj.audit.
+type auq struct {
+	q   string
+	idx []int64
+}
+
 func (e *aurec) encode() []byte {
 	return fields(nil, e.At, e.Type, e.Q, e.Run, e.By, e.Detail)
+}
+
+// decodeAuQ reads what loading needs of an audit entry: its question.
+func decodeAuQ(b []byte) (string, bool) {
+	_, k := binary.Varint(b)
+	if k <= 0 {
+		return "", false
+	}
+	b = b[k:]
+	for i := 0; i < 2; i++ { // its type, then its question
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return "", false
+		}
+		if i == 1 {
+			return string(b[n : n+int(l)]), true
+		}
+		b = b[n+int(l):]
+	}
+	return "", false
 }
 
 func decodeAu(id evid, b []byte) (*aurec, bool) {

@@ -19,7 +19,7 @@ func (c *core) finalize(w *batch, p *proj, id string, r *qrec, status domain.Sta
 	wall := wallMS()
 	c.unindex(p, id, r)
 	ends := takeEnds(r)
-	r.doc += "\nR" + result
+	r.doc = c.hold(p.name, id, r) + "\nR" + result
 	r.m.Status = string(status)
 	r.m.Updated = at.UnixNano()
 	r.m.Exp = ms(at) + retention.Milliseconds()
@@ -32,11 +32,11 @@ func (c *core) finalize(w *batch, p *proj, id string, r *qrec, status domain.Sta
 			c.saveIdem(w, p, r.m.Idem, id, wall+retention.Milliseconds())
 		}
 	}
-	if run := p.runs[r.m.Run]; run != nil && run.live(wall) {
+	if run := c.holdRun(p, r.m.Run); run != nil && run.live(wall) {
 		if run.Pending == id {
 			run.Pending = ""
 		}
-		if r.m.Batch != "" {
+		if r.m.extra().Batch != "" {
 			run.NP--
 		}
 		ttl := run.TTL
@@ -69,12 +69,12 @@ func (c *core) close(w *batch, p *proj, id string, r *qrec, status domain.Status
 	}
 	wall := wallMS()
 	if cont := tr.ContinuationRunID; cont != "" {
-		if run := p.runs[r.m.Run]; run != nil && run.live(wall) && run.Status == string(domain.RunResumed) && r.m.Batch != "" {
+		if run := c.holdRun(p, r.m.Run); run != nil && run.live(wall) && run.Status == string(domain.RunResumed) && r.m.extra().Batch != "" {
 			// An approval of a run another decision resumed: the run's one
 			// continuation (runReady).
-			r.m.Resumed = run.ResumedBy
+			r.m.x().Resumed = run.ResumedBy
 		} else if run != nil && run.live(wall) && run.Status == string(domain.RunPaused) {
-			if old := p.runs[cont]; old != nil {
+			if old := c.holdRun(p, cont); old != nil {
 				p.runTTL.Delete(item{old.TTL, cont})
 			}
 			cr := &runrec{ID: cont, Agent: run.Agent, Status: string(domain.RunRunning), ResumedFrom: run.ID,
@@ -82,7 +82,7 @@ func (c *core) close(w *batch, p *proj, id string, r *qrec, status domain.Status
 			c.saveRun(w, p, cr, wall+retention.Milliseconds())
 			run.Status, run.ResumedBy, run.Updated = string(domain.RunResumed), cont, at.UnixNano()
 			c.saveRun(w, p, run, run.TTL)
-			r.m.Resumed = cont
+			r.m.x().Resumed = cont
 			c.event(w, p, "run.resumed", id, run.ID, at)
 			c.audit(w, p, "resumed", id, run.ID, "", cont, at)
 		}
@@ -115,11 +115,11 @@ type refusal struct {
 // (close).
 func (c *core) runReady(p *proj, r *qrec) bool {
 	st := c.runState(p, r.m.Run)
-	return st == string(domain.RunPaused) || (st == string(domain.RunResumed) && r.m.Batch != "")
+	return st == string(domain.RunPaused) || (st == string(domain.RunResumed) && r.m.extra().Batch != "")
 }
 
 func (c *core) runState(p *proj, run string) string {
-	if r := p.runs[run]; r != nil && r.live(wallMS()) {
+	if r := c.peekRun(p, run); r != nil && r.live(wallMS()) {
 		return r.Status
 	}
 	return ""
@@ -163,7 +163,7 @@ func (c *core) Transition(ctx context.Context, project, id string, tr lifecycle.
 			f = refusal{"run_not_paused", c.runState(p, r.m.Run)}
 		default:
 			c.close(w, p, id, r, tr.To, result, domain.EventForStatus(tr.To), store.PersonJSON(tr.By), store.TransitionDetail(tr), tr, at)
-			final = snapshot{id, r.m.fields(), r.doc}
+			final = snapshot{id, r.m.fields(), c.doc(p.name, id, r)}
 		}
 		return nil
 	})
@@ -202,7 +202,7 @@ func (c *core) Vote(ctx context.Context, project, id string, v domain.Vote, requ
 			return nil
 		}
 		n := 1
-		for _, o := range r.m.Votes {
+		for _, o := range r.m.extra().Votes {
 			if o.P != person && o.L == v.Label {
 				n++
 			}
@@ -212,16 +212,17 @@ func (c *core) Vote(ctx context.Context, project, id string, v domain.Vote, requ
 			f = refusal{"run_not_paused", c.runState(p, r.m.Run)}
 			return nil
 		}
-		r.m.VSeq++
-		nv := vrec{P: person, V: vote, L: v.Label, O: r.m.VSeq}
+		x := r.m.x()
+		x.VSeq++
+		nv := vrec{P: person, V: vote, L: v.Label, O: x.VSeq}
 		replaced := false
-		for i := range r.m.Votes {
-			if r.m.Votes[i].P == person {
-				r.m.Votes[i], replaced = nv, true
+		for i := range x.Votes {
+			if x.Votes[i].P == person {
+				x.Votes[i], replaced = nv, true
 			}
 		}
 		if !replaced {
-			r.m.Votes = append(r.m.Votes, nv)
+			x.Votes = append(x.Votes, nv)
 		}
 		r.m.Updated = v.At.UnixNano()
 		c.audit(w, p, "voted", id, r.m.Run, by, v.Label+" ("+strconv.Itoa(n)+" of "+strconv.Itoa(required)+")", v.At)
@@ -232,7 +233,7 @@ func (c *core) Vote(ctx context.Context, project, id string, v domain.Vote, requ
 			w.putQ(p.name, id, r)
 			c.wake(w, p.name, id)
 		}
-		snap = snapshot{id, r.m.fields(), r.doc}
+		snap = snapshot{id, r.m.fields(), c.doc(p.name, id, r)}
 		return nil
 	})
 	if err != nil {

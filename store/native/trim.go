@@ -37,7 +37,7 @@ func (c *core) Trim(_ context.Context, now time.Time) (int, error) {
 				total++
 			}
 			for _, id := range collect(p.runTTL, wall) {
-				if r := p.runs[id]; r != nil {
+				if r := c.holdRun(p, id); r != nil {
 					c.dropRun(w, p, r)
 				}
 			}
@@ -82,15 +82,12 @@ func (c *core) dropQuestion(w *batch, p *proj, id string) {
 	}
 	c.unindex(p, id, r)
 	delete(p.qs, id)
-	if c.loc[id] == p.name {
-		delete(c.loc, id)
-	}
 	c.dropDrafts(w, p, id)
-	if run := p.runs[r.m.Run]; run != nil {
+	if run := c.holdRun(p, r.m.Run); run != nil {
 		for i, q := range run.Qs {
 			if q == id {
 				run.Qs = append(run.Qs[:i:i], run.Qs[i+1:]...)
-				w.putJSON(bRun, key(p.name, run.ID), run)
+				c.saveRun(w, p, run, run.TTL)
 				break
 			}
 		}
