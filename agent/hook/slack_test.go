@@ -73,12 +73,12 @@ func (s *slackBridge) blocks(t *testing.T, ts string) []map[string]any {
 }
 
 // press clicks, as user U1, the button labelled label (a prefix) in the
-// first actions block of message ts whose block id ends with suffix.
-func (s *slackBridge) press(t *testing.T, ts, suffix, label string) {
+// first actions block of message ts whose block id holds part.
+func (s *slackBridge) press(t *testing.T, ts, part, label string) {
 	t.Helper()
 	for _, b := range s.blocks(t, ts) {
 		bid, _ := b["block_id"].(string)
-		if b["type"] != "actions" || !strings.HasSuffix(bid, suffix) {
+		if b["type"] != "actions" || !strings.Contains(bid, part) {
 			continue
 		}
 		els, _ := b["elements"].([]any)
@@ -97,7 +97,7 @@ func (s *slackBridge) press(t *testing.T, ts, suffix, label string) {
 		}
 	}
 	m, _ := s.fake.Message("C1", ts)
-	t.Fatalf("no button %q in a block …%s of the message: %s", label, suffix, m.Blocks)
+	t.Fatalf("no button %q in a block …%s… of the message: %s", label, part, m.Blocks)
 }
 
 // submit waits for the modal a press opened (the views.open after views
