@@ -154,3 +154,62 @@ func waitStatus(t *testing.T, s *slackBridge, id string) {
 	}
 	t.Fatalf("question %s was not decided after the click", id)
 }
+
+// TestFiguresRealClaudeCodeToSlack measures, with the real CLI, for 1, 3
+// and 10 Bash calls in one assistant message: the time from the fake
+// model sending that message to the Slack message holding every call
+// (Claude Code starting its first hook included), the clicks on it to
+// allow them all, and the time from the click to Claude Code's end of
+// turn. Opt-in: ASKBRIDGE_FIGURES=1 and the real CLI (make
+// test-claude-code).
+func TestFiguresRealClaudeCodeToSlack(t *testing.T) {
+	bin := os.Getenv(envClaudeCode)
+	if bin == "" || os.Getenv("ASKBRIDGE_FIGURES") != "1" {
+		t.Skip("set ASKBRIDGE_FIGURES=1 and " + envClaudeCode + " to measure")
+	}
+	s := serveSlack(t)
+	var table []string
+	for _, n := range []int{1, 3, 10} {
+		var ids, cmds []string
+		var inputs []map[string]any
+		for i := range n {
+			ids = append(ids, fmt.Sprintf("toolu_fig%d_%d", n, i+1))
+			cmds = append(cmds, fmt.Sprintf("rm -rf build%d", i+1))
+			inputs = append(inputs, map[string]any{"command": cmds[i], "description": fmt.Sprintf("Remove build%d", i+1)})
+		}
+		posts, msgs, calls := len(s.fake.Calls("chat.postMessage")), len(s.fake.Messages("C1")), len(s.fake.Calls(""))
+		api := newParallelMessagesAPI(t, ids, inputs)
+		run := startClaude(t, bin, s.srv, api.fakeMessagesAPI, batchHooks, false)
+		var ts string
+		for deadline := time.Now().Add(2 * time.Minute); ts == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if m, ok := s.holding(msgs, cmds...); ok {
+				ts = m.TS
+			}
+		}
+		require.NotEmpty(t, ts, "%d calls: no Slack message held every call", n)
+		at, how := s.shownAt(calls, cmds...)
+		api.mu.Lock()
+		sent := api.sentAt
+		api.mu.Unlock()
+		// A person reads the message for a moment before clicking.
+		time.Sleep(time.Second)
+		qs, err := s.c.RunQuestions(t.Context(), pendingWithin(t, s.c, run, 10*time.Second).RunID)
+		require.NoError(t, err)
+		require.Len(t, qs, n)
+		if n == 1 {
+			s.press(t, ts, "|"+qs[0].ID+"|", "Allow")
+		} else {
+			s.press(t, ts, "|all", fmt.Sprintf("Allow all %d", n))
+		}
+		clicked := time.Now()
+		run.finish(t)
+		for i, id := range ids {
+			res, isErr, ok := api.result(id)
+			require.True(t, ok, "%d calls: call %d has no tool_result", n, i+1)
+			require.False(t, isErr, "%d calls: call %d: %s", n, i+1, res)
+		}
+		require.Len(t, s.fake.Calls("chat.postMessage")[posts:], 1, "%d calls: one Slack message", n)
+		table = append(table, fmt.Sprintf("%5d | %29d | %-16s | %6d | %30d", n, at.Sub(sent).Milliseconds(), how, 1, time.Since(clicked).Milliseconds()))
+	}
+	t.Logf("\ncalls | model message → Slack msg (ms) | by               | clicks | click → Claude Code done (ms)\n%s", strings.Join(table, "\n"))
+}
