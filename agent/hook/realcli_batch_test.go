@@ -32,6 +32,7 @@ type parallelMessagesAPI struct {
 	inputs  []map[string]any
 	results map[string]string
 	errors  map[string]bool
+	sentAt  time.Time // when the assistant message with the calls was sent
 }
 
 func newParallelMessagesAPI(t *testing.T, ids []string, inputs []map[string]any) *parallelMessagesAPI {
@@ -105,6 +106,11 @@ func (p *parallelMessagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 			blocks = append(blocks, map[string]any{"type": "tool_use", "id": id, "name": "Bash", "input": p.inputs[i]})
 		}
 		p.replyBlocks(w, req.Stream, blocks, "tool_use")
+		p.mu.Lock()
+		if p.sentAt.IsZero() {
+			p.sentAt = time.Now()
+		}
+		p.mu.Unlock()
 	default:
 		p.reply(w, req.Stream, textBlock("Thanks, noted."), "end_turn")
 	}
