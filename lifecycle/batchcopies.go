@@ -119,7 +119,8 @@ func (r *Router) postBatched(ctx context.Context, bc BatchChannel, q *domain.Que
 		defer unlock()
 		var posted domain.Target
 		b, err := r.batchOn(ctx, q.ProjectID, q.BatchID, t.Key())
-		if err == nil && len(b.Questions) > 1 {
+		batch := err == nil && len(b.Questions) > 1
+		if batch {
 			posted, err = bc.PostBatch(ctx, b, t)
 		} else {
 			posted, err = ch.Post(ctx, q, t)
@@ -127,7 +128,11 @@ func (r *Router) postBatched(ctx context.Context, bc BatchChannel, q *domain.Que
 		if err != nil {
 			return posted, err
 		}
-		return r.markBatch(ctx, q, posted), nil
+		posted = r.markBatch(ctx, q, posted)
+		if batch {
+			r.linkShown(ctx, q, b, posted)
+		}
+		return posted, nil
 	}
 	ref, ok := r.awaitBatchCopy(ctx, q, t)
 	if !ok {
@@ -163,6 +168,22 @@ func (r *Router) markBatch(ctx context.Context, q *domain.Question, posted domai
 		r.log.Warn("recording the batch's message failed", "question", q.ID, "err", err)
 	}
 	return posted
+}
+
+// linkShown records the batch's message as the copy of every other call
+// it shows, at once: a person may press Allow all the moment it appears,
+// and the surfaces decide the calls whose copy is the message. Each call's
+// own post still comes round (awaitBatchCopy), finds the message recorded
+// and re-renders it; recording the same copy twice changes nothing.
+func (r *Router) linkShown(ctx context.Context, q *domain.Question, b *domain.Batch, posted domain.Target) {
+	for _, o := range b.Questions {
+		if o.ID == q.ID {
+			continue
+		}
+		if err := r.store.AttachCopy(ctx, o.ProjectID, o.ID, posted); err != nil {
+			r.log.Warn("recording the batch's message on a call it shows failed; the call records it when its own post comes round", "question", o.ID, "batch", q.BatchID, "err", err)
+		}
+	}
 }
 
 // awaitBatchCopy waits (at most PostTimeout) for the batch's message on t

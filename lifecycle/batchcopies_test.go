@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -153,4 +154,100 @@ func TestConcurrentCallsOfABatchPostOnce(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, r.Flush(ctx))
 	assert.Equal(t, 1, len(b.get(func() []string { return b.batchPosts }))+len(b.posted), "messages posted for five concurrent calls of one batch")
+}
+
+// slowSiblings is a store whose claims (Scratch.Once) after the first wait
+// at gate: the batch's other calls, whose own posts start with a claim,
+// are held back while the first call posts the batch's message.
+type slowSiblings struct {
+	lifecycle.Store
+	gate   chan struct{}
+	mu     sync.Mutex
+	claims int
+}
+
+func (s *slowSiblings) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	s.mu.Lock()
+	s.claims++
+	n := s.claims
+	s.mu.Unlock()
+	if n > 1 && strings.HasPrefix(key, "batchcopy:") {
+		select {
+		case <-s.gate:
+		case <-ctx.Done():
+		}
+	}
+	return s.Store.Once(ctx, key, ttl)
+}
+
+// TestBatchMessageNamesEveryCallItShows: once a batch's message is posted,
+// every call it shows has it as its copy at once — not only when each
+// call's own post comes round — so an Allow all pressed the moment the
+// message appears decides every call it shows (with the real Claude Code
+// CLI, a press within ~100 ms decided only the first call, and a second
+// "Allow all" was needed).
+func TestBatchMessageNamesEveryCallItShows(t *testing.T) {
+	st, err := store.Open(ctx, store.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	c := &clock{now: time.Now().UTC()}
+	b := &batcher{recorder: recorder{platform: "slack", clock: c}}
+	slow := &slowSiblings{Store: st, gate: make(chan struct{})}
+	r := lifecycle.NewRouter(lifecycle.RouterConfig{Store: slow, Clock: c, Channels: []lifecycle.Channel{b},
+		PostTimeout: 5 * time.Second, CopyRetryBackoff: 5 * time.Millisecond, HasWebhookSecret: func(string) bool { return true }})
+	t.Cleanup(func() { r.Close(ctx) })
+	t.Cleanup(func() {
+		select {
+		case <-slow.gate:
+		default:
+			close(slow.gate)
+		}
+	})
+
+	req := batchOf("turn-1", "rm -rf build1", "rm -rf build2", "rm -rf build3")
+	req.Targets = []domain.Target{{Platform: "slack", Channel: "C1"}}
+	// AskBatch posts before it returns: ask in the background, read the store.
+	asked := make(chan lifecycle.BatchResult, 1)
+	go func() {
+		res, err := r.AskBatch(ctx, "ops", req, "")
+		assert.NoError(t, err)
+		asked <- res
+	}()
+	for deadline := time.Now().Add(3 * time.Second); len(b.get(func() []string { return b.batchPosts })) == 0; time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the batch's message was not posted")
+	}
+	require.Equal(t, []string{"3/3"}, b.get(func() []string { return b.batchPosts }))
+	// The siblings are held; the calls the message shows must name it already.
+	ids, err := st.RunQuestions(ctx, "ops", "turn-1")
+	require.NoError(t, err)
+	require.Len(t, ids, 3)
+	deadline := time.Now().Add(2 * time.Second)
+	var linked int
+	for {
+		linked = 0
+		for _, q := range ids {
+			fresh, err := st.Get(ctx, "ops", q.ID)
+			require.NoError(t, err)
+			for _, tg := range fresh.Targets {
+				if tg.MessageTS != "" && tg.Refs[lifecycle.BatchRef] == q.BatchID {
+					linked++
+				}
+			}
+		}
+		if linked == 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if linked != 3 {
+		for _, q := range ids {
+			fresh, _ := st.Get(ctx, "ops", q.ID)
+			t.Logf("%s targets %+v", q.ID, fresh.Targets)
+		}
+	}
+	assert.Equal(t, 3, linked, "calls whose copy is the batch's message while the message shows 3")
+	close(slow.gate)
+	<-asked
+	require.NoError(t, r.Flush(ctx))
+	assert.Equal(t, []string{"3/3"}, b.get(func() []string { return b.batchPosts }), "still one message")
 }
