@@ -26,8 +26,8 @@ import (
 
 // clickSurface is one surface's click path for (f): where its questions
 // are posted, and the platform's signed request that answers one. A
-// surface is added by appending to clickSurfaces (Teams, when built, as
-// the others: its settings, a target, and the signed activity).
+// surface is added by appending to clickSurfaces: its settings, a
+// target, and the signed request.
 type clickSurface struct {
 	name string
 	// setup adds the surface to s (its fake platform started) and returns
@@ -42,8 +42,8 @@ type clickSurface struct {
 	client func(r *replica) (*http.Client, error)
 }
 
-// clickSurfaces: Teams, built elsewhere, is added here as the others.
-var clickSurfaces = []clickSurface{slackClicks(), discordClicks(), telegramClicks(), emailClicks(), inboxClicks()}
+// clickSurfaces: one entry per surface.
+var clickSurfaces = []clickSurface{slackClicks(), discordClicks(), telegramClicks(), teamsClicks(), emailClicks(), inboxClicks()}
 
 const clickOperatorToken = "bench-operator-token-0123456789abcdef"
 
