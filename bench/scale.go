@@ -347,13 +347,6 @@ func scaleRedisBytes(ctx context.Context, rs *storetest.Server, open func() (lif
 // mB is bytes as megabytes.
 func mB(b int64) float64 { return float64(b) / 1e6 }
 
-func targetIf(ok bool, s string) string {
-	if ok {
-		return s
-	}
-	return ""
-}
-
 func uptime() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {

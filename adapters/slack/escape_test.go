@@ -52,10 +52,13 @@ func TestSubmitHintEscapesItemNames(t *testing.T) {
 	assert.NotContains(t, hint, "<!here>")
 	assert.Contains(t, hint, "&lt;https://evil.example|click me&gt;")
 
-	// The draft confirmation and the already-answered explanation too.
+	// The draft confirmation and the already-answered explanation too: Bob
+	// presses Submit on the message as his screen still shows it (the
+	// withdrawn copy, once re-rendered, has no Submit to press).
+	stale := e.clickPayload(bob, "C1", ts, "Submit", nil)
 	_, err := e.router.Cancel(context.Background(), q.ProjectID, q.ID, domain.CancelAgent, nil)
 	require.NoError(t, err)
-	e.click(bob, "C1", ts, "Submit", nil)
+	e.interact(stale)
 	e.wait("closed", func() bool { return len(e.ephemeralsTo(bob)) == 2 })
 	for _, text := range e.ephemeralsTo(bob) {
 		assert.NotContains(t, text, "<https://evil")
