@@ -76,7 +76,7 @@ func (h *hook) siblingsToAsk(ctx context.Context) []domain.BatchCall {
 	if h.tr == nil || h.in.ToolUseID == "" || len(h.cfg.approve) == 0 {
 		return nil
 	}
-	_ = h.tr.poll() // calls written since the hook started
+	h.settleTranscript(ctx) // calls written since the hook started, and still being written
 	var out []domain.BatchCall
 	for _, s := range h.tr.siblings(h.in.ToolUseID) {
 		switch {
@@ -91,6 +91,32 @@ func (h *hook) siblingsToAsk(ctx context.Context) []domain.BatchCall {
 		return nil
 	}
 	return out
+}
+
+// settleTranscript reads the transcript until this call is in it and it
+// has stopped growing for a moment (at most transcriptSettle): Claude Code
+// writes each tool_use block of an assistant message as a line of its own
+// and was seen to run the first call's hook before its siblings' lines were
+// on disk, so the first hook asked for its own call alone.
+func (h *hook) settleTranscript(ctx context.Context) {
+	deadline := time.Now().Add(transcriptSettle)
+	last, quiet := int64(-1), 0
+	for {
+		_ = h.tr.poll()
+		if h.tr.off == last {
+			quiet++
+		} else {
+			last, quiet = h.tr.off, 0
+		}
+		if _, own := h.tr.open[h.in.ToolUseID]; (own && quiet >= 2) || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(transcriptQuiet):
+		}
+	}
 }
 
 // approvalRequest is the approval of one tool call (this hook's, or a

@@ -231,6 +231,10 @@ func inputHash(raw json.RawMessage) [32]byte {
 var (
 	transcriptPoll   = 200 * time.Millisecond
 	transcriptSettle = time.Second
+	// transcriptQuiet is the pause between reads while the first hook of a
+	// turn waits for its assistant message's lines (two quiet reads in a
+	// row: the message is written).
+	transcriptQuiet = 40 * time.Millisecond
 )
 
 // lookup finds the tool call's id, waiting up to transcriptSettle for it
