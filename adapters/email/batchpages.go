@@ -118,13 +118,10 @@ func (a *Adapter) handleBatchOpen(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cookie, err := randomString(18)
-	if err != nil {
-		a.writePage(w, http.StatusInternalServerError, pageView{Heading: "Try again in a moment"})
+	cookie, ok := a.setConfirmCookie(w)
+	if !ok {
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: cookie, Path: linkPath, HttpOnly: true, Secure: a.secure,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(time.Hour / time.Second)})
 	f := &formView{Action: r.URL.Path, CSRF: a.keys.pageMAC(o.tok.Nonce, cookie), Recipient: o.tok.Recipient}
 	heading := fmt.Sprintf("Allow all %d waiting calls?", o.pending)
 	f.Choice, f.Tone, f.Button = fmt.Sprintf("allow every call still waiting (%d)", o.pending), "allow", fmt.Sprintf("Allow all %d", o.pending)

@@ -214,13 +214,10 @@ func (a *Adapter) handleOpen(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cookie, err := randomString(18)
-	if err != nil {
-		a.writePage(w, http.StatusInternalServerError, pageView{Heading: "Try again in a moment"})
+	cookie, ok := a.setConfirmCookie(w)
+	if !ok {
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: cookie, Path: linkPath, HttpOnly: true, Secure: a.secure,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(time.Hour / time.Second)})
 	v, err := a.confirmView(o, a.keys.pageMAC(o.tok.Nonce, cookie), r.URL.Path)
 	if err != nil {
 		a.writePage(w, http.StatusForbidden, pageView{Heading: "This link is not valid", Lines: []string{err.Error()}})
@@ -436,4 +433,17 @@ func formAnswer(o opened, r *http.Request) (domain.RespondRequest, error) {
 		}
 	}
 	return domain.RespondRequest{Answers: answers}, nil
+}
+
+// setConfirmCookie sets the cookie a confirmation page's POST must carry
+// (one per page shown); false when none could be made (the page says so).
+func (a *Adapter) setConfirmCookie(w http.ResponseWriter) (string, bool) {
+	cookie, err := randomString(18)
+	if err != nil {
+		a.writePage(w, http.StatusInternalServerError, pageView{Heading: "Try again in a moment"})
+		return "", false
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: cookie, Path: linkPath, HttpOnly: true, Secure: a.secure,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(time.Hour / time.Second)})
+	return cookie, true
 }
