@@ -218,26 +218,34 @@ func TestRealClaudeCodeParallelCallsOneBatch(t *testing.T) {
 			after, err := c.RunQuestions(t.Context(), first.RunID)
 			require.NoError(t, err)
 			assert.Len(t, after, 3, "no further approval was asked")
-			for i, id := range ids {
-				res, isErr, ok := api.result(id)
-				require.True(t, ok, "call %d: no tool_result; api %v\nstdout %s", i+1, api.requests(), tail(run.stdout.String()))
-				t.Logf("call %d: error=%v %q", i+1, isErr, res)
-				_, statErr := os.Stat(filepath.Join(run.work, fmt.Sprintf("build%d", i+1)))
-				switch {
-				case !mix || i == 0:
-					assert.False(t, isErr)
-					assert.Contains(t, res, fmt.Sprintf("removed build%d", i+1))
-					assert.True(t, os.IsNotExist(statErr), "build%d removed", i+1)
-				case i == 1:
-					assert.True(t, isErr)
-					assert.Contains(t, res, "keep build2: it holds the release")
-					assert.NoError(t, statErr, "build2 kept")
-				default:
-					assert.False(t, isErr)
-					assert.Contains(t, res, "trimmed build3")
-					assert.NoError(t, statErr, "build3 kept, only its tmp removed")
-				}
-			}
+			assertThreeBuildResults(t, api, run, ids, mix)
 		})
+	}
+}
+
+// assertThreeBuildResults checks the tool_results of the three parallel
+// `rm -rf buildN` calls: all removed after Allow all, or (mix) call 1
+// allowed, call 2 denied with its note and kept, call 3 run as edited.
+func assertThreeBuildResults(t *testing.T, api *parallelMessagesAPI, run *claudeRun, ids []string, mix bool) {
+	t.Helper()
+	for i, id := range ids {
+		res, isErr, ok := api.result(id)
+		require.True(t, ok, "call %d: no tool_result; api %v\nstdout %s", i+1, api.requests(), tail(run.stdout.String()))
+		t.Logf("call %d: error=%v %q", i+1, isErr, res)
+		_, statErr := os.Stat(filepath.Join(run.work, fmt.Sprintf("build%d", i+1)))
+		switch {
+		case !mix || i == 0:
+			assert.False(t, isErr)
+			assert.Contains(t, res, fmt.Sprintf("removed build%d", i+1))
+			assert.True(t, os.IsNotExist(statErr), "build%d removed", i+1)
+		case i == 1:
+			assert.True(t, isErr)
+			assert.Contains(t, res, "keep build2: it holds the release")
+			assert.NoError(t, statErr, "build2 kept")
+		default:
+			assert.False(t, isErr)
+			assert.Contains(t, res, "trimmed build3")
+			assert.NoError(t, statErr, "build3 kept, only its tmp removed")
+		}
 	}
 }

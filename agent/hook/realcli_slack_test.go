@@ -97,26 +97,7 @@ func TestRealClaudeCodeParallelCallsOneSlackMessage(t *testing.T) {
 			assert.Len(t, after, 3, "no further approval was asked")
 			assert.Len(t, s.fake.Messages("C1")[msgs:], 1, "no further Slack message")
 			assert.Len(t, s.fake.Calls("chat.postMessage")[posts:], 1, "no further Slack message")
-			for i, id := range ids {
-				res, isErr, ok := api.result(id)
-				require.True(t, ok, "call %d: no tool_result; api %v\nstdout %s", i+1, api.requests(), tail(run.stdout.String()))
-				t.Logf("call %d: error=%v %q", i+1, isErr, res)
-				_, statErr := os.Stat(filepath.Join(run.work, fmt.Sprintf("build%d", i+1)))
-				switch {
-				case !mix || i == 0:
-					assert.False(t, isErr)
-					assert.Contains(t, res, fmt.Sprintf("removed build%d", i+1))
-					assert.True(t, os.IsNotExist(statErr), "build%d removed", i+1)
-				case i == 1:
-					assert.True(t, isErr)
-					assert.Contains(t, res, "keep build2: it holds the release")
-					assert.NoError(t, statErr, "build2 kept")
-				default:
-					assert.False(t, isErr)
-					assert.Contains(t, res, "trimmed build3")
-					assert.NoError(t, statErr, "build3 kept, only its tmp removed")
-				}
-			}
+			assertThreeBuildResults(t, api, run, ids, mix)
 			// The message is settled: no button left, each call's outcome.
 			var final string
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
