@@ -273,26 +273,39 @@ func toAny(ss []string) []any {
 }
 
 // RunQuestions implements lifecycle.Store. A run's questions are fields
-// q:<seq> of its hash (runs of the earlier layout: the zset runq:<run>).
+// q:<seq> of its hash (runs of the earlier layout: the zset runq:<run>), or
+// the one question of a run stub.
 func (s *Store) RunQuestions(ctx context.Context, project, run string) ([]*domain.Question, error) {
 	pipe := s.rdb.Pipeline()
 	hc := pipe.HGetAll(ctx, s.base(project)+"run:"+run)
 	zc := pipe.ZRangeWithScores(ctx, s.base(project)+"runq:"+run, 0, -1)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	_, _ = pipe.Exec(ctx)
+	h, stub, err := hc.Val(), "", hc.Err()
+	if isWrongType(err) {
+		h, stub, err = s.runHash(ctx, project, run)
+	}
+	if err == nil {
+		err = zc.Err()
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.wrap(err)
 	}
+	zs := zc.Val()
 	type entry struct {
 		seq int64
 		id  string
 	}
 	var es []entry
-	for k, v := range hc.Val() {
+	if stub != "" {
+		es = append(es, entry{0, stub})
+	}
+	for k, v := range h {
 		if n, ok := strings.CutPrefix(k, "q:"); ok {
 			seq, _ := strconv.ParseInt(n, 10, 64)
 			es = append(es, entry{seq, v})
 		}
 	}
-	for _, z := range zc.Val() {
+	for _, z := range zs {
 		es = append(es, entry{int64(z.Score), fmt.Sprint(z.Member)})
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })

@@ -106,6 +106,39 @@ local function wakeFinal(id, qk, doc)
   return hj
 end
 
+-- runKey is the key of run's hash. A run whose one question is still
+-- pending, which nothing else changed, is a stub instead: a string holding
+-- that question's id (createScript), the rest of its state being the
+-- question's own (agent, created_at, pending, fingerprint, q:<seq>).
+-- Every script that reads or changes a run reaches it through runKey,
+-- which first turns a stub into the hash it stands for, living while its
+-- question may be pending plus retention, as createScript sets a hash's.
+local function runKey(run)
+  local rk = C.base .. 'run:' .. run
+  if redis.call('TYPE', rk).ok ~= 'string' then return rk end
+  local id = redis.call('GET', rk)
+  -- Redis refuses a script out of memory (maxmemory) at its first write,
+  -- unless that write is one that frees memory, such as DEL: the stub is
+  -- written again first, so a refused script changes nothing.
+  redis.call('SET', rk, id)
+  redis.call('DEL', rk)
+  local st, fp, seq = unpack(redis.call('HMGET', C.base .. 'q:' .. id, 'status', 'fp', 'seq'))
+  local doc = redis.call('GET', C.base .. 'd:' .. id)
+  if not st or not doc then return rk end
+  local line = string.match(doc, '^[^\n]*')
+  local created = string.match(line, '^{"c":(%d+)') or C.nowstr
+  local ok, v = pcall(cjson.decode, line)
+  local agent = ''
+  if ok and type(v) == 'table' and type(v.a) == 'string' then agent = v.a end
+  redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', created, 'updated_at', created, 'q:' .. seq, id)
+  if st == 'pending' then redis.call('HSET', rk, 'pending', id, 'fp:' .. fp, id) end
+  local ttl = tonumber(C.retention)
+  local dl = redis.call('ZSCORE', C.base .. 'deadlines', id)
+  if dl then ttl = ttl + math.max(0, tonumber(dl) - tonumber(C.nowms)) end
+  redis.call('PEXPIRE', rk, ttl)
+  return rk
+end
+
 ` + enqueueOnceLua + `
 -- finalize closes a pending question: status, result, indexes, TTLs, event,
 -- audit entry and wake-up. It returns the final record (the hash as JSON
@@ -116,6 +149,8 @@ end
 local function finalize(id, status, result, evtype, by, detail, run, fp)
   local qk = C.base .. 'q:' .. id
   if not run then run, fp = unpack(redis.call('HMGET', qk, 'run', 'fp')) end
+  -- A stub run becomes its hash while its question is still pending.
+  local rk = runKey(run)
   -- The result goes beside the immutable part (a line "R<json>"), so the
   -- hash keeps only short fields (see record.go).
   local dk = C.base .. 'd:' .. id
@@ -133,7 +168,6 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
   redis.call('ZADD', C.base .. 'exp', tonumber(C.nowms) + tonumber(C.retention), id)
   redis.call('DEL', C.base .. 'draft:' .. id)
   if d then keepIdem(id, string.match(d, '^[^\n]*')) end
-  local rk = C.base .. 'run:' .. run
   local fpf = 'fp:' .. fp
   local pending, fpq = unpack(redis.call('HMGET', rk, 'pending', fpf))
   if pending == id then
@@ -215,7 +249,7 @@ end
 -- resumed already by a decision on another call of the run, whose
 -- continuation it then shares (close). Returns ok and the run's status.
 local function runReady(qk, run)
-  local runst = redis.call('HGET', C.base .. 'run:' .. run, 'status') or ''
+  local runst = redis.call('HGET', runKey(run), 'status') or ''
   if runst == 'paused' then return true, runst end
   if runst == 'resumed' and redis.call('HEXISTS', qk, 'b') == 1 then return true, runst end
   return false, runst
@@ -227,7 +261,7 @@ end
 -- and the final record (finalize). run and fp: as for finalize.
 local function close(qk, id, status, result, evtype, by, detail, cont, dlv, run, fp)
   if not run then run, fp = unpack(redis.call('HMGET', qk, 'run', 'fp')) end
-  local rk = C.base .. 'run:' .. run
+  local rk = runKey(run)
   local made = ''
   local runst, rby = unpack(redis.call('HMGET', rk, 'status', 'resumed_by'))
   if cont ~= '' and runst == 'resumed' and rby and redis.call('HEXISTS', qk, 'b') == 1 then
@@ -267,7 +301,7 @@ local approval = ARGV[21] == '1'
 local hist = ARGV[22] or ''
 local bwindow, bjoin = tonumber(ARGV[23] or '0'), ARGV[24] or ''
 local base = C.base
-local rk = base .. 'run:' .. run
+local rk = runKey(run)
 -- A run belongs to the agent that started it: no other agent may re-attach
 -- to, supersede or add to it.
 local owner = redis.call('HGET', rk, 'agent_id')
@@ -307,8 +341,15 @@ if not approval then
     sup = prev
   end
 end
+-- A new run asked a question (not an approval) is a stub until anything
+-- else happens to it (runKey).
+local stub = false
 if redis.call('EXISTS', rk) == 0 then
-  redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', C.nowstr, 'updated_at', C.nowstr)
+  if approval then
+    redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', C.nowstr, 'updated_at', C.nowstr)
+  else
+    stub = true
+  end
 end
 local batch = ''
 if approval then
@@ -319,22 +360,27 @@ if approval then
   end
   redis.call('HSET', rk, 'bt', batch, 'bt_at', C.nowms)
   redis.call('HINCRBY', rk, 'np', 1)
-else
+elseif not stub then
   redis.call('HSET', rk, 'pending', id)
 end
 -- The run lives as long as its longest-lived question.
-if redis.call('PTTL', rk) < tonumber(ttl) then redis.call('PEXPIRE', rk, ttl) end
+if not stub and redis.call('PTTL', rk) < tonumber(ttl) then redis.call('PEXPIRE', rk, ttl) end
 local seq = redis.call('INCR', base .. 'seq')
 -- The immutable part lives in its own string key, so the hash keeps only
--- short fields and Redis stores it compactly (listpack).
-redis.call('SET', base .. 'd:' .. id, doc, 'PX', ttl)
-redis.call('HSET', KEYS[1], 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq, 'updated_at', C.nowstr)
+-- short fields and Redis stores it compactly (listpack). While pending, the
+-- record, like its hash and a stub, has no TTL: it ends when final
+-- (finalize), and the sweeper makes it final at its deadline.
+redis.call('SET', base .. 'd:' .. id, doc)
+redis.call('HSET', KEYS[1], 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq)
 if batch ~= '' then redis.call('HSET', KEYS[1], 'b', batch) end
 redis.call('ZADD', base .. 'all', seq, id)
-redis.call('HSET', rk, 'q:' .. seq, id)
 redis.call('ZADD', base .. 'deadlines', expires, id)
 if esc ~= '0' then redis.call('ZADD', base .. 'escal', esc, id) end
-redis.call('HSET', rk, fpf, id)
+if stub then
+  redis.call('SET', rk, id)
+else
+  redis.call('HSET', rk, 'q:' .. seq, id, fpf, id)
+end
 if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, id, 'PX', ttl) end
 -- The history key, for finalize: answered, the question joins the index.
 if hist ~= '' then redis.call('HSET', KEYS[1], 'h', hist) end
@@ -458,6 +504,7 @@ return 1
 // question or approval lives as long as those; one without, for retention.
 var pauseScript = redis.NewScript(preludeLua + `
 local run, agent = ARGV[10], ARGV[11]
+runKey(run)
 local owner = redis.call('HGET', KEYS[1], 'agent_id')
 if agent ~= '' and owner and owner ~= '' and owner ~= agent then return {'run_owned', ''} end
 local st = redis.call('HGET', KEYS[1], 'status')
