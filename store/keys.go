@@ -2,9 +2,11 @@ package store
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
@@ -79,4 +81,27 @@ func marshal(v any) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// packHex is a digest written in lowercase hex (a fingerprint, a history
+// key) as a question's hash keeps it: a NUL byte, then the digest's bytes,
+// half the length. Any other string is kept as it is; no such string
+// begins with NUL.
+func packHex(s string) string {
+	if len(s) < 16 || len(s)%2 != 0 || strings.ToLower(s) != s {
+		return s
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return s
+	}
+	return "\x00" + string(b)
+}
+
+// unpackHex reads what packHex wrote, and what it left as it was.
+func unpackHex(s string) string {
+	if rest, ok := strings.CutPrefix(s, "\x00"); ok {
+		return hex.EncodeToString([]byte(rest))
+	}
+	return s
 }

@@ -31,8 +31,8 @@ func (s *Store) Create(ctx context.Context, q *domain.Question) (lifecycle.Creat
 	}
 	asked := fmt.Sprintf("%d question(s) by %s", len(q.Questions), q.AgentID)
 	args := append(s.common(q.ProjectID, now, 0), q.ID, q.RunID, q.AgentID, encodeDoc(q),
-		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == domain.KindApproval),
-		domain.HistoryKey(q.AgentID, q.Questions), q.BatchWindow.Milliseconds(), q.BatchID)
+		ms(q.ExpiresAt), packHex(q.Fingerprint), q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == domain.KindApproval),
+		packHex(domain.HistoryKey(q.AgentID, q.Questions)), q.BatchWindow.Milliseconds(), q.BatchID, q.Fingerprint)
 	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)}, args...).StringSlice()
 	if err != nil {
 		return lifecycle.CreateResult{}, s.wrap(err)

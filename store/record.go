@@ -237,7 +237,7 @@ func decode(project, id string, h map[string]string, d string) (*domain.Question
 	if err := decodeDoc(q, docLine); err != nil {
 		return nil, 0, fmt.Errorf("store: corrupt question record: %w", err)
 	}
-	q.RunID, q.Status, q.Fingerprint = h["run"], domain.Status(h["status"]), h["fp"]
+	q.RunID, q.Status, q.Fingerprint = h["run"], domain.Status(h["status"]), unpackHex(h["fp"])
 	q.Read, q.ResumedRunID, q.BatchID = h["read"] == "1", h["resumed_run_id"], h["b"]
 	seq, _ := strconv.ParseInt(h["seq"], 10, 64)
 	q.EscalationLevel, _ = strconv.Atoi(h["esc_level"])

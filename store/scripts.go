@@ -87,6 +87,7 @@ local function keepIdem(id, doc)
   if redis.call('GET', ik) == id then redis.call('PEXPIRE', ik, C.retention) end
 end
 
+` + enqueueOnceLua + `
 local function wake(id)
   redis.call('PUBLISH', C.chan, C.project .. '\31' .. id)
 end
@@ -98,10 +99,7 @@ end
 -- It returns the hash as JSON, which the calling script also returns, so
 -- the replica that made the change need not read the record back either.
 local function wakeFinal(id, qk, doc)
-  local h = redis.call('HGETALL', qk)
-  local m = {}
-  for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
-  local hj = cjson.encode(m)
+  local hj = hashJSON(redis.call('HGETALL', qk))
   redis.call('PUBLISH', C.chan, '\30' .. C.project .. '\30' .. id .. '\30' .. hj .. '\30' .. doc)
   return hj
 end
@@ -139,7 +137,6 @@ local function runKey(run)
   return rk
 end
 
-` + enqueueOnceLua + `
 -- finalize closes a pending question: status, result, indexes, TTLs, event,
 -- audit entry and wake-up. It returns the final record (the hash as JSON
 -- and d:<id>), or two empty strings for a record of the earlier layout.
@@ -199,7 +196,7 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
   local hist, oe = unpack(redis.call('HMGET', qk, 'h', 'oe'))
   if oe then redis.call('HDEL', qk, 'oe') end
   if status == 'answered' and hist then
-    local hk = C.base .. 'hist:' .. hist
+    local hk = C.base .. 'hist:' .. unhex(hist)
     redis.call('ZADD', hk, tonumber(C.nowms) + tonumber(C.retention), id)
     redis.call('ZREMRANGEBYRANK', hk, 0, -65)
     if redis.call('PTTL', hk) < tonumber(C.retention) then redis.call('PEXPIRE', hk, C.retention) end
@@ -235,11 +232,8 @@ end
 -- is the last argument of the calling script (see outbox.go).
 local function enqueue(qk, id, evtype, dlv)
   local dk = C.base .. 'dlv:' .. dlv
-  local h = redis.call('HGETALL', qk)
-  local m = {}
-  for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
   redis.call('HSET', dk, 'question', id, 'event', evtype, 'attempts', 0, 'created_at', C.nowstr,
-    'doc', redis.call('GET', C.base .. 'd:' .. id) or '', 'hash', cjson.encode(m))
+    'doc', redis.call('GET', C.base .. 'd:' .. id) or '', 'hash', hashJSON(redis.call('HGETALL', qk)))
   redis.call('PEXPIRE', dk, ARGV[#ARGV])
   redis.call('ZADD', C.base .. 'outbox', C.nowms, dlv)
 end
@@ -288,10 +282,11 @@ end
 `
 
 // createScript: KEYS[1] = the new question's hash.
-// ARGV 10..: id, run, agent, doc, expiresms, fp, idemkey, supersededResult,
-// ttlms, escalationms (0: none), askedDetail, approval ("1": kind approval),
-// history key (domain.HistoryKey; "" = not indexed), batch window ms,
-// batch id to join ("" = the run's open batch, if any)
+// ARGV 10..: id, run, agent, doc, expiresms, fp (packed: packHex), idemkey,
+// supersededResult, ttlms, escalationms (0: none), askedDetail, approval
+// ("1": kind approval), history key (domain.HistoryKey, packed; "" = not
+// indexed), batch window ms, batch id to join ("" = the run's open batch,
+// if any), fp as the earlier layout wrote it (hex)
 // Returns {"created", id, supersededID}, {"reattach", existingID} or
 // {"run_owned"} when the run belongs to another agent.
 var createScript = redis.NewScript(preludeLua + `
@@ -300,6 +295,7 @@ local fp, idem, supres, ttl, esc, asked = ARGV[15], ARGV[16], ARGV[17], ARGV[18]
 local approval = ARGV[21] == '1'
 local hist = ARGV[22] or ''
 local bwindow, bjoin = tonumber(ARGV[23] or '0'), ARGV[24] or ''
+local fpold = ARGV[25] or fp
 local base = C.base
 local rk = runKey(run)
 -- A run belongs to the agent that started it: no other agent may re-attach
@@ -320,8 +316,15 @@ local fpf = 'fp:' .. fp
 -- says which call this is), and an approval never re-attaches to one
 -- already decided: nothing is approved twice.
 local call = string.sub(fp, 1, 5) == 'call:'
-local ex = nil
-if idem == '' or call then ex = redis.call('HGET', rk, fpf) end
+local ex, exf = nil, fpf
+if idem == '' or call then
+  ex = redis.call('HGET', rk, fpf)
+  -- A question asked before fingerprints were packed is under the hex.
+  if not ex and fpold ~= fp then
+    exf = 'fp:' .. fpold
+    ex = redis.call('HGET', rk, exf)
+  end
+end
 if ex then
   local qid, till = string.match(ex, '^([^|]+)|?(%d*)$')
   local st = redis.call('HGET', base .. 'q:' .. qid, 'status')
@@ -329,7 +332,7 @@ if ex then
     if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, qid, 'PX', ttl) end
     return {'reattach', qid}
   end
-  redis.call('HDEL', rk, fpf)
+  redis.call('HDEL', rk, exf)
 end
 -- A question supersedes the run's pending question; an approval
 -- supersedes nothing and joins the run's batch (domain/batch.go).
