@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,6 +142,10 @@ func TestRecordsOfTheLayoutBeforeRunStubsStayReadable(t *testing.T) {
 			"updated_at", ns, "pending", id, "fp:"+fp, id, fmt.Sprint("q:", seq), id).Err())
 		require.NoError(t, rdb.PExpire(ctx, base+"run:"+run, 2*time.Hour).Err())
 		require.NoError(t, rdb.Set(ctx, base+"seq", seq, 0).Err())
+		require.NoError(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: base + "events", Values: []any{"type", domain.EventCreated,
+			"question", id, "run", run, "at", ns}}).Err())
+		require.NoError(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: base + "audit", Values: []any{"type", "asked",
+			"question", id, "run", run, "by", "", "detail", "1 question(s) by deploy-bot", "at", ns}}).Err())
 	}
 	old, other := domain.NewQuestionID(p), domain.NewQuestionID(p)
 	write(old, "run-a", "Ship build 7?", 1)
@@ -181,6 +186,21 @@ func TestRecordsOfTheLayoutBeforeRunStubsStayReadable(t *testing.T) {
 	res = ask("run-a", "Ship build 7?")
 	assert.True(t, res.Reattached)
 	assert.Equal(t, old, res.Question.ID)
+	trail, err := s.Audit(ctx, p, old, 0)
+	require.NoError(t, err)
+	require.Len(t, trail, 2, "the entry written before ids were packed and the one after")
+	assert.Equal(t, []string{"asked", "answered"}, []string{trail[0].Type, trail[1].Type})
+	assert.Equal(t, []string{old, old}, []string{trail[0].QuestionID, trail[1].QuestionID})
+	assert.True(t, created.Equal(trail[0].At))
+	evs, err := s.Events(ctx, p, "", 100)
+	require.NoError(t, err)
+	var mine []string
+	for _, e := range evs {
+		if e.QuestionID == old {
+			mine = append(mine, e.Type)
+		}
+	}
+	assert.Equal(t, []string{domain.EventCreated, domain.EventAnswered}, mine)
 	hist, err := s.History(ctx, p, domain.HistoryKey("deploy-bot", items("Ship build 7?")), 5)
 	require.NoError(t, err)
 	require.Len(t, hist, 1)
@@ -242,4 +262,39 @@ func TestRunStubReadsAsItsRunAndKeepsItsLifetime(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, qs, 1)
 	assert.Equal(t, q.ID, qs[0].ID)
+}
+
+// Question ids that are not canonical UUIDs (an upper-case one, any other
+// string) are kept as they are where this layout packs ids, and read
+// back, listed, answered and found in the streams like the others.
+func TestIdsKeptUnpackedReadTheSame(t *testing.T) {
+	srv := storetest.Redis(t)
+	s := open(t, srv.URL)
+	ctx := context.Background()
+	for _, id := range []string{strings.ToUpper(uuid.NewString()), "question-7"} {
+		q := pendingQuestion("odd")
+		q.ID = id
+		_, err := s.Create(ctx, q)
+		require.NoError(t, err)
+		pending, err := s.List(ctx, "odd", domain.StatusPending, 0)
+		require.NoError(t, err)
+		require.Len(t, pending, 1)
+		assert.Equal(t, id, pending[0].ID)
+		page, err := s.ListPage(ctx, "odd", lifecycle.ListQuery{Status: domain.StatusPending})
+		require.NoError(t, err)
+		require.Len(t, page.Questions, 1)
+		assert.Equal(t, id, page.Questions[0].ID)
+		due, err := s.Due(ctx, q.ExpiresAt.Add(time.Second), 10)
+		require.NoError(t, err)
+		assert.Contains(t, due, lifecycle.Ref{ProjectID: "odd", ID: id})
+		q, err = s.Transition(ctx, "odd", id, lifecycle.Transition{To: domain.StatusCancelled, CancelReason: "test"})
+		require.NoError(t, err)
+		assert.Equal(t, domain.StatusCancelled, q.Status)
+		trail, err := s.Audit(ctx, "odd", id, 0)
+		require.NoError(t, err)
+		assert.Len(t, trail, 2)
+		pending, err = s.List(ctx, "odd", domain.StatusPending, 0)
+		require.NoError(t, err)
+		assert.Empty(t, pending)
+	}
 }

@@ -196,15 +196,7 @@ func (s *Store) RetryDelivery(ctx context.Context, d lifecycle.Delivery, at time
 // delivery by keep ms, so an id that was sent is not queued again. The
 // delivery carries the question as stored now (d:<qid> and its hash).
 // Returns 1 if queued.
-const enqueueOnceLua = `
--- unhex reads a digest a question's hash keeps packed (NUL, then its
--- bytes: packHex in keys.go) as the hex it stands for; any other string as
--- it is.
-local function unhex(s)
-  if string.byte(s, 1) ~= 0 then return s end
-  return (string.gsub(string.sub(s, 2), '.', function(c) return string.format('%02x', string.byte(c)) end))
-end
-
+const enqueueOnceLua = idLua + `
 -- hashJSON is a question's hash (HGETALL) as JSON, its packed digests
 -- written out (unhex): what a replica or a delivery decodes (DecodeRecord).
 local function hashJSON(h)

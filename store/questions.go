@@ -126,6 +126,7 @@ func (s *Store) List(ctx context.Context, project string, status domain.Status, 
 	if err != nil {
 		return nil, s.wrap(err)
 	}
+	unpackIDs(ids)
 	qs, _, err := s.getMany(ctx, project, "all", ids)
 	if err != nil {
 		return nil, err
@@ -150,6 +151,7 @@ func (s *Store) listPending(ctx context.Context, project string, limit int) ([]*
 	if err != nil {
 		return nil, s.wrap(err)
 	}
+	unpackIDs(ids)
 	if len(ids) > limit { // keep the newest: read only the sequence numbers first
 		pipe := s.rdb.Pipeline()
 		cmds := make([]*redis.StringCmd, len(ids))
@@ -204,7 +206,7 @@ func (s *Store) getMany(ctx context.Context, project, index string, ids []string
 	for i, c := range cmds {
 		h := c.Val()
 		if len(h) == 0 || docs[i].Err() != nil {
-			gone = append(gone, ids[i])
+			gone = append(gone, packID(ids[i]), ids[i]) // as either layout indexed it
 			continue
 		}
 		q, seq, err := decode(project, ids[i], h, docs[i].Val())

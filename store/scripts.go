@@ -64,12 +64,14 @@ const preludeLua = `
 local C = {base = ARGV[1], nowms = ARGV[2], nowstr = ARGV[3], retention = ARGV[4], window = ARGV[5],
   maxlen = ARGV[6], chan = ARGV[7], project = ARGV[8], auditmin = ARGV[9]}
 
+` + enqueueOnceLua + `
+-- The streams keep question ids packed (packid).
 local function event(evtype, id, run)
-  redis.call('XADD', C.base .. 'events', 'MAXLEN', '~', C.maxlen, '*', 'type', evtype, 'question', id, 'run', run, 'at', C.nowstr)
+  redis.call('XADD', C.base .. 'events', 'MAXLEN', '~', C.maxlen, '*', 'type', evtype, 'question', packid(id), 'run', run, 'at', C.nowstr)
 end
 
 local function audit(atype, id, run, by, detail)
-  redis.call('XADD', C.base .. 'audit', 'MINID', '~', C.auditmin, '*', 'type', atype, 'question', id, 'run', run,
+  redis.call('XADD', C.base .. 'audit', 'MINID', '~', C.auditmin, '*', 'type', atype, 'question', packid(id), 'run', run,
     'by', by or '', 'detail', detail or '', 'at', C.nowstr)
 end
 
@@ -87,7 +89,6 @@ local function keepIdem(id, doc)
   if redis.call('GET', ik) == id then redis.call('PEXPIRE', ik, C.retention) end
 end
 
-` + enqueueOnceLua + `
 local function wake(id)
   redis.call('PUBLISH', C.chan, C.project .. '\31' .. id)
 end
@@ -131,7 +132,7 @@ local function runKey(run)
   redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', created, 'updated_at', created, 'q:' .. seq, id)
   if st == 'pending' then redis.call('HSET', rk, 'pending', id, 'fp:' .. fp, id) end
   local ttl = tonumber(C.retention)
-  local dl = redis.call('ZSCORE', C.base .. 'deadlines', id)
+  local dl = indexed(C.base .. 'deadlines', id)
   if dl then ttl = ttl + math.max(0, tonumber(dl) - tonumber(C.nowms)) end
   redis.call('PEXPIRE', rk, ttl)
   return rk
@@ -158,11 +159,11 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
   else
     redis.call('HSET', qk, 'status', status, 'result', result, 'updated_at', C.nowstr)
   end
-  redis.call('ZREM', C.base .. 'deadlines', id)
-  redis.call('ZREM', C.base .. 'escal', id)
+  unindex(C.base .. 'deadlines', id)
+  unindex(C.base .. 'escal', id)
   redis.call('PEXPIRE', qk, C.retention)
   -- When the record goes, the sweeper (trimScript) drops its index entries.
-  redis.call('ZADD', C.base .. 'exp', tonumber(C.nowms) + tonumber(C.retention), id)
+  redis.call('ZADD', C.base .. 'exp', tonumber(C.nowms) + tonumber(C.retention), packid(id))
   redis.call('DEL', C.base .. 'draft:' .. id)
   if d then keepIdem(id, string.match(d, '^[^\n]*')) end
   local fpf = 'fp:' .. fp
@@ -376,9 +377,10 @@ local seq = redis.call('INCR', base .. 'seq')
 redis.call('SET', base .. 'd:' .. id, doc)
 redis.call('HSET', KEYS[1], 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq)
 if batch ~= '' then redis.call('HSET', KEYS[1], 'b', batch) end
-redis.call('ZADD', base .. 'all', seq, id)
-redis.call('ZADD', base .. 'deadlines', expires, id)
-if esc ~= '0' then redis.call('ZADD', base .. 'escal', esc, id) end
+-- The indexes hold ids packed (packid).
+redis.call('ZADD', base .. 'all', seq, packid(id))
+redis.call('ZADD', base .. 'deadlines', expires, packid(id))
+if esc ~= '0' then redis.call('ZADD', base .. 'escal', esc, packid(id)) end
 if stub then
   redis.call('SET', rk, id)
 else
@@ -457,12 +459,13 @@ return {'voted', tostring(n)}
 var escalateScript = redis.NewScript(preludeLua + `
 local id, level, nextms, detail = ARGV[10], ARGV[11], ARGV[12], ARGV[13]
 if redis.call('HGET', KEYS[1], 'status') ~= 'pending' then
-  redis.call('ZREM', C.base .. 'escal', id)
+  unindex(C.base .. 'escal', id)
   return 0
 end
 if (redis.call('HGET', KEYS[1], 'esc_level') or '0') ~= level then return 0 end
 redis.call('HSET', KEYS[1], 'esc_level', tonumber(level) + 1, 'updated_at', C.nowstr)
-if nextms == '0' then redis.call('ZREM', C.base .. 'escal', id) else redis.call('ZADD', C.base .. 'escal', nextms, id) end
+unindex(C.base .. 'escal', id)
+if nextms ~= '0' then redis.call('ZADD', C.base .. 'escal', nextms, packid(id)) end
 audit('escalated', id, redis.call('HGET', KEYS[1], 'run'), '', detail)
 wake(id)
 return 1
@@ -541,28 +544,27 @@ return {'paused', ''}
 //     the earlier layout's unused pending index.
 //
 // Returns {dropped records, next cursor}.
-var trimScript = redis.NewScript(`
+var trimScript = redis.NewScript(idLua + `
 local base, now, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local emin, amin, cursor, count = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
 local n = 0
 local function drop(id)
   redis.call('DEL', base .. 'q:' .. id, base .. 'd:' .. id, base .. 'draft:' .. id, base .. 'end:' .. id)
-  redis.call('ZREM', base .. 'all', id)
-  redis.call('ZREM', base .. 'exp', id)
-  redis.call('ZREM', base .. 'deadlines', id)
-  redis.call('ZREM', base .. 'escal', id)
+  for _, idx in ipairs({'all', 'exp', 'deadlines', 'escal'}) do unindex(base .. idx, id) end
   n = n + 1
 end
 local function gone(id) return redis.call('EXISTS', base .. 'q:' .. id) == 0 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)) do drop(id) end
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)) do drop(unpackid(m)) end
 for _, idx in ipairs({'deadlines', 'escal'}) do
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. idx, '-inf', now, 'LIMIT', 0, limit)) do
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', base .. idx, '-inf', now, 'LIMIT', 0, limit)) do
+    local id = unpackid(m)
     if gone(id) then drop(id) end
   end
 end
 local ids = redis.call('ZRANGE', base .. 'all', cursor, cursor + count - 1)
 local kept = 0
-for _, id in ipairs(ids) do
+for _, m in ipairs(ids) do
+  local id = unpackid(m)
   if gone(id) then drop(id) else kept = kept + 1 end
 end
 local nextc = cursor + kept
