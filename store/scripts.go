@@ -8,22 +8,32 @@ import "github.com/redis/go-redis/v9"
 // hash tag ({project}), so the scripts run on Redis Cluster too.
 //
 // Keys under base = "<prefix>:{<project>}:" (the layout is chosen for memory:
-// a pending question costs ~1.7 KB in all, BENCHMARKS.md (d) and
-// BenchmarkPendingBytes):
-//   d:<id>          string the question's immutable part: one line of JSON, then one
-//                         line of JSON per posted copy, and once final "R" + the result
-//                         JSON (record.go)
-//   q:<id>          hash  status, run, fp, seq, read, updated_at,
-//                         resumed_run_id, esc_level (absent: 0), h (history key), vote:<person> (JSON), vlabel:<person>,
+// a pending question costs ~1.4 times its API record stored as one key with
+// a TTL, BENCHMARKS.md (d) and TestPendingBytesWithinTarget). A pending
+// question's keys (d, q, a run stub) have no TTL: they end when it is final
+// (finalize sets retention), and the sweeper makes it final at its deadline.
+// Question ids are packed where they are index members or stream values
+// (packid: NUL and the UUID's 16 bytes), fingerprints and history keys in
+// the question's hash (packHex: NUL and the digest's bytes); ids and
+// digests the layout before wrote as text are read as well.
+//   d:<id>          string the question's immutable part: one line of JSON (beginning
+//                         {"c":<created ns>,), then one line of JSON per posted copy, and
+//                         once final "R" + the result JSON (record.go)
+//   q:<id>          hash  status, run, fp (packed), seq, read, updated_at (absent: never
+//                         changed since asked), resumed_run_id, esc_level (absent: 0),
+//                         h (history key, packed), vote:<person> (JSON), vlabel:<person>,
 //                         vorder:<person> (vote sequence; a changed vote moves last), vseq,
 //                         oe ("1" while end:<id> holds deliveries), b (an approval's batch id)
 //                         — short fields only, so Redis keeps it as a listpack
-//   all             zset  seq -> id of every question
+//   all             zset  seq -> id (packed) of every question
 //   exp             zset  ms when a final record goes -> id (the sweeper trims the
 //                         record's index entries then: trimScript)
 //   deadlines       zset  expires_at ms -> id of pending questions (also the list of
 //                         pending questions: no index of its own)
 //   escal           zset  next escalation step ms -> id of pending questions
+//   run:<run>       string a run stub: the id of the run's one question, pending, when
+//                         nothing else happened to the run (no hash, no TTL); the first
+//                         script that reads or changes the run makes it the hash (runKey)
 //   run:<run>       hash  agent_id, status, resumed_from, resumed_by, pending (its pending
 //                         question), created_at, updated_at, np (pending approvals),
 //                         bt, bt_at (the latest batch of approvals, when it last grew, ms),
@@ -43,7 +53,8 @@ import "github.com/redis/go-redis/v9"
 //   end:<id>        hash  delivery id -> {event, payload, delay, keep} (JSON): deliveries
 //                         to queue when question <id> ends (QueueOnEnd); finalize queues
 //                         them in the same step and deletes the key; TTL at least the
-//                         record's, and the sweeper drops it with the record
+//                         record's (none while it has none), and the sweeper drops it
+//                         with the record
 //   draft:<id>      hash  person -> partial selections (JSON), with TTL; deleted when final
 //                         (the earlier layout: string draft:<id>:<person>, still read)
 //   seq             string the project's question counter (dropped with its last record)
