@@ -16,7 +16,7 @@ func (s *Store) AppendAudit(ctx context.Context, e domain.AuditEntry) error {
 	}
 	cutoff := minID(e.At.Add(-s.auditKeep))
 	return s.wrap(s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.base(e.ProjectID) + "audit", MinID: cutoff, Approx: true,
-		Values: []any{"type", e.Type, "question", e.QuestionID, "run", e.RunID, "by", personJSON(e.By),
+		Values: []any{"type", e.Type, "question", packID(e.QuestionID), "run", e.RunID, "by", personJSON(e.By),
 			"detail", e.Detail, "at", stamp(e.At)}}).Err())
 }
 
@@ -33,11 +33,12 @@ func (s *Store) Audit(ctx context.Context, project, question string, limit int) 
 			return out, s.wrap(err)
 		}
 		for _, m := range msgs {
-			if question != "" && str(m.Values["question"]) != question {
+			qid := unpackID(str(m.Values["question"]))
+			if question != "" && qid != question {
 				continue
 			}
 			e := domain.AuditEntry{ID: m.ID, Type: str(m.Values["type"]), ProjectID: project,
-				QuestionID: str(m.Values["question"]), RunID: str(m.Values["run"]), Detail: str(m.Values["detail"])}
+				QuestionID: qid, RunID: str(m.Values["run"]), Detail: str(m.Values["detail"])}
 			if b := str(m.Values["by"]); b != "" {
 				var p domain.Person
 				if json.Unmarshal([]byte(b), &p) == nil {

@@ -37,7 +37,7 @@ func (s *Store) Events(ctx context.Context, project, after string, limit int) ([
 	for _, st := range res {
 		for _, m := range st.Messages {
 			ev := domain.Event{ID: m.ID, ProjectID: project, Type: str(m.Values["type"]),
-				QuestionID: str(m.Values["question"]), RunID: str(m.Values["run"])}
+				QuestionID: unpackID(str(m.Values["question"])), RunID: str(m.Values["run"])}
 			ev.At = parseStamp(str(m.Values["at"]))
 			if d := str(m.Values["data"]); d != "" {
 				ev.Data = json.RawMessage(d)
@@ -62,7 +62,7 @@ func (s *Store) AppendEvent(ctx context.Context, ev domain.Event) error {
 	if ev.At.IsZero() {
 		ev.At = time.Now().UTC()
 	}
-	vals := []any{"type", ev.Type, "question", ev.QuestionID, "run", ev.RunID, "at", stamp(ev.At)}
+	vals := []any{"type", ev.Type, "question", packID(ev.QuestionID), "run", ev.RunID, "at", stamp(ev.At)}
 	if len(ev.Data) > 0 {
 		vals = append(vals, "data", string(ev.Data))
 	}

@@ -2,9 +2,11 @@ package store
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
@@ -80,3 +82,113 @@ func marshal(v any) []byte {
 	_ = enc.Encode(v)
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
+
+// packHex is a digest written in lowercase hex (a fingerprint, a history
+// key) as a question's hash keeps it: a NUL byte, then the digest's bytes,
+// half the length. Any other string is kept as it is; no such string
+// begins with NUL.
+func packHex(s string) string {
+	if len(s) < 16 || len(s)%2 != 0 || strings.ToLower(s) != s {
+		return s
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return s
+	}
+	return "\x00" + string(b)
+}
+
+// unpackHex reads what packHex wrote, and what it left as it was.
+func unpackHex(s string) string {
+	if rest, ok := strings.CutPrefix(s, "\x00"); ok {
+		return hex.EncodeToString([]byte(rest))
+	}
+	return s
+}
+
+// packID is a question id as Redis keeps it where it is a value or an
+// index member rather than part of a key's name: a canonical (lowercase)
+// UUID as a NUL byte and its 16 bytes; any other id as it is. Records
+// written before ids were packed keep them as text: readers take both.
+func packID(id string) string {
+	if !canonicalUUID(id) {
+		return id
+	}
+	b, _ := hex.DecodeString(strings.ReplaceAll(id, "-", ""))
+	return "\x00" + string(b)
+}
+
+// unpackID reads what packID wrote, and what it left as it was.
+func unpackID(s string) string {
+	if len(s) != 17 || s[0] != 0 {
+		return s
+	}
+	x := hex.EncodeToString([]byte(s[1:]))
+	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+}
+
+// unpackIDs reads index members in place (unpackID).
+func unpackIDs(ms []string) {
+	for i, m := range ms {
+		ms[i] = unpackID(m)
+	}
+}
+
+func canonicalUUID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := range len(id) {
+		c := id[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f'):
+			return false
+		}
+	}
+	return true
+}
+
+// idLua is the Lua of packed ids and digests (packID, packHex), for every
+// script that reads or writes them.
+const idLua = `
+-- unhex reads a digest a question's hash keeps packed (NUL, then its
+-- bytes: packHex) as the hex it stands for; any other string as it is.
+local function unhex(s)
+  if string.byte(s, 1) ~= 0 then return s end
+  return (string.gsub(string.sub(s, 2), '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+
+-- packid is a question id as a value or an index member (packID): a
+-- canonical UUID as NUL and its 16 bytes, any other id as it is;
+-- unpackid reads both.
+local function packid(id)
+  if #id ~= 36 or not string.find(id, '^[0-9a-f]+%-[0-9a-f]+%-[0-9a-f]+%-[0-9a-f]+%-[0-9a-f]+$')
+      or string.sub(id, 9, 9) ~= '-' or string.sub(id, 14, 14) ~= '-' or string.sub(id, 19, 19) ~= '-'
+      or string.sub(id, 24, 24) ~= '-' then
+    return id
+  end
+  return '\0' .. (string.gsub(string.gsub(id, '-', ''), '..', function(h) return string.char(tonumber(h, 16)) end))
+end
+
+local function unpackid(m)
+  if #m ~= 17 or string.byte(m, 1) ~= 0 then return m end
+  local x = unhex(m)
+  return string.sub(x, 1, 8) .. '-' .. string.sub(x, 9, 12) .. '-' .. string.sub(x, 13, 16) .. '-' ..
+    string.sub(x, 17, 20) .. '-' .. string.sub(x, 21)
+end
+
+-- unindex removes question id from index key (all, deadlines, escal,
+-- exp), as this layout and the one before it wrote it.
+local function unindex(key, id)
+  redis.call('ZREM', key, packid(id), id)
+end
+
+-- indexed is id's score in index key, as either layout wrote it.
+local function indexed(key, id)
+  return redis.call('ZSCORE', key, packid(id)) or redis.call('ZSCORE', key, id)
+end
+`

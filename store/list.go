@@ -22,8 +22,9 @@ import (
 // keeps the limit first after the cursor; a larger backlog is read as
 // scanPageScript reads a status, along all from the cursor, which costs a
 // page rather than the whole backlog. KEYS[1] deadlines, KEYS[2] all;
-// ARGV base, after, limit, few, budget.
-var pendingPageScript = redis.NewScript(`
+// ARGV base, after, limit, few, budget. Both indexes hold a question under
+// the same member (packed: packid), so one is looked up in the other as is.
+var pendingPageScript = redis.NewScript(idLua + `
 local base, after, limit, few, budget = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 if redis.call('ZCARD', KEYS[1]) > few then
   local from, out, n, scanned = '(' .. ARGV[2], {''}, 0, 0
@@ -31,13 +32,13 @@ if redis.call('ZCARD', KEYS[1]) > few then
     local chunk = redis.call('ZRANGEBYSCORE', KEYS[2], from, '+inf', 'WITHSCORES', 'LIMIT', 0, 256)
     if #chunk == 0 then return out end
     for i = 1, #chunk, 2 do
-      local id, seq = chunk[i], chunk[i + 1]
-      if redis.call('ZSCORE', KEYS[1], id) then
+      local m, seq = chunk[i], chunk[i + 1]
+      if redis.call('ZSCORE', KEYS[1], m) then
         if n == limit then
           out[1] = out[#out]
           return out
         end
-        out[#out + 1] = id
+        out[#out + 1] = unpackid(m)
         out[#out + 1] = seq
         n = n + 1
       end
@@ -51,7 +52,8 @@ if redis.call('ZCARD', KEYS[1]) > few then
   end
 end
 local found = {}
-for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local id = unpackid(m)
   local seq = tonumber(redis.call('HGET', base .. 'q:' .. id, 'seq'))
   if seq and seq > after then found[#found + 1] = {seq, id} end
 end
@@ -73,14 +75,14 @@ var fewPending = 2000
 // the order of all. It reads at most budget entries per call: a status
 // that is rare among many records gives short pages rather than a long
 // script. KEYS[1] all; ARGV base, after, limit, status ("" = any), budget.
-var scanPageScript = redis.NewScript(`
+var scanPageScript = redis.NewScript(idLua + `
 local base, from, limit, status, budget = ARGV[1], '(' .. ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
 local out, n, scanned = {''}, 0, 0
 while true do
   local chunk = redis.call('ZRANGEBYSCORE', KEYS[1], from, '+inf', 'WITHSCORES', 'LIMIT', 0, 256)
   if #chunk == 0 then return out end
   for i = 1, #chunk, 2 do
-    local id, seq = chunk[i], chunk[i + 1]
+    local id, seq = unpackid(chunk[i]), chunk[i + 1]
     local st = redis.call('HGET', base .. 'q:' .. id, 'status')
     if st and (status == '' or st == status) then
       if n == limit then
@@ -167,7 +169,7 @@ func (s *Store) Deadlines(ctx context.Context, project string, limit int) ([]lif
 	if zs != nil {
 		for _, z := range zs.Val() {
 			id, _ := z.Member.(string)
-			out = append(out, lifecycle.Deadline{ID: id, At: time.UnixMilli(int64(z.Score)).UTC()})
+			out = append(out, lifecycle.Deadline{ID: unpackID(id), At: time.UnixMilli(int64(z.Score)).UTC()})
 		}
 	}
 	return out, int(n.Val()), nil

@@ -196,16 +196,24 @@ func (s *Store) RetryDelivery(ctx context.Context, d lifecycle.Delivery, at time
 // delivery by keep ms, so an id that was sent is not queued again. The
 // delivery carries the question as stored now (d:<qid> and its hash).
 // Returns 1 if queued.
-const enqueueOnceLua = `
+const enqueueOnceLua = idLua + `
+-- hashJSON is a question's hash (HGETALL) as JSON, its packed digests
+-- written out (unhex): what a replica or a delivery decodes (DecodeRecord).
+local function hashJSON(h)
+  local m = {}
+  for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
+  if m.fp then m.fp = unhex(m.fp) end
+  if m.h then m.h = unhex(m.h) end
+  return cjson.encode(m)
+end
+
 local function enqueueOnce(base, dlv, qid, evtype, payload, duems, created, keep)
   local dk, mk = base .. 'dlv:' .. dlv, base .. 'dlvonce:' .. dlv
   if redis.call('EXISTS', dk) == 1 or redis.call('SET', mk, '1', 'NX', 'PX', keep) == false then return 0 end
   local h = redis.call('HGETALL', base .. 'q:' .. qid)
-  local m = {}
-  for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
   local doc = redis.call('GET', base .. 'd:' .. qid) or ''
   local hash = ''
-  if #h > 0 then hash = cjson.encode(m) end
+  if #h > 0 then hash = hashJSON(h) end
   redis.call('HSET', dk, 'question', qid, 'event', evtype, 'attempts', 0, 'created_at', created,
     'doc', doc, 'hash', hash, 'payload', payload)
   redis.call('PEXPIRE', dk, keep)
@@ -240,6 +248,9 @@ local ek = base .. 'end:' .. qid
 if redis.call('HSETNX', ek, dlv, ARGV[4]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'oe', '1')
 local ttl = math.max(redis.call('PTTL', KEYS[1]), redis.call('PTTL', base .. 'd:' .. qid))
+-- A pending record has no TTL (createScript): the registrations have none
+-- either, and go when it ends or with it.
+if ttl == -1 then return 1 end
 if ttl <= 0 then ttl = tonumber(ARGV[9]) end
 if redis.call('PTTL', ek) < ttl then redis.call('PEXPIRE', ek, ttl) end
 return 1

@@ -31,8 +31,8 @@ func (s *Store) Create(ctx context.Context, q *domain.Question) (lifecycle.Creat
 	}
 	asked := fmt.Sprintf("%d question(s) by %s", len(q.Questions), q.AgentID)
 	args := append(s.common(q.ProjectID, now, 0), q.ID, q.RunID, q.AgentID, encodeDoc(q),
-		ms(q.ExpiresAt), q.Fingerprint, q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == domain.KindApproval),
-		domain.HistoryKey(q.AgentID, q.Questions), q.BatchWindow.Milliseconds(), q.BatchID)
+		ms(q.ExpiresAt), packHex(q.Fingerprint), q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == domain.KindApproval),
+		packHex(domain.HistoryKey(q.AgentID, q.Questions)), q.BatchWindow.Milliseconds(), q.BatchID, q.Fingerprint)
 	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)}, args...).StringSlice()
 	if err != nil {
 		return lifecycle.CreateResult{}, s.wrap(err)
@@ -126,6 +126,7 @@ func (s *Store) List(ctx context.Context, project string, status domain.Status, 
 	if err != nil {
 		return nil, s.wrap(err)
 	}
+	unpackIDs(ids)
 	qs, _, err := s.getMany(ctx, project, "all", ids)
 	if err != nil {
 		return nil, err
@@ -150,6 +151,7 @@ func (s *Store) listPending(ctx context.Context, project string, limit int) ([]*
 	if err != nil {
 		return nil, s.wrap(err)
 	}
+	unpackIDs(ids)
 	if len(ids) > limit { // keep the newest: read only the sequence numbers first
 		pipe := s.rdb.Pipeline()
 		cmds := make([]*redis.StringCmd, len(ids))
@@ -204,7 +206,7 @@ func (s *Store) getMany(ctx context.Context, project, index string, ids []string
 	for i, c := range cmds {
 		h := c.Val()
 		if len(h) == 0 || docs[i].Err() != nil {
-			gone = append(gone, ids[i])
+			gone = append(gone, packID(ids[i]), ids[i]) // as either layout indexed it
 			continue
 		}
 		q, seq, err := decode(project, ids[i], h, docs[i].Val())
@@ -273,26 +275,39 @@ func toAny(ss []string) []any {
 }
 
 // RunQuestions implements lifecycle.Store. A run's questions are fields
-// q:<seq> of its hash (runs of the earlier layout: the zset runq:<run>).
+// q:<seq> of its hash (runs of the earlier layout: the zset runq:<run>), or
+// the one question of a run stub.
 func (s *Store) RunQuestions(ctx context.Context, project, run string) ([]*domain.Question, error) {
 	pipe := s.rdb.Pipeline()
 	hc := pipe.HGetAll(ctx, s.base(project)+"run:"+run)
 	zc := pipe.ZRangeWithScores(ctx, s.base(project)+"runq:"+run, 0, -1)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	_, _ = pipe.Exec(ctx)
+	h, stub, err := hc.Val(), "", hc.Err()
+	if isWrongType(err) {
+		h, stub, err = s.runHash(ctx, project, run)
+	}
+	if err == nil {
+		err = zc.Err()
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.wrap(err)
 	}
+	zs := zc.Val()
 	type entry struct {
 		seq int64
 		id  string
 	}
 	var es []entry
-	for k, v := range hc.Val() {
+	if stub != "" {
+		es = append(es, entry{0, stub})
+	}
+	for k, v := range h {
 		if n, ok := strings.CutPrefix(k, "q:"); ok {
 			seq, _ := strconv.ParseInt(n, 10, 64)
 			es = append(es, entry{seq, v})
 		}
 	}
-	for _, z := range zc.Val() {
+	for _, z := range zs {
 		es = append(es, entry{int64(z.Score), fmt.Sprint(z.Member)})
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })

@@ -21,17 +21,20 @@ import (
 // names are short because every byte is paid for once per question
 // (BENCHMARKS.md (d)).
 
-// docV2 is the immutable part of a question record.
+// docV2 is the immutable part of a question record. It begins with its
+// creation time, `{"c":<ns>,`, which the scripts read when they turn a run
+// stub into its hash (runKey in scripts.go); records written before that
+// begin `{"v":2,` and read the same.
 type docV2 struct {
-	V  int                     `json:"v"` // 2
-	A  string                  `json:"a"` // agent id
+	C  int64                   `json:"c"`           // created, Unix ns
+	V  int                     `json:"v,omitempty"` // 2 in records written before c came first
+	A  string                  `json:"a"`           // agent id
 	N  string                  `json:"n,omitempty"`
 	K  string                  `json:"k,omitempty"` // kind, omitted for "question"
 	Q  []itemV2                `json:"q"`
 	X  string                  `json:"x,omitempty"` // context
 	T  []storedCopy            `json:"t,omitempty"` // requested targets
 	R  *domain.Responders      `json:"r,omitempty"`
-	C  int64                   `json:"c"` // created, Unix ns
 	E  int64                   `json:"e"` // expires, ns after created
 	Rs *domain.Resume          `json:"rs,omitempty"`
 	Ro string                  `json:"ro,omitempty"`
@@ -94,7 +97,7 @@ func copyLine(t domain.Target) string {
 
 // encodeDoc is the first line of d:<id>.
 func encodeDoc(q *domain.Question) string {
-	d := docV2{V: 2, A: q.AgentID, N: q.AgentName, K: q.Kind, X: q.Context, C: q.CreatedAt.UnixNano(), E: int64(q.ExpiresAt.Sub(q.CreatedAt)),
+	d := docV2{A: q.AgentID, N: q.AgentName, K: q.Kind, X: q.Context, C: q.CreatedAt.UnixNano(), E: int64(q.ExpiresAt.Sub(q.CreatedAt)),
 		Rs: q.Resume, Ro: q.Route, I: q.IdempotencyKey, Rb: q.RequestedBy, Ap: q.ApprovalsRequired, Ot: q.OnTimeout, Es: q.Escalation, Ac: q.Action, Xi: q.ContextImage, Hi: q.History,
 		Tp: q.TraceParent, Ts: q.TraceState}
 	if d.K == domain.KindQuestion {
@@ -128,7 +131,7 @@ func encodeDoc(q *domain.Question) string {
 // decodeDoc fills q from the first line of d:<id>, in this layout or the
 // one before it (docLegacy).
 func decodeDoc(q *domain.Question, line string) error {
-	if !strings.HasPrefix(line, `{"v":2,`) {
+	if !strings.HasPrefix(line, `{"c":`) && !strings.HasPrefix(line, `{"v":2,`) {
 		return decodeLegacyDoc(q, line)
 	}
 	var d docV2
@@ -234,7 +237,7 @@ func decode(project, id string, h map[string]string, d string) (*domain.Question
 	if err := decodeDoc(q, docLine); err != nil {
 		return nil, 0, fmt.Errorf("store: corrupt question record: %w", err)
 	}
-	q.RunID, q.Status, q.Fingerprint = h["run"], domain.Status(h["status"]), h["fp"]
+	q.RunID, q.Status, q.Fingerprint = h["run"], domain.Status(h["status"]), unpackHex(h["fp"])
 	q.Read, q.ResumedRunID, q.BatchID = h["read"] == "1", h["resumed_run_id"], h["b"]
 	seq, _ := strconv.ParseInt(h["seq"], 10, 64)
 	q.EscalationLevel, _ = strconv.Atoi(h["esc_level"])
@@ -243,7 +246,11 @@ func decode(project, id string, h map[string]string, d string) (*domain.Question
 			q.Responders = q.Responders.Merge(*r)
 		}
 	}
-	q.UpdatedAt = parseStamp(h["updated_at"])
+	// A question nothing has changed since it was asked has no updated_at.
+	q.UpdatedAt = q.CreatedAt
+	if u, ok := h["updated_at"]; ok {
+		q.UpdatedAt = parseStamp(u)
+	}
 	// After the immutable part, d:<id> holds a line per posted copy and,
 	// once final, a line "R<json>" with the result. Records of the earlier
 	// layout keep them as hash fields: copy:<target key> and result.

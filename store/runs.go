@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/redis/go-redis/v9"
 )
 
 // errRunOwned refuses a run id another agent started; it does not say which.
@@ -16,9 +19,18 @@ func errRunOwned(run string) error {
 
 // Run implements lifecycle.Store.
 func (s *Store) Run(ctx context.Context, project, id string) (*domain.Run, error) {
-	h, err := s.rdb.HGetAll(ctx, s.base(project)+"run:"+id).Result()
+	h, stub, err := s.runHash(ctx, project, id)
 	if err != nil {
 		return nil, s.wrap(err)
+	}
+	if stub != "" {
+		// A stub: the run is its one pending question's (runKey in scripts.go).
+		q, err := s.Get(ctx, project, stub)
+		if err != nil {
+			return nil, domain.Errorf(domain.ENotFound, "no run %s in project %s", id, project)
+		}
+		return &domain.Run{ID: id, ProjectID: project, AgentID: q.AgentID, Status: domain.RunRunning,
+			CreatedAt: q.CreatedAt, UpdatedAt: q.CreatedAt}, nil
 	}
 	if len(h) == 0 || h["status"] == "" {
 		return nil, domain.Errorf(domain.ENotFound, "no run %s in project %s", id, project)
@@ -50,3 +62,27 @@ func (s *Store) PauseRun(ctx context.Context, project, id, agentID string, at ti
 	}
 	return s.Run(ctx, project, id)
 }
+
+// runHash reads a run's hash, or the question id of a run stub (a run whose
+// one question is pending: runKey in scripts.go), which a script may turn
+// into its hash between two reads.
+func (s *Store) runHash(ctx context.Context, project, id string) (h map[string]string, stub string, err error) {
+	k := s.base(project) + "run:" + id
+	for range 3 {
+		h, err = s.rdb.HGetAll(ctx, k).Result()
+		if !isWrongType(err) {
+			return h, "", err
+		}
+		stub, err = s.rdb.Get(ctx, k).Result()
+		if !isWrongType(err) {
+			if errors.Is(err, redis.Nil) {
+				return nil, "", nil
+			}
+			return nil, stub, err
+		}
+	}
+	return nil, "", err
+}
+
+// isWrongType reports Redis's refusal of a command on a key of another type.
+func isWrongType(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") }

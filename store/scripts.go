@@ -8,22 +8,32 @@ import "github.com/redis/go-redis/v9"
 // hash tag ({project}), so the scripts run on Redis Cluster too.
 //
 // Keys under base = "<prefix>:{<project>}:" (the layout is chosen for memory:
-// a pending question costs ~1.7 KB in all, BENCHMARKS.md (d) and
-// BenchmarkPendingBytes):
-//   d:<id>          string the question's immutable part: one line of JSON, then one
-//                         line of JSON per posted copy, and once final "R" + the result
-//                         JSON (record.go)
-//   q:<id>          hash  status, run, fp, seq, read, updated_at,
-//                         resumed_run_id, esc_level (absent: 0), h (history key), vote:<person> (JSON), vlabel:<person>,
+// a pending question costs ~1.4 times its API record stored as one key with
+// a TTL, BENCHMARKS.md (d) and TestPendingBytesWithinTarget). A pending
+// question's keys (d, q, a run stub) have no TTL: they end when it is final
+// (finalize sets retention), and the sweeper makes it final at its deadline.
+// Question ids are packed where they are index members or stream values
+// (packid: NUL and the UUID's 16 bytes), fingerprints and history keys in
+// the question's hash (packHex: NUL and the digest's bytes); ids and
+// digests the layout before wrote as text are read as well.
+//   d:<id>          string the question's immutable part: one line of JSON (beginning
+//                         {"c":<created ns>,), then one line of JSON per posted copy, and
+//                         once final "R" + the result JSON (record.go)
+//   q:<id>          hash  status, run, fp (packed), seq, read, updated_at (absent: never
+//                         changed since asked), resumed_run_id, esc_level (absent: 0),
+//                         h (history key, packed), vote:<person> (JSON), vlabel:<person>,
 //                         vorder:<person> (vote sequence; a changed vote moves last), vseq,
 //                         oe ("1" while end:<id> holds deliveries), b (an approval's batch id)
 //                         — short fields only, so Redis keeps it as a listpack
-//   all             zset  seq -> id of every question
+//   all             zset  seq -> id (packed) of every question
 //   exp             zset  ms when a final record goes -> id (the sweeper trims the
 //                         record's index entries then: trimScript)
 //   deadlines       zset  expires_at ms -> id of pending questions (also the list of
 //                         pending questions: no index of its own)
 //   escal           zset  next escalation step ms -> id of pending questions
+//   run:<run>       string a run stub: the id of the run's one question, pending, when
+//                         nothing else happened to the run (no hash, no TTL); the first
+//                         script that reads or changes the run makes it the hash (runKey)
 //   run:<run>       hash  agent_id, status, resumed_from, resumed_by, pending (its pending
 //                         question), created_at, updated_at, np (pending approvals),
 //                         bt, bt_at (the latest batch of approvals, when it last grew, ms),
@@ -43,7 +53,8 @@ import "github.com/redis/go-redis/v9"
 //   end:<id>        hash  delivery id -> {event, payload, delay, keep} (JSON): deliveries
 //                         to queue when question <id> ends (QueueOnEnd); finalize queues
 //                         them in the same step and deletes the key; TTL at least the
-//                         record's, and the sweeper drops it with the record
+//                         record's (none while it has none), and the sweeper drops it
+//                         with the record
 //   draft:<id>      hash  person -> partial selections (JSON), with TTL; deleted when final
 //                         (the earlier layout: string draft:<id>:<person>, still read)
 //   seq             string the project's question counter (dropped with its last record)
@@ -64,12 +75,14 @@ const preludeLua = `
 local C = {base = ARGV[1], nowms = ARGV[2], nowstr = ARGV[3], retention = ARGV[4], window = ARGV[5],
   maxlen = ARGV[6], chan = ARGV[7], project = ARGV[8], auditmin = ARGV[9]}
 
+` + enqueueOnceLua + `
+-- The streams keep question ids packed (packid).
 local function event(evtype, id, run)
-  redis.call('XADD', C.base .. 'events', 'MAXLEN', '~', C.maxlen, '*', 'type', evtype, 'question', id, 'run', run, 'at', C.nowstr)
+  redis.call('XADD', C.base .. 'events', 'MAXLEN', '~', C.maxlen, '*', 'type', evtype, 'question', packid(id), 'run', run, 'at', C.nowstr)
 end
 
 local function audit(atype, id, run, by, detail)
-  redis.call('XADD', C.base .. 'audit', 'MINID', '~', C.auditmin, '*', 'type', atype, 'question', id, 'run', run,
+  redis.call('XADD', C.base .. 'audit', 'MINID', '~', C.auditmin, '*', 'type', atype, 'question', packid(id), 'run', run,
     'by', by or '', 'detail', detail or '', 'at', C.nowstr)
 end
 
@@ -98,15 +111,44 @@ end
 -- It returns the hash as JSON, which the calling script also returns, so
 -- the replica that made the change need not read the record back either.
 local function wakeFinal(id, qk, doc)
-  local h = redis.call('HGETALL', qk)
-  local m = {}
-  for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
-  local hj = cjson.encode(m)
+  local hj = hashJSON(redis.call('HGETALL', qk))
   redis.call('PUBLISH', C.chan, '\30' .. C.project .. '\30' .. id .. '\30' .. hj .. '\30' .. doc)
   return hj
 end
 
-` + enqueueOnceLua + `
+-- runKey is the key of run's hash. A run whose one question is still
+-- pending, which nothing else changed, is a stub instead: a string holding
+-- that question's id (createScript), the rest of its state being the
+-- question's own (agent, created_at, pending, fingerprint, q:<seq>).
+-- Every script that reads or changes a run reaches it through runKey,
+-- which first turns a stub into the hash it stands for, living while its
+-- question may be pending plus retention, as createScript sets a hash's.
+local function runKey(run)
+  local rk = C.base .. 'run:' .. run
+  if redis.call('TYPE', rk).ok ~= 'string' then return rk end
+  local id = redis.call('GET', rk)
+  -- Redis refuses a script out of memory (maxmemory) at its first write,
+  -- unless that write is one that frees memory, such as DEL: the stub is
+  -- written again first, so a refused script changes nothing.
+  redis.call('SET', rk, id)
+  redis.call('DEL', rk)
+  local st, fp, seq = unpack(redis.call('HMGET', C.base .. 'q:' .. id, 'status', 'fp', 'seq'))
+  local doc = redis.call('GET', C.base .. 'd:' .. id)
+  if not st or not doc then return rk end
+  local line = string.match(doc, '^[^\n]*')
+  local created = string.match(line, '^{"c":(%d+)') or C.nowstr
+  local ok, v = pcall(cjson.decode, line)
+  local agent = ''
+  if ok and type(v) == 'table' and type(v.a) == 'string' then agent = v.a end
+  redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', created, 'updated_at', created, 'q:' .. seq, id)
+  if st == 'pending' then redis.call('HSET', rk, 'pending', id, 'fp:' .. fp, id) end
+  local ttl = tonumber(C.retention)
+  local dl = indexed(C.base .. 'deadlines', id)
+  if dl then ttl = ttl + math.max(0, tonumber(dl) - tonumber(C.nowms)) end
+  redis.call('PEXPIRE', rk, ttl)
+  return rk
+end
+
 -- finalize closes a pending question: status, result, indexes, TTLs, event,
 -- audit entry and wake-up. It returns the final record (the hash as JSON
 -- and d:<id>), or two empty strings for a record of the earlier layout.
@@ -116,6 +158,8 @@ end
 local function finalize(id, status, result, evtype, by, detail, run, fp)
   local qk = C.base .. 'q:' .. id
   if not run then run, fp = unpack(redis.call('HMGET', qk, 'run', 'fp')) end
+  -- A stub run becomes its hash while its question is still pending.
+  local rk = runKey(run)
   -- The result goes beside the immutable part (a line "R<json>"), so the
   -- hash keeps only short fields (see record.go).
   local dk = C.base .. 'd:' .. id
@@ -126,14 +170,13 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
   else
     redis.call('HSET', qk, 'status', status, 'result', result, 'updated_at', C.nowstr)
   end
-  redis.call('ZREM', C.base .. 'deadlines', id)
-  redis.call('ZREM', C.base .. 'escal', id)
+  unindex(C.base .. 'deadlines', id)
+  unindex(C.base .. 'escal', id)
   redis.call('PEXPIRE', qk, C.retention)
   -- When the record goes, the sweeper (trimScript) drops its index entries.
-  redis.call('ZADD', C.base .. 'exp', tonumber(C.nowms) + tonumber(C.retention), id)
+  redis.call('ZADD', C.base .. 'exp', tonumber(C.nowms) + tonumber(C.retention), packid(id))
   redis.call('DEL', C.base .. 'draft:' .. id)
   if d then keepIdem(id, string.match(d, '^[^\n]*')) end
-  local rk = C.base .. 'run:' .. run
   local fpf = 'fp:' .. fp
   local pending, fpq = unpack(redis.call('HMGET', rk, 'pending', fpf))
   if pending == id then
@@ -165,7 +208,7 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
   local hist, oe = unpack(redis.call('HMGET', qk, 'h', 'oe'))
   if oe then redis.call('HDEL', qk, 'oe') end
   if status == 'answered' and hist then
-    local hk = C.base .. 'hist:' .. hist
+    local hk = C.base .. 'hist:' .. unhex(hist)
     redis.call('ZADD', hk, tonumber(C.nowms) + tonumber(C.retention), id)
     redis.call('ZREMRANGEBYRANK', hk, 0, -65)
     if redis.call('PTTL', hk) < tonumber(C.retention) then redis.call('PEXPIRE', hk, C.retention) end
@@ -201,11 +244,8 @@ end
 -- is the last argument of the calling script (see outbox.go).
 local function enqueue(qk, id, evtype, dlv)
   local dk = C.base .. 'dlv:' .. dlv
-  local h = redis.call('HGETALL', qk)
-  local m = {}
-  for i = 1, #h, 2 do m[h[i]] = h[i + 1] end
   redis.call('HSET', dk, 'question', id, 'event', evtype, 'attempts', 0, 'created_at', C.nowstr,
-    'doc', redis.call('GET', C.base .. 'd:' .. id) or '', 'hash', cjson.encode(m))
+    'doc', redis.call('GET', C.base .. 'd:' .. id) or '', 'hash', hashJSON(redis.call('HGETALL', qk)))
   redis.call('PEXPIRE', dk, ARGV[#ARGV])
   redis.call('ZADD', C.base .. 'outbox', C.nowms, dlv)
 end
@@ -215,7 +255,7 @@ end
 -- resumed already by a decision on another call of the run, whose
 -- continuation it then shares (close). Returns ok and the run's status.
 local function runReady(qk, run)
-  local runst = redis.call('HGET', C.base .. 'run:' .. run, 'status') or ''
+  local runst = redis.call('HGET', runKey(run), 'status') or ''
   if runst == 'paused' then return true, runst end
   if runst == 'resumed' and redis.call('HEXISTS', qk, 'b') == 1 then return true, runst end
   return false, runst
@@ -227,7 +267,7 @@ end
 -- and the final record (finalize). run and fp: as for finalize.
 local function close(qk, id, status, result, evtype, by, detail, cont, dlv, run, fp)
   if not run then run, fp = unpack(redis.call('HMGET', qk, 'run', 'fp')) end
-  local rk = C.base .. 'run:' .. run
+  local rk = runKey(run)
   local made = ''
   local runst, rby = unpack(redis.call('HMGET', rk, 'status', 'resumed_by'))
   if cont ~= '' and runst == 'resumed' and rby and redis.call('HEXISTS', qk, 'b') == 1 then
@@ -254,10 +294,11 @@ end
 `
 
 // createScript: KEYS[1] = the new question's hash.
-// ARGV 10..: id, run, agent, doc, expiresms, fp, idemkey, supersededResult,
-// ttlms, escalationms (0: none), askedDetail, approval ("1": kind approval),
-// history key (domain.HistoryKey; "" = not indexed), batch window ms,
-// batch id to join ("" = the run's open batch, if any)
+// ARGV 10..: id, run, agent, doc, expiresms, fp (packed: packHex), idemkey,
+// supersededResult, ttlms, escalationms (0: none), askedDetail, approval
+// ("1": kind approval), history key (domain.HistoryKey, packed; "" = not
+// indexed), batch window ms, batch id to join ("" = the run's open batch,
+// if any), fp as the earlier layout wrote it (hex)
 // Returns {"created", id, supersededID}, {"reattach", existingID} or
 // {"run_owned"} when the run belongs to another agent.
 var createScript = redis.NewScript(preludeLua + `
@@ -266,8 +307,9 @@ local fp, idem, supres, ttl, esc, asked = ARGV[15], ARGV[16], ARGV[17], ARGV[18]
 local approval = ARGV[21] == '1'
 local hist = ARGV[22] or ''
 local bwindow, bjoin = tonumber(ARGV[23] or '0'), ARGV[24] or ''
+local fpold = ARGV[25] or fp
 local base = C.base
-local rk = base .. 'run:' .. run
+local rk = runKey(run)
 -- A run belongs to the agent that started it: no other agent may re-attach
 -- to, supersede or add to it.
 local owner = redis.call('HGET', rk, 'agent_id')
@@ -286,8 +328,15 @@ local fpf = 'fp:' .. fp
 -- says which call this is), and an approval never re-attaches to one
 -- already decided: nothing is approved twice.
 local call = string.sub(fp, 1, 5) == 'call:'
-local ex = nil
-if idem == '' or call then ex = redis.call('HGET', rk, fpf) end
+local ex, exf = nil, fpf
+if idem == '' or call then
+  ex = redis.call('HGET', rk, fpf)
+  -- A question asked before fingerprints were packed is under the hex.
+  if not ex and fpold ~= fp then
+    exf = 'fp:' .. fpold
+    ex = redis.call('HGET', rk, exf)
+  end
+end
 if ex then
   local qid, till = string.match(ex, '^([^|]+)|?(%d*)$')
   local st = redis.call('HGET', base .. 'q:' .. qid, 'status')
@@ -295,7 +344,7 @@ if ex then
     if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, qid, 'PX', ttl) end
     return {'reattach', qid}
   end
-  redis.call('HDEL', rk, fpf)
+  redis.call('HDEL', rk, exf)
 end
 -- A question supersedes the run's pending question; an approval
 -- supersedes nothing and joins the run's batch (domain/batch.go).
@@ -307,8 +356,15 @@ if not approval then
     sup = prev
   end
 end
+-- A new run asked a question (not an approval) is a stub until anything
+-- else happens to it (runKey).
+local stub = false
 if redis.call('EXISTS', rk) == 0 then
-  redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', C.nowstr, 'updated_at', C.nowstr)
+  if approval then
+    redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', C.nowstr, 'updated_at', C.nowstr)
+  else
+    stub = true
+  end
 end
 local batch = ''
 if approval then
@@ -319,22 +375,28 @@ if approval then
   end
   redis.call('HSET', rk, 'bt', batch, 'bt_at', C.nowms)
   redis.call('HINCRBY', rk, 'np', 1)
-else
+elseif not stub then
   redis.call('HSET', rk, 'pending', id)
 end
 -- The run lives as long as its longest-lived question.
-if redis.call('PTTL', rk) < tonumber(ttl) then redis.call('PEXPIRE', rk, ttl) end
+if not stub and redis.call('PTTL', rk) < tonumber(ttl) then redis.call('PEXPIRE', rk, ttl) end
 local seq = redis.call('INCR', base .. 'seq')
 -- The immutable part lives in its own string key, so the hash keeps only
--- short fields and Redis stores it compactly (listpack).
-redis.call('SET', base .. 'd:' .. id, doc, 'PX', ttl)
-redis.call('HSET', KEYS[1], 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq, 'updated_at', C.nowstr)
+-- short fields and Redis stores it compactly (listpack). While pending, the
+-- record, like its hash and a stub, has no TTL: it ends when final
+-- (finalize), and the sweeper makes it final at its deadline.
+redis.call('SET', base .. 'd:' .. id, doc)
+redis.call('HSET', KEYS[1], 'status', 'pending', 'run', run, 'fp', fp, 'seq', seq)
 if batch ~= '' then redis.call('HSET', KEYS[1], 'b', batch) end
-redis.call('ZADD', base .. 'all', seq, id)
-redis.call('HSET', rk, 'q:' .. seq, id)
-redis.call('ZADD', base .. 'deadlines', expires, id)
-if esc ~= '0' then redis.call('ZADD', base .. 'escal', esc, id) end
-redis.call('HSET', rk, fpf, id)
+-- The indexes hold ids packed (packid).
+redis.call('ZADD', base .. 'all', seq, packid(id))
+redis.call('ZADD', base .. 'deadlines', expires, packid(id))
+if esc ~= '0' then redis.call('ZADD', base .. 'escal', esc, packid(id)) end
+if stub then
+  redis.call('SET', rk, id)
+else
+  redis.call('HSET', rk, 'q:' .. seq, id, fpf, id)
+end
 if idem ~= '' then redis.call('SET', base .. 'idem:' .. idem, id, 'PX', ttl) end
 -- The history key, for finalize: answered, the question joins the index.
 if hist ~= '' then redis.call('HSET', KEYS[1], 'h', hist) end
@@ -408,12 +470,13 @@ return {'voted', tostring(n)}
 var escalateScript = redis.NewScript(preludeLua + `
 local id, level, nextms, detail = ARGV[10], ARGV[11], ARGV[12], ARGV[13]
 if redis.call('HGET', KEYS[1], 'status') ~= 'pending' then
-  redis.call('ZREM', C.base .. 'escal', id)
+  unindex(C.base .. 'escal', id)
   return 0
 end
 if (redis.call('HGET', KEYS[1], 'esc_level') or '0') ~= level then return 0 end
 redis.call('HSET', KEYS[1], 'esc_level', tonumber(level) + 1, 'updated_at', C.nowstr)
-if nextms == '0' then redis.call('ZREM', C.base .. 'escal', id) else redis.call('ZADD', C.base .. 'escal', nextms, id) end
+unindex(C.base .. 'escal', id)
+if nextms ~= '0' then redis.call('ZADD', C.base .. 'escal', nextms, packid(id)) end
 audit('escalated', id, redis.call('HGET', KEYS[1], 'run'), '', detail)
 wake(id)
 return 1
@@ -458,6 +521,7 @@ return 1
 // question or approval lives as long as those; one without, for retention.
 var pauseScript = redis.NewScript(preludeLua + `
 local run, agent = ARGV[10], ARGV[11]
+runKey(run)
 local owner = redis.call('HGET', KEYS[1], 'agent_id')
 if agent ~= '' and owner and owner ~= '' and owner ~= agent then return {'run_owned', ''} end
 local st = redis.call('HGET', KEYS[1], 'status')
@@ -491,28 +555,27 @@ return {'paused', ''}
 //     the earlier layout's unused pending index.
 //
 // Returns {dropped records, next cursor}.
-var trimScript = redis.NewScript(`
+var trimScript = redis.NewScript(idLua + `
 local base, now, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local emin, amin, cursor, count = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
 local n = 0
 local function drop(id)
   redis.call('DEL', base .. 'q:' .. id, base .. 'd:' .. id, base .. 'draft:' .. id, base .. 'end:' .. id)
-  redis.call('ZREM', base .. 'all', id)
-  redis.call('ZREM', base .. 'exp', id)
-  redis.call('ZREM', base .. 'deadlines', id)
-  redis.call('ZREM', base .. 'escal', id)
+  for _, idx in ipairs({'all', 'exp', 'deadlines', 'escal'}) do unindex(base .. idx, id) end
   n = n + 1
 end
 local function gone(id) return redis.call('EXISTS', base .. 'q:' .. id) == 0 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)) do drop(id) end
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)) do drop(unpackid(m)) end
 for _, idx in ipairs({'deadlines', 'escal'}) do
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. idx, '-inf', now, 'LIMIT', 0, limit)) do
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', base .. idx, '-inf', now, 'LIMIT', 0, limit)) do
+    local id = unpackid(m)
     if gone(id) then drop(id) end
   end
 end
 local ids = redis.call('ZRANGE', base .. 'all', cursor, cursor + count - 1)
 local kept = 0
-for _, id in ipairs(ids) do
+for _, m in ipairs(ids) do
+  local id = unpackid(m)
   if gone(id) then drop(id) else kept = kept + 1 end
 end
 local nextc = cursor + kept

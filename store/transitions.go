@@ -139,7 +139,7 @@ func (s *Store) dueIn(ctx context.Context, index string, now time.Time, limit in
 	var refs []lifecycle.Ref
 	for i, c := range cmds {
 		for _, id := range c.Val() {
-			refs = append(refs, lifecycle.Ref{ProjectID: projects[i], ID: id})
+			refs = append(refs, lifecycle.Ref{ProjectID: projects[i], ID: unpackID(id)})
 		}
 	}
 	return refs, nil
