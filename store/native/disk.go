@@ -254,6 +254,7 @@ func (c *core) load(db *bolt.DB) error {
 	err := db.View(func(tx *bolt.Tx) error { return c.loadRest(tx, projOf) })
 	err = errors.Join(err, <-errs)
 	c.loading = false
+	unmapLoaded(db)
 	for _, p := range c.projects {
 		for _, h := range p.hist {
 			slices.SortFunc(h, cmpItem)
