@@ -384,6 +384,7 @@ func (c *core) closeDisk() error {
 	c.qmu.Unlock()
 	close(c.stopped)
 	c.writerWG.Wait()
+	keepFreePages(c.db)
 	removePID(c.opts.Dir)
 	return c.db.Close()
 }
