@@ -278,6 +278,9 @@ func (c *core) writer() {
 						continue
 					}
 					b := tx.Bucket(o.b)
+					if inOrder(o.b) {
+						b.FillPercent = 1 // see inOrder
+					}
 					var err error
 					if o.v == nil {
 						err = b.Delete(o.k)
