@@ -60,7 +60,8 @@ func (c *core) openDisk(dir string) error {
 		return fmt.Errorf("cannot create the data directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
-	if err := verifyExisting(path, dir); err != nil {
+	sizes, err := verifyExisting(path, dir)
+	if err != nil {
 		return err
 	}
 	db, err := openFile(path, dir)
@@ -78,7 +79,9 @@ func (c *core) openDisk(dir string) error {
 	}
 	err = db.Update(createBuckets)
 	if err == nil {
+		c.sizes = sizes
 		err = c.load(db)
+		c.sizes = nil
 	}
 	if err != nil {
 		db.Close()
@@ -112,17 +115,21 @@ func keepFreePages(db *bolt.DB) {
 }
 
 // verifyExisting checks the data file at path, when there is one, before
-// the database library opens it (Verify); when there is none, it makes one
-// (create).
-func verifyExisting(path, dir string) error {
+// the database library opens it (Verify), and returns how many keys each
+// bucket holds per project; when there is none, it makes one (create).
+func verifyExisting(path, dir string) (counts, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return create(path, dir)
+		return nil, create(path, dir)
 	}
-	err := readLocked(path, 300*time.Millisecond, func() error { return Verify(path) })
+	var sizes counts
+	err := readLocked(path, 300*time.Millisecond, func() (err error) {
+		sizes, err = verifyCounting(path, true)
+		return err
+	})
 	if errors.Is(err, errLocked) {
-		return inUse(dir)
+		return nil, inUse(dir)
 	}
-	return err
+	return sizes, err
 }
 
 // create makes an empty data file at path whole or not at all: written
@@ -245,9 +252,32 @@ func (c *core) proj(name string) *proj {
 	p := c.projects[name]
 	if p == nil {
 		p = newProj(name)
+		if c.sizes != nil {
+			c.sizes.presize(p)
+		}
 		c.projects[name] = p
 	}
 	return p
+}
+
+// presize makes p's maps and lists the size the data file says they will
+// be once loaded (its key counts), so loading does not grow them step by
+// step: at a million records, each growth rehashes what is already in.
+func (s counts) presize(p *proj) {
+	n := func(b []byte) int { return s[string(b)][p.name] }
+	if k := n(bQ); k > 0 {
+		p.qs = make(map[string]*qrec, k)
+	}
+	if k := n(bRun); k > 0 {
+		p.runs = make(map[string]*runrec, k)
+	}
+	if k := n(bAu); k > 0 {
+		p.audit = make([]auref, 0, k)
+		p.auByQ = make(map[string]*auq, min(k, max(n(bQ), 16)))
+	}
+	if k := n(bEv); k > 0 {
+		p.events = make([]*evrec, 0, k)
+	}
 }
 
 // load rebuilds the state and every index from the database: the

@@ -67,3 +67,32 @@ func TestCloseKeepsTheFreePages(t *testing.T) {
 	require.NoError(t, s.Sync())
 	require.Equal(t, uint64(noFreelist), fileMeta(t, dir).freelist, "a later change takes the list out of the file")
 }
+
+// TestVerifyCountsKeys: the key counts a start sizes its maps from are
+// those of the file, per bucket and project.
+func TestVerifyCountsKeys(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir})
+	require.NoError(t, err)
+	want := map[string]int{"ops": 700, "web": 3}
+	for p, n := range want {
+		for range n {
+			items := []domain.Item{{Question: "Deploy?", Options: []domain.Option{{Label: "Yes"}, {Label: "No"}}}}
+			now := time.Now().UTC()
+			q := &domain.Question{ID: domain.NewQuestionID(p), ProjectID: p, RunID: "r-" + domain.NewQuestionID(p), AgentID: "bot",
+				Kind: domain.KindQuestion, Status: domain.StatusPending, Questions: items, Targets: []domain.Target{},
+				CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour), Fingerprint: domain.Fingerprint(items)}
+			_, err := s.Create(ctx, q)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, s.Close())
+	got, err := verifyCounting(filepath.Join(dir, FileName), true)
+	require.NoError(t, err)
+	for p, n := range want {
+		require.Equal(t, n, got["q"][p], "questions of %s", p)
+		require.Equal(t, n, got["run"][p], "runs of %s", p)
+	}
+	require.Len(t, got["q"], len(want))
+}
