@@ -133,6 +133,7 @@ func scaleOnce(b *testing.B, n int) {
 	b.ReportMetric(restartCPU.Seconds(), "restart-cpu-s")
 	b.ReportMetric(float64(file)/float64(kept), "file-B/rec")
 	b.ReportMetric(fresh.open.Seconds(), "fresh-open-s")
+	b.ReportMetric(fresh.cpu.Seconds(), "fresh-open-cpu-s")
 	b.ReportMetric(float64(fresh.anon)/(1<<20), "fresh-rss-anon-MB")
 	b.ReportMetric(float64(fresh.file)/(1<<20), "fresh-rss-file-MB")
 	b.ReportMetric(r1k, "asks/s-1k")
@@ -144,15 +145,15 @@ func scaleOnce(b *testing.B, n int) {
 		"(medians of 3 turns: %.0f and %.0f; ratio %.2f, target ≥ 0.9), after the restart %.0f\n",
 		kept, heapFill, heapRestart, liveFill, liveRestart, restarts[0], durations(restarts), restartCPU.Round(time.Millisecond), file>>20, inUse>>20,
 		float64(file)/float64(kept), r1k, n, rN, at1k, atN, rN/r1k, after)
-	fmt.Printf("  a fresh process opening it (as a restarted bridge): Open %s; RSS %d MB once open (%d MB anonymous: "+
+	fmt.Printf("  a fresh process opening it (as a restarted bridge): Open %s, %s of CPU; RSS %d MB once open (%d MB anonymous: "+
 		"Go heap %d MB in use, %d MB live, goal %d MB; %d MB of the mapped data file, clean pages the kernel can reclaim)\n",
-		fresh.open.Round(time.Millisecond), (fresh.anon+fresh.file)>>20, fresh.anon>>20, fresh.heapInUse>>20, fresh.live>>20, fresh.goal>>20, fresh.file>>20)
+		fresh.open.Round(time.Millisecond), fresh.cpu.Round(time.Millisecond), (fresh.anon+fresh.file)>>20, fresh.anon>>20, fresh.heapInUse>>20, fresh.live>>20, fresh.goal>>20, fresh.file>>20)
 }
 
 // opened is what a fresh process measured once it opened a data
 // directory (TestScaleFreshOpen).
 type opened struct {
-	open                  time.Duration
+	open, cpu             time.Duration
 	anon, file            int64 // RssAnon, RssFile (bytes)
 	heapInUse, live, goal int64
 }
@@ -168,10 +169,10 @@ func freshOpen(b *testing.B, dir string) opened {
 		b.Fatalf("the fresh process: %v\n%s", err, out)
 	}
 	var o opened
-	var ns int64
+	var ns, cpu int64
 	for _, l := range strings.Split(string(out), "\n") {
-		if _, err := fmt.Sscanf(l, "opened %d %d %d %d %d %d", &ns, &o.anon, &o.file, &o.heapInUse, &o.live, &o.goal); err == nil {
-			o.open = time.Duration(ns)
+		if _, err := fmt.Sscanf(l, "opened %d %d %d %d %d %d %d", &ns, &cpu, &o.anon, &o.file, &o.heapInUse, &o.live, &o.goal); err == nil {
+			o.open, o.cpu = time.Duration(ns), time.Duration(cpu)
 			return o
 		}
 	}
@@ -188,12 +189,12 @@ func TestScaleFreshOpen(t *testing.T) {
 	if dir == "" {
 		t.Skip("BenchmarkScale's helper")
 	}
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), cpuTime()
 	s, err := native.Open(native.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	took := time.Since(t0)
+	took, cpu := time.Since(t0), cpuTime()-cpu0
 	defer s.Close()
 	time.Sleep(2 * time.Second)
 	var m runtime.MemStats
@@ -202,7 +203,7 @@ func TestScaleFreshOpen(t *testing.T) {
 	var live runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&live)
-	fmt.Printf("opened %d %d %d %d %d %d\n", took.Nanoseconds(), anon, file, m.HeapInuse, live.HeapAlloc, live.NextGC)
+	fmt.Printf("opened %d %d %d %d %d %d %d\n", took.Nanoseconds(), cpu.Nanoseconds(), anon, file, m.HeapInuse, live.HeapAlloc, live.NextGC)
 }
 
 // procRSS is this process's resident anonymous and file-backed memory.
