@@ -255,10 +255,16 @@ func (v *verifier) page(id uint64, d int, want ...uint16) ([]byte, string) {
 	if id < 2 || id >= v.m.hwm {
 		return nil, fmt.Sprintf("has a damaged page: a reference to page %d, beyond its %d pages", id, v.m.hwm)
 	}
-	var h [pageHeader]byte
-	if _, err := v.f.ReadAt(h[:], int64(id)*v.pageSize); err != nil {
+	// The page in one read; its overflow pages, if its header names any,
+	// in a second.
+	if int64(cap(v.bufs[d])) < v.pageSize {
+		v.bufs[d] = make([]byte, v.pageSize)
+	}
+	first := v.bufs[d][:v.pageSize]
+	if _, err := v.f.ReadAt(first, int64(id)*v.pageSize); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Sprintf("cannot be read at page %d (%v)", id, err)
 	}
+	h := first[:pageHeader]
 	ne := binary.NativeEndian
 	if got := ne.Uint64(h[0:]); got != id {
 		return nil, fmt.Sprintf("has a damaged page %d (it says it is page %d)", id, got)
@@ -279,12 +285,15 @@ func (v *verifier) page(id uint64, d int, want ...uint16) ([]byte, string) {
 			return nil, fmt.Sprintf("has a damaged page %d (referenced twice)", i)
 		}
 	}
+	if overflow == 0 {
+		return first, ""
+	}
 	n := int64(1+overflow) * v.pageSize
 	if int64(cap(v.bufs[d])) < n {
-		v.bufs[d] = make([]byte, n)
+		v.bufs[d] = append(make([]byte, 0, n), first...)
 	}
 	b := v.bufs[d][:n]
-	if _, err := v.f.ReadAt(b, int64(id)*v.pageSize); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := v.f.ReadAt(b[v.pageSize:], int64(id+1)*v.pageSize); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Sprintf("cannot be read at page %d (%v)", id, err)
 	}
 	return b, ""
