@@ -90,7 +90,25 @@ func (c *core) openDisk(dir string) error {
 	c.db = db
 	c.writerWG.Add(1)
 	go c.writer()
+	if sizes.total() >= 10000 {
+		// The load ran with a higher GC percent (load) and left its
+		// garbage in a heap of several times what it keeps: collected
+		// and given back to the system at once, while the store serves,
+		// instead of staying in the RSS until the heap next shrinks.
+		go debug.FreeOSMemory()
+	}
 	return nil
+}
+
+// total is how many keys were counted.
+func (s counts) total() int {
+	n := 0
+	for _, ps := range s {
+		for _, k := range ps {
+			n += k
+		}
+	}
+	return n
 }
 
 // boltOptions: the free-page list kept in memory as a map, and not written
