@@ -278,6 +278,9 @@ func (c *core) writer() {
 						continue
 					}
 					b := tx.Bucket(o.b)
+					if inOrder(o.b) {
+						b.FillPercent = 1 // see inOrder
+					}
 					var err error
 					if o.v == nil {
 						err = b.Delete(o.k)
@@ -384,6 +387,7 @@ func (c *core) closeDisk() error {
 	c.qmu.Unlock()
 	close(c.stopped)
 	c.writerWG.Wait()
+	keepFreePages(c.db)
 	removePID(c.opts.Dir)
 	return c.db.Close()
 }

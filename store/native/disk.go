@@ -45,6 +45,14 @@ var (
 
 var buckets = [][]byte{bProj, bQ, bRun, bIdem, bDraft, bDlv, bOnce, bEv, bAu}
 
+// inOrder reports whether new keys of bucket b come after every key it
+// holds (events and audit entries: a project's stream ids only grow), so
+// its pages are best written full: the library splits a full page in two
+// halves by default, which for keys written in order leaves every page
+// half empty behind the last one (the data file twice the size of its
+// entries). Questions' ids are random, so their bucket keeps the default.
+func inOrder(b []byte) bool { return bytes.Equal(b, bEv) || bytes.Equal(b, bAu) }
+
 // openDisk opens (or creates) the database in dir, holding its lock, and
 // loads it.
 func (c *core) openDisk(dir string) error {
@@ -52,7 +60,8 @@ func (c *core) openDisk(dir string) error {
 		return fmt.Errorf("cannot create the data directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
-	if err := verifyExisting(path, dir); err != nil {
+	sizes, err := verifyExisting(path, dir)
+	if err != nil {
 		return err
 	}
 	db, err := openFile(path, dir)
@@ -70,7 +79,9 @@ func (c *core) openDisk(dir string) error {
 	}
 	err = db.Update(createBuckets)
 	if err == nil {
+		c.sizes = sizes
 		err = c.load(db)
+		c.sizes = nil
 	}
 	if err != nil {
 		db.Close()
@@ -79,7 +90,25 @@ func (c *core) openDisk(dir string) error {
 	c.db = db
 	c.writerWG.Add(1)
 	go c.writer()
+	if sizes.total() >= 10000 {
+		// The load ran with a higher GC percent (load) and left its
+		// garbage in a heap of several times what it keeps: collected
+		// and given back to the system at once, while the store serves,
+		// instead of staying in the RSS until the heap next shrinks.
+		go debug.FreeOSMemory()
+	}
 	return nil
+}
+
+// total is how many keys were counted.
+func (s counts) total() int {
+	n := 0
+	for _, ps := range s {
+		for _, k := range ps {
+			n += k
+		}
+	}
+	return n
 }
 
 // boltOptions: the free-page list kept in memory as a map, and not written
@@ -91,18 +120,34 @@ func boltOptions(lock time.Duration) *bolt.Options {
 	return &bolt.Options{Timeout: lock, FreelistType: bolt.FreelistMapType, NoFreelistSync: true}
 }
 
+// keepFreePages writes the list of free pages into the file once the last
+// change is committed (at Close), so the next start reads it instead of
+// walking every page of the file to find them (which, at a million
+// records, costs seconds and maps the whole file). The next commit takes
+// it out again (boltOptions), so a start after a crash walks the file as
+// before; a failed write leaves the file as it was.
+func keepFreePages(db *bolt.DB) {
+	db.NoFreelistSync = false
+	_ = db.Update(func(*bolt.Tx) error { return nil })
+	db.NoFreelistSync = true
+}
+
 // verifyExisting checks the data file at path, when there is one, before
-// the database library opens it (Verify); when there is none, it makes one
-// (create).
-func verifyExisting(path, dir string) error {
+// the database library opens it (Verify), and returns how many keys each
+// bucket holds per project; when there is none, it makes one (create).
+func verifyExisting(path, dir string) (counts, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return create(path, dir)
+		return nil, create(path, dir)
 	}
-	err := readLocked(path, 300*time.Millisecond, func() error { return Verify(path) })
+	var sizes counts
+	err := readLocked(path, 300*time.Millisecond, func() (err error) {
+		sizes, err = verifyCounting(path, true)
+		return err
+	})
 	if errors.Is(err, errLocked) {
-		return inUse(dir)
+		return nil, inUse(dir)
 	}
-	return err
+	return sizes, err
 }
 
 // create makes an empty data file at path whole or not at all: written
@@ -225,9 +270,32 @@ func (c *core) proj(name string) *proj {
 	p := c.projects[name]
 	if p == nil {
 		p = newProj(name)
+		if c.sizes != nil {
+			c.sizes.presize(p)
+		}
 		c.projects[name] = p
 	}
 	return p
+}
+
+// presize makes p's maps and lists the size the data file says they will
+// be once loaded (its key counts), so loading does not grow them step by
+// step: at a million records, each growth rehashes what is already in.
+func (s counts) presize(p *proj) {
+	n := func(b []byte) int { return s[string(b)][p.name] }
+	if k := n(bQ); k > 0 {
+		p.qs = make(map[string]*qrec, k)
+	}
+	if k := n(bRun); k > 0 {
+		p.runs = make(map[string]*runrec, k)
+	}
+	if k := n(bAu); k > 0 {
+		p.audit = make([]auref, 0, k)
+		p.auByQ = make(map[string]*auq, min(k, max(n(bQ), 16)))
+	}
+	if k := n(bEv); k > 0 {
+		p.events = make([]*evrec, 0, k)
+	}
 }
 
 // load rebuilds the state and every index from the database: the
@@ -254,6 +322,7 @@ func (c *core) load(db *bolt.DB) error {
 	err := db.View(func(tx *bolt.Tx) error { return c.loadRest(tx, projOf) })
 	err = errors.Join(err, <-errs)
 	c.loading = false
+	unmapLoaded(db)
 	for _, p := range c.projects {
 		for _, h := range p.hist {
 			slices.SortFunc(h, cmpItem)

@@ -71,8 +71,9 @@ type core struct {
 	onceTTL  *tree
 	claims   atomic.Uint64
 	leaseID  string
-	loading  bool  // the state is being read back (load): indexes sorted after
-	staged   stage // while loading, the questions' index entries (index), built after
+	loading  bool   // the state is being read back (load): indexes sorted after
+	staged   stage  // while loading, the questions' index entries (index), built after
+	sizes    counts // while loading at start, how many keys each bucket holds per project
 
 	hub *wakehub.Hub // in-process watchers: one process, so no pub/sub
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -122,6 +123,7 @@ func scaleOnce(b *testing.B, n int) {
 		_ = s.Close()
 	}
 	slices.Sort(restarts)
+	fresh := freshOpen(b, dir)
 	rN, r1k := median(atN), median(at1k)
 	b.ReportMetric(heapFill, "heap-B/rec-filled")
 	b.ReportMetric(heapRestart, "heap-B/rec-restarted")
@@ -130,6 +132,10 @@ func scaleOnce(b *testing.B, n int) {
 	b.ReportMetric(restarts[0].Seconds(), "restart-s")
 	b.ReportMetric(restartCPU.Seconds(), "restart-cpu-s")
 	b.ReportMetric(float64(file)/float64(kept), "file-B/rec")
+	b.ReportMetric(fresh.open.Seconds(), "fresh-open-s")
+	b.ReportMetric(fresh.cpu.Seconds(), "fresh-open-cpu-s")
+	b.ReportMetric(float64(fresh.anon)/(1<<20), "fresh-rss-anon-MB")
+	b.ReportMetric(float64(fresh.file)/(1<<20), "fresh-rss-file-MB")
 	b.ReportMetric(r1k, "asks/s-1k")
 	b.ReportMetric(rN, "asks/s-N")
 	b.ReportMetric(rN/r1k, "ratio")
@@ -139,6 +145,84 @@ func scaleOnce(b *testing.B, n int) {
 		"(medians of 3 turns: %.0f and %.0f; ratio %.2f, target ≥ 0.9), after the restart %.0f\n",
 		kept, heapFill, heapRestart, liveFill, liveRestart, restarts[0], durations(restarts), restartCPU.Round(time.Millisecond), file>>20, inUse>>20,
 		float64(file)/float64(kept), r1k, n, rN, at1k, atN, rN/r1k, after)
+	fmt.Printf("  a fresh process opening it (as a restarted bridge): Open %s, %s of CPU; RSS %d MB once open (%d MB anonymous: "+
+		"Go heap %d MB in use, %d MB live, goal %d MB; %d MB of the mapped data file, clean pages the kernel can reclaim)\n",
+		fresh.open.Round(time.Millisecond), fresh.cpu.Round(time.Millisecond), (fresh.anon+fresh.file)>>20, fresh.anon>>20, fresh.heapInUse>>20, fresh.live>>20, fresh.goal>>20, fresh.file>>20)
+}
+
+// opened is what a fresh process measured once it opened a data
+// directory (TestScaleFreshOpen).
+type opened struct {
+	open, cpu             time.Duration
+	anon, file            int64 // RssAnon, RssFile (bytes)
+	heapInUse, live, goal int64
+}
+
+// freshOpen opens dir in a new process (this test binary running
+// TestScaleFreshOpen), as a restarted bridge does, so the RSS is the
+// store's alone and not what this process's fill left.
+func freshOpen(b *testing.B, dir string) opened {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestScaleFreshOpen$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "NATIVE_SCALE_OPEN_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("the fresh process: %v\n%s", err, out)
+	}
+	var o opened
+	var ns, cpu int64
+	for _, l := range strings.Split(string(out), "\n") {
+		if _, err := fmt.Sscanf(l, "opened %d %d %d %d %d %d %d", &ns, &cpu, &o.anon, &o.file, &o.heapInUse, &o.live, &o.goal); err == nil {
+			o.open, o.cpu = time.Duration(ns), time.Duration(cpu)
+			return o
+		}
+	}
+	b.Fatalf("the fresh process printed no figures:\n%s", out)
+	return o
+}
+
+// TestScaleFreshOpen is BenchmarkScale's fresh process: it opens
+// NATIVE_SCALE_OPEN_DIR and prints the time Open took, RssAnon, RssFile,
+// the Go heap in use, live after a collection, and the heap goal, once
+// what Open left running has settled. Skipped otherwise.
+func TestScaleFreshOpen(t *testing.T) {
+	dir := os.Getenv("NATIVE_SCALE_OPEN_DIR")
+	if dir == "" {
+		t.Skip("BenchmarkScale's helper")
+	}
+	t0, cpu0 := time.Now(), cpuTime()
+	s, err := native.Open(native.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took, cpu := time.Since(t0), cpuTime()-cpu0
+	defer s.Close()
+	time.Sleep(2 * time.Second)
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	anon, file := procRSS()
+	var live runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&live)
+	fmt.Printf("opened %d %d %d %d %d %d %d\n", took.Nanoseconds(), cpu.Nanoseconds(), anon, file, m.HeapInuse, live.HeapAlloc, live.NextGC)
+}
+
+// procRSS is this process's resident anonymous and file-backed memory.
+func procRSS() (anon, file int64) {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "RssAnon:":
+			anon = n << 10
+		case "RssFile:":
+			file = n << 10
+		}
+	}
+	return anon, file
 }
 
 // cpuTime is the CPU time this process used so far (user and system):

@@ -20,23 +20,47 @@ import (
 // (each page once, of the kind and at the place expected, its entries
 // within it and in order), which is what the library relies on.
 func Verify(path string) error {
+	_, err := verifyCounting(path, false)
+	return err
+}
+
+// counts is how many keys each bucket holds per project (the part of a
+// key before its \x00), as the verification read them.
+type counts map[string]map[string]int
+
+// verifyCounting is Verify, also counting the keys of each bucket per
+// project when count is set: a start sizes its maps from them, so
+// filling them does not grow each one step by step (the file is read
+// once, here).
+func verifyCounting(path string, count bool) (counts, error) {
+	v, err := verifyFile(path, count)
+	if v == nil {
+		return nil, err
+	}
+	return v.counts, err
+}
+
+func verifyFile(path string, count bool) (*verifier, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("cannot read the data file %s: %w", path, err)
+		return nil, fmt.Errorf("cannot read the data file %s: %w", path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("cannot read the data file %s: %w", path, err)
+		return nil, fmt.Errorf("cannot read the data file %s: %w", path, err)
 	}
 	if st.Size() == 0 {
-		return &DamagedError{Path: path, Empty: true, What: "is empty (0 bytes)"}
+		return nil, &DamagedError{Path: path, Empty: true, What: "is empty (0 bytes)"}
 	}
 	v := &verifier{f: f, size: st.Size()}
-	if what := v.verify(); what != "" {
-		return &DamagedError{Path: path, What: what}
+	if count {
+		v.counts = counts{}
 	}
-	return nil
+	if what := v.verify(); what != "" {
+		return nil, &DamagedError{Path: path, What: what}
+	}
+	return v, nil
 }
 
 // DamagedError is a data file the store refuses to open: what is wrong
@@ -111,6 +135,40 @@ type verifier struct {
 	m        meta
 	reached  []uint64 // a bit per page
 	bufs     [maxDepth + 1][]byte
+
+	// Key counts (nil: not counted): the bucket being read, the project
+	// of its last key and how many keys in a row had it.
+	counts  counts
+	bucket  string
+	project []byte
+	run     int
+}
+
+// countKey counts a key of the bucket being read: the keys of a project
+// are next to each other, so one map update per run of them.
+func (v *verifier) countKey(k []byte) {
+	if i := bytes.IndexByte(k, 0); i >= 0 {
+		k = k[:i]
+	}
+	if v.run > 0 && bytes.Equal(k, v.project) {
+		v.run++
+		return
+	}
+	v.flushCount()
+	v.project, v.run = append(v.project[:0], k...), 1
+}
+
+func (v *verifier) flushCount() {
+	if v.run == 0 {
+		return
+	}
+	m := v.counts[v.bucket]
+	if m == nil {
+		m = map[string]int{}
+		v.counts[v.bucket] = m
+	}
+	m[string(v.project)] += v.run
+	v.run = 0
 }
 
 // verify returns what is wrong with the file ("" when nothing is).
@@ -197,10 +255,16 @@ func (v *verifier) page(id uint64, d int, want ...uint16) ([]byte, string) {
 	if id < 2 || id >= v.m.hwm {
 		return nil, fmt.Sprintf("has a damaged page: a reference to page %d, beyond its %d pages", id, v.m.hwm)
 	}
-	var h [pageHeader]byte
-	if _, err := v.f.ReadAt(h[:], int64(id)*v.pageSize); err != nil {
+	// The page in one read; its overflow pages, if its header names any,
+	// in a second.
+	if int64(cap(v.bufs[d])) < v.pageSize {
+		v.bufs[d] = make([]byte, v.pageSize)
+	}
+	first := v.bufs[d][:v.pageSize]
+	if _, err := v.f.ReadAt(first, int64(id)*v.pageSize); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Sprintf("cannot be read at page %d (%v)", id, err)
 	}
+	h := first[:pageHeader]
 	ne := binary.NativeEndian
 	if got := ne.Uint64(h[0:]); got != id {
 		return nil, fmt.Sprintf("has a damaged page %d (it says it is page %d)", id, got)
@@ -221,12 +285,15 @@ func (v *verifier) page(id uint64, d int, want ...uint16) ([]byte, string) {
 			return nil, fmt.Sprintf("has a damaged page %d (referenced twice)", i)
 		}
 	}
+	if overflow == 0 {
+		return first, ""
+	}
 	n := int64(1+overflow) * v.pageSize
 	if int64(cap(v.bufs[d])) < n {
-		v.bufs[d] = make([]byte, n)
+		v.bufs[d] = append(make([]byte, 0, n), first...)
 	}
 	b := v.bufs[d][:n]
-	if _, err := v.f.ReadAt(b, int64(id)*v.pageSize); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := v.f.ReadAt(b[v.pageSize:], int64(id+1)*v.pageSize); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Sprintf("cannot be read at page %d (%v)", id, err)
 	}
 	return b, ""
@@ -295,26 +362,37 @@ func (v *verifier) entries(id uint64, b, lo, hi []byte, d int) string {
 			continue
 		}
 		if ne.Uint32(b[e:])&bucketEntry == 0 {
+			if v.counts != nil {
+				v.countKey(k)
+			}
 			continue
 		}
 		if len(val) < 16 {
 			return bad("a bucket entry too short")
 		}
-		if root := ne.Uint64(val); root != 0 {
-			if what := v.tree(root, nil, nil, d+1); what != "" {
-				return what
-			}
-			continue
-		}
-		inline := val[16:]
-		if len(inline) < pageHeader || ne.Uint16(inline[8:]) != flagLeaf {
-			return bad("a damaged inline bucket")
-		}
-		if what := v.entries(id, inline, nil, nil, d+1); what != "" {
+		if what := v.bucketTree(id, k, val, d); what != "" {
 			return what
 		}
 	}
 	return ""
+}
+
+// bucketTree checks the bucket named k whose entry in page id is val.
+func (v *verifier) bucketTree(id uint64, k, val []byte, d int) string {
+	if v.counts != nil {
+		v.flushCount()
+		v.bucket = string(k)
+		defer v.flushCount()
+	}
+	ne := binary.NativeEndian
+	if root := ne.Uint64(val); root != 0 {
+		return v.tree(root, nil, nil, d+1)
+	}
+	inline := val[16:]
+	if len(inline) < pageHeader || ne.Uint16(inline[8:]) != flagLeaf {
+		return fmt.Sprintf("has a damaged page %d (%s)", id, "a damaged inline bucket")
+	}
+	return v.entries(id, inline, nil, nil, d+1)
 }
 
 // freelist checks the list of free pages: within the data, each once, and
