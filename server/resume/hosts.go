@@ -60,6 +60,22 @@ func (h *hosts) admit(host string, now time.Time) (ok bool, retryAt time.Time) {
 	return false, maxTime(s.openUntil, now.Add(wait))
 }
 
+// room is how many more deliveries to host may start now.
+func (h *hosts) room(host string, now time.Time) int {
+	s := h.state[host]
+	if s == nil {
+		return h.perHost
+	}
+	if now.Before(s.openUntil) {
+		return 0
+	}
+	limit := h.perHost
+	if s.failures > 0 {
+		limit = 1
+	}
+	return max(0, limit-len(s.starts))
+}
+
 // pause is how long a host rests after its n-th consecutive failure.
 func (h *hosts) pause(n int) time.Duration {
 	p := h.min

@@ -248,38 +248,80 @@ func (d *Deliverer) Once(ctx context.Context) int {
 	return n
 }
 
+// LaneQueue is a delivery queue kept in lanes: one for the resume
+// webhooks (lifecycle.SenderWebhook), one per sender (its name, the part
+// of its deliveries' event before the dot). Both stores are one; a queue
+// that is not is claimed in due order, all lanes together.
+type LaneQueue interface {
+	// ClaimLanes leases up to want[lane] due deliveries of each lane
+	// named, each lane in due order, projects in turn.
+	ClaimLanes(ctx context.Context, now time.Time, lease time.Duration, want map[string]int) ([]lifecycle.Delivery, error)
+}
+
 // fill claims due deliveries while there are free workers and full
 // batches keep coming (deliveries put back for their host's sake make room
-// for the next ones at once).
+// for the next ones at once). From a LaneQueue it claims each sender's
+// lane only as far as the sender's circuit has room and the resume
+// webhooks' lane apart, so no resume webhook waits behind a queue of mails
+// or pages, nor they behind it.
 func (d *Deliverer) fill(ctx context.Context) int {
 	defer d.warnUnsigned()
+	lanes, _ := d.cfg.Store.(LaneQueue)
 	total := 0
 	for round := range 64 {
 		if ctx.Err() != nil {
 			return total
 		}
+		now := d.cfg.Clock.Now()
 		d.mu.Lock()
 		free := d.cfg.Workers - len(d.held)
+		var want map[string]int
+		if lanes != nil && free > 0 {
+			want = map[string]int{lifecycle.SenderWebhook: free}
+			for _, s := range d.cfg.Senders {
+				if n := min(d.hosts.room(circuitKey(s), now), free); n > 0 {
+					want[s.Name()] = n
+				}
+			}
+		}
 		d.mu.Unlock()
 		if free <= 0 {
 			return total
 		}
 		// After a round that put deliveries back for their host's sake,
 		// claim a whole batch to get past them quickly.
-		want := free
+		asked := free
 		if round > 0 {
-			want = max(free, d.cfg.Batch)
+			asked = max(free, d.cfg.Batch)
 		}
-		now := d.cfg.Clock.Now()
-		ds, err := d.cfg.Store.ClaimDeliveries(ctx, now, d.cfg.Lease, want)
+		var ds []lifecycle.Delivery
+		var err error
+		if lanes != nil {
+			want[lifecycle.SenderWebhook] = asked
+			ds, err = lanes.ClaimLanes(ctx, now, d.cfg.Lease, want)
+		} else {
+			ds, err = d.cfg.Store.ClaimDeliveries(ctx, now, d.cfg.Lease, asked)
+		}
 		if err != nil && ctx.Err() == nil {
 			d.cfg.Logger.Warn("reading the resume queue failed", "err", err)
+		}
+		more := false
+		if lanes != nil {
+			got := map[string]int{}
+			for _, dl := range ds {
+				got[lifecycle.DeliverySender(dl.Event)]++
+			}
+			for l, n := range want {
+				more = more || got[l] >= n
+			}
+		} else {
+			more = len(ds) >= asked
 		}
 		for _, dl := range ds {
 			d.dispatch(ctx, dl, now)
 		}
 		total += len(ds)
-		if err != nil || len(ds) < want {
+		if err != nil || !more {
 			return total
 		}
 	}
