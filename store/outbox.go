@@ -144,20 +144,37 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 
 // ClaimLanes leases up to want[lane] due deliveries of each lane named:
 // lifecycle.SenderWebhook for the resume webhooks, a sender's name for the
-// pages or mails it sends. Each lane is a queue of its own, so a long
-// queue of mails never stands before a resume webhook. Projects are read
-// in turn, as by ClaimDeliveries.
+// pages or mails it sends, "" for each sender's lane not named (a sender
+// this replica lacks; never the resume webhooks'). Each lane is a queue of its own, so a long queue of
+// mails never stands before a resume webhook. Projects are read in turn,
+// as by ClaimDeliveries.
 func (s *Store) ClaimLanes(ctx context.Context, now time.Time, lease time.Duration, want map[string]int) ([]lifecycle.Delivery, error) {
 	lanes := map[string]int{}
 	for l, n := range want {
-		if l == lifecycle.SenderWebhook {
-			l = ""
-		} else if l == "" {
-			continue
-		} else {
-			l = "." + l
+		switch l {
+		case lifecycle.SenderWebhook:
+			lanes[""] = n
+		case "", allLanes:
+		default:
+			lanes["."+l] = n
 		}
-		lanes[l] = n
+	}
+	if others := want[""]; others > 0 {
+		projects, err := s.Projects(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range projects {
+			names, err := s.rdb.SMembers(ctx, s.base(p)+"lanes").Result()
+			if err != nil {
+				return nil, s.wrap(err)
+			}
+			for _, l := range names {
+				if _, named := want[l]; !named && l != lifecycle.SenderWebhook {
+					lanes["."+l] = others
+				}
+			}
+		}
 	}
 	return s.claim(ctx, now, lease, lanes)
 }

@@ -124,3 +124,49 @@ func TestResumeWebhooksDoNotWaitBehindMail(t *testing.T) {
 		})
 	}
 }
+
+// TestAMailWithoutItsSenderWaitsForAReplicaThatHasIt: a delivery queued by
+// a sender this replica lacks (its surface is not configured here) is
+// neither sent as a resume webhook nor given up at once: it waits, unsent,
+// for a replica that has the sender, and is given up, saying why, only
+// after GiveUpAfter (before: it was POSTed to the question's resume url
+// as if it were a resume webhook).
+func TestAMailWithoutItsSenderWaitsForAReplicaThatHasIt(t *testing.T) {
+	ctx := context.Background()
+	st, err := native.Open(native.Options{})
+	require.NoError(t, err)
+	defer st.Close()
+	clock := &fakeClock{now: time.Now().UTC()}
+	hooks, hookURL := newArrivals(t, 0)
+	router := lifecycle.NewRouter(lifecycle.RouterConfig{Store: st, Clock: clock, HasWebhookSecret: func(string) bool { return true }})
+	id, _ := answered(t, router, st, "ops", "run-1", hookURL)
+	_, err = st.EnqueueDelivery(ctx, lifecycle.Delivery{ID: "sms.send:" + id, ProjectID: "ops", QuestionID: id, Event: "sms.send",
+		Payload: []byte(`{}`), CreatedAt: clock.Now()})
+	require.NoError(t, err)
+	d := resume.New(resume.Config{Store: st, Egress: localReceivers, Clock: clock, Secret: func(string) []byte { return []byte("s") },
+		GiveUpAfter: time.Hour})
+	d.Once(ctx)
+	clock.Add(2 * time.Minute)
+	d.Once(ctx)
+	hooks.mu.Lock()
+	posts := len(hooks.posts)
+	hooks.mu.Unlock()
+	require.Equal(t, 1, posts, "the resume webhook alone was posted, not the mail")
+	audit, err := st.Audit(ctx, "ops", id, 100)
+	require.NoError(t, err)
+	for _, e := range audit {
+		require.NotEqual(t, "delivery.failed", e.Type, "given up at once: %s", e.Detail)
+	}
+
+	clock.Add(2 * time.Hour)
+	d.Once(ctx)
+	audit, err = st.Audit(ctx, "ops", id, 100)
+	require.NoError(t, err)
+	var failed string
+	for _, e := range audit {
+		if e.Type == "delivery.failed" {
+			failed = e.Detail
+		}
+	}
+	require.Contains(t, failed, "sms.send: no sms sender on this replica (is sms configured?) within 1h0m0s")
+}

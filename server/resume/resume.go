@@ -254,7 +254,8 @@ func (d *Deliverer) Once(ctx context.Context) int {
 // that is not is claimed in due order, all lanes together.
 type LaneQueue interface {
 	// ClaimLanes leases up to want[lane] due deliveries of each lane
-	// named, each lane in due order, projects in turn.
+	// named, each lane in due order, projects in turn; want[""] is for
+	// each sender's lane not named.
 	ClaimLanes(ctx context.Context, now time.Time, lease time.Duration, want map[string]int) ([]lifecycle.Delivery, error)
 }
 
@@ -277,7 +278,9 @@ func (d *Deliverer) fill(ctx context.Context) int {
 		free := d.cfg.Workers - len(d.held)
 		var want map[string]int
 		if lanes != nil && free > 0 {
-			want = map[string]int{lifecycle.SenderWebhook: free}
+			// "": the lanes of senders this replica lacks (put back
+			// until one that has them takes them, or they expire).
+			want = map[string]int{lifecycle.SenderWebhook: free, "": free}
 			for _, s := range d.cfg.Senders {
 				if n := min(d.hosts.room(circuitKey(s), now), free); n > 0 {
 					want[s.Name()] = n
@@ -309,7 +312,11 @@ func (d *Deliverer) fill(ctx context.Context) int {
 		if lanes != nil {
 			got := map[string]int{}
 			for _, dl := range ds {
-				got[lifecycle.DeliverySender(dl.Event)]++
+				l := lifecycle.DeliverySender(dl.Event)
+				if _, named := want[l]; !named {
+					l = ""
+				}
+				got[l]++
 			}
 			for l, n := range want {
 				more = more || got[l] >= n
@@ -338,6 +345,10 @@ func (d *Deliverer) dispatch(ctx context.Context, dl lifecycle.Delivery, now tim
 	}
 	if s := d.senderFor(dl.Event); s != nil {
 		d.start(ctx, dl, now, circuitKey(s), log, func(ctx context.Context) bool { return d.send(ctx, s, dl, log) })
+		return
+	}
+	if name := lifecycle.DeliverySender(dl.Event); name != lifecycle.SenderWebhook {
+		d.holdNoSender(ctx, dl, name, now, log)
 		return
 	}
 	q := dl.Question

@@ -70,7 +70,9 @@ func (c *core) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Du
 
 // ClaimLanes leases up to want[lane] due deliveries of each lane named:
 // lifecycle.SenderWebhook for the resume webhooks, a sender's name for the
-// pages or mails it sends (lifecycle.DeliverySender of their event). A
+// pages or mails it sends (lifecycle.DeliverySender of their event), ""
+// for those of every sender's lane not named (a sender this replica
+// lacks; never the resume webhooks'). A
 // lane's deliveries are taken in due order, passing over those of other
 // lanes, so a long queue of mails never stands before a resume webhook.
 // Projects are read in turn, as by ClaimDeliveries.
@@ -125,12 +127,17 @@ func (c *core) claim(ctx context.Context, now time.Time, lease time.Duration, wa
 	return out, nil
 }
 
-// laneOf is the lane of a delivery of event, as a claim names it.
+// laneOf is the lane of a delivery of event, as a claim names it: "" for
+// a sender's lane the claim does not name.
 func laneOf(want map[string]int, event string) string {
 	if _, all := want[allLanes]; all {
 		return allLanes
 	}
-	return lifecycle.DeliverySender(event)
+	l := lifecycle.DeliverySender(event)
+	if _, named := want[l]; !named && l != lifecycle.SenderWebhook {
+		return ""
+	}
+	return l
 }
 
 func (c *core) claimIn(project string, now time.Time, lease time.Duration, want map[string]int, token string) ([]lifecycle.Delivery, map[string]int, error) {

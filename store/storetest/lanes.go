@@ -22,7 +22,8 @@ type laneQueue interface {
 // are lanes of their own: a claim of one lane takes that lane's due
 // deliveries in due order, passing over a longer queue of another lane
 // queued before them; leases, retries and finishing work in every lane;
-// and ClaimDeliveries still hands out every lane's, the earliest due first.
+// "" claims the lanes not named; and ClaimDeliveries still hands out every
+// lane's, the earliest due first.
 func testDeliveryLanes(t *testing.T, open func() lifecycle.Store) {
 	a, b := open(), open()
 	la, ok := a.(laneQueue)
@@ -106,6 +107,20 @@ func testDeliveryLanes(t *testing.T, open func() lifecycle.Store) {
 		}
 	}
 	assert.Equal(t, []string{mails[0].ID}, again)
+
+	// "" claims the lanes not named: a sender this replica lacks.
+	_, err = a.EnqueueDelivery(ctx, lifecycle.Delivery{ID: "sms.send:" + q.ID, ProjectID: p, QuestionID: q.ID, Event: "sms.send",
+		Payload: []byte(`{}`), CreatedAt: at})
+	require.NoError(t, err)
+	ds, _ = la.ClaimLanes(ctx, at.Add(time.Hour), 30*time.Second, map[string]int{"email": 1000, "pagerduty": 1000})
+	assert.Empty(t, events(ds)["sms.send"], "a lane not asked for")
+	ds, _ = la.ClaimLanes(ctx, at.Add(time.Hour), 30*time.Second, map[string]int{"email": 1000, "pagerduty": 0, "": 1000})
+	assert.Equal(t, map[string]int{"sms.send": 1}, events(ds), "the lanes not named (the pages named, with none wanted)")
+	for _, d := range ds {
+		if d.ProjectID == p {
+			require.NoError(t, a.FinishDelivery(ctx, d))
+		}
+	}
 
 	// ClaimDeliveries takes every lane's, earliest due first.
 	require.NoError(t, a.RetryDelivery(ctx, hook, at.Add(3*time.Hour)))
