@@ -99,6 +99,7 @@ type Deliverer struct {
 	// secret; unwarned: those not named in a warning yet.
 	unsigned map[string]bool
 	unwarned []string
+	othersAt time.Time // when the lanes of senders this replica lacks were last read
 	wg       sync.WaitGroup
 	freed    chan struct{}
 	kick     chan struct{}
@@ -221,6 +222,10 @@ func (d *Deliverer) Run(ctx context.Context) {
 
 const minGap = 20 * time.Millisecond
 
+// othersEvery is how often the lanes of senders this replica lacks are
+// read.
+const othersEvery = 10 * time.Second
+
 // Kick tells the deliverer a delivery was just enqueued (this replica took
 // an answer in webhook mode), so it reads the queue now rather than at its
 // next poll. It never blocks.
@@ -278,9 +283,13 @@ func (d *Deliverer) fill(ctx context.Context) int {
 		free := d.cfg.Workers - len(d.held)
 		var want map[string]int
 		if lanes != nil && free > 0 {
-			// "": the lanes of senders this replica lacks (put back
-			// until one that has them takes them, or they expire).
-			want = map[string]int{lifecycle.SenderWebhook: free, "": free}
+			want = map[string]int{lifecycle.SenderWebhook: free}
+			// "": the lanes of senders this replica lacks, looked at now
+			// and then (put back until a replica that has the sender
+			// takes them, or they are given up).
+			if now.Sub(d.othersAt) >= othersEvery {
+				d.othersAt, want[""] = now, free
+			}
 			for _, s := range d.cfg.Senders {
 				if n := min(d.hosts.room(circuitKey(s), now), free); n > 0 {
 					want[s.Name()] = n
