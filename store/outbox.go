@@ -69,6 +69,7 @@ for _, l in ipairs(lanes) do
   if l[2] > 0 then
     local r = redis.call('ZRANGEBYSCORE', key, '-inf', nowms, 'WITHSCORES', 'LIMIT', 0, l[2])
     for i = 1, #r, 2 do due[#due + 1] = {r[i], tonumber(r[i + 1]), key} end
+    if l[1] ~= '' and #r == 0 and redis.call('EXISTS', key) == 0 then redis.call('SREM', base .. 'lanes', l[1]) end
   end
 end
 if total > 0 and #lanes > 1 then
@@ -341,7 +342,6 @@ local function enqueueOnce(base, dlv, qid, evtype, payload, duems, created, keep
   if lane then
     redis.call('ZADD', base .. 'outbox:' .. lane, duems, dlv)
     redis.call('SADD', base .. 'lanes', lane)
-    if redis.call('PTTL', base .. 'lanes') < tonumber(keep) then redis.call('PEXPIRE', base .. 'lanes', keep) end
   else
     redis.call('ZADD', base .. 'outbox', duems, dlv)
   end

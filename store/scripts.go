@@ -38,8 +38,8 @@ import "github.com/redis/go-redis/v9"
 //                         and mails queued by releases before outbox:<sender>)
 //   outbox:<sender> zset  the same for one sender's pages or mails (email, pagerduty):
 //                         a lane of its own (outbox.go), gone when empty
-//   lanes           set   the senders with an outbox:<sender>; kept DeliveryKeep after the
-//                         last page or mail queued
+//   lanes           set   the senders with an outbox:<sender>; a claim that finds one
+//                         empty removes it (the set goes with its last member)
 //   dlv:<id>        hash  question, event, attempts, created_at, lease (the claim holding
 //                         it), doc + hash (the question as it was when enqueued); kept
 //                         until delivered or given up (Options.DeliveryKeep), not retention
