@@ -99,7 +99,8 @@ type Deliverer struct {
 	// secret; unwarned: those not named in a warning yet.
 	unsigned map[string]bool
 	unwarned []string
-	othersAt time.Time // when the lanes of senders this replica lacks were last read
+	othersAt time.Time           // when the lanes of senders this replica lacks were last read
+	waiting  map[string][]waiter // claimed deliveries waiting for their busy host, by host
 	wg       sync.WaitGroup
 	freed    chan struct{}
 	kick     chan struct{}
@@ -165,7 +166,7 @@ func New(cfg Config) *Deliverer {
 		cfg.Batch = 64
 	}
 	return &Deliverer{cfg: cfg, client: client, tracer: tracing.Tracer(cfg.TracerProvider), hosts: newHosts(cfg.PerHost, cfg.MinBackoff, cfg.HostMaxPause),
-		held: map[string]lifecycle.Delivery{}, unsigned: map[string]bool{}, freed: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
+		held: map[string]lifecycle.Delivery{}, waiting: map[string][]waiter{}, unsigned: map[string]bool{}, freed: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 }
 
 // Payload is the body of a resume webhook.
@@ -390,36 +391,94 @@ func (d *Deliverer) dispatch(ctx context.Context, dl lifecycle.Delivery, now tim
 
 // start runs attempt for a claimed delivery on a worker, or puts the
 // delivery back unsent (not counted as an attempt) when its destination
-// (a webhook host, or a sender) is busy or paused or no worker is free.
+// (a webhook host, or a sender) is paused or no worker is free. A
+// delivery to a host that is merely busy (PerHost in flight, none failed)
+// waits on this replica, leased, for the next of them to end, as long as
+// no more than PerHost wait so: a burst of answers to one receiver goes
+// out as fast as the receiver takes them, not a put-back pause later.
 func (d *Deliverer) start(ctx context.Context, dl lifecycle.Delivery, now time.Time, host string, log *slog.Logger, attempt func(context.Context) bool) {
 	d.mu.Lock()
 	ok, at := len(d.held) < d.cfg.Workers, now
 	if ok {
 		ok, at = d.hosts.admit(host, now)
+		if !ok && d.hosts.busy(host, now) && len(d.waiting[host]) < d.cfg.PerHost {
+			d.held[dl.ID] = dl
+			d.waiting[host] = append(d.waiting[host], waiter{dl: dl, log: log, attempt: attempt})
+			d.mu.Unlock()
+			return
+		}
 	}
 	if ok {
 		d.held[dl.ID] = dl
 	}
 	d.mu.Unlock()
 	if !ok {
-		// Spread what comes back at once over a tenth of the wait.
-		if wait := at.Sub(now); wait > 10*time.Millisecond {
-			at = at.Add(rand.N(wait / 10))
-		}
-		dl.Attempts--
-		if err := d.cfg.Store.RetryDelivery(ctx, dl, at); err != nil {
-			log.Warn("putting a delivery back failed; it is retried when its lease ends", "err", err)
-		}
+		d.putBack(ctx, dl, now, at, log)
 		return
 	}
+	d.launch(ctx, dl, now, host, attempt)
+}
+
+// waiter is a claimed delivery waiting for its busy host (start).
+type waiter struct {
+	dl      lifecycle.Delivery
+	log     *slog.Logger
+	attempt func(context.Context) bool
+}
+
+// putBack returns a claimed delivery to the queue unsent, due at at.
+func (d *Deliverer) putBack(ctx context.Context, dl lifecycle.Delivery, now, at time.Time, log *slog.Logger) {
+	// Spread what comes back at once over a tenth of the wait.
+	if wait := at.Sub(now); wait > 10*time.Millisecond {
+		at = at.Add(rand.N(wait / 10))
+	}
+	dl.Attempts--
+	if err := d.cfg.Store.RetryDelivery(context.WithoutCancel(ctx), dl, at); err != nil {
+		log.Warn("putting a delivery back failed; it is retried when its lease ends", "err", err)
+	}
+}
+
+// launch runs an admitted delivery's attempt on a worker; when it ends,
+// the next delivery waiting for the same host starts, or, if the host
+// can take none now (it failed, or the deliverer stops), every one
+// waiting for it is put back.
+func (d *Deliverer) launch(ctx context.Context, dl lifecycle.Delivery, started time.Time, host string, attempt func(context.Context) bool) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
 		reached := attempt(context.WithoutCancel(ctx))
+		now := d.cfg.Clock.Now()
 		d.mu.Lock()
 		delete(d.held, dl.ID)
-		d.hosts.done(host, now, d.cfg.Clock.Now(), reached)
+		d.hosts.done(host, started, now, reached)
+		var next *waiter
+		var back []waiter
+		if q := d.waiting[host]; len(q) > 0 {
+			if ctx.Err() == nil {
+				if ok, _ := d.hosts.admit(host, now); ok {
+					next, q = &q[0], q[1:]
+				}
+			}
+			if !d.hosts.busy(host, now) || ctx.Err() != nil {
+				back, q = q, nil
+			}
+			if len(q) == 0 {
+				delete(d.waiting, host)
+			} else {
+				d.waiting[host] = q
+			}
+		}
+		for _, w := range back {
+			delete(d.held, w.dl.ID)
+		}
+		at := d.hosts.pausedUntil(host, now)
 		d.mu.Unlock()
+		for _, w := range back {
+			d.putBack(ctx, w.dl, now, at, w.log)
+		}
+		if next != nil {
+			d.launch(ctx, next.dl, now, host, next.attempt)
+		}
 		select {
 		case d.freed <- struct{}{}:
 		default:
