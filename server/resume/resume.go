@@ -451,14 +451,16 @@ func (d *Deliverer) launch(ctx context.Context, dl lifecycle.Delivery, started t
 		d.mu.Lock()
 		delete(d.held, dl.ID)
 		d.hosts.done(host, started, now, reached)
-		var next *waiter
-		var back []waiter
+		var next, back []waiter
 		if q := d.waiting[host]; len(q) > 0 {
-			if ctx.Err() == nil {
-				if ok, _ := d.hosts.admit(host, now); ok {
-					next, q = &q[0], q[1:]
+			for len(q) > 0 && ctx.Err() == nil {
+				if ok, _ := d.hosts.admit(host, now); !ok {
+					break
 				}
+				next, q = append(next, q[0]), q[1:]
 			}
+			// Still busy: the rest wait on. Failed, paused or stopping:
+			// they go back to the queue.
 			if !d.hosts.busy(host, now) || ctx.Err() != nil {
 				back, q = q, nil
 			}
@@ -476,8 +478,8 @@ func (d *Deliverer) launch(ctx context.Context, dl lifecycle.Delivery, started t
 		for _, w := range back {
 			d.putBack(ctx, w.dl, now, at, w.log)
 		}
-		if next != nil {
-			d.launch(ctx, next.dl, now, host, next.attempt)
+		for _, w := range next {
+			d.launch(ctx, w.dl, now, host, w.attempt)
 		}
 		select {
 		case d.freed <- struct{}{}:
