@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -112,7 +113,20 @@ func telegramClicks() clickSurface {
 			// No pause between posts to one chat (Telegram's own pacing):
 			// the bench posts hundreds of questions to one group first.
 			s.Telegram = telegram.Config{Token: fake.Token, APIURL: fake.URL(), WebhookSecret: telegramSecret, ChatInterval: -1}
+			// The webhook as `askbridge telegram set-webhook` sets it: its
+			// max_connections is how many presses Telegram delivers at once.
+			if err := telegram.SetWebhook(context.Background(), s.Telegram, "https://bridge.example/telegram/webhook"); err != nil {
+				tb.close()
+				return nil, err
+			}
 			return tb.close, nil
+		},
+		// Presses arrive as Telegram delivers them: at most max_connections
+		// in flight, the rest waiting their turn (counted in their time).
+		client: func(*replica) (*http.Client, error) {
+			c := client(512)
+			c.Transport = fake.WebhookTransport(c.Transport)
+			return c, nil
 		},
 		target: func(int) *domain.Target {
 			return &domain.Target{Platform: "telegram", Channel: strconv.FormatInt(faketelegram.Group, 10)}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,8 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +47,14 @@ type clickSurface struct {
 
 // clickSurfaces: one entry per surface.
 var clickSurfaces = []clickSurface{slackClicks(), discordClicks(), telegramClicks(), teamsClicks(), emailClicks(), inboxClicks()}
+
+// clickOnly narrows (f) to some surfaces (their names, comma-separated,
+// any case); empty runs every one. Every surface is still set up, as in
+// a full run.
+var clickOnly = flag.String("click-surfaces", "", "comma-separated surfaces of the click to resume (f), e.g. \"email,Telegram\" (default: all)")
+
+// clickRates are the click rates of (f), clicks per second.
+var clickRates = flag.String("click-rates", "10,200", "comma-separated click rates of the click to resume (f)")
 
 const clickOperatorToken = "bench-operator-token-0123456789abcdef"
 
@@ -94,8 +105,19 @@ func benchClicks(o opts) error {
 		return err
 	}
 	defer bare.Close()
+	var rates []int
+	for _, f := range strings.Split(*clickRates, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("-click-rates: %q is not a number of clicks per second", f)
+		}
+		rates = append(rates, n)
+	}
 	for _, cs := range clickSurfaces {
-		for _, rate := range []int{10, 200} {
+		if *clickOnly != "" && !slices.ContainsFunc(strings.Split(*clickOnly, ","), func(n string) bool { return strings.EqualFold(strings.TrimSpace(n), cs.name) }) {
+			continue
+		}
+		for _, rate := range rates {
 			if err := clickRound(r, bare, receiver.URL, hooks, cs, rate, o.clickSecs); err != nil {
 				// One surface's refusal (a 429 under load, say) is a
 				// figure too; the others still run.

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
@@ -32,22 +34,59 @@ func newLeaseID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// claimScript leases due deliveries. KEYS[1] = outbox; ARGV: base, nowms,
-// leasems, max, lease token. Returns a flat list of 8 fields per delivery:
-// id, question, event, attempts, created_at, doc, hash, payload; question is ""
-// when the delivery's record is gone (it is removed from the queue).
+// laneLua names a delivery's lane, as lifecycle.DeliverySender does: nil
+// for a resume webhook (question.*, run.*), else the sender that queued it
+// (email.send: email). A sender's deliveries wait in outbox:<sender>, the
+// resume webhooks in outbox, so neither waits behind the other.
+const laneLua = `
+local function laneOf(ev)
+  local name = string.match(ev or '', '^([^.]+)%.')
+  if not name or name == 'question' or name == 'run' then return nil end
+  return name
+end
+`
+
+// claimScript leases due deliveries. ARGV: base, nowms, leasems, lease
+// token, total, then lane, want pairs ("" is outbox: the resume webhooks,
+// and the pages and mails older releases queued there). With no pair,
+// every lane (outbox and those the set lanes names) is read for up to
+// total, the earliest due first; total 0 keeps every lane's own want.
+// Returns a flat list of 8 fields per delivery: id, question, event,
+// attempts, created_at, doc, hash, payload; question is "" when the
+// delivery's record is gone (it is removed from the queue).
 var claimScript = redis.NewScript(`
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[4]))
+local base, nowms, total = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[5])
+local lanes = {}
+for i = 6, #ARGV, 2 do lanes[#lanes + 1] = {ARGV[i], tonumber(ARGV[i + 1])} end
+if #lanes == 0 then
+  lanes[1] = {'', total}
+  for _, l in ipairs(redis.call('SMEMBERS', base .. 'lanes')) do lanes[#lanes + 1] = {l, total} end
+end
+local due = {}
+for _, l in ipairs(lanes) do
+  local key = base .. 'outbox'
+  if l[1] ~= '' then key = key .. ':' .. l[1] end
+  if l[2] > 0 then
+    local r = redis.call('ZRANGEBYSCORE', key, '-inf', nowms, 'WITHSCORES', 'LIMIT', 0, l[2])
+    for i = 1, #r, 2 do due[#due + 1] = {r[i], tonumber(r[i + 1]), key} end
+    if l[1] ~= '' and #r == 0 and redis.call('EXISTS', key) == 0 then redis.call('SREM', base .. 'lanes', l[1]) end
+  end
+end
+if total > 0 and #lanes > 1 then
+  table.sort(due, function(a, b) if a[2] ~= b[2] then return a[2] < b[2] end return a[1] < b[1] end)
+  for i = #due, total + 1, -1 do due[i] = nil end
+end
 local out = {}
-for _, id in ipairs(ids) do
-  local dk = ARGV[1] .. 'dlv:' .. id
+for _, it in ipairs(due) do
+  local id, key = it[1], it[3]
+  local dk = base .. 'dlv:' .. id
   if redis.call('EXISTS', dk) == 0 then
-    redis.call('ZREM', KEYS[1], id)
+    redis.call('ZREM', key, id)
     for _, v in ipairs({id, '', '', '0', '', '', '', ''}) do table.insert(out, v) end
   else
-    redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), id)
+    redis.call('ZADD', key, nowms + tonumber(ARGV[3]), id)
     local n = redis.call('HINCRBY', dk, 'attempts', 1)
-    redis.call('HSET', dk, 'lease', ARGV[5])
+    redis.call('HSET', dk, 'lease', ARGV[4])
     local f = redis.call('HMGET', dk, 'question', 'event', 'created_at', 'doc', 'hash', 'payload')
     for _, v in ipairs({id, f[1] or '', f[2] or '', tostring(n), f[3] or '', f[4] or '', f[5] or '', f[6] or ''}) do
       table.insert(out, v)
@@ -58,13 +97,15 @@ return out
 `)
 
 // renewScript extends leases still held. KEYS[1] = outbox; ARGV: base,
-// untilms, then id, token pairs. Returns the ids whose lease was lost.
+// untilms, then id, token, lane triples. Returns the ids whose lease was
+// lost.
 var renewScript = redis.NewScript(`
 local lost = {}
-for i = 3, #ARGV, 2 do
-  local id, tok = ARGV[i], ARGV[i + 1]
+for i = 3, #ARGV, 3 do
+  local id, tok, lane = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   if redis.call('HGET', ARGV[1] .. 'dlv:' .. id, 'lease') == tok then
     redis.call('ZADD', KEYS[1], 'XX', ARGV[2], id)
+    if lane ~= '' then redis.call('ZADD', KEYS[1] .. ':' .. lane, 'XX', ARGV[2], id) end
   else
     table.insert(lost, id)
   end
@@ -74,63 +115,148 @@ return lost
 
 // retryScript reschedules a delivery if the caller still holds it.
 // KEYS[1] = outbox; ARGV: base, id, token ("" = whoever holds it), atms,
-// attempts. Returns 1 if rescheduled.
+// attempts, lane. Returns 1 if rescheduled.
 var retryScript = redis.NewScript(`
 local dk = ARGV[1] .. 'dlv:' .. ARGV[2]
 if redis.call('EXISTS', dk) == 0 then return 0 end
 if ARGV[3] ~= '' and redis.call('HGET', dk, 'lease') ~= ARGV[3] then return 0 end
 redis.call('HSET', dk, 'attempts', ARGV[5], 'lease', '')
 redis.call('ZADD', KEYS[1], 'XX', ARGV[4], ARGV[2])
+if ARGV[6] ~= '' then redis.call('ZADD', KEYS[1] .. ':' .. ARGV[6], 'XX', ARGV[4], ARGV[2]) end
 return 1
 `)
 
-// ClaimDeliveries implements lifecycle.Store. Projects are read in turn, each
-// call starting one further, and each gets an equal share of max first, so
-// a project with a long queue cannot starve the others.
+// laneOf is the lane of a delivery of event: "" for a resume webhook, else
+// its sender (laneLua).
+func laneOf(event string) string {
+	if l := lifecycle.DeliverySender(event); l != lifecycle.SenderWebhook {
+		return l
+	}
+	return ""
+}
+
+// ClaimDeliveries implements lifecycle.Store: every lane's due deliveries,
+// the earliest due first. Projects are read in turn, each call starting
+// one further, and each gets an equal share of max first, so a project
+// with a long queue cannot starve the others.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, max int) ([]lifecycle.Delivery, error) {
+	return s.claim(ctx, now, lease, map[string]int{allLanes: max})
+}
+
+// ClaimLanes leases up to want[lane] due deliveries of each lane named:
+// lifecycle.SenderWebhook for the resume webhooks, a sender's name for the
+// pages or mails it sends, "" for each sender's lane not named (a sender
+// this replica lacks; never the resume webhooks'). Each lane is a queue of its own, so a long queue of
+// mails never stands before a resume webhook. Projects are read in turn,
+// as by ClaimDeliveries.
+func (s *Store) ClaimLanes(ctx context.Context, now time.Time, lease time.Duration, want map[string]int) ([]lifecycle.Delivery, error) {
+	lanes := map[string]int{}
+	for l, n := range want {
+		switch l {
+		case lifecycle.SenderWebhook:
+			lanes[""] = n
+		case "", allLanes:
+		default:
+			lanes["."+l] = n
+		}
+	}
+	if others := want[""]; others > 0 {
+		projects, err := s.Projects(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range projects {
+			names, err := s.rdb.SMembers(ctx, s.base(p)+"lanes").Result()
+			if err != nil {
+				return nil, s.wrap(err)
+			}
+			for _, l := range names {
+				if _, named := want[l]; !named && l != lifecycle.SenderWebhook {
+					lanes["."+l] = others
+				}
+			}
+		}
+	}
+	return s.claim(ctx, now, lease, lanes)
+}
+
+// allLanes, as the only lane claim is given, reads every lane together.
+const allLanes = "*"
+
+// claim claims from the lanes of want: allLanes, or "" for outbox and "."
+// + a sender's name for that sender's lane.
+func (s *Store) claim(ctx context.Context, now time.Time, lease time.Duration, want map[string]int) ([]lifecycle.Delivery, error) {
 	projects, err := s.Projects(ctx)
-	if err != nil || len(projects) == 0 || max <= 0 {
+	if err != nil || len(projects) == 0 {
 		return nil, err
 	}
+	_, all := want[allLanes]
 	n := s.claims.Add(1)
 	token := s.leaseID + "." + strconv.FormatUint(n, 36)
 	start := int(n % uint64(len(projects)))
-	share := max / len(projects)
-	if share < 1 {
-		share = 1
-	}
+	left := maps.Clone(want)
 	var out []lifecycle.Delivery
-	full := map[string]bool{} // projects that may have more due
-	for pass := 0; pass < 2 && len(out) < max; pass++ {
+	full := map[string]map[string]bool{} // project -> lanes that may have more due
+	for pass := 0; pass < 2; pass++ {
 		for i := range projects {
-			if len(out) >= max {
-				break
-			}
 			p := projects[(start+i)%len(projects)]
-			want := min(share, max-len(out))
-			if pass == 1 {
-				if !full[p] {
+			args := []any{s.base(p), ms(now), lease.Milliseconds(), token, 0}
+			asked := map[string]int{}
+			for l, rest := range left {
+				w := min(max(1, want[l]/len(projects)), rest)
+				if pass == 1 {
+					if !full[p][l] {
+						continue
+					}
+					w = rest
+				}
+				if w <= 0 {
 					continue
 				}
-				want = max - len(out)
+				asked[l] = w
+				if all {
+					args[4] = w
+				} else {
+					args = append(args, strings.TrimPrefix(l, "."), w)
+				}
 			}
-			got, err := s.claimIn(ctx, p, now, lease, want, token)
+			if len(asked) == 0 {
+				continue
+			}
+			got, err := s.claimIn(ctx, p, args)
 			out = append(out, got...)
 			if err != nil {
 				return out, err
 			}
-			full[p] = len(got) == want
+			counts := map[string]int{}
+			for _, d := range got {
+				l := allLanes
+				if !all {
+					l = ""
+				}
+				if !all && d.Event != "" {
+					if l = laneOf(d.Event); l != "" {
+						l = "." + l
+					}
+				}
+				counts[l]++
+			}
+			full[p] = map[string]bool{}
+			for l, w := range asked {
+				left[l] -= counts[l]
+				full[p][l] = counts[l] >= w
+			}
 		}
 	}
 	return out, nil
 }
 
-func (s *Store) claimIn(ctx context.Context, p string, now time.Time, lease time.Duration, max int, token string) ([]lifecycle.Delivery, error) {
-	vals, err := claimScript.Run(ctx, s.rdb, []string{s.base(p) + "outbox"}, s.base(p), ms(now),
-		lease.Milliseconds(), max, token).StringSlice()
+func (s *Store) claimIn(ctx context.Context, p string, args []any) ([]lifecycle.Delivery, error) {
+	vals, err := claimScript.Run(ctx, s.rdb, []string{s.base(p) + "outbox"}, args...).StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.wrap(err)
 	}
+	token, _ := args[3].(string)
 	var out []lifecycle.Delivery
 	for i := 0; i+7 < len(vals); i += 8 {
 		if vals[i+1] == "" {
@@ -160,7 +286,7 @@ func (s *Store) claimIn(ctx context.Context, p string, now time.Time, lease time
 func (s *Store) RenewDeliveries(ctx context.Context, ds []lifecycle.Delivery, until time.Time) ([]string, error) {
 	byProject := map[string][]any{}
 	for _, d := range ds {
-		byProject[d.ProjectID] = append(byProject[d.ProjectID], d.ID, d.Lease)
+		byProject[d.ProjectID] = append(byProject[d.ProjectID], d.ID, d.Lease, laneOf(d.Event))
 	}
 	var lost []string
 	for p, pairs := range byProject {
@@ -178,6 +304,9 @@ func (s *Store) RenewDeliveries(ctx context.Context, ds []lifecycle.Delivery, un
 func (s *Store) FinishDelivery(ctx context.Context, d lifecycle.Delivery) error {
 	pipe := s.rdb.TxPipeline()
 	pipe.ZRem(ctx, s.base(d.ProjectID)+"outbox", d.ID)
+	if l := laneOf(d.Event); l != "" {
+		pipe.ZRem(ctx, s.base(d.ProjectID)+"outbox:"+l, d.ID)
+	}
 	pipe.Del(ctx, s.base(d.ProjectID)+"dlv:"+d.ID)
 	_, err := pipe.Exec(ctx)
 	return s.wrap(err)
@@ -186,7 +315,7 @@ func (s *Store) FinishDelivery(ctx context.Context, d lifecycle.Delivery) error 
 // RetryDelivery implements lifecycle.Store.
 func (s *Store) RetryDelivery(ctx context.Context, d lifecycle.Delivery, at time.Time) error {
 	return s.wrap(retryScript.Run(ctx, s.rdb, []string{s.base(d.ProjectID) + "outbox"}, s.base(d.ProjectID), d.ID,
-		d.Lease, ms(at), d.Attempts).Err())
+		d.Lease, ms(at), d.Attempts, laneOf(d.Event)).Err())
 }
 
 // enqueueOnceLua is the one copy of the Lua that queues a sender's
@@ -196,7 +325,7 @@ func (s *Store) RetryDelivery(ctx context.Context, d lifecycle.Delivery, at time
 // delivery by keep ms, so an id that was sent is not queued again. The
 // delivery carries the question as stored now (d:<qid> and its hash).
 // Returns 1 if queued.
-const enqueueOnceLua = idLua + `
+const enqueueOnceLua = idLua + laneLua + `
 -- hashJSON is a question's hash (HGETALL) as JSON, its packed digests
 -- written out (unhex): what a replica or a delivery decodes (DecodeRecord).
 local function hashJSON(h)
@@ -217,7 +346,13 @@ local function enqueueOnce(base, dlv, qid, evtype, payload, duems, created, keep
   redis.call('HSET', dk, 'question', qid, 'event', evtype, 'attempts', 0, 'created_at', created,
     'doc', doc, 'hash', hash, 'payload', payload)
   redis.call('PEXPIRE', dk, keep)
-  redis.call('ZADD', base .. 'outbox', duems, dlv)
+  local lane = laneOf(evtype)
+  if lane then
+    redis.call('ZADD', base .. 'outbox:' .. lane, duems, dlv)
+    redis.call('SADD', base .. 'lanes', lane)
+  else
+    redis.call('ZADD', base .. 'outbox', duems, dlv)
+  end
   return 1
 end
 `

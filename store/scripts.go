@@ -44,7 +44,12 @@ import "github.com/redis/go-redis/v9"
 //   events          stream the project's events (SSE)
 //   audit           stream the project's audit trail, trimmed by age (retention)
 //   outbox          zset  due ms -> delivery id (resume webhooks): when it is due, or
-//                         when its lease ends while a replica sends it
+//                         when its lease ends while a replica sends it (also pages
+//                         and mails queued by releases before outbox:<sender>)
+//   outbox:<sender> zset  the same for one sender's pages or mails (email, pagerduty):
+//                         a lane of its own (outbox.go), gone when empty
+//   lanes           set   the senders with an outbox:<sender>; a claim that finds one
+//                         empty removes it (the set goes with its last member)
 //   dlv:<id>        hash  question, event, attempts, created_at, lease (the claim holding
 //                         it), doc + hash (the question as it was when enqueued); kept
 //                         until delivered or given up (Options.DeliveryKeep), not retention

@@ -19,19 +19,28 @@ const statsOldestScan = lifecycle.StatsScan
 
 // backlogScript counts a project's pending questions (its deadlines index
 // holds exactly those) and queued deliveries, finds the oldest delivery's
-// created_at and lists the events of those it looked at. KEYS[1] =
-// deadlines, KEYS[2] = outbox; ARGV: base, scan bound. Returns pending,
-// deliveries, oldest created_at ("" if none), events.
+// created_at and lists the events of those it looked at, in every lane
+// (outbox, and outbox:<sender> for each sender the set lanes names).
+// KEYS[1] = deadlines, KEYS[2] = outbox; ARGV: base, scan bound. Returns
+// pending, deliveries, oldest created_at ("" if none), events.
 var backlogScript = redis.NewScript(`
 local pending = redis.call('ZCARD', KEYS[1])
-local n = redis.call('ZCARD', KEYS[2])
+local keys = {KEYS[2]}
+for _, l in ipairs(redis.call('SMEMBERS', ARGV[1] .. 'lanes')) do keys[#keys + 1] = KEYS[2] .. ':' .. l end
+local n, left = 0, tonumber(ARGV[2])
 local oldest = ''
 local events = {}
-for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1)) do
-  local f = redis.call('HMGET', ARGV[1] .. 'dlv:' .. id, 'created_at', 'event')
-  local c = f[1]
-  if c and (oldest == '' or #c < #oldest or (#c == #oldest and c < oldest)) then oldest = c end
-  events[#events + 1] = f[2] or ''
+for _, key in ipairs(keys) do
+  n = n + redis.call('ZCARD', key)
+  if left > 0 then
+    for _, id in ipairs(redis.call('ZRANGE', key, 0, left - 1)) do
+      local f = redis.call('HMGET', ARGV[1] .. 'dlv:' .. id, 'created_at', 'event')
+      local c = f[1]
+      if c and (oldest == '' or #c < #oldest or (#c == #oldest and c < oldest)) then oldest = c end
+      events[#events + 1] = f[2] or ''
+      left = left - 1
+    end
+  end
 end
 return {pending, n, oldest, events}
 `)

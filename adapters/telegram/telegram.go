@@ -185,6 +185,16 @@ func SetWebhook(ctx context.Context, cfg Config, hookURL string) error {
 	return setWebhookWith(ctx, c, cfg.WebhookSecret, hookURL)
 }
 
+// WebhookMaxConnections is setWebhook's max_connections: how many updates
+// Telegram delivers to the webhook at once, each on a connection of its
+// own; it queues the rest (https://core.telegram.org/bots/api#setwebhook:
+// 1–100, 40 when left out). The bridge answers an update only once the
+// answer it carries is recorded, and every update comes from Telegram's
+// few addresses, so this stays below the bridge's bound on requests in
+// flight from one address on the platform callbacks (64): a burst of
+// presses waits its turn at Telegram rather than being refused with 429.
+const WebhookMaxConnections = 40
+
 func setWebhookWith(ctx context.Context, c *client, secret, hookURL string) error {
 	if secret == "" {
 		return errors.New("telegram: set telegram.webhook_secret_file (or TELEGRAM_WEBHOOK_SECRET) first: the webhook is refused without it")
@@ -193,7 +203,7 @@ func setWebhookWith(ctx context.Context, c *client, secret, hookURL string) erro
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return errors.New("telegram: the webhook URL must be https://<your bridge>/telegram/webhook (Telegram calls only https); set public_url or pass --url")
 	}
-	return c.call(ctx, "setWebhook", setWebhook{URL: hookURL, SecretToken: secret, AllowedUpdates: allowedUpdates}, nil)
+	return c.call(ctx, "setWebhook", setWebhook{URL: hookURL, SecretToken: secret, AllowedUpdates: allowedUpdates, MaxConnections: WebhookMaxConnections}, nil)
 }
 
 // chatParam is a target's chat as the Bot API takes it: a numeric id or

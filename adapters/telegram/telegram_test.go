@@ -360,7 +360,15 @@ func TestSetWebhook(t *testing.T) {
 			if au, _ := json.Marshal(c.Params["allowed_updates"]); string(au) != `["message","callback_query"]` {
 				t.Errorf("allowed_updates %s", au)
 			}
+			// Set, not left to Telegram's default: the bridge's bound on
+			// requests in flight from one address must stay above it.
+			if mc, ok := c.Params["max_connections"].(float64); !ok || int(mc) != WebhookMaxConnections {
+				t.Errorf("max_connections %v, want %d", c.Params["max_connections"], WebhookMaxConnections)
+			}
 		}
+	}
+	if n := e.fake.MaxConnections(); n != WebhookMaxConnections {
+		t.Errorf("Telegram delivers %d updates at once, want %d", n, WebhookMaxConnections)
 	}
 }
 

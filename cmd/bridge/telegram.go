@@ -13,8 +13,10 @@ import (
 const telegramUsage = `usage: askbridge telegram set-webhook [--config FILE] [--url URL]
 
 Points the Telegram bot at this bridge's webhook: calls setWebhook with the
-configured secret (telegram.webhook_secret_file or TELEGRAM_WEBHOOK_SECRET)
-and allowed_updates ["message", "callback_query"]. URL defaults to
+configured secret (telegram.webhook_secret_file or TELEGRAM_WEBHOOK_SECRET),
+allowed_updates ["message", "callback_query"] and max_connections 40 (how
+many updates Telegram delivers at once; below the bridge's bound of 64
+requests in flight from one address). URL defaults to
 <public_url>/telegram/webhook. Without a webhook secret the bridge uses
 getUpdates long polling instead and needs no public URL (docs/telegram.md).`
 

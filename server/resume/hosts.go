@@ -22,7 +22,7 @@ type hostState struct {
 }
 
 func newHosts(perHost int, min, max time.Duration) *hosts {
-	return &hosts{perHost: perHost, min: min, max: max, busyMin: 250 * time.Millisecond, state: map[string]*hostState{}}
+	return &hosts{perHost: perHost, min: min, max: max, busyMin: 50 * time.Millisecond, state: map[string]*hostState{}}
 }
 
 func (h *hosts) get(host string) *hostState {
@@ -58,6 +58,38 @@ func (h *hosts) admit(host string, now time.Time) (ok bool, retryAt time.Time) {
 	}
 	wait = max(h.busyMin, min(wait, h.max))
 	return false, maxTime(s.openUntil, now.Add(wait))
+}
+
+// busy reports whether host is healthy but has as many deliveries in
+// flight as it may (neither failing nor paused).
+func (h *hosts) busy(host string, now time.Time) bool {
+	s := h.state[host]
+	return s != nil && s.failures == 0 && !now.Before(s.openUntil) && len(s.starts) >= h.perHost
+}
+
+// pausedUntil is when host may be tried again: now, or the end of its
+// pause after a failure.
+func (h *hosts) pausedUntil(host string, now time.Time) time.Time {
+	if s := h.state[host]; s != nil {
+		return maxTime(s.openUntil, now)
+	}
+	return now
+}
+
+// room is how many more deliveries to host may start now.
+func (h *hosts) room(host string, now time.Time) int {
+	s := h.state[host]
+	if s == nil {
+		return h.perHost
+	}
+	if now.Before(s.openUntil) {
+		return 0
+	}
+	limit := h.perHost
+	if s.failures > 0 {
+		limit = 1
+	}
+	return max(0, limit-len(s.starts))
 }
 
 // pause is how long a host rests after its n-th consecutive failure.

@@ -19,7 +19,7 @@ func TestHostCircuit(t *testing.T) {
 	ok3, retry := h.admit("dead:80", now)
 	assert.True(t, ok1 && ok2)
 	assert.False(t, ok3, "at most PerHost in flight")
-	assert.Equal(t, now.Add(250*time.Millisecond), retry, "busy: try again shortly")
+	assert.Equal(t, now.Add(50*time.Millisecond), retry, "busy: try again shortly")
 	okOther, _ := h.admit("healthy:80", now)
 	assert.True(t, okOther, "another host is not affected")
 

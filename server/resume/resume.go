@@ -99,6 +99,8 @@ type Deliverer struct {
 	// secret; unwarned: those not named in a warning yet.
 	unsigned map[string]bool
 	unwarned []string
+	othersAt time.Time           // when the lanes of senders this replica lacks were last read
+	waiting  map[string][]waiter // claimed deliveries waiting for their busy host, by host
 	wg       sync.WaitGroup
 	freed    chan struct{}
 	kick     chan struct{}
@@ -164,7 +166,7 @@ func New(cfg Config) *Deliverer {
 		cfg.Batch = 64
 	}
 	return &Deliverer{cfg: cfg, client: client, tracer: tracing.Tracer(cfg.TracerProvider), hosts: newHosts(cfg.PerHost, cfg.MinBackoff, cfg.HostMaxPause),
-		held: map[string]lifecycle.Delivery{}, unsigned: map[string]bool{}, freed: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
+		held: map[string]lifecycle.Delivery{}, waiting: map[string][]waiter{}, unsigned: map[string]bool{}, freed: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 }
 
 // Payload is the body of a resume webhook.
@@ -221,6 +223,10 @@ func (d *Deliverer) Run(ctx context.Context) {
 
 const minGap = 20 * time.Millisecond
 
+// othersEvery is how often the lanes of senders this replica lacks are
+// read.
+const othersEvery = 10 * time.Second
+
 // Kick tells the deliverer a delivery was just enqueued (this replica took
 // an answer in webhook mode), so it reads the queue now rather than at its
 // next poll. It never blocks.
@@ -248,38 +254,91 @@ func (d *Deliverer) Once(ctx context.Context) int {
 	return n
 }
 
+// LaneQueue is a delivery queue kept in lanes: one for the resume
+// webhooks (lifecycle.SenderWebhook), one per sender (its name, the part
+// of its deliveries' event before the dot). Both stores are one; a queue
+// that is not is claimed in due order, all lanes together.
+type LaneQueue interface {
+	// ClaimLanes leases up to want[lane] due deliveries of each lane
+	// named, each lane in due order, projects in turn; want[""] is for
+	// each sender's lane not named.
+	ClaimLanes(ctx context.Context, now time.Time, lease time.Duration, want map[string]int) ([]lifecycle.Delivery, error)
+}
+
 // fill claims due deliveries while there are free workers and full
 // batches keep coming (deliveries put back for their host's sake make room
-// for the next ones at once).
+// for the next ones at once). From a LaneQueue it claims each sender's
+// lane only as far as the sender's circuit has room and the resume
+// webhooks' lane apart, so no resume webhook waits behind a queue of mails
+// or pages, nor they behind it.
 func (d *Deliverer) fill(ctx context.Context) int {
 	defer d.warnUnsigned()
+	lanes, _ := d.cfg.Store.(LaneQueue)
 	total := 0
 	for round := range 64 {
 		if ctx.Err() != nil {
 			return total
 		}
+		now := d.cfg.Clock.Now()
 		d.mu.Lock()
 		free := d.cfg.Workers - len(d.held)
+		var want map[string]int
+		if lanes != nil && free > 0 {
+			want = map[string]int{lifecycle.SenderWebhook: free}
+			// "": the lanes of senders this replica lacks, looked at now
+			// and then (put back until a replica that has the sender
+			// takes them, or they are given up).
+			if now.Sub(d.othersAt) >= othersEvery {
+				d.othersAt, want[""] = now, free
+			}
+			for _, s := range d.cfg.Senders {
+				if n := min(d.hosts.room(circuitKey(s), now), free); n > 0 {
+					want[s.Name()] = n
+				}
+			}
+		}
 		d.mu.Unlock()
 		if free <= 0 {
 			return total
 		}
 		// After a round that put deliveries back for their host's sake,
 		// claim a whole batch to get past them quickly.
-		want := free
+		asked := free
 		if round > 0 {
-			want = max(free, d.cfg.Batch)
+			asked = max(free, d.cfg.Batch)
 		}
-		now := d.cfg.Clock.Now()
-		ds, err := d.cfg.Store.ClaimDeliveries(ctx, now, d.cfg.Lease, want)
+		var ds []lifecycle.Delivery
+		var err error
+		if lanes != nil {
+			want[lifecycle.SenderWebhook] = asked
+			ds, err = lanes.ClaimLanes(ctx, now, d.cfg.Lease, want)
+		} else {
+			ds, err = d.cfg.Store.ClaimDeliveries(ctx, now, d.cfg.Lease, asked)
+		}
 		if err != nil && ctx.Err() == nil {
 			d.cfg.Logger.Warn("reading the resume queue failed", "err", err)
+		}
+		more := false
+		if lanes != nil {
+			got := map[string]int{}
+			for _, dl := range ds {
+				l := lifecycle.DeliverySender(dl.Event)
+				if _, named := want[l]; !named {
+					l = ""
+				}
+				got[l]++
+			}
+			for l, n := range want {
+				more = more || got[l] >= n
+			}
+		} else {
+			more = len(ds) >= asked
 		}
 		for _, dl := range ds {
 			d.dispatch(ctx, dl, now)
 		}
 		total += len(ds)
-		if err != nil || len(ds) < want {
+		if err != nil || !more {
 			return total
 		}
 	}
@@ -296,6 +355,10 @@ func (d *Deliverer) dispatch(ctx context.Context, dl lifecycle.Delivery, now tim
 	}
 	if s := d.senderFor(dl.Event); s != nil {
 		d.start(ctx, dl, now, circuitKey(s), log, func(ctx context.Context) bool { return d.send(ctx, s, dl, log) })
+		return
+	}
+	if name := lifecycle.DeliverySender(dl.Event); name != lifecycle.SenderWebhook {
+		d.holdNoSender(ctx, dl, name, now, log)
 		return
 	}
 	q := dl.Question
@@ -328,36 +391,96 @@ func (d *Deliverer) dispatch(ctx context.Context, dl lifecycle.Delivery, now tim
 
 // start runs attempt for a claimed delivery on a worker, or puts the
 // delivery back unsent (not counted as an attempt) when its destination
-// (a webhook host, or a sender) is busy or paused or no worker is free.
+// (a webhook host, or a sender) is paused or no worker is free. A
+// delivery to a host that is merely busy (PerHost in flight, none failed)
+// waits on this replica, leased, for the next of them to end, as long as
+// no more than PerHost wait so: a burst of answers to one receiver goes
+// out as fast as the receiver takes them, not a put-back pause later.
 func (d *Deliverer) start(ctx context.Context, dl lifecycle.Delivery, now time.Time, host string, log *slog.Logger, attempt func(context.Context) bool) {
 	d.mu.Lock()
 	ok, at := len(d.held) < d.cfg.Workers, now
 	if ok {
 		ok, at = d.hosts.admit(host, now)
+		if !ok && d.hosts.busy(host, now) && len(d.waiting[host]) < d.cfg.PerHost {
+			d.held[dl.ID] = dl
+			d.waiting[host] = append(d.waiting[host], waiter{dl: dl, log: log, attempt: attempt})
+			d.mu.Unlock()
+			return
+		}
 	}
 	if ok {
 		d.held[dl.ID] = dl
 	}
 	d.mu.Unlock()
 	if !ok {
-		// Spread what comes back at once over a tenth of the wait.
-		if wait := at.Sub(now); wait > 10*time.Millisecond {
-			at = at.Add(rand.N(wait / 10))
-		}
-		dl.Attempts--
-		if err := d.cfg.Store.RetryDelivery(ctx, dl, at); err != nil {
-			log.Warn("putting a delivery back failed; it is retried when its lease ends", "err", err)
-		}
+		d.putBack(ctx, dl, now, at, log)
 		return
 	}
+	d.launch(ctx, dl, now, host, attempt)
+}
+
+// waiter is a claimed delivery waiting for its busy host (start).
+type waiter struct {
+	dl      lifecycle.Delivery
+	log     *slog.Logger
+	attempt func(context.Context) bool
+}
+
+// putBack returns a claimed delivery to the queue unsent, due at at.
+func (d *Deliverer) putBack(ctx context.Context, dl lifecycle.Delivery, now, at time.Time, log *slog.Logger) {
+	// Spread what comes back at once over a tenth of the wait.
+	if wait := at.Sub(now); wait > 10*time.Millisecond {
+		at = at.Add(rand.N(wait / 10))
+	}
+	dl.Attempts--
+	if err := d.cfg.Store.RetryDelivery(context.WithoutCancel(ctx), dl, at); err != nil {
+		log.Warn("putting a delivery back failed; it is retried when its lease ends", "err", err)
+	}
+}
+
+// launch runs an admitted delivery's attempt on a worker; when it ends,
+// the next delivery waiting for the same host starts, or, if the host
+// can take none now (it failed, or the deliverer stops), every one
+// waiting for it is put back.
+func (d *Deliverer) launch(ctx context.Context, dl lifecycle.Delivery, started time.Time, host string, attempt func(context.Context) bool) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
 		reached := attempt(context.WithoutCancel(ctx))
+		now := d.cfg.Clock.Now()
 		d.mu.Lock()
 		delete(d.held, dl.ID)
-		d.hosts.done(host, now, d.cfg.Clock.Now(), reached)
+		d.hosts.done(host, started, now, reached)
+		var next, back []waiter
+		if q := d.waiting[host]; len(q) > 0 {
+			for len(q) > 0 && ctx.Err() == nil {
+				if ok, _ := d.hosts.admit(host, now); !ok {
+					break
+				}
+				next, q = append(next, q[0]), q[1:]
+			}
+			// Still busy: the rest wait on. Failed, paused or stopping:
+			// they go back to the queue.
+			if !d.hosts.busy(host, now) || ctx.Err() != nil {
+				back, q = q, nil
+			}
+			if len(q) == 0 {
+				delete(d.waiting, host)
+			} else {
+				d.waiting[host] = q
+			}
+		}
+		for _, w := range back {
+			delete(d.held, w.dl.ID)
+		}
+		at := d.hosts.pausedUntil(host, now)
 		d.mu.Unlock()
+		for _, w := range back {
+			d.putBack(ctx, w.dl, now, at, w.log)
+		}
+		for _, w := range next {
+			d.launch(ctx, w.dl, now, host, w.attempt)
+		}
 		select {
 		case d.freed <- struct{}{}:
 		default:

@@ -81,6 +81,22 @@ func (d *Deliverer) senderFor(event string) Sender {
 	return nil
 }
 
+// holdNoSender puts back, unsent, a page or mail whose sender this
+// replica lacks (its surface or pager is not configured here): another
+// replica that has it may send it. Past GiveUpAfter it is given up.
+func (d *Deliverer) holdNoSender(ctx context.Context, dl lifecycle.Delivery, name string, now time.Time, log *slog.Logger) {
+	why := "no " + name + " sender on this replica (is " + name + " configured?)"
+	if !dl.CreatedAt.IsZero() && now.Sub(dl.CreatedAt) > d.cfg.GiveUpAfter {
+		d.failSender(ctx, name, dl, log, why+" within "+d.cfg.GiveUpAfter.String())
+		return
+	}
+	dl.Attempts-- // nothing was sent
+	if err := d.cfg.Store.RetryDelivery(ctx, dl, now.Add(min(noSecretWait, d.cfg.MaxBackoff))); err != nil {
+		log.Warn("putting back a delivery without a sender failed; it is looked at again when its lease ends", "err", err)
+	}
+	log.Debug("delivery kept queued", "reason", why)
+}
+
 // circuitKey is what a sender's deliveries count against in the circuit of
 // destinations: the sender, never a webhook host.
 func circuitKey(s Sender) string { return "sender:" + s.Name() }

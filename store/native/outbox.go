@@ -3,6 +3,7 @@ package native
 import (
 	"context"
 	"errors"
+	"maps"
 	"strconv"
 	"time"
 
@@ -56,51 +57,97 @@ func (c *core) saveDelivery(w *batch, p *proj, id string, rec *dlvrec, due int64
 	w.putJSON(bDlv, key(p.name, id), rec)
 }
 
-// ClaimDeliveries implements lifecycle.DeliveryQueue. Projects are read in
-// turn, each call starting one further, and each gets an equal share of
-// max first, so a project with a long queue cannot starve the others.
+// allLanes, as the only lane a claim is given, takes from every lane.
+const allLanes = "*"
+
+// ClaimDeliveries implements lifecycle.DeliveryQueue: every lane's due
+// deliveries, the earliest due first. Projects are read in turn, each
+// call starting one further, and each gets an equal share of max first,
+// so a project with a long queue cannot starve the others.
 func (c *core) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, maxN int) ([]lifecycle.Delivery, error) {
+	return c.claim(ctx, now, lease, map[string]int{allLanes: maxN})
+}
+
+// ClaimLanes leases up to want[lane] due deliveries of each lane named:
+// lifecycle.SenderWebhook for the resume webhooks, a sender's name for the
+// pages or mails it sends (lifecycle.DeliverySender of their event), ""
+// for those of every sender's lane not named (a sender this replica
+// lacks; never the resume webhooks'). A
+// lane's deliveries are taken in due order, passing over those of other
+// lanes, so a long queue of mails never stands before a resume webhook.
+// Projects are read in turn, as by ClaimDeliveries.
+func (c *core) ClaimLanes(ctx context.Context, now time.Time, lease time.Duration, want map[string]int) ([]lifecycle.Delivery, error) {
+	lanes := maps.Clone(want)
+	delete(lanes, allLanes)
+	return c.claim(ctx, now, lease, lanes)
+}
+
+func (c *core) claim(ctx context.Context, now time.Time, lease time.Duration, want map[string]int) ([]lifecycle.Delivery, error) {
 	projects, _ := c.Projects(ctx)
-	if len(projects) == 0 || maxN <= 0 {
+	if len(projects) == 0 {
 		return nil, nil
 	}
 	n := c.claims.Add(1)
 	token := c.leaseID + "." + strconv.FormatUint(n, 36)
 	start := int(n % uint64(len(projects)))
-	share := max(1, maxN/len(projects))
+	left := maps.Clone(want)
 	var out []lifecycle.Delivery
-	full := map[string]bool{}
-	for pass := 0; pass < 2 && len(out) < maxN; pass++ {
+	full := map[string]map[string]bool{} // project -> lanes that may have more due
+	for pass := 0; pass < 2; pass++ {
 		for i := range projects {
-			if len(out) >= maxN {
-				break
-			}
 			p := projects[(start+i)%len(projects)]
-			want := min(share, maxN-len(out))
-			if pass == 1 {
-				if !full[p] {
-					continue
+			asked := map[string]int{}
+			for l, rest := range left {
+				w := min(max(1, want[l]/len(projects)), rest)
+				if pass == 1 {
+					if !full[p][l] {
+						continue
+					}
+					w = rest
 				}
-				want = maxN - len(out)
+				if w > 0 {
+					asked[l] = w
+				}
 			}
-			got, err := c.claimIn(p, now, lease, want, token)
+			if len(asked) == 0 {
+				continue
+			}
+			got, counts, err := c.claimIn(p, now, lease, asked, token)
 			out = append(out, got...)
 			if err != nil {
 				return out, err
 			}
-			full[p] = len(got) == want
+			full[p] = map[string]bool{}
+			for l, w := range asked {
+				left[l] -= counts[l]
+				full[p][l] = counts[l] >= w
+			}
 		}
 	}
 	return out, nil
 }
 
-func (c *core) claimIn(project string, now time.Time, lease time.Duration, want int, token string) ([]lifecycle.Delivery, error) {
+// laneOf is the lane of a delivery of event, as a claim names it: "" for
+// a sender's lane the claim does not name.
+func laneOf(want map[string]int, event string) string {
+	if _, all := want[allLanes]; all {
+		return allLanes
+	}
+	l := lifecycle.DeliverySender(event)
+	if _, named := want[l]; !named && l != lifecycle.SenderWebhook {
+		return ""
+	}
+	return l
+}
+
+func (c *core) claimIn(project string, now time.Time, lease time.Duration, want map[string]int, token string) ([]lifecycle.Delivery, map[string]int, error) {
 	type claimed struct {
 		d    lifecycle.Delivery
 		meta *qmeta
 		doc  string
 	}
 	var got []claimed
+	counts := map[string]int{}
 	// A write, not a note: what it claims (a resume after an answer, a
 	// page) goes out only once the change that queued it is committed.
 	err := c.write(func(w *batch) error {
@@ -108,10 +155,25 @@ func (c *core) claimIn(project string, now time.Time, lease time.Duration, want 
 		if p == nil {
 			return nil
 		}
+		left := maps.Clone(want)
+		open := len(left)
 		var due []item
 		upTo(p.outbox, ms(now), func(it item) bool {
+			l := allLanes
+			if rec := p.dlv[it.id]; rec != nil {
+				l = laneOf(want, rec.Event)
+			} else if _, all := want[allLanes]; !all {
+				l = lifecycle.SenderWebhook
+			}
+			if left[l] <= 0 {
+				return true // another lane's, or this lane has enough
+			}
 			due = append(due, it)
-			return len(due) < want
+			counts[l]++
+			if left[l]--; left[l] == 0 {
+				open--
+			}
+			return open > 0
 		})
 		wall := wallMS()
 		for _, it := range due {
@@ -132,7 +194,7 @@ func (c *core) claimIn(project string, now time.Time, lease time.Duration, want 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]lifecycle.Delivery, 0, len(got))
 	for _, g := range got {
@@ -143,7 +205,7 @@ func (c *core) claimIn(project string, now time.Time, lease time.Duration, want 
 		}
 		out = append(out, g.d)
 	}
-	return out, nil
+	return out, counts, nil
 }
 
 // RenewDeliveries implements lifecycle.DeliveryQueue.

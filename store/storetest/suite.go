@@ -40,6 +40,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"DeliveriesFromEveryProjectInTurn", testDeliveriesInterleave},
 		{"DeliveryLeasesRenewedAndTakenOver", testDeliveryLeases},
 		{"SenderDeliveriesQueuedOncePerID", testEnqueueDelivery},
+		{"DeliveryLanesApart", testDeliveryLanes},
 		{"DeliveriesQueuedWhenTheQuestionEnds", testQueueOnEnd},
 		{"DueDeadlines", testDue},
 		{"EventsAfterID", testEvents},

@@ -1,8 +1,13 @@
 package faketelegram
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // The checks the fake makes are Telegram's: the description's fields and
@@ -73,5 +78,58 @@ func TestChecksAreTelegrams(t *testing.T) {
 	}
 	if _, _, e := text(map[string]any{"text": "<b>" + strings.Repeat("é", 4096) + "</b>", "parse_mode": "HTML"}); e != nil {
 		t.Errorf("4,096 characters with markup: %v", e)
+	}
+}
+
+// Updates go to the webhook as Telegram sends them: at most the
+// max_connections setWebhook gave at once, the rest after (40 when it was
+// left out); a max_connections outside 1–100 is refused.
+func TestWebhookDeliveriesAtMostMaxConnections(t *testing.T) {
+	var mu sync.Mutex
+	inFlight, most, got := 0, 0, 0
+	bridge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		got++
+		mu.Unlock()
+	}))
+	defer bridge.Close()
+	f := New(t)
+	for _, c := range []struct {
+		set  any
+		want int
+	}{{nil, DefaultMaxConnections}, {7.0, 7}} {
+		p := map[string]any{"url": "https://bridge.example/telegram/webhook", "secret_token": "s"}
+		if c.set != nil {
+			p["max_connections"] = c.set
+		}
+		if _, err := f.handle("setWebhook", p); err != nil {
+			t.Fatal(err.desc)
+		}
+		most, got = 0, 0
+		var wg sync.WaitGroup
+		for range 3 * c.want {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if code, err := f.Deliver(context.Background(), bridge.URL, []byte(`{"update_id":1}`)); err != nil || code != 200 {
+					t.Errorf("delivery: %d %v", code, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if got != 3*c.want || most > c.want || most < c.want/2 {
+			t.Errorf("max_connections %v: %d updates delivered, at most %d at once; want %d, at most %d", c.set, got, most, 3*c.want, c.want)
+		}
+	}
+	for _, bad := range []any{0.0, 101.0} {
+		if _, err := f.handle("setWebhook", map[string]any{"url": "https://bridge.example/telegram/webhook", "max_connections": bad}); err == nil {
+			t.Errorf("max_connections %v was accepted", bad)
+		}
 	}
 }

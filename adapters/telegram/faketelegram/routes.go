@@ -152,10 +152,18 @@ func (f *Server) handle(method string, p map[string]any) (any, *apiErr) {
 		if sec != "" && !validSecret(sec) {
 			return nil, bad("bad webhook: secret token contains unallowed characters")
 		}
-		f.webhook.URL, f.webhook.Secret = u, sec
+		conns := 0
+		if v, ok := p["max_connections"]; ok {
+			n, _ := num(v)
+			if n < 1 || n > 100 {
+				return nil, bad("bad webhook: max_connections must be between 1 and 100")
+			}
+			conns = int(n)
+		}
+		f.webhook.URL, f.webhook.Secret, f.webhook.MaxConns = u, sec, conns
 		return true, nil
 	case "deleteWebhook":
-		f.webhook.URL, f.webhook.Secret = "", ""
+		f.webhook.URL, f.webhook.Secret, f.webhook.MaxConns = "", "", 0
 		return true, nil
 	case "getUpdates":
 		if f.webhook.URL != "" {

@@ -9,10 +9,16 @@
 package faketelegram
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,10 +98,15 @@ type Server struct {
 	violations []string
 	lastSend   map[int64]time.Time
 	rateHits   int
-	webhook    struct{ URL, Secret string }
-	nextUpd    int64
-	queue      []json.RawMessage // updates for getUpdates
-	admins     []int64           // administrators of Group, the first its creator
+	webhook    struct {
+		URL, Secret string
+		MaxConns    int // max_connections: updates in flight at once
+	}
+	inflight *sync.Cond // signalled when a webhook delivery ends
+	sending  int        // webhook deliveries in flight
+	nextUpd  int64
+	queue    []json.RawMessage // updates for getUpdates
+	admins   []int64           // administrators of Group, the first its creator
 }
 
 // Call is one request the fake answered.
@@ -111,6 +122,7 @@ func New(t testing.TB) *Server {
 	f := &Server{t: t, spec: loadSpec(), BotID: 7000001, users: map[int64]User{}, msgs: map[string]*Msg{},
 		nextMsg: 100, queries: map[string]int64{}, answered: map[string]bool{}, fail: map[string][]int{},
 		limited: map[string]int{}, lastSend: map[int64]time.Time{}, nextUpd: 1}
+	f.inflight = sync.NewCond(&f.mu)
 	f.Token = strconv.FormatInt(f.BotID, 10) + ":AAH-fake_token-Zx91qLw0pK3mN7bV5cR2tY8u"
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(func() {
@@ -243,6 +255,89 @@ func (f *Server) Webhook() (url, secret string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.webhook.URL, f.webhook.Secret
+}
+
+// DefaultMaxConnections is setWebhook's max_connections when the call
+// leaves it out (Telegram's default; 1–100 may be set).
+const DefaultMaxConnections = 40
+
+// MaxConnections is the webhook's max_connections: how many updates
+// Telegram delivers at once (the rest wait their turn).
+func (f *Server) MaxConnections() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxConns()
+}
+
+func (f *Server) maxConns() int {
+	if f.webhook.MaxConns == 0 {
+		return DefaultMaxConnections
+	}
+	return f.webhook.MaxConns
+}
+
+// WebhookTransport sends updates through rt as Telegram delivers them to a
+// webhook: at most max_connections at once, each on a connection of its
+// own; the rest wait until one ends, and their wait is part of the time
+// their request takes.
+func (f *Server) WebhookTransport(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	return webhookTransport{f: f, rt: rt}
+}
+
+type webhookTransport struct {
+	f  *Server
+	rt http.RoundTripper
+}
+
+func (t webhookTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	f := t.f
+	f.mu.Lock()
+	for f.sending >= f.maxConns() {
+		f.inflight.Wait()
+	}
+	f.sending++
+	f.mu.Unlock()
+	res, err := t.rt.RoundTrip(r)
+	if err == nil {
+		// The connection is taken until the bridge's answer is read.
+		b, rerr := io.ReadAll(res.Body)
+		res.Body.Close()
+		res.Body = io.NopCloser(bytes.NewReader(b))
+		err = rerr
+	}
+	f.mu.Lock()
+	f.sending--
+	f.inflight.Signal()
+	f.mu.Unlock()
+	return res, err
+}
+
+// Deliver posts update to the webhook with its secret token, as Telegram
+// does (WebhookTransport), at origin (the bridge as the test reaches it;
+// the path is the webhook URL's). It returns the bridge's status.
+func (f *Server) Deliver(ctx context.Context, origin string, update []byte) (int, error) {
+	hook, secret := f.Webhook()
+	u, err := url.Parse(hook)
+	if err != nil || hook == "" {
+		return 0, errors.New("faketelegram: no webhook is set (setWebhook)")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(origin, "/")+u.Path, bytes.NewReader(update))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if secret != "" {
+		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", secret)
+	}
+	res, err := (&http.Client{Transport: f.WebhookTransport(nil)}).Do(req)
+	if err != nil {
+		return 0, err
+	}
+	res.Body.Close()
+	return res.StatusCode, nil
 }
 
 func key(chat, id int64) string { return strconv.FormatInt(chat, 10) + ":" + strconv.FormatInt(id, 10) }
