@@ -185,6 +185,7 @@ func scaleOne(dir, bin, name string, o opts) error {
 // open-file limit allows, reads the RSS, and measures the wake-up.
 func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string, o opts) error {
 	rssN, _ := settleRSS(p, 3*time.Second, 20*time.Second)
+	mem0, _ := readGoMem(p.base, p.cmd.Process.Pid)
 	w := min(len(ids), fdLimit()-3000)
 	conns := make([]net.Conn, 0, w)
 	defer func() {
@@ -220,6 +221,9 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	}
 	fmt.Printf("%s parked waiters (long-polls): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter; floor: the RSS with no waiter, %.0f MB\n",
 		tag, w, parked.Round(time.Millisecond), mB(rssN), mB(rssW), settled.Round(time.Second), per/1024, mB(rssN))
+	if mem1, err := readGoMem(p.base, p.cmd.Process.Pid); err == nil {
+		fmt.Printf("%s parked waiters: where the RSS is, %s\n", tag, mem1.perWaiter(mem0, w))
+	}
 	with := ""
 	if rs != nil {
 		with = fmt.Sprintf(", the bridge and redis-server (%.0f MB)", mB(redisRSS))
