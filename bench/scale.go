@@ -186,6 +186,7 @@ func scaleOne(dir, bin, name string, o opts) error {
 func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string, o opts) error {
 	rssN, _ := settleRSS(p, 3*time.Second, 20*time.Second)
 	mem0, _ := readGoMem(p.base, p.cmd.Process.Pid)
+	live0 := p.liveHeap()
 	w := min(len(ids), fdLimit()-3000)
 	conns := make([]net.Conn, 0, w)
 	defer func() {
@@ -203,7 +204,9 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 		conns = append(conns, c)
 	}
 	parked := time.Since(t0)
-	rssW, settled := settleRSS(p, 5*time.Second, 40*time.Second)
+	// As (e): the burst of parking leaves garbage and free heap that the
+	// runtime returns over tens of seconds (a GC, then the scavenger).
+	rssW, settled := settleRSS(p, 10*time.Second, 60*time.Second)
 	per := float64(rssW-rssN) / float64(w)
 	want := len(ids) // a waiter on every pending question
 	at := float64(rssW) + per*float64(max(0, want-w))
@@ -222,7 +225,8 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	fmt.Printf("%s parked waiters (long-polls): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter; floor: the RSS with no waiter, %.0f MB\n",
 		tag, w, parked.Round(time.Millisecond), mB(rssN), mB(rssW), settled.Round(time.Second), per/1024, mB(rssN))
 	if mem1, err := readGoMem(p.base, p.cmd.Process.Pid); err == nil {
-		fmt.Printf("%s parked waiters: where the RSS is, %s\n", tag, mem1.perWaiter(mem0, w))
+		fmt.Printf("%s parked waiters: where the RSS is, %s; live heap after the last GC %.0f B per waiter\n",
+			tag, mem1.perWaiter(mem0, w), float64(p.liveHeap()-live0)/float64(w))
 	}
 	with := ""
 	if rs != nil {
