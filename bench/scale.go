@@ -224,6 +224,16 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	}
 	fmt.Printf("%s parked waiters (long-polls): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter; floor: the RSS with no waiter, %.0f MB\n",
 		tag, w, parked.Round(time.Millisecond), mB(rssN), mB(rssW), settled.Round(time.Second), per/1024, mB(rssN))
+	// While they wait: the parker re-reads every wait every 10 s (garbage
+	// in proportion to the waits, so collections), and the RSS moves with
+	// the collector's cycle; its range over 25 s is the steady state.
+	lo, hi := rssW, rssW
+	for t := time.Now(); time.Since(t) < 25*time.Second; time.Sleep(500 * time.Millisecond) {
+		r := p.rss()
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	fmt.Printf("%s parked waiters, the 25 s after: RSS %.0f–%.0f MB, %.2f–%.2f KB per waiter\n",
+		tag, mB(lo), mB(hi), float64(lo-rssN)/float64(w)/1024, float64(hi-rssN)/float64(w)/1024)
 	if mem1, err := readGoMem(p.base, p.cmd.Process.Pid); err == nil {
 		fmt.Printf("%s parked waiters: where the RSS is, %s; live heap after the last GC %.0f B per waiter\n",
 			tag, mem1.perWaiter(mem0, w), float64(p.liveHeap()-live0)/float64(w))
