@@ -52,6 +52,9 @@ func benchScale(dir string, o opts) error {
 	if o.records > 100_000 {
 		stores = []string{"embedded"} // the million is the embedded store's
 	}
+	if o.scaleStores != "" {
+		stores = strings.Split(o.scaleStores, ",")
+	}
 	for _, s := range stores {
 		if err := scaleOne(dir, bin, s, o); err != nil {
 			return fmt.Errorf("%s: %w", s, err)
