@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -169,14 +170,17 @@ func (l *perIPListener) Accept() (net.Conn, error) {
 		}
 		l.n[ip]++
 		l.mu.Unlock()
-		return &countedConn{Conn: c, release: func() {
-			l.mu.Lock()
-			if l.n[ip]--; l.n[ip] <= 0 {
-				delete(l.n, ip)
-			}
-			l.mu.Unlock()
-		}}, nil
+		return &countedConn{Conn: c, l: l, ip: ip}, nil
 	}
+}
+
+// release gives back one of ip's connections.
+func (l *perIPListener) release(ip string) {
+	l.mu.Lock()
+	if l.n[ip]--; l.n[ip] <= 0 {
+		delete(l.n, ip)
+	}
+	l.mu.Unlock()
 }
 
 func remoteIP(c net.Conn) string {
@@ -189,13 +193,30 @@ func remoteIP(c net.Conn) string {
 
 type countedConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	l  *perIPListener
+	ip string
+	// given is set once the connection's place in the count is given
+	// back (Close) or handed over (KeepCount).
+	given atomic.Bool
 }
 
 func (c *countedConn) Close() error {
-	c.once.Do(c.release)
+	if c.given.CompareAndSwap(false, true) {
+		c.l.release(c.ip)
+	}
 	return c.Conn.Close()
+}
+
+// KeepCount hands the connection's place in its address's count to the
+// caller: the long-poll parker holds a waiting connection's socket after
+// closing the connection itself, and calls release (once) when it closes
+// the socket, so parked waits still count against the address's limit.
+func (c *countedConn) KeepCount() (release func()) {
+	if !c.given.CompareAndSwap(false, true) {
+		return func() {}
+	}
+	l, ip := c.l, c.ip
+	return func() { l.release(ip) }
 }
 
 // The counted connection keeps what the server and the long-poll parker

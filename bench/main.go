@@ -53,6 +53,7 @@ type opts struct {
 	scaleStreams int
 	clickSecs    int
 	bridgeEnv    []string
+	scaleStores  string
 }
 
 func run() error {
@@ -71,7 +72,8 @@ func run() error {
 	flag.IntVar(&o.scalePending, "scale-pending", 100000, "of -records, how many are pending (and waited on) in the scale benchmark; the rest are answered")
 	flag.IntVar(&o.scaleSecs, "scale-secs", 5, "seconds of asks and of answers for each scale measurement")
 	flag.IntVar(&o.scaleStreams, "scale-streams", 1000, "SSE streams opened in the scale benchmark, counted apart from the long-polls")
-	flag.IntVar(&o.clickSecs, "click-secs", 5, "seconds of clicks at each rate in the scale benchmark's click to resume (f)")
+	flag.IntVar(&o.clickSecs, "click-secs", 5, "seconds of clicks at each rate in the scale benchmark's click to resume (f); 0 leaves (f) out")
+	flag.StringVar(&o.scaleStores, "scale-stores", "", "the scale benchmark's stores, comma-separated (embedded,redis); empty: both")
 	bridgeEnv := flag.String("bridge-env", "", "extra environment of the scale benchmark's bridge process, e.g. \"GOMEMLIMIT=450MiB\"")
 	memArgs := flag.String("mem-redis-args", "", "extra redis-server arguments for the mem benchmark, e.g. \"--hash-max-listpack-value 1024\"")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (client, bridge and fakes in this process) to this file")
@@ -160,7 +162,7 @@ func run() error {
 			return fmt.Errorf("scale: %w", err)
 		}
 	}
-	if o.only["clicks"] || o.only["scale"] && o.records <= 100_000 {
+	if o.only["clicks"] || o.only["scale"] && o.records <= 100_000 && o.clickSecs > 0 {
 		if err := benchClicks(o); err != nil {
 			return fmt.Errorf("clicks: %w", err)
 		}

@@ -52,6 +52,9 @@ func benchScale(dir string, o opts) error {
 	if o.records > 100_000 {
 		stores = []string{"embedded"} // the million is the embedded store's
 	}
+	if o.scaleStores != "" {
+		stores = strings.Split(o.scaleStores, ",")
+	}
 	for _, s := range stores {
 		if err := scaleOne(dir, bin, s, o); err != nil {
 			return fmt.Errorf("%s: %w", s, err)
@@ -185,6 +188,8 @@ func scaleOne(dir, bin, name string, o opts) error {
 // open-file limit allows, reads the RSS, and measures the wake-up.
 func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string, o opts) error {
 	rssN, _ := settleRSS(p, 3*time.Second, 20*time.Second)
+	mem0, _ := readGoMem(p.base, p.cmd.Process.Pid)
+	live0 := p.liveHeap()
 	w := min(len(ids), fdLimit()-3000)
 	conns := make([]net.Conn, 0, w)
 	defer func() {
@@ -202,7 +207,9 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 		conns = append(conns, c)
 	}
 	parked := time.Since(t0)
-	rssW, settled := settleRSS(p, 5*time.Second, 40*time.Second)
+	// As (e): the burst of parking leaves garbage and free heap that the
+	// runtime returns over tens of seconds (a GC, then the scavenger).
+	rssW, settled := settleRSS(p, 10*time.Second, 60*time.Second)
 	per := float64(rssW-rssN) / float64(w)
 	want := len(ids) // a waiter on every pending question
 	at := float64(rssW) + per*float64(max(0, want-w))
@@ -220,6 +227,20 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	}
 	fmt.Printf("%s parked waiters (long-polls): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter; floor: the RSS with no waiter, %.0f MB\n",
 		tag, w, parked.Round(time.Millisecond), mB(rssN), mB(rssW), settled.Round(time.Second), per/1024, mB(rssN))
+	// While they wait: the parker re-reads every wait every 10 s (garbage
+	// in proportion to the waits, so collections), and the RSS moves with
+	// the collector's cycle; its range over 25 s is the steady state.
+	lo, hi := rssW, rssW
+	for t := time.Now(); time.Since(t) < 25*time.Second; time.Sleep(500 * time.Millisecond) {
+		r := p.rss()
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	fmt.Printf("%s parked waiters, the 25 s after: RSS %.0f–%.0f MB, %.2f–%.2f KB per waiter\n",
+		tag, mB(lo), mB(hi), float64(lo-rssN)/float64(w)/1024, float64(hi-rssN)/float64(w)/1024)
+	if mem1, err := readGoMem(p.base, p.cmd.Process.Pid); err == nil {
+		fmt.Printf("%s parked waiters: where the RSS is, %s; live heap after the last GC %.0f B per waiter\n",
+			tag, mem1.perWaiter(mem0, w), float64(p.liveHeap()-live0)/float64(w))
+	}
 	with := ""
 	if rs != nil {
 		with = fmt.Sprintf(", the bridge and redis-server (%.0f MB)", mB(redisRSS))

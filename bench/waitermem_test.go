@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -27,7 +28,11 @@ import (
 // TCP connections that wrote their request and read nothing yet (a few
 // hundred bytes each, counted in the figure: the floor any connection
 // costs in this process). RSS per waiter of the real process is (e) and
-// the scale figure (a); this one splits it:
+// the scale figure (a); this one splits it. heap-B is the heap's spans in
+// use (live objects and the free room between them), live-B the objects
+// the last collection found live, offheap-B the runtime's own memory
+// outside the heap (OtherSys: poll descriptors among it, the client's
+// included):
 //
 //	go test ./bench -run '^$' -bench ParkedWaiter -benchtime 5000x
 //	WAITER_STORE=redis go test ./bench -run '^$' -bench ParkedWaiter -benchtime 5000x
@@ -85,7 +90,7 @@ func BenchmarkParkedWaiter(b *testing.B) {
 			conns = append(conns, c)
 		}
 	}
-	settle := func() (heap, stack uint64, goroutines int) {
+	settle := func() (heap, stack, live, other uint64, goroutines int) {
 		// The bridge reads each request and parks it within a second; a
 		// waiter that was answered instead (an error) fails the run.
 		time.Sleep(time.Second)
@@ -101,17 +106,21 @@ func BenchmarkParkedWaiter(b *testing.B) {
 		runtime.GC()
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		return m.HeapInuse, m.StackInuse, runtime.NumGoroutine()
+		lv := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(lv)
+		return m.HeapInuse, m.StackInuse, lv[0].Value.Uint64(), m.OtherSys, runtime.NumGoroutine()
 	}
 	park(ids[:warm])
-	heap0, stack0, g0 := settle()
+	heap0, stack0, live0, other0, g0 := settle()
 	if prof != "" {
 		writeProfile(b, prof+".base.heap", "heap", 0)
 	}
 	b.ResetTimer()
 	park(ids[warm:])
-	heap1, stack1, g1 := settle()
+	heap1, stack1, live1, other1, g1 := settle()
 	b.StopTimer()
+	b.ReportMetric(float64(live1-live0)/float64(n), "live-B/waiter")
+	b.ReportMetric((float64(other1)-float64(other0))/float64(n), "offheap-B/waiter")
 	b.ReportMetric(float64(heap1-heap0)/float64(n), "heap-B/waiter")
 	b.ReportMetric(float64(stack1-stack0)/float64(n), "stack-B/waiter")
 	b.ReportMetric(float64(heap1+stack1-heap0-stack0)/float64(n), "B/waiter")

@@ -85,6 +85,7 @@ func benchWaiters(rs *storetest.Server, o opts) error {
 	wait(qs[:100])
 	time.Sleep(2 * time.Second)
 	rss0 := rss(cmd.Process.Pid)
+	mem0, _ := readGoMem(base, cmd.Process.Pid)
 	start := time.Now()
 	wait(qs[100:])
 	for parked.Load() < int64(len(qs)) {
@@ -107,9 +108,13 @@ func benchWaiters(rs *storetest.Server, o opts) error {
 	n := len(qs) - 100
 	per := float64(rss1-rss0) / float64(n)
 	conns := countConns(cmd.Process.Pid)
-	fmt.Printf("(e) process memory per concurrent waiter, %d waiters on one bridge: RSS %.1f MB → %.1f MB once settled (%s after the waiters began; %.1f MB right after they parked, %.2f KB per waiter), %.2f KB per waiter; bridge holds %d sockets; target ≤ 10 KB: %s\n\n",
+	fmt.Printf("(e) process memory per concurrent waiter, %d waiters on one bridge: RSS %.1f MB → %.1f MB once settled (%s after the waiters began; %.1f MB right after they parked, %.2f KB per waiter), %.2f KB per waiter; bridge holds %d sockets; budget ≤ %.2f KB (a): %s\n",
 		len(qs), float64(rss0)/1e6, float64(rss1)/1e6, settled.Round(time.Second), float64(rssNow)/1e6,
-		float64(rssNow-rss0)/float64(n)/1024, per/1024, conns, verdict(per <= 10*1024))
+		float64(rssNow-rss0)/float64(n)/1024, per/1024, conns, waiterBudget/1024, verdict(per <= waiterBudget))
+	if mem1, err := readGoMem(base, cmd.Process.Pid); err == nil {
+		fmt.Printf("(e) where it is, %s\n", mem1.perWaiter(mem0, n))
+	}
+	fmt.Println()
 	// The waiters still work: answer one through the API.
 	code, _, err := postJSON(c, base+"/api/projects/waiters/agent-questions/"+qs[len(qs)-1].ID+"/respond", map[string]any{"response": "ship"})
 	if err != nil || code != 202 {

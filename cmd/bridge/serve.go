@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/app"
+	"github.com/askbridge/askbridge/internal/memlimit"
 	"github.com/askbridge/askbridge/internal/tracing"
 	"github.com/askbridge/askbridge/store"
 )
@@ -54,6 +55,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		o.dataDir = ""
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: env.logLevel}))
+	if n, from := memlimit.Apply(getenv); n > 0 {
+		log.Info("Go memory limit set to 90% of the container's (GOMEMLIMIT unset)", "limit", memlimit.String(n), "cgroup", from)
+	}
 	if err := runServer(ctx, o, env, stdout, log); err != nil {
 		fmt.Fprintf(stderr, "askbridge serve: %v\n", err)
 		return 1

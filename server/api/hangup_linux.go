@@ -55,24 +55,57 @@ func watchHangup(conn net.Conn, gone func()) (stop func()) {
 	if err != nil {
 		return readHangup(conn, gone)
 	}
-	h.mu.Lock()
-	h.next++
-	tok := h.next
-	h.subs[tok] = gone
-	h.mu.Unlock()
-	// Only hang-ups wake the watcher, not data (a pipelined request stays
-	// unread, as it would under net/http while a handler runs).
-	ev := syscall.EpollEvent{Events: syscall.EPOLLRDHUP | syscall.EPOLLHUP | syscall.EPOLLERR | syscall.EPOLLONESHOT, Fd: tok}
-	var cerr error
-	err = raw.Control(func(fd uintptr) { cerr = syscall.EpollCtl(h.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev) })
-	if err != nil || cerr != nil {
-		h.forget(tok)
+	var tok int32
+	var werr error
+	err = raw.Control(func(fd uintptr) { tok, werr = h.watch(int(fd), gone) })
+	if err != nil || werr != nil {
 		return readHangup(conn, gone)
 	}
 	return func() {
 		h.forget(tok)
 		raw.Control(func(fd uintptr) { syscall.EpollCtl(h.ep, syscall.EPOLL_CTL_DEL, int(fd), nil) })
 	}
+}
+
+// watchHangupFD is watchHangup for a socket out of Go's poller (detach):
+// ok is false if it cannot be watched. unwatchHangupFD(tok, fd) ends the
+// watch; call it before closing fd.
+func watchHangupFD(fd int, gone func()) (tok int32, ok bool) {
+	h := sharedHangups()
+	if h == nil {
+		return 0, false
+	}
+	tok, err := h.watch(fd, gone)
+	return tok, err == nil
+}
+
+func unwatchHangupFD(tok int32, fd int) {
+	h := sharedHangups()
+	h.forget(tok)
+	syscall.EpollCtl(h.ep, syscall.EPOLL_CTL_DEL, fd, nil)
+}
+
+// closeFD closes a detached socket without writing to it.
+func closeFD(fd int) { syscall.Close(fd) }
+
+// watch registers fd: gone is called once when its peer goes away.
+func (h *hangups) watch(fd int, gone func()) (int32, error) {
+	h.mu.Lock()
+	h.next++
+	if h.next <= 0 { // wrapped: tokens stay positive (0 is "none")
+		h.next = 1
+	}
+	tok := h.next
+	h.subs[tok] = gone
+	h.mu.Unlock()
+	// Only hang-ups wake the watcher, not data (a pipelined request stays
+	// unread, as it would under net/http while a handler runs).
+	ev := syscall.EpollEvent{Events: syscall.EPOLLRDHUP | syscall.EPOLLHUP | syscall.EPOLLERR | syscall.EPOLLONESHOT, Fd: tok}
+	if err := syscall.EpollCtl(h.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		h.forget(tok)
+		return 0, err
+	}
+	return tok, nil
 }
 
 func (h *hangups) forget(tok int32) {

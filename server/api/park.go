@@ -47,7 +47,14 @@ type parker struct {
 }
 
 type parked struct {
+	// The client's connection, or nil once its socket is out of Go's
+	// poller (parkfd_linux.go): then fd is the socket, hangup its hang-up
+	// watch (guarded by parker.mu) and release gives its place in the
+	// per-address count back (nil if none).
 	conn    net.Conn
+	fd      int32
+	hangup  int32
+	release func()
 	project string
 	id      string
 	expired bool
@@ -100,10 +107,15 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 		return false
 	}
 	rw.Flush()
-	conn.SetDeadline(time.Time{})
 	// Copies: the strings the caller passed may share the memory of the
 	// request they came from, which would stay alive for the whole wait.
-	pk := &parked{conn: conn, project: strings.Clone(project), id: strings.Clone(id), slot: -1}
+	pk := &parked{project: strings.Clone(project), id: strings.Clone(id), slot: -1}
+	if fd, release, ok := detach(conn); ok {
+		pk.fd, pk.release = int32(fd), release
+	} else {
+		conn.SetDeadline(time.Time{})
+		pk.conn = conn
+	}
 	p.mu.Lock()
 	p.waits[pk] = struct{}{}
 	closing = p.closing
@@ -118,7 +130,17 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 	// a hang-up may finish the wait before park has set up the others.
 	p.adopt(pk, func(pk *parked, f func()) { pk.stopWatch = f }, p.watch(pk))
 	p.schedule(pk, timeout)
-	p.adopt(pk, func(pk *parked, f func()) { pk.stopHangup = f }, watchHangup(conn, func() { p.gone(pk) }))
+	if pk.conn != nil {
+		p.adopt(pk, func(pk *parked, f func()) { pk.stopHangup = f }, watchHangup(conn, func() { p.gone(pk) }))
+	} else {
+		// Under the lock: once the wait is finished its descriptor is
+		// closed, and the number may already be another connection's.
+		p.mu.Lock()
+		if !pk.done {
+			pk.hangup, _ = watchHangupFD(int(pk.fd), func() { p.gone(pk) })
+		}
+		p.mu.Unlock()
+	}
 	p.enqueue(pk) // the question may have changed before the watch began
 	return true
 }
@@ -182,7 +204,19 @@ func (p *parker) adopt(pk *parked, set func(*parked, func()), release func()) {
 // no one to answer.
 func (p *parker) gone(pk *parked) {
 	if p.finish(pk) {
+		pk.close()
+	}
+}
+
+// close closes a finished wait's connection without answering it.
+func (pk *parked) close() {
+	if pk.conn != nil {
 		pk.conn.Close()
+		return
+	}
+	closeFD(int(pk.fd))
+	if pk.release != nil {
+		pk.release()
 	}
 }
 
@@ -268,6 +302,13 @@ func response(q *domain.Question, err error) []byte {
 
 // write sends a finished wait its response and closes the connection.
 func (p *parker) write(pk *parked, out []byte, ttl time.Duration) {
+	if pk.conn == nil {
+		writeFD(int(pk.fd), out, ttl)
+		if pk.release != nil {
+			pk.release()
+		}
+		return
+	}
 	pk.conn.SetWriteDeadline(time.Now().Add(ttl))
 	pk.conn.Write(out)
 	pk.conn.Close()
@@ -284,11 +325,16 @@ func (p *parker) finish(pk *parked) bool {
 	delete(p.waits, pk)
 	p.unschedule(pk)
 	stops := []func(){pk.stopWatch, pk.stopHangup}
+	hangup := pk.hangup
+	pk.hangup = 0
 	p.mu.Unlock()
 	for _, f := range stops {
 		if f != nil {
 			f()
 		}
+	}
+	if hangup != 0 {
+		unwatchHangupFD(hangup, int(pk.fd))
 	}
 	return true
 }

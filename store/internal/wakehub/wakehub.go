@@ -12,22 +12,29 @@ import (
 )
 
 // Hub holds the watchers by key: "project\x1fid" for a question,
-// "project\x1f" for a project's stream (Key).
+// "project\x1f" for a project's stream (Key). Each key's watchers are a
+// list through the watchers themselves: a replica holds one watcher per
+// parked long-poll, a hundred thousand of them, and a set (a map) per key
+// cost more than the rest of the registration.
 type Hub struct {
 	mu       sync.Mutex
-	watchers map[string]map[*watcher]struct{}
+	watchers map[string]*watcher // the first of each key's list
 }
 
 // watcher is woken through its channel, or its function (which must not
 // block: it runs on the waker's goroutine), which is also handed the final
 // record when the wake-up carries it (WatchFinal).
 type watcher struct {
-	ch    chan struct{}
-	final func(*domain.Question)
+	h          *Hub
+	key        string // shares the map key's bytes
+	ch         chan struct{}
+	final      func(*domain.Question)
+	prev, next *watcher // guarded by h.mu
+	listed     bool     // guarded by h.mu
 }
 
 // New returns an empty hub.
-func New() *Hub { return &Hub{watchers: map[string]map[*watcher]struct{}{}} }
+func New() *Hub { return &Hub{watchers: map[string]*watcher{}} }
 
 // Key is the key of a question, or of a project's stream when id is "".
 func Key(project, id string) string { return project + "\x1f" + id }
@@ -46,29 +53,45 @@ func (h *Hub) WatchFinal(key string, f func(*domain.Question)) (stop func()) {
 }
 
 func (h *Hub) add(key string, w *watcher) func() {
+	w.h, w.key, w.listed = h, key, true
 	h.mu.Lock()
-	set := h.watchers[key]
-	if set == nil {
-		set = map[*watcher]struct{}{}
-		h.watchers[key] = set
+	if first := h.watchers[key]; first != nil {
+		w.key = first.key
+		w.next, first.prev = first, w
 	}
-	set[w] = struct{}{}
+	h.watchers[w.key] = w
 	h.mu.Unlock()
-	return func() {
-		h.mu.Lock()
-		delete(set, w)
-		if len(set) == 0 && len(h.watchers[key]) == 0 {
-			delete(h.watchers, key)
-		}
-		h.mu.Unlock()
+	return w.stop
+}
+
+// stop takes w off its key's list (again: nothing).
+func (w *watcher) stop() {
+	h := w.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !w.listed {
+		return
 	}
+	w.listed = false
+	if w.next != nil {
+		w.next.prev = w.prev
+	}
+	switch {
+	case w.prev != nil:
+		w.prev.next = w.next
+	case w.next != nil:
+		h.watchers[w.key] = w.next
+	default:
+		delete(h.watchers, w.key)
+	}
+	w.prev, w.next = nil, nil
 }
 
 // Wake wakes the watchers of key; final watchers get q (nil: re-read).
 func (h *Hub) Wake(key string, q *domain.Question) {
 	var fs []func(*domain.Question)
 	h.mu.Lock()
-	for w := range h.watchers[key] {
+	for w := h.watchers[key]; w != nil; w = w.next {
 		if w.final != nil {
 			fs = append(fs, w.final)
 			continue
@@ -89,7 +112,7 @@ func (h *Hub) FinalWatchers(key string) []func(*domain.Question) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var fs []func(*domain.Question)
-	for w := range h.watchers[key] {
+	for w := h.watchers[key]; w != nil; w = w.next {
 		if w.final != nil {
 			fs = append(fs, w.final)
 		}
@@ -102,7 +125,7 @@ func (h *Hub) FinalWatchers(key string) []func(*domain.Question) {
 func (h *Hub) HasFinal(key string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for w := range h.watchers[key] {
+	for w := h.watchers[key]; w != nil; w = w.next {
 		if w.final != nil {
 			return true
 		}
@@ -134,17 +157,21 @@ type Count struct {
 func (h *Hub) Counts() []Count {
 	h.mu.Lock()
 	by := map[string]*Count{}
-	for key, set := range h.watchers {
+	for key, first := range h.watchers {
 		project, id, _ := strings.Cut(key, "\x1f")
 		c := by[project]
 		if c == nil {
 			c = &Count{Project: project}
 			by[project] = c
 		}
+		n := 0
+		for w := first; w != nil; w = w.next {
+			n++
+		}
 		if id == "" {
-			c.Stream += len(set)
+			c.Stream += n
 		} else {
-			c.Question += len(set)
+			c.Question += n
 		}
 	}
 	h.mu.Unlock()
