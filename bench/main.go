@@ -51,6 +51,7 @@ type opts struct {
 	scalePending int
 	scaleSecs    int
 	scaleStreams int
+	scaleMCP     int
 	clickSecs    int
 	bridgeEnv    []string
 	scaleStores  string
@@ -72,6 +73,7 @@ func run() error {
 	flag.IntVar(&o.scalePending, "scale-pending", 100000, "of -records, how many are pending (and waited on) in the scale benchmark; the rest are answered")
 	flag.IntVar(&o.scaleSecs, "scale-secs", 5, "seconds of asks and of answers for each scale measurement")
 	flag.IntVar(&o.scaleStreams, "scale-streams", 1000, "SSE streams opened in the scale benchmark, counted apart from the long-polls")
+	flag.IntVar(&o.scaleMCP, "scale-mcp", 2000, "ask_user calls over MCP in the scale benchmark, of each kind of host, counted apart from the long-polls; 0 leaves them out")
 	flag.IntVar(&o.clickSecs, "click-secs", 5, "seconds of clicks at each rate in the scale benchmark's click to resume (f); 0 leaves (f) out")
 	flag.StringVar(&o.scaleStores, "scale-stores", "", "the scale benchmark's stores, comma-separated (embedded,redis); empty: both")
 	bridgeEnv := flag.String("bridge-env", "", "extra environment of the scale benchmark's bridge process, e.g. \"GOMEMLIMIT=450MiB\"")

@@ -180,8 +180,18 @@ func scaleOne(dir, bin, name string, o opts) error {
 	fmt.Printf("%s (c) asks/s at %d records: %.0f (p50 %s p99 %s, %d failed); at %d records %.0f: ratio %.2fx (target ≥ 0.90x: %s)\n",
 		tag, o.records, asksN, ms(askLatN.p50), ms(askLatN.p99), failedN, small, asks1, asksN/asks1, verdict(asksN >= 0.9*asks1))
 
-	// 3. Parked waiters, and the wake-up while they wait.
-	return scaleWaiters(p, rs, ids, tag, o)
+	// 3. Parked waiters, and the wake-up while they wait; then parked MCP
+	// calls, once the long-polls have gone.
+	if err := scaleWaiters(p, rs, ids, tag, o); err != nil {
+		return err
+	}
+	if err := p.stop(); err != nil {
+		return err
+	}
+	return scaleMCP(func() (*bridgeProc, error) {
+		p, _, err := startBridge(bin, env)
+		return p, err
+	}, tag, o)
 }
 
 // scaleWaiters parks a long-poll on as many pending questions as the

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// The kinds of MCP host scaleMCP measures.
+const (
+	mcpStateless = "2026-07-28, blocking call"
+	mcpSessioned = "2025-11-25, a session and its call"
+	mcpTasks     = "2026-07-28 with the tasks extension"
+)
+
+// scaleMCP measures what an ask_user over MCP costs the bridge while the
+// person has not answered, counted apart from the long-polls as the issue
+// asks, for n hosts of each kind: a 2026-07-28 host's blocking call
+// (stateless, one request), a 2025-11-25 host's session with its call in
+// it, and a host that declared the tasks extension (the call returns a task
+// at once and the host polls later: nothing of it stays parked). Each call
+// asks a question of its own, so none re-attaches to another. It prints the
+// RSS each adds once settled, and checks that every blocking call is still
+// waiting (no byte of an answer) and every task call got its task. Each kind
+// is measured on a bridge process of its own (start: on the same store), so
+// what earlier measurements left in the heap does not blur the figure.
+func scaleMCP(start func() (*bridgeProc, error), tag string, o opts) error {
+	n := o.scaleMCP
+	if n <= 0 {
+		return nil
+	}
+	for _, kind := range []string{mcpStateless, mcpSessioned, mcpTasks} {
+		p, err := start()
+		if err != nil {
+			return err
+		}
+		if err := scaleMCPKind(p, kind, tag, n); err != nil {
+			p.stop()
+			return err
+		}
+		if err := p.stop(); err != nil {
+			return err
+		}
+	}
+	fmt.Println()
+	return nil
+}
+
+func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
+	addr := strings.TrimPrefix(p.base, "http://")
+	rss0, _ := settleRSS(p, 5*time.Second, 40*time.Second)
+	pending0, err := pendingGauge(p.base)
+	if err != nil {
+		return err
+	}
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	t0 := time.Now()
+	for i := range n {
+		session := ""
+		if kind == mcpSessioned {
+			s, err := mcpSession(p.base)
+			if err != nil {
+				return fmt.Errorf("MCP session %d: %w", i, err)
+			}
+			session = s
+		}
+		c, err := parkMCPCall(addr, session, kind == mcpTasks, fmt.Sprintf("MCP call %d (%s): deploy build %d?", i, kind, i))
+		if err != nil {
+			return fmt.Errorf("MCP call %d: %w", i, err)
+		}
+		if kind == mcpTasks {
+			// The task comes back at once; the host hangs up and polls later.
+			got, err := readAll(c, 10*time.Second)
+			c.Close()
+			if !strings.Contains(got, `"taskId"`) {
+				return fmt.Errorf("MCP call %d with the tasks extension got no task: %v %q", i, err, got)
+			}
+			continue
+		}
+		conns = append(conns, c)
+	}
+	// The calls were written; wait until the bridge has asked every one
+	// (its pending gauge), then for the RSS to settle.
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		k, err := pendingGauge(p.base)
+		if err != nil {
+			return err
+		}
+		if k >= pending0+n {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d MCP calls (%s) asked their question within 2 minutes", k-pending0, n, kind)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	took := time.Since(t0)
+	rss1, _ := settleRSS(p, 5*time.Second, 40*time.Second)
+	// Every blocking call still waits: what it has sent holds no result
+	// (a 2025-11-25 call's stream may have sent its headers and priming
+	// event).
+	for i, c := range conns[:min(len(conns), 50)] {
+		if got, _ := readAll(c, 50*time.Millisecond); strings.Contains(got, `"result"`) || strings.Contains(got, `"error"`) ||
+			strings.HasPrefix(got, "HTTP/1.1 4") || strings.HasPrefix(got, "HTTP/1.1 5") {
+			return fmt.Errorf("parked MCP call %d (%s) had ended before it was counted: %q", i, kind, got)
+		}
+	}
+	what := "parked"
+	if kind == mcpTasks {
+		what = "created and left to wait"
+	}
+	fmt.Printf("%s ask_user over MCP (%s), counted apart: %d %s in %s; RSS %.0f MB → %.0f MB once settled, %.2f KB each\n",
+		tag, kind, n, what, took.Round(time.Millisecond), mB(rss0), mB(rss1), float64(rss1-rss0)/float64(n)/1024)
+	return nil
+}
+
+// pendingGauge reads the bridge's pending questions from /metrics (the
+// askbridge_questions_pending gauge, summed over projects).
+func pendingGauge(base string) (int, error) {
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "askbridge_questions_pending{"); ok {
+			var k float64
+			if _, err := fmt.Sscan(v[strings.IndexByte(v, '}')+1:], &k); err == nil {
+				n += int(k)
+			}
+		}
+	}
+	return n, nil
+}
+
+// mcpBody is a JSON-RPC request to /mcp; a 2026-07-28 request carries the
+// protocol version, client and capabilities in _meta (no session).
+func mcpBody(id int, method string, params map[string]any, stateless bool) []byte {
+	if stateless {
+		params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "bench-host", "version": "1"},
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+	}
+	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
+	if id > 0 {
+		msg["id"] = id
+	}
+	b, _ := json.Marshal(msg)
+	return b
+}
+
+// mcpSession opens a 2025-11-25 session (initialize, then initialized) and
+// returns its id.
+func mcpSession(base string) (string, error) {
+	post := func(body []byte, session string) (*http.Response, error) {
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		return http.DefaultClient.Do(req)
+	}
+	res, err := post(mcpBody(1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "bench-host", "version": "1"}}, false), "")
+	if err != nil {
+		return "", err
+	}
+	// Read the answer to the end, as a host does: a host that hangs up
+	// before the initialize result is written may find no session after.
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	s := res.Header.Get("Mcp-Session-Id")
+	if res.StatusCode != http.StatusOK || s == "" {
+		return "", fmt.Errorf("initialize: HTTP %d, session %q", res.StatusCode, s)
+	}
+	res, err = post(mcpBody(0, "notifications/initialized", map[string]any{}, false), s)
+	if err != nil {
+		return "", err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return s, nil
+}
+
+// parkMCPCall sends tools/call ask_user on a connection of its own and
+// leaves it waiting; session "" is a 2026-07-28 stateless call, which with
+// tasks declares the tasks extension.
+func parkMCPCall(addr, session string, tasks bool, question string) (net.Conn, error) {
+	args := map[string]any{"questions": []any{map[string]any{"question": question, "header": "Deploy",
+		"options": []any{map[string]any{"label": "Ship it", "description": "Roll out"}, map[string]any{"label": "Hold", "description": "Keep the current version"}}}}}
+	body := mcpBody(2, "tools/call", map[string]any{"name": "ask_user", "arguments": args}, session == "")
+	if tasks {
+		body = bytes.Replace(body, []byte(`"io.modelcontextprotocol/clientCapabilities":{}`),
+			[]byte(`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`), 1)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	hdr := "MCP-Protocol-Version: 2026-07-28\r\n"
+	if tasks {
+		hdr += "Connection: close\r\n" // the answer ends the connection: the host reads to its end
+	}
+	if session != "" {
+		hdr = "MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: " + session + "\r\n"
+	}
+	_, err = fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Method: tools/call\r\nMcp-Name: ask_user\r\n%sContent-Length: %d\r\n\r\n%s",
+		addr, hdr, len(body), body)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// readAll reads what the connection sends within d.
+func readAll(c net.Conn, d time.Duration) (string, error) {
+	_ = c.SetReadDeadline(time.Now().Add(d))
+	var got strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		k, err := c.Read(buf)
+		got.Write(buf[:k])
+		if err != nil {
+			return got.String(), err
+		}
+	}
+}
