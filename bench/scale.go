@@ -182,7 +182,11 @@ func scaleOne(dir, bin, name string, o opts) error {
 
 	// 3. Parked waiters, and the wake-up while they wait; then parked MCP
 	// calls, once the long-polls have gone.
-	if err := scaleWaiters(p, rs, ids, tag, o); err != nil {
+	var dataBytes int64
+	if name == "embedded" {
+		dataBytes = dirSize(filepath.Join(d, "data"))
+	}
+	if err := scaleWaiters(p, rs, ids, tag, o, dataBytes); err != nil {
 		return err
 	}
 	if err := p.stop(); err != nil {
@@ -196,8 +200,14 @@ func scaleOne(dir, bin, name string, o opts) error {
 
 // scaleWaiters parks a long-poll on as many pending questions as the
 // open-file limit allows, reads the RSS, and measures the wake-up.
-func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string, o opts) error {
+//
+// A parked wait reads its question once, so on the embedded store parking
+// maps pages of the data file back in: that part of the RSS (RssFile) is
+// bounded by the file's size (dataBytes), not proportional to the waiters,
+// and (a) extrapolates only the rest.
+func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string, o opts, dataBytes int64) error {
 	rssN, _ := settleRSS(p, 3*time.Second, 20*time.Second)
+	fileN := rssFile(p.cmd.Process.Pid)
 	mem0, _ := readGoMem(p.base, p.cmd.Process.Pid)
 	live0 := p.liveHeap()
 	w := min(len(ids), fdLimit()-3000)
@@ -220,9 +230,16 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	// As (e): the burst of parking leaves garbage and free heap that the
 	// runtime returns over tens of seconds (a GC, then the scavenger).
 	rssW, settled := settleRSS(p, 10*time.Second, 60*time.Second)
+	fileW := rssFile(p.cmd.Process.Pid)
 	per := float64(rssW-rssN) / float64(w)
+	perAnon := float64((rssW-fileW)-(rssN-fileN)) / float64(w)
+	perFile := float64(fileW-fileN) / float64(w)
 	want := len(ids) // a waiter on every pending question
-	at := float64(rssW) + per*float64(max(0, want-w))
+	fileAt := float64(fileW) + perFile*float64(max(0, want-w))
+	if dataBytes > 0 {
+		fileAt = min(fileAt, float64(fileN+dataBytes))
+	}
+	at := float64(rssW-fileW) + perAnon*float64(max(0, want-w)) + fileAt
 	// All included: on Redis, the redis-server holding the records too.
 	var redisRSS int64
 	if rs != nil {
@@ -233,8 +250,10 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	at += float64(redisRSS)
 	how := "measured"
 	if w < want {
-		how = fmt.Sprintf("extrapolated: %d parked (the open-file limit, %d, allows no more), + %d × the per-waiter figure", w, fdLimit(), want-w)
+		how = fmt.Sprintf("extrapolated: %d parked (the open-file limit, %d, allows no more), + %d × the per-waiter figure of the anonymous RSS; the file-backed RSS at most the data file", w, fdLimit(), want-w)
 	}
+	fmt.Printf("%s parked waiters: the RSS's anonymous part %.0f → %.0f MB (%.2f KB per waiter), its file-backed part (mapped files: the binary, the data file) %.0f → %.0f MB (%.2f KB per waiter; the data file is %.0f MB)\n",
+		tag, mB(rssN-fileN), mB(rssW-fileW), perAnon/1024, mB(fileN), mB(fileW), perFile/1024, mB(dataBytes))
 	fmt.Printf("%s parked waiters (long-polls): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter; floor: the RSS with no waiter, %.0f MB\n",
 		tag, w, parked.Round(time.Millisecond), mB(rssN), mB(rssW), settled.Round(time.Second), per/1024, mB(rssN))
 	// While they wait: the parker re-reads every wait every 10 s (garbage

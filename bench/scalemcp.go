@@ -54,6 +54,7 @@ func scaleMCP(start func() (*bridgeProc, error), tag string, o opts) error {
 func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 	addr := strings.TrimPrefix(p.base, "http://")
 	rss0, _ := settleRSS(p, 5*time.Second, 40*time.Second)
+	file0 := rssFile(p.cmd.Process.Pid)
 	pending0, err := pendingGauge(p.base)
 	if err != nil {
 		return err
@@ -106,6 +107,7 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 	}
 	took := time.Since(t0)
 	rss1, _ := settleRSS(p, 5*time.Second, 40*time.Second)
+	file1 := rssFile(p.cmd.Process.Pid)
 	// Every blocking call still waits: what it has sent holds no result
 	// (a 2025-11-25 call's stream may have sent its headers and priming
 	// event).
@@ -119,8 +121,9 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 	if kind == mcpTasks {
 		what = "created and left to wait"
 	}
-	fmt.Printf("%s ask_user over MCP (%s), counted apart: %d %s in %s; RSS %.0f MB → %.0f MB once settled, %.2f KB each\n",
-		tag, kind, n, what, took.Round(time.Millisecond), mB(rss0), mB(rss1), float64(rss1-rss0)/float64(n)/1024)
+	anon := float64((rss1-file1)-(rss0-file0)) / float64(n)
+	fmt.Printf("%s ask_user over MCP (%s), counted apart: %d %s in %s; RSS %.0f MB → %.0f MB once settled, %.2f KB each (anonymous %.2f KB, file-backed %.2f KB: pages of the data file mapped in)\n",
+		tag, kind, n, what, took.Round(time.Millisecond), mB(rss0), mB(rss1), float64(rss1-rss0)/float64(n)/1024, anon/1024, float64(file1-file0)/float64(n)/1024)
 	return nil
 }
 
