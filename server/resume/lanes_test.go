@@ -117,9 +117,13 @@ func TestResumeWebhooksDoNotWaitBehindMail(t *testing.T) {
 			}
 			hooks.mu.Unlock()
 			slices.Sort(took)
-			p50, p99 := took[len(took)/2], took[len(took)*99/100]
-			t.Logf("resume webhooks, answer to receipt: p50 %s p99 %s; %d of %d mails sent by then", p50.Round(time.Millisecond), p99.Round(time.Millisecond), mail.count(), queued+len(ids))
-			require.Less(t, p99, 200*time.Millisecond, "the resume webhooks' p99 behind the queued mails")
+			p50, p90, p99 := took[len(took)/2], took[len(took)*90/100], took[len(took)*99/100]
+			t.Logf("resume webhooks, answer to receipt: p50 %s p90 %s p99 %s; %d of %d mails sent by then",
+				p50.Round(time.Millisecond), p90.Round(time.Millisecond), p99.Round(time.Millisecond), mail.count(), queued+len(ids))
+			// p90, not the slowest: one scheduling hiccup of a loaded CI
+			// machine must not decide it. Behind the mails (one queue for
+			// all), p90 was 602 ms (embedded) and 934 ms (Redis) under -race.
+			require.Less(t, p90, 300*time.Millisecond, "the resume webhooks' p90 behind the queued mails")
 			require.Less(t, mail.count(), queued, "the mails were still queued while the webhooks left")
 		})
 	}
