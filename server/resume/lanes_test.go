@@ -202,5 +202,8 @@ func TestABurstToOneReceiverGoesOutAsFastAsItTakesThem(t *testing.T) {
 	require.Eventually(t, func() bool { return hooks.count() == n }, 20*time.Second, time.Millisecond)
 	took := time.Since(start)
 	t.Logf("%d webhooks to one receiver taking 30 ms each: all arrived after %s", n, took.Round(time.Millisecond))
-	require.Less(t, took, 600*time.Millisecond)
+	// 8 at a time, 30 ms each: 180 ms at best; 2.53 s when each burst
+	// beyond the 8 went back to the queue for 250 ms. Room for a loaded
+	// CI machine, still half the old figure.
+	require.Less(t, took, 1200*time.Millisecond)
 }
