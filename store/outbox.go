@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"maps"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/lifecycle"
+	"github.com/askbridge/askbridge/store/internal/fairclaim"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -194,61 +194,31 @@ func (s *Store) claim(ctx context.Context, now time.Time, lease time.Duration, w
 	n := s.claims.Add(1)
 	token := s.leaseID + "." + strconv.FormatUint(n, 36)
 	start := int(n % uint64(len(projects)))
-	left := maps.Clone(want)
-	var out []lifecycle.Delivery
-	full := map[string]map[string]bool{} // project -> lanes that may have more due
-	for pass := 0; pass < 2; pass++ {
-		for i := range projects {
-			p := projects[(start+i)%len(projects)]
-			args := []any{s.base(p), ms(now), lease.Milliseconds(), token, 0}
-			asked := map[string]int{}
-			for l, rest := range left {
-				w := min(max(1, want[l]/len(projects)), rest)
-				if pass == 1 {
-					if !full[p][l] {
-						continue
-					}
-					w = rest
-				}
-				if w <= 0 {
-					continue
-				}
-				asked[l] = w
-				if all {
-					args[4] = w
-				} else {
-					args = append(args, strings.TrimPrefix(l, "."), w)
-				}
-			}
-			if len(asked) == 0 {
-				continue
-			}
-			got, err := s.claimIn(ctx, p, args)
-			out = append(out, got...)
-			if err != nil {
-				return out, err
-			}
-			counts := map[string]int{}
-			for _, d := range got {
-				l := allLanes
-				if !all {
-					l = ""
-				}
-				if !all && d.Event != "" {
-					if l = laneOf(d.Event); l != "" {
-						l = "." + l
-					}
-				}
-				counts[l]++
-			}
-			full[p] = map[string]bool{}
-			for l, w := range asked {
-				left[l] -= counts[l]
-				full[p][l] = counts[l] >= w
+	return fairclaim.Claim(projects, start, want, func(p string, asked map[string]int) ([]lifecycle.Delivery, map[string]int, error) {
+		args := []any{s.base(p), ms(now), lease.Milliseconds(), token, 0}
+		for l, w := range asked {
+			if all {
+				args[4] = w
+			} else {
+				args = append(args, strings.TrimPrefix(l, "."), w)
 			}
 		}
-	}
-	return out, nil
+		got, err := s.claimIn(ctx, p, args)
+		counts := map[string]int{}
+		for _, d := range got {
+			l := allLanes
+			if !all {
+				l = ""
+			}
+			if !all && d.Event != "" {
+				if l = laneOf(d.Event); l != "" {
+					l = "." + l
+				}
+			}
+			counts[l]++
+		}
+		return got, counts, err
+	})
 }
 
 func (s *Store) claimIn(ctx context.Context, p string, args []any) ([]lifecycle.Delivery, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/lifecycle"
 	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/store/internal/fairclaim"
 )
 
 // The delivery queue: per project the deliveries by id and the outbox
@@ -90,41 +91,9 @@ func (c *core) claim(ctx context.Context, now time.Time, lease time.Duration, wa
 	n := c.claims.Add(1)
 	token := c.leaseID + "." + strconv.FormatUint(n, 36)
 	start := int(n % uint64(len(projects)))
-	left := maps.Clone(want)
-	var out []lifecycle.Delivery
-	full := map[string]map[string]bool{} // project -> lanes that may have more due
-	for pass := 0; pass < 2; pass++ {
-		for i := range projects {
-			p := projects[(start+i)%len(projects)]
-			asked := map[string]int{}
-			for l, rest := range left {
-				w := min(max(1, want[l]/len(projects)), rest)
-				if pass == 1 {
-					if !full[p][l] {
-						continue
-					}
-					w = rest
-				}
-				if w > 0 {
-					asked[l] = w
-				}
-			}
-			if len(asked) == 0 {
-				continue
-			}
-			got, counts, err := c.claimIn(p, now, lease, asked, token)
-			out = append(out, got...)
-			if err != nil {
-				return out, err
-			}
-			full[p] = map[string]bool{}
-			for l, w := range asked {
-				left[l] -= counts[l]
-				full[p][l] = counts[l] >= w
-			}
-		}
-	}
-	return out, nil
+	return fairclaim.Claim(projects, start, want, func(p string, asked map[string]int) ([]lifecycle.Delivery, map[string]int, error) {
+		return c.claimIn(p, now, lease, asked, token)
+	})
 }
 
 // laneOf is the lane of a delivery of event, as a claim names it: "" for
