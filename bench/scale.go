@@ -233,7 +233,10 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	fileW := rssFile(p.cmd.Process.Pid)
 	per := float64(rssW-rssN) / float64(w)
 	perAnon := float64((rssW-fileW)-(rssN-fileN)) / float64(w)
-	perFile := float64(fileW-fileN) / float64(w)
+	// The store gives back mapped pages of its data file now and then, so
+	// the file-backed part can fall while waiters park: such a fall is not
+	// extrapolated (it would take off more than the file holds).
+	perFile := max(0, float64(fileW-fileN)/float64(w))
 	want := len(ids) // a waiter on every pending question
 	fileAt := float64(fileW) + perFile*float64(max(0, want-w))
 	if dataBytes > 0 {

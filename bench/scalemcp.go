@@ -59,6 +59,7 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 	if err != nil {
 		return err
 	}
+	g0, _ := metricValue(p.base, "go_goroutines")
 	conns := make([]net.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {
@@ -108,6 +109,7 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 	took := time.Since(t0)
 	rss1, _ := settleRSS(p, 5*time.Second, 40*time.Second)
 	file1 := rssFile(p.cmd.Process.Pid)
+	g1, _ := metricValue(p.base, "go_goroutines")
 	// Every blocking call still waits: what it has sent holds no result
 	// (a 2025-11-25 call's stream may have sent its headers and priming
 	// event).
@@ -122,9 +124,31 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 		what = "created and left to wait"
 	}
 	anon := float64((rss1-file1)-(rss0-file0)) / float64(n)
-	fmt.Printf("%s ask_user over MCP (%s), counted apart: %d %s in %s; RSS %.0f MB → %.0f MB once settled, %.2f KB each (anonymous %.2f KB, file-backed %.2f KB: pages of the data file mapped in)\n",
-		tag, kind, n, what, took.Round(time.Millisecond), mB(rss0), mB(rss1), float64(rss1-rss0)/float64(n)/1024, anon/1024, float64(file1-file0)/float64(n)/1024)
+	fmt.Printf("%s ask_user over MCP (%s), counted apart: %d %s in %s; RSS %.0f MB → %.0f MB once settled, %.2f KB each (anonymous %.2f KB, file-backed %.2f KB: pages of the data file mapped in); %.1f goroutines each\n",
+		tag, kind, n, what, took.Round(time.Millisecond), mB(rss0), mB(rss1), float64(rss1-rss0)/float64(n)/1024, anon/1024, float64(file1-file0)/float64(n)/1024,
+		(g1-g0)/float64(n))
 	return nil
+}
+
+// metricValue reads one unlabelled metric of the bridge's /metrics.
+func metricValue(base, name string) (float64, error) {
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			var k float64
+			_, err := fmt.Sscan(v, &k)
+			return k, err
+		}
+	}
+	return 0, fmt.Errorf("no %s in /metrics", name)
 }
 
 // pendingGauge reads the bridge's pending questions from /metrics (the

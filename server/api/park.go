@@ -26,6 +26,15 @@ type parkStore interface {
 	WatchFinal(project, id string, f func(q *domain.Question)) (stop func())
 }
 
+// pendingIndex is a store that can tell a pending question from memory,
+// without reading its record: the embedded store, whose records live in
+// its data file. A recheck of a wait whose question it still holds as
+// pending then reads nothing, so tens of thousands of parked waits do not
+// map the data file's pages back into the process every sweep.
+type pendingIndex interface {
+	Pending(project, id string) bool
+}
+
 // parker holds long-polls that are still waiting without a goroutine or
 // net/http's buffers each: the connection is taken over from net/http,
 // and answered (then closed) when the question changes, the wait times
@@ -260,6 +269,11 @@ func (p *parker) check(pk *parked) {
 	q := pk.final
 	p.mu.Unlock()
 	var err error
+	if q == nil && !force {
+		if ix, ok := p.store.(pendingIndex); ok && ix.Pending(pk.project, pk.id) {
+			return // still pending: the wake-up or the deadline will come
+		}
+	}
 	if q == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

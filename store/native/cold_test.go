@@ -68,3 +68,19 @@ func TestRecordsReadFromTheFile(t *testing.T) {
 	assert.Equal(t, "asked", audit[0].Type)
 	assert.Equal(t, "alice", audit[1].By.ID)
 }
+
+// TestPendingIsToldFromMemory: Pending, which a parked wait's recheck asks
+// instead of reading the record, follows the question: pending until it
+// is answered, and false for a question the store does not hold.
+func TestPendingIsToldFromMemory(t *testing.T) {
+	s := open(t, native.Options{Dir: t.TempDir()})
+	q := newQ("ops", "run")
+	_, err := s.Create(ctx, q)
+	require.NoError(t, err)
+	require.True(t, s.Pending("ops", q.ID))
+	require.False(t, s.Pending("dev", q.ID), "another project's")
+	require.False(t, s.Pending("ops", domain.NewQuestionID("ops")), "unknown")
+	_, err = s.Transition(ctx, "ops", q.ID, answer("alice"))
+	require.NoError(t, err)
+	require.False(t, s.Pending("ops", q.ID), "answered")
+}

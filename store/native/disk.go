@@ -2,6 +2,7 @@ package native
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -88,8 +89,9 @@ func (c *core) openDisk(dir string) error {
 		return fmt.Errorf("cannot read the data file %s: %w", path, err)
 	}
 	c.db = db
-	c.writerWG.Add(1)
+	c.writerWG.Add(2)
 	go c.writer()
+	go func() { defer c.writerWG.Done(); handBack(db, cmp.Or(c.opts.handBack, handBackEvery), c.stopped) }()
 	if sizes.total() >= 10000 {
 		// The load ran with a higher GC percent (load) and left its
 		// garbage in a heap of several times what it keeps: collected
@@ -499,3 +501,13 @@ func (s *Store) DiskUsage() (file, inUse int64) {
 	inUse = file - int64(st.FreePageN+st.PendingPageN)*int64(s.db.Info().PageSize)
 	return file, inUse
 }
+
+// handBackEvery is how often the pages of the data file that reads and
+// commits mapped in since are given back (unmapLoaded). Reads keep
+// mapping pages in: a waiting agent's question, a list, the B+tree pages a
+// commit walks. Left alone, a long-running bridge's RSS grows towards the
+// whole file (with 17,000 parked waits on 100,000 questions, 351 MB of a
+// 714 MB RSS were such pages), although the kernel keeps them in its page
+// cache either way and the next access maps them again without reading
+// the disk (a minor fault, about a microsecond a page).
+const handBackEvery = 10 * time.Second

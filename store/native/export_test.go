@@ -83,3 +83,10 @@ func (s *Store) InMemory() (docs, runs int) {
 	}
 	return docs, runs
 }
+
+// WithHandBack sets how often the store gives back the mapped pages of its
+// data file.
+func WithHandBack(o Options, every time.Duration) Options {
+	o.handBack = every
+	return o
+}

@@ -2,6 +2,7 @@ package native
 
 import (
 	"syscall"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -14,14 +15,28 @@ import (
 // a later access maps them again without reading the disk. Without this, a
 // restarted bridge's RSS holds the whole file.
 func unmapLoaded(db *bolt.DB) {
-	var size int64
+	// Inside a read transaction: it holds bbolt's map lock, so the file
+	// cannot be mapped again elsewhere (it grows) while the range is given
+	// back. Outside one, the old range could by then be another mapping's.
 	_ = db.View(func(tx *bolt.Tx) error {
-		size = tx.Size()
+		data, size := db.Info().Data, tx.Size()
+		if data != 0 && size > 0 {
+			_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, data, uintptr(size), syscall.MADV_DONTNEED)
+		}
 		return nil
 	})
-	data := db.Info().Data
-	if data == 0 || size <= 0 {
-		return
+}
+
+// handBack gives back the mapped pages every period until stop is closed.
+func handBack(db *bolt.DB, every time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			unmapLoaded(db)
+		}
 	}
-	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, data, uintptr(size), syscall.MADV_DONTNEED)
 }

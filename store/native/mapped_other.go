@@ -2,7 +2,14 @@
 
 package native
 
-import bolt "go.etcd.io/bbolt"
+import (
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
 
 // unmapLoaded does nothing here: see mapped_linux.go.
 func unmapLoaded(*bolt.DB) {}
+
+// handBack does nothing here: see mapped_linux.go.
+func handBack(*bolt.DB, time.Duration, <-chan struct{}) {}

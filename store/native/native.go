@@ -40,6 +40,9 @@ type Options struct {
 	// it commits: an error fails the commit as a full disk would, and a
 	// hook that blocks holds the commit as a slow disk would (tests).
 	CommitHook func() error
+	// handBack is how often mapped pages of the data file are given back
+	// (default handBackEvery; tests).
+	handBack time.Duration
 }
 
 const (

@@ -265,6 +265,16 @@ func (c *core) decode(project string, ss []snapshot) []*domain.Question {
 	return out
 }
 
+// Pending reports whether question id of project is pending, from memory:
+// it reads nothing from the data file (a parked wait's recheck, which
+// would otherwise map a page of the file in for every wait every sweep).
+func (c *core) Pending(project, id string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, r := c.live(project, id, wallMS())
+	return r != nil && r.m.Status == string(domain.StatusPending)
+}
+
 // Get implements lifecycle.QuestionReader.
 func (c *core) Get(ctx context.Context, project, id string) (*domain.Question, error) {
 	var snap *snapshot
