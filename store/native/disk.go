@@ -91,7 +91,10 @@ func (c *core) openDisk(dir string) error {
 	c.db = db
 	c.writerWG.Add(2)
 	go c.writer()
-	go func() { defer c.writerWG.Done(); handBack(db, cmp.Or(c.opts.handBack, handBackEvery), c.stopped) }()
+	go func() {
+		defer c.writerWG.Done()
+		handBack(db, cmp.Or(c.opts.handBack, handBackEvery), cmp.Or(c.opts.handBackCap, handBackCap), c.stopped)
+	}()
 	if sizes.total() >= 10000 {
 		// The load ran with a higher GC percent (load) and left its
 		// garbage in a heap of several times what it keeps: collected
@@ -511,3 +514,9 @@ func (s *Store) DiskUsage() (file, inUse int64) {
 // cache either way and the next access maps them again without reading
 // the disk (a minor fault, about a microsecond a page).
 const handBackEvery = 10 * time.Second
+
+// handBackCap is how much of the data file reads and commits may map in
+// before it is given back without waiting for the period: a burst of reads
+// (agents starting to wait on tens of thousands of questions, a list of
+// all of them) would otherwise hold up to the whole file for the period.
+const handBackCap = 32 << 20

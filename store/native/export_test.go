@@ -90,3 +90,14 @@ func WithHandBack(o Options, every time.Duration) Options {
 	o.handBack = every
 	return o
 }
+
+// WithHandBackCap sets how much of the data file may be mapped in since the
+// last hand-back before the store gives it back without waiting for the
+// period.
+func WithHandBackCap(o Options, limit int64) Options {
+	o.handBackCap = limit
+	return o
+}
+
+// HandBack gives back the mapped pages of the data file now.
+func (s *Store) HandBack() { unmapLoaded(s.db) }

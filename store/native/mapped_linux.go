@@ -1,6 +1,9 @@
 package native
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,16 +30,53 @@ func unmapLoaded(db *bolt.DB) {
 	})
 }
 
-// handBack gives back the mapped pages every period until stop is closed.
-func handBack(db *bolt.DB, every time.Duration, stop <-chan struct{}) {
-	t := time.NewTicker(every)
+// handBack gives back the mapped pages until stop is closed: once the
+// process's file-backed resident memory has grown by limit bytes since the
+// last time (looked at every second), or when the period ends if it grew
+// at all; an idle store gives back nothing. The growth is measured, not
+// estimated, as reads are not the only ones to map pages in: a commit
+// walks the B+tree through the map too.
+func handBack(db *bolt.DB, every time.Duration, limit int64, stop <-chan struct{}) {
+	poll := min(every, time.Second)
+	t := time.NewTicker(poll)
 	defer t.Stop()
+	base, last := fileResident(), time.Now()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
-			unmapLoaded(db)
 		}
+		now := fileResident()
+		base = min(base, now) // the kernel may have taken pages back itself
+		due := time.Since(last) >= every-poll/2
+		switch {
+		case now < 0: // not known: every period, whatever was read
+			if !due {
+				continue
+			}
+		case now-base >= limit:
+		case due && now > base:
+		default:
+			continue
+		}
+		unmapLoaded(db)
+		base, last = fileResident(), time.Now()
 	}
+}
+
+// fileResident is this process's resident file-backed memory in bytes
+// (the third field of /proc/self/statm, which counts shared memory too:
+// only its changes matter here), or -1 if it cannot be read.
+func fileResident() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < 3 {
+		return -1
+	}
+	n, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n * int64(os.Getpagesize())
 }

@@ -12,4 +12,4 @@ import (
 func unmapLoaded(*bolt.DB) {}
 
 // handBack does nothing here: see mapped_linux.go.
-func handBack(*bolt.DB, time.Duration, <-chan struct{}) {}
+func handBack(*bolt.DB, time.Duration, int64, <-chan struct{}) {}

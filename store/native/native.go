@@ -43,6 +43,9 @@ type Options struct {
 	// handBack is how often mapped pages of the data file are given back
 	// (default handBackEvery; tests).
 	handBack time.Duration
+	// handBackCap is how many bytes of mapped pages make the store give
+	// them back at once (default handBackCap; tests).
+	handBackCap int64
 }
 
 const (
