@@ -138,4 +138,3 @@ func BenchmarkWaitingMCPCall(b *testing.B) {
 		})
 	}
 }
-
