@@ -49,6 +49,7 @@ func (t transports) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.stateless.ServeHTTP(w, r)
 		return
 	}
+	r.Header.Del(parkHeader) // set by parkable only
 	t.stateful.ServeHTTP(&primingRetry{ResponseWriter: w}, r)
 }
 
