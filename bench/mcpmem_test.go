@@ -108,8 +108,8 @@ func TestWaitingMCPCallHoldsNoGoroutine(t *testing.T) {
 			if g > 0.1 {
 				t.Errorf("each waiting call holds %.2f goroutines; want none (parked)", g)
 			}
-			if b > 8<<10 {
-				t.Errorf("each waiting call holds %.0f B of heap and stacks; want a few KB", b)
+			if live > 8<<10 { // (the heap in use moves with the garbage the asks left)
+				t.Errorf("each waiting call keeps %.0f B of live heap; want a few KB", live)
 			}
 		})
 	}
