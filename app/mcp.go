@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/askbridge/askbridge/lifecycle"
 
@@ -20,15 +21,17 @@ import (
 // (default "default"). Hosts that support form elicitation also get
 // the question as a form for their own user. close ends every session, withdrawing its pending
 // questions; call it before draining the API.
-func mountMCP(mux *http.ServeMux, auth *api.Auth, apiHandler http.Handler, router *lifecycle.Router, log *slog.Logger, version string) (close func()) {
-	srv := mcpserver.New(mcpserver.Config{Logger: log, Version: version})
+func mountMCP(mux *http.ServeMux, auth *api.Auth, a *api.API, apiHandler http.Handler, router *lifecycle.Router, log *slog.Logger, version string, progressEvery time.Duration) (close func()) {
+	srv := mcpserver.New(mcpserver.Config{Logger: log, Version: version, ProgressEvery: progressEvery})
 	h := mcpserver.HTTPConfig{API: apiHandler,
 		// A host's user answering an elicitation answers through the Router,
 		// like a click: responders, votes and the first-answer-wins rule apply.
 		Answer: func(ctx context.Context, project, id string, req domain.RespondRequest, who domain.Person) error {
 			_, err := router.Answer(ctx, project, id, req, who)
 			return err
-		}}
+		},
+		// Blocking calls waiting for a person are parked like long-polls.
+		Park: apiParker{a}}
 	if !auth.Open() {
 		h.Authenticate = func(r *http.Request) (mcpserver.Principal, error) {
 			p, err := auth.Authenticate(r)
@@ -43,4 +46,11 @@ func mountMCP(mux *http.ServeMux, auth *api.Auth, apiHandler http.Handler, route
 	}
 	mux.Handle("/mcp", srv.HTTPHandler(h))
 	return srv.Close
+}
+
+// apiParker parks the blocking calls of /mcp on the API's parker.
+type apiParker struct{ a *api.API }
+
+func (p apiParker) ParkCall(w http.ResponseWriter, r *http.Request, project, id string, timeout time.Duration, c mcpserver.ParkedCall) bool {
+	return p.a.ParkReply(w, r, project, id, timeout, api.Reply{Final: c.Final, Head: c.Head, Every: c.Every, Tick: c.Tick})
 }

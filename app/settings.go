@@ -84,6 +84,9 @@ type Settings struct {
 	// Clock and PostTimeout, if set, are the router's (tests).
 	Clock       lifecycle.Clock
 	PostTimeout time.Duration
+	// MCPProgressEvery, if set, is how often /mcp's waiting calls report
+	// progress (default 15s; tests).
+	MCPProgressEvery time.Duration
 }
 
 // WebhookSecretFor returns the signing secret for an agent: its own, else

@@ -55,6 +55,7 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 	addr := strings.TrimPrefix(p.base, "http://")
 	rss0, _ := settleRSS(p, 5*time.Second, 40*time.Second)
 	file0 := rssFile(p.cmd.Process.Pid)
+	live0 := p.live.Load()
 	pending0, err := pendingGauge(p.base)
 	if err != nil {
 		return err
@@ -117,6 +118,24 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 		if got, _ := readAll(c, 50*time.Millisecond); strings.Contains(got, `"result"`) || strings.Contains(got, `"error"`) ||
 			strings.HasPrefix(got, "HTTP/1.1 4") || strings.HasPrefix(got, "HTTP/1.1 5") {
 			return fmt.Errorf("parked MCP call %d (%s) had ended before it was counted: %q", i, kind, got)
+		}
+	}
+	if kind == mcpStateless {
+		// The calls' asks leave their garbage (about 100 KB a call during
+		// the burst) in a heap the collector lets grow: once parked, an
+		// idle bridge collects it only at Go's forced collection (every 2
+		// minutes). The RSS after the next collection is what the parked
+		// calls themselves hold.
+		g0, t1 := p.gcs.Load(), time.Now()
+		for p.gcs.Load() == g0 && time.Since(t1) < 150*time.Second {
+			time.Sleep(time.Second)
+		}
+		if p.gcs.Load() > g0 {
+			rss2, _ := settleRSS(p, 5*time.Second, 40*time.Second)
+			file2 := rssFile(p.cmd.Process.Pid)
+			fmt.Printf("%s ask_user over MCP (%s), after the bridge's next collection (%s later): RSS %.0f MB, %.2f KB each (anonymous %.2f KB), live heap %.2f KB each\n",
+				tag, kind, time.Since(t1).Round(time.Second), mB(rss2), float64(rss2-rss0)/float64(n)/1024,
+				float64((rss2-file2)-(rss0-file0))/float64(n)/1024, float64(p.live.Load()-live0)/float64(n)/1024)
 		}
 	}
 	what := "parked"

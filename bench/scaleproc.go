@@ -19,6 +19,7 @@ type bridgeProc struct {
 	cmd  *exec.Cmd
 	base string
 	live atomic.Int64 // live heap after the last GC (GODEBUG=gctrace=1), bytes
+	gcs  atomic.Int64 // collections so far (gctrace lines)
 	done chan struct{}
 }
 
@@ -53,6 +54,7 @@ func startBridge(bin string, env []string) (*bridgeProc, time.Duration, error) {
 			if m := gcLine.FindStringSubmatch(sc.Text()); m != nil {
 				n, _ := strconv.ParseInt(m[3], 10, 64)
 				p.live.Store(n << 20)
+				p.gcs.Add(1)
 			} else if os.Getenv("BENCH_BRIDGE_LOG") != "" {
 				fmt.Fprintln(os.Stderr, "bridge:", sc.Text())
 			}

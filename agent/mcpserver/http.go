@@ -57,6 +57,9 @@ type HTTPConfig struct {
 	Answer func(ctx context.Context, project, questionID string, req domain.RespondRequest, who domain.Person) error
 	// SessionTimeout (default DefaultSessionTimeout).
 	SessionTimeout time.Duration
+	// Park, when set, parks the blocking calls of 2026-07-28 hosts that
+	// wait for a person (park.go); nil = every call waits in a goroutine.
+	Park Parker
 }
 
 // HTTPHandler serves the ask_user tool over Streamable HTTP (/mcp).
@@ -68,6 +71,7 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 		h.SessionTimeout = DefaultSessionTimeout
 	}
 	hc := &http.Client{Transport: inProcess{h.API}}
+	s.parker = h.Park
 	s.cfg.CallerFor = func(req *mcp.CallToolRequest) (Caller, error) {
 		hd := http.Header{}
 		if req.Extra != nil && req.Extra.Header != nil {
@@ -98,6 +102,7 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 			SessionTimeout: h.SessionTimeout, EventStore: mcp.NewMemoryEventStore(nil)}),
 		stateless: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.log,
 			Stateless: true, PropagateRequestCancellation: true}),
+		s: s,
 	}
 	var bound http.Handler = sdk
 	if h.Authenticate != nil {

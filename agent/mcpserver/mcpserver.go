@@ -95,6 +95,12 @@ type Server struct {
 	// session, stop waiting then.
 	life    context.Context
 	endLife context.CancelFunc
+
+	// parker parks blocking calls over Streamable HTTP (park.go); slots
+	// are the POSTs that may be parked, by their parkHeader token.
+	parker Parker
+	slots  sync.Map
+	impl   *mcp.Implementation // who the server says it is
 }
 
 const toolDescription = `Ask a person on the team a question and wait for their answer. The question is posted where the team works (Slack, Discord, Telegram, email or the askbridge web inbox, and the person on call may be paged through PagerDuty) and this call blocks until someone answers, it expires, or it is dismissed.
@@ -116,7 +122,8 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[*mcp.ServerSession]*session{}}
 	s.life, s.endLife = context.WithCancel(context.Background())
-	s.server = mcp.NewServer(&mcp.Implementation{Name: "askbridge", Title: "askbridge", Version: cfg.Version},
+	s.impl = &mcp.Implementation{Name: "askbridge", Title: "askbridge", Version: cfg.Version}
+	s.server = mcp.NewServer(s.impl,
 		&mcp.ServerOptions{Logger: slog.New(quietSessions{cfg.Logger.Handler()}), Capabilities: tasksCapabilities(),
 			Instructions: "ask_user asks a person on the team and waits for the answer. Use it for decisions only a person can make."})
 	// The raw handler (not mcp.AddTool) so invalid input gets the bridge's
@@ -285,6 +292,15 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	s.log.Info("question asked", "question", asked.ID, "run", asked.RunID, "reattached", asked.Replayed)
 	q := &asked.Question
+	if slot := s.slotOf(req); slot != nil {
+		// Parked when nothing needs this goroutine while it waits: no form
+		// at the host, no session to end the wait.
+		form := who.Answer != nil && canElicit(req.Session) && domain.Allowed(q.Responders, hostUser(agentID, agentName))
+		if !q.Status.Final() && !form && stateless(req) && s.park(slot, req, q) {
+			return &mcp.CallToolResult{}, nil // dropped: the parked connection gets the result
+		}
+		slot.hold.pass()
+	}
 	if !q.Status.Final() {
 		if !st.track(q.ID, askedIn{backend: who.Backend, pinned: who.RunID != ""}) {
 			if who.RunID == "" {
@@ -324,15 +340,13 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 				}
 				return nil, ctx.Err()
 			}
-			out := newOutput(StatusPending)
-			out.QuestionID = asked.ID
 			why := "askbridge could not be reached"
 			var e *domain.Error
 			if errors.As(err, &e) {
 				why = e.Message
 			}
 			s.log.Error("waiting for an answer failed", "question", asked.ID, "err", s.transportProblem(err, who.Backend))
-			return result(true, fmt.Sprintf("Waiting for the answer to question %s failed: %s. The question is still open; you may call ask_user again with the same questions to keep waiting, or continue without the answer.", asked.ID, why), out), nil
+			return waitFailedResult(asked.ID, why), nil
 		}
 	}
 	st.settled(q.ID)
@@ -351,6 +365,14 @@ func (s *Server) askRequest(req *mcp.CallToolRequest, who Caller, in Input, run 
 		ask.Timeout = &dd
 	}
 	return ask
+}
+
+// waitFailedResult is the result of a call whose wait ended before its
+// question was final.
+func waitFailedResult(id, why string) *mcp.CallToolResult {
+	out := newOutput(StatusPending)
+	out.QuestionID = id
+	return result(true, fmt.Sprintf("Waiting for the answer to question %s failed: %s. The question is still open; you may call ask_user again with the same questions to keep waiting, or continue without the answer.", id, why), out)
 }
 
 // invalidResult is the result of input the bridge refuses.
@@ -421,8 +443,10 @@ func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, q *doma
 }
 
 // progressLine says what a waiting call or task waits for.
-func progressLine(q *domain.Question) string {
-	return fmt.Sprintf("waiting for an answer in %s — expires in %s", q.Places(), domain.HumanDuration(time.Until(q.ExpiresAt)))
+func progressLine(q *domain.Question) string { return waitingLine(q.Places(), q.ExpiresAt) }
+
+func waitingLine(places string, expires time.Time) string {
+	return fmt.Sprintf("waiting for an answer in %s — expires in %s", places, domain.HumanDuration(time.Until(expires)))
 }
 
 // AnsweredText is the tool result text of an answered question, in Claude

@@ -33,13 +33,23 @@ const maxPeek = mcp.DefaultMaxRequestBodyBytes
 // streams that resume within the replica).
 type transports struct {
 	stateful, stateless http.Handler
+	s                   *Server
 }
 
 func (t transports) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isStateless(r) {
+		// A blocking ask_user call may be parked (park.go): the SDK writes
+		// to the slot's holdWriter.
+		if slot, token := t.s.parkable(w, r); slot != nil {
+			defer t.s.slots.Delete(token)
+			defer slot.hold.pass() // what the SDK wrote, if the call was not parked
+			t.stateless.ServeHTTP(slot.hold, r)
+			return
+		}
 		t.stateless.ServeHTTP(w, r)
 		return
 	}
+	r.Header.Del(parkHeader) // set by parkable only
 	t.stateful.ServeHTTP(&primingRetry{ResponseWriter: w}, r)
 }
 

@@ -53,6 +53,8 @@ type parker struct {
 	every   time.Duration // how often recheck sweeps every parked wait
 	due     dueHeap       // the deadlines (parkdue.go)
 	nearer  chan struct{} // a deadline nearer than the expirer sleeps to
+	ticks   tickHeap      // the next periodic writes (parktick.go)
+	sooner  chan struct{} // a periodic write sooner than the ticker sleeps to
 }
 
 type parked struct {
@@ -64,12 +66,19 @@ type parked struct {
 	fd      int32
 	hangup  int32
 	release func()
+	// reply builds what the wait is sent (nil: the long-poll's response);
+	// wmu orders its periodic writes against the last write and the close.
+	reply   *Reply
+	wmu     sync.Mutex
 	project string
 	id      string
 	expired bool
 	final   *domain.Question // the final record a wake-up carried (guarded by parker.mu)
 	due     int64            // deadline, Unix ns (guarded by parker.mu)
 	slot    int              // in parker.due, or -1 (guarded by parker.mu)
+	tickDue int64            // next periodic write, Unix ns (guarded by parker.mu)
+	tickN   int              // periodic writes so far (guarded by wmu)
+	tslot   int              // in parker.ticks, or -1 (guarded by parker.mu)
 	// guarded by parker.mu: set once each by park, run once by finish.
 	stopWatch  func()
 	stopHangup func()
@@ -85,12 +94,13 @@ func newParker(st parkStore, log *slog.Logger) *parker {
 
 func startParker(st parkStore, log *slog.Logger, every time.Duration) *parker {
 	p := &parker{store: st, log: log, work: make(chan *parked, 4096), waits: map[*parked]struct{}{},
-		stop: make(chan struct{}), every: every, nearer: make(chan struct{}, 1)}
+		stop: make(chan struct{}), every: every, nearer: make(chan struct{}, 1), sooner: make(chan struct{}, 1)}
 	for range parkWorkers {
 		go p.loop()
 	}
 	go p.recheck()
 	go p.expire()
+	go p.tick()
 	return p
 }
 
@@ -102,6 +112,12 @@ const recheckEvery = 10 * time.Second
 // reports false when it cannot (HTTP/2, or the server is draining); the
 // caller then waits the ordinary way.
 func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string, timeout time.Duration) bool {
+	return p.parkReply(w, r, project, id, timeout, nil)
+}
+
+// parkReply parks a wait whose response reply builds (nil: the
+// long-poll's).
+func (p *parker) parkReply(w http.ResponseWriter, r *http.Request, project, id string, timeout time.Duration, reply *Reply) bool {
 	if r.ProtoMajor != 1 {
 		return false
 	}
@@ -118,12 +134,16 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 	rw.Flush()
 	// Copies: the strings the caller passed may share the memory of the
 	// request they came from, which would stay alive for the whole wait.
-	pk := &parked{project: strings.Clone(project), id: strings.Clone(id), slot: -1}
+	pk := &parked{project: strings.Clone(project), id: strings.Clone(id), slot: -1, tslot: -1, reply: reply}
 	if fd, release, ok := detach(conn); ok {
 		pk.fd, pk.release = int32(fd), release
 	} else {
 		conn.SetDeadline(time.Time{})
 		pk.conn = conn
+	}
+	if reply != nil && reply.Head != nil && !pk.send(reply.Head) {
+		pk.close() // the client is gone already
+		return true
 	}
 	p.mu.Lock()
 	p.waits[pk] = struct{}{}
@@ -139,6 +159,9 @@ func (p *parker) park(w http.ResponseWriter, r *http.Request, project, id string
 	// a hang-up may finish the wait before park has set up the others.
 	p.adopt(pk, func(pk *parked, f func()) { pk.stopWatch = f }, p.watch(pk))
 	p.schedule(pk, timeout)
+	if reply != nil && reply.Every > 0 && reply.Tick != nil {
+		p.scheduleTick(pk, reply.Every)
+	}
 	if pk.conn != nil {
 		p.adopt(pk, func(pk *parked, f func()) { pk.stopHangup = f }, watchHangup(conn, func() { p.gone(pk) }))
 	} else {
@@ -173,7 +196,7 @@ func (p *parker) watch(pk *parked) (stop func()) {
 			// machine). A small write cannot block: it fits the empty send
 			// buffer of a connection that has sent nothing since its
 			// request. A larger one goes to the workers.
-			if out := response(q, nil); len(out) <= inlineMax {
+			if out := pk.respond(q, nil); len(out) <= inlineMax {
 				if p.finish(pk) {
 					p.write(pk, out, inlineWriteTTL)
 				}
@@ -219,6 +242,8 @@ func (p *parker) gone(pk *parked) {
 
 // close closes a finished wait's connection without answering it.
 func (pk *parked) close() {
+	pk.wmu.Lock()
+	defer pk.wmu.Unlock()
 	if pk.conn != nil {
 		pk.conn.Close()
 		return
@@ -285,7 +310,15 @@ func (p *parker) check(pk *parked) {
 	if !p.finish(pk) {
 		return
 	}
-	p.write(pk, response(q, err), 10*time.Second)
+	p.write(pk, pk.respond(q, err), 10*time.Second)
+}
+
+// respond is what a finished wait is sent.
+func (pk *parked) respond(q *domain.Question, err error) []byte {
+	if pk.reply != nil {
+		return pk.reply.Final(q, err)
+	}
+	return response(q, err)
 }
 
 // response is the whole HTTP response of a finished wait: the record, or
@@ -316,6 +349,8 @@ func response(q *domain.Question, err error) []byte {
 
 // write sends a finished wait its response and closes the connection.
 func (p *parker) write(pk *parked, out []byte, ttl time.Duration) {
+	pk.wmu.Lock()
+	defer pk.wmu.Unlock()
 	if pk.conn == nil {
 		writeFD(int(pk.fd), out, ttl)
 		if pk.release != nil {
@@ -338,6 +373,7 @@ func (p *parker) finish(pk *parked) bool {
 	pk.done = true
 	delete(p.waits, pk)
 	p.unschedule(pk)
+	p.unscheduleTick(pk)
 	stops := []func(){pk.stopWatch, pk.stopHangup}
 	hangup := pk.hangup
 	pk.hangup = 0

@@ -91,3 +91,19 @@ func writeFD(fd int, out []byte, ttl time.Duration) {
 	c.Write(out)
 	c.Close()
 }
+
+// sendFD writes out to a detached socket at once, leaving it open; false
+// when the socket does not take all of it now.
+func sendFD(fd int, out []byte) bool {
+	for len(out) > 0 {
+		n, err := syscall.Write(fd, out)
+		if n > 0 {
+			out = out[n:]
+			continue
+		}
+		if !errors.Is(err, syscall.EINTR) {
+			return false
+		}
+	}
+	return true
+}
