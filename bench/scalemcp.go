@@ -126,9 +126,11 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 		// idle bridge collects it only at Go's forced collection (every 2
 		// minutes). The RSS after the next collection is what the parked
 		// calls themselves hold.
+		// Reads of /metrics allocate, so the collection comes in seconds
+		// rather than at the forced one.
 		g0, t1 := p.gcs.Load(), time.Now()
 		for p.gcs.Load() == g0 && time.Since(t1) < 150*time.Second {
-			time.Sleep(time.Second)
+			_, _ = metricValue(p.base, "go_goroutines")
 		}
 		if p.gcs.Load() > g0 {
 			rss2, _ := settleRSS(p, 5*time.Second, 40*time.Second)
