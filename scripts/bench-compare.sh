@@ -12,10 +12,11 @@
 # cmd/bridge). Runs alternate base, head, head, base, base, head, ... so a
 # drift in the machine's load weighs on both builds alike.
 #
-# SAME_BENCH=1 builds the base with the head's bench program (bench/*.go,
-# tests left out) copied into its tree: the same measurements of the base's
+# SAME_BENCH=1 builds the base with the head's bench program (bench/*.go and
+# the fake platforms adapters/*/fake*/*.go, tests left out) copied into its tree: the same measurements of the base's
 # bridge, for figures the base's own bench did not have (it must compile
-# against the base's packages).
+# against the base's packages; a file importing a package the base lacks is
+# left out, so it must add its figures from an init, as clickteams.go does).
 #
 # ONLY is passed as -only to both, but only if both builds have that flag;
 # otherwise both run every figure and a warning says so. Names one build
@@ -71,6 +72,26 @@ if [ -n "$SAME_BENCH" ]; then
   echo "== SAME_BENCH: the base is measured by the working tree's bench program"
   find "$tmp/base/bench" -maxdepth 1 -name '*.go' ! -name '*_test.go' -delete
   find "$top/bench" -maxdepth 1 -name '*.go' ! -name '*_test.go' -exec cp {} "$tmp/base/bench/" \;
+  # the fake platforms it drives are part of it: the base's copies (tests
+  # left out) are replaced by the working tree's
+  for d in "$top"/adapters/*/fake*/; do
+    d=${d#"$top"/}; d=${d%/}
+    [ -d "$tmp/base/$d" ] || continue
+    find "$tmp/base/$d" -maxdepth 1 -name '*.go' ! -name '*_test.go' -delete
+    find "$top/$d" -maxdepth 1 -name '*.go' ! -name '*_test.go' -exec cp {} "$tmp/base/$d/" \;
+  done
+  # a file that imports a package of this module the base does not have
+  # (a surface added since) is left out: the figures it adds are not the base's
+  mod=$(sed -n 's/^module //p' "$top/go.mod")
+  for f in "$tmp/base/bench/"*.go; do
+    for p in $(grep -o "\"$mod/[^\"]*\"" "$f" | tr -d '"' | sort -u); do
+      if [ ! -d "$tmp/base/${p#"$mod"/}" ]; then
+        echo "   left out bench/$(basename "$f"): the base has no ${p#"$mod"/}"
+        rm -f "$f"
+        break
+      fi
+    done
+  done
 fi
 (cd "$tmp/base" && "$GO" build -o "$tmp/bench-base" ./bench)
 (cd "$top" && "$GO" build -o "$tmp/bench-head" ./bench)
