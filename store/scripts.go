@@ -128,9 +128,11 @@ end
 -- Every script that reads or changes a run reaches it through runKey,
 -- which first turns a stub into the hash it stands for, living while its
 -- question may be pending plus retention, as createScript sets a hash's.
+-- Its second result is true when the run has no key at all.
 local function runKey(run)
   local rk = C.base .. 'run:' .. run
-  if redis.call('TYPE', rk).ok ~= 'string' then return rk end
+  local t = redis.call('TYPE', rk).ok
+  if t ~= 'string' then return rk, t == 'none' end
   local id = redis.call('GET', rk)
   -- Redis refuses a script out of memory (maxmemory) at its first write,
   -- unless that write is one that frees memory, such as DEL: the stub is
@@ -303,8 +305,8 @@ end
 // supersededResult, ttlms, escalationms (0: none), askedDetail, approval
 // ("1": kind approval), history key (domain.HistoryKey, packed; "" = not
 // indexed), batch window ms, batch id to join ("" = the run's open batch,
-// if any), fp as the earlier layout wrote it (hex)
-// Returns {"created", id, supersededID}, {"reattach", existingID} or
+// if any), fp as the earlier layout wrote it (hex), id packed (packID)
+// Returns {"created", id, supersededID, batchID}, {"reattach", existingID} or
 // {"run_owned"} when the run belongs to another agent.
 var createScript = redis.NewScript(preludeLua + `
 local id, run, agent, doc, expires = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
@@ -313,12 +315,18 @@ local approval = ARGV[21] == '1'
 local hist = ARGV[22] or ''
 local bwindow, bjoin = tonumber(ARGV[23] or '0'), ARGV[24] or ''
 local fpold = ARGV[25] or fp
+-- The id packed by the caller (packID), so this script packs none.
+if ARGV[26] then packed[id] = ARGV[26] end
 local base = C.base
-local rk = runKey(run)
+-- A new run (no key) has no owner, fingerprints or pending question to
+-- read: those reads are skipped.
+local rk, fresh = runKey(run)
 -- A run belongs to the agent that started it: no other agent may re-attach
 -- to, supersede or add to it.
-local owner = redis.call('HGET', rk, 'agent_id')
-if owner and owner ~= '' and owner ~= agent then return {'run_owned'} end
+if not fresh then
+  local owner = redis.call('HGET', rk, 'agent_id')
+  if owner and owner ~= '' and owner ~= agent then return {'run_owned'} end
+end
 -- Idempotency keys are per agent (length-prefixed, so no two agent/key
 -- pairs share a name).
 if idem ~= '' then idem = string.len(agent) .. ':' .. agent .. ':' .. idem end
@@ -334,7 +342,7 @@ local fpf = 'fp:' .. fp
 -- already decided: nothing is approved twice.
 local call = string.sub(fp, 1, 5) == 'call:'
 local ex, exf = nil, fpf
-if idem == '' or call then
+if (idem == '' or call) and not fresh then
   ex = redis.call('HGET', rk, fpf)
   -- A question asked before fingerprints were packed is under the hex.
   if not ex and fpold ~= fp then
@@ -354,7 +362,7 @@ end
 -- A question supersedes the run's pending question; an approval
 -- supersedes nothing and joins the run's batch (domain/batch.go).
 local sup = ''
-if not approval then
+if not approval and not fresh then
   local prev = redis.call('HGET', rk, 'pending')
   if prev and redis.call('HGET', base .. 'q:' .. prev, 'status') == 'pending' then
     finalize(prev, 'cancelled', supres, 'question.cancelled', '', 'superseded by ' .. id)
@@ -364,7 +372,7 @@ end
 -- A new run asked a question (not an approval) is a stub until anything
 -- else happens to it (runKey).
 local stub = false
-if redis.call('EXISTS', rk) == 0 then
+if fresh or redis.call('EXISTS', rk) == 0 then
   if approval then
     redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', C.nowstr, 'updated_at', C.nowstr)
   else
@@ -408,7 +416,8 @@ if hist ~= '' then redis.call('HSET', KEYS[1], 'h', hist) end
 event('question.created', id, run)
 audit('asked', id, run, '', asked)
 wake(id)
-return {'created', id, sup}
+-- The batch joined, so the caller has the record without reading it back.
+return {'created', id, sup, batch}
 `)
 
 // transitionScript: KEYS[1] = the question's hash.
