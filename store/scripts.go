@@ -129,10 +129,33 @@ end
 -- which first turns a stub into the hash it stands for, living while its
 -- question may be pending plus retention, as createScript sets a hash's.
 -- Its second result is true when the run has no key at all.
+-- runOwner reads a question's creation time and agent from its doc, which
+-- begins {"c":<created>,"a":"<agent>" (record.go's docV2): by a pattern
+-- where the agent needs no unescaping, else decoded (decoding cost
+-- redis-server about 10 µs per answer of a stub run's question).
+local function runOwner(doc)
+  local created, agent = string.match(doc, '^{"c":(%d+),"a":"([^"\\]*)"')
+  if created then return created, agent end
+  local line = string.match(doc, '^[^\n]*')
+  created = string.match(line, '^{"c":(%d+)') or C.nowstr
+  local ok, v = pcall(cjson.decode, line)
+  agent = ''
+  if ok and type(v) == 'table' and type(v.a) == 'string' then agent = v.a end
+  return created, agent
+end
+
+local runKeys = {}
 local function runKey(run)
-  local rk = C.base .. 'run:' .. run
+  local rk = runKeys[run]
+  if rk then return rk end
+  rk = C.base .. 'run:' .. run
   local t = redis.call('TYPE', rk).ok
-  if t ~= 'string' then return rk, t == 'none' end
+  if t ~= 'string' then
+    -- A run that is a hash stays one for the rest of the script: not read again.
+    if t == 'hash' then runKeys[run] = rk end
+    return rk, t == 'none'
+  end
+  runKeys[run] = rk
   local id = redis.call('GET', rk)
   -- Redis refuses a script out of memory (maxmemory) at its first write,
   -- unless that write is one that frees memory, such as DEL: the stub is
@@ -142,13 +165,13 @@ local function runKey(run)
   local st, fp, seq = unpack(redis.call('HMGET', C.base .. 'q:' .. id, 'status', 'fp', 'seq'))
   local doc = redis.call('GET', C.base .. 'd:' .. id)
   if not st or not doc then return rk end
-  local line = string.match(doc, '^[^\n]*')
-  local created = string.match(line, '^{"c":(%d+)') or C.nowstr
-  local ok, v = pcall(cjson.decode, line)
-  local agent = ''
-  if ok and type(v) == 'table' and type(v.a) == 'string' then agent = v.a end
-  redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', created, 'updated_at', created, 'q:' .. seq, id)
-  if st == 'pending' then redis.call('HSET', rk, 'pending', id, 'fp:' .. fp, id) end
+  local created, agent = runOwner(doc)
+  if st == 'pending' then
+    redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', created, 'updated_at', created,
+      'q:' .. seq, id, 'pending', id, 'fp:' .. fp, id)
+  else
+    redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', created, 'updated_at', created, 'q:' .. seq, id)
+  end
   local ttl = tonumber(C.retention)
   local dl = indexed(C.base .. 'deadlines', id)
   if dl then ttl = ttl + math.max(0, tonumber(dl) - tonumber(C.nowms)) end
@@ -165,12 +188,17 @@ end
 local function finalize(id, status, result, evtype, by, detail, run, fp)
   local qk = C.base .. 'q:' .. id
   if not run then run, fp = unpack(redis.call('HMGET', qk, 'run', 'fp')) end
-  -- A stub run becomes its hash while its question is still pending.
-  local rk = runKey(run)
   -- The result goes beside the immutable part (a line "R<json>"), so the
   -- hash keeps only short fields (see record.go).
   local dk = C.base .. 'd:' .. id
   local d = redis.call('GET', dk)
+  -- A run that is a stub of this question (the run's one question, which
+  -- now ends) becomes below the hash runKey would make of it less its
+  -- pending question, in one step; any other stub becomes its hash first,
+  -- while its question is still pending.
+  local rk = C.base .. 'run:' .. run
+  local stub = d and not runKeys[run] and redis.call('TYPE', rk).ok == 'string' and redis.call('GET', rk) == id
+  if not stub then rk = runKey(run) end
   if d then
     redis.call('SET', dk, d .. '\nR' .. result, 'PX', C.retention)
     redis.call('HSET', qk, 'status', status, 'updated_at', C.nowstr)
@@ -185,26 +213,45 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
   redis.call('DEL', C.base .. 'draft:' .. id)
   if d then keepIdem(id, string.match(d, '^[^\n]*')) end
   local fpf = 'fp:' .. fp
-  local pending, fpq = unpack(redis.call('HMGET', rk, 'pending', fpf))
-  if pending == id then
-    redis.call('HDEL', rk, 'pending')
-    pending = false
-  end
-  -- A run has at most one pending question and any number of pending
-  -- approvals (np counts those asked with a batch, field b): once none is
-  -- pending every question of the run goes within retention, and the run
-  -- with them.
-  local approvals = 0
-  if redis.call('HEXISTS', qk, 'b') == 1 then approvals = redis.call('HINCRBY', rk, 'np', -1) end
-  if not pending and approvals <= 0 then redis.call('PEXPIRE', rk, C.retention) end
-  -- The run's re-ask fingerprint: an answered question stays re-attachable
-  -- for the window ("id|until ms"); any other outcome forgets it. A tool
-  -- call's key (call:<id>) names its record for as long as the run lives.
-  if fpq == id and string.sub(fp, 1, 5) ~= 'call:' then
-    if status == 'answered' then
-      redis.call('HSET', rk, fpf, id .. '|' .. (tonumber(C.nowms) + tonumber(C.window)))
-    else
-      redis.call('HDEL', rk, fpf)
+  local call = string.sub(fp, 1, 5) == 'call:'
+  if stub then
+    -- The steps below, for a run whose one question this was: no question
+    -- pending, its fingerprint as below, retention. (A run's first
+    -- question was asked without a batch: no approvals.)
+    local created, agent = runOwner(d)
+    local h = {'agent_id', agent, 'status', 'running', 'created_at', created, 'updated_at', created,
+      'q:' .. redis.call('HGET', qk, 'seq'), id}
+    if call then
+      h[#h + 1], h[#h + 2] = fpf, id
+    elseif status == 'answered' then
+      h[#h + 1], h[#h + 2] = fpf, id .. '|' .. (tonumber(C.nowms) + tonumber(C.window))
+    end
+    redis.call('DEL', rk)
+    redis.call('HSET', rk, unpack(h))
+    redis.call('PEXPIRE', rk, C.retention)
+    runKeys[run] = rk
+  else
+    local pending, fpq = unpack(redis.call('HMGET', rk, 'pending', fpf))
+    if pending == id then
+      redis.call('HDEL', rk, 'pending')
+      pending = false
+    end
+    -- A run has at most one pending question and any number of pending
+    -- approvals (np counts those asked with a batch, field b): once none is
+    -- pending every question of the run goes within retention, and the run
+    -- with them.
+    local approvals = 0
+    if redis.call('HEXISTS', qk, 'b') == 1 then approvals = redis.call('HINCRBY', rk, 'np', -1) end
+    if not pending and approvals <= 0 then redis.call('PEXPIRE', rk, C.retention) end
+    -- The run's re-ask fingerprint: an answered question stays re-attachable
+    -- for the window ("id|until ms"); any other outcome forgets it. A tool
+    -- call's key (call:<id>) names its record for as long as the run lives.
+    if fpq == id and not call then
+      if status == 'answered' then
+        redis.call('HSET', rk, fpf, id .. '|' .. (tonumber(C.nowms) + tonumber(C.window)))
+      else
+        redis.call('HDEL', rk, fpf)
+      end
     end
   end
   -- The history index: an answered question joins its agent's earlier
@@ -274,9 +321,13 @@ end
 -- and the final record (finalize). run and fp: as for finalize.
 local function close(qk, id, status, result, evtype, by, detail, cont, dlv, run, fp)
   if not run then run, fp = unpack(redis.call('HMGET', qk, 'run', 'fp')) end
-  local rk = runKey(run)
+  -- The run's state matters only to a continuation (webhook mode).
+  local rk, runst, rby = nil, nil, nil
+  if cont ~= '' then
+    rk = runKey(run)
+    runst, rby = unpack(redis.call('HMGET', rk, 'status', 'resumed_by'))
+  end
   local made = ''
-  local runst, rby = unpack(redis.call('HMGET', rk, 'status', 'resumed_by'))
   if cont ~= '' and runst == 'resumed' and rby and redis.call('HEXISTS', qk, 'b') == 1 then
     -- An approval of a run another decision resumed: the run's one
     -- continuation (see runReady).
