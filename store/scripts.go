@@ -33,7 +33,8 @@ import "github.com/redis/go-redis/v9"
 //   escal           zset  next escalation step ms -> id of pending questions
 //   run:<run>       string a run stub: the id of the run's one question, pending, when
 //                         nothing else happened to the run (no hash, no TTL); the first
-//                         script that reads or changes the run makes it the hash (runKey)
+//                         script that reads or changes the run makes it the hash (runKey),
+//                         or, when that question ends, the hash as it ends (finalize)
 //   run:<run>       hash  agent_id, status, resumed_from, resumed_by, pending (its pending
 //                         question), created_at, updated_at, np (pending approvals),
 //                         bt, bt_at (the latest batch of approvals, when it last grew, ms),
