@@ -156,11 +156,18 @@ extract() {
       for (k = 1; k <= n; k++) {
         if (!isnum(w[k])) continue
         v = w[k]; gsub(/^[(+~]+|[,;:)]+$/, "", v)
-        nx = ""
+        nx = ""; unit = 0
         if (v ~ /(x|%|\/s|s)$/) { match(v, /(x|%|\/s|s)$/); nx = substr(v, RSTART); v = substr(v, 1, RSTART - 1) }
-        else if (k < n) nx = " " word(w[k + 1])
+        else if (k < n) { nx = " " word(w[k + 1]); unit = 1 }
         p1 = k > 1 ? word(w[k - 1]) : ""; p2 = k > 2 ? word(w[k - 2]) : ""
         label = (weak(p2) || weak(p1) ? "" : p2 " ") (p1 == "" ? "" : p1 " ") "_" nx
+        # "121 µs in redis-server": named by where it is, not by the words
+        # before it ("..., fake Slack), 121 µs in redis-server")
+        if (unit && k + 3 <= n && w[k + 2] == "in" && !isnum(w[k + 3])) {
+          inw = word(w[k + 3])
+          if ((inw == "the" || inw == "this") && k + 4 <= n) inw = inw " " word(w[k + 4])
+          label = "_" nx " in " inw
+        }
         if (++seen[label] > 1) label = label " #" seen[label]
         print f, label, v
       }
