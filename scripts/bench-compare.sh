@@ -26,7 +26,8 @@
 # The raw outputs stay in OUT (default: a new /tmp/bench-compare.* directory).
 # Each figure line ("floor ...:", "(c) ...:", and its indented follow-ups)
 # becomes one table: every number on it is a row, named by the two words
-# before it and the word after it; a row is left out when every value printed for it
+# before it and the word after it (or, printed as "N µs in X", by where it
+# is: "_ µs in X"); a row is left out when every value printed for it
 # (by either build, in any run) is the same: targets, counts fixed by the flags.
 set -euo pipefail
 
@@ -151,7 +152,7 @@ extract() {
     /^    [^ ]/ && fig != "" { line = $0; sub(/^ +/, "", line); emit(fig " / " norm(name(line)), line); next }
     # every number on the line is one value, named by the two words before
     # it and the word after it ("p99 _ ms", "Slack: _ asks/s")
-    function emit(f, s,   n, w, k, v, label, seen, nx, p1, p2) {
+    function emit(f, s,   n, w, k, v, label, seen, nx, p1, p2, unit, inw) {
       n = split(s, w, " "); delete seen
       for (k = 1; k <= n; k++) {
         if (!isnum(w[k])) continue
