@@ -45,8 +45,10 @@ type clickSurface struct {
 	client func(r *replica) (*http.Client, error)
 }
 
-// clickSurfaces: one entry per surface.
-var clickSurfaces = []clickSurface{slackClicks(), discordClicks(), telegramClicks(), teamsClicks(), emailClicks(), inboxClicks()}
+// clickSurfaces: one entry per surface. Teams' is added by clickteams.go
+// (after Telegram's), so a bench program without that file (SAME_BENCH=1
+// against a build before Teams, see scripts/bench-compare.sh) still builds.
+var clickSurfaces = []clickSurface{slackClicks(), discordClicks(), telegramClicks(), emailClicks(), inboxClicks()}
 
 // clickOnly narrows (f) to some surfaces (their names, comma-separated,
 // any case); empty runs every one. Every surface is still set up, as in

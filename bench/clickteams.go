@@ -12,6 +12,17 @@ import (
 	"github.com/askbridge/askbridge/domain"
 )
 
+// Teams' clicks come after Telegram's in (f)'s table.
+func init() {
+	for i, c := range clickSurfaces {
+		if c.name == "Telegram" {
+			clickSurfaces = append(clickSurfaces[:i+1], append([]clickSurface{teamsClicks()}, clickSurfaces[i+1:]...)...)
+			return
+		}
+	}
+	clickSurfaces = append(clickSurfaces, teamsClicks())
+}
+
 // teamsChannel is the team channel the bench's questions are posted in.
 const teamsChannel = "19:benchclicks0001@thread.tacv2"
 

@@ -12,10 +12,11 @@
 # cmd/bridge). Runs alternate base, head, head, base, base, head, ... so a
 # drift in the machine's load weighs on both builds alike.
 #
-# SAME_BENCH=1 builds the base with the head's bench program (bench/*.go,
-# tests left out) copied into its tree: the same measurements of the base's
+# SAME_BENCH=1 builds the base with the head's bench program (bench/*.go and
+# the fake platforms adapters/*/fake*/*.go, tests left out) copied into its tree: the same measurements of the base's
 # bridge, for figures the base's own bench did not have (it must compile
-# against the base's packages).
+# against the base's packages; a file importing a package the base lacks is
+# left out, so it must add its figures from an init, as clickteams.go does).
 #
 # ONLY is passed as -only to both, but only if both builds have that flag;
 # otherwise both run every figure and a warning says so. Names one build
@@ -25,7 +26,8 @@
 # The raw outputs stay in OUT (default: a new /tmp/bench-compare.* directory).
 # Each figure line ("floor ...:", "(c) ...:", and its indented follow-ups)
 # becomes one table: every number on it is a row, named by the two words
-# before it and the word after it; a row is left out when every value printed for it
+# before it and the word after it (or, printed as "N µs in X", by where it
+# is: "_ µs in X"); a row is left out when every value printed for it
 # (by either build, in any run) is the same: targets, counts fixed by the flags.
 set -euo pipefail
 
@@ -71,6 +73,26 @@ if [ -n "$SAME_BENCH" ]; then
   echo "== SAME_BENCH: the base is measured by the working tree's bench program"
   find "$tmp/base/bench" -maxdepth 1 -name '*.go' ! -name '*_test.go' -delete
   find "$top/bench" -maxdepth 1 -name '*.go' ! -name '*_test.go' -exec cp {} "$tmp/base/bench/" \;
+  # the fake platforms it drives are part of it: the base's copies (tests
+  # left out) are replaced by the working tree's
+  for d in "$top"/adapters/*/fake*/; do
+    d=${d#"$top"/}; d=${d%/}
+    [ -d "$tmp/base/$d" ] || continue
+    find "$tmp/base/$d" -maxdepth 1 -name '*.go' ! -name '*_test.go' -delete
+    find "$top/$d" -maxdepth 1 -name '*.go' ! -name '*_test.go' -exec cp {} "$tmp/base/$d/" \;
+  done
+  # a file that imports a package of this module the base does not have
+  # (a surface added since) is left out: the figures it adds are not the base's
+  mod=$(sed -n 's/^module //p' "$top/go.mod")
+  for f in "$tmp/base/bench/"*.go; do
+    for p in $(grep -o "\"$mod/[^\"]*\"" "$f" | tr -d '"' | sort -u); do
+      if [ ! -d "$tmp/base/${p#"$mod"/}" ]; then
+        echo "   left out bench/$(basename "$f"): the base has no ${p#"$mod"/}"
+        rm -f "$f"
+        break
+      fi
+    done
+  done
 fi
 (cd "$tmp/base" && "$GO" build -o "$tmp/bench-base" ./bench)
 (cd "$top" && "$GO" build -o "$tmp/bench-head" ./bench)
@@ -130,16 +152,23 @@ extract() {
     /^    [^ ]/ && fig != "" { line = $0; sub(/^ +/, "", line); emit(fig " / " norm(name(line)), line); next }
     # every number on the line is one value, named by the two words before
     # it and the word after it ("p99 _ ms", "Slack: _ asks/s")
-    function emit(f, s,   n, w, k, v, label, seen, nx, p1, p2) {
+    function emit(f, s,   n, w, k, v, label, seen, nx, p1, p2, unit, inw) {
       n = split(s, w, " "); delete seen
       for (k = 1; k <= n; k++) {
         if (!isnum(w[k])) continue
         v = w[k]; gsub(/^[(+~]+|[,;:)]+$/, "", v)
-        nx = ""
+        nx = ""; unit = 0
         if (v ~ /(x|%|\/s|s)$/) { match(v, /(x|%|\/s|s)$/); nx = substr(v, RSTART); v = substr(v, 1, RSTART - 1) }
-        else if (k < n) nx = " " word(w[k + 1])
+        else if (k < n) { nx = " " word(w[k + 1]); unit = 1 }
         p1 = k > 1 ? word(w[k - 1]) : ""; p2 = k > 2 ? word(w[k - 2]) : ""
         label = (weak(p2) || weak(p1) ? "" : p2 " ") (p1 == "" ? "" : p1 " ") "_" nx
+        # "121 µs in redis-server": named by where it is, not by the words
+        # before it ("..., fake Slack), 121 µs in redis-server")
+        if (unit && k + 3 <= n && w[k + 2] == "in" && !isnum(w[k + 3])) {
+          inw = word(w[k + 3])
+          if ((inw == "the" || inw == "this") && k + 4 <= n) inw = inw " " word(w[k + 4])
+          label = "_" nx " in " inw
+        }
         if (++seen[label] > 1) label = label " #" seen[label]
         print f, label, v
       }

@@ -30,9 +30,10 @@ func (s *Store) Create(ctx context.Context, q *domain.Question) (lifecycle.Creat
 		esc = ms(q.CreatedAt.Add(time.Duration(q.Escalation[0].After)))
 	}
 	asked := fmt.Sprintf("%d question(s) by %s", len(q.Questions), q.AgentID)
-	args := append(s.common(q.ProjectID, now, 0), q.ID, q.RunID, q.AgentID, encodeDoc(q),
+	doc := encodeDoc(q)
+	args := append(s.common(q.ProjectID, now, 0), q.ID, q.RunID, q.AgentID, doc,
 		ms(q.ExpiresAt), packHex(q.Fingerprint), q.IdempotencyKey, supJSON, ttl.Milliseconds(), esc, asked, boolArg(q.Kind == domain.KindApproval),
-		packHex(domain.HistoryKey(q.AgentID, q.Questions)), q.BatchWindow.Milliseconds(), q.BatchID, q.Fingerprint)
+		packHex(domain.HistoryKey(q.AgentID, q.Questions)), q.BatchWindow.Milliseconds(), q.BatchID, q.Fingerprint, packID(q.ID))
 	res, err := createScript.Run(ctx, s.rdb, []string{s.qkey(q.ProjectID, q.ID)}, args...).StringSlice()
 	if err != nil {
 		return lifecycle.CreateResult{}, s.wrap(err)
@@ -48,6 +49,17 @@ func (s *Store) Create(ctx context.Context, q *domain.Question) (lifecycle.Creat
 		if sup, err := s.Get(ctx, q.ProjectID, res[2]); err == nil {
 			out.Superseded = sup
 		}
+	}
+	if res[0] == "created" && len(res) > 3 {
+		// The record as the script wrote it (createScript's HSET of the
+		// question's hash, and doc), decoded as Get decodes it: reading it
+		// back cost redis-server a round trip per ask.
+		h := map[string]string{"status": string(domain.StatusPending), "run": q.RunID, "fp": packHex(q.Fingerprint)}
+		if res[3] != "" {
+			h["b"] = res[3]
+		}
+		out.Question, _, err = decode(q.ProjectID, id, h, doc)
+		return out, err
 	}
 	out.Question, err = s.Get(ctx, q.ProjectID, id)
 	return out, err

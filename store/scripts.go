@@ -33,7 +33,8 @@ import "github.com/redis/go-redis/v9"
 //   escal           zset  next escalation step ms -> id of pending questions
 //   run:<run>       string a run stub: the id of the run's one question, pending, when
 //                         nothing else happened to the run (no hash, no TTL); the first
-//                         script that reads or changes the run makes it the hash (runKey)
+//                         script that reads or changes the run makes it the hash (runKey),
+//                         or, when that question ends, the hash as it ends (finalize)
 //   run:<run>       hash  agent_id, status, resumed_from, resumed_by, pending (its pending
 //                         question), created_at, updated_at, np (pending approvals),
 //                         bt, bt_at (the latest batch of approvals, when it last grew, ms),
@@ -128,9 +129,34 @@ end
 -- Every script that reads or changes a run reaches it through runKey,
 -- which first turns a stub into the hash it stands for, living while its
 -- question may be pending plus retention, as createScript sets a hash's.
+-- Its second result is true when the run has no key at all.
+-- runOwner reads a question's creation time and agent from its doc, which
+-- begins {"c":<created>,"a":"<agent>" (record.go's docV2): by a pattern
+-- where the agent needs no unescaping, else decoded (decoding cost
+-- redis-server about 10 µs per answer of a stub run's question).
+local function runOwner(doc)
+  local created, agent = string.match(doc, '^{"c":(%d+),"a":"([^"\\]*)"')
+  if created then return created, agent end
+  local line = string.match(doc, '^[^\n]*')
+  created = string.match(line, '^{"c":(%d+)') or C.nowstr
+  local ok, v = pcall(cjson.decode, line)
+  agent = ''
+  if ok and type(v) == 'table' and type(v.a) == 'string' then agent = v.a end
+  return created, agent
+end
+
+local runKeys = {}
 local function runKey(run)
-  local rk = C.base .. 'run:' .. run
-  if redis.call('TYPE', rk).ok ~= 'string' then return rk end
+  local rk = runKeys[run]
+  if rk then return rk end
+  rk = C.base .. 'run:' .. run
+  local t = redis.call('TYPE', rk).ok
+  if t ~= 'string' then
+    -- A run that is a hash stays one for the rest of the script: not read again.
+    if t == 'hash' then runKeys[run] = rk end
+    return rk, t == 'none'
+  end
+  runKeys[run] = rk
   local id = redis.call('GET', rk)
   -- Redis refuses a script out of memory (maxmemory) at its first write,
   -- unless that write is one that frees memory, such as DEL: the stub is
@@ -140,13 +166,13 @@ local function runKey(run)
   local st, fp, seq = unpack(redis.call('HMGET', C.base .. 'q:' .. id, 'status', 'fp', 'seq'))
   local doc = redis.call('GET', C.base .. 'd:' .. id)
   if not st or not doc then return rk end
-  local line = string.match(doc, '^[^\n]*')
-  local created = string.match(line, '^{"c":(%d+)') or C.nowstr
-  local ok, v = pcall(cjson.decode, line)
-  local agent = ''
-  if ok and type(v) == 'table' and type(v.a) == 'string' then agent = v.a end
-  redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', created, 'updated_at', created, 'q:' .. seq, id)
-  if st == 'pending' then redis.call('HSET', rk, 'pending', id, 'fp:' .. fp, id) end
+  local created, agent = runOwner(doc)
+  if st == 'pending' then
+    redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', created, 'updated_at', created,
+      'q:' .. seq, id, 'pending', id, 'fp:' .. fp, id)
+  else
+    redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', created, 'updated_at', created, 'q:' .. seq, id)
+  end
   local ttl = tonumber(C.retention)
   local dl = indexed(C.base .. 'deadlines', id)
   if dl then ttl = ttl + math.max(0, tonumber(dl) - tonumber(C.nowms)) end
@@ -163,12 +189,17 @@ end
 local function finalize(id, status, result, evtype, by, detail, run, fp)
   local qk = C.base .. 'q:' .. id
   if not run then run, fp = unpack(redis.call('HMGET', qk, 'run', 'fp')) end
-  -- A stub run becomes its hash while its question is still pending.
-  local rk = runKey(run)
   -- The result goes beside the immutable part (a line "R<json>"), so the
   -- hash keeps only short fields (see record.go).
   local dk = C.base .. 'd:' .. id
   local d = redis.call('GET', dk)
+  -- A run that is a stub of this question (the run's one question, which
+  -- now ends) becomes below the hash runKey would make of it less its
+  -- pending question, in one step; any other stub becomes its hash first,
+  -- while its question is still pending.
+  local rk = C.base .. 'run:' .. run
+  local stub = d and not runKeys[run] and redis.call('TYPE', rk).ok == 'string' and redis.call('GET', rk) == id
+  if not stub then rk = runKey(run) end
   if d then
     redis.call('SET', dk, d .. '\nR' .. result, 'PX', C.retention)
     redis.call('HSET', qk, 'status', status, 'updated_at', C.nowstr)
@@ -183,26 +214,45 @@ local function finalize(id, status, result, evtype, by, detail, run, fp)
   redis.call('DEL', C.base .. 'draft:' .. id)
   if d then keepIdem(id, string.match(d, '^[^\n]*')) end
   local fpf = 'fp:' .. fp
-  local pending, fpq = unpack(redis.call('HMGET', rk, 'pending', fpf))
-  if pending == id then
-    redis.call('HDEL', rk, 'pending')
-    pending = false
-  end
-  -- A run has at most one pending question and any number of pending
-  -- approvals (np counts those asked with a batch, field b): once none is
-  -- pending every question of the run goes within retention, and the run
-  -- with them.
-  local approvals = 0
-  if redis.call('HEXISTS', qk, 'b') == 1 then approvals = redis.call('HINCRBY', rk, 'np', -1) end
-  if not pending and approvals <= 0 then redis.call('PEXPIRE', rk, C.retention) end
-  -- The run's re-ask fingerprint: an answered question stays re-attachable
-  -- for the window ("id|until ms"); any other outcome forgets it. A tool
-  -- call's key (call:<id>) names its record for as long as the run lives.
-  if fpq == id and string.sub(fp, 1, 5) ~= 'call:' then
-    if status == 'answered' then
-      redis.call('HSET', rk, fpf, id .. '|' .. (tonumber(C.nowms) + tonumber(C.window)))
-    else
-      redis.call('HDEL', rk, fpf)
+  local call = string.sub(fp, 1, 5) == 'call:'
+  if stub then
+    -- The steps below, for a run whose one question this was: no question
+    -- pending, its fingerprint as below, retention. (A run's first
+    -- question was asked without a batch: no approvals.)
+    local created, agent = runOwner(d)
+    local h = {'agent_id', agent, 'status', 'running', 'created_at', created, 'updated_at', created,
+      'q:' .. redis.call('HGET', qk, 'seq'), id}
+    if call then
+      h[#h + 1], h[#h + 2] = fpf, id
+    elseif status == 'answered' then
+      h[#h + 1], h[#h + 2] = fpf, id .. '|' .. (tonumber(C.nowms) + tonumber(C.window))
+    end
+    redis.call('DEL', rk)
+    redis.call('HSET', rk, unpack(h))
+    redis.call('PEXPIRE', rk, C.retention)
+    runKeys[run] = rk
+  else
+    local pending, fpq = unpack(redis.call('HMGET', rk, 'pending', fpf))
+    if pending == id then
+      redis.call('HDEL', rk, 'pending')
+      pending = false
+    end
+    -- A run has at most one pending question and any number of pending
+    -- approvals (np counts those asked with a batch, field b): once none is
+    -- pending every question of the run goes within retention, and the run
+    -- with them.
+    local approvals = 0
+    if redis.call('HEXISTS', qk, 'b') == 1 then approvals = redis.call('HINCRBY', rk, 'np', -1) end
+    if not pending and approvals <= 0 then redis.call('PEXPIRE', rk, C.retention) end
+    -- The run's re-ask fingerprint: an answered question stays re-attachable
+    -- for the window ("id|until ms"); any other outcome forgets it. A tool
+    -- call's key (call:<id>) names its record for as long as the run lives.
+    if fpq == id and not call then
+      if status == 'answered' then
+        redis.call('HSET', rk, fpf, id .. '|' .. (tonumber(C.nowms) + tonumber(C.window)))
+      else
+        redis.call('HDEL', rk, fpf)
+      end
     end
   end
   -- The history index: an answered question joins its agent's earlier
@@ -272,9 +322,13 @@ end
 -- and the final record (finalize). run and fp: as for finalize.
 local function close(qk, id, status, result, evtype, by, detail, cont, dlv, run, fp)
   if not run then run, fp = unpack(redis.call('HMGET', qk, 'run', 'fp')) end
-  local rk = runKey(run)
+  -- The run's state matters only to a continuation (webhook mode).
+  local rk, runst, rby = nil, nil, nil
+  if cont ~= '' then
+    rk = runKey(run)
+    runst, rby = unpack(redis.call('HMGET', rk, 'status', 'resumed_by'))
+  end
   local made = ''
-  local runst, rby = unpack(redis.call('HMGET', rk, 'status', 'resumed_by'))
   if cont ~= '' and runst == 'resumed' and rby and redis.call('HEXISTS', qk, 'b') == 1 then
     -- An approval of a run another decision resumed: the run's one
     -- continuation (see runReady).
@@ -303,8 +357,8 @@ end
 // supersededResult, ttlms, escalationms (0: none), askedDetail, approval
 // ("1": kind approval), history key (domain.HistoryKey, packed; "" = not
 // indexed), batch window ms, batch id to join ("" = the run's open batch,
-// if any), fp as the earlier layout wrote it (hex)
-// Returns {"created", id, supersededID}, {"reattach", existingID} or
+// if any), fp as the earlier layout wrote it (hex), id packed (packID)
+// Returns {"created", id, supersededID, batchID}, {"reattach", existingID} or
 // {"run_owned"} when the run belongs to another agent.
 var createScript = redis.NewScript(preludeLua + `
 local id, run, agent, doc, expires = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
@@ -313,12 +367,18 @@ local approval = ARGV[21] == '1'
 local hist = ARGV[22] or ''
 local bwindow, bjoin = tonumber(ARGV[23] or '0'), ARGV[24] or ''
 local fpold = ARGV[25] or fp
+-- The id packed by the caller (packID), so this script packs none.
+if ARGV[26] then packed[id] = ARGV[26] end
 local base = C.base
-local rk = runKey(run)
+-- A new run (no key) has no owner, fingerprints or pending question to
+-- read: those reads are skipped.
+local rk, fresh = runKey(run)
 -- A run belongs to the agent that started it: no other agent may re-attach
 -- to, supersede or add to it.
-local owner = redis.call('HGET', rk, 'agent_id')
-if owner and owner ~= '' and owner ~= agent then return {'run_owned'} end
+if not fresh then
+  local owner = redis.call('HGET', rk, 'agent_id')
+  if owner and owner ~= '' and owner ~= agent then return {'run_owned'} end
+end
 -- Idempotency keys are per agent (length-prefixed, so no two agent/key
 -- pairs share a name).
 if idem ~= '' then idem = string.len(agent) .. ':' .. agent .. ':' .. idem end
@@ -334,7 +394,7 @@ local fpf = 'fp:' .. fp
 -- already decided: nothing is approved twice.
 local call = string.sub(fp, 1, 5) == 'call:'
 local ex, exf = nil, fpf
-if idem == '' or call then
+if (idem == '' or call) and not fresh then
   ex = redis.call('HGET', rk, fpf)
   -- A question asked before fingerprints were packed is under the hex.
   if not ex and fpold ~= fp then
@@ -354,7 +414,7 @@ end
 -- A question supersedes the run's pending question; an approval
 -- supersedes nothing and joins the run's batch (domain/batch.go).
 local sup = ''
-if not approval then
+if not approval and not fresh then
   local prev = redis.call('HGET', rk, 'pending')
   if prev and redis.call('HGET', base .. 'q:' .. prev, 'status') == 'pending' then
     finalize(prev, 'cancelled', supres, 'question.cancelled', '', 'superseded by ' .. id)
@@ -364,7 +424,7 @@ end
 -- A new run asked a question (not an approval) is a stub until anything
 -- else happens to it (runKey).
 local stub = false
-if redis.call('EXISTS', rk) == 0 then
+if fresh or redis.call('EXISTS', rk) == 0 then
   if approval then
     redis.call('HSET', rk, 'agent_id', agent, 'status', 'running', 'created_at', C.nowstr, 'updated_at', C.nowstr)
   else
@@ -408,7 +468,8 @@ if hist ~= '' then redis.call('HSET', KEYS[1], 'h', hist) end
 event('question.created', id, run)
 audit('asked', id, run, '', asked)
 wake(id)
-return {'created', id, sup}
+-- The batch joined, so the caller has the record without reading it back.
+return {'created', id, sup, batch}
 `)
 
 // transitionScript: KEYS[1] = the question's hash.

@@ -429,3 +429,41 @@ func testCancelNote(t *testing.T, open func() lifecycle.Store) {
 	require.NoError(t, err)
 	assert.Empty(t, got.CancelNote)
 }
+
+// testCreateReturnsStored: the question Create returns is the record as
+// another replica reads it (Get), field for field — a new run's question
+// with escalation and an idempotency key, one superseding it, approvals
+// starting and joining a batch, a re-attached re-ask.
+func testCreateReturnsStored(t *testing.T, open func() lifecycle.Store) {
+	s, other := open(), open()
+	p := project()
+	same := func(res lifecycle.CreateResult, what string) {
+		t.Helper()
+		require.NotNil(t, res.Question, what)
+		got, err := other.Get(ctx, p, res.Question.ID)
+		require.NoError(t, err)
+		assert.Equal(t, got, res.Question, what)
+		if res.Superseded != nil {
+			got, err := other.Get(ctx, p, res.Superseded.ID)
+			require.NoError(t, err)
+			assert.Equal(t, got, res.Superseded, what+": the superseded question")
+		}
+	}
+	first := newQ(p, "run-1")
+	first.ID = domain.NewQuestionID(p)
+	first.IdempotencyKey, first.Context = "k1", "ctx"
+	first.Escalation = []domain.EscalationStep{{After: domain.Duration(time.Minute), Remind: true}}
+	first.Targets = []domain.Target{{Platform: "slack", Channel: "C1"}}
+	same(create(t, s, first), "a new run's question")
+	second := newQ(p, "run-1")
+	res := create(t, s, second)
+	require.NotNil(t, res.Superseded)
+	same(res, "a question superseding the run's pending one")
+	same(create(t, s, newQ(p, "run-1", second.Questions...)), "a re-ask re-attached")
+	a1 := newApproval(p, "run-2", "c1", "rm -rf build1", time.Minute)
+	same(create(t, s, a1), "an approval starting a batch")
+	a2 := newApproval(p, "run-2", "c2", "rm -rf build2", time.Minute)
+	res = create(t, s, a2)
+	assert.Equal(t, a1.ID, res.Question.BatchID, "the second approval joins the first's batch")
+	same(res, "an approval joining a batch")
+}

@@ -55,6 +55,7 @@ func Run(t *testing.T, replicas Replicas) {
 		{"DeadlinesNearestFirstAndCounted", testDeadlines},
 		{"RunQuestionsInCreationOrder", testRunQuestions},
 		{"RecordRoundTrip", testRoundTrip},
+		{"CreateReturnsTheRecordAsStored", testCreateReturnsStored},
 		{"AdaptiveQuestionsRoundTrip", testAdaptiveRoundTrip},
 		{"HistoryOfTheSameQuestion", testHistory},
 		{"KeysEndWithRetention", testKeysEndWithRetention},
