@@ -96,6 +96,18 @@ func (p *bridgeProc) stop() error {
 	}
 }
 
+// collect makes the bridge allocate (reads of /metrics) until two
+// collections have run since the call: the garbage of a burst (waiters
+// connecting, asks) is then gone, where an idle process would keep it until
+// Go's forced collection two minutes later, and the RSS read after it is
+// what a bridge that keeps working holds (it collects as it goes).
+func (p *bridgeProc) collect() {
+	want := p.gcs.Load() + 2
+	for deadline := time.Now().Add(30 * time.Second); p.gcs.Load() < want && time.Now().Before(deadline); {
+		_, _ = metricValue(p.base, "go_goroutines")
+	}
+}
+
 func (p *bridgeProc) rss() int64 { return rss(p.cmd.Process.Pid) }
 
 // liveHeap is the heap the bridge's last GC found live, read a second
