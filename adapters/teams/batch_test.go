@@ -233,7 +233,16 @@ func TestBatchInvokeAnswersWithTheBatchCard(t *testing.T) {
 	}
 	res.Questions[0] = e.get(t, qs[0])
 	id := res.Questions[0].Targets[0].MessageTS
-	card := e.F.Activity(id).Card()
+	// A call joining re-renders the card after its post: on a loaded
+	// machine the flush can return before the last re-render lands (CI
+	// once pressed a card that had no Allow for call 1 yet).
+	var card json.RawMessage
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		card = e.F.Activity(id).Card()
+		if strings.Contains(string(card), "rm -rf build3") || time.Now().After(deadline) {
+			break
+		}
+	}
 	press := func(who string, a seenControl) json.RawMessage {
 		r := e.F.Invoke(e.Endpoint, faketeams.User{AADObjectID: "aad-" + who, Name: who}, id, a.Verb, a.Data)
 		if r.Type != cardContentType {
@@ -246,6 +255,9 @@ func TestBatchInvokeAnswersWithTheBatchCard(t *testing.T) {
 		if a.Title == "Allow" && ActionQuestionID(a.Data) == res.Questions[0].ID {
 			allow = a
 		}
+	}
+	if allow.Title == "" {
+		t.Fatalf("the card shows no Allow for call 1:\n%s", seenText(card))
 	}
 	got := seenText(press("alice", allow))
 	for _, want := range []string{"3 approvals needed", "1 of 3 decided", "rm -rf build2", "rm -rf build3", "Allowed"} {
