@@ -151,18 +151,27 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 	return nil
 }
 
-// metricValue reads one unlabelled metric of the bridge's /metrics.
-func metricValue(base, name string) (float64, error) {
+// metricLines reads the bridge's /metrics, one line a series.
+func metricLines(base string) ([]string, error) {
 	res, err := http.Get(base + "/metrics")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
+		return nil, err
+	}
+	return strings.Split(string(body), "\n"), nil
+}
+
+// metricValue reads one unlabelled metric of the bridge's /metrics.
+func metricValue(base, name string) (float64, error) {
+	lines, err := metricLines(base)
+	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range lines {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			var k float64
 			_, err := fmt.Sscan(v, &k)
@@ -175,17 +184,12 @@ func metricValue(base, name string) (float64, error) {
 // pendingGauge reads the bridge's pending questions from /metrics (the
 // askbridge_questions_pending gauge, summed over projects).
 func pendingGauge(base string) (int, error) {
-	res, err := http.Get(base + "/metrics")
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
+	lines, err := metricLines(base)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range lines {
 		if v, ok := strings.CutPrefix(line, "askbridge_questions_pending{"); ok {
 			var k float64
 			if _, err := fmt.Sscan(v[strings.IndexByte(v, '}')+1:], &k); err == nil {
