@@ -133,7 +133,7 @@ func (p *parker) parkReply(w http.ResponseWriter, r *http.Request, project, id s
 		pk.conn = conn
 	}
 	if reply != nil && reply.Head != nil && !pk.send(reply.Head) {
-		pk.close() // the client is gone already
+		p.gone(pk) // the client is gone already
 		return true
 	}
 	p.mu.Lock()
@@ -165,6 +165,9 @@ func (p *parker) parkReply(w http.ResponseWriter, r *http.Request, project, id s
 		p.mu.Unlock()
 	}
 	p.enqueue(pk) // the question may have changed before the watch began
+	if reply != nil && reply.OnPark != nil {
+		reply.OnPark(func() { p.gone(pk) })
+	}
 	return true
 }
 
@@ -371,6 +374,9 @@ func (p *parker) finish(pk *parked) bool {
 	}
 	if hangup != 0 {
 		unwatchHangupFD(hangup, int(pk.fd))
+	}
+	if pk.reply != nil && pk.reply.Done != nil {
+		pk.reply.Done()
 	}
 	return true
 }
