@@ -80,6 +80,27 @@ func (h *sessionHost) call(id any, question string, progressToken any) *sessionC
 		params["_meta"] = map[string]any{"progressToken": progressToken}
 	}
 	res := h.post(ctx, map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+	return h.read(res, c)
+}
+
+// resume resumes a call's stream after lastID, as a host whose stream
+// dropped does (GET with Last-Event-ID).
+func (h *sessionHost) resume(lastID string) *sessionCall {
+	h.t.Helper()
+	ctx, cancel := context.WithCancel(h.t.Context())
+	c := &sessionCall{events: make(chan string, 100), result: make(chan map[string]any, 1), cut: cancel}
+	req, _ := http.NewRequestWithContext(ctx, "GET", h.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", h.id)
+	req.Header.Set("MCP-Protocol-Version", h.protocolVer)
+	req.Header.Set("Last-Event-ID", lastID)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(h.t, err)
+	require.Equal(h.t, http.StatusOK, res.StatusCode)
+	return h.read(res, c)
+}
+
+func (h *sessionHost) read(res *http.Response, c *sessionCall) *sessionCall {
 	require.Equal(h.t, "text/event-stream", res.Header.Get("Content-Type"))
 	go func() {
 		defer close(c.result)
@@ -293,6 +314,41 @@ func TestParkedSessionCallCancelledOrCut(t *testing.T) {
 		now := questionNow(t, b, q1["id"].(string), nil)
 		return now["status"] == "cancelled" && now["cancel_reason"] == "agent"
 	}, 10*time.Second, 50*time.Millisecond, "the ended session withdraws the cancelled call's question")
+}
+
+// TestParkedSessionCallStreamResumed: a host whose parked call's stream
+// drops resumes it (GET with the priming event's id as Last-Event-ID) and
+// gets the progress and the result there, as on the stream it lost.
+func TestParkedSessionCallStreamResumed(t *testing.T) {
+	b := newOpsBridge(t, func(s *app.Settings) { s.MCPProgressEvery = 150 * time.Millisecond })
+	h := openSession(t, b.url, "", "")
+	call := h.call(9, "Ship build 61?", "tok-r")
+	q := pendingMCP(t, b, "Ship build 61?")
+	prime := strings.TrimPrefix(<-call.events, "prime ")
+	require.Regexp(t, `_0$`, prime)
+	assert.Regexp(t, `^progress tok-r 1 `, <-call.events)
+	call.cut()
+	time.Sleep(300 * time.Millisecond)
+	assert.Equal(t, "pending", questionNow(t, b, q["id"].(string), nil)["status"])
+
+	resumed := h.resume(prime)
+	select {
+	case p := <-resumed.events:
+		assert.Regexp(t, `^progress tok-r [2-9] waiting for an answer`, p, "the progress goes on increasing")
+	case <-time.After(5 * time.Second):
+		t.Fatal("no progress on the resumed stream")
+	}
+	require.Equal(t, http.StatusAccepted, b.do("POST", "/api/projects/default/agent-questions/"+q["id"].(string)+"/respond",
+		map[string]any{"response": "Ship it"}, nil, nil))
+	m := resumed.wait(t)
+	assert.EqualValues(t, 9, m["id"])
+	assert.Equal(t, "answered", m["result"].(map[string]any)["structuredContent"].(map[string]any)["status"])
+	for ev := range resumed.events {
+		if strings.HasPrefix(ev, "result ") {
+			assert.Equal(t, "result "+strings.TrimSuffix(prime, "_0")+"_1", ev)
+			break
+		}
+	}
 }
 
 // TestParkedSessionCallSessionEnds: when the host ends its session (or the

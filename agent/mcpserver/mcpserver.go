@@ -107,6 +107,7 @@ type Server struct {
 	parker      Parker
 	slots       sync.Map
 	parkedCalls parkedCalls         // the parked calls of sessions (parksession.go)
+	orphans     sync.Map            // their streams that may be resumed, by session and stream
 	impl        *mcp.Implementation // who the server says it is
 }
 

@@ -52,10 +52,10 @@ type ParkedCall struct {
 	Every time.Duration
 	Tick  func(n int) []byte
 	// OnPark is given once parked what ends the wait without an answer;
-	// Done is called once when the wait ends, whichever way. Neither may
-	// block.
+	// Done is called once when the wait ends, whichever way (unanswered:
+	// the client hung up, or stop was called). Neither may block.
 	OnPark func(stop func())
-	Done   func()
+	Done   func(unanswered bool)
 }
 
 // parkHeader carries a parkable POST's slot to the tool handler, which
@@ -148,7 +148,8 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 		if !st.track(q.ID, a) {
 			return false
 		}
-		pc = &parkedCall{key: callKey(slot.session, slot.id), session: slot.session, st: st, reg: &s.parkedCalls}
+		pc = &parkedCall{key: callKey(slot.session, slot.id), session: slot.session, st: st, srv: s,
+			project: q.ProjectID, qid: q.ID, expires: q.ExpiresAt}
 		if req.Extra != nil {
 			pc.token = req.Extra.TokenInfo
 			if req.Extra.Header != nil {
@@ -160,7 +161,7 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	// What the SDK wrote so far (a session stream's priming event) goes
 	// first; the response event gets the id the SDK would have given it.
 	head := append(responseHead(slot.w.Header()), held...)
-	eventID := primeID(held)
+	stream, eventID := primeID(held)
 	// The closures keep what they need only: the question as asked is
 	// not kept for the whole wait.
 	id, qid := slot.id, q.ID
@@ -177,8 +178,13 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 			}
 			res = waitFailedResult(qid, why)
 		}
-		if pc != nil && err == nil && fq.Status.Final() {
-			st.settled(qid)
+		if pc != nil {
+			pc.mu.Lock()
+			pc.answered = true
+			pc.mu.Unlock()
+			if err == nil && fq.Status.Final() {
+				st.settled(qid)
+			}
 		}
 		out := sseEventID(nil, eventID, rpcResult(id, res, impl))
 		if call.Head == nil {
@@ -189,7 +195,9 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	if token := req.Params.GetProgressToken(); token != nil {
 		places, expires := q.Places(), q.ExpiresAt
 		call.Head, call.Every = head, s.cfg.ProgressEvery
-		call.Tick = func(n int) []byte {
+		n := 0 // counted here: a resumed stream's progress goes on increasing
+		call.Tick = func(int) []byte {
+			n++
 			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
 				"params": &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: waitingLine(places, expires)}})
 			return sseEvent(nil, b)
@@ -200,6 +208,7 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 		// headers and priming event now, the result when final.
 		call.Head = head
 		call.OnPark, call.Done = pc.parked, pc.ended
+		pc.stream, pc.call = stream, call
 	}
 	timeout := max(time.Until(q.ExpiresAt)+expiryGrace, expiryGrace)
 	if s.parker.ParkCall(slot.w, slot.r, q.ProjectID, q.ID, timeout, call) {

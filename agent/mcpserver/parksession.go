@@ -52,21 +52,31 @@ func (p parkedStore) Append(ctx context.Context, sessionID, streamID string, dat
 }
 
 // parkedCall is a parked call of a session, which its session's end or
-// its notifications/cancelled ends without an answer.
+// its notifications/cancelled ends without an answer. When its connection
+// drops, it waits (without a connection, watching nothing) for the host to
+// resume its stream with Last-Event-ID, which is then parked in its place.
 type parkedCall struct {
 	key     string // callKey
 	session string // Mcp-Session-Id
 	proto   string // the session's MCP-Protocol-Version
 	token   *auth.TokenInfo
 	st      *session
-	reg     *parkedCalls
+	srv     *Server
+	// to park the stream again when resumed ("" stream: it cannot be)
+	stream           string
+	project, qid     string
+	expires          time.Time
+	call             ParkedCall
+	answered, orphan bool // (guarded by mu)
 
-	mu   sync.Mutex
-	stop func() // from the parker once parked
-	done bool
+	mu      sync.Mutex
+	stop    func() // from the parker once parked
+	done    bool
+	stopped bool
 }
 
-// parkedCalls are the parked calls of sessions by callKey.
+// parkedCalls are the parked calls of sessions by callKey (the resumable
+// ones whose connection dropped too).
 type parkedCalls struct{ m sync.Map }
 
 // callKey names a call of a session: its JSON-RPC id (as a
@@ -85,12 +95,13 @@ func callKey(session string, id json.RawMessage) string {
 // meanwhile ends it at once.
 func (pc *parkedCall) parked(stop func()) {
 	pc.mu.Lock()
-	if pc.done {
+	if pc.done || pc.stopped {
 		pc.mu.Unlock()
+		stop()
 		return
 	}
 	pc.stop = stop
-	pc.reg.m.Store(pc.key, pc)
+	pc.srv.parkedCalls.m.Store(pc.key, pc)
 	alive := pc.st.addParked(pc)
 	pc.mu.Unlock()
 	if !alive {
@@ -98,23 +109,82 @@ func (pc *parkedCall) parked(stop func()) {
 	}
 }
 
-// ended forgets pc once its wait is over, whichever way.
-func (pc *parkedCall) ended() {
+// ended forgets pc once its wait is over, unless only its connection
+// dropped: then its stream may be resumed.
+func (pc *parkedCall) ended(unanswered bool) {
 	pc.mu.Lock()
-	pc.done = true
-	pc.reg.m.CompareAndDelete(pc.key, pc)
+	pc.stop = nil
+	if unanswered && !pc.answered && !pc.stopped && !pc.done && pc.stream != "" {
+		pc.orphan = true
+		pc.srv.orphans.Store(pc.streamKey(), pc)
+		pc.mu.Unlock()
+		return
+	}
+	pc.forget()
+}
+
+// forget drops pc for good (under pc.mu, which it releases).
+func (pc *parkedCall) forget() {
+	pc.done, pc.orphan = true, false
+	pc.srv.parkedCalls.m.CompareAndDelete(pc.key, pc)
+	if pc.stream != "" {
+		pc.srv.orphans.CompareAndDelete(pc.streamKey(), pc)
+	}
 	pc.mu.Unlock()
 	pc.st.dropParked(pc)
 }
 
+func (pc *parkedCall) streamKey() string { return pc.session + "\x00" + pc.stream }
+
 // end ends pc's wait without an answer, closing its connection.
 func (pc *parkedCall) end() {
 	pc.mu.Lock()
+	pc.stopped = true
 	stop := pc.stop
+	if pc.orphan || (stop == nil && !pc.done) {
+		pc.forget()
+		return
+	}
 	pc.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
+}
+
+// resumeParked parks a session's GET resuming the stream of a parked call
+// whose connection dropped (Last-Event-ID); false when it is no such
+// stream, or another credential's.
+func (s *Server) resumeParked(w http.ResponseWriter, r *http.Request, session string) bool {
+	stream, _, ok := strings.Cut(r.Header.Get("Last-Event-ID"), "_")
+	if !ok || s.parker == nil || r.ProtoMajor != 1 {
+		return false
+	}
+	v, ok := s.orphans.Load(session + "\x00" + stream)
+	if !ok {
+		return false
+	}
+	pc := v.(*parkedCall)
+	ti := auth.TokenInfoFromContext(r.Context())
+	if (pc.token == nil) != (ti == nil) || (ti != nil && ti.UserID != pc.token.UserID) {
+		return false
+	}
+	pc.mu.Lock()
+	if !pc.orphan || pc.done {
+		pc.mu.Unlock()
+		return false
+	}
+	pc.orphan = false
+	s.orphans.CompareAndDelete(pc.streamKey(), pc)
+	pc.mu.Unlock()
+	call := pc.call
+	call.Head = []byte("HTTP/1.1 200 OK\r\nCache-Control: no-cache, no-transform\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+	timeout := max(time.Until(pc.expires)+expiryGrace, expiryGrace)
+	if s.parker.ParkCall(w, r, pc.project, pc.qid, timeout, call) {
+		s.log.Debug("resumed stream of a parked call parked again", "question", pc.qid)
+		return true
+	}
+	pc.ended(true) // waits for the next resume
+	return false
 }
 
 // stop ends the parked call id of session (its notifications/cancelled).
@@ -147,24 +217,24 @@ func (st *session) dropParked(pc *parkedCall) {
 	st.mu.Unlock()
 }
 
-// primeID is the id of the priming event the SDK opened a session call's
-// stream with (w), and the id its response event would have had; "" when
-// the stream has none (protocol 2025-06-18).
-func primeID(w []byte) (next string) {
+// primeID is the stream of the priming event the SDK opened a session
+// call's stream with (w), and the id its response event would have had;
+// "" when the stream has none (protocol 2025-06-18: it cannot be resumed).
+func primeID(w []byte) (stream, next string) {
 	_, rest, ok := bytes.Cut(w, primeEvent)
 	if !ok {
-		return ""
+		return "", ""
 	}
 	id, _, ok := bytes.Cut(rest, []byte("\n"))
 	if !ok {
-		return ""
+		return "", ""
 	}
 	stream, idx, ok := strings.Cut(string(id), "_")
 	n, err := strconv.Atoi(idx)
 	if !ok || err != nil {
-		return ""
+		return "", ""
 	}
-	return stream + "_" + strconv.Itoa(n+1)
+	return stream, stream + "_" + strconv.Itoa(n+1)
 }
 
 // keepSessions keeps the sessions with parked calls from idling out: the
@@ -193,6 +263,14 @@ func (s *Server) keepSessions(stateful http.Handler, every time.Duration) {
 		var due []*parkedCall
 		s.parkedCalls.m.Range(func(_, v any) bool {
 			pc := v.(*parkedCall)
+			pc.mu.Lock()
+			if pc.orphan && time.Now().After(pc.expires.Add(expiryGrace)) {
+				// Its stream was never resumed: as a call still waiting in
+				// the SDK would, it kept the session until its deadline.
+				pc.forget()
+				return true
+			}
+			pc.mu.Unlock()
 			if !seen[pc.session] {
 				seen[pc.session] = true
 				due = append(due, pc)

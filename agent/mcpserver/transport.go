@@ -51,7 +51,13 @@ func (t transports) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Header.Del(parkHeader) // set by parkable only
 	pw := &primingRetry{ResponseWriter: w}
-	if session := r.Header.Get("Mcp-Session-Id"); session != "" {
+	if session := r.Header.Get("Mcp-Session-Id"); session != "" && r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		// The host resumes the stream of a parked call whose connection
+		// dropped: parked again (parksession.go).
+		if t.s.resumeParked(w, r, session) {
+			return
+		}
+	} else if session != "" {
 		// A session's blocking ask_user call may be parked too; what the
 		// SDK writes for it (the priming event first) is held meanwhile.
 		if slot, token := t.s.parkable(w, r, session); slot != nil {

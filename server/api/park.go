@@ -229,7 +229,7 @@ func (p *parker) adopt(pk *parked, set func(*parked, func()), release func()) {
 // gone releases a wait whose client has closed its connection: there is
 // no one to answer.
 func (p *parker) gone(pk *parked) {
-	if p.finish(pk) {
+	if p.finishHow(pk, true) {
 		pk.close()
 	}
 }
@@ -353,7 +353,11 @@ func (p *parker) write(pk *parked, out []byte, ttl time.Duration) {
 }
 
 // finish releases a wait once; it reports whether this call did.
-func (p *parker) finish(pk *parked) bool {
+func (p *parker) finish(pk *parked) bool { return p.finishHow(pk, false) }
+
+// finishHow is finish, told whether the wait ends unanswered (its client
+// hung up, or it was stopped).
+func (p *parker) finishHow(pk *parked, unanswered bool) bool {
 	p.mu.Lock()
 	if pk.done {
 		p.mu.Unlock()
@@ -376,7 +380,7 @@ func (p *parker) finish(pk *parked) bool {
 		unwatchHangupFD(hangup, int(pk.fd))
 	}
 	if pk.reply != nil && pk.reply.Done != nil {
-		pk.reply.Done()
+		pk.reply.Done(unanswered)
 	}
 	return true
 }
