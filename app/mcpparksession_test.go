@@ -417,3 +417,27 @@ func TestParkedSessionCallOutlivesIdleTimeout(t *testing.T) {
 	sc := call.wait(t)["result"].(map[string]any)["structuredContent"].(map[string]any)
 	assert.Equal(t, "answered", sc["status"])
 }
+
+// TestParkedSessionCallOn20250618: a 2025-06-18 host's session (no
+// priming event) waits parked too, and gets its result.
+func TestParkedSessionCallOn20250618(t *testing.T) {
+	b := newOpsBridge(t, nil)
+	h := &sessionHost{t: t, url: b.url + "/mcp", protocolVer: "2025-06-18"}
+	res := h.post(context.Background(), map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+		"params": map[string]any{"protocolVersion": h.protocolVer, "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "older-host", "version": "1"}}})
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	h.id = res.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, h.id)
+	res = h.post(context.Background(), map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	res.Body.Close()
+	call := h.call(2, "Ship build 71?", nil)
+	q := pendingMCP(t, b, "Ship build 71?")
+	call.stillWaits(t, 300*time.Millisecond)
+	require.Equal(t, http.StatusAccepted, b.do("POST", "/api/projects/default/agent-questions/"+q["id"].(string)+"/respond",
+		map[string]any{"response": "Hold"}, nil, nil))
+	m := call.wait(t)
+	assert.EqualValues(t, 2, m["id"])
+	assert.Equal(t, "answered", m["result"].(map[string]any)["structuredContent"].(map[string]any)["status"])
+}
