@@ -389,14 +389,25 @@ func TestParkedSessionCallSessionEnds(t *testing.T) {
 // waits (the bridge keeps it alive, under the credential that opened it);
 // the answer reaches the call and the question is not withdrawn.
 func TestParkedSessionCallOutlivesIdleTimeout(t *testing.T) {
+	for _, tokens := range []bool{true, false} {
+		t.Run(fmt.Sprint("tokens=", tokens), func(t *testing.T) { outlivesIdleTimeout(t, tokens) })
+	}
+}
+
+func outlivesIdleTimeout(t *testing.T, tokens bool) {
 	const token, operator = "agent-token-for-idle-session-0123456789", "operator-token-for-idle-session-0123456789"
 	b := newOpsBridge(t, func(s *app.Settings) {
 		s.MCPSessionTimeout = 600 * time.Millisecond
-		s.Agents = []api.Agent{{ID: "idle-host", Project: "default", Token: token, Tools: []string{"ask_user"}}}
-		s.Operators = []api.Operator{{ID: "ops", Projects: []string{"*"}, Token: operator}}
+		if tokens {
+			s.Agents = []api.Agent{{ID: "idle-host", Project: "default", Token: token, Tools: []string{"ask_user"}}}
+			s.Operators = []api.Operator{{ID: "ops", Projects: []string{"*"}, Token: operator}}
+		}
 	})
-	auth := http.Header{"Authorization": {"Bearer " + operator}}
-	h := openSession(t, b.url, "", token)
+	auth, hostToken := http.Header{"Authorization": {"Bearer " + operator}}, token
+	if !tokens {
+		auth, hostToken = nil, ""
+	}
+	h := openSession(t, b.url, "", hostToken)
 	call := h.call(1, "Ship build 51?", nil)
 	var q map[string]any
 	require.Eventually(t, func() bool {
