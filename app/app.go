@@ -176,7 +176,7 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 	a.api = api.New(api.Config{Router: a.router, Auth: auth, Logger: log.With("component", "api"), Metrics: metrics,
 		MetricsToken: s.MetricsToken, TracerProvider: s.TracerProvider})
 	a.api.Register(mux)
-	a.closeMCP = mountMCP(mux, auth, a.api, mux, a.router, log.With("component", "mcp"), s.Version, s.MCPProgressEvery)
+	a.closeMCP = mountMCP(mux, auth, a.api, mux, a.router, log.With("component", "mcp"), s.Version, s.MCPProgressEvery, s.MCPSessionTimeout)
 	var webAuth web.Authenticator
 	if len(s.Operators) > 0 {
 		webAuth = auth

@@ -21,9 +21,9 @@ import (
 // (default "default"). Hosts that support form elicitation also get
 // the question as a form for their own user. close ends every session, withdrawing its pending
 // questions; call it before draining the API.
-func mountMCP(mux *http.ServeMux, auth *api.Auth, a *api.API, apiHandler http.Handler, router *lifecycle.Router, log *slog.Logger, version string, progressEvery time.Duration) (close func()) {
+func mountMCP(mux *http.ServeMux, auth *api.Auth, a *api.API, apiHandler http.Handler, router *lifecycle.Router, log *slog.Logger, version string, progressEvery, sessionTimeout time.Duration) (close func()) {
 	srv := mcpserver.New(mcpserver.Config{Logger: log, Version: version, ProgressEvery: progressEvery})
-	h := mcpserver.HTTPConfig{API: apiHandler,
+	h := mcpserver.HTTPConfig{API: apiHandler, SessionTimeout: sessionTimeout,
 		// A host's user answering an elicitation answers through the Router,
 		// like a click: responders, votes and the first-answer-wins rule apply.
 		Answer: func(ctx context.Context, project, id string, req domain.RespondRequest, who domain.Person) error {
@@ -52,5 +52,6 @@ func mountMCP(mux *http.ServeMux, auth *api.Auth, a *api.API, apiHandler http.Ha
 type apiParker struct{ a *api.API }
 
 func (p apiParker) ParkCall(w http.ResponseWriter, r *http.Request, project, id string, timeout time.Duration, c mcpserver.ParkedCall) bool {
-	return p.a.ParkReply(w, r, project, id, timeout, api.Reply{Final: c.Final, Head: c.Head, Every: c.Every, Tick: c.Tick})
+	return p.a.ParkReply(w, r, project, id, timeout, api.Reply{Final: c.Final, Head: c.Head, Every: c.Every, Tick: c.Tick,
+		OnPark: c.OnPark, Done: c.Done})
 }

@@ -87,6 +87,9 @@ type Settings struct {
 	// MCPProgressEvery, if set, is how often /mcp's waiting calls report
 	// progress (default 15s; tests).
 	MCPProgressEvery time.Duration
+	// MCPSessionTimeout, if set, is how long a /mcp session may idle
+	// (default 10m; tests).
+	MCPSessionTimeout time.Duration
 }
 
 // WebhookSecretFor returns the signing secret for an agent: its own, else

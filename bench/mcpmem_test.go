@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +15,28 @@ import (
 	"github.com/askbridge/askbridge/app"
 )
 
+// mcpSessions opens n 2025-11-25 sessions on r, or none without sessions.
+func mcpSessions(tb testing.TB, r *replica, n int, sessions bool) []string {
+	tb.Helper()
+	if !sessions {
+		return nil
+	}
+	ss := make([]string, n)
+	for i := range ss {
+		var err error
+		if ss[i], err = mcpSession(r.web.URL); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return ss
+}
+
 // waitingMCPCalls opens n blocking ask_user calls over /mcp of r, each on a
 // connection of its own and a question of its own (a 2026-07-28 host's
-// POST, or with sessions a 2025-11-25 host's session and its call), waits
-// until the bridge has asked every one, and checks that none was answered.
-func waitingMCPCalls(tb testing.TB, r *replica, n, from int, sessions bool) []net.Conn {
+// POST, or, given sessions, the call of a 2025-11-25 host in sessions[i]),
+// waits until the bridge has asked every one, and checks that none was
+// answered.
+func waitingMCPCalls(tb testing.TB, r *replica, n, from int, sessions []string) []net.Conn {
 	tb.Helper()
 	addr := strings.TrimPrefix(r.web.URL, "http://")
 	pending0, err := pendingGauge(r.web.URL)
@@ -33,10 +51,8 @@ func waitingMCPCalls(tb testing.TB, r *replica, n, from int, sessions bool) []ne
 	})
 	for i := range n {
 		session := ""
-		if sessions {
-			if session, err = mcpSession(r.web.URL); err != nil {
-				tb.Fatal(err)
-			}
+		if sessions != nil {
+			session = sessions[i]
 		}
 		c, err := parkMCPCall(addr, session, false, fmt.Sprintf("Deploy build %d?", from+i))
 		if err != nil {
@@ -70,8 +86,31 @@ func waitingMCPCalls(tb testing.TB, r *replica, n, from int, sessions bool) []ne
 }
 
 // mcpCallCost is what n more waiting calls cost the process of r, per
-// call: goroutines, and the Go heap and stacks in use.
-func mcpCallCost(tb testing.TB, r *replica, n int, sessions bool) (goroutines, bytes, live float64) {
+// call: goroutines, and the Go heap and stacks in use. With sessions, each
+// call is in a session of its own, opened first: the call's cost is
+// counted apart from its session's (session, per session).
+//
+// MCP_PROFILE=/tmp/m writes /tmp/m.base.heap and /tmp/m.heap (every
+// allocation sampled) before and after the n calls wait:
+//
+//	go tool pprof -sample_index=inuse_space -diff_base /tmp/m.base.heap -top /tmp/m.heap
+func mcpCallCost(tb testing.TB, r *replica, n int, sessions bool) (goroutines, bytes, live, session float64) {
+	prof := os.Getenv("MCP_PROFILE")
+	writeHeap := func(string) {}
+	if prof != "" {
+		runtime.MemProfileRate = 1
+		defer func() { runtime.MemProfileRate = 512 * 1024 }()
+		writeHeap = func(name string) {
+			f, err := os.Create(name)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			defer f.Close()
+			if err := pprof.WriteHeapProfile(f); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
 	settle := func() (uint64, uint64, int) {
 		runtime.GC()
 		runtime.GC()
@@ -81,21 +120,28 @@ func mcpCallCost(tb testing.TB, r *replica, n int, sessions bool) (goroutines, b
 		metrics.Read(lv)
 		return m.HeapInuse + m.StackInuse, lv[0].Value.Uint64(), runtime.NumGoroutine()
 	}
-	waitingMCPCalls(tb, r, 20, 0, sessions) // warm: the first calls start what every call shares
+	// warm: the first calls start what every call shares
+	waitingMCPCalls(tb, r, 20, 0, mcpSessions(tb, r, 20, sessions))
+	bs, _, _ := settle()
+	ss := mcpSessions(tb, r, n, sessions)
 	b0, l0, g0 := settle()
-	waitingMCPCalls(tb, r, n, 20, sessions)
+	writeHeap(prof + ".base.heap")
+	waitingMCPCalls(tb, r, n, 20, ss)
 	b1, l1, g1 := settle()
-	return float64(g1-g0) / float64(n), (float64(b1) - float64(b0)) / float64(n), (float64(l1) - float64(l0)) / float64(n)
+	writeHeap(prof + ".heap")
+	return float64(g1-g0) / float64(n), (float64(b1) - float64(b0)) / float64(n), (float64(l1) - float64(l0)) / float64(n),
+		(float64(b0) - float64(bs)) / float64(n)
 }
 
 // TestWaitingMCPCallHoldsNoGoroutine: a blocking ask_user call over /mcp
 // that waits for a person is parked like a long-poll: it holds no
-// goroutine of its own, and a few KB, on either kind of host.
+// goroutine of its own, and a few KB, on either kind of host (a
+// 2025-11-25 host's session costs what it costs apart from its call).
 func TestWaitingMCPCallHoldsNoGoroutine(t *testing.T) {
 	for _, kind := range []struct {
 		name     string
 		sessions bool
-	}{{"2026-07-28 stateless POST", false}} {
+	}{{"2026-07-28 stateless POST", false}, {"2025-11-25 session POST", true}} {
 		t.Run(kind.name, func(t *testing.T) {
 			r, err := startReplica(app.Settings{Addr: "127.0.0.1:0"})
 			if err != nil {
@@ -103,11 +149,16 @@ func TestWaitingMCPCallHoldsNoGoroutine(t *testing.T) {
 			}
 			defer r.Close()
 			const n = 200
-			g, b, live := mcpCallCost(t, r, n, kind.sessions)
+			g, b, live, session := mcpCallCost(t, r, n, kind.sessions)
 			t.Logf("per waiting call: %.2f goroutines, %.0f B of heap and stacks in use (%.0f B live)", g, b, live)
+			if kind.sessions {
+				t.Logf("per session, before its call: %.0f B of heap and stacks in use", session)
+			}
 			if g > 0.1 {
 				t.Errorf("each waiting call holds %.2f goroutines; want none (parked)", g)
 			}
+			// A call waiting in goroutines held 4 of them and ~30 KB live
+			// (~75 KB of heap and stacks in use).
 			if live > 8<<10 { // (the heap in use moves with the garbage the asks left)
 				t.Errorf("each waiting call keeps %.0f B of live heap; want a few KB", live)
 			}
@@ -131,7 +182,10 @@ func BenchmarkWaitingMCPCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer r.Close()
-			g, by, live := mcpCallCost(b, r, b.N, kind.sessions)
+			g, by, live, session := mcpCallCost(b, r, b.N, kind.sessions)
+			if kind.sessions {
+				b.ReportMetric(session, "session-B/session")
+			}
 			b.ReportMetric(g, "goroutines/call")
 			b.ReportMetric(by, "B/call")
 			b.ReportMetric(live, "live-B/call")

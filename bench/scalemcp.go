@@ -120,7 +120,7 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 			return fmt.Errorf("parked MCP call %d (%s) had ended before it was counted: %q", i, kind, got)
 		}
 	}
-	if kind == mcpStateless {
+	if kind != mcpTasks { // both kinds of blocking call are parked
 		// The calls' asks leave their garbage (about 100 KB a call during
 		// the burst) in a heap the collector lets grow: once parked, an
 		// idle bridge collects it only at Go's forced collection (every 2

@@ -97,12 +97,21 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 	// stream store so a dropped stream resumes (Last-Event-ID) within this
 	// replica; no session for 2026-07-28, so any replica serves any request,
 	// and a cut POST ends its call's wait (the question stays open).
+	stateful := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.log,
+		SessionTimeout: h.SessionTimeout, EventStore: parkedStore{mcp.NewMemoryEventStore(nil), s.sessionClosed}})
+	s.mu.Lock()
+	s.httpEnds = true
+	s.mu.Unlock()
 	var sdk http.Handler = transports{
-		stateful: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.log,
-			SessionTimeout: h.SessionTimeout, EventStore: mcp.NewMemoryEventStore(nil)}),
+		stateful: stateful,
 		stateless: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.log,
 			Stateless: true, PropagateRequestCancellation: true}),
 		s: s,
+	}
+	if s.parker != nil {
+		// A session whose calls are parked has no POST in progress: keep it
+		// from idling out while they wait.
+		go s.keepSessions(stateful, h.SessionTimeout/3)
 	}
 	var bound http.Handler = sdk
 	if h.Authenticate != nil {
@@ -178,10 +187,8 @@ func (s *Server) endSessionID(id, key string) {
 	}
 	s.mu.Lock()
 	var found *mcp.ServerSession
-	for ss, st := range s.sessions {
-		if ss != nil && ss.ID() == id && st.key == key {
-			found = ss
-		}
+	if ss, ok := s.byID[id]; ok && s.sessions[ss] != nil && s.sessions[ss].key == key {
+		found = ss
 	}
 	s.mu.Unlock()
 	if found != nil {

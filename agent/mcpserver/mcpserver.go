@@ -91,6 +91,12 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
 	closed   bool
+	// Streamable HTTP sessions by id, told apart from stdio's once
+	// HTTPHandler is built: their end is learnt from the stream store
+	// (sessionClosed), without a goroutine each.
+	byID      map[string]*mcp.ServerSession
+	closedIDs map[string]time.Time // closed before their first call was seen
+	httpEnds  bool
 	// life ends at Close: the calls of 2026-07-28 clients, which have no
 	// session, stop waiting then.
 	life    context.Context
@@ -98,9 +104,11 @@ type Server struct {
 
 	// parker parks blocking calls over Streamable HTTP (park.go); slots
 	// are the POSTs that may be parked, by their parkHeader token.
-	parker Parker
-	slots  sync.Map
-	impl   *mcp.Implementation // who the server says it is
+	parker      Parker
+	slots       sync.Map
+	parkedCalls parkedCalls         // the parked calls of sessions (parksession.go)
+	orphans     sync.Map            // their streams that may be resumed, by session and stream
+	impl        *mcp.Implementation // who the server says it is
 }
 
 const toolDescription = `Ask a person on the team a question and wait for their answer. The question is posted where the team works (Slack, Discord, Telegram, email or the askbridge web inbox, and the person on call may be paged through PagerDuty) and this call blocks until someone answers, it expires, or it is dismissed.
@@ -294,10 +302,10 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	q := &asked.Question
 	if slot := s.slotOf(req); slot != nil {
 		// Parked when nothing needs this goroutine while it waits: no form
-		// at the host, no session to end the wait.
+		// at the host.
 		form := who.Answer != nil && canElicit(req.Session) && domain.Allowed(q.Responders, hostUser(agentID, agentName))
-		if !q.Status.Final() && !form && stateless(req) && s.park(slot, req, q) {
-			return &mcp.CallToolResult{}, nil // dropped: the parked connection gets the result
+		if !q.Status.Final() && !form && s.park(slot, req, q, st, askedIn{backend: who.Backend, pinned: who.RunID != ""}) {
+			return parkedResult(), nil // dropped: the parked connection gets the result
 		}
 		slot.hold.pass()
 	}

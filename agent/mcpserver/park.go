@@ -23,6 +23,14 @@ import (
 // connection is closed. Progress notifications are written meanwhile if the
 // host gave a progress token. A call that opens an elicitation form, an
 // HTTP/2 request, or a server without a Parker waits the ordinary way.
+//
+// Both eras are parked: a 2026-07-28 POST, and the POST of a call in a
+// 2025-11-25 (or older) session. For the latter the SDK considers the call
+// answered once parked (its placeholder response is neither written nor
+// kept for a resumed stream, parkedStore), so what the SDK did for a
+// waiting call is done here: the session's notifications/cancelled for the
+// call, and the end of the session, end the parked wait without an answer
+// (the question stays pending, or is withdrawn with its session as before).
 
 // Parker holds a parked call's connection (the API's parker, wired by the
 // app).
@@ -43,6 +51,11 @@ type ParkedCall struct {
 	Head  []byte
 	Every time.Duration
 	Tick  func(n int) []byte
+	// OnPark is given once parked what ends the wait without an answer;
+	// Done is called once when the wait ends, whichever way (unanswered:
+	// the client hung up, or stop was called). Neither may block.
+	OnPark func(stop func())
+	Done   func(unanswered bool)
 }
 
 // parkHeader carries a parkable POST's slot to the tool handler, which
@@ -57,17 +70,20 @@ const expiryGrace = 30 * time.Second
 // writes to hold, which keeps what it writes until the call is parked
 // (then the SDK's writes are dropped) or not (then they go through).
 type parkSlot struct {
-	w    http.ResponseWriter
-	r    *http.Request
-	hold *holdWriter
-	id   json.RawMessage // the call's JSON-RPC id
+	w       http.ResponseWriter
+	r       *http.Request
+	hold    *holdWriter
+	id      json.RawMessage // the call's JSON-RPC id
+	session string          // the Mcp-Session-Id of a 2025-11-25 call
 }
 
 // parkable returns the slot of a POST that may be parked: HTTP/1, one
-// tools/call of ask_user. The body is read and put back.
-func (s *Server) parkable(w http.ResponseWriter, r *http.Request) (*parkSlot, string) {
+// tools/call of ask_user (in a session: with the session's id). The body is
+// read and put back. A session's notifications/cancelled ends the parked
+// call it names.
+func (s *Server) parkable(w http.ResponseWriter, r *http.Request, session string) (*parkSlot, string) {
 	r.Header.Del(parkHeader)
-	if s.parker == nil || r.ProtoMajor != 1 || r.Method != http.MethodPost || r.Body == nil {
+	if s.parker == nil || r.Method != http.MethodPost || r.Body == nil {
 		return nil, ""
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))
@@ -79,13 +95,21 @@ func (s *Server) parkable(w http.ResponseWriter, r *http.Request) (*parkSlot, st
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params struct {
-			Name string `json:"name"`
+			Name      string          `json:"name"`
+			RequestID json.RawMessage `json:"requestId"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" || msg.Params.Name != ToolName || len(msg.ID) == 0 {
+	if json.Unmarshal(body, &msg) != nil {
 		return nil, ""
 	}
-	slot := &parkSlot{w: w, r: r, hold: &holdWriter{ResponseWriter: w}, id: msg.ID}
+	if session != "" && msg.Method == "notifications/cancelled" {
+		s.parkedCalls.stop(session, msg.Params.RequestID)
+		return nil, ""
+	}
+	if r.ProtoMajor != 1 || msg.Method != "tools/call" || msg.Params.Name != ToolName || len(msg.ID) == 0 || string(msg.ID) == "null" {
+		return nil, ""
+	}
+	slot := &parkSlot{w: w, r: r, hold: &holdWriter{ResponseWriter: w}, id: msg.ID, session: session}
 	token := rand.Text()
 	s.slots.Store(token, slot)
 	r.Header.Set(parkHeader, token)
@@ -109,10 +133,35 @@ func (s *Server) slotOf(req *mcp.CallToolRequest) *parkSlot {
 }
 
 // park parks a call whose question q is pending; false when it cannot
-// (the call then waits the ordinary way).
-func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Question) bool {
-	slot.hold.drop()
-	head := responseHead(slot.w.Header())
+// (the call then waits the ordinary way). The question of a session's
+// call is tracked in st as asked (a, withdrawn when the session ends) and
+// forgotten once final.
+func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Question, st *session, a askedIn) bool {
+	if ct := slot.w.Header().Get("Content-Type"); ct != "" && ct != "text/event-stream" {
+		return false // the SDK answers this call with one JSON body
+	}
+	var impl *mcp.Implementation // the 2026-07-28 result names the server
+	var pc *parkedCall
+	if slot.session == "" {
+		impl = s.impl
+	} else {
+		if !st.track(q.ID, a) {
+			return false
+		}
+		pc = &parkedCall{key: callKey(slot.session, slot.id), session: slot.session, st: st, srv: s,
+			project: q.ProjectID, qid: q.ID, expires: q.ExpiresAt}
+		if req.Extra != nil {
+			pc.token = req.Extra.TokenInfo
+			if req.Extra.Header != nil {
+				pc.proto = req.Extra.Header.Get("Mcp-Protocol-Version")
+			}
+		}
+	}
+	held := slot.hold.drop()
+	// What the SDK wrote so far (a session stream's priming event) goes
+	// first; the response event gets the id the SDK would have given it.
+	head := append(responseHead(slot.w.Header()), held...)
+	stream, eventID := primeID(held)
 	// The closures keep what they need only: the question as asked is
 	// not kept for the whole wait.
 	id, qid := slot.id, q.ID
@@ -129,7 +178,15 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 			}
 			res = waitFailedResult(qid, why)
 		}
-		out := sseEvent(nil, rpcResult(id, res, s.impl))
+		if pc != nil {
+			pc.mu.Lock()
+			pc.answered = true
+			pc.mu.Unlock()
+			if err == nil && fq.Status.Final() {
+				st.settled(qid)
+			}
+		}
+		out := sseEventID(nil, eventID, rpcResult(id, res, impl))
 		if call.Head == nil {
 			return append(head, out...)
 		}
@@ -138,11 +195,20 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	if token := req.Params.GetProgressToken(); token != nil {
 		places, expires := q.Places(), q.ExpiresAt
 		call.Head, call.Every = head, s.cfg.ProgressEvery
-		call.Tick = func(n int) []byte {
+		n := 0 // counted here: a resumed stream's progress goes on increasing
+		call.Tick = func(int) []byte {
+			n++
 			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
 				"params": &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: waitingLine(places, expires)}})
 			return sseEvent(nil, b)
 		}
+	}
+	if pc != nil {
+		// A session's stream opens at once, as the SDK opens it: its
+		// headers and priming event now, the result when final.
+		call.Head = head
+		call.OnPark, call.Done = pc.parked, pc.ended
+		pc.stream, pc.call = stream, call
 	}
 	timeout := max(time.Until(q.ExpiresAt)+expiryGrace, expiryGrace)
 	if s.parker.ParkCall(slot.w, slot.r, q.ProjectID, q.ID, timeout, call) {
@@ -172,18 +238,28 @@ func responseHead(h http.Header) []byte {
 }
 
 // sseEvent is one SSE message event, as the SDK writes them.
-func sseEvent(out, data []byte) []byte {
-	out = append(out, "event: message\ndata: "...)
+func sseEvent(out, data []byte) []byte { return sseEventID(out, "", data) }
+
+// sseEventID is one SSE message event with its id, if any.
+func sseEventID(out []byte, id string, data []byte) []byte {
+	out = append(out, "event: message\n"...)
+	if id != "" {
+		out = append(out, "id: "+id+"\n"...)
+	}
+	out = append(out, "data: "...)
 	out = append(out, data...)
 	return append(out, "\n\n"...)
 }
 
-// rpcResult is the JSON-RPC response of a 2026-07-28 call, as the SDK
-// writes it: the result says it is complete and names the server (SEP-2575).
+// rpcResult is the JSON-RPC response of a call, as the SDK writes it; with
+// impl, a 2026-07-28 call's: the result says it is complete and names the
+// server (SEP-2575).
 func rpcResult(id json.RawMessage, res *mcp.CallToolResult, impl *mcp.Implementation) []byte {
-	res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: impl}
+	if impl != nil {
+		res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: impl}
+	}
 	r, err := json.Marshal(res)
-	if err == nil && len(r) > 2 && r[0] == '{' {
+	if impl != nil && err == nil && len(r) > 2 && r[0] == '{' {
 		r = append([]byte(`{"resultType":"complete",`), r[1:]...)
 	}
 	b, err := json.Marshal(struct {
@@ -259,13 +335,14 @@ func (h *holdWriter) FlushError() error {
 
 func (h *holdWriter) Flush() { _ = h.FlushError() }
 
-// drop drops what is held and all the SDK writes after.
-func (h *holdWriter) drop() {
+// drop drops all the SDK writes from now on, returning what it held.
+func (h *holdWriter) drop() []byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.state == holding {
 		h.state = dropping
 	}
+	return bytes.Clone(h.buf)
 }
 
 // settle drops all the SDK writes from now on, for good.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/agent/bridgetest"
+	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/agent/internal/fakeapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -111,4 +113,34 @@ func TestTypeScriptClientResumesACutStream(t *testing.T) {
 	assert.Equal(t, map[string]any{"Which auth method?": "OAuth 2.0"}, out.Result.StructuredContent["answers"])
 	assert.Positive(t, c.resumed.Load(), "the answer came through the resumed stream (GET with Last-Event-ID)")
 	assert.Len(t, api.Questions(), 1, "asked once")
+}
+
+// TestTypeScriptClientResumesAParkedCall: the same against the bridge,
+// which parks the session's waiting call: the resumed stream is parked in
+// its place and gets the answer given while the host was disconnected.
+func TestTypeScriptClientResumesAParkedCall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the bridge binary")
+	}
+	tsSDK(t)
+	srv := bridgetest.Serve(t)
+	bc := client.New(srv.URL, "", "default")
+	c := newCutter(t, srv.URL)
+	proxy := httptest.NewServer(c)
+	t.Cleanup(proxy.Close)
+
+	wait := runTS(t, map[string]any{"transport": "http", "url": proxy.URL + "/mcp", "callTimeout": 15000})
+	select {
+	case first := <-c.cut:
+		assert.Regexp(t, `(?m)^id: \S+$`, first, "the stream opens with a priming event with an id")
+	case <-time.After(15 * time.Second):
+		t.Fatal("no tools/call stream to cut")
+	}
+	q := pendingOn(t, bc, 1)
+	_, err := bc.RespondText(t.Context(), q.ID, "OAuth 2.0") // answered while the host is disconnected
+	require.NoError(t, err)
+	out := wait()
+	assert.Equal(t, "answered", out.Result.StructuredContent["status"])
+	assert.Equal(t, map[string]any{"Which auth method?": "OAuth 2.0"}, out.Result.StructuredContent["answers"])
+	assert.Positive(t, c.resumed.Load(), "the answer came through the resumed stream (GET with Last-Event-ID)")
 }

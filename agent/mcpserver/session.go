@@ -32,6 +32,8 @@ type session struct {
 	// asked: questions asked in the session and not seen final, with the
 	// backend that asked them, to withdraw them when the session ends.
 	asked map[string]askedIn
+	// parked: the session's parked calls (parksession.go), ended with it.
+	parked map[*parkedCall]struct{}
 }
 
 type askedIn struct {
@@ -52,9 +54,19 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string) *session {
 		st.ended = true
 	}
 	s.sessions[ss] = st
-	if ss != nil {
+	if id := sessionID(ss); id != "" && s.httpEnds {
 		// A Streamable HTTP session ends when the client deletes it or it
-		// idles out; stdio's Serve also ends it itself, earlier.
+		// idles out: the stream store hears of it (sessionClosed).
+		if s.byID == nil {
+			s.byID = map[string]*mcp.ServerSession{}
+		}
+		s.byID[id] = ss
+		if _, gone := s.closedIDs[id]; gone {
+			delete(s.closedIDs, id)
+			go s.endSession(ss)
+		}
+	} else if ss != nil {
+		// stdio's Serve ends its session itself, earlier.
 		go func() {
 			_ = ss.Wait()
 			s.endSession(ss)
@@ -111,6 +123,9 @@ func (s *Server) endSession(ss *mcp.ServerSession) {
 	s.mu.Lock()
 	st, ok := s.sessions[ss]
 	delete(s.sessions, ss)
+	if id := sessionID(ss); id != "" && s.byID[id] == ss {
+		delete(s.byID, id)
+	}
 	s.mu.Unlock()
 	if !ok {
 		return
@@ -119,7 +134,14 @@ func (s *Server) endSession(ss *mcp.ServerSession) {
 	st.ended = true
 	asked := st.asked
 	st.asked = map[string]askedIn{}
+	parked := st.parked
+	st.parked = nil
 	st.mu.Unlock()
+	// Its parked calls end as its waiting calls do: the stream closes
+	// without a result.
+	for pc := range parked {
+		pc.end()
+	}
 	st.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 	defer cancel()
@@ -135,6 +157,40 @@ func (s *Server) endSession(ss *mcp.ServerSession) {
 		}()
 	}
 	wg.Wait()
+}
+
+func sessionID(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	return ss.ID()
+}
+
+// sessionClosed ends the Streamable HTTP session id, which the SDK has
+// closed (deleted by its client, idled out).
+func (s *Server) sessionClosed(id string) {
+	s.mu.Lock()
+	ss, ok := s.byID[id]
+	if !ok {
+		// No call of it seen yet (most sessions): should one still come,
+		// its session is ended as soon as it is made.
+		if s.closedIDs == nil {
+			s.closedIDs = map[string]time.Time{}
+		}
+		now := time.Now()
+		if len(s.closedIDs) >= 1024 {
+			for k, t := range s.closedIDs {
+				if now.Sub(t) > time.Minute {
+					delete(s.closedIDs, k)
+				}
+			}
+		}
+		s.closedIDs[id] = now
+	}
+	s.mu.Unlock()
+	if ok {
+		go s.endSession(ss) // the SDK closing it must not wait for the withdrawals
+	}
 }
 
 // withdraw cancels a question its session no longer waits for; one already

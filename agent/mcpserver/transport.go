@@ -40,7 +40,7 @@ func (t transports) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isStateless(r) {
 		// A blocking ask_user call may be parked (park.go): the SDK writes
 		// to the slot's holdWriter.
-		if slot, token := t.s.parkable(w, r); slot != nil {
+		if slot, token := t.s.parkable(w, r, ""); slot != nil {
 			defer t.s.slots.Delete(token)
 			defer slot.hold.pass() // what the SDK wrote, if the call was not parked
 			t.stateless.ServeHTTP(slot.hold, r)
@@ -50,7 +50,23 @@ func (t transports) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Header.Del(parkHeader) // set by parkable only
-	t.stateful.ServeHTTP(&primingRetry{ResponseWriter: w}, r)
+	pw := &primingRetry{ResponseWriter: w}
+	if session := r.Header.Get("Mcp-Session-Id"); session != "" && r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		// The host resumes the stream of a parked call whose connection
+		// dropped: parked again (parksession.go).
+		if t.s.resumeParked(w, r, session) {
+			return
+		}
+	} else if session != "" {
+		// A session's blocking ask_user call may be parked too; what the
+		// SDK writes for it (the priming event first) is held meanwhile.
+		if slot, token := t.s.parkable(w, r, session); slot != nil {
+			defer t.s.slots.Delete(token)
+			defer slot.hold.pass()
+			pw.ResponseWriter = slot.hold
+		}
+	}
+	t.stateful.ServeHTTP(pw, r)
 }
 
 // isStateless reports a 2026-07-28 request: by its MCP-Protocol-Version

@@ -157,6 +157,19 @@ func TestTypeScriptClientOverStreamableHTTP(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "mcp", got.RespondedBy.Platform)
 	})
+	t.Run("without a form the call waits parked", func(t *testing.T) {
+		// No form at the host: the bridge parks the session's call (its
+		// connection held without a goroutine) and writes the result
+		// event when the answer comes.
+		wait := runTS(t, map[string]any{"transport": "http", "url": srv.URL + "/mcp"})
+		q := pendingOn(t, c, 1)
+		time.Sleep(500 * time.Millisecond) // parked
+		_, err := c.RespondText(t.Context(), q.ID, "API key")
+		require.NoError(t, err)
+		out := wait()
+		assert.Equal(t, "answered", out.Result.StructuredContent["status"])
+		assert.Equal(t, map[string]any{"Which auth method?": "API key"}, out.Result.StructuredContent["answers"])
+	})
 }
 
 func mustJSON(v any) string {

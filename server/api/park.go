@@ -142,7 +142,7 @@ func (p *parker) parkReply(w http.ResponseWriter, r *http.Request, project, id s
 		pk.conn = conn
 	}
 	if reply != nil && reply.Head != nil && !pk.send(reply.Head) {
-		pk.close() // the client is gone already
+		p.gone(pk) // the client is gone already
 		return true
 	}
 	p.mu.Lock()
@@ -174,6 +174,9 @@ func (p *parker) parkReply(w http.ResponseWriter, r *http.Request, project, id s
 		p.mu.Unlock()
 	}
 	p.enqueue(pk) // the question may have changed before the watch began
+	if reply != nil && reply.OnPark != nil {
+		reply.OnPark(func() { p.gone(pk) })
+	}
 	return true
 }
 
@@ -235,7 +238,7 @@ func (p *parker) adopt(pk *parked, set func(*parked, func()), release func()) {
 // gone releases a wait whose client has closed its connection: there is
 // no one to answer.
 func (p *parker) gone(pk *parked) {
-	if p.finish(pk) {
+	if p.finishHow(pk, true) {
 		pk.close()
 	}
 }
@@ -364,7 +367,11 @@ func (p *parker) write(pk *parked, out []byte, ttl time.Duration) {
 }
 
 // finish releases a wait once; it reports whether this call did.
-func (p *parker) finish(pk *parked) bool {
+func (p *parker) finish(pk *parked) bool { return p.finishHow(pk, false) }
+
+// finishHow is finish, told whether the wait ends unanswered (its client
+// hung up, or it was stopped).
+func (p *parker) finishHow(pk *parked, unanswered bool) bool {
 	p.mu.Lock()
 	if pk.done {
 		p.mu.Unlock()
@@ -385,6 +392,9 @@ func (p *parker) finish(pk *parked) bool {
 	}
 	if hangup != 0 {
 		unwatchHangupFD(hangup, int(pk.fd))
+	}
+	if pk.reply != nil && pk.reply.Done != nil {
+		pk.reply.Done(unanswered)
 	}
 	return true
 }

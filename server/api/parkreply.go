@@ -25,6 +25,14 @@ type Reply struct {
 	Head  []byte
 	Every time.Duration
 	Tick  func(n int) []byte
+	// OnPark, if set, is given once the wait is parked a function that ends
+	// it without an answer, closing the connection (the caller's own reason
+	// to stop: a cancellation, the end of a session); Done, if set, is
+	// called once when the wait ends, whichever way: unanswered when the
+	// client hung up or stop was called. Both must not block: Done may run
+	// on the store's subscriber loop.
+	OnPark func(stop func())
+	Done   func(unanswered bool)
 }
 
 // ParkReply takes over the connection of w to wait on the pending question

@@ -1,0 +1,330 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// What parking a call of a 2025-11-25 (or older) session takes besides a
+// 2026-07-28 call's (park.go): the SDK sees the call answered once parked,
+// so the call's cancellation, the end of its session and the session's
+// idle timeout are handled here.
+
+// parkedMarker marks the placeholder result a parked call's handler returns
+// to the SDK: the SDK's response with it is never written (holdWriter) nor
+// kept for a resumed stream (parkedStore). Random, so no answer carries it.
+var parkedMarker = "askbridge-parked-" + rand.Text()
+
+// parkedResult is the placeholder result of a parked call.
+func parkedResult() *mcp.CallToolResult {
+	return &mcp.CallToolResult{Meta: mcp.Meta{parkedMarker: true}}
+}
+
+// parkedStore is the session streams' event store without the placeholder
+// responses of parked calls: a stream resumed with Last-Event-ID never
+// replays one as the call's result.
+type parkedStore struct {
+	mcp.EventStore
+	closed func(sessionID string) // told of every session the SDK closes
+}
+
+func (p parkedStore) SessionClosed(ctx context.Context, sessionID string) error {
+	p.closed(sessionID)
+	return p.EventStore.SessionClosed(ctx, sessionID)
+}
+
+func (p parkedStore) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
+	if bytes.Contains(data, []byte(parkedMarker)) {
+		return nil
+	}
+	return p.EventStore.Append(ctx, sessionID, streamID, data)
+}
+
+// parkedCall is a parked call of a session, which its session's end or
+// its notifications/cancelled ends without an answer. When its connection
+// drops, it waits (without a connection, watching nothing) for the host to
+// resume its stream with Last-Event-ID, which is then parked in its place.
+type parkedCall struct {
+	key     string // callKey
+	session string // Mcp-Session-Id
+	proto   string // the session's MCP-Protocol-Version
+	token   *auth.TokenInfo
+	st      *session
+	srv     *Server
+	// to park the stream again when resumed ("" stream: it cannot be)
+	stream           string
+	project, qid     string
+	expires          time.Time
+	call             ParkedCall
+	answered, orphan bool // (guarded by mu)
+
+	mu      sync.Mutex
+	stop    func() // from the parker once parked
+	done    bool
+	stopped bool
+}
+
+// parkedCalls are the parked calls of sessions by callKey (the resumable
+// ones whose connection dropped too).
+type parkedCalls struct{ m sync.Map }
+
+// callKey names a call of a session: its JSON-RPC id (as a
+// notifications/cancelled names it) in the session.
+func callKey(session string, id json.RawMessage) string {
+	var v any
+	if json.Unmarshal(id, &v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			id = b
+		}
+	}
+	return session + "\x00" + string(id)
+}
+
+// parked records pc once the parker holds it; a session that ended
+// meanwhile ends it at once.
+func (pc *parkedCall) parked(stop func()) {
+	pc.mu.Lock()
+	if pc.done || pc.stopped {
+		pc.mu.Unlock()
+		stop()
+		return
+	}
+	pc.stop = stop
+	pc.srv.parkedCalls.m.Store(pc.key, pc)
+	alive := pc.st.addParked(pc)
+	pc.mu.Unlock()
+	if !alive {
+		stop()
+	}
+}
+
+// ended forgets pc once its wait is over, unless only its connection
+// dropped: then its stream may be resumed.
+func (pc *parkedCall) ended(unanswered bool) {
+	pc.mu.Lock()
+	pc.stop = nil
+	if unanswered && !pc.answered && !pc.stopped && !pc.done && pc.stream != "" {
+		pc.orphan = true
+		pc.srv.orphans.Store(pc.streamKey(), pc)
+		pc.mu.Unlock()
+		return
+	}
+	pc.forget()
+}
+
+// forget drops pc for good (under pc.mu, which it releases).
+func (pc *parkedCall) forget() {
+	pc.done, pc.orphan = true, false
+	pc.srv.parkedCalls.m.CompareAndDelete(pc.key, pc)
+	if pc.stream != "" {
+		pc.srv.orphans.CompareAndDelete(pc.streamKey(), pc)
+	}
+	pc.mu.Unlock()
+	pc.st.dropParked(pc)
+}
+
+func (pc *parkedCall) streamKey() string { return pc.session + "\x00" + pc.stream }
+
+// end ends pc's wait without an answer, closing its connection.
+func (pc *parkedCall) end() {
+	pc.mu.Lock()
+	pc.stopped = true
+	stop := pc.stop
+	if pc.orphan || (stop == nil && !pc.done) {
+		pc.forget()
+		return
+	}
+	pc.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// resumeParked parks a session's GET resuming the stream of a parked call
+// whose connection dropped (Last-Event-ID); false when it is no such
+// stream, or another credential's.
+func (s *Server) resumeParked(w http.ResponseWriter, r *http.Request, session string) bool {
+	stream, _, ok := strings.Cut(r.Header.Get("Last-Event-ID"), "_")
+	if !ok || s.parker == nil || r.ProtoMajor != 1 {
+		return false
+	}
+	v, ok := s.orphans.Load(session + "\x00" + stream)
+	if !ok {
+		return false
+	}
+	pc := v.(*parkedCall)
+	ti := auth.TokenInfoFromContext(r.Context())
+	if (pc.token == nil) != (ti == nil) || (ti != nil && ti.UserID != pc.token.UserID) {
+		return false
+	}
+	pc.mu.Lock()
+	if !pc.orphan || pc.done {
+		pc.mu.Unlock()
+		return false
+	}
+	pc.orphan = false
+	s.orphans.CompareAndDelete(pc.streamKey(), pc)
+	pc.mu.Unlock()
+	call := pc.call
+	call.Head = []byte("HTTP/1.1 200 OK\r\nCache-Control: no-cache, no-transform\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+	timeout := max(time.Until(pc.expires)+expiryGrace, expiryGrace)
+	if s.parker.ParkCall(w, r, pc.project, pc.qid, timeout, call) {
+		s.log.Debug("resumed stream of a parked call parked again", "question", pc.qid)
+		return true
+	}
+	pc.ended(true) // waits for the next resume
+	return false
+}
+
+// stop ends the parked call id of session (its notifications/cancelled).
+func (r *parkedCalls) stop(session string, id json.RawMessage) {
+	if len(id) == 0 {
+		return
+	}
+	if v, ok := r.m.Load(callKey(session, id)); ok {
+		v.(*parkedCall).end()
+	}
+}
+
+// addParked records a parked call of the session; false once it ended.
+func (st *session) addParked(pc *parkedCall) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ended {
+		return false
+	}
+	if st.parked == nil {
+		st.parked = map[*parkedCall]struct{}{}
+	}
+	st.parked[pc] = struct{}{}
+	return true
+}
+
+func (st *session) dropParked(pc *parkedCall) {
+	st.mu.Lock()
+	delete(st.parked, pc)
+	st.mu.Unlock()
+}
+
+// primeID is the stream of the priming event the SDK opened a session
+// call's stream with (w), and the id its response event would have had;
+// "" when the stream has none (protocol 2025-06-18: it cannot be resumed).
+func primeID(w []byte) (stream, next string) {
+	_, rest, ok := bytes.Cut(w, primeEvent)
+	if !ok {
+		return "", ""
+	}
+	id, _, ok := bytes.Cut(rest, []byte("\n"))
+	if !ok {
+		return "", ""
+	}
+	stream, idx, ok := strings.Cut(string(id), "_")
+	n, err := strconv.Atoi(idx)
+	if !ok || err != nil {
+		return "", ""
+	}
+	return stream, stream + "_" + strconv.Itoa(n+1)
+}
+
+// keepSessions keeps the sessions with parked calls from idling out: the
+// SDK counts a session idle once none of its POSTs is in progress, and for
+// the SDK a parked call's POST is over. Every every, each such session is
+// sent a ping, as a client keeping it alive would, through stateful (the
+// SDK's handler; verified, when the bridge checks credentials, as the
+// credential that parked the call).
+func (s *Server) keepSessions(stateful http.Handler, every time.Duration) {
+	keep := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		if ti, ok := r.Context().Value(keepToken{}).(*auth.TokenInfo); ok {
+			return ti, nil
+		}
+		return nil, auth.ErrInvalidToken
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stateful)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	n := 0
+	for {
+		select {
+		case <-s.life.Done():
+			return
+		case <-t.C:
+		}
+		seen := map[string]bool{}
+		var due []*parkedCall
+		s.parkedCalls.m.Range(func(_, v any) bool {
+			pc := v.(*parkedCall)
+			pc.mu.Lock()
+			if pc.orphan && time.Now().After(pc.expires.Add(expiryGrace)) {
+				// Its stream was never resumed: as a call still waiting in
+				// the SDK would, it kept the session until its deadline.
+				pc.forget()
+				return true
+			}
+			pc.mu.Unlock()
+			if !seen[pc.session] {
+				seen[pc.session] = true
+				due = append(due, pc)
+			}
+			return true
+		})
+		for _, pc := range due {
+			n++
+			s.pingSession(keep, stateful, pc, n)
+		}
+	}
+}
+
+type keepToken struct{}
+
+// pingSession sends the session of pc a ping in process, its response
+// discarded.
+func (s *Server) pingSession(keep, stateful http.Handler, pc *parkedCall, n int) {
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"askbridge-keepalive-%d","method":"ping"}`, n)
+	r, _ := http.NewRequestWithContext(context.WithValue(s.life, keepToken{}, pc.token), http.MethodPost, "/mcp", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Session-Id", pc.session)
+	if pc.proto != "" {
+		r.Header.Set("Mcp-Protocol-Version", pc.proto)
+	}
+	w := &discardWriter{h: http.Header{}}
+	if pc.token != nil {
+		r.Header.Set("Authorization", "Bearer keepalive")
+		keep.ServeHTTP(w, r)
+	} else {
+		stateful.ServeHTTP(w, r)
+	}
+	if w.code >= 300 {
+		s.log.Debug("keeping a session with a parked call alive failed", "status", w.code)
+	}
+}
+
+// discardWriter is a response nobody reads.
+type discardWriter struct {
+	h    http.Header
+	code int
+}
+
+func (d *discardWriter) Header() http.Header { return d.h }
+func (d *discardWriter) Write(b []byte) (int, error) {
+	if d.code == 0 {
+		d.code = http.StatusOK
+	}
+	return len(b), nil
+}
+func (d *discardWriter) WriteHeader(code int) {
+	if d.code == 0 {
+		d.code = code
+	}
+}
+func (d *discardWriter) Flush() {}
