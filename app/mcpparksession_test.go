@@ -17,10 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sessionHost is a 2025-11-25 host's session on /mcp (query: ?run=…).
+// sessionHost is a 2025-11-25 host's session on /mcp (its url may carry
+// ?run=…).
 type sessionHost struct {
 	t           *testing.T
-	url, query  string
+	url         string
 	token, id   string
 	protocolVer string
 }
