@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/app"
+	"github.com/askbridge/askbridge/store/storetest"
 )
 
 // mcpSessions opens n 2025-11-25 sessions on r, or none without sessions.
@@ -168,16 +169,27 @@ func TestWaitingMCPCallHoldsNoGoroutine(t *testing.T) {
 
 // BenchmarkWaitingMCPCall is what one blocking ask_user call waiting over
 // /mcp costs the bridge, as BenchmarkParkedWaiter for long-polls (a
-// replica in this process, the embedded store in memory):
+// replica in this process, the embedded store in memory; WAITER_STORE=redis:
+// a redis-server of its own):
 //
 //	go test ./bench -run '^$' -bench WaitingMCPCall -benchtime 2000x
+//	WAITER_STORE=redis go test ./bench -run '^$' -bench WaitingMCPCall -benchtime 2000x
 func BenchmarkWaitingMCPCall(b *testing.B) {
 	for _, kind := range []struct {
 		name     string
 		sessions bool
 	}{{"stateless", false}, {"session", true}} {
 		b.Run(kind.name, func(b *testing.B) {
-			r, err := startReplica(app.Settings{Addr: "127.0.0.1:0"})
+			s := app.Settings{Addr: "127.0.0.1:0"}
+			if os.Getenv("WAITER_STORE") == "redis" {
+				rs, err := storetest.StartServer(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer rs.Kill()
+				s.RedisURL = rs.URL
+			}
+			r, err := startReplica(s)
 			if err != nil {
 				b.Fatal(err)
 			}

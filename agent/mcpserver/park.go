@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -160,11 +161,17 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	held := slot.hold.drop()
 	// What the SDK wrote so far (a session stream's priming event) goes
 	// first; the response event gets the id the SDK would have given it.
-	head := append(responseHead(slot.w.Header()), held...)
+	head := slices.Concat(responseHead(slot.w.Header()), held)
 	stream, eventID := primeID(held)
 	// The closures keep what they need only: the question as asked is
-	// not kept for the whole wait.
+	// not kept for the whole wait, nor a stateless call's session, nor
+	// the head once it went out at the park.
 	id, qid := slot.id, q.ID
+	token := req.Params.GetProgressToken()
+	var final []byte // the response's start, when Final writes it
+	if token == nil && pc == nil {
+		final = head
+	}
 	var call ParkedCall
 	call.Final = func(fq *domain.Question, err error) []byte {
 		var res *mcp.CallToolResult
@@ -183,16 +190,12 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 			pc.answered = true
 			pc.mu.Unlock()
 			if err == nil && fq.Status.Final() {
-				st.settled(qid)
+				pc.st.settled(qid)
 			}
 		}
-		out := sseEventID(nil, eventID, rpcResult(id, res, impl))
-		if call.Head == nil {
-			return append(head, out...)
-		}
-		return out
+		return sseEventID(final, eventID, rpcResult(id, res, impl))
 	}
-	if token := req.Params.GetProgressToken(); token != nil {
+	if token != nil {
 		places, expires := q.Places(), q.ExpiresAt
 		call.Head, call.Every = head, s.cfg.ProgressEvery
 		n := 0 // counted here: a resumed stream's progress goes on increasing

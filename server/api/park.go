@@ -141,9 +141,13 @@ func (p *parker) parkReply(w http.ResponseWriter, r *http.Request, project, id s
 		conn.SetDeadline(time.Time{})
 		pk.conn = conn
 	}
-	if reply != nil && reply.Head != nil && !pk.send(reply.Head) {
-		p.gone(pk) // the client is gone already
-		return true
+	if reply != nil && reply.Head != nil {
+		head := reply.Head
+		reply.Head = nil // not kept for the whole wait
+		if !pk.send(head) {
+			p.gone(pk) // the client is gone already
+			return true
+		}
 	}
 	p.mu.Lock()
 	p.waits[pk] = struct{}{}
