@@ -20,6 +20,7 @@ import (
 
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/domain"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -136,10 +137,13 @@ func New(cfg Config) *Server {
 			Instructions: "ask_user asks a person on the team and waits for the answer. Use it for decisions only a person can make."})
 	// The raw handler (not mcp.AddTool) so invalid input gets the bridge's
 	// own problems, naming the question by index, instead of the SDK's
-	// schema paths.
+	// schema paths. The schemas go in as JSON: the SDK encodes the input
+	// schema again for every call over HTTP (to find x-mcp-header
+	// annotations), which from a *jsonschema.Schema left ~100 KB of
+	// garbage a call.
 	s.server.AddTool(&mcp.Tool{
 		Name: ToolName, Title: "Ask the user", Description: toolDescription,
-		InputSchema: InputSchema(), OutputSchema: OutputSchema(),
+		InputSchema: rawSchema(InputSchema()), OutputSchema: rawSchema(OutputSchema()),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolp(true)},
 	}, s.askUser)
 	s.registerTasks() // ask_user as a task (tasks.go)
@@ -147,6 +151,15 @@ func New(cfg Config) *Server {
 }
 
 func boolp(b bool) *bool { return &b }
+
+// rawSchema is a schema as the JSON the SDK would write for it.
+func rawSchema(s *jsonschema.Schema) json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("the ask_user schema cannot be encoded: %v", err)) // a bug in schema.go
+	}
+	return b
+}
 
 // MCP returns the underlying SDK server (to serve other transports).
 func (s *Server) MCP() *mcp.Server { return s.server }
