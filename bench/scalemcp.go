@@ -56,6 +56,7 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 	rss0, _ := settleRSS(p, 5*time.Second, 40*time.Second)
 	file0 := rssFile(p.cmd.Process.Pid)
 	live0 := p.live.Load()
+	mem0, _ := readGoMem(p.base, p.cmd.Process.Pid)
 	pending0, err := pendingGauge(p.base)
 	if err != nil {
 		return err
@@ -138,6 +139,9 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 			fmt.Printf("%s ask_user over MCP (%s), after the bridge's next collection (%s later): RSS %.0f MB, %.2f KB each (anonymous %.2f KB), live heap %.2f KB each\n",
 				tag, kind, time.Since(t1).Round(time.Second), mB(rss2), float64(rss2-rss0)/float64(n)/1024,
 				float64((rss2-file2)-(rss0-file0))/float64(n)/1024, float64(p.live.Load()-live0)/float64(n)/1024)
+			if mem1, err := readGoMem(p.base, p.cmd.Process.Pid); err == nil {
+				fmt.Printf("%s ask_user over MCP (%s): where the RSS is, %s\n", tag, kind, mem1.perWaiter(mem0, n))
+			}
 		}
 	}
 	what := "parked"
