@@ -22,6 +22,7 @@ import (
 type mcpCall struct {
 	result   chan map[string]any
 	progress chan string
+	comments chan string // SSE comment lines
 	header   chan http.Header
 	cut      context.CancelFunc
 }
@@ -29,7 +30,8 @@ type mcpCall struct {
 func callMCP(t *testing.T, base, query string, id any, question string, progressToken any) *mcpCall {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	c := &mcpCall{result: make(chan map[string]any, 1), progress: make(chan string, 100), header: make(chan http.Header, 1), cut: cancel}
+	c := &mcpCall{result: make(chan map[string]any, 1), progress: make(chan string, 100), comments: make(chan string, 100),
+		header: make(chan http.Header, 1), cut: cancel}
 	meta := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "park-host", "version": "1"},
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
@@ -57,6 +59,12 @@ func callMCP(t *testing.T, base, query string, id any, question string, progress
 		sc := bufio.NewScanner(res.Body)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), ":") {
+				select {
+				case c.comments <- sc.Text():
+				default:
+				}
+			}
 			data, ok := strings.CutPrefix(sc.Text(), "data: ")
 			if !ok {
 				continue
@@ -137,6 +145,37 @@ func TestParkedMCPCallGetsTheSameResult(t *testing.T) {
 	// answered at once by the SDK, unparked: the same result.
 	again := callMCP(t, b.url, "?run=r1", "call-1", "Ship build 7?", nil).wait(t)
 	assert.Equal(t, again, parked)
+}
+
+// TestParkedMCPCallWithoutProgressIsKeptAlive: a parked call whose host
+// gave no progress token gets its response headers at once and an SSE
+// comment at the progress interval until its answer. Without them the host
+// saw nothing until the answer: a Node host's fetch gives up waiting for
+// headers after 5 minutes, and a proxy closes a connection idle for 60 s.
+func TestParkedMCPCallWithoutProgressIsKeptAlive(t *testing.T) {
+	b := newOpsBridge(t, func(s *app.Settings) { s.MCPProgressEvery = 150 * time.Millisecond })
+	call := callMCP(t, b.url, "?run=k1", 9, "Ship build 9?", nil)
+	q := pendingMCP(t, b, "Ship build 9?")
+	select {
+	case h := <-call.header:
+		assert.Equal(t, "text/event-stream", h.Get("Content-Type"))
+	case <-time.After(5 * time.Second):
+		t.Fatal("no response headers before the answer")
+	}
+	for i := 1; i <= 2; i++ {
+		select {
+		case c := <-call.comments:
+			assert.Equal(t, ": waiting for an answer", c)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no keep-alive comment %d", i)
+		}
+	}
+	assert.Empty(t, call.progress, "progress notifications for a call without a progress token")
+	require.Equal(t, http.StatusAccepted, b.do("POST", "/api/projects/default/agent-questions/"+q["id"].(string)+"/respond",
+		map[string]any{"response": "Hold"}, nil, nil))
+	res := call.wait(t)
+	assert.EqualValues(t, 9, res["id"])
+	assert.Equal(t, map[string]any{"Ship build 9?": "Hold"}, res["result"].(map[string]any)["structuredContent"].(map[string]any)["answers"])
 }
 
 // TestParkedMCPCallEndings: every way a parked call's question ends gives

@@ -21,8 +21,10 @@ import (
 // pending, its connection is taken over from net/http and the SDK, and held
 // without a goroutine until the question is final; then the call's
 // JSON-RPC response is written, as the SDK would have written it, and the
-// connection is closed. Progress notifications are written meanwhile if the
-// host gave a progress token. A call that opens an elicitation form, an
+// connection is closed. Meanwhile the response's head is written at once
+// and, every ProgressEvery, a progress notification if the host gave a
+// progress token, else an SSE comment that keeps the connection alive. A
+// call that opens an elicitation form, an
 // HTTP/2 request, or a server without a Parker waits the ordinary way.
 //
 // Both eras are parked: a 2026-07-28 POST, and the POST of a call in a
@@ -164,14 +166,8 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	head := slices.Concat(responseHead(slot.w.Header()), held)
 	stream, eventID := primeID(held)
 	// The closures keep what they need only: the question as asked is
-	// not kept for the whole wait, nor a stateless call's session, nor
-	// the head once it went out at the park.
+	// not kept for the whole wait, nor a stateless call's session.
 	id, qid := slot.id, q.ID
-	token := req.Params.GetProgressToken()
-	var final []byte // the response's start, when Final writes it
-	if token == nil && pc == nil {
-		final = head
-	}
 	var call ParkedCall
 	call.Final = func(fq *domain.Question, err error) []byte {
 		var res *mcp.CallToolResult
@@ -193,11 +189,15 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 				pc.st.settled(qid)
 			}
 		}
-		return sseEventID(final, eventID, rpcResult(id, res, impl))
+		return sseEventID(nil, eventID, rpcResult(id, res, impl))
 	}
-	if token != nil {
+	// The head goes out at once, and then something every ProgressEvery:
+	// a host that sees nothing until the answer gives up (a Node host's
+	// fetch waits 5 minutes for response headers) or is cut by a proxy
+	// between (nginx closes a connection idle for 60 s).
+	call.Head, call.Every, call.Tick = head, s.cfg.ProgressEvery, keepAlive
+	if token := req.Params.GetProgressToken(); token != nil {
 		places, expires := q.Places(), q.ExpiresAt
-		call.Head, call.Every = head, s.cfg.ProgressEvery
 		n := 0 // counted here: a resumed stream's progress goes on increasing
 		call.Tick = func(int) []byte {
 			n++
@@ -209,9 +209,9 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	if pc != nil {
 		// A session's stream opens at once, as the SDK opens it: its
 		// headers and priming event now, the result when final.
-		call.Head = head
 		call.OnPark, call.Done = pc.parked, pc.ended
 		pc.stream, pc.call = stream, call
+		pc.call.Head = nil // a resumed stream writes a head of its own
 	}
 	timeout := max(time.Until(q.ExpiresAt)+expiryGrace, expiryGrace)
 	if s.parker.ParkCall(slot.w, slot.r, q.ProjectID, q.ID, timeout, call) {
@@ -222,6 +222,13 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	slot.hold.pass()
 	return false
 }
+
+// keepAliveComment is what a parked call without a progress token is sent
+// every ProgressEvery: an SSE comment, which SSE readers skip (the SDKs'
+// clients and browsers' EventSource alike).
+var keepAliveComment = []byte(": waiting for an answer\n\n")
+
+func keepAlive(int) []byte { return keepAliveComment }
 
 // responseHead is the head of a parked call's response: the SDK's headers
 // for the call's stream, the connection closed after the response.
