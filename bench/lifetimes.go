@@ -68,6 +68,16 @@ func benchLifetimes(dir string, o opts) error {
 		return strings.Join(out, ", ")
 	}
 	size := func() int64 { return must(rdb.DBSize(ctx).Result()) }
+	// keys names the keys left (at most 5) with their type and MEMORY USAGE.
+	keys := func() string {
+		var out []string
+		iter := rdb.Scan(ctx, 0, "*", 100).Iterator()
+		for iter.Next(ctx) && len(out) < 5 {
+			k := iter.Val()
+			out = append(out, fmt.Sprintf("%s (%s, %d B)", k, rdb.Type(ctx, k).Val(), rdb.MemoryUsage(ctx, k, 0).Val()))
+		}
+		return strings.Join(out, ", ")
+	}
 	// settle waits until DBSIZE is back to want (or limit passes) and
 	// returns how long that took after the retention.
 	settle := func(want int64, limit time.Duration) time.Duration {
@@ -86,7 +96,7 @@ func benchLifetimes(dir string, o opts) error {
 	settle(int64(1), 30*time.Second)
 	time.Sleep(time.Second) // Redis's cron resizes its tables
 	base, baseKeys := used(), size()
-	baseDetail := detail()
+	baseDetail, baseLeft := detail(), keys()
 
 	t0 := time.Now()
 	n, err := askAndAnswer(ctx, st, o.lifeN)
@@ -103,7 +113,8 @@ func benchLifetimes(dir string, o opts) error {
 	fmt.Printf("(g) storage after %d questions asked and answered in %.1f s (retention %s), once the retention passed: used_memory %s (baseline %s, %+.1f %%; cold %s, at the end of the load %s); DBSIZE %d (baseline %d; cold %d; at the end of the load %d), back %.1f s after the retention; target used_memory within 5 %% and DBSIZE baseline ± 2: %s\n",
 		n, took.Seconds(), o.lifeRetention, mb(end), mb(base), dm, mb(cold), mb(peak), endKeys, baseKeys, coldKeys, peakKeys,
 		after.Seconds(), verdict(dm <= 5 && dm >= -5 && endKeys >= baseKeys-2 && endKeys <= baseKeys+2))
-	fmt.Printf("    INFO memory (bytes) baseline: %s; after: %s\n\n", baseDetail, detail())
+	fmt.Printf("    INFO memory (bytes) baseline: %s; after: %s\n", baseDetail, detail())
+	fmt.Printf("    keys baseline: %s; after: %s\n\n", baseLeft, keys())
 	return nil
 }
 
