@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -36,12 +38,26 @@ func TestParkedWaitsCountAgainstTheAddressLimit(t *testing.T) {
 		require.NoError(t, json.NewDecoder(res.Body).Decode(&q))
 		return q.ID
 	}
+	// park opens a long-poll and returns its connection once it waits.
+	// The connections of the requests before it hold their places until
+	// the bridge has closed them, a moment after their responses: a
+	// connection the listener closed at once for that is opened again.
 	park := func(id, timeout string) net.Conn {
-		conn, err := net.Dial("tcp", addr)
-		require.NoError(t, err)
-		t.Cleanup(func() { conn.Close() })
-		fmt.Fprintf(conn, "GET /api/projects/ops/agent-questions/%s/wait?timeout=%s HTTP/1.1\r\nHost: %s\r\n\r\n", id, timeout, addr)
-		return conn
+		t.Helper()
+		for end := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			conn, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			t.Cleanup(func() { conn.Close() })
+			fmt.Fprintf(conn, "GET /api/projects/ops/agent-questions/%s/wait?timeout=%s HTTP/1.1\r\nHost: %s\r\n\r\n", id, timeout, addr)
+			conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			_, err = conn.Read(make([]byte, 1))
+			conn.SetReadDeadline(time.Time{})
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return conn // it waits
+			}
+			conn.Close()
+			require.True(t, time.Now().Before(end), "a long-poll that waits (the listener closed every one: %v)", err)
+		}
 	}
 	// served reports whether a new connection is served (the listener
 	// closes one over the address's limit at once).
