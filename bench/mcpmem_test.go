@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/app"
-	"github.com/askbridge/askbridge/store/storetest"
 )
 
 // mcpSessions opens n 2025-11-25 sessions on r, or none without sessions.
@@ -180,20 +179,7 @@ func BenchmarkWaitingMCPCall(b *testing.B) {
 		sessions bool
 	}{{"stateless", false}, {"session", true}} {
 		b.Run(kind.name, func(b *testing.B) {
-			s := app.Settings{Addr: "127.0.0.1:0"}
-			if os.Getenv("WAITER_STORE") == "redis" {
-				rs, err := storetest.StartServer(b.TempDir())
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer rs.Kill()
-				s.RedisURL = rs.URL
-			}
-			r, err := startReplica(s)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Close()
+			r := waiterReplica(b)
 			g, by, live, session := mcpCallCost(b, r, b.N, kind.sessions)
 			if kind.sessions {
 				b.ReportMetric(session, "session-B/session")

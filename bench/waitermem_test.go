@@ -48,20 +48,7 @@ func BenchmarkParkedWaiter(b *testing.B) {
 		runtime.MemProfileRate = 1
 		defer func() { runtime.MemProfileRate = 512 * 1024 }()
 	}
-	s := app.Settings{Addr: "127.0.0.1:0"}
-	if os.Getenv("WAITER_STORE") == "redis" {
-		rs, err := storetest.StartServer(b.TempDir())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer rs.Kill()
-		s.RedisURL = rs.URL
-	}
-	r, err := startReplica(s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
+	r := waiterReplica(b)
 	ctx := context.Background()
 	n := b.N
 	const warm = 100
@@ -184,4 +171,26 @@ func goroutineTop() string {
 		out = append(out, fmt.Sprintf("%d in %s", e.v, e.k))
 	}
 	return "goroutines: " + strings.Join(out, ", ")
+}
+
+// waiterReplica starts a replica in this process for the memory
+// benchmarks, closed when b ends: the embedded store in memory, or with
+// WAITER_STORE=redis a redis-server of its own.
+func waiterReplica(b *testing.B) *replica {
+	b.Helper()
+	s := app.Settings{Addr: "127.0.0.1:0"}
+	if os.Getenv("WAITER_STORE") == "redis" {
+		rs, err := storetest.StartServer(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(rs.Kill)
+		s.RedisURL = rs.URL
+	}
+	r, err := startReplica(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(r.Close)
+	return r
 }
