@@ -24,8 +24,8 @@ import (
 // connection is closed. Meanwhile the response's head is written at once
 // and, every ProgressEvery, a progress notification if the host gave a
 // progress token, else an SSE comment that keeps the connection alive. A
-// call that opens an elicitation form, an
-// HTTP/2 request, or a server without a Parker waits the ordinary way.
+// call that opens an elicitation form, an HTTP/2 request, or a server
+// without a Parker waits the ordinary way.
 //
 // Both eras are parked: a 2026-07-28 POST, and the POST of a call in a
 // 2025-11-25 (or older) session. For the latter the SDK considers the call
