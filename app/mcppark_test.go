@@ -178,31 +178,43 @@ func TestParkedMCPCallWithoutProgressIsKeptAlive(t *testing.T) {
 	assert.Equal(t, map[string]any{"Ship build 9?": "Hold"}, res["result"].(map[string]any)["structuredContent"].(map[string]any)["answers"])
 }
 
-// TestParkedMCPCallEndings: every way a parked call's question ends gives
-// the host its result (the same text as an unparked call's: the encoding
-// is TestParkedMCPCallGetsTheSameResult's): expired, dismissed,
-// superseded, withdrawn.
-func TestParkedMCPCallEndings(t *testing.T) {
-	b := newOpsBridge(t, nil)
+// parkEnding is one way a parked call's question ends without an answer:
+// the call's query (its run), what ends it, and the result's status and
+// text.
+type parkEnding struct {
+	name, query, status, text string
+	end                       func(id string)
+}
+
+// parkEndings are the ways a parked call's question ends, each in a run of
+// its own (run names prefixed with prefix; agent asks the superseding
+// question).
+func parkEndings(t *testing.T, b *opsBridge, prefix, agent string) []parkEnding {
 	cancel := func(reason string) func(id string) {
 		return func(id string) {
 			require.Equal(t, http.StatusOK, b.do("POST", "/api/projects/default/agent-questions/"+id+"/cancel",
 				map[string]any{"reason": reason}, nil, nil))
 		}
 	}
-	for _, c := range []struct {
-		name, query, status, text string
-		end                       func(id string)
-	}{
-		{"expired", "?run=e1&timeout=10s", "expired", "No answer: the question expired", func(string) {}},
-		{"dismissed", "?run=d1", "cancelled", "dismissed the question without answering", cancel("user")},
-		{"withdrawn", "?run=w1", "cancelled", "No answer: the question was withdrawn", cancel("agent")},
-		{"superseded", "?run=s1", "cancelled", "replaced by a newer question of this run", func(string) {
+	return []parkEnding{
+		{"expired", "?run=" + prefix + "e1&timeout=10s", "expired", "No answer: the question expired", func(string) {}},
+		{"dismissed", "?run=" + prefix + "d1", "cancelled", "dismissed the question without answering", cancel("user")},
+		{"withdrawn", "?run=" + prefix + "w1", "cancelled", "No answer: the question was withdrawn", cancel("agent")},
+		{"superseded", "?run=" + prefix + "s1", "cancelled", "replaced by a newer question of this run", func(string) {
 			var out any
 			require.Equal(t, http.StatusCreated, b.do("POST", "/api/projects/default/agent-questions",
-				map[string]any{"run_id": "s1", "agent_id": "park-host", "question": "Newer?"}, nil, &out), "%v", out)
+				map[string]any{"run_id": prefix + "s1", "agent_id": agent, "question": "Newer?"}, nil, &out), "%v", out)
 		}},
-	} {
+	}
+}
+
+// TestParkedMCPCallEndings: every way a parked call's question ends gives
+// the host its result (the same text as an unparked call's: the encoding
+// is TestParkedMCPCallGetsTheSameResult's): expired, dismissed,
+// superseded, withdrawn.
+func TestParkedMCPCallEndings(t *testing.T) {
+	b := newOpsBridge(t, nil)
+	for _, c := range parkEndings(t, b, "", "park-host") {
 		t.Run(c.name, func(t *testing.T) {
 			call := callMCP(t, b.url, c.query, 42, "Ship build "+c.name+"?", nil)
 			select {

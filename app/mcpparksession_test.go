@@ -42,12 +42,9 @@ func openSession(t *testing.T, base, query, token string) *sessionHost {
 	return h
 }
 
-func (h *sessionHost) post(ctx context.Context, msg any) *http.Response {
-	h.t.Helper()
-	body, _ := json.Marshal(msg)
-	req, _ := http.NewRequestWithContext(ctx, "POST", h.url, strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+// sign gives req the session's id and protocol version, once it has a
+// session, and the host's token, if any.
+func (h *sessionHost) sign(req *http.Request) {
 	if h.id != "" {
 		req.Header.Set("Mcp-Session-Id", h.id)
 		req.Header.Set("MCP-Protocol-Version", h.protocolVer)
@@ -55,6 +52,15 @@ func (h *sessionHost) post(ctx context.Context, msg any) *http.Response {
 	if h.token != "" {
 		req.Header.Set("Authorization", "Bearer "+h.token)
 	}
+}
+
+func (h *sessionHost) post(ctx context.Context, msg any) *http.Response {
+	h.t.Helper()
+	body, _ := json.Marshal(msg)
+	req, _ := http.NewRequestWithContext(ctx, "POST", h.url, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	h.sign(req)
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(h.t, err)
 	return res
@@ -177,11 +183,7 @@ func (c *sessionCall) stillWaits(t *testing.T, d time.Duration) {
 
 func (h *sessionHost) end() {
 	req, _ := http.NewRequest("DELETE", h.url, nil)
-	req.Header.Set("Mcp-Session-Id", h.id)
-	req.Header.Set("MCP-Protocol-Version", h.protocolVer)
-	if h.token != "" {
-		req.Header.Set("Authorization", "Bearer "+h.token)
-	}
+	h.sign(req)
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(h.t, err)
 	res.Body.Close()
@@ -242,25 +244,7 @@ func TestParkedSessionCallGetsTheSameResult(t *testing.T) {
 // ends gives the host its result.
 func TestParkedSessionCallEndings(t *testing.T) {
 	b := newOpsBridge(t, nil)
-	cancel := func(reason string) func(id string) {
-		return func(id string) {
-			require.Equal(t, http.StatusOK, b.do("POST", "/api/projects/default/agent-questions/"+id+"/cancel",
-				map[string]any{"reason": reason}, nil, nil))
-		}
-	}
-	for _, c := range []struct {
-		name, query, status, text string
-		end                       func(id string)
-	}{
-		{"expired", "?run=se1&timeout=10s", "expired", "No answer: the question expired", func(string) {}},
-		{"dismissed", "?run=sd1", "cancelled", "dismissed the question without answering", cancel("user")},
-		{"withdrawn", "?run=sw1", "cancelled", "No answer: the question was withdrawn", cancel("agent")},
-		{"superseded", "?run=ss1", "cancelled", "replaced by a newer question of this run", func(string) {
-			var out any
-			require.Equal(t, http.StatusCreated, b.do("POST", "/api/projects/default/agent-questions",
-				map[string]any{"run_id": "ss1", "agent_id": "session-host", "question": "Newer?"}, nil, &out), "%v", out)
-		}},
-	} {
+	for _, c := range parkEndings(t, b, "s", "session-host") {
 		t.Run(c.name, func(t *testing.T) {
 			call := openSession(t, b.url, c.query, "").call("call-"+c.name, "Ship build s-"+c.name+"?", nil)
 			call.stillWaits(t, 300*time.Millisecond)

@@ -25,10 +25,10 @@ func (p *refusingParker) ParkCall(http.ResponseWriter, *http.Request, string, st
 	return false
 }
 
-// TestCallThatCannotParkWaitsAsBefore: when the parker cannot take a
-// blocking call, the call waits the ordinary way: what the SDK held back
-// goes out, progress notifications flow, and the answer arrives.
-func TestCallThatCannotParkWaitsAsBefore(t *testing.T) {
+// refusingServer is /mcp in front of a fake API with a parker that takes
+// no call, progress every 100 ms.
+func refusingServer(t *testing.T) (*fakeapi.Server, *httptest.Server, *refusingParker) {
+	t.Helper()
 	api := fakeapi.New(t, "")
 	u, err := url.Parse(api.URL)
 	require.NoError(t, err)
@@ -36,6 +36,14 @@ func TestCallThatCannotParkWaitsAsBefore(t *testing.T) {
 	pk := &refusingParker{}
 	ts := httptest.NewServer(srv.HTTPHandler(mcpserver.HTTPConfig{API: httputil.NewSingleHostReverseProxy(u), DefaultProject: "ops", Park: pk}))
 	t.Cleanup(func() { ts.Close(); srv.Close() })
+	return api, ts, pk
+}
+
+// TestCallThatCannotParkWaitsAsBefore: when the parker cannot take a
+// blocking call, the call waits the ordinary way: what the SDK held back
+// goes out, progress notifications flow, and the answer arrives.
+func TestCallThatCannotParkWaitsAsBefore(t *testing.T) {
+	api, ts, pk := refusingServer(t)
 
 	progress := make(chan string, 100)
 	res, _ := callAsync2026(t, ts.URL, authArgs(), progress)
@@ -66,13 +74,7 @@ func TestCallThatCannotParkWaitsAsBefore(t *testing.T) {
 // session's call: refused by the parker, it waits the ordinary way, its
 // progress on its stream, and gets its answer.
 func TestSessionCallThatCannotParkWaitsAsBefore(t *testing.T) {
-	api := fakeapi.New(t, "")
-	u, err := url.Parse(api.URL)
-	require.NoError(t, err)
-	srv := mcpserver.New(mcpserver.Config{ProgressEvery: 100 * time.Millisecond})
-	pk := &refusingParker{}
-	ts := httptest.NewServer(srv.HTTPHandler(mcpserver.HTTPConfig{API: httputil.NewSingleHostReverseProxy(u), DefaultProject: "ops", Park: pk}))
-	t.Cleanup(func() { ts.Close(); srv.Close() })
+	api, ts, pk := refusingServer(t)
 
 	progress := make(chan string, 100)
 	c := mcp.NewClient(&mcp.Implementation{Name: "session-host", Version: "1"}, &mcp.ClientOptions{
