@@ -78,6 +78,9 @@ type Config struct {
 	Timeout time.Duration
 	// ProgressEvery is the interval of progress notifications (default 15s).
 	ProgressEvery time.Duration
+	// AskAtOnce bounds the blocking calls over Streamable HTTP being asked
+	// at once (admit.go); 0 = 8 per core, at least 8.
+	AskAtOnce int
 	// Version is reported to clients.
 	Version string
 	Logger  *slog.Logger
@@ -107,6 +110,7 @@ type Server struct {
 	// are the POSTs that may be parked, by their parkHeader token.
 	parker      Parker
 	slots       sync.Map
+	admit       admission // the calls being asked at once (admit.go)
 	parkedCalls parkedCalls         // the parked calls of sessions (parksession.go)
 	orphans     sync.Map            // their streams that may be resumed, by session and stream
 	impl        *mcp.Implementation // who the server says it is
@@ -129,7 +133,7 @@ func New(cfg Config) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[*mcp.ServerSession]*session{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[*mcp.ServerSession]*session{}, admit: newAdmission(cfg.AskAtOnce)}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	s.impl = &mcp.Implementation{Name: "askbridge", Title: "askbridge", Version: cfg.Version}
 	s.server = mcp.NewServer(s.impl,
@@ -321,6 +325,7 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			return parkedResult(), nil // dropped: the parked connection gets the result
 		}
 		slot.hold.pass()
+		slot.release() // it waits here: its place goes to the next call to ask
 	}
 	if !q.Status.Final() {
 		if !st.track(q.ID, askedIn{backend: who.Backend, pinned: who.RunID != ""}) {

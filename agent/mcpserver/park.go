@@ -78,6 +78,7 @@ type parkSlot struct {
 	hold    *holdWriter
 	id      json.RawMessage // the call's JSON-RPC id
 	session string          // the Mcp-Session-Id of a 2025-11-25 call
+	release func()          // gives its place among the calls being asked back (admit.go)
 }
 
 // parkable returns the slot of a POST that may be parked: HTTP/1, one
@@ -112,7 +113,7 @@ func (s *Server) parkable(w http.ResponseWriter, r *http.Request, session string
 	if r.ProtoMajor != 1 || msg.Method != "tools/call" || msg.Params.Name != ToolName || len(msg.ID) == 0 || string(msg.ID) == "null" {
 		return nil, ""
 	}
-	slot := &parkSlot{w: w, r: r, hold: &holdWriter{ResponseWriter: w}, id: msg.ID, session: session}
+	slot := &parkSlot{w: w, r: r, hold: &holdWriter{ResponseWriter: w}, id: msg.ID, session: session, release: placeOf(r.Context())}
 	token := rand.Text()
 	s.slots.Store(token, slot)
 	r.Header.Set(parkHeader, token)
@@ -216,6 +217,7 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	timeout := max(time.Until(q.ExpiresAt)+expiryGrace, expiryGrace)
 	if s.parker.ParkCall(slot.w, slot.r, q.ProjectID, q.ID, timeout, call) {
 		slot.hold.settle()
+		slot.release()
 		s.log.Debug("call parked until its question is final", "question", q.ID)
 		return true
 	}
