@@ -39,7 +39,7 @@ func scaleMCP(start func() (*bridgeProc, error), tag string, o opts) error {
 		if err != nil {
 			return err
 		}
-		if err := scaleMCPKind(p, kind, tag, n); err != nil {
+		if err := scaleMCPKind(p, kind, tag, n, o.scaleMCPWin); err != nil {
 			p.stop()
 			return err
 		}
@@ -51,7 +51,7 @@ func scaleMCP(start func() (*bridgeProc, error), tag string, o opts) error {
 	return nil
 }
 
-func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
+func scaleMCPKind(p *bridgeProc, kind, tag string, n, window int) error {
 	addr := strings.TrimPrefix(p.base, "http://")
 	rss0, _ := settleRSS(p, 5*time.Second, 40*time.Second)
 	file0 := rssFile(p.cmd.Process.Pid)
@@ -92,6 +92,12 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 			continue
 		}
 		conns = append(conns, c)
+		if window > 0 && len(conns) > window {
+			// Paced: the call written window calls ago has been parked.
+			if err := readHead(conns[len(conns)-1-window]); err != nil {
+				return fmt.Errorf("MCP call %d: %w", i, err)
+			}
+		}
 	}
 	// The calls were written; wait until the bridge has asked every one
 	// (its pending gauge), then for the RSS to settle.
@@ -147,6 +153,10 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n int) error {
 	what := "parked"
 	if kind == mcpTasks {
 		what = "created and left to wait"
+	} else if window > 0 {
+		what = fmt.Sprintf("parked, at most %d written and not yet parked at once,", window)
+	} else {
+		what = "written at once and parked"
 	}
 	anon := float64((rss1-file1)-(rss0-file0)) / float64(n)
 	fmt.Printf("%s ask_user over MCP (%s), counted apart: %d %s in %s; RSS %.0f MB → %.0f MB once settled, %.2f KB each (anonymous %.2f KB, file-backed %.2f KB: pages of the data file mapped in); %.1f goroutines each\n",
@@ -298,4 +308,19 @@ func readAll(c net.Conn, d time.Duration) (string, error) {
 			return got.String(), err
 		}
 	}
+}
+
+// readHead reads a parked call's response head (sent when it is parked).
+func readHead(c net.Conn) error {
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	defer c.SetReadDeadline(time.Time{})
+	var got []byte
+	buf := make([]byte, 1)
+	for !bytes.HasSuffix(got, []byte("\r\n\r\n")) {
+		if _, err := c.Read(buf); err != nil {
+			return err
+		}
+		got = append(got, buf[0])
+	}
+	return nil
 }
