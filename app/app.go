@@ -55,6 +55,7 @@ type App struct {
 	api       *api.API
 	deliverer *resume.Deliverer
 	closeMCP  func()
+	admitMCP  func(http.Handler) http.Handler // puts /mcp's POSTs in line (mcp.go)
 	adapters  []adapter
 	inbox     *web.Inbox
 	slack     *slack.Adapter // when Slack is configured: the on-call directory looks people up by email there
@@ -176,7 +177,7 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 	a.api = api.New(api.Config{Router: a.router, Auth: auth, Logger: log.With("component", "api"), Metrics: metrics,
 		MetricsToken: s.MetricsToken, TracerProvider: s.TracerProvider})
 	a.api.Register(mux)
-	a.closeMCP = mountMCP(mux, auth, a.api, mux, a.router, log.With("component", "mcp"), s.Version, s.MCPProgressEvery, s.MCPSessionTimeout)
+	a.closeMCP, a.admitMCP = mountMCP(mux, auth, a.api, mux, a.router, log.With("component", "mcp"), s.Version, s.MCPProgressEvery, s.MCPSessionTimeout)
 	var webAuth web.Authenticator
 	if len(s.Operators) > 0 {
 		webAuth = auth
@@ -391,7 +392,9 @@ func (a *App) Run(ctx context.Context) error {
 		a.mu.Unlock()
 		return errors.New("app: Run called twice or after Close")
 	}
-	a.srv = &http.Server{Handler: boundUnauthenticated(bodyDeadline(a.handler, chatBodyTimeout, apiBodyTimeout), unauthenticatedPerIP), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout,
+	// /mcp's POSTs wait their turn before the body's clock starts.
+	h := boundUnauthenticated(bodyDeadline(a.handler, chatBodyTimeout, apiBodyTimeout), unauthenticatedPerIP)
+	a.srv = &http.Server{Handler: onPath("/mcp", a.admitMCP, h), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	for _, c := range a.adapters {
 		a.workers.Go(func() {

@@ -20,8 +20,10 @@ import (
 // only) name the project with ?project= or the Askbridge-Project header
 // (default "default"). Hosts that support form elicitation also get
 // the question as a form for their own user. close ends every session, withdrawing its pending
-// questions; call it before draining the API.
-func mountMCP(mux *http.ServeMux, auth *api.Auth, a *api.API, apiHandler http.Handler, router *lifecycle.Router, log *slog.Logger, version string, progressEvery, sessionTimeout time.Duration) (close func()) {
+// questions; call it before draining the API. admit puts the POSTs to /mcp
+// in line for their turn (mcpserver.Admit): it goes outside every handler
+// that starts a clock on the request.
+func mountMCP(mux *http.ServeMux, auth *api.Auth, a *api.API, apiHandler http.Handler, router *lifecycle.Router, log *slog.Logger, version string, progressEvery, sessionTimeout time.Duration) (close func(), admit func(http.Handler) http.Handler) {
 	srv := mcpserver.New(mcpserver.Config{Logger: log, Version: version, ProgressEvery: progressEvery})
 	h := mcpserver.HTTPConfig{API: apiHandler, SessionTimeout: sessionTimeout,
 		// A host's user answering an elicitation answers through the Router,
@@ -45,7 +47,19 @@ func mountMCP(mux *http.ServeMux, auth *api.Auth, a *api.API, apiHandler http.Ha
 		}
 	}
 	mux.Handle("/mcp", srv.HTTPHandler(h))
-	return srv.Close
+	return srv.Close, srv.Admit
+}
+
+// onPath applies mw to the requests for path only.
+func onPath(path string, mw func(http.Handler) http.Handler, next http.Handler) http.Handler {
+	wrapped := mw(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path {
+			wrapped.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // apiParker parks the blocking calls of /mcp on the API's parker.

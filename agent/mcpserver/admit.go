@@ -53,15 +53,26 @@ func (a admission) enter(ctx context.Context) (release func(), ok bool) {
 	}, true
 }
 
-// admitted waits for a place for r among the requests being worked on,
-// and returns r with the place's release in its context; false if the
-// client went away first.
-func (s *Server) admitted(r *http.Request) (*http.Request, bool) {
-	release, ok := s.admit.enter(r.Context())
-	if !ok {
-		return r, false
-	}
-	return r.WithContext(context.WithValue(r.Context(), placeKey{}, release)), true
+// Admit puts the POSTs of /mcp (next: HTTPHandler's handler) in line for
+// a place among the requests being worked on. It goes in front of
+// anything that starts a clock on the request (a deadline on reading its
+// body): a request may wait its turn for seconds in a burst. A request that
+// waits cannot hold a place: only HTTP/1 POSTs to a server whose blocking
+// calls are parked take one (a call waits in its goroutine only after it
+// gave its place back).
+func (s *Server) Admit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.ProtoMajor != 1 || s.parker == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		release, ok := s.admit.enter(r.Context())
+		if !ok {
+			return // the client went away while its request waited
+		}
+		defer release()
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), placeKey{}, release)))
+	})
 }
 
 type placeKey struct{}

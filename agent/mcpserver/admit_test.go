@@ -82,7 +82,7 @@ func TestBurstOfCallsIsAskedAFewAtATime(t *testing.T) {
 	counting := &asksAtOnce{next: httputil.NewSingleHostReverseProxy(u)}
 	srv := mcpserver.New(mcpserver.Config{AskAtOnce: 2})
 	pk := &holdingParker{}
-	ts := httptest.NewServer(srv.HTTPHandler(mcpserver.HTTPConfig{API: counting, DefaultProject: "ops", Park: pk}))
+	ts := httptest.NewServer(srv.Admit(srv.HTTPHandler(mcpserver.HTTPConfig{API: counting, DefaultProject: "ops", Park: pk})))
 	t.Cleanup(func() { ts.Close(); srv.Close() })
 
 	postCalls(t, ts.URL, 8)
@@ -101,7 +101,7 @@ func TestCallsWaitingTheOrdinaryWayGiveBackTheirPlace(t *testing.T) {
 	require.NoError(t, err)
 	srv := mcpserver.New(mcpserver.Config{AskAtOnce: 2, ProgressEvery: time.Hour})
 	pk := &refusingParker{}
-	ts := httptest.NewServer(srv.HTTPHandler(mcpserver.HTTPConfig{API: httputil.NewSingleHostReverseProxy(u), DefaultProject: "ops", Park: pk}))
+	ts := httptest.NewServer(srv.Admit(srv.HTTPHandler(mcpserver.HTTPConfig{API: httputil.NewSingleHostReverseProxy(u), DefaultProject: "ops", Park: pk})))
 	t.Cleanup(func() { ts.Close(); srv.Close() })
 
 	var results []<-chan map[string]any

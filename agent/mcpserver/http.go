@@ -126,13 +126,6 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.ProtoMajor == 1 && s.parker != nil {
-			var ok bool
-			if r, ok = s.admitted(r); !ok {
-				return // the client went away while its request waited for a place
-			}
-			defer placeOf(r.Context())()
-		}
 		if crossSite(r) {
 			writeError(w, domain.EForbidden, "cross-site requests to /mcp are refused")
 			return

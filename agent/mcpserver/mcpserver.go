@@ -110,7 +110,7 @@ type Server struct {
 	// are the POSTs that may be parked, by their parkHeader token.
 	parker      Parker
 	slots       sync.Map
-	admit       admission // the calls being asked at once (admit.go)
+	admit       admission           // the calls being asked at once (admit.go)
 	parkedCalls parkedCalls         // the parked calls of sessions (parksession.go)
 	orphans     sync.Map            // their streams that may be resumed, by session and stream
 	impl        *mcp.Implementation // who the server says it is
