@@ -392,7 +392,8 @@ func (a *App) Run(ctx context.Context) error {
 		a.mu.Unlock()
 		return errors.New("app: Run called twice or after Close")
 	}
-	// /mcp's POSTs wait their turn before the body's clock starts.
+	// /mcp's POSTs wait their turn in front of everything (a burst is
+	// worked on a few at a time), before the body's clock starts.
 	h := boundUnauthenticated(bodyDeadline(a.handler, chatBodyTimeout, apiBodyTimeout), unauthenticatedPerIP)
 	a.srv = &http.Server{Handler: onPath("/mcp", a.admitMCP, h), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/askbridge/askbridge/agent/client"
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/admit"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -110,7 +111,7 @@ type Server struct {
 	// are the POSTs that may be parked, by their parkHeader token.
 	parker      Parker
 	slots       sync.Map
-	admit       admission           // the calls being asked at once (admit.go)
+	admit       admit.Line          // the calls being asked at once (admit.go)
 	parkedCalls parkedCalls         // the parked calls of sessions (parksession.go)
 	orphans     sync.Map            // their streams that may be resumed, by session and stream
 	impl        *mcp.Implementation // who the server says it is
@@ -133,7 +134,7 @@ func New(cfg Config) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[*mcp.ServerSession]*session{}, admit: newAdmission(cfg.AskAtOnce)}
+	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[*mcp.ServerSession]*session{}, admit: admit.New(cfg.AskAtOnce)}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	s.impl = &mcp.Implementation{Name: "askbridge", Title: "askbridge", Version: cfg.Version}
 	s.server = mcp.NewServer(s.impl,

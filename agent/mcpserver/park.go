@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/admit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -113,7 +114,7 @@ func (s *Server) parkable(w http.ResponseWriter, r *http.Request, session string
 	if r.ProtoMajor != 1 || msg.Method != "tools/call" || msg.Params.Name != ToolName || len(msg.ID) == 0 || string(msg.ID) == "null" {
 		return nil, ""
 	}
-	slot := &parkSlot{w: w, r: r, hold: &holdWriter{ResponseWriter: w}, id: msg.ID, session: session, release: placeOf(r.Context())}
+	slot := &parkSlot{w: w, r: r, hold: &holdWriter{ResponseWriter: w}, id: msg.ID, session: session, release: admit.Of(r.Context())}
 	token := rand.Text()
 	s.slots.Store(token, slot)
 	r.Header.Set(parkHeader, token)
