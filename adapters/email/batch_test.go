@@ -144,15 +144,40 @@ func (d *mailDriver) press(name, link string, form url.Values) {
 	d.mu.Unlock()
 }
 
-func (d *mailDriver) ClickCall(name string, q *domain.Question, label string) {
-	// The call's number in the mail: its question's line.
-	ms := d.mails(mailPeople[name])
-	text := ms[len(ms)-1].Parts()["text/plain"]
-	m := regexp.MustCompile(`(?m)^(\d+)\. ` + regexp.QuoteMeta(q.Questions[0].Question) + `\r?$`).FindStringSubmatch(text)
-	if m == nil {
-		d.t.Fatalf("call %q is not in the newest mail to %s:\n%s", q.Questions[0].Question, name, text)
+// listing is the newest mail to name that lists the call of q, and the
+// call's number in it (its question's line). Mails are sent concurrently:
+// an earlier mail listing fewer calls may arrive last, or the mail that
+// lists q a moment after the others.
+func (d *mailDriver) listing(name string, q *domain.Question) (text, n string) {
+	d.t.Helper()
+	line := regexp.MustCompile(`(?m)^(\d+)\. ` + regexp.QuoteMeta(q.Questions[0].Question) + `\r?$`)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		ms := d.mails(mailPeople[name])
+		for i := len(ms) - 1; i >= 0; i-- {
+			text := ms[i].Parts()["text/plain"]
+			if m := line.FindStringSubmatch(text); m != nil {
+				return text, m[1]
+			}
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("call %q is in no mail to %s", q.Questions[0].Question, name)
+		}
 	}
-	d.press(name, d.link(name, regexp.MustCompile(regexp.QuoteMeta(label)+` call `+m[1]+`: (\S+)`)), nil)
+}
+
+// linkIn is the link of the line matching re (its first group) in text.
+func (d *mailDriver) linkIn(text string, re *regexp.Regexp) string {
+	d.t.Helper()
+	m := re.FindStringSubmatch(text)
+	if m == nil {
+		d.t.Fatalf("no link %s in the mail:\n%s", re, text)
+	}
+	return m[1]
+}
+
+func (d *mailDriver) ClickCall(name string, q *domain.Question, label string) {
+	text, n := d.listing(name, q)
+	d.press(name, d.linkIn(text, regexp.MustCompile(regexp.QuoteMeta(label)+` call `+n+`: (\S+)`)), nil)
 }
 
 func (d *mailDriver) All(name string, _ *domain.Question, decision, note string) {
@@ -168,13 +193,8 @@ func (d *mailDriver) All(name string, _ *domain.Question, decision, note string)
 // DenyCallWithNote opens the call's Deny link, types the note in the
 // page's box and presses its button.
 func (d *mailDriver) DenyCallWithNote(name string, q *domain.Question, note string) {
-	ms := d.mails(mailPeople[name])
-	text := ms[len(ms)-1].Parts()["text/plain"]
-	m := regexp.MustCompile(`(?m)^(\d+)\. ` + regexp.QuoteMeta(q.Questions[0].Question) + `\r?$`).FindStringSubmatch(text)
-	if m == nil {
-		d.t.Fatalf("call %q is not in the newest mail to %s", q.Questions[0].Question, name)
-	}
-	d.press(name, d.link(name, regexp.MustCompile(`Deny call `+m[1]+`: (\S+)`)), url.Values{"note": {note}})
+	text, n := d.listing(name, q)
+	d.press(name, d.linkIn(text, regexp.MustCompile(`Deny call `+n+`: (\S+)`)), url.Values{"note": {note}})
 }
 
 // TestReminderOfABatchCallFollows: a call mailed in its batch's mail gets
