@@ -49,34 +49,27 @@ func TestHandlerHandsThePlaceToTheRequest(t *testing.T) {
 				<-block
 			}
 		}))
-	done := make(chan struct{})
-	go func() {
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/wait", nil))
-		close(done)
-	}()
-	next := make(chan struct{})
-	go func() {
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/other", nil))
-		close(next)
-	}()
-	select {
-	case <-next:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the blocked request kept its place")
+	serve := func(method, path string) <-chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(method, path, nil))
+			close(done)
+		}()
+		return done
 	}
+	within := func(done <-chan struct{}, failure string) {
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal(failure)
+		}
+	}
+	done := serve(http.MethodPost, "/wait")
+	within(serve(http.MethodPost, "/other"), "the blocked request kept its place")
 	// The line is full; a request it does not take is served all the same.
 	held, ok := l.Enter(t.Context())
 	require.True(t, ok)
-	passed := make(chan struct{})
-	go func() {
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/other", nil))
-		close(passed)
-	}()
-	select {
-	case <-passed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("a request the line does not take waited for a place")
-	}
+	within(serve(http.MethodGet, "/other"), "a request the line does not take waited for a place")
 	held()
 	close(block)
 	<-done
