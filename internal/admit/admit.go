@@ -14,7 +14,7 @@
 //
 // A request holds its place until it is parked, starts to wait in its
 // goroutine, or ends: a handler that blocks gives its place back first
-// (Release), so the places cannot run out while requests wait.
+// (Of), so the places cannot run out while requests wait.
 package admit
 
 import (
@@ -56,7 +56,7 @@ func (l Line) Enter(ctx context.Context) (release func(), ok bool) {
 
 // Handler puts the requests that take reports true for in line before
 // next serves them; next finds the place's release in the request's
-// context (Release). It goes in front of anything that starts a clock on
+// context (Of). It goes in front of anything that starts a clock on
 // the request (a deadline on reading its body): a request may wait its
 // turn for seconds in a burst.
 func (l Line) Handler(takes func(*http.Request) bool, next http.Handler) http.Handler {
@@ -76,16 +76,8 @@ func (l Line) Handler(takes func(*http.Request) bool, next http.Handler) http.Ha
 
 type placeKey struct{}
 
-// Release gives back the place of the request of ctx, if it holds one.
-// A handler calls it before it blocks.
-func Release(ctx context.Context) {
-	if f, ok := ctx.Value(placeKey{}).(func()); ok {
-		f()
-	}
-}
-
 // Of is what gives back the place of the request of ctx (a no-op if it
-// holds none), to call later.
+// holds none): a handler calls it before it blocks, or keeps it for later.
 func Of(ctx context.Context) func() {
 	if f, ok := ctx.Value(placeKey{}).(func()); ok {
 		return f

@@ -21,19 +21,20 @@ func TestPlacesAreGivenBackOnce(t *testing.T) {
 	_, ok = l.Enter(t.Context())
 	require.True(t, ok)
 
-	gone, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel()
-	_, ok = l.Enter(gone)
-	assert.False(t, ok, "a third request entered a line of two")
+	full := func(why string) {
+		t.Helper()
+		gone, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		_, ok := l.Enter(gone)
+		assert.False(t, ok, why)
+	}
+	full("a third request entered a line of two")
 
 	r1()
 	r1() // twice: still one place
 	_, ok = l.Enter(t.Context())
 	require.True(t, ok)
-	gone2, cancel2 := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel2()
-	_, ok = l.Enter(gone2)
-	assert.False(t, ok, "a place given back twice counted as two")
+	full("a place given back twice counted as two")
 }
 
 // TestHandlerHandsThePlaceToTheRequest: a request the line takes finds its
@@ -45,7 +46,7 @@ func TestHandlerHandsThePlaceToTheRequest(t *testing.T) {
 	h := l.Handler(func(r *http.Request) bool { return r.Method == http.MethodPost },
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/wait" {
-				Release(r.Context()) // as a handler about to block
+				Of(r.Context())() // as a handler about to block
 				<-block
 			}
 		}))
