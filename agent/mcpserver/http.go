@@ -97,10 +97,11 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 	// stream store so a dropped stream resumes (Last-Event-ID) within this
 	// replica; no session for 2026-07-28, so any replica serves any request,
 	// and a cut POST ends its call's wait (the question stays open).
+	events := &parkedStore{EventStore: mcp.NewMemoryEventStore(nil), closed: s.sessionClosed}
 	stateful := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.log,
-		SessionTimeout: h.SessionTimeout, EventStore: parkedStore{mcp.NewMemoryEventStore(nil), s.sessionClosed}})
+		SessionTimeout: h.SessionTimeout, EventStore: events})
 	s.mu.Lock()
-	s.httpEnds = true
+	s.httpEnds, s.events = true, events
 	s.mu.Unlock()
 	var sdk http.Handler = transports{
 		stateful: stateful,

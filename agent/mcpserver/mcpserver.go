@@ -114,6 +114,7 @@ type Server struct {
 	admit       admit.Line          // the calls being asked at once (admit.go)
 	parkedCalls parkedCalls         // the parked calls of sessions (parksession.go)
 	orphans     sync.Map            // their streams that may be resumed, by session and stream
+	events      *parkedStore        // the sessions' streams (set with httpEnds, under mu)
 	impl        *mcp.Implementation // who the server says it is
 }
 

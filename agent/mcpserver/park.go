@@ -170,6 +170,9 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	// The closures keep what they need only: the question as asked is
 	// not kept for the whole wait, nor a stateless call's session.
 	id, qid := slot.id, q.ID
+	s.mu.Lock()
+	events := s.events
+	s.mu.Unlock()
 	var call ParkedCall
 	call.Final = func(fq *domain.Question, err error) []byte {
 		var res *mcp.CallToolResult
@@ -183,15 +186,20 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 			}
 			res = waitFailedResult(qid, why)
 		}
+		msg := rpcResult(id, res, impl)
 		if pc != nil {
 			pc.mu.Lock()
+			first := !pc.answered
 			pc.answered = true
 			pc.mu.Unlock()
 			if err == nil && fq.Status.Final() {
 				pc.st.settled(qid)
 			}
+			if first && events != nil && stream != "" {
+				events.keepFinal(pc.session, stream, msg)
+			}
 		}
-		return sseEventID(nil, eventID, rpcResult(id, res, impl))
+		return sseEventID(nil, eventID, msg)
 	}
 	// The head goes out at once, and then something every ProgressEvery:
 	// a host that sees nothing until the answer gives up (a Node host's

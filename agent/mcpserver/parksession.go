@@ -33,22 +33,46 @@ func parkedResult() *mcp.CallToolResult {
 
 // parkedStore is the session streams' event store without the placeholder
 // responses of parked calls: a stream resumed with Last-Event-ID never
-// replays one as the call's result.
+// replays one as the call's result. A parked call's real result is kept
+// in its place (keepFinal).
 type parkedStore struct {
 	mcp.EventStore
 	closed func(sessionID string) // told of every session the SDK closes
+	// mu orders keepFinal with SessionClosed: a result kept for a closed
+	// session would bring its streams back and never be dropped.
+	mu sync.Mutex
 }
 
-func (p parkedStore) SessionClosed(ctx context.Context, sessionID string) error {
+func (p *parkedStore) SessionClosed(ctx context.Context, sessionID string) error {
 	p.closed(sessionID)
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return p.EventStore.SessionClosed(ctx, sessionID)
 }
 
-func (p parkedStore) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
+func (p *parkedStore) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
 	if bytes.Contains(data, []byte(parkedMarker)) {
 		return nil
 	}
 	return p.EventStore.Append(ctx, sessionID, streamID, data)
+}
+
+// keepFinal keeps the result of a parked call for its stream, as the SDK
+// keeps a call's result: the connection it was written to may be gone
+// without the bridge seeing it (a middlebox lost it; the host's FIN is not
+// read yet), and the host resuming the stream with Last-Event-ID must
+// still get it. Not for a stream the store no longer has (its session
+// closed).
+func (p *parkedStore) keepFinal(sessionID, streamID string, data []byte) {
+	ctx := context.Background()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, err := range p.EventStore.After(ctx, sessionID, streamID, 1<<30) {
+		if err != nil {
+			return
+		}
+	}
+	_ = p.EventStore.Append(ctx, sessionID, streamID, data)
 }
 
 // parkedCall is a parked call of a session, which its session's end or

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +30,10 @@ type cutter struct {
 	cut     chan string // the first event's lines, once cut
 	resumed atomic.Int32
 	done    atomic.Bool
+	// swallow: the bridge's side of the cut stream stays open and what it
+	// writes there is read and dropped (a middlebox that lost the
+	// connection to the host), so the bridge cannot tell the host is gone.
+	swallow context.Context
 }
 
 func newCutter(t *testing.T, backend string) *cutter {
@@ -54,8 +59,12 @@ func (c *cutter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		event string
 	}
 	first := make(chan head, 1)
+	ctx := r.Context()
+	if c.swallow != nil {
+		ctx = c.swallow
+	}
 	go func() {
-		out, _ := http.NewRequestWithContext(r.Context(), "POST", c.backend.String()+r.URL.RequestURI(), bytes.NewReader(body))
+		out, _ := http.NewRequestWithContext(ctx, "POST", c.backend.String()+r.URL.RequestURI(), bytes.NewReader(body))
 		out.Header = r.Header.Clone()
 		res, err := http.DefaultClient.Do(out)
 		if err != nil {
@@ -71,7 +80,11 @@ func (c *cutter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var ev string
 	select {
 	case h := <-first:
-		defer h.res.Body.Close()
+		if c.swallow != nil {
+			go func() { _, _ = io.Copy(io.Discard, h.res.Body) }()
+		} else {
+			defer h.res.Body.Close()
+		}
 		for k, v := range h.res.Header {
 			w.Header()[k] = v
 		}
@@ -138,6 +151,38 @@ func TestTypeScriptClientResumesAParkedCall(t *testing.T) {
 	}
 	q := pendingOn(t, bc, 1)
 	_, err := bc.RespondText(t.Context(), q.ID, "OAuth 2.0") // answered while the host is disconnected
+	require.NoError(t, err)
+	out := wait()
+	assert.Equal(t, "answered", out.Result.StructuredContent["status"])
+	assert.Equal(t, map[string]any{"Which auth method?": "OAuth 2.0"}, out.Result.StructuredContent["answers"])
+	assert.Positive(t, c.resumed.Load(), "the answer came through the resumed stream (GET with Last-Event-ID)")
+}
+
+// TestTypeScriptClientGetsAnAnswerWrittenToALostStream: the host's
+// connection is lost somewhere the bridge cannot see (its side stays open),
+// the answer is written there and goes nowhere; the host resuming the
+// stream with Last-Event-ID still gets it.
+func TestTypeScriptClientGetsAnAnswerWrittenToALostStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the bridge binary")
+	}
+	tsSDK(t)
+	srv := bridgetest.Serve(t)
+	bc := client.New(srv.URL, "", "default")
+	c := newCutter(t, srv.URL)
+	c.swallow = t.Context()
+	proxy := httptest.NewServer(c)
+	t.Cleanup(proxy.Close)
+
+	wait := runTS(t, map[string]any{"transport": "http", "url": proxy.URL + "/mcp", "callTimeout": 15000})
+	select {
+	case first := <-c.cut:
+		assert.Regexp(t, `(?m)^id: \S+$`, first, "the stream opens with a priming event with an id")
+	case <-time.After(15 * time.Second):
+		t.Fatal("no tools/call stream to cut")
+	}
+	q := pendingOn(t, bc, 1)
+	_, err := bc.RespondText(t.Context(), q.ID, "OAuth 2.0") // written to the lost stream
 	require.NoError(t, err)
 	out := wait()
 	assert.Equal(t, "answered", out.Result.StructuredContent["status"])
