@@ -121,6 +121,20 @@ func (s *Store) Get(ctx context.Context, project, id string) (*domain.Question, 
 	return q, err
 }
 
+// StillPending reports whether a question is pending from the status
+// field of its hash alone (false for one that is gone): the parked waits'
+// checks read this, not the record.
+func (s *Store) StillPending(ctx context.Context, project, id string) (bool, error) {
+	st, err := s.rdb.HGet(ctx, s.qkey(project, id), "status").Result()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.wrap(err)
+	}
+	return st == string(domain.StatusPending), nil
+}
+
 // List implements lifecycle.Store.
 func (s *Store) List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error) {
 	if limit <= 0 {

@@ -3,8 +3,11 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/askbridge/askbridge/domain"
 	"github.com/askbridge/askbridge/lifecycle"
+	"github.com/google/uuid"
 
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/store/storetest"
@@ -68,4 +71,35 @@ func TestUnreachableRedisErrorHidesPassword(t *testing.T) {
 
 func TestBacklogRealRedis(t *testing.T) {
 	storetest.Backlog(t, open(t, storetest.Redis(t).URL))
+}
+
+// TestStillPendingReadsTheStatus: what a parked wait's check reads on Redis.
+func TestStillPendingReadsTheStatus(t *testing.T) {
+	s := open(t, storetest.Redis(t).URL)
+	ctx := context.Background()
+	items := []domain.Item{{Question: "Deploy?", Options: []domain.Option{{Label: "Yes", Value: "yes"}, {Label: "No", Value: "no"}}}}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	res, err := s.Create(ctx, &domain.Question{ID: uuid.NewString(), ProjectID: "ops", RunID: "run-1", AgentID: "bot",
+		Kind: domain.KindQuestion, Status: domain.StatusPending, Questions: items, Targets: []domain.Target{},
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour), Fingerprint: domain.Fingerprint(items)})
+	require.NoError(t, err)
+	id := res.Question.ID
+
+	pending, err := s.StillPending(ctx, "ops", id)
+	require.NoError(t, err)
+	assert.True(t, pending, "a question just asked")
+	pending, err = s.StillPending(ctx, "other", id)
+	require.NoError(t, err)
+	assert.False(t, pending, "another project's question is none of this one's")
+	pending, err = s.StillPending(ctx, "ops", uuid.NewString())
+	require.NoError(t, err)
+	assert.False(t, pending, "a question that does not exist")
+
+	answer := domain.Resolve(items, [][]string{{"yes"}})
+	_, err = s.Transition(ctx, "ops", id, lifecycle.Transition{To: domain.StatusAnswered, Answer: &answer,
+		By: &domain.Person{Platform: "api", ID: "alice"}, At: time.Now().UTC()})
+	require.NoError(t, err)
+	pending, err = s.StillPending(ctx, "ops", id)
+	require.NoError(t, err)
+	assert.False(t, pending, "an answered question")
 }

@@ -35,6 +35,15 @@ type pendingIndex interface {
 	Pending(project, id string) bool
 }
 
+// pendingStatus is a store that reads whether a question is still pending
+// without reading its record: Redis reads the status field of its hash.
+// A wait is checked when it parks and by every sweep (100,000 waits every
+// recheckEvery); a pending question, the common case, then costs one short
+// reply instead of the record and the garbage of decoding it.
+type pendingStatus interface {
+	StillPending(ctx context.Context, project, id string) (bool, error)
+}
+
 // parker holds long-polls that are still waiting without a goroutine or
 // net/http's buffers each: the connection is taken over from net/http,
 // and answered (then closed) when the question changes, the wait times
@@ -301,14 +310,19 @@ func (p *parker) check(pk *parked) {
 	q := pk.final
 	p.mu.Unlock()
 	var err error
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	if q == nil && !force {
 		if ix, ok := p.store.(pendingIndex); ok && ix.Pending(pk.project, pk.id) {
 			return // still pending: the wake-up or the deadline will come
 		}
+		if ps, ok := p.store.(pendingStatus); ok {
+			if pending, err := ps.StillPending(ctx, pk.project, pk.id); pending || err != nil {
+				return // still pending, or the store is away: as below
+			}
+		}
 	}
 	if q == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
 		q, err = p.store.Get(ctx, pk.project, pk.id)
 	}
 	if !force && (err != nil || !q.Status.Final()) {
