@@ -220,14 +220,29 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	}()
 	addr := strings.TrimPrefix(p.base, "http://")
 	t0 := time.Now()
-	for _, id := range ids[:w] {
+	seen := 0 // parked, as the bridge last said
+	for i, id := range ids[:w] {
+		if o.scaleParkWin > 0 && i-seen >= o.scaleParkWin {
+			// Paced: wait until half the window is parked.
+			var err error
+			if seen, err = waitersAtLeast(p.base, i-o.scaleParkWin/2, 30*time.Second); err != nil {
+				return err
+			}
+		}
 		c, err := parkWaiter(addr, "scale", id, 10*time.Minute)
 		if err != nil {
 			return fmt.Errorf("parking waiter %d: %w", len(conns), err)
 		}
 		conns = append(conns, c)
 	}
+	if _, err := waitersAtLeast(p.base, w, 30*time.Second); err != nil {
+		return err
+	}
 	parked := time.Since(t0)
+	paced := "at once"
+	if o.scaleParkWin > 0 {
+		paced = fmt.Sprintf("at most %d not yet parked", o.scaleParkWin)
+	}
 	// As (e): the burst of parking leaves garbage and free heap that the
 	// runtime returns over tens of seconds (a GC, then the scavenger).
 	// The RSS varied 1.6–4.0 KB per waiter in runs of the same build as a
@@ -261,8 +276,8 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	}
 	fmt.Printf("%s parked waiters: the RSS's anonymous part %.0f → %.0f MB (%.2f KB per waiter), its file-backed part (mapped files: the binary, the data file) %.0f → %.0f MB (%.2f KB per waiter; the data file is %.0f MB)\n",
 		tag, mB(rssN-fileN), mB(rssW-fileW), perAnon/1024, mB(fileN), mB(fileW), perFile/1024, mB(dataBytes))
-	fmt.Printf("%s parked waiters (long-polls): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter; floor: the RSS with no waiter, %.0f MB\n",
-		tag, w, parked.Round(time.Millisecond), mB(rssN), mB(rssW), settled.Round(time.Second), per/1024, mB(rssN))
+	fmt.Printf("%s parked waiters (long-polls, written %s): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter; floor: the RSS with no waiter, %.0f MB\n",
+		tag, paced, w, parked.Round(time.Millisecond), mB(rssN), mB(rssW), settled.Round(time.Second), per/1024, mB(rssN))
 	// While they wait: the parker re-reads every wait every 10 s (garbage
 	// in proportion to the waits, so collections), and the RSS moves with
 	// the collector's cycle; its range over 25 s is the steady state.

@@ -214,6 +214,33 @@ func pendingGauge(base string) (int, error) {
 	return n, nil
 }
 
+// waitersAtLeast reads the bridge's parked callers (the askbridge_waiters
+// gauge of kind question, summed over projects) until there are n, at
+// most for d; it returns the last count.
+func waitersAtLeast(base string, n int, d time.Duration) (int, error) {
+	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		lines, err := metricLines(base)
+		if err != nil {
+			return 0, err
+		}
+		got := 0
+		for _, line := range lines {
+			if v, ok := strings.CutPrefix(line, "askbridge_waiters{"); ok && strings.Contains(v, `kind="question"`) {
+				var k float64
+				if _, err := fmt.Sscan(v[strings.IndexByte(v, '}')+1:], &k); err == nil {
+					got += int(k)
+				}
+			}
+		}
+		if got >= n {
+			return got, nil
+		}
+		if time.Now().After(deadline) {
+			return got, fmt.Errorf("%d callers parked after %s, not %d", got, d, n)
+		}
+	}
+}
+
 // mcpBody is a JSON-RPC request to /mcp; a 2026-07-28 request carries the
 // protocol version, client and capabilities in _meta (no session).
 func mcpBody(id int, method string, params map[string]any, stateless bool) []byte {
