@@ -281,13 +281,28 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	// While they wait: the parker re-reads every wait every 10 s (garbage
 	// in proportion to the waits, so collections), and the RSS moves with
 	// the collector's cycle; its range over 25 s is the steady state.
+	// The CPU they take meanwhile: the bridge's (the sweeps, the
+	// collector) and, on Redis, the redis-server's (the sweeps' reads).
 	lo, hi := rssW, rssW
-	for t := time.Now(); time.Since(t) < 25*time.Second; time.Sleep(500 * time.Millisecond) {
+	cpu0, t0 := pidCPU(p.cmd.Process.Pid), time.Now()
+	var rcpu0 time.Duration
+	if rs != nil {
+		rcpu0, _ = redisCPU(rs)
+	}
+	for time.Since(t0) < 25*time.Second {
+		time.Sleep(500 * time.Millisecond)
 		r := p.rss()
 		lo, hi = min(lo, r), max(hi, r)
 	}
-	fmt.Printf("%s parked waiters, the 25 s after: RSS %.0f–%.0f MB, %.2f–%.2f KB per waiter\n",
-		tag, mB(lo), mB(hi), float64(lo-rssN)/float64(w)/1024, float64(hi-rssN)/float64(w)/1024)
+	idle := time.Since(t0)
+	cpu := fmt.Sprintf("; the bridge's CPU %.1f %% of a core", 100*float64(pidCPU(p.cmd.Process.Pid)-cpu0)/float64(idle))
+	if rs != nil {
+		if rcpu1, err := redisCPU(rs); err == nil {
+			cpu += fmt.Sprintf(", redis-server's %.1f %%", 100*float64(rcpu1-rcpu0)/float64(idle))
+		}
+	}
+	fmt.Printf("%s parked waiters, the 25 s after: RSS %.0f–%.0f MB, %.2f–%.2f KB per waiter%s\n",
+		tag, mB(lo), mB(hi), float64(lo-rssN)/float64(w)/1024, float64(hi-rssN)/float64(w)/1024, cpu)
 	if mem1, err := readGoMem(p.base, p.cmd.Process.Pid); err == nil {
 		fmt.Printf("%s parked waiters: where the RSS is, %s; live heap after the last GC %.0f B per waiter\n",
 			tag, mem1.perWaiter(mem0, w), float64(p.liveHeap()-live0)/float64(w))

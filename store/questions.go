@@ -135,6 +135,24 @@ func (s *Store) StillPending(ctx context.Context, project, id string) (bool, err
 	return st == string(domain.StatusPending), nil
 }
 
+// StillPendingEach is StillPending for each question (projects[i], ids[i])
+// in one round trip.
+func (s *Store) StillPendingEach(ctx context.Context, projects, ids []string) ([]bool, error) {
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HGet(ctx, s.qkey(projects[i], id), "status")
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, s.wrap(err)
+	}
+	out := make([]bool, len(ids))
+	for i, c := range cmds {
+		out[i] = c.Val() == string(domain.StatusPending)
+	}
+	return out, nil
+}
+
 // List implements lifecycle.Store.
 func (s *Store) List(ctx context.Context, project string, status domain.Status, limit int) ([]*domain.Question, error) {
 	if limit <= 0 {

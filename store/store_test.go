@@ -102,4 +102,12 @@ func TestStillPendingReadsTheStatus(t *testing.T) {
 	pending, err = s.StillPending(ctx, "ops", id)
 	require.NoError(t, err)
 	assert.False(t, pending, "an answered question")
+
+	other, err := s.Create(ctx, &domain.Question{ID: uuid.NewString(), ProjectID: "ops", RunID: "run-2", AgentID: "bot",
+		Kind: domain.KindQuestion, Status: domain.StatusPending, Questions: items, Targets: []domain.Target{},
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour), Fingerprint: domain.Fingerprint(items)})
+	require.NoError(t, err)
+	each, err := s.StillPendingEach(ctx, []string{"ops", "ops", "other", "ops"}, []string{id, other.Question.ID, other.Question.ID, uuid.NewString()})
+	require.NoError(t, err)
+	assert.Equal(t, []bool{false, true, false, false}, each, "answered, pending, another project's, none")
 }

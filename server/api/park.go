@@ -44,6 +44,12 @@ type pendingStatus interface {
 	StillPending(ctx context.Context, project, id string) (bool, error)
 }
 
+// pendingStatuses is a pendingStatus that reads many questions' statuses
+// in one round trip: the sweep reads its waits sweepStep at a time.
+type pendingStatuses interface {
+	StillPendingEach(ctx context.Context, projects, ids []string) ([]bool, error)
+}
+
 // parker holds long-polls that are still waiting without a goroutine or
 // net/http's buffers each: the connection is taken over from net/http,
 // and answered (then closed) when the question changes, the wait times
@@ -436,8 +442,8 @@ func (p *parker) recheck() {
 		case <-t.C:
 			waits := p.snapshot()
 			began := time.Now()
-			for i, pk := range waits {
-				if i%sweepStep == 0 && i > 0 {
+			for i := 0; i < len(waits); i += sweepStep {
+				if i > 0 {
 					// Where the sweep should be by now: i of len(waits)
 					// over half the period.
 					due := time.Duration(int64(p.every/2) * int64(i) / int64(len(waits)))
@@ -454,8 +460,36 @@ func (p *parker) recheck() {
 					return
 				default:
 				}
-				p.check(pk)
+				p.checkAll(waits[i:min(i+sweepStep, len(waits))])
 			}
+		}
+	}
+}
+
+// checkAll checks a step of the sweep's waits: on a store that reads many
+// statuses in one round trip, only the waits whose question is no longer
+// pending are checked one by one.
+func (p *parker) checkAll(waits []*parked) {
+	ps, ok := p.store.(pendingStatuses)
+	if !ok {
+		for _, pk := range waits {
+			p.check(pk)
+		}
+		return
+	}
+	projects, ids := make([]string, len(waits)), make([]string, len(waits))
+	for i, pk := range waits {
+		projects[i], ids[i] = pk.project, pk.id
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pending, err := ps.StillPendingEach(ctx, projects, ids)
+	if err != nil {
+		return // the store is away: the next sweep, or a wake-up
+	}
+	for i, pk := range waits {
+		if !pending[i] {
+			p.check(pk)
 		}
 	}
 }
