@@ -70,6 +70,7 @@ type parker struct {
 	nearer  chan struct{} // a deadline nearer than the expirer sleeps to
 	ticks   tickHeap      // the next periodic writes (parktick.go)
 	sooner  chan struct{} // a periodic write sooner than the ticker sleeps to
+	settle  *settler      // collects after a burst of parks (parksettle.go)
 }
 
 type parked struct {
@@ -109,13 +110,15 @@ func newParker(st parkStore, log *slog.Logger) *parker {
 
 func startParker(st parkStore, log *slog.Logger, every time.Duration) *parker {
 	p := &parker{store: st, log: log, work: make(chan *parked, 4096), waits: map[*parked]struct{}{},
-		stop: make(chan struct{}), every: every, nearer: make(chan struct{}, 1), sooner: make(chan struct{}, 1)}
+		stop: make(chan struct{}), every: every, nearer: make(chan struct{}, 1), sooner: make(chan struct{}, 1),
+		settle: newSettler()}
 	for range parkWorkers {
 		go p.loop()
 	}
 	go p.recheck()
 	go p.expire()
 	go p.tick()
+	go p.settle.run(p.stop)
 	return p
 }
 
@@ -168,6 +171,7 @@ func (p *parker) parkReply(w http.ResponseWriter, r *http.Request, project, id s
 	p.waits[pk] = struct{}{}
 	closing = p.closing
 	p.mu.Unlock()
+	p.settle.parked()
 	if closing {
 		// drain began after the check above and may have missed this wait:
 		// answer it now with the record as it is, as drain does.
