@@ -1,7 +1,7 @@
 package api
 
 import (
-	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 )
@@ -13,13 +13,18 @@ import (
 // collect again before its forced collection two minutes later, and until
 // then the RSS stays at the burst's peak: 14.5 KB per waiter in the bench's
 // (e) against 5–6 KB once collected. So once parking has gone quiet after
-// at least settleParks parks, the parker has the runtime collect (a
-// concurrent collection, as the runtime's own), which lowers the heap goal
-// to what the waits keep, and the runtime's scavenger then gives the rest
-// back over the next seconds: at most one collection per settleParks parks.
+// at least settleParks parks, the parker has the runtime collect and give
+// its free memory back at once (debug.FreeOSMemory: with runtime.GC alone
+// the scavenger gave it back slowly, 3.7–8.9 KB per waiter 10 s later):
+// at most one collection per settleParks parks.
 
-// settleParks is how many parks since the last collection make a burst.
-const settleParks = 1000
+// settleParks is how many parks since the last collection make a burst
+// worth a collection: a burst holds ~20 KB a request while under way, so
+// 5,000 parks leave ~100 MB of heap goal behind, far more than a
+// collection costs; after 2,000 (the bench's (b)) the collection's pause,
+// landing while answers arrive, cost more (p99 4.8 → 6.9 ms) than the
+// ~40 MB it gave back.
+const settleParks = 5000
 
 // settleQuiet is how long parking must stay quiet (fewer than
 // settleParks/100 parks) before the collection.
@@ -29,11 +34,11 @@ type settler struct {
 	parks   atomic.Int64 // parks since the last look
 	burst   int64        // parks that make a burst
 	quiet   time.Duration
-	collect func() // runtime.GC; a test's counter
+	collect func() // debug.FreeOSMemory; a test's counter
 }
 
 func newSettler() *settler {
-	return &settler{burst: settleParks, quiet: settleQuiet, collect: runtime.GC}
+	return &settler{burst: settleParks, quiet: settleQuiet, collect: debug.FreeOSMemory}
 }
 
 // parked counts a park.
