@@ -134,10 +134,13 @@ func TestParkedWaitsOnEitherStore(t *testing.T) {
 			}
 			require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waits) == len(ids) },
 				5*time.Second, 10*time.Millisecond, "every wait parked")
-			gets.Store(0)
 			if n.statuses != nil {
+				// Each wait's first check, made once it is parked, is done.
+				require.Eventually(t, func() bool { return n.statuses.Load() >= int32(len(ids)) },
+					5*time.Second, 10*time.Millisecond, "every parked wait checked")
 				n.statuses.Store(0)
 			}
+			gets.Store(0)
 			time.Sleep(8 * every) // several sweeps
 			require.Zero(t, gets.Load(), "records read by the sweeps of %d pending waits", len(ids))
 			if name == "redis" {
