@@ -320,19 +320,20 @@ func (p *parker) check(pk *parked) {
 	q := pk.final
 	p.mu.Unlock()
 	var err error
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	if q == nil && !force {
 		if ix, ok := p.store.(pendingIndex); ok && ix.Pending(pk.project, pk.id) {
 			return // still pending: the wake-up or the deadline will come
 		}
-		if ps, ok := p.store.(pendingStatus); ok {
+	}
+	if q == nil {
+		// A context (and its timer) only when the store is read.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if ps, ok := p.store.(pendingStatus); ok && !force {
 			if pending, err := ps.StillPending(ctx, pk.project, pk.id); pending || err != nil {
 				return // still pending, or the store is away: as below
 			}
 		}
-	}
-	if q == nil {
 		q, err = p.store.Get(ctx, pk.project, pk.id)
 	}
 	if !force && (err != nil || !q.Status.Final()) {
