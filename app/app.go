@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge/internal/admit"
 	"github.com/askbridge/askbridge/lifecycle"
 
 	"github.com/askbridge/askbridge/adapters/discord"
@@ -64,6 +65,7 @@ type App struct {
 
 	mu      sync.Mutex
 	ln      net.Listener
+	gate    *admit.Listener
 	srv     *http.Server
 	bg      context.Context
 	stopBG  context.CancelFunc
@@ -375,7 +377,10 @@ func (a *App) Listen() (net.Addr, error) {
 		if per == 0 {
 			per = DefaultConnsPerIP
 		}
-		a.ln = limitPerIP(ln, per)
+		// A burst of new connections is taken a few hundred at a
+		// time (internal/admit).
+		a.gate = admit.Default(limitPerIP(ln, per))
+		a.ln = a.gate
 	}
 	return a.ln.Addr(), nil
 }
@@ -396,7 +401,7 @@ func (a *App) Run(ctx context.Context) error {
 	// worked on a few at a time), before the body's clock starts.
 	h := boundUnauthenticated(bodyDeadline(a.handler, chatBodyTimeout, apiBodyTimeout), unauthenticatedPerIP)
 	a.srv = &http.Server{Handler: onPath("/mcp", a.admitMCP, h), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout,
-		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+		ConnState: a.gate.ConnState, ConnContext: a.gate.ConnContext, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	for _, c := range a.adapters {
 		a.workers.Go(func() {
 			if err := c.Start(a.bg); err != nil && !errors.Is(err, context.Canceled) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/admit"
 )
 
 // liveEvent is the data of one event on /inbox/events.
@@ -63,6 +64,7 @@ func (i *Inbox) handleEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the inbox is unavailable", http.StatusServiceUnavailable)
 		return
 	}
+	admit.LongLived(ctx) // a stream: its connection's place goes to the next
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a live stream outlasts the server's write timeout
 	h := w.Header()

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/askbridge/askbridge/internal/admit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -65,6 +66,9 @@ func (t transports) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			defer slot.hold.pass()
 			pw.ResponseWriter = slot.hold
 		}
+	}
+	if r.Method == http.MethodGet {
+		admit.LongLived(r.Context()) // a session's stream: its connection's place goes to the next
 	}
 	t.stateful.ServeHTTP(pw, r)
 }

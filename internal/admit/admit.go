@@ -77,10 +77,14 @@ func (l Line) Handler(takes func(*http.Request) bool, next http.Handler) http.Ha
 type placeKey struct{}
 
 // Of is what gives back the place of the request of ctx (a no-op if it
-// holds none): a handler calls it before it blocks, or keeps it for later.
+// holds none), and its connection's among new connections (LongLived): a
+// handler calls it before it blocks, or keeps it for later.
 func Of(ctx context.Context) func() {
-	if f, ok := ctx.Value(placeKey{}).(func()); ok {
-		return f
+	f, _ := ctx.Value(placeKey{}).(func())
+	return func() {
+		if f != nil {
+			f()
+		}
+		LongLived(ctx)
 	}
-	return func() {}
 }

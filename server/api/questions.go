@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/admit"
 	"github.com/askbridge/askbridge/internal/tracing"
 	"github.com/askbridge/askbridge/lifecycle"
 
@@ -173,6 +174,7 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, p Principal) error {
 			return nil // answered by the parker
 		}
 	}
+	admit.LongLived(r.Context()) // it waits here: its connection's place goes to the next
 	// Shutdown drains long-polls: draining cancels this wait. AfterFunc
 	// costs no goroutine per waiter while nothing happens.
 	ctx, cancel := context.WithCancel(r.Context())

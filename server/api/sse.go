@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/admit"
 )
 
 // sseEvent is the data of one Server-Sent Event.
@@ -44,6 +45,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, p Principal) error 
 	} else if _, err := a.store.Events(r.Context(), project, after, 1); err != nil {
 		return err
 	}
+	admit.LongLived(r.Context()) // a stream: its connection's place goes to the next
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
