@@ -155,6 +155,12 @@ func (a *App) build(auth *api.Auth, policy *egress.Policy, loopback bool) error 
 	metrics := api.NewMetrics()
 	a.ops = ops.New(metrics.Registry(), log.With("component", "metrics"))
 	a.ops.WatchStore(metrics.Registry(), a.st)
+	a.ops.WatchAccepts(metrics.Registry(), func() (int64, time.Duration) {
+		a.mu.Lock()
+		g := a.gate
+		a.mu.Unlock()
+		return g.Waits()
+	})
 	if rs, ok := a.st.(*store.Store); ok {
 		rs.Client().AddHook(a.ops) // Redis command latency and errors
 	}
@@ -379,7 +385,7 @@ func (a *App) Listen() (net.Addr, error) {
 		}
 		// A burst of new connections is taken a few hundred at a
 		// time (internal/admit).
-		a.gate = admit.Default(limitPerIP(ln, per))
+		a.gate = admit.Limit(limitPerIP(ln, per), a.s.AcceptAtOnce, admit.AcceptHold)
 		a.ln = a.gate
 	}
 	return a.ln.Addr(), nil

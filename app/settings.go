@@ -48,6 +48,10 @@ type Settings struct {
 	// ConnsPerIP bounds the connections one client address may hold open
 	// (0: DefaultConnsPerIP).
 	ConnsPerIP int
+	// AcceptAtOnce bounds the new connections busy with their first
+	// request at once: more wait to be accepted (internal/admit); 0:
+	// admit.AcceptPerCore per core; negative: no bound.
+	AcceptAtOnce int
 	Agents     []api.Agent
 	Operators  []api.Operator
 	Routes     []domain.Route

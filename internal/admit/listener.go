@@ -35,28 +35,39 @@ type Listener struct {
 	max  int
 	hold time.Duration
 
-	mu    sync.Mutex
-	held  map[net.Conn]time.Time // since when
-	freed chan struct{}          // a place was given back
+	mu     sync.Mutex
+	held   map[net.Conn]time.Time // since when
+	freed  chan struct{}          // a place was given back
+	waits  int64                  // Accepts that waited for a place
+	waited time.Duration          // their time waiting, in all
+}
+
+// Waits is how many times accepting waited for a place, and for how long
+// in all (the bridge's askbridge_accept_waits_total and
+// askbridge_accept_wait_seconds_total).
+func (l *Listener) Waits() (n int64, d time.Duration) {
+	if l == nil {
+		return 0, 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waits, l.waited
 }
 
 // AcceptPerCore is how many new connections a server lets be busy with
-// their first request at once, per core (Default).
+// their first request at once, per core, by default.
 const AcceptPerCore = 128
 
-// AcceptHold is the longest a connection holds its place (Default).
+// AcceptHold is how long a connection holds its place at most, by default.
 const AcceptHold = 250 * time.Millisecond
 
-// Default wraps ln with AcceptPerCore places per core, held for
-// AcceptHold at most.
-func Default(ln net.Listener) *Listener {
-	return Limit(ln, AcceptPerCore*runtime.GOMAXPROCS(0), AcceptHold)
-}
-
-// Limit wraps ln; the server that serves it must call ConnState (from
-// its http.Server.ConnState). max ≤ 0 returns a Listener that never
-// holds back.
+// Limit wraps ln with max places (0: AcceptPerCore per core; negative: a
+// Listener that never holds back), each held for hold at most. The server
+// that serves it calls ConnState and ConnContext (from its http.Server's).
 func Limit(ln net.Listener, max int, hold time.Duration) *Listener {
+	if max == 0 {
+		max = AcceptPerCore * runtime.GOMAXPROCS(0)
+	}
 	return &Listener{Listener: ln, max: max, hold: hold, held: map[net.Conn]time.Time{}, freed: make(chan struct{}, 1)}
 }
 
@@ -81,9 +92,11 @@ func (l *Listener) wait() {
 	if l.max <= 0 {
 		return
 	}
+	var since time.Time // when this Accept began to wait
 	for {
 		l.mu.Lock()
 		if len(l.held) < l.max {
+			l.count(since)
 			l.mu.Unlock()
 			return
 		}
@@ -97,8 +110,12 @@ func (l *Listener) wait() {
 			}
 		}
 		if len(l.held) < l.max {
+			l.count(since)
 			l.mu.Unlock()
 			return
+		}
+		if since.IsZero() {
+			since = now
 		}
 		l.mu.Unlock()
 		t := time.NewTimer(next.Sub(now))
@@ -107,6 +124,14 @@ func (l *Listener) wait() {
 		case <-t.C:
 		}
 		t.Stop()
+	}
+}
+
+// count counts a wait that began at since (zero: none), under mu.
+func (l *Listener) count(since time.Time) {
+	if !since.IsZero() {
+		l.waits++
+		l.waited += time.Since(since)
 	}
 }
 

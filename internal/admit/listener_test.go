@@ -102,7 +102,7 @@ func TestListenerGivesBackAPlaceHeldTooLong(t *testing.T) {
 }
 
 func TestListenerWithNoLimitNeverHoldsBack(t *testing.T) {
-	l := listen(t, 0, time.Hour)
+	l := listen(t, -1, time.Hour)
 	ch := accepted(t, l)
 	for range 5 {
 		dial(t, l)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/domain"
+	"github.com/askbridge/askbridge/internal/admit"
 	"github.com/askbridge/askbridge/internal/tracing"
 	"github.com/askbridge/askbridge/lifecycle"
 
@@ -139,6 +140,7 @@ func (a *API) waitBatch(w http.ResponseWriter, r *http.Request, p Principal) err
 	if err != nil {
 		return err
 	}
+	admit.LongLived(r.Context()) // it waits here: its connection's place goes to the next
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(a.drainCtx, cancel)

@@ -87,3 +87,16 @@ func (c *stats) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(waitersDesc, prometheus.GaugeValue, float64(w.Stream), w.ProjectID, "stream")
 	}
 }
+
+// WatchAccepts exports how often, and how long in all, the server held
+// back accepting new connections while a burst of them was being worked
+// on (internal/admit): waits reads both.
+func (m *Metrics) WatchAccepts(reg prometheus.Registerer, waits func() (int64, time.Duration)) {
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "askbridge_accept_waits_total",
+			Help: "Times this replica held back accepting a new connection because 128 per core of those it accepted were still busy with their first request (a burst of connects; rising without one: connections that send their request slowly)."},
+			func() float64 { n, _ := waits(); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "askbridge_accept_wait_seconds_total",
+			Help: "Time this replica spent holding back accepting new connections (askbridge_accept_waits_total), in all."},
+			func() float64 { _, d := waits(); return d.Seconds() }))
+}
