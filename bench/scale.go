@@ -254,8 +254,14 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	p.collect()
 	rssW, settled := settleRSS(p, 10*time.Second, 60*time.Second)
 	fileW := rssFile(p.cmd.Process.Pid)
-	per := float64(rssW-rssN) / float64(w)
-	perAnon := float64((rssW-fileW)-(rssN-fileN)) / float64(w)
+	memW, _ := readGoMem(p.base, p.cmd.Process.Pid)
+	// The free heap the runtime keeps (idle, not yet released) is left out
+	// of the per-waiter figures: before the waiters it is the garbage of
+	// the asks before them, and the bridge gives it back after a burst of
+	// parks (a forced scavenge), which made the per-waiter RSS negative.
+	keptN, keptW := mem0.heapKept, memW.heapKept
+	per := float64((rssW-keptW)-(rssN-keptN)) / float64(w)
+	perAnon := float64((rssW-fileW-keptW)-(rssN-fileN-keptN)) / float64(w)
 	// The store gives back mapped pages of its data file now and then, so
 	// the file-backed part can fall while waiters park: such a fall is not
 	// extrapolated (it would take off more than the file holds).
@@ -280,8 +286,8 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	}
 	fmt.Printf("%s parked waiters: the RSS's anonymous part %.0f → %.0f MB (%.2f KB per waiter), its file-backed part (mapped files: the binary, the data file) %.0f → %.0f MB (%.2f KB per waiter; the data file is %.0f MB)\n",
 		tag, mB(rssN-fileN), mB(rssW-fileW), perAnon/1024, mB(fileN), mB(fileW), perFile/1024, mB(dataBytes))
-	fmt.Printf("%s parked waiters (long-polls, written %s): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter; floor: the RSS with no waiter, %.0f MB\n",
-		tag, paced, w, parked.Round(time.Millisecond), mB(rssN), mB(rssW), settled.Round(time.Second), per/1024, mB(rssN))
+	fmt.Printf("%s parked waiters (long-polls, written %s): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter (the free heap the Go runtime kept, %.0f → %.0f MB, left out); floor: the RSS with no waiter, %.0f MB\n",
+		tag, paced, w, parked.Round(time.Millisecond), mB(rssN), mB(rssW), settled.Round(time.Second), per/1024, mB(keptN), mB(keptW), mB(rssN))
 	// While they wait: the parker re-reads every wait every 10 s (garbage
 	// in proportion to the waits, so collections), and the RSS moves with
 	// the collector's cycle; its range over 25 s is the steady state.
@@ -306,7 +312,7 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 		}
 	}
 	fmt.Printf("%s parked waiters, the 25 s after: RSS %.0f–%.0f MB, %.2f–%.2f KB per waiter%s\n",
-		tag, mB(lo), mB(hi), float64(lo-rssN)/float64(w)/1024, float64(hi-rssN)/float64(w)/1024, cpu)
+		tag, mB(lo), mB(hi), float64(lo-(rssN-keptN))/float64(w)/1024, float64(hi-(rssN-keptN))/float64(w)/1024, cpu)
 	if mem1, err := readGoMem(p.base, p.cmd.Process.Pid); err == nil {
 		fmt.Printf("%s parked waiters: where the RSS is, %s; live heap after the last GC %.0f B per waiter\n",
 			tag, mem1.perWaiter(mem0, w), float64(p.liveHeap()-live0)/float64(w))
