@@ -260,12 +260,12 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	// the asks before them, and the bridge gives it back after a burst of
 	// parks (a forced scavenge), which made the per-waiter RSS negative.
 	keptN, keptW := mem0.heapKept, memW.heapKept
-	per := float64((rssW-keptW)-(rssN-keptN)) / float64(w)
 	perAnon := float64((rssW-fileW-keptW)-(rssN-fileN-keptN)) / float64(w)
 	// The store gives back mapped pages of its data file now and then, so
 	// the file-backed part can fall while waiters park: such a fall is not
 	// extrapolated (it would take off more than the file holds).
 	perFile := max(0, float64(fileW-fileN)/float64(w))
+	per := perAnon + perFile
 	want := len(ids) // a waiter on every pending question
 	fileAt := float64(fileW) + perFile*float64(max(0, want-w))
 	if dataBytes > 0 {
@@ -286,7 +286,7 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	}
 	fmt.Printf("%s parked waiters: the RSS's anonymous part %.0f → %.0f MB (%.2f KB per waiter), its file-backed part (mapped files: the binary, the data file) %.0f → %.0f MB (%.2f KB per waiter; the data file is %.0f MB)\n",
 		tag, mB(rssN-fileN), mB(rssW-fileW), perAnon/1024, mB(fileN), mB(fileW), perFile/1024, mB(dataBytes))
-	fmt.Printf("%s parked waiters (long-polls, written %s): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter (the free heap the Go runtime kept, %.0f → %.0f MB, left out); floor: the RSS with no waiter, %.0f MB\n",
+	fmt.Printf("%s parked waiters (long-polls, written %s): %d in %s; RSS %.0f MB → %.0f MB once settled (%s), %.2f KB per waiter (the free heap the Go runtime kept, %.0f → %.0f MB, left out; a fall of the file-backed part too); floor: the RSS with no waiter, %.0f MB\n",
 		tag, paced, w, parked.Round(time.Millisecond), mB(rssN), mB(rssW), settled.Round(time.Second), per/1024, mB(keptN), mB(keptW), mB(rssN))
 	// While they wait: the parker re-reads every wait every 10 s (garbage
 	// in proportion to the waits, so collections), and the RSS moves with
@@ -312,7 +312,7 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 		}
 	}
 	fmt.Printf("%s parked waiters, the 25 s after: RSS %.0f–%.0f MB, %.2f–%.2f KB per waiter%s\n",
-		tag, mB(lo), mB(hi), float64(lo-(rssN-keptN))/float64(w)/1024, float64(hi-(rssN-keptN))/float64(w)/1024, cpu)
+		tag, mB(lo), mB(hi), (float64(lo-fileW-(rssN-fileN-keptN))/float64(w)+perFile)/1024, (float64(hi-fileW-(rssN-fileN-keptN))/float64(w)+perFile)/1024, cpu)
 	if mem1, err := readGoMem(p.base, p.cmd.Process.Pid); err == nil {
 		fmt.Printf("%s parked waiters: where the RSS is, %s; live heap after the last GC %.0f B per waiter\n",
 			tag, mem1.perWaiter(mem0, w), float64(p.liveHeap()-live0)/float64(w))
