@@ -90,8 +90,10 @@ func waitingMCPCalls(tb testing.TB, r *replica, n, from int, sessions []string) 
 // call is in a session of its own, opened first: the call's cost is
 // counted apart from its session's (session, per session).
 //
-// MCP_PROFILE=/tmp/m writes /tmp/m.base.heap and /tmp/m.heap (every
-// allocation sampled) before and after the n calls wait:
+// MCP_PROFILE=/tmp/m writes /tmp/m.sessions.heap, /tmp/m.base.heap and
+// /tmp/m.heap (every allocation sampled) before the sessions are opened,
+// before and after the n calls wait (a session's cost: -diff_base
+// /tmp/m.sessions.heap /tmp/m.base.heap):
 //
 //	go tool pprof -sample_index=inuse_space -diff_base /tmp/m.base.heap -top /tmp/m.heap
 func mcpCallCost(tb testing.TB, r *replica, n int, sessions bool) (goroutines, bytes, live, session float64) {
@@ -123,6 +125,7 @@ func mcpCallCost(tb testing.TB, r *replica, n int, sessions bool) (goroutines, b
 	// warm: the first calls start what every call shares
 	waitingMCPCalls(tb, r, 20, 0, mcpSessions(tb, r, 20, sessions))
 	bs, _, _ := settle()
+	writeHeap(prof + ".sessions.heap")
 	ss := mcpSessions(tb, r, n, sessions)
 	b0, l0, g0 := settle()
 	writeHeap(prof + ".base.heap")
