@@ -102,8 +102,8 @@ func (l *Listener) wait() {
 		}
 		now := time.Now()
 		next := now.Add(l.hold)
-		for c, since := range l.held {
-			if end := since.Add(l.hold); !end.After(now) {
+		for c, at := range l.held {
+			if end := at.Add(l.hold); !end.After(now) {
 				delete(l.held, c)
 			} else if end.Before(next) {
 				next = end

@@ -94,7 +94,7 @@ func (c *stats) Collect(ch chan<- prometheus.Metric) {
 func (m *Metrics) WatchAccepts(reg prometheus.Registerer, waits func() (int64, time.Duration)) {
 	reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "askbridge_accept_waits_total",
-			Help: "Times this replica held back accepting a new connection because 128 per core of those it accepted were still busy with their first request (a burst of connects; rising without one: connections that send their request slowly)."},
+			Help: "Times this replica held back accepting a new connection because every place among new connections busy with their first request was taken (128 per core by default; a burst of connects; rising without one: connections that send their request slowly)."},
 			func() float64 { n, _ := waits(); return float64(n) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "askbridge_accept_wait_seconds_total",
 			Help: "Time this replica spent holding back accepting new connections (askbridge_accept_waits_total), in all."},
