@@ -66,9 +66,9 @@ type parker struct {
 	closing bool
 	stop    chan struct{}
 	every   time.Duration // how often recheck sweeps every parked wait
-	due     dueHeap       // the deadlines (parkdue.go)
+	due     timeHeap      // the deadlines (parkdue.go)
 	nearer  chan struct{} // a deadline nearer than the expirer sleeps to
-	ticks   tickHeap      // the next periodic writes (parktick.go)
+	ticks   timeHeap      // the next periodic writes (parkdue.go)
 	sooner  chan struct{} // a periodic write sooner than the ticker sleeps to
 	settle  *settler      // collects after a burst of parks (parksettle.go)
 }
@@ -90,11 +90,9 @@ type parked struct {
 	id      string
 	expired bool
 	final   *domain.Question // the final record a wake-up carried (guarded by parker.mu)
-	due     int64            // deadline, Unix ns (guarded by parker.mu)
-	slot    int              // in parker.due, or -1 (guarded by parker.mu)
-	tickDue int64            // next periodic write, Unix ns (guarded by parker.mu)
+	at      [2]int64         // deadline, next periodic write: Unix ns, by clock (guarded by parker.mu)
+	slot    [2]int           // in parker.due, parker.ticks, or -1 (guarded by parker.mu)
 	tickN   int              // periodic writes so far (guarded by wmu)
-	tslot   int              // in parker.ticks, or -1 (guarded by parker.mu)
 	// guarded by parker.mu: set once each by park, run once by finish.
 	stopWatch  func()
 	stopHangup func()
@@ -110,7 +108,7 @@ func newParker(st parkStore, log *slog.Logger) *parker {
 
 func startParker(st parkStore, log *slog.Logger, every time.Duration) *parker {
 	p := &parker{store: st, log: log, work: make(chan *parked, 4096), waits: map[*parked]struct{}{},
-		stop: make(chan struct{}), every: every, nearer: make(chan struct{}, 1), sooner: make(chan struct{}, 1),
+		stop: make(chan struct{}), every: every, due: timeHeap{c: deadline}, ticks: timeHeap{c: nextTick}, nearer: make(chan struct{}, 1), sooner: make(chan struct{}, 1),
 		settle: newSettler()}
 	for range parkWorkers {
 		go p.loop()
@@ -152,7 +150,7 @@ func (p *parker) parkReply(w http.ResponseWriter, r *http.Request, project, id s
 	rw.Flush()
 	// Copies: the strings the caller passed may share the memory of the
 	// request they came from, which would stay alive for the whole wait.
-	pk := &parked{project: strings.Clone(project), id: strings.Clone(id), slot: -1, tslot: -1, reply: reply}
+	pk := &parked{project: strings.Clone(project), id: strings.Clone(id), slot: noSlot, reply: reply}
 	if fd, release, ok := detach(conn); ok {
 		pk.fd, pk.release = int32(fd), release
 	} else {
@@ -409,7 +407,6 @@ func (p *parker) finishHow(pk *parked, unanswered bool) bool {
 	pk.done = true
 	delete(p.waits, pk)
 	p.unschedule(pk)
-	p.unscheduleTick(pk)
 	stops := []func(){pk.stopWatch, pk.stopHangup}
 	hangup := pk.hangup
 	pk.hangup = 0

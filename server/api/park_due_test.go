@@ -24,7 +24,7 @@ func TestParkedWaitsTimeOutInDeadlineOrder(t *testing.T) {
 	got := make(chan int, len(timeouts))
 	for k, d := range timeouts {
 		server, client := net.Pipe()
-		pk := &parked{conn: server, project: "ops", id: "q" + string(rune('1'+k)), slot: -1}
+		pk := &parked{conn: server, project: "ops", id: "q" + string(rune('1'+k)), slot: noSlot}
 		p.mu.Lock()
 		p.waits[pk] = struct{}{}
 		p.mu.Unlock()
@@ -41,7 +41,7 @@ func TestParkedWaitsTimeOutInDeadlineOrder(t *testing.T) {
 	}
 	// One more, finished before its time: its deadline goes with it.
 	server, _ := net.Pipe()
-	early := &parked{conn: server, project: "ops", id: "q9", slot: -1}
+	early := &parked{conn: server, project: "ops", id: "q9", slot: noSlot}
 	p.mu.Lock()
 	p.waits[early] = struct{}{}
 	p.mu.Unlock()
@@ -59,5 +59,5 @@ func TestParkedWaitsTimeOutInDeadlineOrder(t *testing.T) {
 	require.Equal(t, []int{1, 2, 0}, order, "not in deadline order")
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	require.Empty(t, p.due, "deadlines left behind")
+	require.Empty(t, p.due.ws, "deadlines left behind")
 }

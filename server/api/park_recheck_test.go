@@ -171,7 +171,7 @@ func TestRecheckReadsNoRecordTheStoreHoldsAsPending(t *testing.T) {
 	for i := range n {
 		server, client := net.Pipe()
 		clients = append(clients, client)
-		p.waits[&parked{conn: server, project: "ops", id: fmt.Sprint("q-", i), slot: -1}] = struct{}{}
+		p.waits[&parked{conn: server, project: "ops", id: fmt.Sprint("q-", i), slot: noSlot}] = struct{}{}
 	}
 	p.mu.Unlock()
 	time.Sleep(3 * every) // a few sweeps

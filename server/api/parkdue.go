@@ -5,58 +5,101 @@ import (
 	"time"
 )
 
-// The deadlines of parked waits are one min-heap (parker.due, guarded by
-// parker.mu) served by one goroutine and one timer (parker.expire), not a
-// runtime timer and closure per wait: tens of thousands of waits cost a
-// heap slot each (BenchmarkParkedWaiter in bench/).
+// The times of parked waits, their deadlines and their next periodic
+// writes, are two min-heaps (parker.due, parker.ticks; guarded by
+// parker.mu), each served by one goroutine and one timer (parker.expire,
+// parker.tick), not a runtime timer and closure per wait: tens of
+// thousands of waits cost a heap slot each (BenchmarkParkedWaiter in
+// bench/).
 
-// dueHeap orders parked waits by deadline; each knows its slot.
-type dueHeap []*parked
+// A clock names one of a parked wait's times.
+type clock int
 
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(a, b int) bool { return h[a].due < h[b].due }
-func (h dueHeap) Swap(a, b int) {
-	h[a], h[b] = h[b], h[a]
-	h[a].slot, h[b].slot = a, b
+const (
+	deadline clock = iota // when the wait times out (parker.due)
+	nextTick              // its next periodic write (parker.ticks)
+)
+
+// noSlot is a wait in neither heap.
+var noSlot = [2]int{-1, -1}
+
+// timeHeap orders parked waits by one of their times; each wait knows its
+// slot in it.
+type timeHeap struct {
+	c  clock
+	ws []*parked
 }
-func (h *dueHeap) Push(x any) {
+
+func (h *timeHeap) Len() int           { return len(h.ws) }
+func (h *timeHeap) Less(a, b int) bool { return h.ws[a].at[h.c] < h.ws[b].at[h.c] }
+func (h *timeHeap) Swap(a, b int) {
+	h.ws[a], h.ws[b] = h.ws[b], h.ws[a]
+	h.ws[a].slot[h.c], h.ws[b].slot[h.c] = a, b
+}
+func (h *timeHeap) Push(x any) {
 	pk := x.(*parked)
-	pk.slot = len(*h)
-	*h = append(*h, pk)
+	pk.slot[h.c] = len(h.ws)
+	h.ws = append(h.ws, pk)
 }
-func (h *dueHeap) Pop() any {
-	old := *h
-	pk := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	pk.slot = -1
+func (h *timeHeap) Pop() any {
+	n := len(h.ws) - 1
+	pk := h.ws[n]
+	h.ws[n] = nil
+	h.ws = h.ws[:n]
+	pk.slot[h.c] = -1
 	return pk
 }
 
-// schedule gives pk its deadline, unless the wait is already finished.
-func (p *parker) schedule(pk *parked, timeout time.Duration) {
+// until is how long until the first wait's time from now (an hour when
+// there is none).
+func (h *timeHeap) until(now int64) time.Duration {
+	if len(h.ws) == 0 {
+		return time.Hour
+	}
+	return time.Duration(h.ws[0].at[h.c] - now)
+}
+
+// drop takes pk out, if it is in.
+func (h *timeHeap) drop(pk *parked) {
+	if s := pk.slot[h.c]; s >= 0 && s < len(h.ws) && h.ws[s] == pk {
+		heap.Remove(h, s)
+	}
+}
+
+// setTime puts pk in h at `at`, unless the wait is already finished; when
+// it comes first, the goroutine serving h sleeps too long: wake tells it.
+func (p *parker) setTime(h *timeHeap, wake chan struct{}, pk *parked, at time.Time) {
 	p.mu.Lock()
 	if pk.done {
 		p.mu.Unlock()
 		return
 	}
-	pk.due = time.Now().Add(timeout).UnixNano()
-	heap.Push(&p.due, pk)
-	first := pk.slot == 0
+	pk.at[h.c] = at.UnixNano()
+	heap.Push(h, pk)
+	first := pk.slot[h.c] == 0
 	p.mu.Unlock()
-	if first { // a new nearest deadline: the expirer sleeps too long
+	if first {
 		select {
-		case p.nearer <- struct{}{}:
+		case wake <- struct{}{}:
 		default:
 		}
 	}
 }
 
-// unschedule drops a finished wait's deadline (under p.mu).
+// schedule gives pk its deadline, unless the wait is already finished.
+func (p *parker) schedule(pk *parked, timeout time.Duration) {
+	p.setTime(&p.due, p.nearer, pk, time.Now().Add(timeout))
+}
+
+// scheduleTick gives pk its next periodic write, every from now.
+func (p *parker) scheduleTick(pk *parked, every time.Duration) {
+	p.setTime(&p.ticks, p.sooner, pk, time.Now().Add(every))
+}
+
+// unschedule drops a finished wait's times (under p.mu).
 func (p *parker) unschedule(pk *parked) {
-	if pk.slot >= 0 && pk.slot < len(p.due) && p.due[pk.slot] == pk {
-		heap.Remove(&p.due, pk.slot)
-	}
+	p.due.drop(pk)
+	p.ticks.drop(pk)
 }
 
 // expire answers the waits whose time is up, sleeping until the nearest
@@ -68,15 +111,12 @@ func (p *parker) expire() {
 		now := time.Now().UnixNano()
 		var up []*parked
 		p.mu.Lock()
-		for len(p.due) > 0 && p.due[0].due <= now {
+		for len(p.due.ws) > 0 && p.due.ws[0].at[deadline] <= now {
 			pk := heap.Pop(&p.due).(*parked)
 			pk.expired = true
 			up = append(up, pk)
 		}
-		next := time.Hour
-		if len(p.due) > 0 {
-			next = time.Duration(p.due[0].due - now)
-		}
+		next := p.due.until(now)
 		p.mu.Unlock()
 		for _, pk := range up {
 			p.enqueue(pk)

@@ -58,55 +58,6 @@ func (pk *parked) send(b []byte) bool {
 	return err == nil
 }
 
-// tickHeap orders the parked waits with periodic writes by the next one.
-type tickHeap []*parked
-
-func (h tickHeap) Len() int           { return len(h) }
-func (h tickHeap) Less(a, b int) bool { return h[a].tickDue < h[b].tickDue }
-func (h tickHeap) Swap(a, b int) {
-	h[a], h[b] = h[b], h[a]
-	h[a].tslot, h[b].tslot = a, b
-}
-func (h *tickHeap) Push(x any) {
-	pk := x.(*parked)
-	pk.tslot = len(*h)
-	*h = append(*h, pk)
-}
-func (h *tickHeap) Pop() any {
-	old := *h
-	pk := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	pk.tslot = -1
-	return pk
-}
-
-// scheduleTick gives pk its next periodic write, every from now.
-func (p *parker) scheduleTick(pk *parked, every time.Duration) {
-	p.mu.Lock()
-	if pk.done {
-		p.mu.Unlock()
-		return
-	}
-	pk.tickDue = time.Now().Add(every).UnixNano()
-	heap.Push(&p.ticks, pk)
-	first := pk.tslot == 0
-	p.mu.Unlock()
-	if first {
-		select {
-		case p.sooner <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// unscheduleTick drops a finished wait's periodic writes (under p.mu).
-func (p *parker) unscheduleTick(pk *parked) {
-	if pk.tslot >= 0 && pk.tslot < len(p.ticks) && p.ticks[pk.tslot] == pk {
-		heap.Remove(&p.ticks, pk.tslot)
-	}
-}
-
 // tick makes the periodic writes that are due, sleeping until the next;
 // one goroutine and one timer for every parked wait.
 func (p *parker) tick() {
@@ -116,16 +67,13 @@ func (p *parker) tick() {
 		now := time.Now().UnixNano()
 		var due []*parked
 		p.mu.Lock()
-		for len(p.ticks) > 0 && p.ticks[0].tickDue <= now {
-			pk := p.ticks[0]
+		for len(p.ticks.ws) > 0 && p.ticks.ws[0].at[nextTick] <= now {
+			pk := p.ticks.ws[0]
 			due = append(due, pk)
-			pk.tickDue += int64(pk.reply.Every)
+			pk.at[nextTick] += int64(pk.reply.Every)
 			heap.Fix(&p.ticks, 0)
 		}
-		next := time.Hour
-		if len(p.ticks) > 0 {
-			next = time.Duration(p.ticks[0].tickDue - now)
-		}
+		next := p.ticks.until(now)
 		p.mu.Unlock()
 		for _, pk := range due {
 			p.tickOne(pk)
