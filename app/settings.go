@@ -52,9 +52,9 @@ type Settings struct {
 	// request at once: more wait to be accepted (internal/admit); 0:
 	// admit.AcceptPerCore per core; negative: no bound.
 	AcceptAtOnce int
-	Agents     []api.Agent
-	Operators  []api.Operator
-	Routes     []domain.Route
+	Agents       []api.Agent
+	Operators    []api.Operator
+	Routes       []domain.Route
 	// Slack and Discord are enabled when their BotToken is set.
 	Slack   slack.Config
 	Discord discord.Config
