@@ -19,11 +19,13 @@ import (
 // at most one collection per settleParks parks.
 
 // settleParks is how many parks since the last collection make a burst
-// worth a collection: a burst holds ~20 KB a request while under way, so
-// 5,000 parks leave ~100 MB of heap goal behind, far more than a
-// collection costs; after 2,000 (the bench's (b)) the collection's pause,
-// landing while answers arrive, cost more (p99 4.8 → 6.9 ms) than the
-// ~40 MB it gave back.
+// worth a collection: measured before the server took new connections a
+// few hundred at a time (internal/admit), a burst held ~20 KB a request
+// while under way, so 5,000 parks left ~100 MB of heap goal behind, far
+// more than a collection costs; after 2,000 (the bench's (b)) the
+// collection's pause, landing while answers arrive, cost more (p99 4.8 →
+// 6.9 ms) than the ~40 MB it gave back. With the accept line a burst holds
+// far less at once; the collection still returns what its garbage left.
 const settleParks = 5000
 
 // settleQuiet is how long parking must stay quiet (fewer than
