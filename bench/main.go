@@ -52,6 +52,7 @@ type opts struct {
 	scaleSecs    int
 	scaleStreams int
 	scaleMCP     int
+	scaleMCPKind string
 	scaleMCPWin  int
 	scaleParkWin int
 	clickSecs    int
@@ -76,6 +77,7 @@ func run() error {
 	flag.IntVar(&o.scaleSecs, "scale-secs", 5, "seconds of asks and of answers for each scale measurement")
 	flag.IntVar(&o.scaleStreams, "scale-streams", 1000, "SSE streams opened in the scale benchmark, counted apart from the long-polls")
 	flag.IntVar(&o.scaleMCP, "scale-mcp", 2000, "ask_user calls over MCP in the scale benchmark, of each kind of host, counted apart from the long-polls; 0 leaves them out")
+	flag.StringVar(&o.scaleMCPKind, "scale-mcp-kinds", "", "the kinds of MCP host the scale benchmark measures, comma-separated (stateless,session,tasks); empty: all three")
 	flag.IntVar(&o.scaleParkWin, "scale-park-window", 0, "long-polls the scale benchmark has written and not yet seen parked (the bridge's askbridge_waiters), at most; 0: every long-poll written at once (a burst)")
 	flag.IntVar(&o.scaleMCPWin, "scale-mcp-window", 0, "blocking MCP calls the scale benchmark's hosts have written and not yet seen parked (their response head), at most; 0: every call written at once (a burst)")
 	flag.IntVar(&o.clickSecs, "click-secs", 5, "seconds of clicks at each rate in the scale benchmark's click to resume (f); 0 leaves (f) out")

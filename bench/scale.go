@@ -478,7 +478,11 @@ func dirSize(d string) int64 {
 // buildBridge builds cmd/bridge into dir.
 func buildBridge(dir string) (string, error) {
 	bin := filepath.Join(dir, "askbridge-scale")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/bridge").CombinedOutput(); err != nil {
+	args := []string{"build", "-o", bin}
+	if os.Getenv("BRIDGE_HEAP_PROFILE") != "" {
+		args = append(args, "-tags", "heapprofile") // cmd/bridge/heapprofile.go
+	}
+	if out, err := exec.Command("go", append(args, "./cmd/bridge")...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v: %s", err, out)
 	}
 	return bin, nil

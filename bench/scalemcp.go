@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -17,6 +18,9 @@ const (
 	mcpSessioned = "2025-11-25, a session and its call"
 	mcpTasks     = "2026-07-28 with the tasks extension"
 )
+
+// mcpKindName names each kind for -scale-mcp-kinds.
+var mcpKindName = map[string]string{mcpStateless: "stateless", mcpSessioned: "session", mcpTasks: "tasks"}
 
 // scaleMCP measures what an ask_user over MCP costs the bridge while the
 // person has not answered, counted apart from the long-polls as the issue
@@ -35,6 +39,9 @@ func scaleMCP(start func() (*bridgeProc, error), tag string, o opts) error {
 		return nil
 	}
 	for _, kind := range []string{mcpStateless, mcpSessioned, mcpTasks} {
+		if o.scaleMCPKind != "" && !slices.Contains(strings.Split(o.scaleMCPKind, ","), mcpKindName[kind]) {
+			continue
+		}
 		p, err := start()
 		if err != nil {
 			return err
@@ -55,6 +62,8 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n, window int) error {
 	addr := strings.TrimPrefix(p.base, "http://")
 	rss0, _ := settleRSS(p, 5*time.Second, 40*time.Second)
 	file0 := rssFile(p.cmd.Process.Pid)
+	slug := strings.Trim(strings.ToLower(strings.NewReplacer(" ", "", "(", "", ")", "").Replace(tag)), "[]:") + "-mcp-" + mcpKindName[kind]
+	p.heapDump(slug + ".base")
 	live0 := p.live.Load()
 	mem0, _ := readGoMem(p.base, p.cmd.Process.Pid)
 	pending0, err := pendingGauge(p.base)
@@ -142,6 +151,7 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n, window int) error {
 		if p.gcs.Load() > g0 {
 			rss2, _ := settleRSS(p, 5*time.Second, 40*time.Second)
 			file2 := rssFile(p.cmd.Process.Pid)
+			p.heapDump(slug + ".parked")
 			fmt.Printf("%s ask_user over MCP (%s), after the bridge's next collection (%s later): RSS %.0f MB, %.2f KB each (anonymous %.2f KB), live heap %.2f KB each\n",
 				tag, kind, time.Since(t1).Round(time.Second), mB(rss2), float64(rss2-rss0)/float64(n)/1024,
 				float64((rss2-file2)-(rss0-file0))/float64(n)/1024, float64(p.live.Load()-live0)/float64(n)/1024)

@@ -16,11 +16,12 @@ import (
 
 // bridgeProc is the askbridge binary running `serve` as its own process.
 type bridgeProc struct {
-	cmd  *exec.Cmd
-	base string
-	live atomic.Int64 // live heap after the last GC (GODEBUG=gctrace=1), bytes
-	gcs  atomic.Int64 // collections so far (gctrace lines)
-	done chan struct{}
+	cmd   *exec.Cmd
+	base  string
+	live  atomic.Int64 // live heap after the last GC (GODEBUG=gctrace=1), bytes
+	gcs   atomic.Int64 // collections so far (gctrace lines)
+	done  chan struct{}
+	dumps int // heap profiles asked of it (heapDump)
 }
 
 // gcLine is a gctrace line: "gc 7 @1.2s 3%: …, 12->13->6 MB, …"; the third
@@ -150,4 +151,38 @@ func getRoundTrips(u string, rate int, warm, d time.Duration) ([]time.Duration, 
 		res.Body.Close()
 		return time.Since(t), nil
 	})
+}
+
+// heapDump has a bridge built with BRIDGE_HEAP_PROFILE set (buildBridge
+// then adds -tags heapprofile) write its heap profile, and names the file
+// $BRIDGE_HEAP_PROFILE.name; without the variable it does nothing.
+func (p *bridgeProc) heapDump(name string) {
+	path := os.Getenv("BRIDGE_HEAP_PROFILE")
+	if path == "" {
+		return
+	}
+	p.dumps++
+	f := fmt.Sprintf("%s.%d", path, p.dumps)
+	os.Remove(f)
+	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		fmt.Fprintln(os.Stderr, "heap profile:", err)
+		return
+	}
+	// The bridge collects its garbage, then writes the file and closes it:
+	// done once its size holds for half a second.
+	last := int64(-1)
+	for t0 := time.Now(); time.Since(t0) < time.Minute; time.Sleep(500 * time.Millisecond) {
+		fi, err := os.Stat(f)
+		if err == nil && fi.Size() > 0 && fi.Size() == last {
+			to := path + "." + name
+			if err := os.Rename(f, to); err == nil {
+				fmt.Printf("heap profile of the bridge: %s\n", to)
+			}
+			return
+		}
+		if err == nil {
+			last = fi.Size()
+		}
+	}
+	fmt.Fprintln(os.Stderr, "heap profile: the bridge wrote none within a minute")
 }
