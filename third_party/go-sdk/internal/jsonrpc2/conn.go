@@ -658,7 +658,14 @@ func (c *Connection) handleAsync() {
 		var req *incomingRequest
 		c.updateInFlight(func(s *inFlightState) {
 			if len(s.handlerQueue) > 0 {
-				req, s.handlerQueue = s.handlerQueue[0], s.handlerQueue[1:]
+				// The slot is cleared: the queue's array outlives the
+				// request otherwise (slicing past a last element keeps its
+				// array), and with it the request, its params and headers
+				// for as long as the connection lives (askbridge patch).
+				req, s.handlerQueue[0], s.handlerQueue = s.handlerQueue[0], nil, s.handlerQueue[1:]
+				if len(s.handlerQueue) == 0 {
+					s.handlerQueue = nil
+				}
 			} else {
 				s.handlerRunning = false
 			}
