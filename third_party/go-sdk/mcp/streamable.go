@@ -848,10 +848,13 @@ func (t *StreamableServerTransport) Connect(ctx context.Context) (Connection, er
 		jsonResponse:                t.jsonResponse,
 		logger:                      ensureLogger(t.logger), // see #556: must be non-nil
 		shouldPropagateCancellation: t.shouldPropagateCancellation,
-		incoming:                    make(chan jsonrpc.Message, 10),
 		done:                        make(chan struct{}),
 		streams:                     make(map[string]*stream),
 		requestStreams:              make(map[jsonrpc.ID]string),
+	}
+	if t.SessionID == "" || t.Stateless {
+		// Read the usual way; a session's messages are pushed (Push).
+		t.connection.incoming = make(chan jsonrpc.Message, 10)
 	}
 	// Stream 0 corresponds to the standalone SSE stream.
 	//
@@ -894,6 +897,13 @@ type streamableServerConn struct {
 	toolLookup func(name string) (*serverTool, bool)
 
 	incoming chan jsonrpc.Message // messages from the client to the server
+
+	// deliver and end, when set (Push: a session), replace incoming: each
+	// message is handed to the jsonrpc2 connection by the POST that
+	// brought it, and no goroutine waits on an idle session (askbridge
+	// patch).
+	deliver func(jsonrpc.Message)
+	end     func(error)
 
 	mu sync.Mutex // guards all fields below
 
@@ -1648,9 +1658,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 	// [§2.1.4]: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server
 	if len(calls) == 0 {
 		for _, msg := range incoming {
-			select {
-			case c.incoming <- msg:
-			case <-c.done:
+			if !c.publish(msg) {
 				// The session is closing. Since we haven't yet written any data to the
 				// response, we can signal to the client that the session is gone.
 				http.Error(w, "session is closing", http.StatusNotFound)
@@ -1753,14 +1761,10 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 
 	// Publish incoming messages.
 	for _, msg := range incoming {
-		select {
-		case c.incoming <- msg:
-		// Note: don't select on req.Context().Done() here, since we've already
+		// Note: don't give up when req.Context() is done, since we've already
 		// received the requests and may have already published a response message
 		// or notification. The client could resume the stream.
-		//
-		// In fact, this send could be in a separate goroutine.
-		case <-c.done:
+		if !c.publish(msg) {
 			// Session closed: we don't know if any data has been written, so it's
 			// too late to write a status code here.
 			return
@@ -1799,6 +1803,37 @@ func parseEventID(eventID string) (streamID string, idx int, ok bool) {
 }
 
 // Read implements the [Connection] interface.
+// Push implements [jsonrpc2.Pusher] for a session (askbridge patch): its
+// messages are delivered by the POSTs that bring them. A stateless
+// connection, which lives for one request, is read the usual way.
+func (c *streamableServerConn) Push(deliver func(jsonrpc.Message), end func(error)) bool {
+	if c.sessionID == "" || c.stateless {
+		return false
+	}
+	c.deliver, c.end = deliver, end
+	return true
+}
+
+// publish hands msg to the session's jsonrpc2 connection; false when the
+// session is closed.
+func (c *streamableServerConn) publish(msg jsonrpc.Message) bool {
+	if c.deliver == nil {
+		select {
+		case c.incoming <- msg:
+			return true
+		case <-c.done:
+			return false
+		}
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+	}
+	c.deliver(msg)
+	return true
+}
+
 func (c *streamableServerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case <-ctx.Done():
@@ -1951,6 +1986,11 @@ func (c *streamableServerConn) Close() error {
 	if !c.isDone {
 		c.isDone = true
 		close(c.done)
+		if c.end != nil {
+			// As a read loop would see it, later: Close may run under the
+			// jsonrpc2 connection's state lock, which end takes.
+			go c.end(io.EOF)
+		}
 		if c.eventStore != nil {
 			// TODO: find a way to plumb a context here, or an event store with a long-running
 			// close operation can take arbitrary time. Alternative: impose a fixed timeout here.

@@ -254,10 +254,48 @@ func (c *Connection) start(ctx context.Context, reader Reader, preempter Preempt
 		default:
 		}
 
-		// The goroutine started here will continue until the underlying stream is closed.
 		s.reading = true
+		if p, ok := reader.(Pusher); ok {
+			var mu sync.Mutex
+			ended := false
+			deliver := func(msg Message) {
+				mu.Lock()
+				defer mu.Unlock()
+				if !ended {
+					c.receive(ctx, msg, preempter)
+				}
+			}
+			end := func(err error) {
+				mu.Lock()
+				was := ended
+				ended = true
+				mu.Unlock()
+				if !was {
+					c.readDone(err)
+				}
+			}
+			if p.Push(deliver, end) {
+				return
+			}
+		}
+		// The goroutine started here will continue until the underlying stream is closed.
 		go c.readIncoming(ctx, reader, preempter)
 	})
+}
+
+// A Pusher is a Reader that can hand the Connection each incoming message
+// itself instead of being read by a goroutine of the Connection's own, so
+// that an idle connection costs no goroutine (askbridge patch: a
+// Streamable HTTP session waits for its next POST, possibly for hours).
+type Pusher interface {
+	Reader
+	// Push is called once, as the Connection starts, with the state lock
+	// held: it only keeps deliver and end, or reports false to be read
+	// the usual way. The transport then calls deliver for each incoming
+	// message, one at a time, and end once when no message will follow
+	// (never with a lock the Connection may be holding: the Closer's
+	// Close runs under the Connection's state lock).
+	Push(deliver func(Message), end func(error)) bool
 }
 
 // Notify invokes the target method but does not wait for a response.
@@ -518,26 +556,35 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 		if err != nil {
 			break
 		}
-
-		switch msg := msg.(type) {
-		case *Request:
-			c.acceptRequest(ctx, msg, preempter)
-
-		case *Response:
-			c.updateInFlight(func(s *inFlightState) {
-				if ac, ok := s.outgoingCalls[msg.ID]; ok {
-					delete(s.outgoingCalls, msg.ID)
-					ac.retire(msg)
-				} else {
-					// TODO: How should we report unexpected responses?
-				}
-			})
-
-		default:
-			c.internalErrorf("Read returned an unexpected message of type %T", msg)
-		}
+		c.receive(ctx, msg, preempter)
 	}
+	c.readDone(err)
+}
 
+// receive handles one inbound message: a response to an outgoing call, or a
+// request for the queue.
+func (c *Connection) receive(ctx context.Context, msg Message, preempter Preempter) {
+	switch msg := msg.(type) {
+	case *Request:
+		c.acceptRequest(ctx, msg, preempter)
+
+	case *Response:
+		c.updateInFlight(func(s *inFlightState) {
+			if ac, ok := s.outgoingCalls[msg.ID]; ok {
+				delete(s.outgoingCalls, msg.ID)
+				ac.retire(msg)
+			} else {
+				// TODO: How should we report unexpected responses?
+			}
+		})
+
+	default:
+		c.internalErrorf("Read returned an unexpected message of type %T", msg)
+	}
+}
+
+// readDone records the end of the inbound messages, with err as its cause.
+func (c *Connection) readDone(err error) {
 	c.updateInFlight(func(s *inFlightState) {
 		s.reading = false
 		s.readErr = err
