@@ -78,6 +78,12 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n, window int) error {
 		}
 	}()
 	t0 := time.Now()
+	var streams []net.Conn // sessions' GET streams the bridge kept open
+	defer func() {
+		for _, c := range streams {
+			c.Close()
+		}
+	}()
 	for i := range n {
 		session := ""
 		if kind == mcpSessioned {
@@ -86,6 +92,15 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n, window int) error {
 				return fmt.Errorf("MCP session %d: %w", i, err)
 			}
 			session = s
+			// As the TypeScript SDK's client does once initialized: ask
+			// for the session's standalone stream, and keep it if given.
+			g, err := openStandalone(addr, s)
+			if err != nil {
+				return fmt.Errorf("MCP session %d: %w", i, err)
+			}
+			if g != nil {
+				streams = append(streams, g)
+			}
 		}
 		c, err := parkMCPCall(addr, session, kind == mcpTasks, fmt.Sprintf("MCP call %d (%s): deploy build %d?", i, kind, i))
 		if err != nil {
@@ -127,6 +142,10 @@ func scaleMCPKind(p *bridgeProc, kind, tag string, n, window int) error {
 	rss1, _ := settleRSS(p, 5*time.Second, 40*time.Second)
 	file1 := rssFile(p.cmd.Process.Pid)
 	g1, _ := metricValue(p.base, "go_goroutines")
+	if kind == mcpSessioned {
+		fmt.Printf("%s ask_user over MCP (%s): %d of %d sessions' standalone GET streams (what a TypeScript SDK host opens once initialized) kept open by the bridge\n",
+			tag, kind, len(streams), n)
+	}
 	// Every blocking call still waits: what it has sent holds no result
 	// (a 2025-11-25 call's stream may have sent its headers and priming
 	// event).
@@ -302,6 +321,33 @@ func mcpSession(base string) (string, error) {
 	return s, nil
 }
 
+// openStandalone asks for the standalone stream of session as the
+// TypeScript SDK's client does (GET, no Last-Event-ID) and returns its
+// connection if the bridge keeps it open (200), nil if it declines (405).
+func openStandalone(addr, session string) (net.Conn, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	_, err = fmt.Fprintf(c, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: %s\r\n\r\n", addr, session)
+	h := ""
+	if err == nil {
+		h, err = head(c)
+	}
+	switch {
+	case err != nil:
+		c.Close()
+		return nil, fmt.Errorf("standalone stream: %w", err)
+	case strings.HasPrefix(h, "HTTP/1.1 200 "):
+		return c, nil
+	case strings.HasPrefix(h, "HTTP/1.1 405 "):
+		c.Close()
+		return nil, nil
+	}
+	c.Close()
+	return nil, fmt.Errorf("standalone stream: %.40q", h)
+}
+
 // parkMCPCall sends tools/call ask_user on a connection of its own and
 // leaves it waiting; session "" is a 2026-07-28 stateless call, which with
 // tasks declares the tasks extension.
@@ -349,15 +395,21 @@ func readAll(c net.Conn, d time.Duration) (string, error) {
 
 // readHead reads a parked call's response head (sent when it is parked).
 func readHead(c net.Conn) error {
+	_, err := head(c)
+	return err
+}
+
+// head reads a response's head, byte by byte (what follows stays unread).
+func head(c net.Conn) (string, error) {
 	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	defer c.SetReadDeadline(time.Time{})
 	var got []byte
 	buf := make([]byte, 1)
 	for !bytes.HasSuffix(got, []byte("\r\n\r\n")) {
 		if _, err := c.Read(buf); err != nil {
-			return err
+			return string(got), err
 		}
 		got = append(got, buf[0])
 	}
-	return nil
+	return string(got), nil
 }
