@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -166,4 +167,34 @@ func postRaw(t *testing.T, endpoint, session, body string) *http.Response {
 	res, err := noKeepAlive.Do(req)
 	require.NoError(t, err)
 	return res
+}
+
+// TestASessionHasNoStandaloneStream: a session's GET without Last-Event-ID
+// (the standalone stream a TypeScript SDK host asks for once initialized)
+// is answered 405 at once, as the transport allows, rather than held open
+// for the session's life with nothing ever sent on it (a connection, two
+// goroutines and ~40 KB a session, measured). The session goes on working.
+func TestASessionHasNoStandaloneStream(t *testing.T) {
+	ts, post := sessionsServer(t, nil)
+	id := openSession(t, post)
+	for _, session := range []string{id, ""} {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // a stream held open fails here
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, "GET", ts.URL, nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		res, err := noKeepAlive.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.Equal(t, http.StatusMethodNotAllowed, res.StatusCode, "%s", body)
+		require.Equal(t, "POST, DELETE", res.Header.Get("Allow"))
+		require.Contains(t, string(body), "no standalone stream")
+	}
+	_, got := post(id, `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`)
+	require.Contains(t, got, `"ask_user"`)
 }

@@ -58,6 +58,16 @@ func (t transports) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if t.s.resumeParked(w, r, session) {
 			return
 		}
+	} else if r.Method == http.MethodGet {
+		// No standalone stream: nothing is ever sent on it (a call's
+		// progress and elicitation go on the call's own stream), and held
+		// open it cost a connection, two goroutines and ~40 KB for the
+		// session's whole life (a TypeScript SDK host opens one per
+		// session). 405 is the answer the transport allows for that; the
+		// SDKs' clients then go on without it.
+		w.Header().Set("Allow", "POST, DELETE")
+		http.Error(w, "this server offers no standalone stream: each call's messages come on the call's own stream", http.StatusMethodNotAllowed)
+		return
 	} else if session != "" {
 		// A session's blocking ask_user call may be parked too; what the
 		// SDK writes for it (the priming event first) is held meanwhile.
@@ -68,7 +78,7 @@ func (t transports) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if r.Method == http.MethodGet {
-		admit.LongLived(r.Context()) // a session's stream: its connection's place goes to the next
+		admit.LongLived(r.Context()) // a resumed stream: its connection's place goes to the next
 	}
 	t.stateful.ServeHTTP(pw, r)
 }
