@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,16 +229,15 @@ func (st *session) addParked(pc *parkedCall) bool {
 	if st.ended {
 		return false
 	}
-	if st.parked == nil {
-		st.parked = map[*parkedCall]struct{}{}
-	}
-	st.parked[pc] = struct{}{}
+	st.parked = append(st.parked, pc)
 	return true
 }
 
 func (st *session) dropParked(pc *parkedCall) {
 	st.mu.Lock()
-	delete(st.parked, pc)
+	if i := slices.Index(st.parked, pc); i >= 0 {
+		st.parked = slices.Delete(st.parked, i, i+1)
+	}
 	st.mu.Unlock()
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,12 +32,16 @@ type session struct {
 	ended bool
 	// asked: questions asked in the session and not seen final, with the
 	// backend that asked them, to withdraw them when the session ends.
-	asked map[string]askedIn
+	// Slices, not maps: a session holds one or two of each, and a map's
+	// first entry costs ~330 B (a session may wait for hours, by the
+	// hundred thousand).
+	asked []askedIn
 	// parked: the session's parked calls (parksession.go), ended with it.
-	parked map[*parkedCall]struct{}
+	parked []*parkedCall
 }
 
 type askedIn struct {
+	id      string
 	backend Backend
 	pinned  bool // in a run named by the caller: it outlives the session
 }
@@ -48,7 +53,7 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string) *session {
 		return st
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	st := &session{ctx: ctx, cancel: cancel, prefix: "mcp-" + uuid.NewString(), key: key, asked: map[string]askedIn{}}
+	st := &session{ctx: ctx, cancel: cancel, prefix: "mcp-" + uuid.NewString(), key: key}
 	if s.closed {
 		cancel()
 		st.ended = true
@@ -92,7 +97,7 @@ func stateless(req *mcp.CallToolRequest) bool {
 // waiting when its POST ends or the server closes.
 func (s *Server) statelessSession(key, agentID string) *session {
 	sum := sha256.Sum256([]byte(key + "\x00" + agentID))
-	return &session{ctx: s.life, cancel: func() {}, prefix: "mcp-" + hex.EncodeToString(sum[:8]), key: key, asked: map[string]askedIn{}}
+	return &session{ctx: s.life, cancel: func() {}, prefix: "mcp-" + hex.EncodeToString(sum[:8]), key: key}
 }
 
 // track records a question asked in the session. It reports false when the
@@ -103,14 +108,26 @@ func (st *session) track(id string, a askedIn) bool {
 	if st.ended {
 		return false
 	}
-	st.asked[id] = a
+	a.id = id
+	if i := st.askedAt(id); i >= 0 {
+		st.asked[i] = a
+	} else {
+		st.asked = append(st.asked, a)
+	}
 	return true
+}
+
+// askedAt is where question id is in st.asked, or -1 (st.mu held).
+func (st *session) askedAt(id string) int {
+	return slices.IndexFunc(st.asked, func(a askedIn) bool { return a.id == id })
 }
 
 // settled forgets a question that reached a final state.
 func (st *session) settled(id string) {
 	st.mu.Lock()
-	delete(st.asked, id)
+	if i := st.askedAt(id); i >= 0 {
+		st.asked = slices.Delete(st.asked, i, i+1)
+	}
 	st.mu.Unlock()
 }
 
@@ -133,27 +150,27 @@ func (s *Server) endSession(ss *mcp.ServerSession) {
 	st.mu.Lock()
 	st.ended = true
 	asked := st.asked
-	st.asked = map[string]askedIn{}
+	st.asked = nil
 	parked := st.parked
 	st.parked = nil
 	st.mu.Unlock()
 	// Its parked calls end as its waiting calls do: the stream closes
 	// without a result.
-	for pc := range parked {
+	for _, pc := range parked {
 		pc.end()
 	}
 	st.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
-	for id, a := range asked {
+	for _, a := range asked {
 		if a.pinned {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.withdraw(ctx, a.backend, id)
+			s.withdraw(ctx, a.backend, a.id)
 		}()
 	}
 	wg.Wait()

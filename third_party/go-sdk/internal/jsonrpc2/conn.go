@@ -767,6 +767,11 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 		// before sending.
 		c.updateInFlight(func(s *inFlightState) {
 			delete(s.incomingByID, req.ID)
+			if len(s.incomingByID) == 0 {
+				// An emptied map keeps its table; an idle session keeps
+				// none (askbridge patch, with handleAsync's).
+				s.incomingByID = nil
+			}
 		})
 		if respErr == nil {
 			writeErr := c.write(notDone{req.ctx}, response)
