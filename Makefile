@@ -56,6 +56,7 @@ deps:
 ## tests need Node 22, the frameworks and python3-httpx/pytest/fastapi/mypy/venv (scripts/clients-deps.sh)
 test: deps
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags heapprofile ./cmd/bridge # the scale bench's profiling build (BRIDGE_HEAP_PROFILE)
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)
 
 test-short:
@@ -75,6 +76,7 @@ ERRORLINT   := github.com/polyfloyd/go-errorlint@v1.8.0
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags heapprofile ./cmd/bridge # the scale bench's profiling build (BRIDGE_HEAP_PROFILE)
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) run $(ERRORLINT) -test=false $(PKGS)
 	@./scripts/layers.sh >/dev/null

@@ -852,9 +852,8 @@ func (t *StreamableServerTransport) Connect(ctx context.Context) (Connection, er
 		streams:                     make(map[string]*stream),
 		requestStreams:              make(map[jsonrpc.ID]string),
 	}
-	if t.SessionID == "" || t.Stateless {
-		// Read the usual way; a session's messages are pushed (Push).
-		t.connection.incoming = make(chan jsonrpc.Message, 10)
+	if !t.connection.pushed() {
+		t.connection.incoming = make(chan jsonrpc.Message, 10) // read the usual way
 	}
 	// Stream 0 corresponds to the standalone SSE stream.
 	//
@@ -1802,12 +1801,17 @@ func parseEventID(eventID string) (streamID string, idx int, ok bool) {
 	return streamID, idx, true
 }
 
-// Read implements the [Connection] interface.
+// pushed reports a session's connection, whose messages are pushed (Push)
+// rather than read: a stateless connection lives for one request and is
+// read the usual way (askbridge patch).
+func (c *streamableServerConn) pushed() bool {
+	return c.sessionID != "" && !c.stateless
+}
+
 // Push implements [jsonrpc2.Pusher] for a session (askbridge patch): its
-// messages are delivered by the POSTs that bring them. A stateless
-// connection, which lives for one request, is read the usual way.
+// messages are delivered by the POSTs that bring them.
 func (c *streamableServerConn) Push(deliver func(jsonrpc.Message), end func(error)) bool {
-	if c.sessionID == "" || c.stateless {
+	if !c.pushed() {
 		return false
 	}
 	c.deliver, c.end = deliver, end
@@ -1834,6 +1838,7 @@ func (c *streamableServerConn) publish(msg jsonrpc.Message) bool {
 	return true
 }
 
+// Read implements the [Connection] interface.
 func (c *streamableServerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case <-ctx.Done():
