@@ -97,9 +97,12 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 	// stream store so a dropped stream resumes (Last-Event-ID) within this
 	// replica; no session for 2026-07-28, so any replica serves any request,
 	// and a cut POST ends its call's wait (the question stays open).
+	// An idle session (its calls parked, say) rests without the SDK's
+	// objects and is connected anew by its next request (SDK patch #4):
+	// sessions are known here by id (sessionRef).
 	events := &parkedStore{EventStore: mcp.NewMemoryEventStore(nil), closed: s.sessionClosed}
 	stateful := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.log,
-		SessionTimeout: h.SessionTimeout, EventStore: events})
+		SessionTimeout: h.SessionTimeout, EventStore: events, RestIdleSessions: true})
 	s.mu.Lock()
 	s.httpEnds, s.events = true, events
 	s.mu.Unlock()
@@ -186,14 +189,12 @@ func (s *Server) endSessionID(id, key string) {
 	if id == "" {
 		return
 	}
+	ref := sessionRef{id: id}
 	s.mu.Lock()
-	var found *mcp.ServerSession
-	if ss, ok := s.byID[id]; ok && s.sessions[ss] != nil && s.sessions[ss].key == key {
-		found = ss
-	}
+	st := s.sessions[ref]
 	s.mu.Unlock()
-	if found != nil {
-		s.endSession(found)
+	if st != nil && st.key == key {
+		s.endSession(ref)
 	}
 }
 

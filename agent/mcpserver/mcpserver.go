@@ -93,13 +93,15 @@ type Server struct {
 	server *mcp.Server
 	log    *slog.Logger
 
-	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]*session
+	mu sync.Mutex
+	// sessions: a Streamable HTTP session by its id (the SDK rests an
+	// idle one and makes it anew, another object, on its next request), a
+	// stdio session by the SDK's object.
+	sessions map[sessionRef]*session
 	closed   bool
-	// Streamable HTTP sessions by id, told apart from stdio's once
+	// Streamable HTTP sessions are told apart from stdio's once
 	// HTTPHandler is built: their end is learnt from the stream store
 	// (sessionClosed), without a goroutine each.
-	byID      map[string]*mcp.ServerSession
 	closedIDs map[string]time.Time // closed before their first call was seen
 	httpEnds  bool
 	// life ends at Close: the calls of 2026-07-28 clients, which have no
@@ -135,7 +137,7 @@ func New(cfg Config) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[*mcp.ServerSession]*session{}, admit: admit.New(cfg.AskAtOnce)}
+	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[sessionRef]*session{}, admit: admit.New(cfg.AskAtOnce)}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	s.impl = &mcp.Implementation{Name: "askbridge", Title: "askbridge", Version: cfg.Version}
 	s.server = mcp.NewServer(s.impl,
@@ -189,10 +191,10 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		s.log.Info("signal received: ending the session")
 	case <-eof:
 	case err := <-ended:
-		s.endSession(ss)
+		s.endSession(refOf(ss))
 		return quiet(err)
 	}
-	s.endSession(ss)
+	s.endSession(refOf(ss))
 	// Calls still asking finish their ask and withdraw what it created.
 	_ = ss.Close()
 	select {

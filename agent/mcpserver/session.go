@@ -46,10 +46,25 @@ type askedIn struct {
 	pinned  bool // in a run named by the caller: it outlives the session
 }
 
+// sessionRef names a session: a Streamable HTTP session by its id, any
+// other by the SDK's object.
+type sessionRef struct {
+	id string
+	ss *mcp.ServerSession
+}
+
+func refOf(ss *mcp.ServerSession) sessionRef {
+	if id := sessionID(ss); id != "" {
+		return sessionRef{id: id}
+	}
+	return sessionRef{ss: ss}
+}
+
 func (s *Server) sessionFor(ss *mcp.ServerSession, key string) *session {
+	ref := refOf(ss)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.sessions[ss]; ok {
+	if st, ok := s.sessions[ref]; ok {
 		return st
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -58,23 +73,19 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string) *session {
 		cancel()
 		st.ended = true
 	}
-	s.sessions[ss] = st
-	if id := sessionID(ss); id != "" && s.httpEnds {
+	s.sessions[ref] = st
+	if ref.id != "" && s.httpEnds {
 		// A Streamable HTTP session ends when the client deletes it or it
 		// idles out: the stream store hears of it (sessionClosed).
-		if s.byID == nil {
-			s.byID = map[string]*mcp.ServerSession{}
-		}
-		s.byID[id] = ss
-		if _, gone := s.closedIDs[id]; gone {
-			delete(s.closedIDs, id)
-			go s.endSession(ss)
+		if _, gone := s.closedIDs[ref.id]; gone {
+			delete(s.closedIDs, ref.id)
+			go s.endSession(ref)
 		}
 	} else if ss != nil {
 		// stdio's Serve ends its session itself, earlier.
 		go func() {
 			_ = ss.Wait()
-			s.endSession(ss)
+			s.endSession(ref)
 		}()
 	}
 	return st
@@ -136,13 +147,10 @@ func (st *session) settled(id string) {
 // left to receive their answers. Questions of a run named by the caller
 // (BRIDGE_RUN_ID, or the client's run on /mcp) stay pending: the next
 // process or session with that run re-attaches to them.
-func (s *Server) endSession(ss *mcp.ServerSession) {
+func (s *Server) endSession(ref sessionRef) {
 	s.mu.Lock()
-	st, ok := s.sessions[ss]
-	delete(s.sessions, ss)
-	if id := sessionID(ss); id != "" && s.byID[id] == ss {
-		delete(s.byID, id)
-	}
+	st, ok := s.sessions[ref]
+	delete(s.sessions, ref)
 	s.mu.Unlock()
 	if !ok {
 		return
@@ -186,8 +194,9 @@ func sessionID(ss *mcp.ServerSession) string {
 // sessionClosed ends the Streamable HTTP session id, which the SDK has
 // closed (deleted by its client, idled out).
 func (s *Server) sessionClosed(id string) {
+	ref := sessionRef{id: id}
 	s.mu.Lock()
-	ss, ok := s.byID[id]
+	_, ok := s.sessions[ref]
 	if !ok {
 		// No call of it seen yet (most sessions): should one still come,
 		// its session is ended as soon as it is made.
@@ -206,7 +215,7 @@ func (s *Server) sessionClosed(id string) {
 	}
 	s.mu.Unlock()
 	if ok {
-		go s.endSession(ss) // the SDK closing it must not wait for the withdrawals
+		go s.endSession(ref) // the SDK closing it must not wait for the withdrawals
 	}
 }
 
@@ -231,15 +240,15 @@ func (s *Server) Close() {
 	s.endLife()
 	s.mu.Lock()
 	s.closed = true
-	var all []*mcp.ServerSession
-	for ss := range s.sessions {
-		all = append(all, ss)
+	var all []sessionRef
+	for ref := range s.sessions {
+		all = append(all, ref)
 	}
 	s.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, ss := range all {
+	for _, ref := range all {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.endSession(ss) }()
+		go func() { defer wg.Done(); s.endSession(ref) }()
 	}
 	wg.Wait()
 }

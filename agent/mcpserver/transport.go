@@ -150,14 +150,15 @@ func (p *primingRetry) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController flush the stream.
 func (p *primingRetry) Unwrap() http.ResponseWriter { return p.ResponseWriter }
 
-// quietSessions demotes to debug what the SDK logs at info for every
-// session without an id: a 2026-07-28 request is one such session, so a
-// busy stateless host would otherwise fill the log with three lines a
-// request.
+// quietSessions demotes to debug what the SDK logs at info each time it
+// connects a session: a 2026-07-28 request is one such session, and a
+// resting 2025-11-25 session is connected anew by each of its requests
+// (third_party/go-sdk/PATCHES.md #4), so a busy host would otherwise fill
+// the log with three lines a request.
 type quietSessions struct{ slog.Handler }
 
 func (q quietSessions) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level == slog.LevelInfo && sessionNoise(r) {
+	if r.Level == slog.LevelInfo && sessionNoise(r.Message) {
 		if !q.Handler.Enabled(ctx, slog.LevelDebug) {
 			return nil
 		}
@@ -166,19 +167,10 @@ func (q quietSessions) Handle(ctx context.Context, r slog.Record) error {
 	return q.Handler.Handle(ctx, r)
 }
 
-func sessionNoise(r slog.Record) bool {
-	switch r.Message {
-	case "server connecting":
+func sessionNoise(msg string) bool {
+	switch msg {
+	case "server connecting", "server session connected", "server session disconnected":
 		return true
-	case "server session connected", "server session disconnected":
-		id := ""
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "session_id" {
-				id = a.Value.String()
-			}
-			return true
-		})
-		return id == ""
 	}
 	return false
 }

@@ -55,6 +55,8 @@ type StreamableHTTPHandler struct {
 }
 
 type sessionInfo struct {
+	// session and transport are nil while the session rests
+	// (RestIdleSessions; guarded by timerMu).
 	session   *ServerSession
 	transport *StreamableServerTransport
 	// userID is the user ID from the TokenInfo when the session was created.
@@ -67,6 +69,14 @@ type sessionInfo struct {
 	timerMu sync.Mutex
 	refs    int // reference count
 	timer   *time.Timer
+
+	// askbridge patch (RestIdleSessions), guarded by timerMu:
+	server *Server             // that serves the session, to make it anew
+	rest   *ServerSessionState // the state of a resting session
+	uses   int                 // requests using transport
+	gone   bool                // closed: never made anew
+	retry  time.Duration       // the wait before the next try to rest it
+	trying bool                // a try to rest it is due
 }
 
 // startPOST signals that a POST request for this session is starting (which
@@ -146,6 +156,17 @@ type StreamableHTTPOptions struct {
 	Stateless bool
 
 	// TODO(#148): support session retention (?)
+
+	// RestIdleSessions (askbridge patch): a session with no request in
+	// progress, no stream held and nothing in flight drops its
+	// ServerSession and connection, keeping its state (ServerSessionState)
+	// and its idle timeout, and is made anew from that state by its next
+	// request: an idle session costs a few hundred bytes instead of a few
+	// kilobytes. Its ServerSession is then another object with the same ID;
+	// a resting session is not in Server.Sessions and no notification sent
+	// to the server's sessions reaches it. Resource subscriptions are not
+	// kept: do not set it for a server with subscribable resources.
+	RestIdleSessions bool
 
 	// JSONResponse causes streamable responses to return application/json rather
 	// than text/event-stream ([§2.1.5] of the spec).
@@ -261,11 +282,11 @@ func (h *StreamableHTTPHandler) closeAll() {
 	// Currently, sessions remove themselves from h.sessions when closed, so we
 	// can't call Close while holding the lock.
 	h.mu.Lock()
-	sessionInfos := slices.Collect(maps.Values(h.sessions))
+	sessionInfos := maps.Clone(h.sessions)
 	h.sessions = nil
 	h.mu.Unlock()
-	for _, s := range sessionInfos {
-		s.session.Close()
+	for id, s := range sessionInfos {
+		h.closeSession(s, id)
 	}
 }
 
@@ -592,8 +613,12 @@ func (h *StreamableHTTPHandler) serveStatefulGET(w http.ResponseWriter, req *htt
 	if !ok {
 		return
 	}
-
-	sessInfo.transport.ServeHTTP(w, req)
+	transport, ok := h.use(w, req, sessInfo, sessionID)
+	if !ok {
+		return
+	}
+	defer h.unuse(sessInfo)
+	transport.ServeHTTP(w, req)
 }
 
 // serveStatefulDELETE handles DELETE requests for session termination.
@@ -610,7 +635,7 @@ func (h *StreamableHTTPHandler) serveStatefulDELETE(w http.ResponseWriter, req *
 		return
 	}
 
-	sessInfo.session.Close()
+	h.closeSession(sessInfo, sessionID)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -638,9 +663,14 @@ func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *ht
 		if !ok {
 			return
 		}
+		transport, ok := h.use(w, req, sessInfo, sessionID)
+		if !ok {
+			return
+		}
+		defer h.unuse(sessInfo)
 		sessInfo.startPOST()
 		defer sessInfo.endPOST()
-		sessInfo.transport.ServeHTTP(w, req)
+		transport.ServeHTTP(w, req)
 		return
 	}
 
@@ -683,18 +713,10 @@ func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *ht
 		return
 	}
 
+	// The closures name the session by its ID, not its transport: a
+	// resting session keeps them, not its objects (askbridge patch).
 	connectOpts := &ServerSessionOptions{
-		onClose: func() {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			if info, ok := h.sessions[transport.SessionID]; ok {
-				info.stopTimer()
-				delete(h.sessions, transport.SessionID)
-				if h.onTransportDeletion != nil {
-					h.onTransportDeletion(transport.SessionID)
-				}
-			}
-		},
+		onClose: func() { h.forget(sessionID) },
 	}
 
 	// Pass req.Context() here, to allow middleware to add context values.
@@ -716,27 +738,30 @@ func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *ht
 		session:   session,
 		transport: transport,
 		userID:    userID,
+		server:    server,
+		uses:      1,
 	}
 
 	if h.opts.SessionTimeout > 0 {
 		sessInfo.timeout = h.opts.SessionTimeout
 		sessInfo.timer = time.AfterFunc(sessInfo.timeout, func() {
-			sessInfo.session.Close()
+			h.closeSession(sessInfo, sessionID)
 		})
 	}
 	h.mu.Lock()
-	h.sessions[transport.SessionID] = sessInfo
+	h.sessions[sessionID] = sessInfo
 	h.mu.Unlock()
 	defer func() {
 		// If initialization failed, clean up the session (#578).
 		if session.InitializeParams() == nil {
-			session.Close()
+			h.closeSession(sessInfo, sessionID)
 		}
+		h.unuse(sessInfo)
 	}()
 
 	sessInfo.startPOST()
 	defer sessInfo.endPOST()
-	sessInfo.transport.ServeHTTP(w, req)
+	transport.ServeHTTP(w, req)
 }
 
 func streamableAccepts(values []string) (jsonOK, streamOK bool) {
@@ -908,7 +933,10 @@ type streamableServerConn struct {
 
 	// Sessions are closed exactly once.
 	isDone bool
-	done   chan struct{}
+	// resting: closed to rest, not ended (RestIdleSessions): the event
+	// store keeps its streams (askbridge patch).
+	resting bool
+	done    chan struct{}
 
 	// Sessions can have multiple logical connections (which we call streams),
 	// corresponding to HTTP requests. Additionally, streams may be resumed by
@@ -1996,7 +2024,7 @@ func (c *streamableServerConn) Close() error {
 			// jsonrpc2 connection's state lock, which end takes.
 			go c.end(io.EOF)
 		}
-		if c.eventStore != nil {
+		if c.eventStore != nil && !c.resting {
 			// TODO: find a way to plumb a context here, or an event store with a long-running
 			// close operation can take arbitrary time. Alternative: impose a fixed timeout here.
 			return c.eventStore.SessionClosed(context.TODO(), c.sessionID)

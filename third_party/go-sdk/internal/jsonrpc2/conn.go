@@ -532,6 +532,19 @@ func (c *Connection) wait(fromWait bool) error {
 	return err
 }
 
+// Idle reports a connection with nothing in flight and nothing wrong: no
+// incoming message handled or queued, no call of its own awaiting its
+// response, no notification being written, not closing (askbridge patch: a
+// Streamable HTTP session rests only then).
+func (c *Connection) Idle() bool {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	s := &c.state
+	return !s.connClosing && s.readErr == nil && s.writeErr == nil && s.closer != nil &&
+		s.incoming == 0 && len(s.outgoingCalls) == 0 && s.outgoingNotifications == 0 &&
+		!s.handlerRunning && len(s.handlerQueue) == 0
+}
+
 // Close stops accepting new requests, waits for in-flight requests and enqueued
 // Handle calls to complete, and then closes the underlying stream.
 //

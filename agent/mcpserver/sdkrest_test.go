@@ -1,0 +1,143 @@
+package mcpserver_test
+
+import (
+	"io"
+	"iter"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+	"weak"
+
+	"github.com/askbridge/askbridge/agent/internal/fakeapi"
+	"github.com/askbridge/askbridge/agent/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// restingServer serves /mcp with sessions idling out after timeout (0: the
+// default); post sends a JSON-RPC body in a session ("" opens one) and
+// returns the session id the answer names and its body; awake counts the
+// sessions the SDK holds objects for, sessions lists them.
+func restingServer(t *testing.T, timeout time.Duration) (api *fakeapi.Server, endpoint string, post func(session, body string) (string, string), awake func() int, sessions func() iter.Seq[*mcp.ServerSession]) {
+	t.Helper()
+	api = fakeapi.New(t, "")
+	u, err := url.Parse(api.URL)
+	require.NoError(t, err)
+	srv := mcpserver.New(mcpserver.Config{})
+	h := srv.HTTPHandler(mcpserver.HTTPConfig{API: httputil.NewSingleHostReverseProxy(u), DefaultProject: "ops", SessionTimeout: timeout})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() { ts.Close(); srv.Close() })
+	post = func(session, body string) (string, string) {
+		t.Helper()
+		res := postRaw(t, ts.URL, session, body)
+		got, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.Less(t, res.StatusCode, 300, "%s", got)
+		return res.Header.Get("Mcp-Session-Id"), string(got)
+	}
+	awake = func() int {
+		n := 0
+		for range srv.MCP().Sessions() {
+			n++
+		}
+		return n
+	}
+	return api, ts.URL, post, awake, srv.MCP().Sessions
+}
+
+// TestAnIdleSessionRests: an idle 2025-11-25 session (its ask_user call
+// parked, say) keeps no SDK session, connection or transport: ~2 KB less
+// per waiting session, 100,000 of which must fit one replica (SDK patch #4,
+// third_party/go-sdk/PATCHES.md). Its next request makes it anew from
+// what it negotiated (its client's name still names the agent that asks),
+// and a resting session still ends on DELETE and on its idle timeout.
+func TestAnIdleSessionRests(t *testing.T) {
+	api, endpoint, post, awake, sessions := restingServer(t, 0)
+	// Every SDK session seen while they open, weakly: none may outlive
+	// its rest (a closure kept with the session would keep them all).
+	seen := map[*mcp.ServerSession]weak.Pointer[mcp.ServerSession]{}
+	stop, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			for ss := range sessions() {
+				if _, ok := seen[ss]; !ok {
+					seen[ss] = weak.Make(ss)
+				}
+			}
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.Gosched()
+			}
+		}
+	}()
+	const n = 20
+	var ids []string
+	for range n {
+		ids = append(ids, openSession(t, post))
+	}
+	close(stop)
+	<-watched
+	require.Eventually(t, func() bool { return awake() == 0 }, 3*time.Second, 10*time.Millisecond,
+		"%d idle sessions, %d still awake", n, awake())
+	require.NotEmpty(t, seen)
+	weaks := slices.Collect(maps.Values(seen))
+	clear(seen)
+	alive := func() int {
+		runtime.GC()
+		return len(slices.DeleteFunc(slices.Clone(weaks), func(p weak.Pointer[mcp.ServerSession]) bool { return p.Value() == nil }))
+	}
+	require.Eventually(t, func() bool { return alive() == 0 }, 3*time.Second, 50*time.Millisecond,
+		"of %d SDK sessions seen, %d still alive once resting", len(weaks), alive())
+
+	answered := make(chan string, 1)
+	go func() {
+		_, got := post(ids[0], `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ask_user","arguments":{"questions":[{"question":"Ship build 61?","header":"Ship","multiSelect":false,"options":[{"label":"yes","description":"ship it"},{"label":"no","description":"hold it"}]}]}}}`)
+		answered <- got
+	}()
+	q := api.WaitPending(t, 1)
+	assert.Equal(t, "probe", q.AgentID, "the session made anew forgot its client")
+	assert.Equal(t, 1, awake(), "the session of the waiting call")
+	api.Answer(t, q.ID, []string{"yes"})
+	select {
+	case got := <-answered:
+		assert.Contains(t, got, `"answered"`)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no result")
+	}
+	require.Eventually(t, func() bool { return awake() == 0 }, 3*time.Second, 10*time.Millisecond, "it rests again")
+
+	for _, id := range ids[1:] {
+		_, got := post(id, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+		require.Contains(t, got, `"ask_user"`)
+	}
+	require.Eventually(t, func() bool { return awake() == 0 }, 3*time.Second, 10*time.Millisecond)
+	req, err := http.NewRequestWithContext(t.Context(), "DELETE", endpoint, nil)
+	require.NoError(t, err)
+	req.Header.Set("Mcp-Session-Id", ids[1])
+	res, err := noKeepAlive.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusNoContent, res.StatusCode)
+	code, _ := postStatus(t, endpoint, ids[1], `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	require.Equal(t, http.StatusNotFound, code, "a resting session deleted still answers")
+	code, _ = postStatus(t, endpoint, ids[2], `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	require.Equal(t, http.StatusOK, code, "deleting one session ended another")
+
+	_, endpoint, post, awake, _ = restingServer(t, 300*time.Millisecond)
+	id := openSession(t, post)
+	require.Eventually(t, func() bool { return awake() == 0 }, 3*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		code, _ := postStatus(t, endpoint, id, `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+		return code == http.StatusNotFound
+	}, 5*time.Second, 700*time.Millisecond, "a resting session never idles out") // each try is a request
+}
