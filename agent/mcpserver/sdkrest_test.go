@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"fmt"
 	"io"
 	"iter"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 	"weak"
@@ -140,4 +142,33 @@ func TestAnIdleSessionRests(t *testing.T) {
 		code, _ := postStatus(t, endpoint, id, `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
 		return code == http.StatusNotFound
 	}, 5*time.Second, 700*time.Millisecond, "a resting session never idles out") // each try is a request
+}
+
+// TestARestingSessionTakesRequestsAtOnce: requests that reach a session as
+// it rests, and notifications (answered 202 before they are handled), are
+// all served: none finds the session half gone, and it rests once they
+// are done.
+func TestARestingSessionTakesRequestsAtOnce(t *testing.T) {
+	_, _, post, awake, _ := restingServer(t, 0)
+	ids := []string{openSession(t, post), openSession(t, post)}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			id := ids[i%2]
+			for j := range 25 {
+				switch j % 3 {
+				case 0:
+					_, got := post(id, fmt.Sprintf(`{"jsonrpc":"2.0","id":"%d-%d","method":"tools/list"}`, i, j))
+					assert.Contains(t, got, `"ask_user"`)
+				case 1:
+					_, got := post(id, fmt.Sprintf(`{"jsonrpc":"2.0","id":"%d-%d","method":"ping"}`, i, j))
+					assert.Contains(t, got, `"result"`)
+				default:
+					post(id, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Eventually(t, func() bool { return awake() == 0 }, 5*time.Second, 10*time.Millisecond, "%d awake", awake())
 }
