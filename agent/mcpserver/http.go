@@ -100,7 +100,7 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 	// An idle session (its calls parked, say) rests without the SDK's
 	// objects and is connected anew by its next request (SDK patch #4):
 	// sessions are known here by id (sessionRef).
-	events := &parkedStore{EventStore: mcp.NewMemoryEventStore(nil), closed: s.sessionClosed}
+	events := &parkedStore{EventStore: newStreamStore(), closed: s.sessionClosed}
 	stateful := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.log,
 		SessionTimeout: h.SessionTimeout, EventStore: events, RestIdleSessions: true})
 	s.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,7 +22,7 @@ func replay(t *testing.T, p *parkedStore, session, stream string, index int) (ev
 
 func TestParkedStoreKeepsAParkedCallsResultInItsPlace(t *testing.T) {
 	ctx := context.Background()
-	p := &parkedStore{EventStore: mcp.NewMemoryEventStore(nil), closed: func(string) {}}
+	p := &parkedStore{EventStore: newStreamStore(), closed: func(string) {}}
 	require.NoError(t, p.Append(ctx, "s1", "7", nil)) // the priming event
 	require.NoError(t, p.Append(ctx, "s1", "7", []byte(`{"result":{"_meta":{"`+parkedMarker+`":true}}}`)))
 	got, err := replay(t, p, "s1", "7", 0)

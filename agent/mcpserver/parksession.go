@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -263,20 +262,12 @@ func primeID(w []byte) (stream, next string) {
 
 // keepSessions keeps the sessions with parked calls from idling out: the
 // SDK counts a session idle once none of its POSTs is in progress, and for
-// the SDK a parked call's POST is over. Every every, each such session is
-// sent a ping, as a client keeping it alive would, through stateful (the
-// SDK's handler; verified, when the bridge checks credentials, as the
-// credential that parked the call).
-func (s *Server) keepSessions(stateful http.Handler, every time.Duration) {
-	keep := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-		if ti, ok := r.Context().Value(keepToken{}).(*auth.TokenInfo); ok {
-			return ti, nil
-		}
-		return nil, auth.ErrInvalidToken
-	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stateful)
+// the SDK a parked call's POST is over. Every every, the idle timeout of
+// each such session restarts, as a request from its host would restart it
+// (without connecting the session anew if it rests).
+func (s *Server) keepSessions(stateful *mcp.StreamableHTTPHandler, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	n := 0
 	for {
 		select {
 		case <-s.life.Done():
@@ -284,7 +275,6 @@ func (s *Server) keepSessions(stateful http.Handler, every time.Duration) {
 		case <-t.C:
 		}
 		seen := map[string]bool{}
-		var due []*parkedCall
 		s.parkedCalls.m.Range(func(_, v any) bool {
 			pc := v.(*parkedCall)
 			pc.mu.Lock()
@@ -297,58 +287,11 @@ func (s *Server) keepSessions(stateful http.Handler, every time.Duration) {
 			pc.mu.Unlock()
 			if !seen[pc.session] {
 				seen[pc.session] = true
-				due = append(due, pc)
+				if !stateful.KeepAlive(pc.session) {
+					s.log.Debug("keeping a session with a parked call alive failed: the session is closed")
+				}
 			}
 			return true
 		})
-		for _, pc := range due {
-			n++
-			s.pingSession(keep, stateful, pc, n)
-		}
 	}
 }
-
-type keepToken struct{}
-
-// pingSession sends the session of pc a ping in process, its response
-// discarded.
-func (s *Server) pingSession(keep, stateful http.Handler, pc *parkedCall, n int) {
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"askbridge-keepalive-%d","method":"ping"}`, n)
-	r, _ := http.NewRequestWithContext(context.WithValue(s.life, keepToken{}, pc.token), http.MethodPost, "/mcp", strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Mcp-Session-Id", pc.session)
-	if pc.proto != "" {
-		r.Header.Set("Mcp-Protocol-Version", pc.proto)
-	}
-	w := &discardWriter{h: http.Header{}}
-	if pc.token != nil {
-		r.Header.Set("Authorization", "Bearer keepalive")
-		keep.ServeHTTP(w, r)
-	} else {
-		stateful.ServeHTTP(w, r)
-	}
-	if w.code >= 300 {
-		s.log.Debug("keeping a session with a parked call alive failed", "status", w.code)
-	}
-}
-
-// discardWriter is a response nobody reads.
-type discardWriter struct {
-	h    http.Header
-	code int
-}
-
-func (d *discardWriter) Header() http.Header { return d.h }
-func (d *discardWriter) Write(b []byte) (int, error) {
-	if d.code == 0 {
-		d.code = http.StatusOK
-	}
-	return len(b), nil
-}
-func (d *discardWriter) WriteHeader(code int) {
-	if d.code == 0 {
-		d.code = code
-	}
-}
-func (d *discardWriter) Flush() {}

@@ -172,3 +172,25 @@ func (c *streamableServerConn) rest() {
 	c.resting = true
 	c.mu.Unlock()
 }
+
+// KeepAlive restarts the idle timeout of session id as a request would,
+// without connecting a resting session; false when no such session is
+// open. For a server whose calls outlive their requests (askbridge parks a
+// waiting call's connection: for the SDK the call is answered).
+func (h *StreamableHTTPHandler) KeepAlive(id string) bool {
+	h.mu.Lock()
+	info := h.sessions[id]
+	h.mu.Unlock()
+	if info == nil {
+		return false
+	}
+	info.timerMu.Lock()
+	defer info.timerMu.Unlock()
+	if info.gone {
+		return false
+	}
+	if info.timer != nil && info.refs == 0 {
+		info.timer.Reset(info.timeout)
+	}
+	return true
+}
