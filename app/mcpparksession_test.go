@@ -371,7 +371,7 @@ func TestParkedSessionCallSessionEnds(t *testing.T) {
 
 // TestParkedSessionCallOutlivesIdleTimeout: a session whose only call is
 // parked has no request in progress, yet does not idle out while the call
-// waits (the bridge keeps it alive, under the credential that opened it);
+// waits (the bridge restarts its idle timeout);
 // the answer reaches the call and the question is not withdrawn.
 func TestParkedSessionCallOutlivesIdleTimeout(t *testing.T) {
 	for _, tokens := range []bool{true, false} {
