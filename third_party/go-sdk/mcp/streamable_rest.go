@@ -96,10 +96,10 @@ func (h *StreamableHTTPHandler) tryRest(info *sessionInfo) {
 	state := ss.state
 	ss.mu.Unlock()
 	info.session, info.transport, info.rest, info.retry = nil, nil, &state, 0
-	info.timerMu.Unlock()
 	// Its objects go, not the session: nobody is told it closed.
 	ss.calledOnClose.Store(true)
 	transport.connection.rest()
+	info.timerMu.Unlock()
 	_ = ss.Close()
 }
 
