@@ -192,10 +192,19 @@ func scaleOne(dir, bin, name string, o opts) error {
 	if err := p.stop(); err != nil {
 		return err
 	}
+	redisRSS := func() int64 { return 0 }
+	if rs != nil {
+		redisRSS = func() int64 {
+			if pid := redisPID(rs); pid > 0 {
+				return rss(pid)
+			}
+			return 0
+		}
+	}
 	return scaleMCP(func() (*bridgeProc, error) {
 		p, _, err := startBridge(bin, env)
 		return p, err
-	}, tag, o)
+	}, redisRSS, tag, o)
 }
 
 // scaleWaiters parks a long-poll on as many pending questions as the
