@@ -2,13 +2,9 @@ package mcpserver_test
 
 import (
 	"fmt"
-	"io"
 	"iter"
 	"maps"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"runtime"
 	"slices"
 	"sync"
@@ -17,33 +13,16 @@ import (
 	"weak"
 
 	"github.com/askbridge/askbridge/agent/internal/fakeapi"
-	"github.com/askbridge/askbridge/agent/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// restingServer serves /mcp with sessions idling out after timeout (0: the
-// default); post sends a JSON-RPC body in a session ("" opens one) and
-// returns the session id the answer names and its body; awake counts the
-// sessions the SDK holds objects for, sessions lists them.
+// restingServer is sessionsServerWith, with awake counting the sessions
+// the SDK holds objects for and sessions listing them.
 func restingServer(t *testing.T, timeout time.Duration) (api *fakeapi.Server, endpoint string, post func(session, body string) (string, string), awake func() int, sessions func() iter.Seq[*mcp.ServerSession]) {
 	t.Helper()
-	api = fakeapi.New(t, "")
-	u, err := url.Parse(api.URL)
-	require.NoError(t, err)
-	srv := mcpserver.New(mcpserver.Config{})
-	h := srv.HTTPHandler(mcpserver.HTTPConfig{API: httputil.NewSingleHostReverseProxy(u), DefaultProject: "ops", SessionTimeout: timeout})
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() { ts.Close(); srv.Close() })
-	post = func(session, body string) (string, string) {
-		t.Helper()
-		res := postRaw(t, ts.URL, session, body)
-		got, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		require.Less(t, res.StatusCode, 300, "%s", got)
-		return res.Header.Get("Mcp-Session-Id"), string(got)
-	}
+	api, srv, ts, post := sessionsServerWith(t, nil, timeout)
 	awake = func() int {
 		n := 0
 		for range srv.MCP().Sessions() {

@@ -110,12 +110,19 @@ var noKeepAlive = &http.Client{Transport: &http.Transport{DisableKeepAlives: tru
 // set, sees each request first. post sends a JSON-RPC body in a session
 // ("" opens one) and returns the session id the answer names and its body.
 func sessionsServer(t *testing.T, see func(*http.Request)) (*httptest.Server, func(session, body string) (string, string)) {
+	_, _, ts, post := sessionsServerWith(t, see, 0)
+	return ts, post
+}
+
+// sessionsServerWith is sessionsServer with sessions idling out after
+// timeout (0: the default), its fake API and its MCP server.
+func sessionsServerWith(t *testing.T, see func(*http.Request), timeout time.Duration) (*fakeapi.Server, *mcpserver.Server, *httptest.Server, func(session, body string) (string, string)) {
 	t.Helper()
 	api := fakeapi.New(t, "")
 	u, err := url.Parse(api.URL)
 	require.NoError(t, err)
 	srv := mcpserver.New(mcpserver.Config{})
-	h := srv.HTTPHandler(mcpserver.HTTPConfig{API: httputil.NewSingleHostReverseProxy(u), DefaultProject: "ops"})
+	h := srv.HTTPHandler(mcpserver.HTTPConfig{API: httputil.NewSingleHostReverseProxy(u), DefaultProject: "ops", SessionTimeout: timeout})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if see != nil {
 			see(r)
@@ -123,7 +130,7 @@ func sessionsServer(t *testing.T, see func(*http.Request)) (*httptest.Server, fu
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { ts.Close(); srv.Close() })
-	return ts, func(session, body string) (string, string) {
+	return api, srv, ts, func(session, body string) (string, string) {
 		t.Helper()
 		res := postRaw(t, ts.URL, session, body)
 		got, _ := io.ReadAll(res.Body)
