@@ -157,9 +157,6 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 			project: q.ProjectID, qid: q.ID, expires: q.ExpiresAt}
 		if req.Extra != nil {
 			pc.token = req.Extra.TokenInfo
-			if req.Extra.Header != nil {
-				pc.proto = req.Extra.Header.Get("Mcp-Protocol-Version")
-			}
 		}
 	}
 	held := slot.hold.drop()

@@ -82,7 +82,6 @@ func (p *parkedStore) keepFinal(sessionID, streamID string, data []byte) {
 type parkedCall struct {
 	key     string // callKey
 	session string // Mcp-Session-Id
-	proto   string // the session's MCP-Protocol-Version
 	token   *auth.TokenInfo
 	st      *session
 	srv     *Server

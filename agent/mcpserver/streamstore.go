@@ -45,14 +45,14 @@ type streamEvents struct {
 }
 
 const (
-	maxStreams       = 4
-	defaultMaxStream = 10 << 20 // all sessions' bytes, as the MemoryEventStore's
+	maxStreams    = 4
+	maxStoreBytes = 10 << 20 // all sessions' bytes, as the MemoryEventStore's
 )
 
 var errStreamDropped = errors.New("the stream's events were dropped")
 
 func newStreamStore() *streamStore {
-	return &streamStore{sessions: map[string]*sessionStreams{}, maxBytes: defaultMaxStream}
+	return &streamStore{sessions: map[string]*sessionStreams{}, maxBytes: maxStoreBytes}
 }
 
 // Open records a new stream of a session; the session's standalone stream
