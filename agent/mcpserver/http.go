@@ -82,7 +82,8 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 		tp, ts := tracing.Carrier(tracing.Extract(context.Background(), hd))
 		c := client.New("http://localhost", token, hd.Get(ProjectHeader),
 			client.WithHTTPClient(hc), client.WithUserAgent("askbridge-mcp-http"), client.WithTraceContext(tp, ts))
-		caller := Caller{Backend: c, AgentID: hd.Get(AgentHeader), RunID: hd.Get(RunHeader)}
+		caller := Caller{Backend: c, AgentID: hd.Get(AgentHeader), RunID: hd.Get(RunHeader),
+			Withdraw: withdrawer{hc: hc, token: token, project: hd.Get(ProjectHeader)}}
 		caller.Timeout, _ = ParseTimeout(hd.Get(TimeoutHeader)) // checked by the handler
 		if h.Answer != nil {
 			project := hd.Get(ProjectHeader)
@@ -181,6 +182,18 @@ func (s *Server) HTTPHandler(h HTTPConfig) http.Handler {
 		}
 		bound.ServeHTTP(w, r)
 	})
+}
+
+// withdrawer withdraws a question of an ended session with the credential
+// that asked it: what a session keeps of its call's API client.
+type withdrawer struct {
+	hc             *http.Client
+	token, project string
+}
+
+func (w withdrawer) Cancel(ctx context.Context, id, reason string) (*domain.Question, error) {
+	c := client.New("http://localhost", w.token, w.project, client.WithHTTPClient(w.hc), client.WithUserAgent("askbridge-mcp-http"))
+	return c.Cancel(ctx, id, reason)
 }
 
 // endSessionID ends the session with that MCP session id if the credential

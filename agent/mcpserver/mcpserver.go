@@ -41,9 +41,19 @@ type Backend interface {
 	Cancel(ctx context.Context, id, reason string) (*domain.Question, error)
 }
 
+// Canceler cancels a question: what withdraws the question of a session
+// that ended (Backend's Cancel).
+type Canceler interface {
+	Cancel(ctx context.Context, id, reason string) (*domain.Question, error)
+}
+
 // Caller is who a call asks for, as the transport established it.
 type Caller struct {
 	Backend Backend
+	// Withdraw, when set, is what withdraws the call's question should its
+	// session end first, kept with the session instead of Backend (a
+	// session may wait for hours, by the hundred thousand: keep it small).
+	Withdraw Canceler
 	// AgentID overrides the agent id ("" = Config.AgentID, else the MCP
 	// client's name, else "mcp").
 	AgentID string
@@ -111,13 +121,12 @@ type Server struct {
 
 	// parker parks blocking calls over Streamable HTTP (park.go); slots
 	// are the POSTs that may be parked, by their parkHeader token.
-	parker      Parker
-	slots       sync.Map
-	admit       admit.Line          // the calls being asked at once (admit.go)
-	parkedCalls parkedCalls         // the parked calls of sessions (parksession.go)
-	orphans     sync.Map            // their streams that may be resumed, by session and stream
-	events      *parkedStore        // the sessions' streams (set with httpEnds, under mu)
-	impl        *mcp.Implementation // who the server says it is
+	parker  Parker
+	slots   sync.Map
+	admit   admit.Line          // the calls being asked at once (admit.go)
+	orphans sync.Map            // their streams that may be resumed, by session and stream
+	events  *parkedStore        // the sessions' streams (set with httpEnds, under mu)
+	impl    *mcp.Implementation // who the server says it is
 }
 
 const toolDescription = `Ask a person on the team a question and wait for their answer. The question is posted where the team works (Slack, Discord, Telegram, email or the askbridge web inbox, and the person on call may be paged through PagerDuty) and this call blocks until someone answers, it expires, or it is dismissed.
@@ -232,6 +241,18 @@ type writeCloser struct{ io.Writer }
 
 func (writeCloser) Close() error { return nil }
 
+// asked is how the session keeps a question the caller asked: withdrawn
+// when the session ends unless in a run the caller named.
+func (c Caller) asked() askedIn {
+	switch {
+	case c.RunID != "":
+		return askedIn{}
+	case c.Withdraw != nil:
+		return askedIn{withdraw: c.Withdraw}
+	}
+	return askedIn{withdraw: c.Backend}
+}
+
 func (s *Server) caller(req *mcp.CallToolRequest) (Caller, error) {
 	if s.cfg.CallerFor != nil {
 		return s.cfg.CallerFor(req)
@@ -325,14 +346,14 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		// Parked when nothing needs this goroutine while it waits: no form
 		// at the host.
 		form := who.Answer != nil && canElicit(req.Session) && domain.Allowed(q.Responders, hostUser(agentID, agentName))
-		if !q.Status.Final() && !form && s.park(slot, req, q, st, askedIn{backend: who.Backend, pinned: who.RunID != ""}) {
+		if !q.Status.Final() && !form && s.park(slot, req, q, st, who.asked()) {
 			return parkedResult(), nil // dropped: the parked connection gets the result
 		}
 		slot.hold.pass()
 		slot.release() // it waits here: its place goes to the next call to ask
 	}
 	if !q.Status.Final() {
-		if !st.track(q.ID, askedIn{backend: who.Backend, pinned: who.RunID != ""}) {
+		if !st.track(q.ID, who.asked()) {
 			if who.RunID == "" {
 				s.withdraw(context.WithoutCancel(ctx), who.Backend, q.ID)
 			}
@@ -340,7 +361,8 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		defer context.AfterFunc(st.ctx, cancel)()
+		ended := st.done()
+		defer context.AfterFunc(ended, cancel)()
 		stop := s.progress(ctx, req, q)
 		// The host's own user may answer too, where the agent runs; the
 		// form is withdrawn when the wait ends (answered anywhere).
@@ -361,7 +383,7 @@ func (s *Server) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		stop()
 		if err != nil {
 			if ctx.Err() != nil {
-				if st.ctx.Err() != nil {
+				if ended.Err() != nil {
 					s.log.Info("session ended before an answer", "question", asked.ID)
 				} else {
 					// The client gave up (cancelled or timed out). The question

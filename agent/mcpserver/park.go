@@ -108,7 +108,7 @@ func (s *Server) parkable(w http.ResponseWriter, r *http.Request, session string
 		return nil, ""
 	}
 	if session != "" && msg.Method == "notifications/cancelled" {
-		s.parkedCalls.stop(session, msg.Params.RequestID)
+		s.stopParked(session, msg.Params.RequestID)
 		return nil, ""
 	}
 	if r.ProtoMajor != 1 || msg.Method != "tools/call" || msg.Params.Name != ToolName || len(msg.ID) == 0 || string(msg.ID) == "null" {
@@ -153,7 +153,7 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 		if !st.track(q.ID, a) {
 			return false
 		}
-		pc = &parkedCall{key: callKey(slot.session, slot.id), session: slot.session, st: st, srv: s,
+		pc = &parkedCall{rpcID: rpcIDOf(slot.id), session: slot.session, st: st, srv: s,
 			project: q.ProjectID, qid: q.ID, expires: q.ExpiresAt}
 		if req.Extra != nil {
 			pc.token = req.Extra.TokenInfo

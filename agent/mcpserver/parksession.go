@@ -80,7 +80,7 @@ func (p *parkedStore) keepFinal(sessionID, streamID string, data []byte) {
 // drops, it waits (without a connection, watching nothing) for the host to
 // resume its stream with Last-Event-ID, which is then parked in its place.
 type parkedCall struct {
-	key     string // callKey
+	rpcID   string // the call's JSON-RPC id (rpcIDOf), as notifications/cancelled names it
 	session string // Mcp-Session-Id
 	token   *auth.TokenInfo
 	st      *session
@@ -98,20 +98,17 @@ type parkedCall struct {
 	stopped bool
 }
 
-// parkedCalls are the parked calls of sessions by callKey (the resumable
-// ones whose connection dropped too).
-type parkedCalls struct{ m sync.Map }
-
-// callKey names a call of a session: its JSON-RPC id (as a
-// notifications/cancelled names it) in the session.
-func callKey(session string, id json.RawMessage) string {
+// rpcIDOf is a JSON-RPC id in one spelling, so a notifications/cancelled
+// names the call whatever the JSON's spaces. A session's parked calls are
+// found through their session (session.parked): no index of its own.
+func rpcIDOf(id json.RawMessage) string {
 	var v any
 	if json.Unmarshal(id, &v) == nil {
 		if b, err := json.Marshal(v); err == nil {
 			id = b
 		}
 	}
-	return session + "\x00" + string(id)
+	return string(id)
 }
 
 // parked records pc once the parker holds it; a session that ended
@@ -124,7 +121,6 @@ func (pc *parkedCall) parked(stop func()) {
 		return
 	}
 	pc.stop = stop
-	pc.srv.parkedCalls.m.Store(pc.key, pc)
 	alive := pc.st.addParked(pc)
 	pc.mu.Unlock()
 	if !alive {
@@ -149,7 +145,6 @@ func (pc *parkedCall) ended(unanswered bool) {
 // forget drops pc for good (under pc.mu, which it releases).
 func (pc *parkedCall) forget() {
 	pc.done, pc.orphan = true, false
-	pc.srv.parkedCalls.m.CompareAndDelete(pc.key, pc)
 	if pc.stream != "" {
 		pc.srv.orphans.CompareAndDelete(pc.streamKey(), pc)
 	}
@@ -210,13 +205,28 @@ func (s *Server) resumeParked(w http.ResponseWriter, r *http.Request, session st
 	return false
 }
 
-// stop ends the parked call id of session (its notifications/cancelled).
-func (r *parkedCalls) stop(session string, id json.RawMessage) {
+// stopParked ends the parked call id of session (its
+// notifications/cancelled).
+func (s *Server) stopParked(session string, id json.RawMessage) {
 	if len(id) == 0 {
 		return
 	}
-	if v, ok := r.m.Load(callKey(session, id)); ok {
-		v.(*parkedCall).end()
+	s.mu.Lock()
+	st := s.sessions[sessionRef{id: session}]
+	s.mu.Unlock()
+	if st == nil {
+		return
+	}
+	rid := rpcIDOf(id)
+	st.mu.Lock()
+	i := slices.IndexFunc(st.parked, func(pc *parkedCall) bool { return pc.rpcID == rid })
+	var pc *parkedCall
+	if i >= 0 {
+		pc = st.parked[i]
+	}
+	st.mu.Unlock()
+	if pc != nil {
+		pc.end()
 	}
 }
 
@@ -273,24 +283,34 @@ func (s *Server) keepSessions(stateful *mcp.StreamableHTTPHandler, every time.Du
 			return
 		case <-t.C:
 		}
-		seen := map[string]bool{}
-		s.parkedCalls.m.Range(func(_, v any) bool {
-			pc := v.(*parkedCall)
-			pc.mu.Lock()
-			if pc.orphan && time.Now().After(pc.expires.Add(expiryGrace)) {
-				// Its stream was never resumed: as a call still waiting in
-				// the SDK would, it kept the session until its deadline.
-				pc.forget()
-				return true
+		s.mu.Lock()
+		var refs []sessionRef
+		var sts []*session
+		for ref, st := range s.sessions {
+			if ref.id != "" {
+				refs, sts = append(refs, ref), append(sts, st)
 			}
-			pc.mu.Unlock()
-			if !seen[pc.session] {
-				seen[pc.session] = true
-				if !stateful.KeepAlive(pc.session) {
-					s.log.Debug("keeping a session with a parked call alive failed: the session is closed")
+		}
+		s.mu.Unlock()
+		for i, st := range sts {
+			st.mu.Lock()
+			parked := slices.Clone(st.parked)
+			st.mu.Unlock()
+			kept := false
+			for _, pc := range parked {
+				pc.mu.Lock()
+				if pc.orphan && time.Now().After(pc.expires.Add(expiryGrace)) {
+					// Its stream was never resumed: as a call still waiting in
+					// the SDK would, it kept the session until its deadline.
+					pc.forget()
+					continue
 				}
+				pc.mu.Unlock()
+				kept = true
 			}
-			return true
-		})
+			if kept && !stateful.KeepAlive(refs[i].id) {
+				s.log.Debug("keeping a session with a parked call alive failed: the session is closed")
+			}
+		}
 	}
 }

@@ -22,7 +22,9 @@ const withdrawTimeout = 5 * time.Second
 // runs and the questions it asked that may still be pending.
 type session struct {
 	// ctx ends when the session ends (stdin closed, signal, HTTP session
-	// closed); every call of the session stops waiting then.
+	// closed); every call of the session waiting then stops (done). Made
+	// for the first call that waits in a goroutine: a session whose calls
+	// are parked has none (guarded by mu).
 	ctx    context.Context
 	cancel context.CancelFunc
 	prefix string // run id prefix of the session's calls
@@ -41,9 +43,8 @@ type session struct {
 }
 
 type askedIn struct {
-	id      string
-	backend Backend
-	pinned  bool // in a run named by the caller: it outlives the session
+	id       string
+	withdraw Canceler // nil: the question outlives the session (pinned)
 }
 
 // sessionRef names a session: a Streamable HTTP session by its id, any
@@ -67,10 +68,8 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string) *session {
 	if st, ok := s.sessions[ref]; ok {
 		return st
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	st := &session{ctx: ctx, cancel: cancel, prefix: "mcp-" + uuid.NewString(), key: key}
+	st := &session{prefix: "mcp-" + uuid.NewString(), key: key}
 	if s.closed {
-		cancel()
 		st.ended = true
 	}
 	s.sessions[ref] = st
@@ -109,6 +108,19 @@ func stateless(req *mcp.CallToolRequest) bool {
 func (s *Server) statelessSession(key, agentID string) *session {
 	sum := sha256.Sum256([]byte(key + "\x00" + agentID))
 	return &session{ctx: s.life, cancel: func() {}, prefix: "mcp-" + hex.EncodeToString(sum[:8]), key: key}
+}
+
+// done is a context that ends when the session ends.
+func (st *session) done() context.Context {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ctx == nil {
+		st.ctx, st.cancel = context.WithCancel(context.Background())
+		if st.ended {
+			st.cancel()
+		}
+	}
+	return st.ctx
 }
 
 // track records a question asked in the session. It reports false when the
@@ -161,24 +173,27 @@ func (s *Server) endSession(ref sessionRef) {
 	st.asked = nil
 	parked := st.parked
 	st.parked = nil
+	cancel := st.cancel
 	st.mu.Unlock()
 	// Its parked calls end as its waiting calls do: the stream closes
 	// without a result.
 	for _, pc := range parked {
 		pc.end()
 	}
-	st.cancel()
-	ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
-	defer cancel()
+	if cancel != nil {
+		cancel()
+	}
+	ctx, stop := context.WithTimeout(context.Background(), withdrawTimeout)
+	defer stop()
 	var wg sync.WaitGroup
 	for _, a := range asked {
-		if a.pinned {
+		if a.withdraw == nil {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.withdraw(ctx, a.backend, a.id)
+			s.withdraw(ctx, a.withdraw, a.id)
 		}()
 	}
 	wg.Wait()
@@ -221,7 +236,7 @@ func (s *Server) sessionClosed(id string) {
 
 // withdraw cancels a question its session no longer waits for; one already
 // final is left alone.
-func (s *Server) withdraw(ctx context.Context, b Backend, id string) {
+func (s *Server) withdraw(ctx context.Context, b Canceler, id string) {
 	_, err := b.Cancel(ctx, id, domain.CancelAgent)
 	var e *domain.Error
 	switch {
