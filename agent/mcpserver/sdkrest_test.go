@@ -2,17 +2,20 @@ package mcpserver_test
 
 import (
 	"fmt"
+	"io"
 	"iter"
 	"maps"
 	"net/http"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 	"weak"
 
 	"github.com/askbridge/askbridge/agent/internal/fakeapi"
+	"github.com/askbridge/askbridge/domain"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -150,4 +153,34 @@ func TestARestingSessionTakesRequestsAtOnce(t *testing.T) {
 	}
 	wg.Wait()
 	require.Eventually(t, func() bool { return awake() == 0 }, 5*time.Second, 10*time.Millisecond, "%d awake", awake())
+}
+
+// TestARestingSessionIdlesOutUnprompted: a resting session keeps no timer
+// of its own (SDK patch #4: ~150 B a session), yet its idle timeout still
+// ends it with no request to notice: the question its cancelled call left
+// pending is withdrawn, as an awake session's would be.
+func TestARestingSessionIdlesOutUnprompted(t *testing.T) {
+	api, endpoint, post, awake, _ := restingServer(t, 400*time.Millisecond)
+	id := openSession(t, post)
+	go func() {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"ask_user","arguments":{"questions":[{"question":"Rotate the keys?","header":"Keys","multiSelect":false,"options":[{"label":"yes","description":"now"},{"label":"no","description":"later"}]}]}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		if res, err := noKeepAlive.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	}()
+	q := api.WaitPending(t, 1)
+	// The host gives up on the call: the question stays pending, the
+	// session rests.
+	post(id, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`)
+	require.Eventually(t, func() bool { return awake() == 0 }, 3*time.Second, 10*time.Millisecond, "the session never rests")
+	assert.Equal(t, domain.StatusPending, api.Question(q.ID).Status, "withdrawn before the session idled out")
+	require.Eventually(t, func() bool { return api.Question(q.ID).Status == domain.StatusCancelled }, 5*time.Second, 20*time.Millisecond,
+		"a resting session that idled out kept its question pending")
+	code, _ := postStatus(t, endpoint, id, `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	assert.Equal(t, http.StatusNotFound, code, "the session idled out still answers")
 }

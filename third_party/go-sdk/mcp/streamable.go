@@ -52,6 +52,7 @@ type StreamableHTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*sessionInfo // keyed by session ID
+	sweeping bool                    // askbridge patch: sweepResting runs (guarded by mu)
 }
 
 type sessionInfo struct {
@@ -77,6 +78,10 @@ type sessionInfo struct {
 	gone   bool                // closed: never made anew
 	retry  time.Duration       // the wait before the next try to rest it
 	trying bool                // a try to rest it is due
+	// restUntil: while it rests, when its idle timeout closes it (restClock;
+	// 0: never). Its timer is dropped meanwhile: the handler's sweep closes
+	// it (sweepResting).
+	restUntil int64
 }
 
 // startPOST signals that a POST request for this session is starting (which

@@ -24,10 +24,22 @@ const (
 // wrote an error instead: the session is closed, or it could not be made.
 func (h *StreamableHTTPHandler) use(w http.ResponseWriter, req *http.Request, info *sessionInfo, id string) (*StreamableServerTransport, bool) {
 	info.timerMu.Lock()
+	if info.restUntil != 0 && restClock() >= info.restUntil {
+		// It idled out resting; the sweep has not closed it yet.
+		info.timerMu.Unlock()
+		h.closeIdle(info, id)
+		http.Error(w, "session not found", http.StatusNotFound)
+		return nil, false
+	}
 	defer info.timerMu.Unlock()
 	if info.gone {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return nil, false
+	}
+	if info.restUntil != 0 {
+		// Its idle timer again, for what is left of its timeout.
+		info.timer = time.AfterFunc(time.Duration(info.restUntil-restClock()), func() { h.closeSession(info, id) })
+		info.restUntil = 0
 	}
 	if info.session == nil {
 		server := info.server
@@ -96,11 +108,75 @@ func (h *StreamableHTTPHandler) tryRest(info *sessionInfo) {
 	state := ss.state
 	ss.mu.Unlock()
 	info.session, info.transport, info.rest, info.retry = nil, nil, &state, 0
+	sweep := false
+	if info.timer != nil && info.refs == 0 {
+		// Its idle timer too (~150 B a session): the sweep keeps time.
+		info.timer.Stop()
+		info.timer = nil
+		info.restUntil = restClock() + int64(info.timeout)
+		sweep = true
+	}
 	// Its objects go, not the session: nobody is told it closed.
 	ss.calledOnClose.Store(true)
 	transport.connection.rest()
 	info.timerMu.Unlock()
 	_ = ss.Close()
+	if sweep {
+		h.sweepResting(info.timeout)
+	}
+}
+
+// restEpoch starts restClock.
+var restEpoch = time.Now()
+
+// restClock is the time on the monotonic clock, in nanoseconds.
+func restClock() int64 { return int64(time.Since(restEpoch)) }
+
+// sweepResting makes sure the sweep that closes resting sessions once they
+// idle out runs: every eighth of timeout (between 10 ms and 30 s; a resting
+// session closes that much after its timeout at most), until no session
+// rests with a timeout.
+func (h *StreamableHTTPHandler) sweepResting(timeout time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sweeping {
+		return
+	}
+	h.sweeping = true
+	every := min(max(timeout/8, 10*time.Millisecond), 30*time.Second)
+	go func() {
+		type due struct {
+			info *sessionInfo
+			id   string
+		}
+		for {
+			time.Sleep(every)
+			var idle []due
+			resting := false
+			now := restClock()
+			h.mu.Lock()
+			for id, info := range h.sessions {
+				info.timerMu.Lock()
+				if info.restUntil != 0 {
+					resting = true
+					if now >= info.restUntil {
+						idle = append(idle, due{info, id})
+					}
+				}
+				info.timerMu.Unlock()
+			}
+			if !resting {
+				h.sweeping = false
+			}
+			h.mu.Unlock()
+			for _, d := range idle {
+				h.closeIdle(d.info, d.id)
+			}
+			if !resting {
+				return
+			}
+		}
+	}()
 }
 
 // closeSession ends session id for good (deleted by its client, idled out).
@@ -108,17 +184,36 @@ func (h *StreamableHTTPHandler) closeSession(info *sessionInfo, id string) {
 	info.timerMu.Lock()
 	ss := info.session
 	resting := ss == nil && !info.gone
-	info.gone, info.rest = true, nil
+	info.gone, info.rest, info.restUntil = true, nil, 0
 	info.timerMu.Unlock()
 	if ss != nil {
 		_ = ss.Close() // its onClose forgets it
 		return
 	}
 	if resting {
-		h.forget(id)
-		if h.opts.EventStore != nil {
-			_ = h.opts.EventStore.SessionClosed(context.Background(), id)
-		}
+		h.closedResting(id)
+	}
+}
+
+// closeIdle closes session id if it still rests past its idle timeout (a
+// request or KeepAlive may have come since the sweep saw it).
+func (h *StreamableHTTPHandler) closeIdle(info *sessionInfo, id string) {
+	info.timerMu.Lock()
+	if info.gone || info.session != nil || info.restUntil == 0 || restClock() < info.restUntil {
+		info.timerMu.Unlock()
+		return
+	}
+	info.gone, info.rest, info.restUntil = true, nil, 0
+	info.timerMu.Unlock()
+	h.closedResting(id)
+}
+
+// closedResting tells the handler and the event store that session id,
+// which rested, is closed.
+func (h *StreamableHTTPHandler) closedResting(id string) {
+	h.forget(id)
+	if h.opts.EventStore != nil {
+		_ = h.opts.EventStore.SessionClosed(context.Background(), id)
 	}
 }
 
@@ -189,8 +284,11 @@ func (h *StreamableHTTPHandler) KeepAlive(id string) bool {
 	if info.gone {
 		return false
 	}
-	if info.timer != nil && info.refs == 0 {
+	switch {
+	case info.timer != nil && info.refs == 0:
 		info.timer.Reset(info.timeout)
+	case info.restUntil != 0:
+		info.restUntil = restClock() + int64(info.timeout)
 	}
 	return true
 }
