@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -145,58 +146,34 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	if ct := slot.w.Header().Get("Content-Type"); ct != "" && ct != "text/event-stream" {
 		return false // the SDK answers this call with one JSON body
 	}
-	var impl *mcp.Implementation // the 2026-07-28 result names the server
 	var pc *parkedCall
-	if slot.session == "" {
-		impl = s.impl
-	} else {
+	if slot.session != "" {
 		if !st.track(q.ID, a) {
 			return false
 		}
-		pc = &parkedCall{rpcID: rpcIDOf(slot.id), session: slot.session, st: st, srv: s,
-			project: q.ProjectID, qid: q.ID, expires: q.ExpiresAt}
-		if req.Extra != nil {
-			pc.token = req.Extra.TokenInfo
+		pc = &parkedCall{id: slot.id, session: slot.session, st: st, srv: s,
+			project: q.ProjectID, qid: q.ID, expires: q.ExpiresAt.UnixNano()}
+		if req.Extra != nil && req.Extra.TokenInfo != nil {
+			pc.user, pc.authed = req.Extra.TokenInfo.UserID, true
 		}
 	}
 	held := slot.hold.drop()
 	// What the SDK wrote so far (a session stream's priming event) goes
 	// first; the response event gets the id the SDK would have given it.
 	head := slices.Concat(responseHead(slot.w.Header()), held)
-	stream, eventID := primeID(held)
-	// The closures keep what they need only: the question as asked is
-	// not kept for the whole wait, nor a stateless call's session.
-	id, qid := slot.id, q.ID
-	s.mu.Lock()
-	events := s.events
-	s.mu.Unlock()
+	stream, event := primeID(held)
 	var call ParkedCall
-	call.Final = func(fq *domain.Question, err error) []byte {
-		var res *mcp.CallToolResult
-		switch {
-		case err == nil && fq.Status.Final():
-			res = finalResult(fq)
-		default:
-			why := "the wait ended before the question did"
-			if e := (*domain.Error)(nil); err != nil && errors.As(err, &e) {
-				why = e.Message
-			}
-			res = waitFailedResult(qid, why)
+	if pc == nil {
+		// The closure keeps what it needs only: the question as asked is
+		// not kept for the whole wait.
+		id, qid, impl := slot.id, q.ID, s.impl // the 2026-07-28 result names the server
+		eventID := ""
+		if stream != "" {
+			eventID = stream + "_" + strconv.Itoa(event)
 		}
-		msg := rpcResult(id, res, impl)
-		if pc != nil {
-			pc.mu.Lock()
-			first := !pc.answered
-			pc.answered = true
-			pc.mu.Unlock()
-			if err == nil && fq.Status.Final() {
-				pc.st.settled(qid)
-			}
-			if first && events != nil && stream != "" {
-				events.keepFinal(pc.session, stream, msg)
-			}
+		call.Final = func(fq *domain.Question, err error) []byte {
+			return sseEventID(nil, eventID, rpcResult(id, finalCallResult(qid, fq, err), impl))
 		}
-		return sseEventID(nil, eventID, msg)
 	}
 	// The head goes out at once, and then something every ProgressEvery:
 	// a host that sees nothing until the answer gives up (a Node host's
@@ -216,9 +193,9 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	if pc != nil {
 		// A session's stream opens at once, as the SDK opens it: its
 		// headers and priming event now, the result when final.
-		call.OnPark, call.Done = pc.parked, pc.ended
-		pc.stream, pc.call = stream, call
-		pc.call.Head = nil // a resumed stream writes a head of its own
+		pc.stream, pc.event, pc.every, pc.tick = stream, event, call.Every, call.Tick
+		call = pc.parkedCall()
+		call.Head = head
 	}
 	timeout := max(time.Until(q.ExpiresAt)+expiryGrace, expiryGrace)
 	if s.parker.ParkCall(slot.w, slot.r, q.ProjectID, q.ID, timeout, call) {
@@ -229,6 +206,19 @@ func (s *Server) park(slot *parkSlot, req *mcp.CallToolRequest, q *domain.Questi
 	}
 	slot.hold.pass()
 	return false
+}
+
+// finalCallResult is the result of a parked call whose wait for question
+// qid ended: fq as read then, or err reading it.
+func finalCallResult(qid string, fq *domain.Question, err error) *mcp.CallToolResult {
+	if err == nil && fq.Status.Final() {
+		return finalResult(fq)
+	}
+	why := "the wait ended before the question did"
+	if e := (*domain.Error)(nil); err != nil && errors.As(err, &e) {
+		why = e.Message
+	}
+	return waitFailedResult(qid, why)
 }
 
 // keepAliveComment is what a parked call without a progress token is sent

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge/domain"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -79,23 +80,55 @@ func (p *parkedStore) keepFinal(sessionID, streamID string, data []byte) {
 // its notifications/cancelled ends without an answer. When its connection
 // drops, it waits (without a connection, watching nothing) for the host to
 // resume its stream with Last-Event-ID, which is then parked in its place.
+//
+// It is all a parked call of a session keeps (there may be a hundred
+// thousand): its parker is given its methods, not closures of its own.
 type parkedCall struct {
-	rpcID   string // the call's JSON-RPC id (rpcIDOf), as notifications/cancelled names it
-	session string // Mcp-Session-Id
-	token   *auth.TokenInfo
+	id      json.RawMessage // the call's JSON-RPC id
+	session string          // Mcp-Session-Id
+	user    string          // the credential's user (TokenInfo.UserID) if authed
+	authed  bool
 	st      *session
 	srv     *Server
-	// to park the stream again when resumed ("" stream: it cannot be)
+	// to park the stream again when resumed ("" stream: it cannot be),
+	// its response event numbered event
 	stream           string
+	event            int
 	project, qid     string
-	expires          time.Time
-	call             ParkedCall
+	expires          int64 // the question's expiry, Unix ns
+	every            time.Duration
+	tick             func(n int) []byte
 	answered, orphan bool // (guarded by mu)
 
 	mu      sync.Mutex
 	stop    func() // from the parker once parked
 	done    bool
 	stopped bool
+}
+
+// final is the rest of the response of a call parked with this id.
+func (pc *parkedCall) final(fq *domain.Question, err error) []byte {
+	msg := rpcResult(pc.id, finalCallResult(pc.qid, fq, err), nil)
+	pc.mu.Lock()
+	first := !pc.answered
+	pc.answered = true
+	pc.mu.Unlock()
+	if err == nil && fq.Status.Final() {
+		pc.st.settled(pc.qid)
+	}
+	eventID := ""
+	if pc.stream != "" {
+		eventID = pc.stream + "_" + strconv.Itoa(pc.event)
+		if events := pc.srv.streamEvents(); first && events != nil {
+			events.keepFinal(pc.session, pc.stream, msg)
+		}
+	}
+	return sseEventID(nil, eventID, msg)
+}
+
+// parkedCall is what pc's parker is given: its head aside.
+func (pc *parkedCall) parkedCall() ParkedCall {
+	return ParkedCall{Final: pc.final, Every: pc.every, Tick: pc.tick, OnPark: pc.parked, Done: pc.ended}
 }
 
 // rpcIDOf is a JSON-RPC id in one spelling, so a notifications/cancelled
@@ -183,7 +216,7 @@ func (s *Server) resumeParked(w http.ResponseWriter, r *http.Request, session st
 	}
 	pc := v.(*parkedCall)
 	ti := auth.TokenInfoFromContext(r.Context())
-	if (pc.token == nil) != (ti == nil) || (ti != nil && ti.UserID != pc.token.UserID) {
+	if pc.authed != (ti != nil) || (ti != nil && ti.UserID != pc.user) {
 		return false
 	}
 	pc.mu.Lock()
@@ -194,9 +227,9 @@ func (s *Server) resumeParked(w http.ResponseWriter, r *http.Request, session st
 	pc.orphan = false
 	s.orphans.CompareAndDelete(pc.streamKey(), pc)
 	pc.mu.Unlock()
-	call := pc.call
+	call := pc.parkedCall()
 	call.Head = []byte("HTTP/1.1 200 OK\r\nCache-Control: no-cache, no-transform\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
-	timeout := max(time.Until(pc.expires)+expiryGrace, expiryGrace)
+	timeout := max(time.Until(time.Unix(0, pc.expires))+expiryGrace, expiryGrace)
 	if s.parker.ParkCall(w, r, pc.project, pc.qid, timeout, call) {
 		s.log.Debug("resumed stream of a parked call parked again", "question", pc.qid)
 		return true
@@ -219,7 +252,7 @@ func (s *Server) stopParked(session string, id json.RawMessage) {
 	}
 	rid := rpcIDOf(id)
 	st.mu.Lock()
-	i := slices.IndexFunc(st.parked, func(pc *parkedCall) bool { return pc.rpcID == rid })
+	i := slices.IndexFunc(st.parked, func(pc *parkedCall) bool { return rpcIDOf(pc.id) == rid })
 	var pc *parkedCall
 	if i >= 0 {
 		pc = st.parked[i]
@@ -250,23 +283,24 @@ func (st *session) dropParked(pc *parkedCall) {
 }
 
 // primeID is the stream of the priming event the SDK opened a session
-// call's stream with (w), and the id its response event would have had;
-// "" when the stream has none (protocol 2025-06-18: it cannot be resumed).
-func primeID(w []byte) (stream, next string) {
+// call's stream with (w), and the index its response event would have had
+// (its id: stream_next); "" when the stream has none (protocol 2025-06-18:
+// it cannot be resumed).
+func primeID(w []byte) (stream string, next int) {
 	_, rest, ok := bytes.Cut(w, primeEvent)
 	if !ok {
-		return "", ""
+		return "", 0
 	}
 	id, _, ok := bytes.Cut(rest, []byte("\n"))
 	if !ok {
-		return "", ""
+		return "", 0
 	}
 	stream, idx, ok := strings.Cut(string(id), "_")
 	n, err := strconv.Atoi(idx)
 	if !ok || err != nil {
-		return "", ""
+		return "", 0
 	}
-	return stream, stream + "_" + strconv.Itoa(n+1)
+	return stream, n + 1
 }
 
 // keepSessions keeps the sessions with parked calls from idling out: the
@@ -299,7 +333,7 @@ func (s *Server) keepSessions(stateful *mcp.StreamableHTTPHandler, every time.Du
 			kept := false
 			for _, pc := range parked {
 				pc.mu.Lock()
-				if pc.orphan && time.Now().After(pc.expires.Add(expiryGrace)) {
+				if pc.orphan && time.Now().After(time.Unix(0, pc.expires).Add(expiryGrace)) {
 					// Its stream was never resumed: as a call still waiting in
 					// the SDK would, it kept the session until its deadline.
 					pc.forget()
@@ -313,4 +347,11 @@ func (s *Server) keepSessions(stateful *mcp.StreamableHTTPHandler, every time.Du
 			}
 		}
 	}
+}
+
+// streamEvents is the sessions' stream store (nil before HTTPHandler).
+func (s *Server) streamEvents() *parkedStore {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.events
 }
