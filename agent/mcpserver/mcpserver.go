@@ -271,7 +271,7 @@ func runID(st *session, named string, in Input) string {
 	}
 	b, _ := json.Marshal(in.Questions)
 	sum := sha256.Sum256(b)
-	return st.prefix + "-" + hex.EncodeToString(sum[:6])
+	return st.runPrefix() + "-" + hex.EncodeToString(sum[:6])
 }
 
 func (s *Server) agent(ss *mcp.ServerSession, override string) (id, name string) {

@@ -27,7 +27,11 @@ type session struct {
 	// are parked has none (guarded by mu).
 	ctx    context.Context
 	cancel context.CancelFunc
-	prefix string // run id prefix of the session's calls
+	// The run id prefix of the session's calls: prefix, else "mcp-" and
+	// run (a session kept for hours, by the hundred thousand, keeps 16
+	// bytes rather than a 48-byte string).
+	prefix string
+	run    uuid.UUID
 	key    string // the credential using the session (Streamable HTTP)
 
 	mu    sync.Mutex
@@ -68,7 +72,7 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string) *session {
 	if st, ok := s.sessions[ref]; ok {
 		return st
 	}
-	st := &session{prefix: "mcp-" + uuid.NewString(), key: key}
+	st := &session{run: uuid.New(), key: key}
 	if s.closed {
 		st.ended = true
 	}
@@ -88,6 +92,14 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string) *session {
 		}()
 	}
 	return st
+}
+
+// runPrefix is the run id prefix of the session's calls.
+func (st *session) runPrefix() string {
+	if st.prefix != "" {
+		return st.prefix
+	}
+	return "mcp-" + st.run.String()
 }
 
 // stateless reports a call of a 2026-07-28 client over Streamable HTTP
