@@ -146,6 +146,12 @@ func scaleOne(dir, bin, name string, o opts) error {
 		return err
 	}
 	ids = append(ids, more...)
+	var redisFill int64 // redis-server's RSS holding the fill: (a) like for like
+	if rs != nil {
+		if pid := redisPID(rs); pid > 0 {
+			redisFill = rss(pid)
+		}
+	}
 	records := int64(o.records + int(asks1*float64(o.scaleSecs)))
 	fmt.Printf("%s filled to %d records (%d pending, %d answered) through the store in %s (%.0f records/s)\n",
 		tag, o.records, pendingN, answered, took.Round(time.Second), float64(o.records-small)/took.Seconds())
@@ -204,7 +210,7 @@ func scaleOne(dir, bin, name string, o opts) error {
 	return scaleMCP(func() (*bridgeProc, error) {
 		p, _, err := startBridge(bin, env)
 		return p, err
-	}, redisRSS, tag, o)
+	}, redisRSS, tag, o, pendingN, redisFill)
 }
 
 // scaleWaiters parks a long-poll on as many pending questions as the

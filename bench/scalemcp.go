@@ -33,10 +33,19 @@ var mcpKindName = map[string]string{mcpStateless: "stateless", mcpSessioned: "se
 // waiting (no byte of an answer) and every task call got its task. Each kind
 // is measured on a bridge process of its own (start: on the same store), so
 // what earlier measurements left in the heap does not blur the figure.
-func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, tag string, o opts) error {
+//
+// pending is how many questions the fill left pending and redisFill
+// redis-server's RSS then (0: the embedded store), for (a) with the hosts'
+// questions as the pending ones (hostsOnTheFill).
+func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, tag string, o opts, pending int, redisFill int64) error {
 	n := o.scaleMCP
 	if n <= 0 {
 		return nil
+	}
+	like := func(kind string, rss0 int64, perHost float64) {
+		if redisFill > 0 {
+			hostsOnTheFill(tag, kind, pending, rss0, perHost, redisFill)
+		}
 	}
 	for _, kind := range []string{mcpStateless, mcpSessioned, mcpTasks} {
 		if o.scaleMCPKind != "" && !slices.Contains(strings.Split(o.scaleMCPKind, ","), mcpKindName[kind]) {
@@ -46,7 +55,7 @@ func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, tag stri
 		if err != nil {
 			return err
 		}
-		if err := scaleMCPKind(p, redisRSS, kind, tag, n, o.scaleMCPWin); err != nil {
+		if err := scaleMCPKind(p, redisRSS, like, kind, tag, n, o.scaleMCPWin); err != nil {
 			p.stop()
 			return err
 		}
@@ -58,7 +67,7 @@ func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, tag stri
 	return nil
 }
 
-func scaleMCPKind(p *bridgeProc, redisRSS func() int64, kind, tag string, n, window int) error {
+func scaleMCPKind(p *bridgeProc, redisRSS func() int64, like func(kind string, rss0 int64, perHost float64), kind, tag string, n, window int) error {
 	addr := strings.TrimPrefix(p.base, "http://")
 	rss0, _ := settleRSS(p, 5*time.Second, 40*time.Second)
 	file0 := rssFile(p.cmd.Process.Pid)
@@ -210,6 +219,7 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, kind, tag string, n, win
 		}
 		fmt.Printf("%s (a) for MCP hosts (%s): RSS with %d pending and %d such hosts waiting, the bridge%s: %.0f MB (extrapolated: the bridge with no host, %.0f MB, + %d × the RSS each added; each host's own question counted besides the pending ones: an upper bound); target ≤ 600 MB: %s\n",
 			tag, kind, pending0, hosts, with, at/1e6, mB(rss0), hosts, verdict(at <= 600e6))
+		like(kind, rss0, float64(rss1-rss0)/float64(n))
 	}
 	return nil
 }
