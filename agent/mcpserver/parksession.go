@@ -317,21 +317,28 @@ func (s *Server) keepSessions(stateful *mcp.StreamableHTTPHandler, every time.Du
 			return
 		case <-t.C:
 		}
+		// The sessions with parked calls, and those calls (s.mu before
+		// st.mu, as nowhere the other way round).
+		type withParked struct {
+			id     string
+			parked []*parkedCall
+		}
+		var due []withParked
 		s.mu.Lock()
-		var refs []sessionRef
-		var sts []*session
 		for ref, st := range s.sessions {
-			if ref.id != "" {
-				refs, sts = append(refs, ref), append(sts, st)
+			if ref.id == "" {
+				continue
 			}
+			st.mu.Lock()
+			if len(st.parked) > 0 {
+				due = append(due, withParked{ref.id, slices.Clone(st.parked)})
+			}
+			st.mu.Unlock()
 		}
 		s.mu.Unlock()
-		for i, st := range sts {
-			st.mu.Lock()
-			parked := slices.Clone(st.parked)
-			st.mu.Unlock()
+		for _, d := range due {
 			kept := false
-			for _, pc := range parked {
+			for _, pc := range d.parked {
 				pc.mu.Lock()
 				if pc.orphan && time.Now().After(time.Unix(0, pc.expires).Add(expiryGrace)) {
 					// Its stream was never resumed: as a call still waiting in
@@ -342,7 +349,7 @@ func (s *Server) keepSessions(stateful *mcp.StreamableHTTPHandler, every time.Du
 				pc.mu.Unlock()
 				kept = true
 			}
-			if kept && !stateful.KeepAlive(refs[i].id) {
+			if kept && !stateful.KeepAlive(d.id) {
 				s.log.Debug("keeping a session with a parked call alive failed: the session is closed")
 			}
 		}
