@@ -146,7 +146,7 @@ func scaleOne(dir, bin, name string, o opts) error {
 		return err
 	}
 	ids = append(ids, more...)
-	var redisFill int64 // redis-server's RSS holding the fill: (a) like for like
+	var redisFill int64 // redis-server's RSS holding the fill: (a) for MCP hosts on the fill (hostsOnTheFill)
 	if rs != nil {
 		if pid := redisPID(rs); pid > 0 {
 			redisFill = rss(pid)

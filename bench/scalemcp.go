@@ -212,9 +212,10 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, like func(kind string, r
 		// holds its own question too, so beside the fill's pending
 		// questions this is an upper bound.
 		const hosts = 100_000
-		at := float64(rss0) + float64(rss1-rss0)/float64(n)*hosts + float64(redisRSS())
+		r := redisRSS() // read once: the figure and its words agree
+		at := float64(rss0) + float64(rss1-rss0)/float64(n)*hosts + float64(r)
 		with := ""
-		if r := redisRSS(); r > 0 {
+		if r > 0 {
 			with = fmt.Sprintf(" and redis-server (%.0f MB)", mB(r))
 		}
 		fmt.Printf("%s (a) for MCP hosts (%s): RSS with %d pending and %d such hosts waiting, the bridge%s: %.0f MB (extrapolated: the bridge with no host, %.0f MB, + %d × the RSS each added; each host's own question counted besides the pending ones: an upper bound); target ≤ 600 MB: %s\n",
