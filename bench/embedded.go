@@ -275,9 +275,26 @@ func preload(ctx context.Context, st lifecycle.Store, p string, answered, pendin
 	return err
 }
 
-// preloadIDs is preload, returning the ids of the pending questions.
-func preloadIDs(ctx context.Context, st lifecycle.Store, p string, answered, pending int) ([]string, error) {
-	ids := make([]string, pending)
+// filled is a pending question of a preload, and what an agent asks to
+// re-attach to it: the same items in its run, as fillAgent.
+type filled struct{ project, id, run, question string }
+
+// fillAgent is the agent of preloaded questions; an MCP host re-attaching
+// to one names itself so (clientInfo.name).
+const fillAgent = "deploy-bot"
+
+// fillItems are the items of preloaded question i, normalized as the API
+// normalizes an ask (an option's value is its label), so the same ask made
+// again over the API or MCP in its run has its fingerprint.
+func fillItems(question string) []domain.Item {
+	return domain.NormalizeItems([]domain.Item{{Question: question, Header: "Deploy",
+		Options: []domain.Option{{Label: "Ship it", Description: "Roll out to all regions"},
+			{Label: "Hold", Description: "Keep the current version"}}}})
+}
+
+// preloadIDs is preload, returning the pending questions.
+func preloadIDs(ctx context.Context, st lifecycle.Store, p string, answered, pending int) ([]filled, error) {
+	out := make([]filled, pending)
 	batch := uuid.NewString()[:8] // runs of another call are other runs
 	sem := make(chan struct{}, 128)
 	var wg sync.WaitGroup
@@ -287,10 +304,9 @@ func preloadIDs(ctx context.Context, st lifecycle.Store, p string, answered, pen
 		wg.Go(func() {
 			defer func() { <-sem }()
 			now := time.Now().UTC()
-			items := []domain.Item{{Question: fmt.Sprintf("Deploy build %d of api-server to production?", i), Header: "Deploy",
-				Options: []domain.Option{{Label: "Ship it", Description: "Roll out to all regions", Value: "ship"},
-					{Label: "Hold", Description: "Keep the current version", Value: "hold"}}}}
-			q := &domain.Question{ID: domain.NewQuestionID(p), ProjectID: p, RunID: fmt.Sprint("run-", batch, "-", i), AgentID: "deploy-bot",
+			text := fmt.Sprintf("Deploy build %d of api-server to production?", i)
+			items := fillItems(text)
+			q := &domain.Question{ID: domain.NewQuestionID(p), ProjectID: p, RunID: fmt.Sprint("run-", batch, "-", i), AgentID: fillAgent,
 				AgentName: "Deploy bot", Kind: domain.KindQuestion, Status: domain.StatusPending, Questions: items,
 				Context:   "CI passed on main (commit 3f2a9c1). Canary error rate 0.02%.",
 				Targets:   []domain.Target{{Platform: "slack", Channel: "C0123ABCD"}},
@@ -300,10 +316,10 @@ func preloadIDs(ctx context.Context, st lifecycle.Store, p string, answered, pen
 				return
 			}
 			if i >= answered {
-				ids[i-answered] = q.ID
+				out[i-answered] = filled{project: p, id: q.ID, run: q.RunID, question: text}
 			}
 			if i < answered {
-				a := domain.Resolve(items, [][]string{{"ship"}})
+				a := domain.Resolve(items, [][]string{{"Ship it"}})
 				if _, err := st.Transition(ctx, p, q.ID, lifecycle.Transition{To: domain.StatusAnswered, Answer: &a,
 					By: &domain.Person{Platform: "slack", ID: "U1", Name: "Alice"}, At: time.Now().UTC()}); err != nil {
 					firstErr.CompareAndSwap(nil, err)
@@ -315,7 +331,7 @@ func preloadIDs(ctx context.Context, st lifecycle.Store, p string, answered, pen
 	if e, _ := firstErr.Load().(error); e != nil {
 		return nil, e
 	}
-	return ids, nil
+	return out, nil
 }
 
 // timeGets times n GETs of u one after the other.

@@ -54,7 +54,7 @@ func waitingMCPCalls(tb testing.TB, r *replica, n, from int, sessions []string) 
 		if sessions != nil {
 			session = sessions[i]
 		}
-		c, err := parkMCPCall(addr, session, false, fmt.Sprintf("Deploy build %d?", from+i))
+		c, err := parkMCPCall(addr, session, false, fmt.Sprintf("Deploy build %d?", from+i), nil)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -106,20 +106,20 @@ func scaleOne(dir, bin, name string, o opts) error {
 	}
 	pendingN := min(o.records, o.scalePending)
 	small := min(1000, pendingN)
-	fill := func(answered, pending int) ([]string, time.Duration, error) {
+	fill := func(answered, pending int) ([]filled, time.Duration, error) {
 		st, closeSt, err := open()
 		if err != nil {
 			return nil, 0, err
 		}
 		defer closeSt()
 		t := time.Now()
-		ids, err := preloadIDs(ctx, st, "scale", answered, pending)
-		return ids, time.Since(t), err
+		qs, err := preloadIDs(ctx, st, "scale", answered, pending)
+		return qs, time.Since(t), err
 	}
 	tag := fmt.Sprintf("(scale) %-8s", name)
 
 	// 1. The 1,000 point.
-	ids, _, err := fill(0, small)
+	qs, _, err := fill(0, small)
 	if err != nil {
 		return err
 	}
@@ -145,12 +145,10 @@ func scaleOne(dir, bin, name string, o opts) error {
 	if err != nil {
 		return err
 	}
-	ids = append(ids, more...)
-	var redisFill int64 // redis-server's RSS holding the fill: (a) for MCP hosts on the fill (hostsOnTheFill)
-	if rs != nil {
-		if pid := redisPID(rs); pid > 0 {
-			redisFill = rss(pid)
-		}
+	qs = append(qs, more...)
+	ids := make([]string, len(qs))
+	for i, q := range qs {
+		ids[i] = q.id
 	}
 	records := int64(o.records + int(asks1*float64(o.scaleSecs)))
 	fmt.Printf("%s filled to %d records (%d pending, %d answered) through the store in %s (%.0f records/s)\n",
@@ -210,8 +208,14 @@ func scaleOne(dir, bin, name string, o opts) error {
 	return scaleMCP(func() (*bridgeProc, error) {
 		p, _, err := startBridge(bin, env)
 		return p, err
-	}, redisRSS, tag, o, pendingN, redisFill)
+	}, redisRSS, tag, o, qs[waitedOn(len(qs)):])
 }
+
+// waitedOn is how many of the n pending questions the fill left
+// scaleWaiters parks a long-poll on, from the first: as many as the
+// open-file limit allows. It answers some of them; the rest of the fill
+// stays pending as it was left, for the MCP hosts to re-attach to.
+func waitedOn(n int) int { return min(n, fdLimit()-3000) }
 
 // scaleWaiters parks a long-poll on as many pending questions as the
 // open-file limit allows, reads the RSS, and measures the wake-up.
@@ -226,7 +230,7 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 	fileN := rssFile(p.cmd.Process.Pid)
 	mem0, _ := readGoMem(p.base, p.cmd.Process.Pid)
 	live0 := p.liveHeap()
-	w := min(len(ids), fdLimit()-3000)
+	w := waitedOn(len(ids))
 	conns := make([]net.Conn, 0, w)
 	defer func() {
 		for _, c := range conns {
@@ -366,7 +370,7 @@ func scaleWaiters(p *bridgeProc, rs *storetest.Server, ids []string, tag string,
 			got <- err
 		}()
 		t := time.Now()
-		code, _, err := postJSON(c, p.base+"/api/projects/scale/agent-questions/"+ids[w-1-i]+"/respond", map[string]any{"response": "ship"})
+		code, _, err := postJSON(c, p.base+"/api/projects/scale/agent-questions/"+ids[w-1-i]+"/respond", map[string]any{"response": "Ship it"})
 		if err != nil || code != 202 {
 			return 0, fmt.Errorf("respond: %d %v", code, err)
 		}

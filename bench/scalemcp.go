@@ -27,25 +27,22 @@ var mcpKindName = map[string]string{mcpStateless: "stateless", mcpSessioned: "se
 // asks, for n hosts of each kind: a 2026-07-28 host's blocking call
 // (stateless, one request), a 2025-11-25 host's session with its call in
 // it, and a host that declared the tasks extension (the call returns a task
-// at once and the host polls later: nothing of it stays parked). Each call
-// asks a question of its own, so none re-attaches to another. It prints the
+// at once and the host polls later: nothing of it stays parked). A blocking
+// call asks one of the fill's pending questions again (spare: those no
+// long-poll touched), in its run, and re-attaches to it: the hosts wait on
+// the pending questions as the long-polls of (a) do, and each host's
+// figure is what its waiting adds. With fewer spare questions than hosts,
+// each call asks a question of its own, and (a) is an upper bound (each
+// host's figure holds its question besides the pending ones); a task's
+// call always asks its own (tasks.go keys it to its task). It prints the
 // RSS each adds once settled, and checks that every blocking call is still
 // waiting (no byte of an answer) and every task call got its task. Each kind
 // is measured on a bridge process of its own (start: on the same store), so
 // what earlier measurements left in the heap does not blur the figure.
-//
-// pending is how many questions the fill left pending and redisFill
-// redis-server's RSS then (0: the embedded store), for (a) with the hosts'
-// questions as the pending ones (hostsOnTheFill).
-func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, tag string, o opts, pending int, redisFill int64) error {
+func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, tag string, o opts, spare []filled) error {
 	n := o.scaleMCP
 	if n <= 0 {
 		return nil
-	}
-	like := func(kind string, rss0 int64, perHost float64) {
-		if redisFill > 0 {
-			hostsOnTheFill(tag, kind, pending, rss0, perHost, redisFill)
-		}
 	}
 	for _, kind := range []string{mcpStateless, mcpSessioned, mcpTasks} {
 		if o.scaleMCPKind != "" && !slices.Contains(strings.Split(o.scaleMCPKind, ","), mcpKindName[kind]) {
@@ -55,7 +52,11 @@ func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, tag stri
 		if err != nil {
 			return err
 		}
-		if err := scaleMCPKind(p, redisRSS, like, kind, tag, n, o.scaleMCPWin); err != nil {
+		var on []filled
+		if kind != mcpTasks && len(spare) >= n {
+			on = spare[:n]
+		}
+		if err := scaleMCPKind(p, redisRSS, kind, tag, n, o.scaleMCPWin, on); err != nil {
 			p.stop()
 			return err
 		}
@@ -67,7 +68,7 @@ func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, tag stri
 	return nil
 }
 
-func scaleMCPKind(p *bridgeProc, redisRSS func() int64, like func(kind string, rss0 int64, perHost float64), kind, tag string, n, window int) error {
+func scaleMCPKind(p *bridgeProc, redisRSS func() int64, kind, tag string, n, window int, on []filled) error {
 	addr := strings.TrimPrefix(p.base, "http://")
 	rss0, _ := settleRSS(p, 5*time.Second, 40*time.Second)
 	file0 := rssFile(p.cmd.Process.Pid)
@@ -76,6 +77,10 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, like func(kind string, r
 	live0 := p.live.Load()
 	mem0, _ := readGoMem(p.base, p.cmd.Process.Pid)
 	pending0, err := pendingGauge(p.base)
+	if err != nil {
+		return err
+	}
+	waiters0, err := waitersAtLeast(p.base, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -111,7 +116,11 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, like func(kind string, r
 				streams = append(streams, g)
 			}
 		}
-		c, err := parkMCPCall(addr, session, kind == mcpTasks, fmt.Sprintf("MCP call %d (%s): deploy build %d?", i, kind, i))
+		var again *filled
+		if on != nil {
+			again = &on[i]
+		}
+		c, err := parkMCPCall(addr, session, kind == mcpTasks, fmt.Sprintf("MCP call %d (%s): deploy build %d?", i, kind, i), again)
 		if err != nil {
 			return fmt.Errorf("MCP call %d: %w", i, err)
 		}
@@ -133,8 +142,10 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, like func(kind string, r
 		}
 	}
 	// The calls were written; wait until the bridge has asked every one
-	// (its pending gauge), then for the RSS to settle.
-	for deadline := time.Now().Add(2 * time.Minute); ; {
+	// (its pending gauge), then for the RSS to settle. Calls re-attaching
+	// ask nothing new: each is counted once it waits (the bridge's
+	// parked callers), and the pending gauge must not have grown.
+	for deadline := time.Now().Add(2 * time.Minute); on == nil; {
 		k, err := pendingGauge(p.base)
 		if err != nil {
 			return err
@@ -147,8 +158,19 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, like func(kind string, r
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	if on != nil {
+		if _, err := waitersAtLeast(p.base, waiters0+n, 2*time.Minute); err != nil {
+			return fmt.Errorf("MCP calls (%s) re-attaching to the pending questions: %w", kind, err)
+		}
+		if k, err := pendingGauge(p.base); err != nil || k > pending0 {
+			return fmt.Errorf("MCP calls (%s) meant to re-attach to pending questions left %d pending, more than %d: some asked anew (%v)", kind, k, pending0, err)
+		}
+	}
 	took := time.Since(t0)
-	rss1, _ := settleRSS(p, 5*time.Second, 40*time.Second)
+	// Settled over 11 s: the embedded store gives back the pages of its
+	// data file the calls' reads mapped in within 10 s of the last
+	// (mapped_linux.go), as it did for the long-polls' figure.
+	rss1, _ := settleRSS(p, 11*time.Second, 60*time.Second)
 	file1 := rssFile(p.cmd.Process.Pid)
 	g1, _ := metricValue(p.base, "go_goroutines")
 	if kind == mcpSessioned {
@@ -196,6 +218,11 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, like func(kind string, r
 	} else {
 		what = "written at once and parked"
 	}
+	if on != nil {
+		what += " (each re-attached to a pending question of the fill)"
+	} else if kind != mcpTasks {
+		what += " (each asking a question of its own)"
+	}
 	anon := float64((rss1-file1)-(rss0-file0)) / float64(n)
 	fmt.Printf("%s ask_user over MCP (%s), counted apart: %d %s in %s; RSS %.0f MB → %.0f MB once settled, %.2f KB each (anonymous %.2f KB, file-backed %.2f KB: pages of the data file mapped in); %.1f goroutines each\n",
 		tag, kind, n, what, took.Round(time.Millisecond), mB(rss0), mB(rss1), float64(rss1-rss0)/float64(n)/1024, anon/1024, float64(file1-file0)/float64(n)/1024,
@@ -208,9 +235,7 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, like func(kind string, r
 		// at 17,000).
 		fmt.Printf("%s (a) for MCP hosts (%s): not extrapolated from fewer than 10,000 hosts (-scale-mcp)\n", tag, kind)
 	default:
-		// (a) with such hosts as the 100,000 waiters: each host's figure
-		// holds its own question too, so beside the fill's pending
-		// questions this is an upper bound.
+		// (a) with such hosts as the 100,000 waiters, extrapolated from n.
 		const hosts = 100_000
 		r := redisRSS() // read once: the figure and its words agree
 		at := float64(rss0) + float64(rss1-rss0)/float64(n)*hosts + float64(r)
@@ -218,9 +243,12 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, like func(kind string, r
 		if r > 0 {
 			with = fmt.Sprintf(" and redis-server (%.0f MB)", mB(r))
 		}
-		fmt.Printf("%s (a) for MCP hosts (%s): RSS with %d pending and %d such hosts waiting, the bridge%s: %.0f MB (extrapolated: the bridge with no host, %.0f MB, + %d × the RSS each added; each host's own question counted besides the pending ones: an upper bound); target ≤ 600 MB: %s\n",
-			tag, kind, pending0, hosts, with, at/1e6, mB(rss0), hosts, verdict(at <= 600e6))
-		like(kind, rss0, float64(rss1-rss0)/float64(n))
+		how := "each waiting on a pending question as the long-polls do (re-attached to it)"
+		if on == nil {
+			how = "each host's own question counted besides the pending ones: an upper bound"
+		}
+		fmt.Printf("%s (a) for MCP hosts (%s): RSS with %d pending and %d such hosts waiting, the bridge%s: %.0f MB (extrapolated: the bridge with no host, %.0f MB, + %d × the RSS each added; %s); target ≤ 600 MB: %s\n",
+			tag, kind, pending0, hosts, with, at/1e6, mB(rss0), hosts, how, verdict(at <= 600e6))
 	}
 	return nil
 }
@@ -306,7 +334,7 @@ func waitersAtLeast(base string, n int, d time.Duration) (int, error) {
 func mcpBody(id int, method string, params map[string]any, stateless bool) []byte {
 	if stateless {
 		params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "bench-host", "version": "1"},
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": fillAgent, "version": "1"},
 			"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
 	}
 	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
@@ -331,7 +359,7 @@ func mcpSession(base string) (string, error) {
 		return http.DefaultClient.Do(req)
 	}
 	res, err := post(mcpBody(1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "bench-host", "version": "1"}}, false), "")
+		"clientInfo": map[string]any{"name": fillAgent, "version": "1"}}, false), "")
 	if err != nil {
 		return "", err
 	}
@@ -381,10 +409,22 @@ func openStandalone(addr, session string) (net.Conn, error) {
 
 // parkMCPCall sends tools/call ask_user on a connection of its own and
 // leaves it waiting; session "" is a 2026-07-28 stateless call, which with
-// tasks declares the tasks extension.
-func parkMCPCall(addr, session string, tasks bool, question string) (net.Conn, error) {
-	args := map[string]any{"questions": []any{map[string]any{"question": question, "header": "Deploy",
-		"options": []any{map[string]any{"label": "Ship it", "description": "Roll out"}, map[string]any{"label": "Hold", "description": "Keep the current version"}}}}}
+// tasks declares the tasks extension. Given on, it asks on's preloaded
+// question again in its run and project, and re-attaches to it; else it
+// asks question, in the default project.
+func parkMCPCall(addr, session string, tasks bool, question string, on *filled) (net.Conn, error) {
+	hdr := ""
+	if on != nil {
+		// The preloaded question's own items, in its run and project.
+		question = on.question
+		hdr = "Askbridge-Project: " + on.project + "\r\nAskbridge-Run-Id: " + on.run + "\r\n"
+	}
+	items := fillItems(question)
+	opts := []any{}
+	for _, o := range items[0].Options {
+		opts = append(opts, map[string]any{"label": o.Label, "description": o.Description})
+	}
+	args := map[string]any{"questions": []any{map[string]any{"question": items[0].Question, "header": items[0].Header, "options": opts}}}
 	body := mcpBody(2, "tools/call", map[string]any{"name": "ask_user", "arguments": args}, session == "")
 	if tasks {
 		body = bytes.Replace(body, []byte(`"io.modelcontextprotocol/clientCapabilities":{}`),
@@ -394,12 +434,13 @@ func parkMCPCall(addr, session string, tasks bool, question string) (net.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	hdr := "MCP-Protocol-Version: 2026-07-28\r\n"
+	if session != "" {
+		hdr += "MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: " + session + "\r\n"
+	} else {
+		hdr += "MCP-Protocol-Version: 2026-07-28\r\n"
+	}
 	if tasks {
 		hdr += "Connection: close\r\n" // the answer ends the connection: the host reads to its end
-	}
-	if session != "" {
-		hdr = "MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: " + session + "\r\n"
 	}
 	_, err = fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Method: tools/call\r\nMcp-Name: ask_user\r\n%sContent-Length: %d\r\n\r\n%s",
 		addr, hdr, len(body), body)
