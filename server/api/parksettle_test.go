@@ -1,6 +1,9 @@
 package api
 
 import (
+	"runtime/debug"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,4 +41,65 @@ func TestBurstOfParksIsCollectedOnceQuiet(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	require.EqualValues(t, 1, collected.Load(), "a trickle of 20 parks is no burst")
+}
+
+// TestBurstOfParksOnALargeHeapTightensTheCollector: while a burst of parks
+// lasts on a large live heap the collector is tightened, once, and
+// loosened once the burst ends, before the collection; on a small heap, or
+// with an operator's GOGC (no tighten), it is left alone.
+func TestBurstOfParksOnALargeHeapTightensTheCollector(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		live  uint64
+		gogc  bool // the operator set GOGC: newSettler gives no tighten
+		calls string
+	}{
+		{"a large heap", 100 << 20, false, "tighten loosen collect"},
+		{"a small heap", 10 << 20, false, "collect"},
+		{"GOGC set", 100 << 20, true, "collect"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var calls []string
+			call := func(c string) func() {
+				return func() { mu.Lock(); calls = append(calls, c); mu.Unlock() }
+			}
+			seen := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(calls, " ") }
+			s := &settler{burst: 300, quiet: 50 * time.Millisecond, collect: call("collect"), rate: 50,
+				live: func() uint64 { return tc.live }, tighten: call("tighten"), loosen: call("loosen")}
+			if tc.gogc {
+				t.Setenv("GOGC", "100")
+				if newSettler().tighten == nil { // else the recorders stay, and the calls differ
+					s.tighten, s.loosen = nil, nil
+				}
+			}
+			stop := make(chan struct{})
+			defer close(stop)
+			go s.run(stop)
+			for range 30 { // 100 parks every 10 ms: ~500 a look
+				for range 100 {
+					s.parked()
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			require.Eventually(t, func() bool { return strings.HasSuffix(seen(), "collect") }, 2*time.Second, 5*time.Millisecond)
+			time.Sleep(200 * time.Millisecond)
+			require.Equal(t, tc.calls, seen())
+		})
+	}
+}
+
+// TestTightenedCollectorIsPutBackAfterTheLastBurst: parkers tighten the
+// process's collector in turn; the setting from before the first comes
+// back only once the last has loosened it.
+func TestTightenedCollectorIsPutBackAfterTheLastBurst(t *testing.T) {
+	was := debug.SetGCPercent(150)
+	defer debug.SetGCPercent(was)
+	var g gcTightener
+	g.tighten()
+	g.tighten()
+	g.loosen()
+	require.Equal(t, tightGCPercent, debug.SetGCPercent(tightGCPercent), "loosened while another burst lasts")
+	g.loosen()
+	require.Equal(t, 150, debug.SetGCPercent(150), "the setting from before the bursts")
 }
