@@ -186,6 +186,7 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, kind, tag string, n, win
 			return fmt.Errorf("parked MCP call %d (%s) had ended before it was counted: %q", i, kind, got)
 		}
 	}
+	livePer := 0.0 // live heap a call added, read after a collection
 	if kind != mcpTasks { // both kinds of blocking call are parked
 		// The calls' asks leave their garbage (about 100 KB a call during
 		// the burst) in a heap the collector lets grow: once parked, an
@@ -202,9 +203,10 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, kind, tag string, n, win
 			rss2, _ := settleRSS(p, 5*time.Second, 40*time.Second)
 			file2 := rssFile(p.cmd.Process.Pid)
 			p.heapDump(slug + ".parked")
+			livePer = float64(p.live.Load()-live0) / float64(n)
 			fmt.Printf("%s ask_user over MCP (%s), after the bridge's next collection (%s later): RSS %.0f MB, %.2f KB each (anonymous %.2f KB), live heap %.2f KB each\n",
 				tag, kind, time.Since(t1).Round(time.Second), mB(rss2), float64(rss2-rss0)/float64(n)/1024,
-				float64((rss2-file2)-(rss0-file0))/float64(n)/1024, float64(p.live.Load()-live0)/float64(n)/1024)
+				float64((rss2-file2)-(rss0-file0))/float64(n)/1024, livePer/1024)
 			if mem1, err := readGoMem(p.base, p.cmd.Process.Pid); err == nil {
 				fmt.Printf("%s ask_user over MCP (%s): where the RSS is, %s\n", tag, kind, mem1.perWaiter(mem0, n))
 			}
@@ -249,6 +251,15 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, kind, tag string, n, win
 		}
 		fmt.Printf("%s (a) for MCP hosts (%s): RSS with %d pending and %d such hosts waiting, the bridge%s: %.0f MB (extrapolated: the bridge with no host, %.0f MB, + %d × the RSS each added; %s); target ≤ 600 MB: %s\n",
 			tag, kind, pending0, hosts, with, at/1e6, mB(rss0), hosts, how, verdict(at <= 600e6))
+		if livePer > 0 {
+			// The RSS above is the settled one, after the burst's garbage
+			// was collected and given back; as the bridge goes on working
+			// the runtime lets its heap grow up to twice the live heap
+			// before collecting (GOGC=100) unless a memory limit is set.
+			liveAt := float64(live0) + livePer*hosts
+			fmt.Printf("%s (a) for MCP hosts (%s): the bridge's live heap then %.0f MB (with no host %.0f MB, + %d × %.2f KB); under work the heap grows to twice that before a collection unless a Go memory limit holds it (a 600 MB container's: 540 MB)\n",
+				tag, kind, liveAt/1e6, mB(live0), hosts, livePer/1024)
+		}
 	}
 	return nil
 }
