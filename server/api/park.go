@@ -407,6 +407,7 @@ func (p *parker) finishHow(pk *parked, unanswered bool) bool {
 	pk.done = true
 	delete(p.waits, pk)
 	p.unschedule(pk)
+	p.settle.ended()
 	stops := []func(){pk.stopWatch, pk.stopHangup}
 	hangup := pk.hangup
 	pk.hangup = 0

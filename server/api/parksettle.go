@@ -35,34 +35,38 @@ const settleParks = 5000
 // settleParks/100 parks) before the collection.
 const settleQuiet = time.Second
 
-// While parks come in a burst on a large heap, the runtime collects at a
-// quarter of the live heap instead of GOGC's 100 % (tightGCPercent), until
-// the burst ends. What a parked wait keeps is allocated amid its request's
+// While the parked waits grow in a burst on a large heap, the runtime
+// collects at a quarter of the live heap instead of GOGC's 100 %
+// (tightGCPercent), until the burst ends. What a parked wait keeps is allocated amid its request's
 // garbage; with the embedded store's records live (~100 MB at 100,000) the
 // runtime lets as much garbage pile up between collections, so a burst's
 // kept objects end up a few to a page among it, and those pages cannot be
 // given back while the waits last: 6.3 KB of RSS per parked 2025-11-25 MCP
 // session against 2.4 KB live, and 2.9 KB collecting at 25 % (BENCHMARKS.md,
 // round 4's twelfth session), parking as fast. Not all the time: at 100,000
-// records asks/s fell by 30 % with GOGC=25 for the whole run. A small heap
+// records asks/s fell by 30 % with GOGC=25 for the whole run. Growth, not
+// parks: waits that end as others park (100,000 long-polls renewed every
+// 2 minutes are 800 parks a second) take the slots the ended ones freed,
+// and keep the collector as it is. A small heap
 // is left alone (the runtime collects often there anyway, and a quarter of
 // a few MB would have it collect in a loop), and so is an operator's GOGC.
 const (
 	tightGCPercent = 25
 	tightFromLive  = 64 << 20 // bytes of live heap
-	// tightRate is how many parks within one look (settleQuiet) make a
-	// burst to collect more often in.
+	// tightRate is by how many the parked waits grow within one look
+	// (settleQuiet) in a burst to collect more often in.
 	tightRate = 200
 )
 
 type settler struct {
 	parks   atomic.Int64 // parks since the last look
+	ends    atomic.Int64 // waits ended since the last look
 	burst   int64        // parks that make a burst
 	quiet   time.Duration
 	collect func() // debug.FreeOSMemory; a test's counter
-	// rate parks in a look on a heap of at least tightFromLive (live)
-	// tighten the collector until a look sees fewer; nil tighten: never
-	// (GOGC set).
+	// The waits growing by rate in a look on a heap of at least
+	// tightFromLive (live) tighten the collector until a look sees them
+	// grow by less; nil tighten: never (GOGC set).
 	rate            int64
 	live            func() uint64
 	tighten, loosen func()
@@ -78,6 +82,9 @@ func newSettler() *settler {
 
 // parked counts a park.
 func (s *settler) parked() { s.parks.Add(1) }
+
+// ended counts a wait that ended.
+func (s *settler) ended() { s.ends.Add(1) }
 
 // run looks every quiet until stop is closed.
 func (s *settler) run(stop <-chan struct{}) {
@@ -97,12 +104,13 @@ func (s *settler) run(stop <-chan struct{}) {
 		case <-t.C:
 		}
 		n := s.parks.Swap(0)
+		grew := n - s.ends.Swap(0)
 		since += n
 		switch {
-		case !tight && s.tighten != nil && n >= s.rate && s.live() >= tightFromLive:
+		case !tight && s.tighten != nil && grew >= s.rate && s.live() >= tightFromLive:
 			s.tighten()
 			tight = true
-		case tight && n < s.rate:
+		case tight && grew < s.rate:
 			s.loosen()
 			tight = false
 		}

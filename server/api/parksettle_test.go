@@ -43,20 +43,23 @@ func TestBurstOfParksIsCollectedOnceQuiet(t *testing.T) {
 	require.EqualValues(t, 1, collected.Load(), "a trickle of 20 parks is no burst")
 }
 
-// TestBurstOfParksOnALargeHeapTightensTheCollector: while a burst of parks
-// lasts on a large live heap the collector is tightened, once, and
-// loosened once the burst ends, before the collection; on a small heap, or
-// with an operator's GOGC (no tighten), it is left alone.
+// TestBurstOfParksOnALargeHeapTightensTheCollector: while the parked waits
+// grow in a burst on a large live heap the collector is tightened, once,
+// and loosened once the burst ends, before the collection; on a small heap,
+// with an operator's GOGC (no tighten), or when as many waits end as park
+// (long-polls renewed), it is left alone.
 func TestBurstOfParksOnALargeHeapTightensTheCollector(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		live  uint64
 		gogc  bool // the operator set GOGC: newSettler gives no tighten
+		renew bool // a wait ends for each that parks
 		calls string
 	}{
-		{"a large heap", 100 << 20, false, "tighten loosen collect"},
-		{"a small heap", 10 << 20, false, "collect"},
-		{"GOGC set", 100 << 20, true, "collect"},
+		{"a large heap", 100 << 20, false, false, "tighten loosen collect"},
+		{"a small heap", 10 << 20, false, false, "collect"},
+		{"GOGC set", 100 << 20, true, false, "collect"},
+		{"waits renewed", 100 << 20, false, true, "collect"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
@@ -79,6 +82,9 @@ func TestBurstOfParksOnALargeHeapTightensTheCollector(t *testing.T) {
 			for range 30 { // 100 parks every 10 ms: ~500 a look
 				for range 100 {
 					s.parked()
+					if tc.renew {
+						s.ended()
+					}
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
