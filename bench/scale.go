@@ -146,6 +146,12 @@ func scaleOne(dir, bin, name string, o opts) error {
 		return err
 	}
 	qs = append(qs, more...)
+	var redisFill int64 // redis-server's RSS holding the fill alone: (a) for MCP hosts
+	if rs != nil {
+		if pid := redisPID(rs); pid > 0 {
+			redisFill = rss(pid)
+		}
+	}
 	ids := make([]string, len(qs))
 	for i, q := range qs {
 		ids[i] = q.id
@@ -208,7 +214,7 @@ func scaleOne(dir, bin, name string, o opts) error {
 	return scaleMCP(func() (*bridgeProc, error) {
 		p, _, err := startBridge(bin, env)
 		return p, err
-	}, redisRSS, tag, o, qs[waitedOn(len(qs)):])
+	}, redisRSS, redisFill, tag, o, qs[waitedOn(len(qs)):])
 }
 
 // waitedOn is how many of the n pending questions the fill left

@@ -39,7 +39,13 @@ var mcpKindName = map[string]string{mcpStateless: "stateless", mcpSessioned: "se
 // waiting (no byte of an answer) and every task call got its task. Each kind
 // is measured on a bridge process of its own (start: on the same store), so
 // what earlier measurements left in the heap does not blur the figure.
-func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, tag string, o opts, spare []filled) error {
+//
+// redisFill is redis-server's RSS as the fill left it (0: the embedded
+// store): with the hosts waiting on the fill's questions, (a) takes it, as
+// the 100,000 pending are then the fill's alone, where redis-server now
+// also holds what the run asked since (the asks of (c): 80,000 more).
+func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, redisFill int64, tag string, o opts, spare []filled) error {
+	fill := fillState{pending: min(o.records, o.scalePending), redisRSS: redisFill}
 	n := o.scaleMCP
 	if n <= 0 {
 		return nil
@@ -56,7 +62,7 @@ func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, tag stri
 		if kind != mcpTasks && len(spare) >= n {
 			on = spare[:n]
 		}
-		if err := scaleMCPKind(p, redisRSS, kind, tag, n, o.scaleMCPWin, on); err != nil {
+		if err := scaleMCPKind(p, redisRSS, fill, kind, tag, n, o.scaleMCPWin, on); err != nil {
 			p.stop()
 			return err
 		}
@@ -68,7 +74,14 @@ func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, tag stri
 	return nil
 }
 
-func scaleMCPKind(p *bridgeProc, redisRSS func() int64, kind, tag string, n, window int, on []filled) error {
+// fillState is what the fill left: its pending questions and
+// redis-server's RSS holding them (0: the embedded store).
+type fillState struct {
+	pending  int
+	redisRSS int64
+}
+
+func scaleMCPKind(p *bridgeProc, redisRSS func() int64, fill fillState, kind, tag string, n, window int, on []filled) error {
 	addr := strings.TrimPrefix(p.base, "http://")
 	rss0, _ := settleRSS(p, 5*time.Second, 40*time.Second)
 	file0 := rssFile(p.cmd.Process.Pid)
@@ -186,7 +199,7 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, kind, tag string, n, win
 			return fmt.Errorf("parked MCP call %d (%s) had ended before it was counted: %q", i, kind, got)
 		}
 	}
-	livePer := 0.0 // live heap a call added, read after a collection
+	livePer := 0.0        // live heap a call added, read after a collection
 	if kind != mcpTasks { // both kinds of blocking call are parked
 		// The calls' asks leave their garbage (about 100 KB a call during
 		// the burst) in a heap the collector lets grow: once parked, an
@@ -240,17 +253,23 @@ func scaleMCPKind(p *bridgeProc, redisRSS func() int64, kind, tag string, n, win
 		// (a) with such hosts as the 100,000 waiters, extrapolated from n.
 		const hosts = 100_000
 		r := redisRSS() // read once: the figure and its words agree
-		at := float64(rss0) + float64(rss1-rss0)/float64(n)*hosts + float64(r)
 		with := ""
 		if r > 0 {
 			with = fmt.Sprintf(" and redis-server (%.0f MB)", mB(r))
 		}
+		pending := pending0
+		if on != nil && fill.redisRSS > 0 {
+			with = fmt.Sprintf(" and redis-server as the fill left it (%.0f MB; %.0f MB now, holding %d pending: the fill's and those asked since)",
+				mB(fill.redisRSS), mB(r), pending0)
+			r, pending = fill.redisRSS, fill.pending
+		}
+		at := float64(rss0) + float64(rss1-rss0)/float64(n)*hosts + float64(r)
 		how := "each waiting on a pending question as the long-polls do (re-attached to it)"
 		if on == nil {
 			how = "each host's own question counted besides the pending ones: an upper bound"
 		}
 		fmt.Printf("%s (a) for MCP hosts (%s): RSS with %d pending and %d such hosts waiting, the bridge%s: %.0f MB (extrapolated: the bridge with no host, %.0f MB, + %d × the RSS each added; %s); target ≤ 600 MB: %s\n",
-			tag, kind, pending0, hosts, with, at/1e6, mB(rss0), hosts, how, verdict(at <= 600e6))
+			tag, kind, pending, hosts, with, at/1e6, mB(rss0), hosts, how, verdict(at <= 600e6))
 		if livePer > 0 {
 			// The RSS above is the settled one, after the burst's garbage
 			// was collected and given back; as the bridge goes on working
