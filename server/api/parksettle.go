@@ -37,19 +37,20 @@ const settleQuiet = time.Second
 
 // While the parked waits grow in a burst on a large heap, the runtime
 // collects at a quarter of the live heap instead of GOGC's 100 %
-// (tightGCPercent), until the burst ends. What a parked wait keeps is allocated amid its request's
-// garbage; with the embedded store's records live (~100 MB at 100,000) the
-// runtime lets as much garbage pile up between collections, so a burst's
-// kept objects end up a few to a page among it, and those pages cannot be
-// given back while the waits last: 6.3 KB of RSS per parked 2025-11-25 MCP
-// session against 2.4 KB live, and 2.9 KB collecting at 25 % (BENCHMARKS.md,
-// round 4's twelfth session), parking as fast. Not all the time: at 100,000
-// records asks/s fell by 30 % with GOGC=25 for the whole run. Growth, not
-// parks: waits that end as others park (100,000 long-polls renewed every
-// 2 minutes are 800 parks a second) take the slots the ended ones freed,
-// and keep the collector as it is. A small heap
-// is left alone (the runtime collects often there anyway, and a quarter of
-// a few MB would have it collect in a loop), and so is an operator's GOGC.
+// (tightGCPercent), until the burst ends. What a parked wait keeps is
+// allocated amid its request's garbage; with the embedded store's records
+// live (~100 MB at 100,000) the runtime lets as much garbage pile up between
+// collections, so a burst's kept objects end up a few to a page among it,
+// and those pages cannot be given back while the waits last: 6.3 KB of RSS
+// per parked 2025-11-25 MCP session against 2.4 KB live, and 2.9 KB
+// collecting at 25 % (BENCHMARKS.md, round 4's twelfth session), parking as
+// fast. Not all the time: at 100,000 records asks/s fell by 30 % with
+// GOGC=25 for the whole run. Growth, not parks: waits that end as others
+// park (100,000 long-polls renewed every 2 minutes are 800 parks a second)
+// take the slots the ended ones freed, and keep the collector as it is. A
+// small heap is left alone (the runtime collects often there anyway, and a
+// quarter of a few MB would have it collect in a loop), and so is an
+// operator's GOGC.
 const (
 	tightGCPercent = 25
 	tightFromLive  = 64 << 20 // bytes of live heap
