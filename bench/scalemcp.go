@@ -43,7 +43,7 @@ var mcpKindName = map[string]string{mcpStateless: "stateless", mcpSessioned: "se
 // redisFill is redis-server's RSS as the fill left it (0: the embedded
 // store): with the hosts waiting on the fill's questions, (a) takes it, as
 // the 100,000 pending are then the fill's alone, where redis-server now
-// also holds what the run asked since (the asks of (c): 80,000 more).
+// also holds what the run asked since (the asks of (c), tens of thousands).
 func scaleMCP(start func() (*bridgeProc, error), redisRSS func() int64, redisFill int64, tag string, o opts, spare []filled) error {
 	fill := fillState{pending: min(o.records, o.scalePending), redisRSS: redisFill}
 	n := o.scaleMCP
